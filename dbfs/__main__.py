@@ -1,0 +1,3 @@
+from dbfs.cli import main
+
+main()

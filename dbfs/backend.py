@@ -1,0 +1,130 @@
+"""Array backend: CuPy on a GPU or NumPy on the CPU, chosen once at start-up.
+
+`select()` decides collectively (every rank agrees), binds each rank to GPU `local_rank % ngpus`, and
+returns a Backend holding the array namespace `xp`, the device, pinned host allocation for staging MPI
+messages, and compiled CUDA modules from kernels/*.cu (NVRTC, cached per process).
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+import numpy as np
+
+from dbfs import runtime
+from dbfs.errors import DbfsError
+
+
+def gpu_count() -> int:
+    """Visible CUDA devices (0 when CuPy or a driver is missing)."""
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount()
+    except Exception:  # no CuPy, no driver, no device: all mean "no GPU" here
+        return 0
+
+
+class Backend:
+    """The array namespace and device of one rank."""
+
+    def __init__(self, name: str, device: int | None = None):
+        self.name = name
+        self.device = device
+        if name == "gpu":
+            import cupy
+            cupy.cuda.Device(device).use()
+            self.xp = cupy
+        else:
+            self.xp = np
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.name == "gpu"
+
+    def sync(self) -> None:
+        if self.is_gpu:
+            self.xp.cuda.get_current_stream().synchronize()
+
+    def asnumpy(self, a) -> np.ndarray:
+        return self.xp.asnumpy(a) if self.is_gpu else np.asarray(a)
+
+    def asarray(self, a, dtype=None):
+        return self.xp.asarray(a, dtype=dtype)
+
+    def pinned_empty(self, n: int, dtype) -> np.ndarray:
+        """Host buffer for MPI staging: page-locked on a GPU rank so copies run at full speed."""
+        dtype = np.dtype(dtype)
+        if not self.is_gpu:
+            return np.empty(n, dtype)
+        mem = self.xp.cuda.alloc_pinned_memory(max(1, n * dtype.itemsize))
+        return np.frombuffer(mem, dtype, n)
+
+    def module(self, name: str):
+        """Compiled RawModule of kernels/<name>.cu."""
+        return _compile(name)
+
+    def memory_limit(self) -> int:
+        """Bytes this rank may allocate: free device memory, or host memory shared by this node."""
+        if self.is_gpu:
+            free, _total = self.xp.cuda.Device(self.device).mem_info
+            return int(free)
+        return host_memory_limit() // max(1, runtime.local_rank()[1])
+
+    def describe(self) -> str:
+        if not self.is_gpu:
+            return "cpu (numpy)"
+        props = self.xp.cuda.runtime.getDeviceProperties(self.device)
+        name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+        return f"gpu {self.device} ({name})"
+
+
+def host_memory_limit() -> int:
+    """The cgroup limit when there is one, else MemTotal (MemTotal can under-report on lazily grown VMs)."""
+    limits = []
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            text = open(path).read().strip()
+            if text.isdigit() and int(text) < 2**60:
+                limits.append(int(text))
+        except OSError:
+            pass
+    try:
+        for line in open("/proc/meminfo"):
+            if line.startswith("MemTotal:"):
+                limits.append(int(line.split()[1]) * 1024)
+    except OSError:
+        pass
+    return max(limits) if limits else 2**40
+
+
+@lru_cache(maxsize=None)
+def _compile(name: str):
+    import cupy
+
+    from dbfs import kernels
+    return cupy.RawModule(code=kernels.source(name),
+                          options=("-std=c++17", f"-I{kernels.DIRECTORY}"))
+
+
+def select(choice: str = "auto") -> Backend:
+    """Collective: pick the backend for all ranks and bind this rank's GPU by its node-local rank."""
+    if choice not in ("auto", "gpu", "cpu"):
+        raise DbfsError(f"unknown backend {choice!r} (auto, gpu or cpu)", collective=True)
+    forced = os.environ.get("DBFS_BACKEND")
+    if choice == "auto" and forced in ("gpu", "cpu"):
+        choice = forced
+    ngpus = gpu_count() if choice != "cpu" else 0
+    everyone_has_gpu = runtime.WORLD.allreduce(1 if ngpus > 0 else 0, op=_min_op()) == 1
+    if choice == "gpu" and not everyone_has_gpu:
+        runtime.agree("--backend gpu but " + ("this rank sees no GPU" if ngpus == 0 else
+                      "another rank sees no GPU") + " (is CuPy installed: pip install dbfs[gpu]?)")
+    if choice == "cpu" or not everyone_has_gpu:
+        return Backend("cpu")
+    local, _ = runtime.local_rank()
+    return Backend("gpu", local % ngpus)
+
+
+def _min_op():
+    from mpi4py import MPI
+    return MPI.MIN

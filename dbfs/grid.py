@@ -1,0 +1,149 @@
+"""2D ownership math: the single place that maps global vertex ids to ranks and local indices.
+
+Method (paper 004, section 2.2 and Figure 1): P = R x C ranks form a grid; rank (i, j) has MPI rank
+i*C + j. The vertex range is padded to N' = R*C*b with b = ceil(N / (R*C)) and cut into R*C blocks of
+b vertices; block k is owned by rank (k mod R, k div R), i.e. block jR+i by P(i, j).
+
+Rank (i, j) stores the (N'/R) x (N'/C) CSC block of A (A[v][u] = 1 for the edge u -> v):
+  - its columns are the vertices of column block j = blocks jR .. jR+R-1 (the vertices owned by the R
+    ranks of grid column j), local column c = u - j*R*b, identical on every rank of that grid column;
+  - its rows are the vertices of the blocks mR+i, m = 0..C-1 (the vertices owned by the C ranks of grid
+    row i), local row r = m*b + (v mod b), identical on every rank of that grid row.
+Hence a vertex's adjacency is spread over its grid column (expand) and every row vertex is owned by a
+rank of the same grid row (fold). Owned vertices are addressed by their offset o = v mod b in the block.
+
+All functions accept NumPy/CuPy integer arrays or Python ints; local indices fit in 32 bits, global ids
+are 64-bit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+def parse_grid(text: str) -> tuple[int, int]:
+    """'RxC' -> (R, C), both >= 1."""
+    parts = text.lower().split("x")
+    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+        raise ValueError(f"grid must look like RxC (e.g. 2x4), got {text!r}")
+    r, c = (int(p) for p in parts)
+    if r < 1 or c < 1:
+        raise ValueError(f"grid dimensions must be >= 1, got {text!r}")
+    return r, c
+
+
+def default_grid(nranks: int) -> tuple[int, int]:
+    """The squarest R x C = nranks with R <= C."""
+    r = int(math.isqrt(nranks))
+    while nranks % r:
+        r -= 1
+    return r, nranks // r
+
+
+@dataclass(frozen=True)
+class Grid:
+    """An R x C process grid over n_vertices vertices."""
+
+    R: int
+    C: int
+    n_vertices: int
+
+    def __post_init__(self):
+        if self.R < 1 or self.C < 1:
+            raise ValueError("grid dimensions must be >= 1")
+        if self.n_vertices < 1:
+            raise ValueError("a graph needs at least one vertex")
+        if self.rows_per_rank >= 2**31 or self.cols_per_rank >= 2**31:
+            raise ValueError(
+                f"{self.n_vertices} vertices on a {self.R}x{self.C} grid give local index ranges over "
+                "2^31; use more ranks")
+
+    # sizes -------------------------------------------------------------------------------------
+    @property
+    def size(self) -> int:
+        return self.R * self.C
+
+    @property
+    def block(self) -> int:
+        """b: vertices per owned block."""
+        return -(-self.n_vertices // (self.R * self.C))
+
+    @property
+    def n_padded(self) -> int:
+        return self.block * self.R * self.C
+
+    @property
+    def rows_per_rank(self) -> int:
+        """N'/R: local rows (the vertices owned by one grid row)."""
+        return self.block * self.C
+
+    @property
+    def cols_per_rank(self) -> int:
+        """N'/C: local columns (the vertices owned by one grid column)."""
+        return self.block * self.R
+
+    # ranks ---------------------------------------------------------------------------------------
+    def rank(self, i, j):
+        return i * self.C + j
+
+    def coords(self, rank: int) -> tuple[int, int]:
+        return rank // self.C, rank % self.C
+
+    def owner(self, v):
+        """Grid coordinates (i, j) of the owner of global vertex v."""
+        k = v // self.block
+        return k % self.R, k // self.R
+
+    def owner_rank(self, v):
+        i, j = self.owner(v)
+        return self.rank(i, j)
+
+    def row_owner_col(self, r):
+        """Grid column of the owner of local row r (the same on every rank of a grid row)."""
+        return r // self.block
+
+    # global <-> local --------------------------------------------------------------------------
+    def to_local_row(self, v):
+        """Local row index of v on any rank of its owner's grid row."""
+        k = v // self.block
+        return (k // self.R) * self.block + v % self.block
+
+    def to_local_col(self, u):
+        """Local column index of u on any rank of its owner's grid column."""
+        return u - (u // self.cols_per_rank) * self.cols_per_rank
+
+    def col_block(self, u):
+        """Grid column j whose ranks hold the adjacency (CSC column) of u."""
+        return u // self.cols_per_rank
+
+    def to_global_row(self, i, r):
+        """Global id of local row r on grid row i."""
+        m = r // self.block
+        return (m * self.R + i) * self.block + r % self.block
+
+    def to_global_col(self, j, c):
+        """Global id of local column c on grid column j."""
+        return j * self.cols_per_rank + c
+
+    def to_global_owned(self, i, j, o):
+        """Global id of offset o in the block owned by (i, j)."""
+        return (j * self.R + i) * self.block + o
+
+    def owned_range(self, i, j) -> tuple[int, int]:
+        """[lo, hi) global ids owned by (i, j), clipped to the real vertices (may be empty)."""
+        lo = (j * self.R + i) * self.block
+        return min(lo, self.n_vertices), min(lo + self.block, self.n_vertices)
+
+    def owned_row_start(self, j) -> int:
+        """First local row of the block owned by a rank of grid column j (same on every grid row)."""
+        return j * self.block
+
+    def owned_col_start(self, i) -> int:
+        """First local column of the block owned by a rank of grid row i (same on every grid column)."""
+        return i * self.block
+
+    def col_range(self, j) -> tuple[int, int]:
+        """[lo, hi) global ids of grid column j's vertices (the local columns), clipped."""
+        lo = j * self.cols_per_rank
+        return min(lo, self.n_vertices), min(lo + self.cols_per_rank, self.n_vertices)

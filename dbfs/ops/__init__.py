@@ -1,0 +1,1 @@
+"""Compute operators of the BFS level loop: thin launch wrappers over kernels/*.cu with NumPy twins."""

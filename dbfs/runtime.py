@@ -1,0 +1,122 @@
+"""Process runtime: MPI communicators, fail-fast error handling, logging and timing helpers.
+
+Any uncaught exception on any rank aborts the whole MPI job at once (MPI_Abort) after printing that
+rank's traceback, so `mpirun -n P python -m dbfs` never hangs with ranks stuck in a collective.
+Collective user errors (bad arguments seen by every rank) are reported once by rank 0 and all ranks
+exit with status 2.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+
+from mpi4py import MPI
+
+from dbfs.errors import DbfsError
+
+WORLD = MPI.COMM_WORLD
+
+
+def rank() -> int:
+    return WORLD.Get_rank()
+
+
+def size() -> int:
+    return WORLD.Get_size()
+
+
+def log(msg: str, all_ranks: bool = False) -> None:
+    """Progress to stderr (rank 0 only unless all_ranks)."""
+    if all_ranks or WORLD.Get_rank() == 0:
+        prefix = f"[dbfs {WORLD.Get_rank()}]" if all_ranks and WORLD.Get_size() > 1 else "[dbfs]"
+        print(f"{prefix} {msg}", file=sys.stderr, flush=True)
+
+
+def out(text: str) -> None:
+    """Results to stdout from rank 0."""
+    if WORLD.Get_rank() == 0:
+        print(text, flush=True)
+
+
+def abort(message: str, code: int = 1) -> None:
+    """Print message (prefixed with the rank when there are several) and end the whole job."""
+    where = f" (rank {WORLD.Get_rank()} of {WORLD.Get_size()})" if WORLD.Get_size() > 1 else ""
+    sys.stderr.write(f"{message}{where}\n")
+    sys.stderr.flush()
+    if WORLD.Get_size() > 1:
+        WORLD.Abort(code)
+    os._exit(code)
+
+
+def _excepthook(kind, value, tb):
+    if isinstance(value, DbfsError):
+        abort(f"dbfs: error: {value}", 2)
+    text = "".join(traceback.format_exception(kind, value, tb))
+    abort(f"dbfs: uncaught exception{'' if WORLD.Get_size() == 1 else f' on rank {WORLD.Get_rank()}'}:\n"
+          f"{text.rstrip()}", 1)
+
+
+def install_abort_on_exception() -> None:
+    """Make an exception on one rank end the job instead of leaving the others in a collective."""
+    sys.excepthook = _excepthook
+
+
+def agree(error: str | None, comm: MPI.Comm = WORLD) -> None:
+    """Collective check: if any rank passes a message, every rank raises the lowest rank's message."""
+    errors = comm.allgather(error)
+    first = next((e for e in errors if e), None)
+    if first:
+        raise DbfsError(first, collective=True)
+
+
+def local_rank() -> tuple[int, int]:
+    """(rank among the processes of this node, processes on this node) via a shared-memory split."""
+    node = WORLD.Split_type(MPI.COMM_TYPE_SHARED)
+    try:
+        return node.Get_rank(), node.Get_size()
+    finally:
+        node.Free()
+
+
+def check_slurm() -> None:
+    """Stop when Slurm's task count disagrees with the MPI world (a mis-launched job)."""
+    ntasks = os.environ.get("SLURM_NTASKS")
+    if ntasks and ntasks.isdigit() and int(ntasks) != WORLD.Get_size():
+        agree(f"SLURM_NTASKS={ntasks} but the MPI world has {WORLD.Get_size()} ranks: launch with "
+              f"`srun` (or `mpirun -n {ntasks}`) inside the allocation")
+
+
+def mpi_library() -> str:
+    return MPI.Get_library_version().strip().splitlines()[0]
+
+
+def mpi_cuda_aware() -> bool | None:
+    """True/False when the MPI library says whether it passes device buffers; None if it cannot tell."""
+    try:
+        return bool(MPI.Query_cuda_support())
+    except (AttributeError, NotImplementedError, MPI.Exception):
+        return None
+
+
+class Timer:
+    """Accumulating wall-clock timer; `sync` is called before reading the clock (device work)."""
+
+    def __init__(self, sync=None):
+        self.sync = sync
+        self.total = 0.0
+        self._t0 = 0.0
+
+    def __enter__(self):
+        if self.sync:
+            self.sync()
+        self._t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        if self.sync:
+            self.sync()
+        self.total += time.perf_counter() - self._t0
+        return False

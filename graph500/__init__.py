@@ -1,0 +1,1 @@
+"""Graph500 benchmark pieces, reference-identical: generator, root sampler, validator, statistics."""
