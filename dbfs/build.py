@@ -1,0 +1,149 @@
+"""Graph builder (Graph500 kernel 1): an edge-tuple list spread over the ranks -> each rank's CSC block.
+
+Method (paper 004, sections 2.2 and 3.1; design.md "The 2D decomposition"): every undirected tuple
+(a, b) with a != b becomes the two directed entries a -> b and b -> a; entry u -> v belongs to the
+rank (owner row of v, column block of u) and is stored there as the int32 pair (local column of u,
+local row of v). Entries travel to their owners with one MPI Alltoallv per chunk of tuples (host
+staged), then each rank assembles its CSC by a counting sort over columns (a stable argsort on the
+CPU, an atomic scatter kernel, kernels/csc_build.cu, on the GPU). Self-loops are left out of the CSC;
+duplicates stay. The tuple list itself is not modified.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from mpi4py import MPI
+
+from dbfs import runtime
+from dbfs.graph import GridComms, LocalGraph
+
+DEFAULT_CHUNK = 1 << 25
+
+
+def memory_estimate(grid, n_edges: int, gen_bytes_per_edge: int = 16) -> dict:
+    """Peak bytes per rank of building and searching, assuming tuples spread evenly over the ranks."""
+    P = grid.size
+    local_tuples = -(-n_edges // P)
+    entries = 2 * local_tuples
+    b, nrows, ncols = grid.block, grid.rows_per_rank, grid.cols_per_rank
+    parts = {
+        "edge list slice": gen_bytes_per_edge * local_tuples,
+        "entries in transit": 8 * entries,
+        "csc": 4 * entries + 8 * (ncols + 1),
+        "bfs state": nrows // 8 + 4 * b + 4 * nrows + 4 * b + 4 * nrows + 4 * ncols + 8 * b,
+    }
+    build_peak = max(parts["edge list slice"] + parts["entries in transit"],
+                     parts["entries in transit"] + parts["csc"])
+    parts["peak"] = int(1.15 * (build_peak + parts["bfs state"]))
+    return parts
+
+
+def _directed_entries(grid, xp, src, dst):
+    """Both directions of the non-self-loop tuples as (owner rank, local column, local row)."""
+    keep = src != dst
+    src, dst = src[keep], dst[keep]
+    u = xp.concatenate((src, dst))
+    v = xp.concatenate((dst, src))
+    del src, dst, keep
+    i, _ = grid.owner(v)
+    dest = grid.rank(i, grid.col_block(u))
+    cols = grid.to_local_col(u).astype(xp.int32)
+    rows = grid.to_local_row(v).astype(xp.int32)
+    return dest, cols, rows
+
+
+def _alltoallv_pairs(comm: MPI.Comm, backend, dest, cols, rows):
+    """Send each (col, row) pair to rank `dest`; returns the pairs this rank received (device arrays)."""
+    xp, P = backend.xp, comm.Get_size()
+    order = xp.argsort(dest, kind="stable") if xp is np else xp.argsort(dest)
+    counts = backend.asnumpy(xp.bincount(dest, minlength=P)).astype(np.int64)
+    pairs = backend.asnumpy(xp.stack((cols[order], rows[order]), axis=1)).ravel()
+    recv_counts = np.empty(P, np.int64)
+    comm.Alltoall(counts, recv_counts)
+    send_words, recv_words = 2 * counts, 2 * recv_counts
+    received = np.empty(int(recv_words.sum()), np.int32)
+    comm.Alltoallv([pairs, (send_words, _displacements(send_words)), MPI.INT32_T],
+                   [received, (recv_words, _displacements(recv_words)), MPI.INT32_T])
+    received = backend.asarray(received.reshape(-1, 2))
+    return received[:, 0], received[:, 1]
+
+
+def _displacements(counts):
+    out = np.zeros_like(counts)
+    np.cumsum(counts[:-1], out=out[1:])
+    return out
+
+
+def _assemble_csc(backend, ncols: int, chunks):
+    """Counting sort of (col, row) chunks into (col_ptr int64 [ncols+1], row_idx int32)."""
+    xp = backend.xp
+    deg = xp.zeros(ncols, xp.int64)
+    for cols, _ in chunks:
+        deg += xp.bincount(cols, minlength=ncols)
+    col_ptr = xp.zeros(ncols + 1, xp.int64)
+    xp.cumsum(deg, out=col_ptr[1:])
+    nnz = int(col_ptr[-1])
+    if not backend.is_gpu:
+        cols = np.concatenate([c for c, _ in chunks]) if chunks else np.empty(0, np.int32)
+        rows = np.concatenate([r for _, r in chunks]) if chunks else np.empty(0, np.int32)
+        return col_ptr, rows[np.argsort(cols, kind="stable")].astype(np.int32, copy=False), deg
+    row_idx = xp.empty(nnz, xp.int32)
+    cursor = col_ptr[:-1].astype(xp.uint64)
+    scatter = backend.module("csc_build").get_function("csc_scatter")
+    while chunks:
+        cols, rows = chunks.pop(0)
+        n = int(cols.shape[0])
+        if n:
+            blocks = min(65535 * 4, -(-n // 256))
+            scatter((blocks,), (256,), (cols, rows, np.int64(n), cursor, row_idx))
+    return col_ptr, row_idx, deg
+
+
+def build_from_edges(comms: GridComms, backend, src, dst, n_vertices: int | None = None,
+                     chunk: int = DEFAULT_CHUNK) -> LocalGraph:
+    """Collective. src, dst: this rank's share of the tuple list (int64, any split among the ranks).
+
+    Returns this rank's LocalGraph (CSC on the backend's device). n_vertices only checks the ids.
+    """
+    grid, xp, world = comms.grid, backend.xp, comms.world
+    n_vertices = grid.n_vertices if n_vertices is None else n_vertices
+    n_local = int(len(src))
+    runtime.agree(_id_range_error(xp, src, dst, n_vertices, chunk), world)
+    n_edges = world.allreduce(n_local)
+    n_rounds = world.allreduce(-(-n_local // chunk), op=MPI.MAX)
+    chunks = []
+    for k in range(n_rounds):
+        s = xp.asarray(src[k * chunk:(k + 1) * chunk], dtype=xp.int64)
+        d = xp.asarray(dst[k * chunk:(k + 1) * chunk], dtype=xp.int64)
+        dest, cols, rows = _directed_entries(grid, xp, s, d)
+        del s, d
+        if world.Get_size() == 1:
+            chunks.append((cols, rows))
+        else:
+            chunks.append(_alltoallv_pairs(world, backend, dest, cols, rows))
+        del dest, cols, rows
+    col_ptr, row_idx, deg = _assemble_csc(backend, grid.cols_per_rank, chunks)
+    return LocalGraph(comms=comms, backend=backend, col_ptr=col_ptr, row_idx=row_idx, n_edges=n_edges,
+                      has_edge=_owned_has_edge(comms, backend, deg))
+
+
+def _id_range_error(xp, src, dst, n_vertices: int, chunk: int) -> str | None:
+    for k in range(0, len(src), chunk):
+        s, d = xp.asarray(src[k:k + chunk]), xp.asarray(dst[k:k + chunk])
+        lo, hi = int(min(s.min(), d.min())), int(max(s.max(), d.max()))
+        if lo < 0 or hi >= n_vertices:
+            return f"edge endpoint {lo if lo < 0 else hi} outside [0, {n_vertices})"
+    return None
+
+
+def _owned_has_edge(comms: GridComms, backend, deg):
+    """Owned vertex has a non-self-loop edge: its column's degree summed over the grid column is > 0.
+
+    The column block is the concatenation of the R owned blocks of grid column j in order i, so a
+    reduce-scatter along the column communicator hands every rank exactly its own block.
+    """
+    b = comms.grid.block
+    local = backend.asnumpy(deg > 0).astype(np.int32)
+    mine = np.empty(b, np.int32)
+    comms.col.Reduce_scatter_block(local, mine, op=MPI.SUM)
+    return backend.asarray(mine > 0)

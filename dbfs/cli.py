@@ -1,0 +1,98 @@
+"""Command line of dbfs: the main Graph500-style run (default), `info` and `generate`.
+
+    mpirun -n P python -m dbfs --scale S [--grid RxC] [--roots N | --root V] [--json FILE]
+    python -m dbfs info
+    mpirun -n P python -m dbfs generate --scale S --out FILE.h5
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from dbfs import __version__, runtime
+from dbfs.errors import DbfsError
+
+SUBCOMMANDS = ("info", "generate")
+
+
+def _formatter(prog):
+    return argparse.ArgumentDefaultsHelpFormatter(prog, max_help_position=32)
+
+
+def main_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m dbfs", formatter_class=_formatter,
+        description="Distributed 2D-partitioned BFS with Graph500 generation, validation and report.",
+        epilog="Other commands: `python -m dbfs info` (backend, MPI, GPU binding), "
+               "`python -m dbfs generate --help` (write a Graph500 edge list to HDF5).")
+    src = p.add_argument_group("graph (one of)")
+    src.add_argument("--scale", type=int, help="Graph500 scale: 2^SCALE vertices")
+    src.add_argument("--graph", metavar="FILE.h5", help="edge list in HDF5 (datasets src, dst)")
+    p.add_argument("--edgefactor", type=int, default=16, help="edges per vertex for --scale")
+    p.add_argument("--seed", default="2,3", help="generator seeds A,B (Graph500 reference: 2,3)")
+    p.add_argument("--grid", metavar="RxC", help="process grid (default: squarest with R <= C)")
+    roots = p.add_mutually_exclusive_group()
+    roots.add_argument("--roots", type=int, default=64, help="number of Graph500-sampled roots")
+    roots.add_argument("--root", type=int, help="search from this single vertex id")
+    p.add_argument("--backend", choices=("auto", "gpu", "cpu"), default="auto",
+                   help="auto: GPU when every rank sees one, else NumPy")
+    p.add_argument("--json", metavar="FILE", help="write all figures and per-search results as JSON")
+    p.add_argument("--log-levels", action="store_true",
+                   help="print per-level frontier size and time to stderr")
+    p.add_argument("--edges-per-thread", type=int, default=4,
+                   help="frontier edges handled by one GPU thread in the expansion kernel")
+    p.add_argument("--version", action="version", version=f"dbfs {__version__}")
+    return p
+
+
+def info_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m dbfs info", formatter_class=_formatter,
+                                description="Print backend, MPI library, GPU binding and versions.")
+    p.add_argument("--backend", choices=("auto", "gpu", "cpu"), default="auto", help="backend to probe")
+    return p
+
+
+def generate_parser() -> argparse.ArgumentParser:
+    from dbfs import generate
+    p = argparse.ArgumentParser(prog="python -m dbfs generate", formatter_class=_formatter,
+                                description="Write the Graph500 Kronecker edge list to an HDF5 file.")
+    generate.add_arguments(p)
+    return p
+
+
+class _CollectiveParseError(Exception):
+    pass
+
+
+def _parse(parser: argparse.ArgumentParser, argv):
+    """argparse exits on bad input on every rank; keep the message to rank 0 and exit with 2."""
+    def error(message):
+        raise _CollectiveParseError(f"{parser.prog}: error: {message}")
+    parser.error = error
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    runtime.install_abort_on_exception()
+    try:
+        if argv and argv[0] == "info":
+            from dbfs import info
+            info.main(_parse(info_parser(), argv[1:]))
+        elif argv and argv[0] == "generate":
+            from dbfs import generate
+            generate.main(_parse(generate_parser(), argv[1:]))
+        else:
+            from dbfs import harness
+            harness.main(_parse(main_parser(), argv))
+    except _CollectiveParseError as e:
+        if runtime.rank() == 0:
+            print(f"{e}\n(see --help)", file=sys.stderr)
+        sys.exit(2)
+    except DbfsError as e:
+        if not e.collective:
+            raise
+        if runtime.rank() == 0:
+            print(f"dbfs: error: {e}", file=sys.stderr)
+        sys.exit(2)

@@ -1,0 +1,239 @@
+"""The benchmark harness of the main mode: a Graph500 run from edge list to report.
+
+Generate (or read) the tuple list -> build the CSC blocks (kernel 1, timed as construction_time) ->
+sample the roots (Graph500 reference stream) -> one untimed warm-up search + validation -> for each
+root: timed search (kernel 2), untimed validation -> Graph500 statistics block on stdout, a per-phase
+breakdown after it, and optionally everything as JSON. Shared by every BFS variant: a search is any
+object with `search(root, log_levels) -> SearchResult`.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import socket
+import sys
+import time
+
+import numpy as np
+from mpi4py import MPI
+
+from dbfs import __version__, runtime
+from dbfs.backend import select
+from dbfs.bfs import BFS, PHASES, print_levels
+from dbfs.build import build_from_edges, memory_estimate
+from dbfs.errors import DbfsError
+from dbfs.graph import GridComms
+from dbfs.grid import Grid, default_grid, parse_grid
+from graph500 import stats
+from graph500.generator import edge_range, generate_edges
+from graph500.roots import sample_roots
+from graph500.validate import validate_bfs
+
+
+def parse_seed(text: str) -> tuple[int, int]:
+    parts = text.split(",")
+    try:
+        a, b = (int(p, 0) for p in parts)
+    except ValueError:
+        raise DbfsError(f"--seed must be two integers A,B, got {text!r}", collective=True) from None
+    if a < 0 or b < 0 or a >= 2**64 or b >= 2**64:
+        raise DbfsError(f"--seed values must be in [0, 2^64), got {text!r}", collective=True)
+    return a, b
+
+
+def _check_args(args) -> None:
+    world = runtime.WORLD
+    if (args.scale is None) == (args.graph is None):
+        raise DbfsError("give exactly one of --scale S or --graph FILE.h5", collective=True)
+    if args.scale is not None and not 1 <= args.scale <= 42:
+        raise DbfsError(f"--scale must be in 1..42, got {args.scale}", collective=True)
+    if args.edgefactor < 1:
+        raise DbfsError(f"--edgefactor must be >= 1, got {args.edgefactor}", collective=True)
+    if args.roots is not None and args.root is None and args.roots < 1:
+        raise DbfsError(f"--roots must be >= 1, got {args.roots}", collective=True)
+    if args.edges_per_thread < 1:
+        raise DbfsError("--edges-per-thread must be >= 1", collective=True)
+    try:
+        shape = parse_grid(args.grid) if args.grid else default_grid(world.Get_size())
+    except ValueError as e:
+        raise DbfsError(str(e), collective=True) from None
+    if shape[0] * shape[1] != world.Get_size():
+        raise DbfsError(f"grid {shape[0]}x{shape[1]} needs {shape[0] * shape[1]} ranks, the job has "
+                        f"{world.Get_size()}", collective=True)
+    args.grid_shape = shape
+    if args.json:
+        directory = os.path.dirname(os.path.abspath(args.json))
+        if not os.path.isdir(directory) or not os.access(directory, os.W_OK):
+            raise DbfsError(f"cannot write --json {args.json}: directory {directory} is not writable",
+                            collective=True)
+
+
+def _max_time(t: float) -> float:
+    return runtime.WORLD.allreduce(t, op=MPI.MAX)
+
+
+def _load_edges(args, backend):
+    """This rank's share of the tuple list, with n_vertices, edgefactor, scale and the load time."""
+    world = runtime.WORLD
+    t0 = time.perf_counter()
+    if args.graph:
+        from dbfs import edgelist
+        attrs = edgelist.read_attrs(args.graph)
+        n_edges = int(attrs["n_edges"])
+        lo, hi = edge_range(n_edges, world.Get_rank(), world.Get_size())
+        src, dst = edgelist.read_edge_slice(args.graph, lo, hi)[:2]
+        n_vertices = int(attrs["n_vertices"])
+        scale = int(attrs.get("scale", int(np.ceil(np.log2(max(n_vertices, 2))))))
+        edgefactor = int(attrs.get("edgefactor", round(n_edges / max(n_vertices, 1))))
+    else:
+        scale, edgefactor = args.scale, args.edgefactor
+        n_vertices, n_edges = 1 << scale, edgefactor << scale
+        lo, hi = edge_range(n_edges, world.Get_rank(), world.Get_size())
+        src, dst = generate_edges(scale, edgefactor, lo, hi, seed=args.seed_pair, xp=backend.xp)[:2]
+    backend.sync()
+    return src, dst, n_vertices, n_edges, scale, edgefactor, _max_time(time.perf_counter() - t0)
+
+
+def _check_memory(grid: Grid, n_edges: int, backend) -> dict:
+    estimate = memory_estimate(grid, n_edges)
+    limit = backend.memory_limit()
+    runtime.log(f"memory estimate per rank: {estimate['peak'] / 2**30:.2f} GiB "
+                f"(limit {limit / 2**30:.2f} GiB on {backend.describe()})")
+    error = None
+    if estimate["peak"] > limit:
+        error = (f"the graph does not fit: estimated {estimate['peak'] / 2**30:.2f} GiB per rank, "
+                 f"{limit / 2**30:.2f} GiB available on rank {runtime.rank()} ({backend.describe()}); "
+                 f"use more ranks or a smaller scale")
+    runtime.agree(error)
+    return estimate
+
+
+def _has_edge_callback(graph):
+    """Collective has_edge(candidates) for the root sampler from the owners' has_edge flags."""
+    grid, comms, backend = graph.grid, graph.comms, graph.backend
+    owned_has_edge = backend.asnumpy(graph.has_edge)
+    lo = grid.to_global_owned(comms.i, comms.j, 0)
+
+    def has_edge(candidates: np.ndarray) -> np.ndarray:
+        candidates = np.asarray(candidates, np.int64)
+        mine = np.asarray(grid.owner_rank(candidates)) == comms.world.Get_rank()
+        flags = np.zeros(candidates.shape, np.int8)
+        flags[mine] = owned_has_edge[candidates[mine] - lo]
+        comms.world.Allreduce(MPI.IN_PLACE, flags, op=MPI.MAX)
+        return flags.astype(bool)
+    return has_edge
+
+
+def _search_and_validate(bfs, graph, root: int, log_levels: bool):
+    result = bfs.search(root, log_levels=log_levels)
+    t0 = time.perf_counter()
+    check = validate_bfs(graph, root, result.parent, result.nedge, level=result.level)
+    validate_time = _max_time(time.perf_counter() - t0)
+    if not check.ok:
+        raise DbfsError(f"validation failed for root {root}: {check.message}", collective=True)
+    return result, validate_time
+
+
+def main(args) -> None:
+    runtime.check_slurm()
+    args.seed_pair = parse_seed(args.seed)
+    _check_args(args)
+    backend = select(args.backend)
+    world = runtime.WORLD
+    R, C = args.grid_shape
+    runtime.log(f"dbfs {__version__}: {world.Get_size()} ranks, grid {R}x{C}, backend {backend.name}")
+
+    if args.scale is not None:
+        _check_memory(Grid(R, C, 1 << args.scale), args.edgefactor << args.scale, backend)
+    src, dst, n_vertices, n_edges, scale, edgefactor, gen_time = _load_edges(args, backend)
+    grid = Grid(R, C, n_vertices)
+    if args.graph:
+        _check_memory(grid, n_edges, backend)
+    runtime.log(f"edge list: {n_vertices} vertices, {n_edges} tuples ({gen_time:.3f} s)")
+    comms = GridComms.create(grid)
+
+    world.Barrier()
+    t0 = time.perf_counter()
+    graph = build_from_edges(comms, backend, src, dst, n_vertices)
+    del src, dst
+    backend.sync()
+    construction_time = _max_time(time.perf_counter() - t0)
+    runtime.log(f"construction: {construction_time:.3f} s, {world.allreduce(graph.nnz)} CSC entries")
+
+    if args.root is not None:
+        if not 0 <= args.root < n_vertices:
+            raise DbfsError(f"--root {args.root} is not a vertex (0..{n_vertices - 1})", collective=True)
+        roots = np.array([args.root], np.int64)
+    else:
+        roots = sample_roots(n_vertices, args.roots, _has_edge_callback(graph), seed=args.seed_pair)
+        if len(roots) == 0:
+            raise DbfsError("no vertex has an edge: nothing to search", collective=True)
+        if len(roots) < args.roots:
+            runtime.log(f"only {len(roots)} vertices qualify as roots (asked for {args.roots})")
+
+    bfs = BFS(graph, edges_per_thread=args.edges_per_thread)
+    _search_and_validate(bfs, graph, int(roots[0]), False)
+    runtime.log("warm-up search validated; timing searches")
+    searches = []
+    for n, root in enumerate(roots):
+        result, validate_time = _search_and_validate(bfs, graph, int(root), args.log_levels)
+        if args.log_levels:
+            print_levels(result)
+        searches.append({
+            "root": int(root), "time": result.time, "nedge": result.nedge,
+            "teps": result.nedge / result.time if result.time > 0 else 0.0,
+            "visited": result.visited, "depth": result.depth, "validated": True,
+            "validate_time": validate_time, "phases": result.phases, "bytes": result.bytes})
+        runtime.log(f"search {n + 1}/{len(roots)} root {root}: {result.time * 1e3:.2f} ms, "
+                    f"{searches[-1]['teps'] / 1e9:.3f} GTEPS, depth {result.depth}, "
+                    f"visited {result.visited}")
+    bfs.close()
+
+    figure_args = dict(
+        scale=scale, edgefactor=edgefactor, graph_generation=gen_time,
+        num_mpi_processes=world.Get_size(), construction_time=construction_time,
+        bfs_times=[s["time"] for s in searches], nedges=[s["nedge"] for s in searches],
+        validate_times=[s["validate_time"] for s in searches])
+    figures = stats.summary_dict(**figure_args)
+    runtime.out(stats.report(**figure_args))
+    runtime.out(breakdown_table(searches))
+    devices = world.gather(backend.describe(), root=0)
+    if args.json and world.Get_rank() == 0:
+        doc = {"dbfs_version": __version__, "date": datetime.datetime.now().isoformat(timespec="seconds"),
+               "host": socket.gethostname(), "command": " ".join(sys.argv),
+               "mpi_library": runtime.mpi_library(),
+               "scale": scale, "edgefactor": edgefactor, "n_vertices": n_vertices, "n_edges": n_edges,
+               "grid": [R, C], "backend": backend.name, "devices": devices,
+               "graph_generation": gen_time, "construction_time": construction_time,
+               "edges_per_thread": args.edges_per_thread, "roots": [int(r) for r in roots],
+               **figures, "searches": searches}
+        write_json_atomically(args.json, doc)
+
+
+def breakdown_table(searches) -> str:
+    """Mean per-search time of each phase (paper Figure 7) and bytes sent per search."""
+    n = max(1, len(searches))
+    total = sum(s["time"] for s in searches) / n
+    lines = ["", "phase breakdown (mean per search, slowest rank):",
+             f"  {'phase':<14}{'ms':>12}{'% of search':>14}"]
+    for phase in PHASES:
+        ms = 1e3 * sum(s["phases"][phase] for s in searches) / n
+        lines.append(f"  {phase:<14}{ms:12.3f}{100 * ms / (1e3 * total) if total else 0:13.1f}%")
+    lines.append(f"  {'search':<14}{1e3 * total:12.3f}")
+    for kind in ("expand", "fold"):
+        lines.append(f"  bytes {kind:<8}{sum(s['bytes'][kind] for s in searches) / n:16.0f}")
+    return "\n".join(lines)
+
+
+def write_json_atomically(path: str, doc: dict) -> None:
+    tmp = f"{path}.tmp-{os.getpid()}"
+    try:
+        with open(tmp, "w") as f:
+            json.dump(doc, f, indent=1)
+        os.replace(tmp, path)
+    except OSError as e:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise DbfsError(f"cannot write {path}: {e.strerror}") from None
