@@ -146,10 +146,10 @@ class BFS:
                            self.level, self.pred_col, lvl, j, b, self.dst, self.dst_cnt)
                     nf = int(backend.asnumpy(self.dst_cnt[j:j + 1])[0])
             clock.switch("fold_comm")
+            level_frontier, frontier_total = frontier_total, comms.world.allreduce(nf)
             if log_levels:
-                levels.append({"level": lvl - 1, "frontier": frontier_total, "edges": level_edges,
+                levels.append({"level": lvl - 1, "frontier": level_frontier, "edges": level_edges,
                                "time": time.perf_counter() - t_level})
-            frontier_total = comms.world.allreduce(nf)
             if frontier_total == 0:
                 break
 

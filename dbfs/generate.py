@@ -1,0 +1,100 @@
+"""`python -m dbfs generate`: write the Graph500 Kronecker edge list of a SCALE to an HDF5 file.
+
+Every rank generates its balanced share of the edges (graph500.generator, on the GPU when the backend
+has one) chunk by chunk and writes it in place into the shared file (dbfs.edgelist); the result is
+identical for any number of ranks and to the reference generator 3.0.0 with the same seeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from dbfs import edgelist, runtime
+from dbfs.backend import select
+from dbfs.errors import DbfsError
+from graph500.generator import (DEFAULT_SEED, GENERATOR_NAME, MAX_SCALE, check_parameters, edge_count,
+                                generate_edges)
+
+GPU_CHUNK_EDGES = 1 << 25          # 640 MiB of device arrays with weights
+CPU_CHUNK_EDGES = 1 << 20
+PROGRESS_SECONDS = 5.0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--scale", type=int, required=True,
+                        help=f"log2 of the number of vertices (1..{MAX_SCALE})")
+    parser.add_argument("--edgefactor", type=int, default=16,
+                        help="edges per vertex: the file holds edgefactor * 2^scale tuples (default 16)")
+    parser.add_argument("--seed", default=",".join(map(str, DEFAULT_SEED)),
+                        help="the two unsigned 64-bit generator seeds A,B (default: the reference's 2,3)")
+    parser.add_argument("--weights", action="store_true",
+                        help="also write the float32 SSSP weight of every edge")
+    parser.add_argument("--out", required=True, metavar="FILE.h5", help="output HDF5 file")
+    parser.add_argument("--force", action="store_true", help="replace FILE.h5 if it exists")
+    parser.add_argument("--backend", choices=("auto", "gpu", "cpu"), default="auto",
+                        help="generate on the GPU (auto: when every rank has one) or with NumPy")
+
+
+def parse_seed(text: str) -> tuple[int, int]:
+    """'A,B' -> (A, B), two integers in [0, 2^64)."""
+    parts = [p.strip() for p in str(text).split(",")]
+    try:
+        seed = tuple(int(p) for p in parts)
+    except ValueError:
+        seed = ()
+    if len(seed) != 2 or not all(0 <= s < 2**64 for s in seed):
+        raise DbfsError(f"--seed must be two unsigned 64-bit integers A,B (e.g. 2,3), got {text!r}",
+                        collective=True)
+    return seed
+
+
+class _Progress:
+    """Rank 0's share of the work, reported on stderr at most every PROGRESS_SECONDS."""
+
+    def __init__(self, total: int):
+        self.total = max(total, 1)
+        self.done = 0
+        self.start = self.last = time.perf_counter()
+
+    def advance(self, edges: int) -> None:
+        self.done += edges
+        now = time.perf_counter()
+        if now - self.last >= PROGRESS_SECONDS and self.done < self.total:
+            self.last = now
+            rate = self.done / (now - self.start)
+            runtime.log(f"generate: {100 * self.done / self.total:.0f}% ({rate / 1e6:.1f} M edges/s per rank)")
+
+
+def main(args: argparse.Namespace) -> int:
+    seed = parse_seed(args.seed)
+    check_parameters(args.scale, args.edgefactor, seed)
+    n_edges = edge_count(args.scale, args.edgefactor)
+    edgelist.check_target(args.out, args.force)
+    backend = select(args.backend)
+    nranks = runtime.size()
+    runtime.log(f"generate: SCALE {args.scale}, edgefactor {args.edgefactor}, seed {seed[0]},{seed[1]}: "
+                f"{n_edges} edges{' with weights' if args.weights else ''} on {nranks} rank"
+                f"{'s' if nranks > 1 else ''} ({backend.describe()}) -> {args.out}")
+    progress = _Progress(-(-n_edges // nranks))
+
+    def produce(lo: int, hi: int):
+        arrays = generate_edges(args.scale, args.edgefactor, lo, hi, seed, weights=args.weights,
+                                xp=backend.xp)
+        arrays = tuple(backend.asnumpy(a) for a in arrays)
+        progress.advance(hi - lo)
+        return arrays
+
+    attrs = {"scale": args.scale, "edgefactor": args.edgefactor, "seed": np.array(seed, np.uint64),
+             "n_vertices": 1 << args.scale, "generator": GENERATOR_NAME}
+    started = time.perf_counter()
+    edgelist.write_edge_list(args.out, n_edges, attrs, produce, runtime.WORLD, force=args.force,
+                             weights=args.weights,
+                             chunk_edges=GPU_CHUNK_EDGES if backend.is_gpu else CPU_CHUNK_EDGES)
+    seconds = time.perf_counter() - started
+    runtime.log(f"generate: wrote {n_edges} edges in {seconds:.2f} s")
+    runtime.out(f"{args.out}: SCALE {args.scale}, edgefactor {args.edgefactor}, {n_edges} edges"
+                f"{', weights' if args.weights else ''}")
+    return 0

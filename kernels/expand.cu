@@ -1,0 +1,211 @@
+// Frontier expansion of one BFS level (paper 004, section 3.4, Algorithm 3 and section 3.4.1).
+//
+// Step 1, frontier_degree_scan (+ frontier_tile_degrees / scan_tile_sums when the frontier spans more
+// than one tile): cumul[k] = sum of the CSC degrees of frontier[0..k-1], cumul[nf] = total degree.
+// Step 2, expand_frontier_e<EPT>: thread t owns the EPT consecutive frontier edges starting at t*EPT;
+// it binary-searches cumul once for its first edge and walks forward for the rest (section 3.4.1),
+// with every stage (source lookup, row load, bitmap test, claim) unrolled over its EPT edges so the
+// independent loads overlap. An edge claims its destination row when its atomicOr flips the row's
+// visited bit; the claimant records the discovery.
+#include "common.cuh"
+
+#define SCAN_THREADS 256
+#define SCAN_ITEMS 8
+#define SCAN_TILE (SCAN_THREADS * SCAN_ITEMS)
+#define EXPAND_THREADS 256
+
+__device__ __forceinline__ i64 warp_inclusive_scan(i64 x)
+{
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+        const i64 y = __shfl_up_sync(0xffffffffu, x, d);
+        if (lane >= d) x += y;
+    }
+    return x;
+}
+
+// Exclusive prefix of x over a block of SCAN_THREADS threads; *total receives the block's sum.
+// Ends with a barrier so that it can be called again in a loop.
+__device__ __forceinline__ i64 block_exclusive_scan(i64 x, i64* total)
+{
+    constexpr int warps = SCAN_THREADS / 32;
+    __shared__ i64 warp_sums[warps];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const i64 inclusive = warp_inclusive_scan(x);
+    if (lane == 31) warp_sums[warp] = inclusive;
+    __syncthreads();
+    if (warp == 0) {
+        i64 s = lane < warps ? warp_sums[lane] : 0;
+        s = warp_inclusive_scan(s);
+        if (lane < warps) warp_sums[lane] = s;
+    }
+    __syncthreads();
+    const i64 before = warp ? warp_sums[warp - 1] : 0;
+    *total = warp_sums[warps - 1];
+    __syncthreads();
+    return before + inclusive - x;
+}
+
+__device__ __forceinline__ i64 column_degree(const i64* __restrict__ col_ptr, i32 u)
+{
+    return col_ptr[u + 1] - col_ptr[u];
+}
+
+// tile_sums[t] = total degree of frontier[t*SCAN_TILE .. (t+1)*SCAN_TILE).
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
+frontier_tile_degrees(const i64* __restrict__ col_ptr, const i32* __restrict__ frontier, i32 nf,
+                      i64* __restrict__ tile_sums)
+{
+    const i64 base = (i64)blockIdx.x * SCAN_TILE;
+    i64 sum = 0;
+#pragma unroll
+    for (int e = 0; e < SCAN_ITEMS; ++e) {
+        const i64 k = base + e * SCAN_THREADS + threadIdx.x;
+        if (k < nf) sum += column_degree(col_ptr, frontier[k]);
+    }
+    i64 tile_total;
+    block_exclusive_scan(sum, &tile_total);
+    if (threadIdx.x == 0) tile_sums[blockIdx.x] = tile_total;
+}
+
+// In-place exclusive scan of the ntiles tile sums by one block.
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
+scan_tile_sums(i64* __restrict__ tile_sums, i32 ntiles)
+{
+    i64 carry = 0;
+    for (i64 base = 0; base < ntiles; base += SCAN_TILE) {
+        const i64 first = base + (i64)threadIdx.x * SCAN_ITEMS;
+        i64 item[SCAN_ITEMS];
+        i64 sum = 0;
+#pragma unroll
+        for (int e = 0; e < SCAN_ITEMS; ++e) {
+            item[e] = first + e < ntiles ? tile_sums[first + e] : 0;
+            sum += item[e];
+        }
+        i64 chunk_total;
+        i64 prefix = carry + block_exclusive_scan(sum, &chunk_total);
+#pragma unroll
+        for (int e = 0; e < SCAN_ITEMS; ++e) {
+            if (first + e < ntiles) tile_sums[first + e] = prefix;
+            prefix += item[e];
+        }
+        carry += chunk_total;
+    }
+}
+
+// cumul[k] (k < nf) = exclusive prefix of the frontier degrees, cumul[nf] = their total.
+// tile_offsets holds the scanned tile sums when use_offsets != 0 (more than one tile).
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
+frontier_degree_scan(const i64* __restrict__ col_ptr, const i32* __restrict__ frontier, i32 nf,
+                     const i64* __restrict__ tile_offsets, i32 use_offsets, i64* __restrict__ cumul)
+{
+    const i64 first = (i64)blockIdx.x * SCAN_TILE + (i64)threadIdx.x * SCAN_ITEMS;
+    i64 degree[SCAN_ITEMS];
+    i64 sum = 0;
+#pragma unroll
+    for (int e = 0; e < SCAN_ITEMS; ++e) {
+        degree[e] = first + e < nf ? column_degree(col_ptr, frontier[first + e]) : 0;
+        sum += degree[e];
+    }
+    i64 tile_total;
+    const i64 offset = use_offsets ? tile_offsets[blockIdx.x] : 0;
+    i64 prefix = offset + block_exclusive_scan(sum, &tile_total);
+#pragma unroll
+    for (int e = 0; e < SCAN_ITEMS; ++e) {
+        if (first + e < nf) cumul[first + e] = prefix;
+        prefix += degree[e];
+    }
+    if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) cumul[nf] = offset + tile_total;
+}
+
+template <int EPT>
+__device__ __forceinline__ void expand_edges(
+    const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, const i32* __restrict__ frontier,
+    const i64* __restrict__ cumul, i32 nf, i64 total, u32* __restrict__ bitmap, i32* __restrict__ level,
+    i32* __restrict__ pred_row, i32* __restrict__ pred_col, i32 lvl, i32 j, i32 b,
+    i32* __restrict__ dst, i32* __restrict__ dst_cnt)
+{
+    const i64 first = ((i64)blockIdx.x * blockDim.x + threadIdx.x) * EPT;
+    if (first >= total) return;
+
+    // Largest k with cumul[k] <= first; zero-degree frontier entries are skipped by "largest".
+    i32 lo = 0, hi = nf - 1;
+    while (lo < hi) {
+        const i32 mid = lo + ((hi - lo + 1) >> 1);
+        if (cumul[mid] <= first) lo = mid;
+        else hi = mid - 1;
+    }
+    i32 k = lo;
+    i64 column_start = cumul[k], column_end = cumul[k + 1];
+
+    bool valid[EPT];
+    i32 slot[EPT];
+    i64 within[EPT];
+#pragma unroll
+    for (int e = 0; e < EPT; ++e) {
+        const i64 id = first + e;
+        valid[e] = id < total;
+        if (valid[e]) {
+            while (column_end <= id) {   // cumul[nf] == total > id bounds the walk
+                ++k;
+                column_start = column_end;
+                column_end = cumul[k + 1];
+            }
+        }
+        slot[e] = k;
+        within[e] = id - column_start;
+    }
+
+    i32 u[EPT];
+#pragma unroll
+    for (int e = 0; e < EPT; ++e) u[e] = valid[e] ? frontier[slot[e]] : 0;
+    i64 pos[EPT];
+#pragma unroll
+    for (int e = 0; e < EPT; ++e) pos[e] = valid[e] ? col_ptr[u[e]] + within[e] : 0;
+    i32 v[EPT];
+#pragma unroll
+    for (int e = 0; e < EPT; ++e) v[e] = valid[e] ? row_idx[pos[e]] : 0;
+
+    // A plain read first: most edges of a busy level hit visited rows and need no atomic.
+    u32 word[EPT];
+#pragma unroll
+    for (int e = 0; e < EPT; ++e) word[e] = valid[e] ? bitmap[v[e] >> 5] : 0xffffffffu;
+    bool claimed[EPT];
+#pragma unroll
+    for (int e = 0; e < EPT; ++e) {
+        const u32 bit = 1u << (v[e] & 31);
+        claimed[e] = false;
+        if (!(word[e] & bit)) claimed[e] = !(atomicOr(&bitmap[v[e] >> 5], bit) & bit);
+    }
+
+#pragma unroll
+    for (int e = 0; e < EPT; ++e) {
+        if (!claimed[e]) continue;
+        pred_row[v[e]] = u[e];
+        const i32 m = v[e] / b;
+        const i32 o = v[e] - m * b;
+        dst[m * b + atomicAdd(&dst_cnt[m], 1)] = o;
+        if (m == j) {
+            level[o] = lvl;
+            pred_col[o] = j;
+        }
+    }
+}
+
+#define EXPAND_VARIANT(EPT)                                                                              \
+    extern "C" __global__ void __launch_bounds__(EXPAND_THREADS) expand_frontier_e##EPT(                 \
+        const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx,                                 \
+        const i32* __restrict__ frontier, const i64* __restrict__ cumul, i32 nf, i64 total,               \
+        u32* __restrict__ bitmap, i32* __restrict__ level, i32* __restrict__ pred_row,                    \
+        i32* __restrict__ pred_col, i32 lvl, i32 j, i32 b, i32* __restrict__ dst,                         \
+        i32* __restrict__ dst_cnt)                                                                       \
+    {                                                                                                    \
+        expand_edges<EPT>(col_ptr, row_idx, frontier, cumul, nf, total, bitmap, level, pred_row,         \
+                          pred_col, lvl, j, b, dst, dst_cnt);                                            \
+    }
+
+EXPAND_VARIANT(1)
+EXPAND_VARIANT(2)
+EXPAND_VARIANT(4)
+EXPAND_VARIANT(8)

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The device check: on a GPU machine, install dbfs, run the GPU tests (1 rank and one rank per GPU),
+# and the benchmarks; logs and JSON results go to $RESULTS.
+#
+#   scripts/gpu_check.sh tests            GPU tests only
+#   scripts/gpu_check.sh bench SCALES     main-mode benchmark (64 roots) per scale, e.g. "22 24 26"
+#   scripts/gpu_check.sh profile SCALE    host overhead / kernel bandwidth / edges-per-thread sweep
+#   scripts/gpu_check.sh generator SCALES generator identity and speed
+#   scripts/gpu_check.sh multi            correctness with one rank per GPU (2 and 4 when present)
+# Several stages may be given in one call: scripts/gpu_check.sh tests generator "16 26" bench "22 24 26"
+# Results go to $RESULTS (default bench/results/run-<date>); when the device tool's $OUT is set they
+# are also packed into $RESULTS/results.tgz (that tool returns only a few files).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+RESULTS=${RESULTS:-bench/results/run-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$RESULTS"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERED=1
+export NCCL_NVLS_ENABLE=0
+PY=${PY:-python3}
+status=0
+
+install() {
+    local wheels=()
+    [ -d .whl ] && wheels=(.whl/*.whl)
+    $PY -m pip install -q --no-index --no-deps --no-build-isolation "${wheels[@]}" . >"$RESULTS/install.log" 2>&1 \
+        || { cat "$RESULTS/install.log"; exit 1; }
+    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >"$RESULTS/machine.txt"
+    $PY -m dbfs info >>"$RESULTS/machine.txt" 2>&1
+    cat "$RESULTS/machine.txt"
+}
+
+ngpus() { nvidia-smi -L | wc -l; }
+
+run() {  # run LOG CMD...: run a command, its output to the terminal and LOG; remember a failure
+    local log=$1; shift
+    echo "+ $*" | tee -a "$RESULTS/commands.txt"
+    "$@" 2>&1 | tee "$log"
+    local rc=${PIPESTATUS[0]}
+    [ "$rc" -eq 0 ] || { echo "FAILED ($rc): $*"; status=1; }
+}
+
+install
+while [ $# -gt 0 ]; do
+    stage=$1; shift
+    case $stage in
+    tests)
+        run "$RESULTS/gpu_tests.log" $PY -m pytest -q -m gpu -p no:cacheprovider tests ;;
+    multi)
+        n=$(ngpus)
+        for p in 2 4; do
+            [ "$p" -le "$n" ] || continue
+            run "$RESULTS/gpu_tests_${p}ranks.log" mpirun -n "$p" $PY -m pytest --with-mpi -q -m gpu \
+                -p no:cacheprovider tests/test_bfs.py
+        done ;;
+    bench)
+        for s in $1; do
+            run "$RESULTS/main_scale${s}_1gpu.log" $PY -m dbfs --scale "$s" --backend gpu \
+                --json "$RESULTS/main_scale${s}_1gpu.json"
+        done
+        shift ;;
+    profile)
+        run "$RESULTS/profile_scale$1.log" $PY scripts/profile_levels.py --scale "$1" --out "$RESULTS/profile_scale$1.json"
+        shift ;;
+    generator)
+        run "$RESULTS/generator.log" $PY scripts/bench_generator.py --scales $1 --out "$RESULTS/generator.json"
+        shift ;;
+    *) echo "unknown stage $stage"; exit 2 ;;
+    esac
+done
+if [ -n "${OUT:-}" ]; then
+    tar czf "$OUT/results.tgz" -C "$RESULTS" .
+fi
+exit $status

@@ -1,0 +1,460 @@
+"""The level-loop operators: NumPy twins against a brute-force reference, GPU kernels against the twins.
+
+expand (paper 004 Algorithm 3) and update (section 3.5) on random CSC blocks of R x C grids with part
+of the bitmap already set, duplicate edges, zero-degree and high-degree columns, empty inputs, and
+groups that already hold entries. Outputs whose value is fixed by the contract (bitmap, counters,
+levels, returned totals, group contents as sets) must be equal; choices the contract leaves open
+(which frontier neighbour or which sender is recorded) must be valid.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from dbfs.backend import Backend
+from dbfs.grid import Grid
+from dbfs.ops.expand import EDGES_PER_THREAD, expand
+from dbfs.ops.update import update
+
+CPU = Backend("cpu")
+SENTINEL = -7
+STATE_FIELDS = ("bitmap", "level", "pred_row", "pred_col", "dst", "dst_cnt")
+
+
+@dataclass
+class Case:
+    grid: Grid
+    j: int
+    lvl: int
+    col_ptr: np.ndarray
+    row_idx: np.ndarray
+    state: dict            # STATE_FIELDS -> arrays, the state before the call
+
+    @property
+    def b(self):
+        return self.grid.block
+
+    @property
+    def nrows(self):
+        return self.grid.rows_per_rank
+
+
+def make_csc(rng, ncols, nrows, nnz, duplicates=0, heavy=()):
+    """Random CSC (int64 col_ptr, int32 row_idx) with `duplicates` repeated entries and heavy columns."""
+    cols = [rng.integers(0, ncols, nnz)]
+    rows = [rng.integers(0, nrows, nnz)]
+    if duplicates and nnz:
+        pick = rng.integers(0, nnz, duplicates)
+        cols.append(cols[0][pick])
+        rows.append(rows[0][pick])
+    for column, degree in heavy:
+        cols.append(np.full(degree, column))
+        rows.append(rng.integers(0, nrows, degree))
+    cols = np.concatenate(cols)
+    rows = np.concatenate(rows)
+    order = np.argsort(cols, kind="stable")
+    col_ptr = np.zeros(ncols + 1, dtype=np.int64)
+    np.cumsum(np.bincount(cols, minlength=ncols), out=col_ptr[1:])
+    return col_ptr, rows[order].astype(np.int32)
+
+
+def make_state(rng, grid, j, lvl, preset_fraction):
+    """Rank state mid-search: some rows visited earlier, some of them already queued in dst."""
+    b, nrows, C = grid.block, grid.rows_per_rank, grid.C
+    preset = rng.random(nrows) < preset_fraction
+    bits = np.zeros(-(-nrows // 32) * 32, dtype=np.uint64)
+    bits[:nrows] = preset
+    bitmap = (bits.reshape(-1, 32) << np.arange(32, dtype=np.uint64)).sum(axis=1).astype(np.uint32)
+    level = np.full(b, -1, dtype=np.int32)
+    pred_col = np.full(b, -1, dtype=np.int32)
+    own_preset = np.flatnonzero(preset[j * b:(j + 1) * b])
+    level[own_preset] = rng.integers(0, lvl, own_preset.size)
+    pred_col[own_preset] = rng.integers(0, C, own_preset.size)
+    pred_row = np.where(preset, rng.integers(0, grid.cols_per_rank, nrows), -1).astype(np.int32)
+    dst = np.full(C * b, SENTINEL, dtype=np.int32)
+    dst_cnt = np.zeros(C, dtype=np.int32)
+    for m in range(C):
+        queued = np.flatnonzero(preset[m * b:(m + 1) * b])
+        count = int(rng.integers(0, queued.size + 1))
+        dst[m * b:m * b + count] = queued[:count]
+        dst_cnt[m] = count
+    return dict(bitmap=bitmap, level=level, pred_row=pred_row, pred_col=pred_col, dst=dst,
+                dst_cnt=dst_cnt)
+
+
+def make_case(seed, R, C, n_vertices, nnz, duplicates=0, heavy=(), preset_fraction=0.3):
+    rng = np.random.default_rng(seed)
+    grid = Grid(R, C, n_vertices)
+    j = int(rng.integers(0, C))
+    lvl = int(rng.integers(1, 9))
+    col_ptr, row_idx = make_csc(rng, grid.cols_per_rank, grid.rows_per_rank, nnz, duplicates, heavy)
+    return Case(grid, j, lvl, col_ptr, row_idx, make_state(rng, grid, j, lvl, preset_fraction)), rng
+
+
+def all_in(values, pool):
+    """Every value occurs in pool (sorted search: faster than np.isin on large int64 keys)."""
+    if values.size == 0:
+        return True
+    if pool.size == 0:
+        return False
+    pool = np.sort(pool)
+    at = np.minimum(np.searchsorted(pool, values), pool.size - 1)
+    return bool((pool[at] == values).all())
+
+
+def bit_set(bitmap, row):
+    return bool((int(bitmap[row >> 5]) >> (row & 31)) & 1)
+
+
+def copy_state(state):
+    return {name: array.copy() for name, array in state.items()}
+
+
+# ---- expand -------------------------------------------------------------------------------------
+
+@dataclass
+class ExpandExpected:
+    total: int
+    bitmap: np.ndarray
+    level: np.ndarray
+    pred_col: np.ndarray
+    dst_cnt: np.ndarray
+    groups: list           # per group: sorted new offsets
+
+
+def reference_expand(case, frontier):
+    """Edge-by-edge sequential expansion (the brute-force reference)."""
+    before = case.state
+    b, j = case.b, case.j
+    bitmap = before["bitmap"].copy()
+    level = before["level"].copy()
+    pred_col = before["pred_col"].copy()
+    groups = [[] for _ in range(case.grid.C)]
+    total = 0
+    for u in frontier.tolist():
+        for p in range(int(case.col_ptr[u]), int(case.col_ptr[u + 1])):
+            v = int(case.row_idx[p])
+            total += 1
+            if bit_set(bitmap, v):
+                continue
+            bitmap[v >> 5] |= np.uint32(1 << (v & 31))
+            m, o = divmod(v, b)
+            groups[m].append(o)
+            if m == j:
+                level[o] = case.lvl
+                pred_col[o] = j
+    dst_cnt = before["dst_cnt"] + np.array([len(g) for g in groups], dtype=np.int32)
+    return ExpandExpected(total, bitmap, level, pred_col, dst_cnt,
+                          [np.array(sorted(g), dtype=np.int64) for g in groups])
+
+
+def expected_from_run(case, after, total):
+    """The fixed outputs of a run, used as the expectation for another backend."""
+    before = case.state
+    groups = [np.sort(after["dst"][m * case.b + before["dst_cnt"][m]:m * case.b + after["dst_cnt"][m]])
+              for m in range(case.grid.C)]
+    return ExpandExpected(total, after["bitmap"], after["level"], after["pred_col"], after["dst_cnt"],
+                          groups)
+
+
+def frontier_edge_keys(case, frontier):
+    """u * nrows + v for every CSC entry of the frontier columns (vectorized)."""
+    frontier = frontier.astype(np.int64)
+    starts = case.col_ptr[frontier]
+    degrees = case.col_ptr[frontier + 1] - starts
+    positions = np.arange(degrees.sum()) + np.repeat(starts - (np.cumsum(degrees) - degrees), degrees)
+    return np.repeat(frontier, degrees) * case.nrows + case.row_idx[positions]
+
+
+def assert_expand(case, frontier, after, total, expected):
+    before, b = case.state, case.b
+    assert total == expected.total
+    np.testing.assert_array_equal(after["bitmap"], expected.bitmap)
+    np.testing.assert_array_equal(after["level"], expected.level)
+    np.testing.assert_array_equal(after["pred_col"], expected.pred_col)
+    np.testing.assert_array_equal(after["dst_cnt"], expected.dst_cnt)
+    discovered = []
+    for m in range(case.grid.C):
+        old, new = int(before["dst_cnt"][m]), int(after["dst_cnt"][m])
+        region = after["dst"][m * b:(m + 1) * b]
+        np.testing.assert_array_equal(region[:old], before["dst"][m * b:m * b + old])
+        np.testing.assert_array_equal(np.sort(region[old:new]), expected.groups[m])
+        np.testing.assert_array_equal(region[new:], before["dst"][m * b + new:(m + 1) * b])
+        discovered.append(m * b + region[old:new].astype(np.int64))
+    discovered = np.concatenate(discovered)
+    untouched = np.ones(case.nrows, dtype=bool)
+    untouched[discovered] = False
+    np.testing.assert_array_equal(after["pred_row"][untouched], before["pred_row"][untouched])
+    keys = after["pred_row"][discovered].astype(np.int64) * case.nrows + discovered
+    assert all_in(keys, frontier_edge_keys(case, frontier)), "pred_row names a non-neighbour"
+
+
+def run_expand(backend, case, frontier, state, edges_per_thread=4):
+    total = expand(backend, backend.asarray(case.col_ptr), backend.asarray(case.row_idx),
+                   backend.asarray(frontier), state["bitmap"], state["level"], state["pred_row"],
+                   state["pred_col"], case.lvl, case.j, case.b, state["dst"], state["dst_cnt"],
+                   edges_per_thread)
+    assert isinstance(total, int)
+    return total
+
+
+def random_frontier(rng, case, fraction):
+    ncols = case.grid.cols_per_rank
+    return rng.choice(ncols, int(fraction * ncols), replace=False).astype(np.int32)
+
+
+GRIDS = [  # (R, C, n_vertices, nnz)
+    (1, 1, 40, 120),
+    (2, 1, 61, 300),
+    (1, 3, 50, 200),
+    (3, 1, 70, 150),
+    (2, 3, 290, 900),
+    (3, 2, 383, 1500),
+    (4, 4, 140, 600),
+]
+
+
+@pytest.mark.parametrize("R, C, n_vertices, nnz", GRIDS)
+@pytest.mark.parametrize("seed", [1, 2])
+def test_expand_numpy_matches_reference(R, C, n_vertices, nnz, seed):
+    case, rng = make_case(seed, R, C, n_vertices, nnz, duplicates=nnz // 5, heavy=[(0, 40)])
+    for fraction in (0.0, 0.05, 0.5, 1.0):
+        frontier = random_frontier(rng, case, fraction)
+        state = copy_state(case.state)
+        total = run_expand(CPU, case, frontier, state)
+        assert_expand(case, frontier, state, total, reference_expand(case, frontier))
+
+
+def test_expand_numpy_zero_degree_and_visited_only():
+    case, rng = make_case(3, 2, 2, 100, 60, preset_fraction=0.0)
+    empty_columns = np.flatnonzero(np.diff(case.col_ptr) == 0).astype(np.int32)
+    state = copy_state(case.state)
+    assert run_expand(CPU, case, empty_columns, state) == 0
+    for name in STATE_FIELDS:
+        np.testing.assert_array_equal(state[name], case.state[name])
+
+    case.state["bitmap"][:] = np.uint32(0xFFFFFFFF)        # everything visited: scan, discover nothing
+    frontier = random_frontier(rng, case, 0.5)
+    state = copy_state(case.state)
+    total = run_expand(CPU, case, frontier, state)
+    assert total == int((case.col_ptr[frontier + 1] - case.col_ptr[frontier]).sum()) > 0
+    for name in STATE_FIELDS:
+        np.testing.assert_array_equal(state[name], case.state[name])
+
+
+# ---- update -------------------------------------------------------------------------------------
+
+def random_recv(rng, case, per_sender, empty_senders=()):
+    """Received offsets grouped by sender column, duplicates within and across senders."""
+    C, b = case.grid.C, case.b
+    sizes = [0 if m in empty_senders else int(rng.integers(0, per_sender + 1)) for m in range(C)]
+    recv = rng.integers(0, b, sum(sizes)).astype(np.int32)
+    seg = np.zeros(C + 1, dtype=np.int32)
+    np.cumsum(sizes, out=seg[1:])
+    return recv, seg
+
+
+def reference_update(case, state, recv, seg):
+    """Vertex-by-vertex sequential update: the expected state, the new offsets, and o*C + m for every
+    copy of a fresh offset o sent by column m (the valid pred_col choices)."""
+    b, j = case.b, case.j
+    expected = copy_state(state)
+    new, sender_keys = [], []
+    for m in range(case.grid.C):
+        for o in recv[seg[m]:seg[m + 1]].tolist():
+            row = j * b + o
+            if bit_set(state["bitmap"], row):
+                continue
+            sender_keys.append(o * case.grid.C + m)
+            if bit_set(expected["bitmap"], row):
+                continue
+            expected["bitmap"][row >> 5] |= np.uint32(1 << (row & 31))
+            expected["level"][o] = case.lvl
+            new.append(o)
+    expected["dst_cnt"][j] += len(new)
+    return expected, np.array(sorted(new), dtype=np.int64), np.array(sender_keys, dtype=np.int64)
+
+
+def assert_update(case, before, after, expected, new, sender_keys):
+    b, j = case.b, case.j
+    for name in ("bitmap", "level", "dst_cnt", "pred_row"):
+        np.testing.assert_array_equal(after[name], expected[name], err_msg=name)
+    old_count, count = int(before["dst_cnt"][j]), int(after["dst_cnt"][j])
+    own = after["dst"][j * b:(j + 1) * b]
+    np.testing.assert_array_equal(own[:old_count], before["dst"][j * b:j * b + old_count])
+    np.testing.assert_array_equal(np.sort(own[old_count:count]), new)
+    np.testing.assert_array_equal(own[count:], before["dst"][j * b + count:(j + 1) * b])
+    outside = np.ones(after["dst"].shape[0], dtype=bool)
+    outside[j * b:(j + 1) * b] = False
+    np.testing.assert_array_equal(after["dst"][outside], before["dst"][outside])
+    unchanged = np.ones(b, dtype=bool)
+    unchanged[new] = False
+    np.testing.assert_array_equal(after["pred_col"][unchanged], before["pred_col"][unchanged])
+    keys = new * case.grid.C + after["pred_col"][new]
+    assert all_in(keys, sender_keys), "pred_col names a column that did not send the vertex"
+
+
+def run_update(backend, case, state, recv, seg):
+    update(backend, backend.asarray(recv), seg, state["bitmap"], state["level"], state["pred_col"],
+           case.lvl, case.j, case.b, state["dst"], state["dst_cnt"])
+
+
+@pytest.mark.parametrize("R, C, n_vertices, nnz", GRIDS)
+@pytest.mark.parametrize("seed", [4, 5])
+def test_update_numpy_matches_reference(R, C, n_vertices, nnz, seed):
+    case, rng = make_case(seed, R, C, n_vertices, nnz)
+    for per_sender, empty in ((0, ()), (3, (0,)), (case.b, ()), (2 * case.b, (C - 1,))):
+        recv, seg = random_recv(rng, case, per_sender, empty)
+        state = copy_state(case.state)
+        expected, new, sender_keys = reference_update(case, state, recv, seg)
+        run_update(CPU, case, state, recv, seg)
+        assert_update(case, case.state, state, expected, new, sender_keys)
+
+
+def test_expand_then_update_numpy():
+    """The level order of Algorithm 2: received vertices already found by the expansion are dropped."""
+    case, rng = make_case(6, 2, 3, 300, 1200)
+    frontier = random_frontier(rng, case, 0.3)
+    state = copy_state(case.state)
+    run_expand(CPU, case, frontier, state)
+    recv, seg = random_recv(rng, case, 2 * case.b)
+    mid = copy_state(state)
+    expected, new, sender_keys = reference_update(case, mid, recv, seg)
+    run_update(CPU, case, state, recv, seg)
+    assert_update(case, mid, state, expected, new, sender_keys)
+    own = state["dst"][case.j * case.b:case.j * case.b + state["dst_cnt"][case.j]]
+    assert np.unique(own).size == own.size, "the next frontier holds a vertex twice"
+
+
+def test_update_rejects_bad_segments():
+    case, rng = make_case(7, 1, 3, 30, 10)
+    recv, seg = random_recv(rng, case, 4)
+    seg[-1] += 1
+    with pytest.raises(ValueError):
+        run_update(CPU, case, copy_state(case.state), recv, seg)
+
+
+# ---- GPU kernels against the NumPy twins --------------------------------------------------------
+
+def to_device(state):
+    import cupy
+    return {name: cupy.asarray(array) for name, array in state.items()}
+
+
+def to_host(state):
+    import cupy
+    return {name: cupy.asnumpy(array) for name, array in state.items()}
+
+
+def gpu_backend():
+    return Backend("gpu", 0)
+
+
+def numpy_expectation(case, frontier):
+    host = copy_state(case.state)
+    return expected_from_run(case, host, run_expand(CPU, case, frontier, host))
+
+
+def check_gpu_expand(case, frontier, edges_per_thread, expected=None):
+    expected = expected or numpy_expectation(case, frontier)
+    device = to_device(case.state)
+    total = run_expand(gpu_backend(), case, frontier, device, edges_per_thread)
+    assert_expand(case, frontier, to_host(device), total, expected)
+
+
+GPU_CASES = [  # (R, C, n_vertices, nnz, heavy columns, frontier fraction)
+    (1, 1, 40, 120, [], 1.0),
+    (1, 3, 5000, 30000, [(7, 3000)], 0.3),
+    (2, 3, 60000, 200000, [(0, 5000), (1, 1), (2, 9000)], 0.5),
+    (3, 2, 100000, 50000, [], 0.9),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("edges_per_thread", EDGES_PER_THREAD)
+@pytest.mark.parametrize("R, C, n_vertices, nnz, heavy, fraction", GPU_CASES)
+def test_gpu_expand_matches_numpy(R, C, n_vertices, nnz, heavy, fraction, edges_per_thread):
+    case, rng = make_case(10 + edges_per_thread, R, C, n_vertices, nnz, duplicates=nnz // 10, heavy=heavy)
+    check_gpu_expand(case, random_frontier(rng, case, fraction), edges_per_thread)
+    check_gpu_expand(case, np.zeros(0, dtype=np.int32), edges_per_thread)
+
+
+@functools.lru_cache(maxsize=1)
+def large_expand_case():
+    heavy = [(c, d) for c, d in zip(range(0, 4000, 500), (100000, 3, 40000, 70000, 1, 2, 20000, 5))]
+    case, rng = make_case(20, 2, 2, 1 << 20, 1_000_000, duplicates=50000, heavy=heavy, preset_fraction=0.2)
+    frontier = np.concatenate([np.array([c for c, _ in heavy], dtype=np.int32),
+                               random_frontier(rng, case, 0.7)])
+    frontier = np.unique(frontier)
+    rng.shuffle(frontier)
+    return case, frontier, numpy_expectation(case, frontier)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("edges_per_thread", EDGES_PER_THREAD)
+def test_gpu_expand_large_with_heavy_columns(edges_per_thread):
+    """~1e6 scanned edges; a few columns span thousands of threads, many have degree 0 or 1."""
+    case, frontier, expected = large_expand_case()
+    assert expected.total > 900_000
+    check_gpu_expand(case, frontier, edges_per_thread, expected)
+
+
+@pytest.mark.gpu
+def test_gpu_expand_scan_over_many_tiles():
+    """A frontier of 4.5e6 columns, mostly of degree 0: the scan's tile-sum pass loops more than once."""
+    case, rng = make_case(21, 1, 1, 4_500_000, 200_000, heavy=[(4_499_999, 5000)], preset_fraction=0.1)
+    frontier = np.arange(case.grid.cols_per_rank, dtype=np.int32)
+    rng.shuffle(frontier)
+    check_gpu_expand(case, frontier, 4)
+
+
+@pytest.mark.gpu
+def test_gpu_expand_rejects_unknown_edges_per_thread():
+    case, rng = make_case(22, 1, 1, 100, 100)
+    with pytest.raises(ValueError):
+        run_expand(gpu_backend(), case, random_frontier(rng, case, 0.5), to_device(case.state), 3)
+
+
+def check_gpu_update(case, state, recv, seg, device_seg):
+    import cupy
+    expected, new, sender_keys = reference_update_vectorized(case, state, recv, seg)
+    device = to_device(state)
+    run_update(gpu_backend(), case, device, recv, cupy.asarray(seg) if device_seg else seg)
+    assert_update(case, state, to_host(device), expected, new, sender_keys)
+
+
+def reference_update_vectorized(case, state, recv, seg):
+    """The NumPy twin's fixed outputs, and o*C + m for every copy sent of each new offset o."""
+    expected = copy_state(state)
+    run_update(CPU, case, expected, recv, seg)
+    old, count = int(state["dst_cnt"][case.j]), int(expected["dst_cnt"][case.j])
+    new = np.sort(expected["dst"][case.j * case.b + old:case.j * case.b + count]).astype(np.int64)
+    sender_of = np.repeat(np.arange(case.grid.C), np.diff(seg))
+    return expected, new, recv.astype(np.int64) * case.grid.C + sender_of
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("device_seg", [True, False])
+@pytest.mark.parametrize("R, C, n_vertices, per_sender", [(1, 1, 50, 60), (2, 3, 30000, 4000),
+                                                          (2, 4, 4_000_000, 400_000)])
+def test_gpu_update_matches_numpy(R, C, n_vertices, per_sender, device_seg):
+    case, rng = make_case(30, R, C, n_vertices, 1000)
+    for empty in ((), (0,), tuple(range(C))):
+        recv, seg = random_recv(rng, case, per_sender, empty)
+        check_gpu_update(case, case.state, recv, seg, device_seg)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("edges_per_thread", EDGES_PER_THREAD)
+def test_gpu_expand_then_update(edges_per_thread):
+    case, rng = make_case(31, 2, 3, 300_000, 800_000)
+    frontier = random_frontier(rng, case, 0.4)
+    device = to_device(case.state)
+    run_expand(gpu_backend(), case, frontier, device, edges_per_thread)
+    mid = to_host(device)
+    recv, seg = random_recv(rng, case, case.b)
+    check_gpu_update(case, mid, recv, seg, device_seg=True)
