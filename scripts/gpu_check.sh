@@ -62,7 +62,7 @@ while [ $# -gt 0 ]; do
         run "$RESULTS/profile_scale$1.log" $PY scripts/profile_levels.py --scale "$1" --out "$RESULTS/profile_scale$1.json"
         shift ;;
     generator)
-        run "$RESULTS/generator.log" $PY scripts/bench_generator.py --scales $1 --out "$RESULTS/generator.json"
+        run "$RESULTS/generator.log" $PY scripts/bench_generator.py $1 --out "$RESULTS/generator.json"
         shift ;;
     *) echo "unknown stage $stage"; exit 2 ;;
     esac
