@@ -69,9 +69,9 @@ def _create_layout(tmp: str, n_edges: int, attrs: dict, weights: bool) -> dict[s
             dcpl.set_fill_time(h5py.h5d.FILL_TIME_NEVER)
             dset = f.create_dataset(name, shape=(n_edges,), dtype=dtype, dcpl=dcpl)
             offset = dset.id.get_offset()
-            if offset is None:
+            if offset is None and n_edges > 0:
                 raise OSError(f"HDF5 did not allocate storage for dataset {name!r}")
-            offsets[name] = int(offset)
+            offsets[name] = int(offset or 0)
         for key, value in attrs.items():
             f.attrs[key] = value
     return offsets

@@ -11,12 +11,13 @@ stream becomes a float32 weight in [0, 1). Both ends are then relabelled by the 
 hash `scramble` (keys val0, val1 from the stream skipped 50*2^128 + 7*2^64 steps). Self-loops and
 duplicate tuples are kept, as the specification requires.
 
-NumPy (`xp=numpy`): edges are processed in chunks; the per-edge states come from two exact modular
-matrix products with stacked powers of B = A^(2^64), all SCALE(+1) draws of all edges of a chunk from
-one more ([draws x 5] @ [5 x edges], see graph500.mrg.mod_matmul), and the levels are resolved with
-array operations over the [levels x edges] block (the rare rejected draws are redone in one bounded
-extra pass on the affected edges only). CuPy (`xp=cupy`): kernels/generator.cu, one thread per
-strided run of edges.
+NumPy (`xp=numpy`): chunks of 8192 edges. The per-edge states come from two exact modular matrix
+products with stacked powers of B = A^(2^64), the SCALE level draws of all edges of a chunk from one
+more ([edges x 5] @ [5 x levels], see graph500.mrg.mod_matmul). u mod 10000 maps through a table to the
+quadrant's unflipped src/dst bits, which one float64 product packs into per-edge bit masks; clip-and-flip
+is then a few bit operations (the tie ends at the highest bit where the two masks differ). Edges with a
+rejected draw (about one in 30000 at SCALE 20) are redone in one bounded extra pass. No Python loop
+runs per edge or per level. CuPy (`xp=cupy`): kernels/generator.cu, one thread per strided run of edges.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ _MASK64 = (1 << 64) - 1
 _EDGE_SKIP = 1 << 64
 _KEY_SKIP = 50 * 2**128 + 7 * 2**64
 
-# NumPy chunking: edges per chunk (keeps the [edges x draws] temporaries in cache) and the split of a
+# NumPy chunking: edges per chunk (keeps the [edges x levels] temporaries in cache) and the split of a
 # chunk into OUTER x INNER for the two-step state computation.
 _CHUNK = 8192
 _INNER = 64
@@ -220,15 +221,13 @@ class _Chunker:
             bits = np.uint64(min(_GROUP, scale - g * _GROUP))
             src_raw = (src_raw << bits) | (packed[:, g] >> np.uint64(_GROUP))
             dst_raw = (dst_raw << bits) | (packed[:, g] & low)
-        is_b = dst_raw & ~src_raw
-        is_c = src_raw & ~dst_raw
-        is_d = src_raw & dst_raw
-        # the prefixes stay tied up to and including the first (most significant) B or C level
-        past_tie = is_b | is_c
+        # The prefixes stay tied up to and including the first (most significant) B or C level, i.e.
+        # the first bit where the raw src and dst differ; a C level (src bit only) there becomes a B.
+        past_tie = src_raw ^ dst_raw
         for shift in (1, 2, 4, 8, 16, 32):
             past_tie |= past_tie >> np.uint64(shift)
         past_tie >>= np.uint64(1)
-        return is_d | (is_c & past_tie), is_d | is_b | (is_c & ~past_tie)
+        return src_raw & (dst_raw | past_tie), dst_raw | (src_raw & ~past_tie)
 
 
 def _redraw(states: np.ndarray, scale: int, n_draws: int) -> np.ndarray:

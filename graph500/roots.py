@@ -25,7 +25,6 @@ from dbfs.errors import DbfsError
 from graph500 import mrg
 
 DEFAULT_SEED = (2, 3)
-NUM_ROOTS = 64
 _STREAM_SKIP = 2 * 2**128
 _DRAWS_PER_CANDIDATE = 4
 _MIN_BATCH = 64
