@@ -23,6 +23,7 @@ from mpi4py import MPI
 from dbfs.exchange import PeerExchange
 from dbfs.graph import LocalGraph
 from dbfs.ops.expand import expand
+from dbfs.ops.predecessors import resolve_parents
 from dbfs.ops.update import update
 
 PHASES = ("expand_comm", "expansion", "fold_comm", "update", "pred_resolve")
@@ -75,15 +76,20 @@ class BFS:
         self.level = xp.empty(b, xp.int32)
         self.pred_col = xp.empty(b, xp.int32)
         self.pred_row = xp.empty(grid.rows_per_rank, xp.int32)
-        self.dst = xp.empty(grid.C * b, xp.int32)
+        # Two discovery buffers, swapped every level: group j of the last one is the next frontier,
+        # read in place by the expansion when the grid has one row (no copy).
+        self.dst_pair = (xp.empty(grid.C * b, xp.int32), xp.empty(grid.C * b, xp.int32))
         self.dst_cnt = xp.zeros(grid.C, xp.int32)
-        self.front = xp.empty(grid.cols_per_rank, xp.int32)
+        self.counts = self.backend.pinned_empty(grid.C, np.int32)
+        self.front = xp.empty(grid.cols_per_rank, xp.int32) if grid.R > 1 else None
         self.recv = xp.empty(max(1, (grid.C - 1) * b), xp.int32)
+        self.parent = xp.empty(b, xp.int64)
         self.expand_x = PeerExchange(comms.col, self.backend, b, TAG_EXPAND)
         self.fold_x = PeerExchange(comms.row, self.backend, b, TAG_FOLD)
         if grid.C > 1:
             self.pred_send = self.backend.pinned_empty(grid.rows_per_rank, np.int32)
             self.pred_recv = self.backend.pinned_empty(grid.rows_per_rank, np.int32)
+            self.pred_gathered = xp.empty(grid.rows_per_rank, xp.int32)
 
     def close(self) -> None:
         self.expand_x.close()
@@ -109,52 +115,57 @@ class BFS:
 
         own_root = tuple(int(x) for x in grid.owner(root)) == (i, j)
         root_offset = root - grid.to_global_owned(i, j, 0)
-        nf = 0
+        nf, last, current = 0, self.dst_pair[1], self.dst_pair[0]
         if own_root:
             row = grid.owned_row_start(j) + root_offset
             self.bitmap[row // 32] = np.uint32(1 << (row % 32))
             self.level[root_offset] = 0
-            self.dst[j * b] = root_offset
+            last[j * b] = root_offset
             nf = 1
         lvl, scanned, levels, frontier_total = 0, 0, [], 1
+        single = comms.world.Get_size() == 1
         while True:
             t_level = time.perf_counter()
             clock.switch("expand_comm")
-            self.front[:nf] = self.dst[j * b:j * b + nf] + grid.owned_col_start(i)
-            nfront = nf
+            own_frontier = last[j * b:j * b + nf]
             if R > 1:
+                xp.add(own_frontier, np.int32(grid.owned_col_start(i)), out=self.front[:nf])
                 seg = self.expand_x.exchange({p: self.front[:nf] for p in self.expand_x.peers},
                                              into=self.front, start=nf)
-                nfront = int(seg[-1])
+                frontier = self.front[:int(seg[-1])]
+            else:
+                frontier = own_frontier
             lvl += 1
             clock.switch("expansion")
             self.dst_cnt.fill(0)
-            level_edges = expand(backend, graph.col_ptr, graph.row_idx, self.front[:nfront], self.bitmap,
-                                 self.level, self.pred_row, self.pred_col, lvl, j, b, self.dst,
+            level_edges = expand(backend, graph.col_ptr, graph.row_idx, frontier, self.bitmap,
+                                 self.level, self.pred_row, self.pred_col, lvl, j, b, current,
                                  self.dst_cnt, edges_per_thread=self.edges_per_thread)
             scanned += level_edges
-            counts = backend.asnumpy(self.dst_cnt)
+            counts = self._read_counts()
             nf = int(counts[j])
             if C > 1:
                 clock.switch("fold_comm")
                 seg = self.fold_x.exchange(
-                    {m: self.dst[m * b:m * b + int(counts[m])] for m in self.fold_x.peers},
+                    {m: current[m * b:m * b + int(counts[m])] for m in self.fold_x.peers},
                     into=self.recv)
                 clock.switch("update")
                 if seg[-1]:
                     update(backend, self.recv[:int(seg[-1])], seg.astype(np.int32), self.bitmap,
-                           self.level, self.pred_col, lvl, j, b, self.dst, self.dst_cnt)
-                    nf = int(backend.asnumpy(self.dst_cnt[j:j + 1])[0])
+                           self.level, self.pred_col, lvl, j, b, current, self.dst_cnt)
+                    nf = int(self._read_counts()[j])
             clock.switch("fold_comm")
-            level_frontier, frontier_total = frontier_total, comms.world.allreduce(nf)
+            level_frontier = frontier_total
+            frontier_total = nf if single else comms.world.allreduce(nf)
             if log_levels:
                 levels.append({"level": lvl - 1, "frontier": level_frontier, "edges": level_edges,
                                "time": time.perf_counter() - t_level})
+            last, current = current, last
             if frontier_total == 0:
                 break
 
         clock.switch("pred_resolve")
-        parent = self._resolve_parents(own_root, root, root_offset)
+        self._resolve_parents(own_root, root, root_offset)
         clock.switch(None)
         elapsed = comms.world.allreduce(time.perf_counter() - t_start, op=MPI.MAX)
 
@@ -163,30 +174,38 @@ class BFS:
         phases = {k: comms.world.allreduce(v, op=MPI.MAX) for k, v in clock.totals.items()}
         sent = {"expand": self.expand_x.bytes_sent - expand_bytes0, "fold": self.fold_x.bytes_sent - fold_bytes0}
         sent = {k: comms.world.allreduce(v) for k, v in sent.items()}
-        return SearchResult(root=root, time=elapsed, parent=parent, level=self.level.copy(),
+        return SearchResult(root=root, time=elapsed, parent=self.parent.copy(), level=self.level.copy(),
                             nedge=nedge_twice // 2, visited=visited, depth=lvl - 1,
                             phases=phases, bytes=sent, levels=levels)
 
-    def _resolve_parents(self, own_root: bool, root: int, root_offset: int):
+    def _read_counts(self) -> np.ndarray:
+        """The group counters on the host (a small copy through pinned memory)."""
+        if self.backend.is_gpu:
+            self.dst_cnt.get(out=self.counts)
+            return self.counts
+        return self.dst_cnt
+
+    def _resolve_parents(self, own_root: bool, root: int, root_offset: int) -> None:
         """Delayed predecessors -> global parent ids of the owned vertices (one row exchange)."""
-        backend, xp, grid, comms = self.backend, self.backend.xp, self.graph.grid, self.graph.comms
-        b = grid.block
+        backend, grid, comms = self.backend, self.graph.grid, self.graph.comms
         if grid.C > 1:
             # block m of this rank's pred_row goes to the owner in grid column m; from column c we
-            # receive its discoverers of our block, so pred_gathered[c*b + o] is column c's answer.
-            self.pred_send[:] = backend.asnumpy(self.pred_row) if backend.is_gpu else self.pred_row
+            # receive its discoverers of our block, so gathered[c*b + o] is column c's answer.
+            if backend.is_gpu:
+                self.pred_row.get(out=self.pred_send)
+            else:
+                self.pred_send[:] = self.pred_row
             comms.row.Alltoall([self.pred_send, MPI.INT32_T], [self.pred_recv, MPI.INT32_T])
-            gathered = backend.asarray(self.pred_recv) if backend.is_gpu else self.pred_recv
+            if backend.is_gpu:
+                self.pred_gathered.set(self.pred_recv)
+                gathered = self.pred_gathered
+            else:
+                gathered = self.pred_recv
         else:
             gathered = self.pred_row
-        found = self.pred_col >= 0
-        col = xp.where(found, self.pred_col, 0)
-        local_col = gathered[col * b + xp.arange(b, dtype=xp.int32)]
-        parent = xp.where(found, grid.to_global_col(col.astype(xp.int64), local_col.astype(xp.int64)),
-                          xp.int64(-1))
+        resolve_parents(backend, self.pred_col, gathered, grid.block, grid.cols_per_rank, self.parent)
         if own_root:
-            parent[root_offset] = root
-        return parent
+            self.parent[root_offset] = root
 
 
 def print_levels(result: SearchResult) -> None:

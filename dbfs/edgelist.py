@@ -127,7 +127,7 @@ def write_edge_list(path: str, n_edges: int, attrs: dict, produce: Callable, com
         tmp = os.path.join(directory, f".{name}.{secrets.token_hex(6)}.tmp")
         try:
             offsets = _create_layout(tmp, n_edges, attrs, weights)
-        except OSError as exc:
+        except (OSError, TypeError, ValueError) as exc:     # h5py reports bad attributes as the latter
             _remove(tmp)
             offsets, error = None, f"cannot create {path}: {exc}"
         tmp, offsets = comm.bcast((tmp, offsets), root=0)
@@ -139,9 +139,11 @@ def write_edge_list(path: str, n_edges: int, attrs: dict, produce: Callable, com
         lo, hi = edge_range(n_edges, rank, size)
         try:
             _write_range(tmp, offsets, lo, hi, produce, weights, chunk_edges)
+        except FileNotFoundError:
+            error = f"cannot write {path}: rank {rank} does not see the file rank 0 created " \
+                    "(is the directory shared by all ranks?)"
         except OSError as exc:
-            error = (f"cannot write {path}: {exc.strerror or exc}"
-                     + (" (is the directory shared by all ranks?)" if size > 1 else ""))
+            error = f"cannot write {path}: {exc.strerror or exc}"
         runtime.agree(error, comm)
         if rank == 0:
             try:

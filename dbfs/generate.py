@@ -65,7 +65,8 @@ class _Progress:
         if now - self.last >= PROGRESS_SECONDS and self.done < self.total:
             self.last = now
             rate = self.done / (now - self.start)
-            runtime.log(f"generate: {100 * self.done / self.total:.0f}% ({rate / 1e6:.1f} M edges/s per rank)")
+            runtime.log(f"generate: {100 * self.done / self.total:.0f}% "
+                        f"({rate / 1e6:.1f} M edges/s per rank)")
 
 
 def main(args: argparse.Namespace) -> int:

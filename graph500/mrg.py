@@ -53,7 +53,8 @@ def identity_matrix() -> Matrix:
 def mat_mul(a: Matrix, b: Matrix) -> Matrix:
     """a @ b mod m on exact integers."""
     cols = list(zip(*b))
-    return tuple(tuple(sum(x * y for x, y in zip(row, col)) % MODULUS for col in cols) for row in a)
+    return tuple(tuple(sum(int(x) * int(y) for x, y in zip(row, col)) % MODULUS for col in cols)
+                 for row in a)
 
 
 def mat_vec(a: Matrix, v) -> State:

@@ -127,10 +127,9 @@ __device__ __forceinline__ void expand_edges(
     i32* __restrict__ dst, i32* __restrict__ dst_cnt)
 {
     const i64 first = ((i64)blockIdx.x * blockDim.x + threadIdx.x) * EPT;
-    if (first >= total) return;
-
+    // No early return: the appends below are warp-collective; threads past the end search nothing.
     // Largest k with cumul[k] <= first; zero-degree frontier entries are skipped by "largest".
-    i32 lo = 0, hi = nf - 1;
+    i32 lo = 0, hi = first < total ? nf - 1 : 0;
     while (lo < hi) {
         const i32 mid = lo + ((hi - lo + 1) >> 1);
         if (cumul[mid] <= first) lo = mid;
@@ -181,11 +180,11 @@ __device__ __forceinline__ void expand_edges(
 
 #pragma unroll
     for (int e = 0; e < EPT; ++e) {
-        if (!claimed[e]) continue;
-        pred_row[v[e]] = u[e];
         const i32 m = v[e] / b;
         const i32 o = v[e] - m * b;
-        dst[m * b + atomicAdd(&dst_cnt[m], 1)] = o;
+        warp_append(claimed[e], &dst_cnt[m], dst + (i64)m * b, o);
+        if (!claimed[e]) continue;
+        pred_row[v[e]] = u[e];
         if (m == j) {
             level[o] = lvl;
             pred_col[o] = j;

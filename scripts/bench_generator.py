@@ -65,7 +65,8 @@ def time_gpu(cupy, scale: int, edgefactor: int, weights: bool, repeat: int):
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("scales", type=int, nargs="+", help="SCALE values to measure")
     parser.add_argument("--out", required=True, help="JSON file to write")
     parser.add_argument("--edgefactor", type=int, default=16)

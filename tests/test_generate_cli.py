@@ -144,6 +144,13 @@ def test_bad_produce_output_removes_the_temporary(tmp_path):
     assert leftovers(tmp_path) == []
 
 
+def test_unstorable_attribute_is_a_clean_error(tmp_path):
+    with pytest.raises(DbfsError, match="cannot create"):
+        edgelist.write_edge_list(tmp_path / "g.h5", 10, {"bad": object()},
+                                 lambda lo, hi: generate_edges(4, 1, lo, hi), MPI.COMM_SELF)
+    assert leftovers(tmp_path) == []
+
+
 @pytest.mark.parametrize("argv,message", [
     (("--scale", "0"), "scale must be"),
     (("--scale", "43"), "scale must be"),

@@ -121,7 +121,8 @@ def test_division_magic_is_exact():
 # ------------------------------------------------------------------------------------- generator
 def test_reference_vector():
     src, dst, weight = generate_edges(10, 16, 0, 5, weights=True)
-    assert list(zip(src.tolist(), dst.tolist())) == [(299, 797), (684, 861), (185, 385), (428, 328), (490, 200)]
+    assert list(zip(src.tolist(), dst.tolist())) == \
+        [(299, 797), (684, 861), (185, 385), (428, 328), (490, 200)]
     assert np.allclose(weight[:3], [0.490170419, 0.528551459, 0.651318908], rtol=0, atol=5e-10)
     assert src.dtype == np.int64 and dst.dtype == np.int64 and weight.dtype == np.float32
     plain = generate_edges(10, 16, 0, 5)

@@ -18,6 +18,7 @@ import pytest
 from dbfs.backend import Backend
 from dbfs.grid import Grid
 from dbfs.ops.expand import EDGES_PER_THREAD, expand
+from dbfs.ops.predecessors import resolve_parents
 from dbfs.ops.update import update
 
 CPU = Backend("cpu")
@@ -458,3 +459,31 @@ def test_gpu_expand_then_update(edges_per_thread):
     mid = to_host(device)
     recv, seg = random_recv(rng, case, case.b)
     check_gpu_update(case, mid, recv, seg, device_seg=True)
+
+
+def random_predecessor_case(seed, C=3, b=1000):
+    rng = np.random.default_rng(seed)
+    pred_col = rng.integers(-1, C, b).astype(np.int32)
+    gathered = rng.integers(-1, 4 * b, C * b).astype(np.int32)
+    return pred_col, gathered, b, 4 * b
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_resolve_parents_numpy_matches_reference(seed):
+    pred_col, gathered, b, cols = random_predecessor_case(seed)
+    parent = np.empty(b, np.int64)
+    resolve_parents(Backend("cpu"), pred_col, gathered, b, cols, parent)
+    expected = [-1 if c < 0 else c * cols + gathered[c * b + o] for o, c in enumerate(pred_col)]
+    assert parent.tolist() == expected
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("seed", [3, 4])
+def test_resolve_parents_gpu_matches_numpy(seed):
+    import cupy
+    pred_col, gathered, b, cols = random_predecessor_case(seed, b=300_001)
+    expected = np.empty(b, np.int64)
+    resolve_parents(Backend("cpu"), pred_col, gathered, b, cols, expected)
+    parent = cupy.full(b, -7, cupy.int64)
+    resolve_parents(gpu_backend(), cupy.asarray(pred_col), cupy.asarray(gathered), b, cols, parent)
+    assert np.array_equal(cupy.asnumpy(parent), expected)

@@ -93,20 +93,38 @@ def test_too_few_good_vertices():
     assert len(has_edge.calls) <= 6, "candidates are checked in batches"
 
 
-def test_graph_rules_isolated_and_self_loop_only_vertices():
+def has_edge_from_edges(n_vertices, src, dst):
+    """The rule LocalGraph.has_edge follows: an endpoint of at least one edge that is not a self-loop."""
+    flags = np.zeros(n_vertices, bool)
+    keep = src != dst
+    flags[src[keep]] = True
+    flags[dst[keep]] = True
+    return flags
+
+
+def test_isolated_and_self_loop_only_candidates_are_rejected():
+    n = 64
+    stream = candidate_roots(n, 0, n).tolist()
+    first, second, third = sorted(set(stream), key=stream.index)[:3]      # first three distinct candidates
+    # `first` has only a self-loop, `second` no edge at all, every other vertex sits on a cycle
+    others = np.array([v for v in range(n) if v not in (first, second)])
+    src = np.concatenate([others, [first]])
+    dst = np.concatenate([np.roll(others, 1), [first]])
+    flags = has_edge_from_edges(n, src, dst)
+    roots = sample_roots(n, 8, lambda c: flags[c])
+    assert first not in roots and second not in roots
+    assert roots[0] == third
+    assert roots.tolist() == reference_roots(n, 8, lambda v: bool(flags[v]))
+
+
+def test_generated_graph_roots_have_edges():
     scale = 7
-    src, dst = generate_edges(scale, 1, 0, 1 << scale)
     n = 1 << scale
-    has_real_edge = np.zeros(n, bool)
-    not_loop = src != dst
-    has_real_edge[src[not_loop]] = True
-    has_real_edge[dst[not_loop]] = True
-    self_loop_only = np.setdiff1d(np.concatenate([src[~not_loop], dst[~not_loop]]), np.flatnonzero(has_real_edge))
-    assert (~has_real_edge).any()
-    roots = sample_roots(n, 64, lambda c: has_real_edge[c])
-    assert roots.tolist() == reference_roots(n, 64, lambda v: bool(has_real_edge[v]))
-    assert has_real_edge[roots].all()
-    assert not np.isin(roots, self_loop_only).any()
+    flags = has_edge_from_edges(n, *generate_edges(scale, 1, 0, n))
+    assert (~flags).any()
+    roots = sample_roots(n, 64, lambda c: flags[c])
+    assert roots.tolist() == reference_roots(n, 64, lambda v: bool(flags[v]))
+    assert flags[roots].all()
 
 
 def test_zero_roots_and_bad_input():
@@ -132,11 +150,7 @@ def test_same_roots_on_every_rank_with_a_collective_has_edge():
     n = 1 << scale
     # each rank knows the endpoints of its own edges only; has_edge combines them with an allreduce
     lo, hi = edge_range(4 << scale, comm.Get_rank(), comm.Get_size())
-    src, dst = generate_edges(scale, 4, lo, hi)
-    local = np.zeros(n, bool)
-    keep = src != dst
-    local[src[keep]] = True
-    local[dst[keep]] = True
+    local = has_edge_from_edges(n, *generate_edges(scale, 4, lo, hi))
 
     def has_edge(candidates):
         mine = local[candidates].astype(np.int8)
@@ -147,8 +161,5 @@ def test_same_roots_on_every_rank_with_a_collective_has_edge():
     roots = sample_roots(n, 64, has_edge)
     everyone = comm.allgather(roots.tolist())
     assert all(r == everyone[0] for r in everyone)
-    s_all, d_all = generate_edges(scale, 4, 0, 4 << scale)
-    full = np.zeros(n, bool)
-    full[s_all[s_all != d_all]] = True
-    full[d_all[s_all != d_all]] = True
+    full = has_edge_from_edges(n, *generate_edges(scale, 4, 0, 4 << scale))
     assert roots.tolist() == reference_roots(n, 64, lambda v: bool(full[v]))

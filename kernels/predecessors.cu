@@ -1,0 +1,13 @@
+// Delayed-predecessor resolution after a search (paper 004, section 3.5), one thread per owned vertex:
+// the owner recorded the grid column c of the rank that discovered offset o; that rank's pred_row for
+// the vertex (gathered[c*b + o], a local column of grid column c) becomes the global parent id.
+#include "common.cuh"
+
+extern "C" __global__ void resolve_parents(const i32* __restrict__ pred_col, const i32* __restrict__ gathered,
+                                           i32 b, i64 cols_per_rank, i64* __restrict__ parent)
+{
+    for (i64 o = blockIdx.x * (i64)blockDim.x + threadIdx.x; o < b; o += (i64)gridDim.x * blockDim.x) {
+        const i32 c = pred_col[o];
+        parent[o] = c >= 0 ? c * cols_per_rank + gathered[(i64)c * b + o] : -1;
+    }
+}
