@@ -3,7 +3,8 @@
 // Step 1, frontier_degree_scan (+ frontier_tile_degrees / scan_tile_sums when the frontier spans more
 // than one tile): cumul[k] = sum of the CSC degrees of frontier[0..k-1], cumul[nf] = total degree.
 // Step 2, expand_frontier_e<EPT>: thread t owns the EPT consecutive frontier edges starting at t*EPT;
-// it binary-searches cumul once for its first edge and walks forward for the rest (section 3.4.1),
+// it finds the column of its first edge (one global binary search per warp boundary, then a search
+// over the warp's registers: first_column) and walks forward for the rest (section 3.4.1),
 // with every stage (source lookup, row load, bitmap test, claim) unrolled over its EPT edges so the
 // independent loads overlap. An edge claims its destination row when its atomicOr flips the row's
 // visited bit; the claimant records the discovery.
@@ -119,6 +120,46 @@ frontier_degree_scan(const i64* __restrict__ col_ptr, const i32* __restrict__ fr
     if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) cumul[nf] = offset + tile_total;
 }
 
+// Largest k in [lo, hi] with cumul[k] <= edge (zero-degree frontier entries are skipped by "largest").
+__device__ __forceinline__ i32 search_columns(const i64* __restrict__ cumul, i32 lo, i32 hi, i64 edge)
+{
+    while (lo < hi) {
+        const i32 mid = lo + ((hi - lo + 1) >> 1);
+        if (cumul[mid] <= edge) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+// The frontier column holding edge `first` (section 3.4.1's binary search), found per warp: two lanes
+// search the global scan for the warp's first and last edge; when those lie at most 31 columns apart
+// (the common case once frontiers are large) every lane finishes with a 5-step search over the
+// column starts held in the warp's registers, instead of ~log2(nf) dependent global loads. Wider
+// spans fall back to a per-lane search bounded by the two columns. Warp-collective.
+template <int EPT>
+__device__ __forceinline__ i32 first_column(const i64* __restrict__ cumul, i32 nf, i64 total, i64 first)
+{
+    const int lane = threadIdx.x & 31;
+    const i64 warp_first = first - (i64)lane * EPT;
+    const i64 warp_last = min(warp_first + 32 * EPT, total) - 1;
+    i32 bound = 0;
+    if (lane < 2 && warp_first < total)
+        bound = search_columns(cumul, 0, nf - 1, lane == 0 ? warp_first : warp_last);
+    const i32 k_lo = __shfl_sync(0xffffffffu, bound, 0);
+    const i32 k_hi = __shfl_sync(0xffffffffu, bound, 1);
+    if (k_hi - k_lo >= 32) return first < total ? search_columns(cumul, k_lo, k_hi, first) : k_lo;
+    const i64 start = k_lo + lane <= k_hi ? cumul[k_lo + lane] : 0x7fffffffffffffffLL;
+    i32 lo = 0, hi = k_hi - k_lo;
+#pragma unroll
+    for (int step = 0; step < 5; ++step) {
+        const i32 mid = (lo + hi + 1) >> 1;
+        const i64 mid_start = __shfl_sync(0xffffffffu, start, mid);
+        if (mid_start <= first) lo = mid;
+        else hi = mid - 1;
+    }
+    return k_lo + lo;
+}
+
 template <int EPT>
 __device__ __forceinline__ void expand_edges(
     const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, const i32* __restrict__ frontier,
@@ -128,14 +169,7 @@ __device__ __forceinline__ void expand_edges(
 {
     const i64 first = ((i64)blockIdx.x * blockDim.x + threadIdx.x) * EPT;
     // No early return: the appends below are warp-collective; threads past the end search nothing.
-    // Largest k with cumul[k] <= first; zero-degree frontier entries are skipped by "largest".
-    i32 lo = 0, hi = first < total ? nf - 1 : 0;
-    while (lo < hi) {
-        const i32 mid = lo + ((hi - lo + 1) >> 1);
-        if (cumul[mid] <= first) lo = mid;
-        else hi = mid - 1;
-    }
-    i32 k = lo;
+    i32 k = first_column<EPT>(cumul, nf, total, first);
     i64 column_start = cumul[k], column_end = cumul[k + 1];
 
     bool valid[EPT];

@@ -9,7 +9,8 @@ delayed predecessor column j (section 3.5).
 GPU method: an exclusive scan of the frontier degrees (kernels/expand.cu, one launch for frontiers of
 up to 2048 vertices, three beyond), one 8-byte read of the total degree into pinned memory (it sizes
 the launch), then one thread per `edges_per_thread` consecutive frontier edges doing a single binary
-search in the scan plus a linear walk (section 3.4.1). NumPy method: the same edges gathered with
+search (two global binary searches per warp, then a 5-step search over the warp's registers when
+the warp's edges span at most 32 columns) plus a linear walk (section 3.4.1). NumPy method: the same edges gathered with
 repeat/cumsum; np.unique picks the first scanned edge of each unvisited row as its discoverer.
 """
 
