@@ -7,6 +7,7 @@
 #   scripts/gpu_check.sh profile SCALE    host overhead / kernel bandwidth / edges-per-thread sweep
 #   scripts/gpu_check.sh generator SCALES generator identity and speed
 #   scripts/gpu_check.sh multi            correctness with one rank per GPU (2 and 4 when present)
+#   scripts/gpu_check.sh multibench SCALE main-mode run (16 roots, validated) on 2 and 4 GPUs
 # Several stages may be given in one call: scripts/gpu_check.sh tests generator "16 26" bench "22 24 26"
 # Results go to $RESULTS (default bench/results/run-<date>); when the device tool's $OUT is set they
 # are also packed into $RESULTS/results.tgz (that tool returns only a few files).
@@ -52,6 +53,14 @@ while [ $# -gt 0 ]; do
             run "$RESULTS/gpu_tests_${p}ranks.log" mpirun -n "$p" $PY -m pytest --with-mpi -q -m gpu \
                 -p no:cacheprovider tests/test_bfs.py
         done ;;
+    multibench)
+        n=$(ngpus)
+        for p in 2 4; do
+            [ "$p" -le "$n" ] || continue
+            run "$RESULTS/main_scale$1_${p}gpu.log" mpirun -n "$p" $PY -m dbfs --scale "$1" --roots 16 \
+                --backend gpu --json "$RESULTS/main_scale$1_${p}gpu.json"
+        done
+        shift ;;
     bench)
         for s in $1; do
             run "$RESULTS/main_scale${s}_1gpu.log" $PY -m dbfs --scale "$s" --backend gpu \
