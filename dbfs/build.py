@@ -64,8 +64,10 @@ def _alltoallv_pairs(comm: MPI.Comm, backend, dest, cols, rows):
     received = np.empty(int(recv_words.sum()), np.int32)
     comm.Alltoallv([pairs, (send_words, _displacements(send_words)), MPI.INT32_T],
                    [received, (recv_words, _displacements(recv_words)), MPI.INT32_T])
-    received = backend.asarray(received.reshape(-1, 2))
-    return received[:, 0], received[:, 1]
+    pairs = received.reshape(-1, 2)
+    # contiguous columns: the GPU scatter kernel reads plain int32 arrays
+    return (backend.asarray(np.ascontiguousarray(pairs[:, 0])),
+            backend.asarray(np.ascontiguousarray(pairs[:, 1])))
 
 
 def _displacements(counts):
@@ -91,7 +93,7 @@ def _assemble_csc(backend, ncols: int, chunks):
     cursor = col_ptr[:-1].astype(xp.uint64)
     scatter = backend.module("csc_build").get_function("csc_scatter")
     while chunks:
-        cols, rows = chunks.pop(0)
+        cols, rows = (xp.ascontiguousarray(a) for a in chunks.pop(0))
         n = int(cols.shape[0])
         if n:
             blocks = min(65535 * 4, -(-n // 256))

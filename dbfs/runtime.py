@@ -52,6 +52,9 @@ def abort(message: str, code: int = 1) -> None:
 
 
 def _excepthook(kind, value, tb):
+    if MPI.Is_finalized():
+        traceback.print_exception(kind, value, tb)
+        os._exit(1)
     if isinstance(value, DbfsError):
         abort(f"dbfs: error: {value}", 2)
     text = "".join(traceback.format_exception(kind, value, tb))
