@@ -15,6 +15,7 @@ import numpy as np
 from mpi4py import MPI
 
 from dbfs import runtime
+from dbfs.runtime import displacements
 from dbfs.graph import GridComms, LocalGraph
 
 DEFAULT_CHUNK = 1 << 25
@@ -62,18 +63,13 @@ def _alltoallv_pairs(comm: MPI.Comm, backend, dest, cols, rows):
     comm.Alltoall(counts, recv_counts)
     send_words, recv_words = 2 * counts, 2 * recv_counts
     received = np.empty(int(recv_words.sum()), np.int32)
-    comm.Alltoallv([pairs, (send_words, _displacements(send_words)), MPI.INT32_T],
-                   [received, (recv_words, _displacements(recv_words)), MPI.INT32_T])
+    comm.Alltoallv([pairs, (send_words, displacements(send_words)), MPI.INT32_T],
+                   [received, (recv_words, displacements(recv_words)), MPI.INT32_T])
     pairs = received.reshape(-1, 2)
     # contiguous columns: the GPU scatter kernel reads plain int32 arrays
     return (backend.asarray(np.ascontiguousarray(pairs[:, 0])),
             backend.asarray(np.ascontiguousarray(pairs[:, 1])))
 
-
-def _displacements(counts):
-    out = np.zeros_like(counts)
-    np.cumsum(counts[:-1], out=out[1:])
-    return out
 
 
 def _assemble_csc(backend, ncols: int, chunks):

@@ -92,6 +92,14 @@ def check_slurm() -> None:
               f"`srun` (or `mpirun -n {ntasks}`) inside the allocation")
 
 
+def displacements(counts):
+    """Exclusive prefix sums of per-rank counts: the displacement argument of MPI's v-collectives."""
+    out = counts.copy()
+    out[0] = 0
+    out[1:] = counts[:-1].cumsum()
+    return out
+
+
 def mpi_library() -> str:
     return MPI.Get_library_version().strip().splitlines()[0]
 

@@ -47,6 +47,8 @@ from dataclasses import dataclass
 import numpy as np
 from mpi4py import MPI
 
+from dbfs.runtime import displacements
+
 ENTRY_CHUNK = 1 << 24  # CSC entries per pass step: about 1 GiB of temporaries
 NONE = np.iinfo(np.int64).max
 _HAS_PARENT_EDGE, _PARENT_UNREACHED = 1, 2
@@ -123,18 +125,13 @@ def _allgather(comm: MPI.Comm, backend, local, dtype):
     return backend.asarray(recv)
 
 
-def _displacements(counts):
-    out = np.zeros_like(counts)
-    np.cumsum(counts[:-1], out=out[1:])
-    return out
-
 
 def _allgatherv_int32(comm: MPI.Comm, backend, local):
     send = _host(backend, local, np.int32)
     counts = np.empty(comm.Get_size(), np.int64)
     comm.Allgather(np.array([send.size], np.int64), counts)
     recv = np.empty(int(counts.sum()), np.int32)
-    comm.Allgatherv(send, [recv, (counts, _displacements(counts)), MPI.INT32_T])
+    comm.Allgatherv(send, [recv, (counts, displacements(counts)), MPI.INT32_T])
     return backend.asarray(recv)
 
 
@@ -144,8 +141,8 @@ def _alltoallv_int32(comm: MPI.Comm, backend, values, counts):
     recv_counts = np.empty_like(counts)
     comm.Alltoall(counts, recv_counts)
     recv = np.empty(int(recv_counts.sum()), np.int32)
-    comm.Alltoallv([send, (counts, _displacements(counts)), MPI.INT32_T],
-                   [recv, (recv_counts, _displacements(recv_counts)), MPI.INT32_T])
+    comm.Alltoallv([send, (counts, displacements(counts)), MPI.INT32_T],
+                   [recv, (recv_counts, displacements(recv_counts)), MPI.INT32_T])
     return backend.asarray(recv)
 
 
