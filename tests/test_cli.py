@@ -1,0 +1,79 @@
+"""The main command's user-facing behaviour: --help with defaults, info, clear one-line errors with
+exit status 2 for bad input, and a small end-to-end run that prints the Graph500 block and JSON."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from mpi4py import MPI
+
+pytestmark = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1, reason="subprocess tests run in the 1-rank pass")
+
+
+def dbfs(*args, env=None, cwd=None):
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "HYDI_", "MPIR_"))}
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "dbfs", *args], capture_output=True, text=True,
+                          timeout=120, env=full_env, cwd=cwd)
+
+
+def test_help_lists_options_with_defaults():
+    result = dbfs("--help")
+    assert result.returncode == 0
+    for text in ("--scale", "--grid", "--roots", "--backend", "--json", "--log-levels",
+                 "(default: 16)", "(default: 64)", "(default: auto)"):
+        assert text in result.stdout
+
+
+def test_info_reports_backend_and_mpi():
+    result = dbfs("info", "--backend", "cpu")
+    assert result.returncode == 0, result.stderr
+    assert "backend: cpu" in result.stdout and "mpi library:" in result.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--scale", "0"], "--scale must be in 1..42"),
+    (["--scale", "43"], "--scale must be in 1..42"),
+    (["--scale", "8", "--edgefactor", "0"], "--edgefactor must be >= 1"),
+    (["--scale", "8", "--grid", "2x2"], "grid 2x2 needs 4 ranks"),
+    (["--scale", "8", "--grid", "two"], "grid must look like RxC"),
+    (["--scale", "8", "--seed", "x"], "--seed must be two integers"),
+    (["--scale", "8", "--root", "256"], "--root 256 is not a vertex"),
+    ([], "give exactly one of --scale S or --graph FILE.h5"),
+    (["--scale", "8", "--json", "/nonexistent-dir/x.json"], "is not writable"),
+])
+def test_bad_input_is_one_clear_line(args, message):
+    result = dbfs(*args, "--backend", "cpu")
+    assert result.returncode == 2
+    errors = [line for line in result.stderr.splitlines() if "error" in line]
+    assert len(errors) == 1 and message in errors[0], result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_slurm_task_count_mismatch_stops():
+    result = dbfs("--scale", "6", "--backend", "cpu", env={"SLURM_NTASKS": "3"})
+    assert result.returncode == 2
+    assert "SLURM_NTASKS=3 but the MPI world has 1 ranks" in result.stderr
+
+
+def test_run_prints_graph500_block_and_json(tmp_path):
+    out = tmp_path / "run.json"
+    result = dbfs("--scale", "8", "--roots", "4", "--backend", "cpu", "--json", str(out), "--log-levels")
+    assert result.returncode == 0, result.stderr
+    keys = [line.split(":")[0] for line in result.stdout.splitlines() if line and line[0].isalpha()]
+    assert keys[:6] == ["SCALE", "edgefactor", "NBFS", "graph_generation", "num_mpi_processes",
+                        "construction_time"]
+    assert "bfs_harmonic_mean_TEPS" in keys
+    assert "level" in result.stderr and "phase breakdown" in result.stdout
+    doc = json.loads(out.read_text())
+    for key in ("scale", "edgefactor", "n_vertices", "n_edges", "grid", "backend", "devices",
+                "construction_time", "roots", "bfs_harmonic_mean_TEPS", "searches"):
+        assert key in doc
+    search = doc["searches"][0]
+    assert set(search) >= {"root", "time", "nedge", "teps", "visited", "depth", "validated",
+                           "validate_time", "phases", "bytes"}
+    assert set(search["phases"]) == {"expand_comm", "expansion", "fold_comm", "update", "pred_resolve"}
+    assert set(search["bytes"]) == {"expand", "fold"} and search["validated"] is True
+    assert len(doc["searches"]) == doc["NBFS"] == 4
