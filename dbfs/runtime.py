@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 import traceback
 
 from mpi4py import MPI
@@ -110,24 +109,3 @@ def mpi_cuda_aware() -> bool | None:
         return bool(MPI.Query_cuda_support())
     except (AttributeError, NotImplementedError, MPI.Exception):
         return None
-
-
-class Timer:
-    """Accumulating wall-clock timer; `sync` is called before reading the clock (device work)."""
-
-    def __init__(self, sync=None):
-        self.sync = sync
-        self.total = 0.0
-        self._t0 = 0.0
-
-    def __enter__(self):
-        if self.sync:
-            self.sync()
-        self._t0 = time.perf_counter()
-        return self
-
-    def __exit__(self, *exc):
-        if self.sync:
-            self.sync()
-        self.total += time.perf_counter() - self._t0
-        return False
