@@ -15,7 +15,7 @@ import numpy as np
 from mpi4py import MPI
 
 from dbfs import runtime
-from dbfs.runtime import displacements
+from dbfs.runtime import alltoallv_int32
 from dbfs.graph import GridComms, LocalGraph
 
 DEFAULT_CHUNK = 1 << 25
@@ -59,17 +59,11 @@ def _alltoallv_pairs(comm: MPI.Comm, backend, dest, cols, rows):
     order = xp.argsort(dest, kind="stable") if xp is np else xp.argsort(dest)
     counts = backend.asnumpy(xp.bincount(dest, minlength=P)).astype(np.int64)
     pairs = backend.asnumpy(xp.stack((cols[order], rows[order]), axis=1)).ravel()
-    recv_counts = np.empty(P, np.int64)
-    comm.Alltoall(counts, recv_counts)
-    send_words, recv_words = 2 * counts, 2 * recv_counts
-    received = np.empty(int(recv_words.sum()), np.int32)
-    comm.Alltoallv([pairs, (send_words, displacements(send_words)), MPI.INT32_T],
-                   [received, (recv_words, displacements(recv_words)), MPI.INT32_T])
+    received = alltoallv_int32(comm, pairs, 2 * counts)
     pairs = received.reshape(-1, 2)
     # contiguous columns: the GPU scatter kernel reads plain int32 arrays
     return (backend.asarray(np.ascontiguousarray(pairs[:, 0])),
             backend.asarray(np.ascontiguousarray(pairs[:, 1])))
-
 
 
 def _assemble_csc(backend, ncols: int, chunks):

@@ -12,6 +12,7 @@ import os
 import sys
 import traceback
 
+import numpy as np
 from mpi4py import MPI
 
 from dbfs.errors import DbfsError
@@ -97,6 +98,16 @@ def displacements(counts):
     out[0] = 0
     out[1:] = counts[:-1].cumsum()
     return out
+
+
+def alltoallv_int32(comm: MPI.Comm, send: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Host int32 values grouped by destination (counts[d] for rank d, int64) -> what arrived, by source."""
+    recv_counts = np.empty_like(counts)
+    comm.Alltoall(counts, recv_counts)
+    recv = np.empty(int(recv_counts.sum()), np.int32)
+    comm.Alltoallv([send, (counts, displacements(counts)), MPI.INT32_T],
+                   [recv, (recv_counts, displacements(recv_counts)), MPI.INT32_T])
+    return recv
 
 
 def mpi_library() -> str:

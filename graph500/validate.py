@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 from mpi4py import MPI
 
-from dbfs.runtime import displacements
+from dbfs.runtime import alltoallv_int32, displacements
 
 ENTRY_CHUNK = 1 << 24  # CSC entries per pass step: about 1 GiB of temporaries
 NONE = np.iinfo(np.int64).max
@@ -125,7 +125,6 @@ def _allgather(comm: MPI.Comm, backend, local, dtype):
     return backend.asarray(recv)
 
 
-
 def _allgatherv_int32(comm: MPI.Comm, backend, local):
     send = _host(backend, local, np.int32)
     counts = np.empty(comm.Get_size(), np.int64)
@@ -137,13 +136,7 @@ def _allgatherv_int32(comm: MPI.Comm, backend, local):
 
 def _alltoallv_int32(comm: MPI.Comm, backend, values, counts):
     """values grouped by destination rank, counts[d] of them for rank d; returns what arrived."""
-    send = _host(backend, values, np.int32)
-    recv_counts = np.empty_like(counts)
-    comm.Alltoall(counts, recv_counts)
-    recv = np.empty(int(recv_counts.sum()), np.int32)
-    comm.Alltoallv([send, (counts, displacements(counts)), MPI.INT32_T],
-                   [recv, (recv_counts, displacements(recv_counts)), MPI.INT32_T])
-    return backend.asarray(recv)
+    return backend.asarray(alltoallv_int32(comm, _host(backend, values, np.int32), counts))
 
 
 def _expand_ranges(xp, starts, counts):
