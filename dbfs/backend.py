@@ -64,6 +64,10 @@ class Backend:
         """Compiled RawModule of kernels/<name>.cu."""
         return _compile(name)
 
+    def kernel(self, module: str, function: str):
+        """The compiled `function` of kernels/<module>.cu (looked up once per process)."""
+        return _function(module, function)
+
     def memory_limit(self) -> int:
         """Bytes this rank may allocate: free device memory, or host memory shared by this node."""
         if self.is_gpu:
@@ -105,6 +109,11 @@ def _compile(name: str):
     from dbfs import kernels
     return cupy.RawModule(code=kernels.source(name),
                           options=("-std=c++17", f"-I{kernels.DIRECTORY}"))
+
+
+@lru_cache(maxsize=None)
+def _function(module: str, function: str):
+    return _compile(module).get_function(function)
 
 
 def select(choice: str = "auto") -> Backend:

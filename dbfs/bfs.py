@@ -1,11 +1,23 @@
-"""The main-mode BFS level loop on one rank of the 2D grid (paper 004, Algorithm 2, sections 3.2-3.5).
+"""The main-mode BFS level loop on one rank of the 2D grid (paper 004, Algorithm 2, sections 3.2-3.5),
+top-down or direction-optimizing.
 
-Each level: expand (gather the frontier along the grid column, as local column ids) -> frontier
+Top-down level: expand (gather the frontier along the grid column, as local column ids) -> frontier
 expansion (dbfs.ops.expand: atomic bitmap, discoveries grouped by owner grid column) -> fold (send each
-group to its owner along the grid row) -> frontier update (dbfs.ops.update) -> one allreduce of the
-next frontier size. Predecessors are delayed: the owner of a vertex discovered by another rank records
-the discoverer's grid column, and one row exchange after the search turns those into global parent
-ids (section 3.5). State lives on the backend's device and is allocated once per run.
+group to its owner along the grid row) -> frontier update (dbfs.ops.update). Predecessors are delayed:
+the owner of a vertex discovered by another rank records the discoverer's grid column, and one row
+exchange after the search turns those into global parent ids (section 3.5).
+
+Bottom-up level (direction-optimizing BFS, Beamer et al.; in 2D after Ueno et al. and Checconi and
+Petrini): the frontier is gathered along the grid column as bitmaps; the C segments of a rank's rows
+(one per owner in the grid row) then rotate along the row: in sub-step s rank (i, j) searches segment
+(j - s) mod C for parents (dbfs.ops.bottom_up, through the row-major copy of its block) and passes the
+segment's visited bits to (i, j + 1), so a vertex found by one rank is not searched again by the others
+and after C sub-steps every segment is back with its owner, who commits the new vertices.
+
+Direction (`auto`): Beamer's rule, decided from global sums after every level, identically on every
+rank: switch to bottom-up when the frontier's edges m_f exceed the unvisited edges m_u / alpha, back to
+top-down when the frontier holds fewer than N / beta vertices and shrinks. Every level ends with one
+allreduce of [frontier size, frontier degree sum]; the search ends when the frontier is empty.
 
 Timing follows Graph500 kernel 2: from just before the root is visited until the parent array is
 complete on every rank (device synchronized; the slowest rank's time), state reset excluded.
@@ -20,14 +32,17 @@ from dataclasses import dataclass, field
 import numpy as np
 from mpi4py import MPI
 
-from dbfs.exchange import PeerExchange
+from dbfs.errors import DbfsError
+from dbfs.exchange import Exchange, OffsetSet
 from dbfs.graph import LocalGraph
+from dbfs.ops import bitmap, bottom_up
 from dbfs.ops.expand import expand
 from dbfs.ops.predecessors import resolve_parents
 from dbfs.ops.update import update
 
 PHASES = ("expand_comm", "expansion", "fold_comm", "update", "pred_resolve")
-TAG_EXPAND, TAG_FOLD = 11, 12
+DIRECTIONS = ("auto", "topdown")
+DEFAULT_ALPHA, DEFAULT_BETA = 14.0, 24.0
 
 
 @dataclass
@@ -38,11 +53,12 @@ class SearchResult:
     time: float
     parent: object                 # xp int64 [block], global parent ids of owned vertices, -1 unreached
     level: object                  # xp int32 [block], -1 unreached
-    nedge: int                     # TEPS edge count from the traversal (directed entries scanned / 2)
+    nedge: int                     # TEPS edge count: degrees of the visited vertices / 2
     visited: int
     depth: int
     phases: dict
-    bytes: dict
+    bytes: dict                    # bytes sent per phase, as encoded
+    bytes_raw: dict                # bytes the same messages take as plain lists
     levels: list = field(default_factory=list)
 
 
@@ -64,36 +80,65 @@ class _PhaseClock:
         self._phase, self._t = phase, now
 
 
-class BFS:
-    """Top-down 2D BFS over one rank's LocalGraph; call `search(root)` once per root (collective)."""
+class _Traffic:
+    """Bytes sent per phase in one search, as encoded and as lists."""
 
-    def __init__(self, graph: LocalGraph, edges_per_thread: int = 4):
+    def __init__(self):
+        self.sent = {"expand": 0, "fold": 0}
+        self.raw = {"expand": 0, "fold": 0}
+
+    def add(self, phase: str, sent: int, raw: int) -> None:
+        self.sent[phase] += sent
+        self.raw[phase] += raw
+
+
+class BFS:
+    """2D BFS over one rank's LocalGraph; call `search(root)` once per root (collective)."""
+
+    def __init__(self, graph: LocalGraph, edges_per_thread: int = 4, encoding: str = "adaptive",
+                 comm: str = "mpi", direction: str = "topdown", alpha: float = DEFAULT_ALPHA,
+                 beta: float = DEFAULT_BETA):
+        if direction not in DIRECTIONS:
+            raise DbfsError(f"unknown direction {direction!r} ({', '.join(DIRECTIONS)})", collective=True)
+        if direction == "auto" and graph.row_ptr is None:
+            raise ValueError("direction auto needs the row-major copy (build with row_major=True)")
         self.graph, self.backend = graph, graph.backend
-        self.edges_per_thread = edges_per_thread
+        self.edges_per_thread, self.direction, self.alpha, self.beta = edges_per_thread, direction, alpha, beta
         grid, xp, comms = graph.grid, graph.backend.xp, graph.comms
-        b = grid.block
-        self.bitmap = xp.zeros((grid.rows_per_rank + 31) // 32, xp.uint32)
+        b, R, C = grid.block, grid.R, grid.C
+        self.words = b // 32
+        self.bitmap = xp.zeros(grid.rows_per_rank // 32, xp.uint32)
         self.level = xp.empty(b, xp.int32)
         self.pred_col = xp.empty(b, xp.int32)
         self.pred_row = xp.empty(grid.rows_per_rank, xp.int32)
-        # Two discovery buffers, swapped every level: group j of the last one is the next frontier,
-        # read in place by the expansion when the grid has one row (no copy).
-        self.dst_pair = (xp.empty(grid.C * b, xp.int32), xp.empty(grid.C * b, xp.int32))
-        self.dst_cnt = xp.zeros(grid.C, xp.int32)
-        self.counts = self.backend.pinned_empty(grid.C, np.int32)
-        self.front = xp.empty(grid.cols_per_rank, xp.int32) if grid.R > 1 else None
-        self.recv = xp.empty(max(1, (grid.C - 1) * b), xp.int32)
+        # Two discovery buffers, swapped every top-down level: group j of the last one is the frontier.
+        self.dst_pair = (xp.empty(C * b, xp.int32), xp.empty(C * b, xp.int32))
+        self.dst_cnt = xp.zeros(C, xp.int32)
+        self.counts = self.backend.pinned_empty(C, np.int32)
+        self.front = xp.empty(grid.cols_per_rank, xp.int32) if R > 1 else None
+        self.recv = xp.empty(max(1, (C - 1) * b), xp.int32)
+        self.counter = xp.zeros(1, xp.int32)
         self.parent = xp.empty(b, xp.int64)
-        self.expand_x = PeerExchange(comms.col, self.backend, b, TAG_EXPAND)
-        self.fold_x = PeerExchange(comms.row, self.backend, b, TAG_FOLD)
-        if grid.C > 1:
+        self.col_x = Exchange(comms.col, self.backend, b, encoding, comm) if R > 1 else None
+        self.row_x = Exchange(comms.row, self.backend, b, encoding, comm) if C > 1 else None
+        self.degree = graph.degree
+        self.total_degree = comms.world.allreduce(int(graph.degree.sum()))
+        if direction == "auto":
+            # column frontier bitmap; this rank's own frontier is its segment i
+            self.col_front = xp.zeros(grid.cols_per_rank // 32, xp.uint32)
+            self.own_front = self.col_front[comms.i * self.words:(comms.i + 1) * self.words]
+            self.state = xp.empty(self.words, xp.uint32)
+            self.stats = xp.zeros(3, xp.int64)
+            self.stats_host = self.backend.pinned_empty(3, np.int64)
+        if C > 1:
             self.pred_send = self.backend.pinned_empty(grid.rows_per_rank, np.int32)
             self.pred_recv = self.backend.pinned_empty(grid.rows_per_rank, np.int32)
             self.pred_gathered = xp.empty(grid.rows_per_rank, xp.int32)
 
     def close(self) -> None:
-        self.expand_x.close()
-        self.fold_x.close()
+        for x in (self.col_x, self.row_x):
+            if x is not None:
+                x.close()
 
     def _reset(self) -> None:
         self.bitmap.fill(0)
@@ -103,80 +148,139 @@ class BFS:
         self.dst_cnt.fill(0)
 
     def search(self, root: int, log_levels: bool = False) -> SearchResult:
-        graph, backend, xp = self.graph, self.backend, self.backend.xp
+        graph, backend = self.graph, self.backend
         grid, comms = graph.grid, graph.comms
-        i, j, b, R, C = comms.i, comms.j, grid.block, grid.R, grid.C
+        i, j, b = comms.i, comms.j, grid.block
         self._reset()
-        backend.sync()
-        comms.world.Barrier()
-        expand_bytes0, fold_bytes0 = self.expand_x.bytes_sent, self.fold_x.bytes_sent
-        clock = _PhaseClock(backend.sync)
-        t_start = time.perf_counter()
-
         own_root = tuple(int(x) for x in grid.owner(root)) == (i, j)
         root_offset = root - grid.to_global_owned(i, j, 0)
-        nf, last, current = 0, self.dst_pair[1], self.dst_pair[0]
+        root_degree = comms.world.allreduce(int(self.degree[root_offset]) if own_root else 0)
+        backend.sync()
+        comms.world.Barrier()
+        clock, traffic = _PhaseClock(backend.sync), _Traffic()
+        t_start = time.perf_counter()
+
+        nf, frontier_list, spare = 0, self.dst_pair[1], self.dst_pair[0]
         if own_root:
             row = grid.owned_row_start(j) + root_offset
             self.bitmap[row // 32] = np.uint32(1 << (row % 32))
             self.level[root_offset] = 0
-            last[j * b] = root_offset
+            frontier_list[j * b] = root_offset
             nf = 1
-        lvl, scanned, levels, frontier_total = 0, 0, [], 1
-        single = comms.world.Get_size() == 1
+        lvl, levels, frontier_total = 0, [], 1
+        unvisited_edges = self.total_degree - root_degree
+        direction, form = "topdown", "list"
         while True:
             t_level = time.perf_counter()
-            clock.switch("expand_comm")
-            own_frontier = last[j * b:j * b + nf]
-            if R > 1:
-                xp.add(own_frontier, np.int32(grid.owned_col_start(i)), out=self.front[:nf])
-                seg = self.expand_x.exchange({p: self.front[:nf] for p in self.expand_x.peers},
-                                             into=self.front, start=nf)
-                frontier = self.front[:int(seg[-1])]
-            else:
-                frontier = own_frontier
             lvl += 1
-            clock.switch("expansion")
-            self.dst_cnt.fill(0)
-            level_edges = expand(backend, graph.col_ptr, graph.row_idx, frontier, self.bitmap,
-                                 self.level, self.pred_row, self.pred_col, lvl, j, b, current,
-                                 self.dst_cnt, edges_per_thread=self.edges_per_thread)
-            scanned += level_edges
-            counts = self._read_counts()
-            nf = int(counts[j])
-            if C > 1:
-                clock.switch("fold_comm")
-                seg = self.fold_x.exchange(
-                    {m: current[m * b:m * b + int(counts[m])] for m in self.fold_x.peers},
-                    into=self.recv)
-                clock.switch("update")
-                if seg[-1]:
-                    update(backend, self.recv[:int(seg[-1])], seg.astype(np.int32), self.bitmap,
-                           self.level, self.pred_col, lvl, j, b, current, self.dst_cnt)
-                    nf = int(self._read_counts()[j])
+            if direction == "topdown":
+                if form == "bits":
+                    self._bits_to_list(clock, traffic, frontier_list, nf)
+                nf, level_edges = self._top_down_level(clock, traffic, frontier_list, spare, nf, lvl)
+                frontier_list, spare = spare, frontier_list
+                form = "list"
+                frontier_degrees = self._list_degrees(frontier_list, nf) if self.direction == "auto" else 0
+            else:
+                if form == "list":
+                    clock.switch("update")
+                    bitmap.pack(backend, frontier_list[j * b:j * b + nf], self.own_front)
+                nf, frontier_degrees, level_edges = self._bottom_up_level(clock, traffic, nf, lvl)
+                form = "bits"
             clock.switch("fold_comm")
             level_frontier = frontier_total
-            frontier_total = nf if single else comms.world.allreduce(nf)
+            if self.direction == "auto":
+                totals = np.array([nf, frontier_degrees], np.int64)
+                comms.world.Allreduce(MPI.IN_PLACE, totals)
+                frontier_total, frontier_degrees = int(totals[0]), int(totals[1])
+            else:
+                frontier_total = comms.world.allreduce(nf)
             if log_levels:
-                levels.append({"level": lvl - 1, "frontier": level_frontier, "edges": level_edges,
-                               "time": time.perf_counter() - t_level})
-            last, current = current, last
+                levels.append({"level": lvl - 1, "direction": direction, "frontier": level_frontier,
+                               "edges": level_edges, "time": time.perf_counter() - t_level})
             if frontier_total == 0:
                 break
+            unvisited_edges -= frontier_degrees
+            direction = self._next_direction(direction, frontier_total, level_frontier, frontier_degrees,
+                                             unvisited_edges)
 
         clock.switch("pred_resolve")
         self._resolve_parents(own_root, root, root_offset)
         clock.switch(None)
         elapsed = comms.world.allreduce(time.perf_counter() - t_start, op=MPI.MAX)
 
-        nedge_twice = comms.world.allreduce(scanned)
-        visited = comms.world.allreduce(int((self.level >= 0).sum()))
-        phases = {k: comms.world.allreduce(v, op=MPI.MAX) for k, v in clock.totals.items()}
-        sent = {"expand": self.expand_x.bytes_sent - expand_bytes0, "fold": self.fold_x.bytes_sent - fold_bytes0}
-        sent = {k: comms.world.allreduce(v) for k, v in sent.items()}
+        visited_mask = self.level >= 0
+        figures = np.array([int(visited_mask.sum()), int(self.degree[visited_mask].sum()),
+                            traffic.sent["expand"], traffic.sent["fold"],
+                            traffic.raw["expand"], traffic.raw["fold"]], np.int64)
+        comms.world.Allreduce(MPI.IN_PLACE, figures)
+        phase_times = np.array([clock.totals[k] for k in PHASES])
+        comms.world.Allreduce(MPI.IN_PLACE, phase_times, op=MPI.MAX)
+        phases = dict(zip(PHASES, phase_times.tolist()))
         return SearchResult(root=root, time=elapsed, parent=self.parent.copy(), level=self.level.copy(),
-                            nedge=nedge_twice // 2, visited=visited, depth=lvl - 1,
-                            phases=phases, bytes=sent, levels=levels)
+                            nedge=int(figures[1]) // 2, visited=int(figures[0]), depth=lvl - 1,
+                            phases=phases, bytes={"expand": int(figures[2]), "fold": int(figures[3])},
+                            bytes_raw={"expand": int(figures[4]), "fold": int(figures[5])}, levels=levels)
+
+    def _next_direction(self, direction, frontier, previous_frontier, frontier_edges, unvisited_edges):
+        if self.direction == "topdown":
+            return "topdown"
+        if direction == "topdown":
+            return "bottomup" if frontier_edges * self.alpha > unvisited_edges else "topdown"
+        shrinking = frontier < previous_frontier
+        return "topdown" if shrinking and frontier * self.beta < self.graph.grid.n_vertices else "bottomup"
+
+    # top-down --------------------------------------------------------------------------------------
+    def _top_down_level(self, clock, traffic, frontier_list, dst, nf: int, lvl: int):
+        """Expand, expansion, fold, update; returns (new owned frontier size, edges scanned here).
+        The new frontier is group j of dst."""
+        backend, grid, comms = self.backend, self.graph.grid, self.graph.comms
+        i, j, b, C = comms.i, comms.j, grid.block, grid.C
+        xp = backend.xp
+        clock.switch("expand_comm")
+        own = frontier_list[j * b:j * b + nf]
+        if self.col_x is not None:
+            received, sent, raw = self.col_x.round({p: OffsetSet(nf, list=own) for p in self.col_x.peers},
+                                                   self.col_x.peers)
+            traffic.add("expand", sent, raw)
+            at = 0
+            for p in range(grid.R):
+                part = received[p] if p != i else None
+                n = part.count if part else nf
+                piece = self.front[at:at + n]
+                if part:
+                    part.to_list(backend, piece, self.counter)
+                    xp.add(piece, np.int32(grid.owned_col_start(p)), out=piece)
+                else:
+                    xp.add(own, np.int32(grid.owned_col_start(i)), out=piece)
+                at += n
+            frontier = self.front[:at]
+        else:
+            frontier = own
+        clock.switch("expansion")
+        self.dst_cnt.fill(0)
+        level_edges = expand(backend, self.graph.col_ptr, self.graph.row_idx, frontier, self.bitmap,
+                             self.level, self.pred_row, self.pred_col, lvl, j, b, dst, self.dst_cnt,
+                             edges_per_thread=self.edges_per_thread)
+        counts = self._read_counts()
+        nf = int(counts[j])
+        if C > 1:
+            clock.switch("fold_comm")
+            peers = self.row_x.peers
+            received, sent, raw = self.row_x.round(
+                {m: OffsetSet(int(counts[m]), list=dst[m * b:m * b + int(counts[m])]) for m in peers}, peers)
+            traffic.add("fold", sent, raw)
+            seg = np.zeros(C + 1, np.int64)
+            for m in range(C):
+                n = received[m].count if m in received else 0
+                if n:
+                    received[m].to_list(backend, self.recv[seg[m]:seg[m] + n], self.counter)
+                seg[m + 1] = seg[m] + n
+            clock.switch("update")
+            if seg[-1]:
+                update(backend, self.recv[:int(seg[-1])], seg.astype(np.int32), self.bitmap, self.level,
+                       self.pred_col, lvl, j, b, dst, self.dst_cnt)
+                nf = int(self._read_counts()[j])
+        return nf, level_edges
 
     def _read_counts(self) -> np.ndarray:
         """The group counters on the host (a small copy through pinned memory)."""
@@ -185,6 +289,68 @@ class BFS:
             return self.counts
         return self.dst_cnt
 
+    def _list_degrees(self, frontier_list, nf: int) -> int:
+        b, j = self.graph.grid.block, self.graph.comms.j
+        return int(self.degree[frontier_list[j * b:j * b + nf]].sum(dtype=np.int64)) if nf else 0
+
+    # bottom-up ------------------------------------------------------------------------------------
+    def _bottom_up_level(self, clock, traffic, nf: int, lvl: int):
+        """Column gather of the frontier bitmaps, C search sub-steps with the row rotation, commit.
+        Returns (new owned frontier size, its degree sum, entries examined here); the new frontier
+        is self.own_front."""
+        backend, grid, comms = self.backend, self.graph.grid, self.graph.comms
+        j, b, C, w = comms.j, grid.block, grid.C, self.words
+        clock.switch("expand_comm")
+        if self.col_x is not None:
+            received, sent, raw = self.col_x.round(
+                {p: OffsetSet(nf, bitmap=self.own_front) for p in self.col_x.peers}, self.col_x.peers)
+            traffic.add("expand", sent, raw)
+            for p, message in received.items():
+                message.to_bitmap(backend, self.col_front[p * w:(p + 1) * w])
+        clock.switch("expansion")
+        self.stats.fill(0)
+        self.state[:] = self.bitmap[j * w:(j + 1) * w]
+        succ, pred = (j + 1) % C, (j - 1) % C
+        for s in range(C):
+            clock.switch("expansion")
+            bottom_up.search_segment(backend, self.graph.row_ptr, self.graph.col_idx, ((j - s) % C) * b,
+                                     self.col_front, self.state, self.pred_row, self.stats)
+            if C > 1:
+                clock.switch("fold_comm")
+                received, sent, raw = self.row_x.round({succ: OffsetSet(None, bitmap=self.state)}, [pred])
+                traffic.add("fold", sent, raw)
+                self.state[:] = received[pred].payload
+        clock.switch("update")
+        bottom_up.commit(backend, self.state, self.bitmap[j * w:(j + 1) * w], self.own_front, self.level,
+                         self.pred_col, self.degree, lvl, self.stats)
+        stats = self._read_stats()
+        return int(stats[0]), int(stats[1]), int(stats[2])
+
+    def _read_stats(self) -> np.ndarray:
+        if self.backend.is_gpu:
+            self.stats.get(out=self.stats_host)
+            return self.stats_host
+        return self.stats
+
+    def _bits_to_list(self, clock, traffic, frontier_list, nf: int) -> None:
+        """Bottom-up -> top-down: the own frontier as a list in group j of frontier_list, and every
+        rank's row bitmap brought up to the owners' visited bits, so a top-down expansion never
+        rediscovers a vertex found bottom-up (whose predecessor only its finder holds)."""
+        backend, grid, comms = self.backend, self.graph.grid, self.graph.comms
+        j, b, w = comms.j, grid.block, self.words
+        clock.switch("update")
+        bitmap.unpack(backend, self.own_front, frontier_list[j * b:j * b + nf], self.counter)
+        if self.row_x is not None:
+            clock.switch("fold_comm")
+            own_bits = self.bitmap[j * w:(j + 1) * w]
+            peers = self.row_x.peers
+            received, sent, raw = self.row_x.round({m: OffsetSet(None, bitmap=own_bits) for m in peers},
+                                                   peers)
+            traffic.add("fold", sent, raw)
+            for m, message in received.items():
+                self.bitmap[m * w:(m + 1) * w] = message.payload
+
+    # predecessors ---------------------------------------------------------------------------------
     def _resolve_parents(self, own_root: bool, root: int, root_offset: int) -> None:
         """Delayed predecessors -> global parent ids of the owned vertices (one row exchange)."""
         backend, grid, comms = self.backend, self.graph.grid, self.graph.comms
@@ -209,9 +375,10 @@ class BFS:
 
 
 def print_levels(result: SearchResult) -> None:
-    """Per-level frontier sizes and times to stderr (rank 0)."""
+    """Per-level direction, frontier size, entries examined and time to stderr (rank 0)."""
     if MPI.COMM_WORLD.Get_rank() != 0:
         return
     for row in result.levels:
-        print(f"[dbfs] root {result.root} level {row['level']:3d}: frontier {row['frontier']:>12d} "
-              f"edges(rank 0) {row['edges']:>14d}  {1e3 * row['time']:9.3f} ms", file=sys.stderr)
+        print(f"[dbfs] root {result.root} level {row['level']:3d} {row['direction']:>9}: frontier "
+              f"{row['frontier']:>12d} edges(rank 0) {row['edges']:>14d}  {1e3 * row['time']:9.3f} ms",
+              file=sys.stderr)

@@ -6,7 +6,8 @@ rank (owner row of v, column block of u) and is stored there as the int32 pair (
 local row of v). Entries travel to their owners with one MPI Alltoallv per chunk of tuples (host
 staged), then each rank assembles its CSC by a counting sort over columns (a stable argsort on the
 CPU, an atomic scatter kernel, kernels/csc_build.cu, on the GPU). Self-loops are left out of the CSC;
-duplicates stay. The tuple list itself is not modified.
+duplicates stay. The tuple list itself is not modified. For the bottom-up search (direction-optimizing
+BFS) the builder also makes the row-major copy (CSR) of the block by transposing the CSC on its device.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from dbfs.graph import GridComms, LocalGraph
 DEFAULT_CHUNK = 1 << 25
 
 
-def memory_estimate(grid, n_edges: int, gen_bytes_per_edge: int = 16) -> dict:
-    """Peak bytes per rank of building and searching, assuming tuples spread evenly over the ranks."""
+def memory_estimate(grid, n_edges: int, gen_bytes_per_edge: int = 16, row_major: bool = False) -> dict:
+    """Peak bytes per rank of building and searching, assuming tuples spread evenly over the ranks;
+    row_major adds the CSR copy and the bottom-up bitmaps."""
     P = grid.size
     local_tuples = -(-n_edges // P)
     entries = 2 * local_tuples
@@ -31,10 +33,14 @@ def memory_estimate(grid, n_edges: int, gen_bytes_per_edge: int = 16) -> dict:
         "edge list slice": gen_bytes_per_edge * local_tuples,
         "entries in transit": 8 * entries,
         "csc": 4 * entries + 8 * (ncols + 1),
-        "bfs state": nrows // 8 + 4 * b + 4 * nrows + 4 * b + 4 * nrows + 4 * ncols + 8 * b,
+        "bfs state": nrows // 8 + 4 * b + 4 * nrows + 4 * b + 4 * nrows + 4 * ncols + 8 * b
+                     + 4 * b + 8 * (grid.R + grid.C) * b,
     }
+    if row_major:
+        parts["csr"] = 4 * entries + 8 * (nrows + 1)
+        parts["bfs state"] += ncols // 8 + b // 8
     build_peak = max(parts["edge list slice"] + parts["entries in transit"],
-                     parts["entries in transit"] + parts["csc"])
+                     parts["entries in transit"] + parts["csc"], parts["csc"] + parts.get("csr", 0))
     parts["peak"] = int(1.15 * (build_peak + parts["bfs state"]))
     return parts
 
@@ -92,10 +98,11 @@ def _assemble_csc(backend, ncols: int, chunks):
 
 
 def build_from_edges(comms: GridComms, backend, src, dst, n_vertices: int | None = None,
-                     chunk: int = DEFAULT_CHUNK) -> LocalGraph:
+                     chunk: int = DEFAULT_CHUNK, row_major: bool = False) -> LocalGraph:
     """Collective. src, dst: this rank's share of the tuple list (int64, any split among the ranks).
 
-    Returns this rank's LocalGraph (CSC on the backend's device). n_vertices only checks the ids.
+    Returns this rank's LocalGraph (CSC on the backend's device, and its CSR copy with row_major).
+    n_vertices only checks the ids.
     """
     grid, xp, world = comms.grid, backend.xp, comms.world
     n_vertices = grid.n_vertices if n_vertices is None else n_vertices
@@ -115,8 +122,31 @@ def build_from_edges(comms: GridComms, backend, src, dst, n_vertices: int | None
             chunks.append(_alltoallv_pairs(world, backend, dest, cols, rows))
         del dest, cols, rows
     col_ptr, row_idx, deg = _assemble_csc(backend, grid.cols_per_rank, chunks)
-    return LocalGraph(comms=comms, backend=backend, col_ptr=col_ptr, row_idx=row_idx, n_edges=n_edges,
-                      has_edge=_owned_has_edge(comms, backend, deg))
+    degree = _owned_degree(comms, backend, deg)
+    graph = LocalGraph(comms=comms, backend=backend, col_ptr=col_ptr, row_idx=row_idx, n_edges=n_edges,
+                       has_edge=degree > 0, degree=degree)
+    if row_major:
+        graph.row_ptr, graph.col_idx = transpose_csc(backend, col_ptr, row_idx, grid.rows_per_rank)
+    return graph
+
+
+def transpose_csc(backend, col_ptr, row_idx, nrows: int):
+    """The CSR (row_ptr int64 [nrows+1], col_idx int32) of a CSC block, on the same device."""
+    xp = backend.xp
+    ncols = int(col_ptr.shape[0]) - 1
+    row_ptr = xp.zeros(nrows + 1, xp.int64)
+    xp.cumsum(xp.bincount(row_idx, minlength=nrows), out=row_ptr[1:])
+    if not backend.is_gpu:
+        cols = np.repeat(np.arange(ncols, dtype=np.int32), np.diff(col_ptr))
+        return row_ptr, cols[np.argsort(row_idx, kind="stable")]
+    nnz = int(row_idx.shape[0])
+    col_idx = xp.empty(nnz, xp.int32)
+    if nnz:
+        cursor = row_ptr[:-1].astype(xp.uint64)
+        blocks = min(65535 * 4, -(-nnz // 256))
+        backend.kernel("csc_build", "csr_from_csc")(
+            (blocks,), (256,), (col_ptr, np.int32(ncols), row_idx, np.int64(nnz), cursor, col_idx))
+    return row_ptr, col_idx
 
 
 def _id_range_error(xp, src, dst, n_vertices: int, chunk: int) -> str | None:
@@ -128,14 +158,12 @@ def _id_range_error(xp, src, dst, n_vertices: int, chunk: int) -> str | None:
     return None
 
 
-def _owned_has_edge(comms: GridComms, backend, deg):
-    """Owned vertex has a non-self-loop edge: its column's degree summed over the grid column is > 0.
-
-    The column block is the concatenation of the R owned blocks of grid column j in order i, so a
-    reduce-scatter along the column communicator hands every rank exactly its own block.
-    """
+def _owned_degree(comms: GridComms, backend, deg):
+    """Degree of every owned vertex (non-self-loop entries): its column's length summed over the grid
+    column. The column block is the concatenation of the R owned blocks of grid column j in order i,
+    so a reduce-scatter along the column communicator hands every rank exactly its own block."""
     b = comms.grid.block
-    local = backend.asnumpy(deg > 0).astype(np.int32)
+    local = backend.asnumpy(deg).astype(np.int32)
     mine = np.empty(b, np.int32)
     comms.col.Reduce_scatter_block(local, mine, op=MPI.SUM)
-    return backend.asarray(mine > 0)
+    return backend.asarray(mine)

@@ -42,6 +42,20 @@ def main_parser() -> argparse.ArgumentParser:
                    help="print per-level frontier size and time to stderr")
     p.add_argument("--edges-per-thread", type=int, default=4,
                    help="frontier edges handled by one GPU thread in the expansion kernel")
+    search = p.add_argument_group("search and exchanges")
+    search.add_argument("--direction", choices=("auto", "topdown"), default="auto",
+                        help="auto: direction-optimizing (top-down/bottom-up by Beamer's rule); "
+                             "topdown: paper 004's top-down levels only")
+    search.add_argument("--alpha", type=float, default=14.0,
+                        help="switch to bottom-up when frontier edges > unvisited edges / ALPHA")
+    search.add_argument("--beta", type=float, default=24.0,
+                        help="switch back to top-down when the frontier shrinks below N / BETA vertices")
+    search.add_argument("--encoding", choices=("adaptive", "list", "bitmap"), default="adaptive",
+                        help="message form: a list of 32-bit ids, a bitmap of the block, or per "
+                             "message whichever is smaller")
+    search.add_argument("--comm", choices=("auto", "mpi", "mpi-cuda", "nccl"), default="mpi",
+                        help="transport: host-staged MPI, CUDA-aware MPI, or NCCL between the GPUs; "
+                             "auto picks the fastest available")
     p.add_argument("--version", action="version", version=f"dbfs {__version__}")
     return p
 

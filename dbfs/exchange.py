@@ -1,99 +1,212 @@
-"""Expand and fold exchanges: non-blocking point-to-point MPI between the ranks of one grid line.
+"""Expand and fold exchanges: rounds of point-to-point messages between the ranks of one grid line.
 
 Method (paper 004, section 3.3): each round (1) starts the sends, (2) waits for the receives posted in
-the previous round, (3) posts the receives of the next round. Receives are therefore always posted
-ahead of the matching sends, and buffers are allocated once per run. Messages carry vertex offsets
-within a block of b vertices (the sender's block for expand, the receiver's for fold), so the same
-exchange serves both phases.
+the previous round, (3) posts the receives of the next round, so receives are always posted ahead of
+the matching sends; buffers are allocated once per run. A message carries a set of offsets within a
+block of b vertices (the sender's block for expand, the receiver's for fold and for the bottom-up
+rotation), so one Exchange per grid communicator serves every message type; all ranks of the line run
+the same sequence of rounds, which keeps the k-th message from a peer matched with the k-th receive.
 
-A message is a small header [encoding, count] followed by the payload produced by a Codec. The codec
-is the replaceable piece: ListCodec sends 32-bit offsets (section 3.3); other encodings plug in here.
-MPI here is not CUDA-aware, so device data is staged through pinned host buffers.
+Encoding (paper 004, section 5): a message is a list of 32-bit offsets or a bitmap of the b/32 words of
+the block, whichever is smaller (`adaptive`: bitmap when 32 * count > b, i.e. when b/8 bitmap bytes
+are fewer than 4 * count list bytes), chosen per message, or always one form (`list`, `bitmap`). A
+3-word header [encoding, count, payload words] precedes the payload.
+
+Transports (one interface, `round`): `mpi` stages device data through pinned host buffers (MPI here is
+not CUDA-aware), device<->host copies on their own stream, each receive copied up as soon as it lands;
+`mpi-cuda` hands device buffers to a CUDA-aware MPI; `nccl` uses NCCL send/recv between the GPUs
+(headers first, then payloads), MPI only to set the communicators up.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from mpi4py import MPI
 
-HEADER_WORDS = 2
+from dbfs import runtime
+from dbfs.errors import DbfsError
+from dbfs.ops import bitmap
+
+LIST, BITMAP = 0, 1
+ENCODINGS = ("adaptive", "list", "bitmap")
+TRANSPORTS = ("mpi", "mpi-cuda", "nccl")
+HEADER_WORDS = 3
+HEADER_BYTES = 4 * HEADER_WORDS
 
 
-class ListCodec:
-    """Offsets as a list of uint32 words."""
+@dataclass
+class OffsetSet:
+    """`count` offsets in [0, block) on the device: an int32 list, a uint32 bitmap, or both. A bitmap
+    whose size nobody counted (count None) always travels as a bitmap, with count 0 in its header."""
 
-    kind = 0
+    count: int | None
+    list: object = None
+    bitmap: object = None
 
-    @staticmethod
-    def capacity_words(block: int) -> int:
-        return block
 
-    @staticmethod
-    def encode(backend, offsets, out: np.ndarray) -> int:
-        """Write the offsets (device or host int32 array) into out; return the payload words."""
-        n = int(offsets.shape[0])
-        if n:
-            if backend.is_gpu:
-                offsets.get(out=out[:n].view(np.int32))
+@dataclass
+class Message:
+    """A received set: `payload` (uint32 device view) is a list (kind LIST) or a bitmap (BITMAP)."""
+
+    kind: int
+    count: int
+    payload: object
+
+    def to_list(self, backend, out, counter) -> None:
+        """Write the offsets to out[:count] (int32 device array); counter: int32 [1] scratch."""
+        if self.kind == LIST:
+            out[:self.count] = self.payload.view(np.int32)
+        else:
+            bitmap.unpack(backend, self.payload, out, counter)
+
+    def to_bitmap(self, backend, words) -> None:
+        """Write the set as a bitmap into words (uint32 [block/32] device array)."""
+        if self.kind == BITMAP:
+            words[:] = self.payload
+        else:
+            bitmap.pack(backend, self.payload.view(np.int32), words)
+
+
+def wire_kind(encoding: str, count: int, block: int) -> int:
+    if encoding == "list":
+        return LIST
+    if encoding == "bitmap":
+        return BITMAP
+    return BITMAP if 32 * count > block else LIST
+
+
+class Exchange:
+    """Rounds of messages among the ranks of `comm` (a grid row or column), each a set of offsets in a
+    block of `block` vertices (a multiple of 32)."""
+
+    def __init__(self, comm: MPI.Comm, backend, block: int, encoding: str = "adaptive",
+                 transport: str = "mpi"):
+        if encoding not in ENCODINGS:
+            raise DbfsError(f"unknown encoding {encoding!r} ({', '.join(ENCODINGS)})", collective=True)
+        self.backend, self.block, self.encoding = backend, block, encoding
+        self.comm = comm.Dup()
+        me = self.comm.Get_rank()
+        self.peers = [p for p in range(self.comm.Get_size()) if p != me]
+        xp = backend.xp
+        self.send_scratch = {p: xp.empty(block, xp.uint32) for p in self.peers}
+        self.recv_dev = {p: xp.empty(block, xp.uint32) for p in self.peers}
+        self.counter = xp.zeros(1, xp.int32)
+        self.transport = make_transport(transport, self.comm, backend, self.peers, self.recv_dev)
+
+    def round(self, outgoing: dict, sources, encoding: str | None = None):
+        """Send outgoing[p] (an OffsetSet) to each peer p in it; receive one message from each rank in
+        `sources`. Returns ({source: Message}, bytes sent, bytes the same sends take as lists (as
+        sent for uncounted bitmaps)). `encoding` overrides the exchange's for this round."""
+        encoding = encoding or self.encoding
+        sends, sent, raw = {}, 0, 0
+        for p, offsets in outgoing.items():
+            if offsets.count is None:
+                sends[p] = (BITMAP, 0, offsets.bitmap)
+                raw += HEADER_BYTES + 4 * int(offsets.bitmap.shape[0])
             else:
-                out[:n] = offsets
-        return n
+                kind = wire_kind(encoding, offsets.count, self.block)
+                sends[p] = (kind, offsets.count, self._payload(p, kind, offsets))
+                raw += HEADER_BYTES + 4 * offsets.count
+            sent += HEADER_BYTES + 4 * int(sends[p][2].shape[0])
+        received = self.transport.round(sends, list(sources))
+        return ({p: Message(kind, count, self.recv_dev[p][:words])
+                 for p, (kind, count, words) in received.items()}, sent, raw)
 
-    @staticmethod
-    def decode(backend, payload: np.ndarray, count: int, into) -> int:
-        """Copy `count` offsets of a received payload into the device array `into`; return count."""
-        if count:
-            if backend.is_gpu:
-                into[:count].set(payload[:count].view(np.int32))
+    def _payload(self, peer: int, kind: int, offsets: OffsetSet):
+        scratch = self.send_scratch[peer]
+        if kind == LIST:
+            if offsets.list is not None:
+                return offsets.list[:offsets.count].view(np.uint32)
+            bitmap.unpack(self.backend, offsets.bitmap, scratch.view(np.int32), self.counter)
+            return scratch[:offsets.count]
+        if offsets.bitmap is not None:
+            return offsets.bitmap
+        words = scratch[:self.block // 32]
+        bitmap.pack(self.backend, offsets.list[:offsets.count], words)
+        return words
+
+    def close(self) -> None:
+        self.transport.close()
+        self.comm.Free()
+
+
+def make_transport(name: str, comm, backend, peers, recv_dev):
+    if name == "mpi":
+        return HostStagedMPI(comm, backend, peers, recv_dev)
+    if name == "mpi-cuda":
+        if not backend.is_gpu:
+            raise DbfsError("--comm mpi-cuda needs the GPU backend", collective=True)
+        if not runtime.mpi_cuda_aware():
+            raise DbfsError(f"--comm mpi-cuda: this MPI ({runtime.mpi_library()}) does not report CUDA "
+                            "support; use --comm mpi (host-staged) or nccl", collective=True)
+        return CudaAwareMPI(comm, backend, peers, recv_dev)
+    if name == "nccl":
+        if not backend.is_gpu:
+            raise DbfsError("--comm nccl needs the GPU backend", collective=True)
+        return NcclTransport(comm, backend, peers, recv_dev)
+    raise DbfsError(f"unknown transport {name!r} ({', '.join(TRANSPORTS)})", collective=True)
+
+
+def nccl_available() -> bool:
+    try:
+        from cupy.cuda import nccl
+        return nccl.get_version() > 0
+    except Exception:  # no CuPy, no NCCL library: both mean "not available"
+        return False
+
+
+class HostStagedMPI:
+    """Isend/Irecv of pinned host copies; device->host copies of all sends, then host->device copies
+    of each receive as soon as it completes, on a copy stream the compute stream then waits for."""
+
+    def __init__(self, comm, backend, peers, recv_dev):
+        self.comm, self.backend, self.recv_dev = comm, backend, recv_dev
+        words = HEADER_WORDS + max((int(a.shape[0]) for a in recv_dev.values()), default=0)
+        self.send_buf = {p: backend.pinned_empty(words, np.uint32) for p in peers}
+        self.recv_buf = {p: backend.pinned_empty(words, np.uint32) for p in peers}
+        self.recv_req = {p: self._post(p) for p in peers}
+        if backend.is_gpu:
+            self.copy_stream = backend.xp.cuda.Stream(non_blocking=True)
+
+    def _post(self, p):
+        return self.comm.Irecv([self.recv_buf[p], MPI.UINT32_T], source=p, tag=0)
+
+    def round(self, sends: dict, sources: list) -> dict:
+        gpu = self.backend.is_gpu
+        if gpu and sends:
+            self.copy_stream.wait_event(self.backend.xp.cuda.get_current_stream().record())
+        for p, (kind, count, payload) in sends.items():
+            buf, n = self.send_buf[p], int(payload.shape[0])
+            buf[:HEADER_WORDS] = (kind, count, n)
+            if gpu:
+                _copy_async(buf[HEADER_WORDS:HEADER_WORDS + n], payload, self.copy_stream)
             else:
-                into[:count] = payload[:count]
-        return count
-
-
-class PeerExchange:
-    """Repeated exchanges with every other rank of `comm`, each message at most `block` offsets."""
-
-    def __init__(self, comm: MPI.Comm, backend, block: int, tag: int, codec=ListCodec):
-        self.comm, self.backend, self.block, self.tag, self.codec = comm, backend, block, tag, codec
-        me = comm.Get_rank()
-        self.peers = [p for p in range(comm.Get_size()) if p != me]
-        words = HEADER_WORDS + codec.capacity_words(block)
-        self.send_buf = {p: backend.pinned_empty(words, np.uint32) for p in self.peers}
-        self.recv_buf = {p: backend.pinned_empty(words, np.uint32) for p in self.peers}
-        self.recv_req = {}
-        self.bytes_sent = 0
-        self._post_receives()
-
-    def _post_receives(self):
-        for p in self.peers:
-            self.recv_req[p] = self.comm.Irecv([self.recv_buf[p], MPI.UINT32_T], source=p, tag=self.tag)
-
-    def exchange(self, outgoing: dict, into, start: int = 0) -> np.ndarray:
-        """One round. outgoing: peer -> int32 array (device or host) to send to that peer.
-
-        Received entries are written contiguously into the device array `into` from `start`, grouped
-        by sender in `comm` rank order. Returns seg (int64 [comm size + 1]): the group of rank p is
-        into[seg[p]:seg[p+1]] (empty for this rank itself).
-        """
-        send_req = []
-        for p in self.peers:
-            buf = self.send_buf[p]
-            n = self.codec.encode(self.backend, outgoing[p], buf[HEADER_WORDS:])
-            buf[0], buf[1] = self.codec.kind, n
-            send_req.append(self.comm.Isend([buf[:HEADER_WORDS + n], MPI.UINT32_T], dest=p, tag=self.tag))
-            self.bytes_sent += 4 * (HEADER_WORDS + n)
-        MPI.Request.Waitall(list(self.recv_req.values()))
-        seg = np.full(self.comm.Get_size() + 1, start, np.int64)
-        at = start
-        for p in range(self.comm.Get_size()):
-            seg[p] = at
-            if p in self.recv_buf:
-                buf = self.recv_buf[p]
-                at += self.codec.decode(self.backend, buf[HEADER_WORDS:], int(buf[1]), into[at:])
-        seg[-1] = at
-        self._post_receives()
+                buf[HEADER_WORDS:HEADER_WORDS + n] = payload
+        if gpu and sends:
+            self.copy_stream.synchronize()
+        send_req = [self.comm.Isend([self.send_buf[p][:HEADER_WORDS + int(payload.shape[0])],
+                                     MPI.UINT32_T], dest=p, tag=0)
+                    for p, (_, _, payload) in sends.items()]
+        received, pending = {}, list(sources)
+        while pending:
+            k = MPI.Request.Waitany([self.recv_req[p] for p in pending])
+            p = pending.pop(k)
+            buf = self.recv_buf[p]
+            kind, count, n = (int(x) for x in buf[:HEADER_WORDS])
+            if gpu:
+                _copy_async(self.recv_dev[p][:n], buf[HEADER_WORDS:HEADER_WORDS + n], self.copy_stream)
+            else:
+                self.recv_dev[p][:n] = buf[HEADER_WORDS:HEADER_WORDS + n]
+            received[p] = (kind, count, n)
+        if gpu and sources:
+            # the pinned receive buffers are reposted below: their copies must have finished
+            self.copy_stream.synchronize()
+        for p in sources:
+            self.recv_req[p] = self._post(p)
         MPI.Request.Waitall(send_req)
-        return seg
+        return received
 
     def close(self) -> None:
         """Cancel the receives posted for a round that will not come."""
@@ -101,3 +214,108 @@ class PeerExchange:
             req.Cancel()
         MPI.Request.Waitall(list(self.recv_req.values()))
         self.recv_req = {}
+
+
+def _copy_async(dst, src, stream) -> None:
+    """One cudaMemcpyAsync between a device array and a pinned NumPy array (either direction)."""
+    import cupy
+    nbytes = src.nbytes
+    if nbytes == 0:
+        return
+    if isinstance(dst, np.ndarray):
+        kind, d, s = cupy.cuda.runtime.memcpyDeviceToHost, dst.ctypes.data, src.data.ptr
+    else:
+        kind, d, s = cupy.cuda.runtime.memcpyHostToDevice, dst.data.ptr, src.ctypes.data
+    cupy.cuda.runtime.memcpyAsync(d, s, nbytes, kind, stream.ptr)
+
+
+class CudaAwareMPI:
+    """Isend/Irecv of device buffers (a CUDA-aware MPI): headers from host memory, payloads straight
+    from device memory into device landing buffers, receives of both posted ahead. A landing buffer
+    is copied out before its receive is reposted, so a peer's next message cannot overwrite a payload
+    that is still being decoded."""
+
+    def __init__(self, comm, backend, peers, recv_dev):
+        self.comm, self.backend, self.recv_dev = comm, backend, recv_dev
+        self.landing = {p: backend.xp.empty_like(recv_dev[p]) for p in peers}
+        self.send_hdr = {p: np.empty(HEADER_WORDS, np.uint32) for p in peers}
+        self.recv_hdr = {p: np.empty(HEADER_WORDS, np.uint32) for p in peers}
+        self.recv_req = {p: self._post(p) for p in peers}
+
+    def _post(self, p):
+        return (self.comm.Irecv([self.recv_hdr[p], MPI.UINT32_T], source=p, tag=0),
+                self.comm.Irecv([self.landing[p], MPI.UINT32_T], source=p, tag=1))
+
+    def round(self, sends: dict, sources: list) -> dict:
+        self.backend.sync()   # MPI does not order itself after the kernels that wrote the payloads
+        send_req = []
+        for p, (kind, count, payload) in sends.items():
+            self.send_hdr[p][:] = (kind, count, int(payload.shape[0]))
+            send_req.append(self.comm.Isend([self.send_hdr[p], MPI.UINT32_T], dest=p, tag=0))
+            send_req.append(self.comm.Isend([payload, MPI.UINT32_T], dest=p, tag=1))
+        MPI.Request.Waitall([r for p in sources for r in self.recv_req[p]])
+        received = {p: tuple(int(x) for x in self.recv_hdr[p]) for p in sources}
+        for p, (_, _, n) in received.items():
+            self.recv_dev[p][:n] = self.landing[p][:n]
+        self.backend.sync()
+        for p in sources:
+            self.recv_req[p] = self._post(p)
+        MPI.Request.Waitall(send_req)
+        return received
+
+    def close(self) -> None:
+        reqs = [r for pair in self.recv_req.values() for r in pair]
+        for req in reqs:
+            req.Cancel()
+        MPI.Request.Waitall(reqs)
+        self.recv_req = {}
+
+
+class NcclTransport:
+    """NCCL send/recv on the compute stream: one grouped round of 3-word headers (read back to size
+    the payloads), then one grouped round of payloads into the device receive buffers."""
+
+    def __init__(self, comm, backend, peers, recv_dev):
+        from cupy.cuda import nccl
+        self.nccl, self.backend, self.recv_dev, self.peers = nccl, backend, recv_dev, peers
+        uid = nccl.get_unique_id() if comm.Get_rank() == 0 else None
+        uid = comm.bcast(uid, root=0)
+        self.comm = nccl.NcclCommunicator(comm.Get_size(), uid, comm.Get_rank())
+        xp, n = backend.xp, max(1, len(peers))
+        self.index = {p: k for k, p in enumerate(peers)}
+        self.send_hdr_host = backend.pinned_empty(HEADER_WORDS * n, np.uint32)
+        self.recv_hdr_host = backend.pinned_empty(HEADER_WORDS * n, np.uint32)
+        self.send_hdr = xp.empty(HEADER_WORDS * n, xp.uint32)
+        self.recv_hdr = xp.empty(HEADER_WORDS * n, xp.uint32)
+
+    def _hdr(self, array, p):
+        k = HEADER_WORDS * self.index[p]
+        return array[k:k + HEADER_WORDS]
+
+    def round(self, sends: dict, sources: list) -> dict:
+        nccl, u32 = self.nccl, self.nccl.NCCL_UINT32
+        stream = self.backend.xp.cuda.get_current_stream()
+        for p, (kind, count, payload) in sends.items():
+            self._hdr(self.send_hdr_host, p)[:] = (kind, count, int(payload.shape[0]))
+        _copy_async(self.send_hdr, self.send_hdr_host, stream)
+        nccl.groupStart()
+        for p in sends:
+            self.comm.send(self._hdr(self.send_hdr, p).data.ptr, HEADER_WORDS, u32, p, stream.ptr)
+        for p in sources:
+            self.comm.recv(self._hdr(self.recv_hdr, p).data.ptr, HEADER_WORDS, u32, p, stream.ptr)
+        nccl.groupEnd()
+        _copy_async(self.recv_hdr_host, self.recv_hdr, stream)
+        stream.synchronize()
+        received = {p: tuple(int(x) for x in self._hdr(self.recv_hdr_host, p)) for p in sources}
+        nccl.groupStart()
+        for p, (_, _, payload) in sends.items():
+            if payload.shape[0]:
+                self.comm.send(payload.data.ptr, int(payload.shape[0]), u32, p, stream.ptr)
+        for p, (_, _, n) in received.items():
+            if n:
+                self.comm.recv(self.recv_dev[p].data.ptr, n, u32, p, stream.ptr)
+        nccl.groupEnd()
+        return received
+
+    def close(self) -> None:
+        self.comm.destroy()

@@ -1,7 +1,8 @@
 """Problem state of one rank: its grid communicators and its CSC block of the adjacency matrix.
 
 Paper 004 section 3.1: rank (i, j) stores its (N/R) x (N/C) block of A (A[v][u] = 1 for the edge
-u -> v) as a CSC: `col_ptr` (int64, one entry per local column + 1) and `row_idx` (int32 local rows).
+u -> v) as a CSC: `col_ptr` (int64, one entry per local column + 1) and `row_idx` (int32 local rows), and
+for the bottom-up search optionally the same block row-major (`row_ptr`, `col_idx`).
 Undirected input is stored in both directions; self-loops are left out of the CSC, duplicates kept.
 Index math lives in dbfs.grid; this module only holds the state.
 """
@@ -50,6 +51,9 @@ class LocalGraph:
     row_idx: object               # xp int32 [nnz], local rows of the edges u -> v of each column u
     n_edges: int                  # input tuples of the whole graph (self-loops and duplicates included)
     has_edge: object              # xp bool [block]: owned vertex has a non-self-loop edge (root sampling)
+    degree: object = None         # xp int32 [block]: owned vertices' non-self-loop entries (TEPS, heuristic)
+    row_ptr: object = None        # xp int64 [rows_per_rank + 1]: row-major copy for bottom-up search
+    col_idx: object = None        # xp int32 [nnz], local columns of the entries of each row
     info: dict = field(default_factory=dict)
 
     @property

@@ -1,7 +1,8 @@
 """2D ownership math: the single place that maps global vertex ids to ranks and local indices.
 
 Method (paper 004, section 2.2 and Figure 1): P = R x C ranks form a grid; rank (i, j) has MPI rank
-i*C + j. The vertex range is padded to N' = R*C*b with b = ceil(N / (R*C)) and cut into R*C blocks of
+i*C + j. The vertex range is padded to N' = R*C*b with b = ceil(N / (R*C)) rounded up to a multiple of
+32 (so every block starts on a 32-bit word of any bitmap over rows or columns) and cut into R*C blocks of
 b vertices; block k is owned by rank (k mod R, k div R), i.e. block jR+i by P(i, j).
 
 Rank (i, j) stores the (N'/R) x (N'/C) CSC block of A (A[v][u] = 1 for the edge u -> v):
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
+BLOCK_ALIGN = 32
 
 
 def parse_grid(text: str) -> tuple[int, int]:
@@ -66,8 +69,9 @@ class Grid:
 
     @property
     def block(self) -> int:
-        """b: vertices per owned block."""
-        return -(-self.n_vertices // (self.R * self.C))
+        """b: vertices per owned block, a multiple of BLOCK_ALIGN."""
+        per_rank = -(-self.n_vertices // (self.R * self.C))
+        return -(-per_rank // BLOCK_ALIGN) * BLOCK_ALIGN
 
     @property
     def n_padded(self) -> int:

@@ -19,7 +19,7 @@ import time
 import numpy as np
 from mpi4py import MPI
 
-from dbfs import __version__, runtime
+from dbfs import __version__, exchange, runtime
 from dbfs.backend import select
 from dbfs.bfs import BFS, PHASES, print_levels
 from dbfs.build import build_from_edges, memory_estimate
@@ -55,6 +55,8 @@ def _check_args(args) -> None:
         raise DbfsError(f"--roots must be >= 1, got {args.roots}", collective=True)
     if args.edges_per_thread < 1:
         raise DbfsError("--edges-per-thread must be >= 1", collective=True)
+    if args.alpha <= 0 or args.beta <= 0:
+        raise DbfsError("--alpha and --beta must be > 0", collective=True)
     try:
         shape = parse_grid(args.grid) if args.grid else default_grid(world.Get_size())
     except ValueError as e:
@@ -96,8 +98,8 @@ def _load_edges(args, backend):
     return src, dst, n_vertices, n_edges, scale, edgefactor, _max_time(time.perf_counter() - t0)
 
 
-def _check_memory(grid: Grid, n_edges: int, backend) -> dict:
-    estimate = memory_estimate(grid, n_edges)
+def _check_memory(grid: Grid, n_edges: int, backend, row_major: bool) -> dict:
+    estimate = memory_estimate(grid, n_edges, row_major=row_major)
     limit = backend.memory_limit()
     runtime.log(f"memory estimate per rank: {estimate['peak'] / 2**30:.2f} GiB "
                 f"(limit {limit / 2**30:.2f} GiB on {backend.describe()})")
@@ -143,20 +145,23 @@ def main(args) -> None:
     backend = select(args.backend)
     world = runtime.WORLD
     R, C = args.grid_shape
-    runtime.log(f"dbfs {__version__}: {world.Get_size()} ranks, grid {R}x{C}, backend {backend.name}")
+    transport = choose_transport(args.comm, backend, world.Get_size())
+    row_major = args.direction == "auto"
+    runtime.log(f"dbfs {__version__}: {world.Get_size()} ranks, grid {R}x{C}, backend {backend.name}, "
+                f"direction {args.direction}, encoding {args.encoding}, comm {transport}")
 
     if args.scale is not None:
-        _check_memory(Grid(R, C, 1 << args.scale), args.edgefactor << args.scale, backend)
+        _check_memory(Grid(R, C, 1 << args.scale), args.edgefactor << args.scale, backend, row_major)
     src, dst, n_vertices, n_edges, scale, edgefactor, gen_time = _load_edges(args, backend)
     grid = Grid(R, C, n_vertices)
     if args.graph:
-        _check_memory(grid, n_edges, backend)
+        _check_memory(grid, n_edges, backend, row_major)
     runtime.log(f"edge list: {n_vertices} vertices, {n_edges} tuples ({gen_time:.3f} s)")
     comms = GridComms.create(grid)
 
     world.Barrier()
     t0 = time.perf_counter()
-    graph = build_from_edges(comms, backend, src, dst, n_vertices)
+    graph = build_from_edges(comms, backend, src, dst, n_vertices, row_major=row_major)
     del src, dst
     backend.sync()
     construction_time = _max_time(time.perf_counter() - t0)
@@ -173,7 +178,8 @@ def main(args) -> None:
         if len(roots) < args.roots:
             runtime.log(f"only {len(roots)} vertices qualify as roots (asked for {args.roots})")
 
-    bfs = BFS(graph, edges_per_thread=args.edges_per_thread)
+    bfs = BFS(graph, edges_per_thread=args.edges_per_thread, encoding=args.encoding, comm=transport,
+              direction=args.direction, alpha=args.alpha, beta=args.beta)
     _search_and_validate(bfs, graph, int(roots[0]), False)
     runtime.log("warm-up search validated; timing searches")
     searches = []
@@ -185,7 +191,10 @@ def main(args) -> None:
             "root": int(root), "time": result.time, "nedge": result.nedge,
             "teps": result.nedge / result.time if result.time > 0 else 0.0,
             "visited": result.visited, "depth": result.depth, "validated": True,
-            "validate_time": validate_time, "phases": result.phases, "bytes": result.bytes})
+            "validate_time": validate_time, "phases": result.phases, "bytes": result.bytes,
+            "bytes_raw": result.bytes_raw})
+        if args.log_levels:
+            searches[-1]["levels"] = result.levels
         runtime.log(f"search {n + 1}/{len(roots)} root {root}: {result.time * 1e3:.2f} ms, "
                     f"{searches[-1]['teps'] / 1e9:.3f} GTEPS, depth {result.depth}, "
                     f"visited {result.visited}")
@@ -207,9 +216,23 @@ def main(args) -> None:
                "scale": scale, "edgefactor": edgefactor, "n_vertices": n_vertices, "n_edges": n_edges,
                "grid": [R, C], "backend": backend.name, "devices": devices,
                "graph_generation": gen_time, "construction_time": construction_time,
-               "edges_per_thread": args.edges_per_thread, "roots": [int(r) for r in roots],
+               "edges_per_thread": args.edges_per_thread, "direction": args.direction,
+               "alpha": args.alpha, "beta": args.beta, "encoding": args.encoding, "comm": transport,
+               "roots": [int(r) for r in roots],
                **figures, "searches": searches}
         write_json_atomically(args.json, doc)
+
+
+def choose_transport(choice: str, backend, ranks: int) -> str:
+    """--comm auto: NCCL between GPUs when CuPy has it, then CUDA-aware MPI, else host-staged MPI."""
+    if choice != "auto":
+        return choice
+    if backend.is_gpu and ranks > 1:
+        if runtime.WORLD.allreduce(int(exchange.nccl_available()), op=MPI.MIN):
+            return "nccl"
+        if runtime.mpi_cuda_aware():
+            return "mpi-cuda"
+    return "mpi"
 
 
 def breakdown_table(searches) -> str:
@@ -222,8 +245,10 @@ def breakdown_table(searches) -> str:
         ms = 1e3 * sum(s["phases"][phase] for s in searches) / n
         lines.append(f"  {phase:<14}{ms:12.3f}{100 * ms / (1e3 * total) if total else 0:13.1f}%")
     lines.append(f"  {'search':<14}{1e3 * total:12.3f}")
+    lines.append(f"  {'bytes':<14}{'sent':>16}{'as lists':>16}")
     for kind in ("expand", "fold"):
-        lines.append(f"  bytes {kind:<8}{sum(s['bytes'][kind] for s in searches) / n:16.0f}")
+        lines.append(f"  {kind:<14}{sum(s['bytes'][kind] for s in searches) / n:16.0f}"
+                     f"{sum(s['bytes_raw'][kind] for s in searches) / n:16.0f}")
     return "\n".join(lines)
 
 

@@ -1,13 +1,19 @@
 // Delayed-predecessor resolution after a search (paper 004, section 3.5), one thread per owned vertex:
 // the owner recorded the grid column c of the rank that discovered offset o; that rank's pred_row for
-// the vertex (gathered[c*b + o], a local column of grid column c) becomes the global parent id.
+// the vertex (gathered[c*b + o], a local column of grid column c) becomes the global parent id. A vertex
+// found bottom-up (c == BOTTOM_UP) was found by exactly one rank of the grid row, the only column whose
+// gathered entry is set.
 #include "common.cuh"
 
+#define BOTTOM_UP (-2)
+
 extern "C" __global__ void resolve_parents(const i32* __restrict__ pred_col, const i32* __restrict__ gathered,
-                                           i32 b, i64 cols_per_rank, i64* __restrict__ parent)
+                                           i32 b, i32 C, i64 cols_per_rank, i64* __restrict__ parent)
 {
     for (i64 o = blockIdx.x * (i64)blockDim.x + threadIdx.x; o < b; o += (i64)gridDim.x * blockDim.x) {
-        const i32 c = pred_col[o];
+        i32 c = pred_col[o];
+        if (c == BOTTOM_UP)
+            for (c = 0; c < C - 1 && gathered[(i64)c * b + o] < 0; ++c) {}
         parent[o] = c >= 0 ? c * cols_per_rank + gathered[(i64)c * b + o] : -1;
     }
 }

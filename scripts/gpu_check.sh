@@ -8,6 +8,8 @@
 #   scripts/gpu_check.sh generator SCALES generator identity and speed
 #   scripts/gpu_check.sh multi            correctness with one rank per GPU (2 and 4 when present)
 #   scripts/gpu_check.sh multibench SCALE main-mode run (16 roots, validated) on 2 and 4 GPUs
+#   scripts/gpu_check.sh main P NAME "ARGS"  `mpirun -n P python -m dbfs ARGS --backend gpu` (one rank
+#                                         per GPU), log and --json as NAME.log / NAME.json
 # Several stages may be given in one call: scripts/gpu_check.sh tests generator "16 26" bench "22 24 26"
 # Results go to $RESULTS (default bench/results/run-<date>); when the device tool's $OUT is set they
 # are also packed into $RESULTS/results.tgz (that tool returns only a few files).
@@ -51,7 +53,7 @@ while [ $# -gt 0 ]; do
         for p in 2 4; do
             [ "$p" -le "$n" ] || continue
             run "$RESULTS/gpu_tests_${p}ranks.log" mpirun -n "$p" $PY -m pytest --with-mpi -q -m gpu \
-                -p no:cacheprovider tests/test_bfs.py
+                -p no:cacheprovider tests/test_bfs.py tests/test_exchange.py
         done ;;
     multibench)
         n=$(ngpus)
@@ -61,6 +63,10 @@ while [ $# -gt 0 ]; do
                 --backend gpu --json "$RESULTS/main_scale$1_${p}gpu.json"
         done
         shift ;;
+    main)
+        # shellcheck disable=SC2086
+        run "$RESULTS/$2.log" mpirun -n "$1" $PY -m dbfs $3 --backend gpu --json "$RESULTS/$2.json"
+        shift 3 ;;
     bench)
         for s in $1; do
             run "$RESULTS/main_scale${s}_1gpu.log" $PY -m dbfs --scale "$s" --backend gpu \

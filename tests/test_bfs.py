@@ -1,6 +1,7 @@
 """Main-mode correctness: the distributed BFS against a serial BFS on the same edges, every grid of the
-job's size, Graph500 graphs of scales 8-14 and random graphs with several components. The tests adapt to the
-world size (any number of ranks, also plain pytest)."""
+job's size, Graph500 graphs of scales 8-14 and random graphs with several components, top-down and
+direction-optimizing, with every message encoding. The tests adapt to the world size (any number of
+ranks, also plain pytest)."""
 
 import numpy as np
 import pytest
@@ -29,10 +30,15 @@ def owned_ids(graph):
     return ids, ids < grid.n_vertices
 
 
+ALL_VARIANTS = [(d, e) for d in ("topdown", "auto") for e in ("list", "adaptive", "bitmap")]
+MAIN_VARIANTS = [("topdown", "list"), ("auto", "adaptive")]
+
+
 def check_search(bfs, graph, src, dst, root):
-    """Search from root; compare with the serial BFS; validate; return (nedge, visited, depth)."""
+    """Search from root; compare with the serial BFS; validate; return (nedge, visited, depth) and
+    the directions the levels took."""
     backend = graph.backend
-    result = bfs.search(root)
+    result = bfs.search(root, log_levels=True)
     level, _ = serial_bfs(graph.grid.n_vertices, src, dst, root)
     ids, real = owned_ids(graph)
     got = backend.asnumpy(result.level)
@@ -43,32 +49,39 @@ def check_search(bfs, graph, src, dst, root):
     assert result.depth == level.max()
     check = validate_bfs(graph, root, result.parent, result.nedge, level=result.level)
     assert check.ok, check.message
-    return result.nedge, result.visited, result.depth
+    return (result.nedge, result.visited, result.depth), {row["direction"] for row in result.levels}
 
 
-def run_grids(backend, n_vertices, src, dst, roots=None, nroots=4):
-    """Search every grid of the world's size; the per-root figures must not depend on the grid."""
-    figures = {}
+def run_grids(backend, n_vertices, src, dst, roots=None, nroots=4, variants=ALL_VARIANTS):
+    """Search every grid of the world's size with every (direction, encoding) variant; the per-root
+    figures must not depend on either. Returns the set of directions the levels took."""
+    figures, directions = {}, set()
     for R, C in grids_of(WORLD.Get_size()):
         comms = GridComms.create(Grid(R, C, n_vertices))
         lo, hi = edge_range(len(src), WORLD.Get_rank(), WORLD.Get_size())
-        graph = build_from_edges(comms, backend, src[lo:hi], dst[lo:hi], n_vertices)
+        graph = build_from_edges(comms, backend, src[lo:hi], dst[lo:hi], n_vertices, row_major=True)
         if roots is None:
             has_edge = np.zeros(n_vertices, bool)
             has_edge[src[src != dst]] = has_edge[dst[src != dst]] = True
             roots = sample_roots(n_vertices, nroots, lambda c: has_edge[c])
-        bfs = BFS(graph)
-        figures[(R, C)] = [check_search(bfs, graph, src, dst, int(r)) for r in roots]
-        bfs.close()
+        for direction, encoding in variants:
+            bfs = BFS(graph, direction=direction, encoding=encoding)
+            results = [check_search(bfs, graph, src, dst, int(r)) for r in roots]
+            figures[(R, C, direction, encoding)] = [f for f, _ in results]
+            directions.update(*(d for _, d in results))
+            bfs.close()
         comms.free()
     first = next(iter(figures.values()))
     assert all(f == first for f in figures.values()), figures
+    return directions
 
 
 @pytest.mark.parametrize("scale", range(8, 15))
 def test_graph500_levels_match_serial(scale):
     src, dst = generate_edges(scale, 16, 0, 16 << scale)[:2]
-    run_grids(Backend("cpu"), 1 << scale, src, dst, nroots=4 if scale < 13 else 2)
+    directions = run_grids(Backend("cpu"), 1 << scale, src, dst, nroots=4 if scale < 13 else 2,
+                           variants=ALL_VARIANTS if scale <= 11 else MAIN_VARIANTS)
+    assert directions == {"topdown", "bottomup"}
 
 
 def test_several_components_isolated_vertices_and_padding():
@@ -81,9 +94,26 @@ def test_several_components_isolated_vertices_and_padding():
     run_grids(Backend("cpu"), n, src, dst, roots=[0, 200, 250, 299, 7])
 
 
+@pytest.mark.parametrize("alpha, beta", [(1e9, 1e9), (1e-9, 1.0)])
+def test_always_bottom_up_and_never(alpha, beta):
+    """Extreme thresholds: every level after the first bottom-up, or top-down throughout."""
+    src, dst = generate_edges(10, 16, 0, 16 << 10)[:2]
+    for R, C in grids_of(WORLD.Get_size()):
+        comms = GridComms.create(Grid(R, C, 1 << 10))
+        lo, hi = edge_range(len(src), WORLD.Get_rank(), WORLD.Get_size())
+        graph = build_from_edges(comms, Backend("cpu"), src[lo:hi], dst[lo:hi], 1 << 10, row_major=True)
+        bfs = BFS(graph, direction="auto", alpha=alpha, beta=beta)
+        hub = int(np.bincount(np.concatenate((src, dst))).argmax())
+        _, directions = check_search(bfs, graph, src, dst, hub)
+        assert directions == ({"topdown", "bottomup"} if alpha > 1 else {"topdown"})
+        bfs.close()
+        comms.free()
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("scale", [10, 14, 16])
 def test_gpu_levels_match_serial(scale):
     src, dst = generate_edges(scale, 16, 0, 16 << scale)[:2]
     local = MPI.COMM_WORLD.Split_type(MPI.COMM_TYPE_SHARED).Get_rank()
-    run_grids(Backend("gpu", local % gpu_count()), 1 << scale, src, dst, nroots=4)
+    directions = run_grids(Backend("gpu", local % gpu_count()), 1 << scale, src, dst, nroots=4)
+    assert directions == {"topdown", "bottomup"}

@@ -1,0 +1,47 @@
+// Conversions between the two encodings of a set of offsets in [0, nbits): a list of int32 offsets and
+// a bitmap of ceil(nbits/32) words (paper 004 section 5: messages as lists or bitmaps, whichever is
+// smaller). Used to encode and decode exchange messages and to switch the BFS frontier between the
+// top-down (list) and bottom-up (bitmap) forms.
+#include "common.cuh"
+
+#define BITMAP_THREADS 256
+
+// words must be zeroed by the caller; duplicates in the list are harmless.
+extern "C" __global__ void __launch_bounds__(BITMAP_THREADS)
+pack_offsets(const i32* __restrict__ offsets, i32 n, u32* __restrict__ words)
+{
+    for (i32 t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += gridDim.x * blockDim.x) {
+        const i32 o = offsets[t];
+        atomicOr(&words[o >> 5], 1u << (o & 31));
+    }
+}
+
+// Warp-centric unpack: each warp takes 32 consecutive words, lane l one word; a warp prefix sum of the
+// words' popcounts places every lane's bits, and one atomicAdd per warp reserves the warp's slots.
+// The output order is by warp arrival, ascending inside a warp.
+extern "C" __global__ void __launch_bounds__(BITMAP_THREADS)
+unpack_bitmap(const u32* __restrict__ words, i32 nwords, i32* __restrict__ out, i32* __restrict__ count)
+{
+    const i32 lane = threadIdx.x & 31;
+    const i32 warps = (gridDim.x * blockDim.x) >> 5;
+    for (i32 base = ((blockIdx.x * blockDim.x + threadIdx.x) >> 5) * 32; base < nwords; base += warps * 32) {
+        const i32 w = base + lane;
+        u32 word = w < nwords ? words[w] : 0u;
+        const i32 bits = __popc(word);
+        i32 before = bits;
+        for (i32 d = 1; d < 32; d <<= 1) {
+            const i32 up = __shfl_up_sync(0xffffffffu, before, d);
+            if (lane >= d) before += up;
+        }
+        const i32 total = __shfl_sync(0xffffffffu, before, 31);
+        if (total == 0) continue;
+        i32 at = 0;
+        if (lane == 31) at = atomicAdd(count, total);
+        at = __shfl_sync(0xffffffffu, at, 31) + before - bits;
+        while (word) {
+            const i32 bit = __ffs(word) - 1;
+            out[at++] = w * 32 + bit;
+            word &= word - 1;
+        }
+    }
+}

@@ -1,0 +1,111 @@
+// Bottom-up BFS step on one segment of a rank's rows (direction-optimizing BFS, Beamer et al.; the 2D
+// form with a rotation along the grid row as in Ueno et al. and Checconi and Petrini).
+//
+// bottom_up_step: every row of the segment whose bit in `state` is clear looks for a neighbour in the
+// frontier bitmap through the row-major copy of the block, stopping at the first one found. A warp
+// owns one 32-row word of `state`: each lane first walks up to THREAD_EDGES of its own row's entries;
+// rows with more entries left are then searched by the whole warp, 32 entries per step, with a ballot
+// for early exit. The warp sets the found rows' bits in its word (no atomics: the word is its alone)
+// and their pred_row to the frontier column found.
+//
+// bottom_up_commit (owner, after the rotation): the bits set in the final state but not in the owned
+// visited bitmap are the vertices of this level: level, pred_col = BOTTOM_UP, visited bit, next
+// frontier bitmap, and their count and degree sum for the direction heuristic.
+#include "common.cuh"
+
+#define BOTTOM_UP_THREADS 256
+#define THREAD_EDGES 8
+#define BOTTOM_UP (-2)
+
+__device__ __forceinline__ bool in_frontier(const u32* __restrict__ frontier, i32 u)
+{
+    return (__ldg(&frontier[u >> 5]) >> (u & 31)) & 1u;
+}
+
+__device__ __forceinline__ i64 warp_sum(i64 x)
+{
+    for (int d = 16; d; d >>= 1) x += __shfl_down_sync(0xffffffffu, x, d);
+    return x;
+}
+
+extern "C" __global__ void __launch_bounds__(BOTTOM_UP_THREADS)
+bottom_up_step(const i64* __restrict__ row_ptr, const i32* __restrict__ col_idx, i32 row_base,
+               i32 nwords, const u32* __restrict__ frontier, u32* __restrict__ state,
+               i32* __restrict__ pred_row, i64* __restrict__ stats)
+{
+    const i32 lane = threadIdx.x & 31;
+    const i32 warps = (gridDim.x * blockDim.x) >> 5;
+    i64 checked = 0;
+    for (i32 w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nwords; w += warps) {
+        const u32 word = state[w];
+        const i32 row = row_base + w * 32 + lane;
+        const bool todo = !((word >> lane) & 1u);
+        i64 next = 0, end = 0;
+        i32 parent = -1;
+        if (todo) {
+            next = row_ptr[row];
+            end = row_ptr[row + 1];
+            const i64 stop = min(end, next + THREAD_EDGES);
+            for (; next < stop; ++next) {
+                const i32 u = col_idx[next];
+                if (in_frontier(frontier, u)) { parent = u; ++next; break; }
+            }
+            checked += next - row_ptr[row];
+        }
+        unsigned heavy = __ballot_sync(0xffffffffu, todo && parent < 0 && next < end);
+        while (heavy) {
+            const i32 src = __ffs(heavy) - 1;
+            heavy &= heavy - 1;
+            const i64 from = __shfl_sync(0xffffffffu, next, src);
+            const i64 to = __shfl_sync(0xffffffffu, end, src);
+            for (i64 base = from; base < to; base += 32) {
+                const i64 e = base + lane;
+                const i32 u = e < to ? col_idx[e] : 0;
+                const unsigned hits = __ballot_sync(0xffffffffu, e < to && in_frontier(frontier, u));
+                const i64 step = hits ? __ffs(hits) : min((i64)32, to - base);
+                if (lane == 0) checked += step;
+                if (hits) {
+                    const i32 found = __shfl_sync(0xffffffffu, u, __ffs(hits) - 1);
+                    if (lane == src) parent = found;
+                    break;
+                }
+            }
+        }
+        const unsigned found = __ballot_sync(0xffffffffu, parent >= 0);
+        if (found) {
+            if (lane == 0) state[w] = word | found;
+            if (parent >= 0) pred_row[row] = parent;
+        }
+    }
+    checked = warp_sum(checked);
+    if (lane == 0 && checked) atomicAdd((u64*)&stats[2], (u64)checked);
+}
+
+extern "C" __global__ void __launch_bounds__(BOTTOM_UP_THREADS)
+bottom_up_commit(const u32* __restrict__ state, u32* __restrict__ visited, u32* __restrict__ next_frontier,
+                 i32 nwords, i32* __restrict__ level, i32* __restrict__ pred_col,
+                 const i32* __restrict__ degree, i32 lvl, i64* __restrict__ stats)
+{
+    i64 count = 0, degrees = 0;
+    for (i32 w = blockIdx.x * blockDim.x + threadIdx.x; w < nwords; w += gridDim.x * blockDim.x) {
+        const u32 old = visited[w];
+        u32 fresh = state[w] & ~old;
+        next_frontier[w] = fresh;
+        if (!fresh) continue;
+        visited[w] = old | fresh;
+        count += __popc(fresh);
+        while (fresh) {
+            const i32 o = w * 32 + __ffs(fresh) - 1;
+            fresh &= fresh - 1;
+            level[o] = lvl;
+            pred_col[o] = BOTTOM_UP;
+            degrees += degree[o];
+        }
+    }
+    count = warp_sum(count);
+    degrees = warp_sum(degrees);
+    if ((threadIdx.x & 31) == 0 && count) {
+        atomicAdd((u64*)&stats[0], (u64)count);
+        atomicAdd((u64*)&stats[1], (u64)degrees);
+    }
+}

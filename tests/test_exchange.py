@@ -1,0 +1,103 @@
+"""Exchanges among the ranks of a communicator: every encoding delivers the same sets, adaptive takes
+the smaller form per message, ring rounds (the bottom-up rotation) keep messages matched, transports
+that cannot run say why. Runs at any world size (a single rank has no peers: nothing is exchanged)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+from dbfs.backend import Backend, gpu_count
+from dbfs.errors import DbfsError
+from dbfs.exchange import BITMAP, HEADER_BYTES, LIST, Exchange, OffsetSet, wire_kind
+
+WORLD = MPI.COMM_WORLD
+BLOCK = 4096
+
+
+def message_sets(rank, peer, round_no):
+    """The offsets rank sends to peer in a round: empty, sparse or dense depending on the pair."""
+    rng = np.random.default_rng(1000 * round_no + 10 * rank + peer)
+    n = (0, 17, BLOCK // 32, BLOCK // 32 + 1, 3000)[(rank + peer + round_no) % 5]
+    return np.unique(rng.integers(0, BLOCK, n)).astype(np.int32)
+
+
+def run_rounds(backend, encoding, transport="mpi", rounds=5):
+    xp = backend.xp
+    x = Exchange(WORLD, backend, BLOCK, encoding, transport)
+    me = WORLD.Get_rank()
+    try:
+        for k in range(rounds):
+            outgoing = {p: OffsetSet(len(s), list=xp.asarray(s)) for p in x.peers
+                        for s in [message_sets(me, p, k)]}
+            received, sent, raw = x.round(outgoing, x.peers)
+            assert raw == sum(HEADER_BYTES + 4 * o.count for o in outgoing.values())
+            forms = [wire_kind(encoding, o.count, BLOCK) for o in outgoing.values()]
+            assert sent == sum(HEADER_BYTES + (4 * o.count if f == LIST else BLOCK // 8)
+                               for o, f in zip(outgoing.values(), forms))
+            if encoding == "adaptive":
+                assert all(f == (BITMAP if 4 * o.count > BLOCK // 8 else LIST)
+                           for o, f in zip(outgoing.values(), forms))
+            for p, message in received.items():
+                expected = message_sets(p, me, k)
+                assert message.count == len(expected)
+                out, counter = xp.full(BLOCK, -1, xp.int32), xp.zeros(1, xp.int32)
+                message.to_list(backend, out, counter)
+                assert np.array_equal(np.sort(backend.asnumpy(out[:message.count])), expected)
+                words = xp.zeros(BLOCK // 32, xp.uint32)
+                message.to_bitmap(backend, words)
+                bits = np.unpackbits(backend.asnumpy(words).view(np.uint8), bitorder="little")
+                assert np.array_equal(np.flatnonzero(bits), expected)
+    finally:
+        x.close()
+
+
+@pytest.mark.parametrize("encoding", ["list", "bitmap", "adaptive"])
+def test_every_encoding_delivers_the_sets(encoding):
+    run_rounds(Backend("cpu"), encoding)
+
+
+def test_ring_rounds_stay_matched():
+    """Rounds that send to the next rank only, between all-to-all rounds, as the rotation does."""
+    backend, size, me = Backend("cpu"), WORLD.Get_size(), WORLD.Get_rank()
+    x = Exchange(WORLD, backend, BLOCK, "adaptive")
+    try:
+        for k in range(2 * size):
+            if k % 3 == 2:
+                received, _, _ = x.round({p: OffsetSet(1, list=np.array([p], np.int32)) for p in x.peers},
+                                         x.peers)
+                assert all(m.count == 1 and m.payload[0] == me for m in received.values())
+                continue
+            if size == 1:
+                continue
+            words = np.zeros(BLOCK // 32, np.uint32)
+            words[k % (BLOCK // 32)] = me + 1
+            received, sent, raw = x.round({(me + 1) % size: OffsetSet(None, bitmap=words)},
+                                          [(me - 1) % size], encoding="list")
+            assert sent == raw == HEADER_BYTES + BLOCK // 8
+            got = received[(me - 1) % size].payload
+            assert got[k % (BLOCK // 32)] == (me - 1) % size + 1 and int(got.sum()) == (me - 1) % size + 1
+    finally:
+        x.close()
+
+
+def test_device_transports_refuse_the_cpu_backend():
+    for transport in ("nccl", "mpi-cuda"):
+        with pytest.raises(DbfsError, match="GPU backend"):
+            Exchange(WORLD, Backend("cpu"), BLOCK, "adaptive", transport)
+    with pytest.raises(DbfsError, match="unknown encoding"):
+        Exchange(WORLD, Backend("cpu"), BLOCK, "gzip")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("transport", ["mpi", "nccl", "mpi-cuda"])
+@pytest.mark.parametrize("encoding", ["list", "adaptive"])
+def test_gpu_transports_deliver_the_sets(transport, encoding):
+    from dbfs import runtime
+    if transport == "mpi-cuda" and not runtime.mpi_cuda_aware():
+        with pytest.raises(DbfsError, match="does not report CUDA support"):
+            Exchange(WORLD, Backend("gpu", 0), BLOCK, encoding, transport)
+        return
+    local = WORLD.Split_type(MPI.COMM_TYPE_SHARED).Get_rank()
+    run_rounds(Backend("gpu", local % gpu_count()), encoding, transport)
