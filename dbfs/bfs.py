@@ -36,7 +36,7 @@ from dbfs.errors import DbfsError
 from dbfs.exchange import Exchange, OffsetSet
 from dbfs.graph import LocalGraph
 from dbfs.ops import bitmap, bottom_up
-from dbfs.ops.expand import expand
+from dbfs.ops.expand import ExpandScratch, expand
 from dbfs.ops.predecessors import resolve_parents
 from dbfs.ops.update import update
 
@@ -119,6 +119,8 @@ class BFS:
         self.recv = xp.empty(max(1, (C - 1) * b), xp.int32)
         self.counter = xp.zeros(1, xp.int32)
         self.parent = xp.empty(b, xp.int64)
+        # sized for the largest possible frontier: nothing is allocated inside the level loop
+        self.scratch = ExpandScratch(self.backend, grid.cols_per_rank) if self.backend.is_gpu else None
         self.col_x = Exchange(comms.col, self.backend, b, encoding, comm) if R > 1 else None
         self.row_x = Exchange(comms.row, self.backend, b, encoding, comm) if C > 1 else None
         self.degree = graph.degree
@@ -260,7 +262,7 @@ class BFS:
         self.dst_cnt.fill(0)
         level_edges = expand(backend, self.graph.col_ptr, self.graph.row_idx, frontier, self.bitmap,
                              self.level, self.pred_row, self.pred_col, lvl, j, b, dst, self.dst_cnt,
-                             edges_per_thread=self.edges_per_thread)
+                             edges_per_thread=self.edges_per_thread, scratch=self.scratch)
         counts = self._read_counts()
         nf = int(counts[j])
         if C > 1:

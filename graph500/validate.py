@@ -49,7 +49,9 @@ from mpi4py import MPI
 
 from dbfs.runtime import alltoallv_int32, displacements
 
-ENTRY_CHUNK = 1 << 24  # CSC entries per pass step: about 1 GiB of temporaries
+# CSC entries per pass step: about 1 GiB of temporaries on the CPU, 4 GiB on a GPU (fewer steps: each
+# step costs a few host synchronisations)
+ENTRY_CHUNK = {"cpu": 1 << 24, "gpu": 1 << 26}
 NONE = np.iinfo(np.int64).max
 _HAS_PARENT_EDGE, _PARENT_UNREACHED = 1, 2
 
@@ -152,8 +154,9 @@ def _entry_chunks(graph):
     """The local CSC entries u -> v in chunks: (local column, local row, global u, global v)."""
     xp = graph.backend.xp
     col_base = graph.grid.to_global_col(graph.j, 0)
-    for e0 in range(0, graph.nnz, ENTRY_CHUNK):
-        e1 = min(e0 + ENTRY_CHUNK, graph.nnz)
+    chunk = ENTRY_CHUNK[graph.backend.name]
+    for e0 in range(0, graph.nnz, chunk):
+        e1 = min(e0 + chunk, graph.nnz)
         c = xp.searchsorted(graph.col_ptr, xp.arange(e0, e1, dtype=xp.int64), side="right") - 1
         r = graph.row_idx[e0:e1].astype(xp.int64)
         yield c, r, c + col_base, graph.grid.to_global_row(graph.i, r)

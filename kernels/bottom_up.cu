@@ -86,25 +86,28 @@ bottom_up_commit(const u32* __restrict__ state, u32* __restrict__ visited, u32* 
                  i32 nwords, i32* __restrict__ level, i32* __restrict__ pred_col,
                  const i32* __restrict__ degree, i32 lvl, i64* __restrict__ stats)
 {
+    // A warp per word, a lane per vertex: the level, pred_col and degree accesses stay coalesced.
+    const i32 lane = threadIdx.x & 31;
+    const i32 warps = (gridDim.x * blockDim.x) >> 5;
     i64 count = 0, degrees = 0;
-    for (i32 w = blockIdx.x * blockDim.x + threadIdx.x; w < nwords; w += gridDim.x * blockDim.x) {
+    for (i32 w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nwords; w += warps) {
         const u32 old = visited[w];
-        u32 fresh = state[w] & ~old;
-        next_frontier[w] = fresh;
-        if (!fresh) continue;
-        visited[w] = old | fresh;
-        count += __popc(fresh);
-        while (fresh) {
-            const i32 o = w * 32 + __ffs(fresh) - 1;
-            fresh &= fresh - 1;
+        const u32 fresh = state[w] & ~old;
+        if (lane == 0) {
+            next_frontier[w] = fresh;
+            if (fresh) visited[w] = old | fresh;
+        }
+        if ((fresh >> lane) & 1u) {
+            const i32 o = w * 32 + lane;
             level[o] = lvl;
             pred_col[o] = BOTTOM_UP;
             degrees += degree[o];
+            ++count;
         }
     }
     count = warp_sum(count);
     degrees = warp_sum(degrees);
-    if ((threadIdx.x & 31) == 0 && count) {
+    if (lane == 0 && count) {
         atomicAdd((u64*)&stats[0], (u64)count);
         atomicAdd((u64*)&stats[1], (u64)degrees);
     }

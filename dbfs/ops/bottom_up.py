@@ -80,7 +80,7 @@ def commit(backend, state, visited, next_frontier, level, pred_col, degree, lvl:
     nwords = int(state.shape[0])
     if backend.is_gpu:
         if nwords:
-            blocks = min(MAX_BLOCKS, -(-nwords // THREADS))
+            blocks = min(MAX_BLOCKS, -(-nwords * 32 // THREADS))
             backend.kernel("bottom_up", "bottom_up_commit")(
                 (blocks,), (THREADS,), (state, visited, next_frontier, np.int32(nwords), level, pred_col,
                                         degree, np.int32(lvl), stats))
