@@ -8,6 +8,11 @@
 #   scripts/gpu_check.sh generator SCALES generator identity and speed
 #   scripts/gpu_check.sh multi            correctness with one rank per GPU (2 and 4 when present)
 #   scripts/gpu_check.sh multibench SCALE main-mode run (16 roots, validated) on 2 and 4 GPUs
+#   scripts/gpu_check.sh study BASE       weak-scaling sweep of slurm/weak_scaling.sbatch run with mpirun on
+#                                         this machine's GPUs (1, 2, 4, ...; scale BASE + log2 GPUs), then
+#                                         the table and the figures (scripts/collect_results.py,
+#                                         plot_scaling.py) in $RESULTS/weak; DBFS_COMMS, DBFS_ENCODINGS,
+#                                         DBFS_GPU_COUNTS and DBFS_ROOTS (default here 16) pass through
 # Several stages may be given in one call: scripts/gpu_check.sh tests generator "16 26" bench "22 24 26"
 # Results go to $RESULTS (default bench/results/run-<date>); when the device tool's $OUT is set they
 # are also packed into $RESULTS/results.tgz (that tool returns only a few files).
@@ -60,6 +65,17 @@ while [ $# -gt 0 ]; do
             run "$RESULTS/main_scale$1_${p}gpu.log" mpirun -n "$p" $PY -m dbfs --scale "$1" --roots 16 \
                 --backend gpu --json "$RESULTS/main_scale$1_${p}gpu.json"
         done
+        shift ;;
+    study)
+        run "$RESULTS/study_weak$1.log" env DBFS_LAUNCHER=mpirun DBFS_PYTHON="$PY" DBFS_BASE_SCALE="$1" \
+            DBFS_ROOTS="${DBFS_ROOTS:-16}" DBFS_OUT="$RESULTS/weak" bash slurm/weak_scaling.sbatch
+        run "$RESULTS/study_collect.log" $PY scripts/collect_results.py "$RESULTS/weak" \
+            --markdown "$RESULTS/weak/results.md" --csv "$RESULTS/weak/results.csv"
+        if $PY -c "import matplotlib" 2>/dev/null; then
+            run "$RESULTS/study_plot.log" $PY scripts/plot_scaling.py "$RESULTS/weak" --out "$RESULTS/weak"
+        else
+            echo "matplotlib missing: no figures (draw them later with scripts/plot_scaling.py)"
+        fi
         shift ;;
     bench)
         for s in $1; do
