@@ -39,11 +39,11 @@
 # squarest with R <= C (paper Table 1), so rows are the larger group: each rank folds to C - 1 peers
 # and expands to R - 1. Hence the default DBFS_PACK=rows: Slurm's block distribution fills a node
 # with consecutive ranks, which keeps every grid row inside one node whenever C divides the tasks per
-# node, and the fold stays on the node's links (NVLink). DBFS_PACK=columns uses the cyclic distribution (rank r on
-# node r mod nodes), which keeps every grid column inside one node whenever the node count divides
-# C -- for when the expand exchange is the heavier one. Runs fill whole nodes: a run of P GPUs takes
-# one node when P <= GPUs per node, else P / (GPUs per node) full nodes. The dry run says, per run,
-# which grid lines stay within a node.
+# node, and the fold stays on the node's links (NVLink). DBFS_PACK=columns uses the cyclic
+# distribution (rank r on node r mod nodes), which keeps every grid column inside one node whenever
+# the node count divides C -- for when the expand exchange is the heavier one. Runs fill whole
+# nodes: a run of P GPUs takes one node when P <= GPUs per node, else P / (GPUs per node) full
+# nodes. The dry run says, per run, which grid lines stay within a node.
 
 dbfs_fail() {
     echo "dbfs-slurm: error: $*" >&2
