@@ -10,6 +10,11 @@
 #   scripts/gpu_check.sh multibench SCALE main-mode run (16 roots, validated) on 2 and 4 GPUs
 #   scripts/gpu_check.sh main P NAME "ARGS"  `mpirun -n P python -m dbfs ARGS --backend gpu` (one rank
 #                                         per GPU), log and --json as NAME.log / NAME.json
+#   scripts/gpu_check.sh study BASE       weak-scaling sweep of slurm/weak_scaling.sbatch run with mpirun on
+#                                         this machine's GPUs (1, 2, 4, ...; scale BASE + log2 GPUs), then
+#                                         the table and the figures (scripts/collect_results.py,
+#                                         plot_scaling.py) in $RESULTS/weak; DBFS_COMMS, DBFS_ENCODINGS,
+#                                         DBFS_GPU_COUNTS and DBFS_ROOTS (default here 16) pass through
 # Several stages may be given in one call: scripts/gpu_check.sh tests generator "16 26" bench "22 24 26"
 # Results go to $RESULTS (default bench/results/run-<date>); when the device tool's $OUT is set they
 # are also packed into $RESULTS/results.tgz (that tool returns only a few files).
@@ -67,6 +72,17 @@ while [ $# -gt 0 ]; do
         # shellcheck disable=SC2086
         run "$RESULTS/$2.log" mpirun -n "$1" $PY -m dbfs $3 --backend gpu --json "$RESULTS/$2.json"
         shift 3 ;;
+    study)
+        run "$RESULTS/study_weak$1.log" env DBFS_LAUNCHER=mpirun DBFS_PYTHON="$PY" DBFS_BASE_SCALE="$1" \
+            DBFS_ROOTS="${DBFS_ROOTS:-16}" DBFS_OUT="$RESULTS/weak" bash slurm/weak_scaling.sbatch
+        run "$RESULTS/study_collect.log" $PY scripts/collect_results.py "$RESULTS/weak" \
+            --markdown "$RESULTS/weak/results.md" --csv "$RESULTS/weak/results.csv"
+        if $PY -c "import matplotlib" 2>/dev/null; then
+            run "$RESULTS/study_plot.log" $PY scripts/plot_scaling.py "$RESULTS/weak" --out "$RESULTS/weak"
+        else
+            echo "matplotlib missing: no figures (draw them later with scripts/plot_scaling.py)"
+        fi
+        shift ;;
     bench)
         for s in $1; do
             run "$RESULTS/main_scale${s}_1gpu.log" $PY -m dbfs --scale "$s" --backend gpu \

@@ -1,0 +1,242 @@
+# shellcheck shell=bash
+# Shared logic of the dbfs sbatch templates (sourced by run.sbatch, weak_scaling.sbatch and
+# strong_scaling.sbatch, never run by itself): read the allocation's shape, plan one launch per run,
+# then launch the runs one after another -- or, in a dry run, print the exact command lines.
+#
+# Common variables (default):
+#   DBFS_DRY_RUN=0          1 (or the argument --dry-run): print the commands, run nothing; works
+#                           without Slurm, taking the allocation's shape from DBFS_NODES and
+#                           DBFS_GPUS_PER_NODE
+#   DBFS_NODES              nodes of the allocation (SLURM_JOB_NUM_NODES, else 1)
+#   DBFS_GPUS_PER_NODE      GPUs per node (SLURM_GPUS_PER_NODE, else SLURM_GPUS_ON_NODE; with
+#                           DBFS_LAUNCHER=mpirun, else nvidia-smi's count; dry run: else 4)
+#   DBFS_OUT                output folder (dbfs-results/<study>-<SLURM_JOB_ID, or "dryrun">)
+#   DBFS_PYTHON=python      the interpreter that has dbfs installed
+#   DBFS_EDGEFACTOR=16
+#   DBFS_ROOTS=64           Graph500 roots per run
+#   DBFS_BACKEND=gpu        --backend; cpu: the NumPy backend on GPU-less nodes (no GPU options to
+#                           srun; "GPUs" then means tasks)
+#   DBFS_PACK=rows          rows: grid rows stay within a node; columns: grid columns do (see below)
+#   DBFS_LAUNCHER=srun      srun, or mpirun for one node without Slurm (e.g. a lone GPU server)
+#   DBFS_SRUN_ARGS=         extra srun options, e.g. "--mpi=pmix" where the site needs it
+#   DBFS_MPIRUN_ARGS=       extra mpirun options (DBFS_LAUNCHER=mpirun)
+#   DBFS_CPUS_PER_TASK      srun --cpus-per-task (SLURM_CPUS_PER_TASK; empty: not passed)
+#   DBFS_EXTRA_ARGS=        extra options of python -m dbfs, e.g. "--log-levels"
+#   DBFS_RESUME=0           1: skip runs whose JSON already exists (a resubmitted sweep)
+#
+# Outputs: $DBFS_OUT/<name>.json (the --json document), <name>.txt (stdout: the Graph500 block),
+# <name>.log (stderr: progress), commands.txt (every command launched), env.txt (DBFS_* and SLURM_*).
+# <name> = <study>_s<scale>_g<GPUs>_<R>x<C>_<comm>_<encoding>_<direction>.
+#
+# GPU binding. One task per GPU. Each step asks for --gpus-per-node=<tasks on the node> with
+# --gpu-bind=none, so every task of a node sees the same GPUs and dbfs picks GPU local_rank % GPUs
+# itself. Binding one GPU per task (--gpus-per-task, or CUDA_VISIBLE_DEVICES per task) would hide the
+# node's other GPUs from each process, and with them CUDA peer access and NCCL's direct NVLink path.
+#
+# Packing. Rank (i, j) of the R x C grid is MPI rank i*C + j (dbfs/grid.py), so a grid row is C
+# consecutive ranks and a grid column is R ranks C apart. The fold exchange runs within grid rows,
+# the expand exchange within grid columns (paper 004, section 2.2). dbfs's default grid is the
+# squarest with R <= C (paper Table 1), so rows are the larger group: each rank folds to C - 1 peers
+# and expands to R - 1. Hence the default DBFS_PACK=rows: Slurm's block distribution fills a node
+# with consecutive ranks, which keeps every grid row inside one node whenever C divides the tasks per
+# node, and the fold stays on the node's links (NVLink). DBFS_PACK=columns uses the cyclic
+# distribution (rank r on node r mod nodes), which keeps every grid column inside one node whenever
+# the node count divides C -- for when the expand exchange is the heavier one. Runs fill whole
+# nodes: a run of P GPUs takes one node when P <= GPUs per node, else P / (GPUs per node) full
+# nodes. The dry run says, per run, which grid lines stay within a node.
+
+dbfs_fail() {
+    echo "dbfs-slurm: error: $*" >&2
+    exit 2
+}
+
+dbfs_note() {
+    echo "# $*" >&2
+}
+
+dbfs_positive() {  # dbfs_positive NAME VALUE: fail unless VALUE is an integer >= 1
+    [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -ge 1 ] || dbfs_fail "$1 must be an integer >= 1, got '$2'"
+}
+
+# dbfs_setup STUDY "$@": the dry-run switch, the common variables and the allocation's shape.
+dbfs_setup() {
+    STUDY=$1
+    shift
+    DRY=${DBFS_DRY_RUN:-0}
+    local arg
+    for arg in "$@"; do
+        case $arg in
+        --dry-run) DRY=1 ;;
+        *) dbfs_fail "unknown argument '$arg' (the one argument is --dry-run; the rest are DBFS_* variables)" ;;
+        esac
+    done
+    PY=${DBFS_PYTHON:-python}
+    EDGEFACTOR=${DBFS_EDGEFACTOR:-16}
+    ROOTS=${DBFS_ROOTS:-64}
+    BACKEND=${DBFS_BACKEND:-gpu}
+    PACK=${DBFS_PACK:-rows}
+    LAUNCHER=${DBFS_LAUNCHER:-srun}
+    RESUME=${DBFS_RESUME:-0}
+    CPUS=${DBFS_CPUS_PER_TASK:-${SLURM_CPUS_PER_TASK:-}}
+    read -r -a SRUN_EXTRA <<<"${DBFS_SRUN_ARGS:-}"
+    read -r -a MPIRUN_EXTRA <<<"${DBFS_MPIRUN_ARGS:-}"
+    read -r -a DBFS_EXTRA <<<"${DBFS_EXTRA_ARGS:-}"
+    OUT_DIR=${DBFS_OUT:-dbfs-results/$STUDY-${SLURM_JOB_ID:-dryrun}}
+    case $PACK in rows) DISTRIBUTION=block ;; columns) DISTRIBUTION=cyclic ;;
+    *) dbfs_fail "DBFS_PACK must be rows or columns, got '$PACK'" ;; esac
+    case $BACKEND in gpu | cpu | auto) ;;
+    *) dbfs_fail "DBFS_BACKEND must be gpu, cpu or auto, got '$BACKEND'" ;; esac
+    case $LAUNCHER in srun | mpirun) ;;
+    *) dbfs_fail "DBFS_LAUNCHER must be srun or mpirun, got '$LAUNCHER'" ;; esac
+    if [ "$DRY" != 1 ]; then
+        if [ "$LAUNCHER" = srun ] && [ -z "${SLURM_JOB_ID:-}" ]; then
+            dbfs_fail "not inside a Slurm allocation (no SLURM_JOB_ID): submit with sbatch," \
+                "or print the commands with DBFS_DRY_RUN=1"
+        fi
+        command -v "$LAUNCHER" >/dev/null || dbfs_fail "$LAUNCHER not found"
+    fi
+    NODES=${DBFS_NODES:-${SLURM_JOB_NUM_NODES:-1}}
+    GPN=${DBFS_GPUS_PER_NODE:-${SLURM_GPUS_PER_NODE:-${SLURM_GPUS_ON_NODE:-}}}
+    GPN=${GPN##*:}  # Slurm writes typed requests as "h100:4"
+    if [ -z "$GPN" ] && [ "$LAUNCHER" = mpirun ] && command -v nvidia-smi >/dev/null; then
+        GPN=$(nvidia-smi -L | grep -c '^GPU')
+    fi
+    if [ -z "$GPN" ]; then
+        [ "$DRY" = 1 ] || dbfs_fail "cannot tell the GPUs per node: submit with --gpus-per-node=G or set DBFS_GPUS_PER_NODE"
+        GPN=4
+    fi
+    dbfs_positive DBFS_NODES "$NODES"
+    dbfs_positive DBFS_GPUS_PER_NODE "$GPN"
+    dbfs_positive DBFS_EDGEFACTOR "$EDGEFACTOR"
+    dbfs_positive DBFS_ROOTS "$ROOTS"
+    [ -z "$CPUS" ] || dbfs_positive DBFS_CPUS_PER_TASK "$CPUS"
+    if [ "$LAUNCHER" = mpirun ] && [ "$NODES" -ne 1 ]; then
+        dbfs_fail "DBFS_LAUNCHER=mpirun runs on one node; use srun for $NODES nodes"
+    fi
+    "$PY" -c "import dbfs.grid" 2>/dev/null ||
+        dbfs_fail "'$PY' cannot import dbfs: activate the environment that has dbfs or set DBFS_PYTHON"
+    PLAN=()
+    NAMES=()
+    declare -gA GRID_CACHE=()
+    dbfs_note "$STUDY: $NODES node(s) x $GPN GPUs, pack $PACK, outputs in $OUT_DIR"
+}
+
+# dbfs_gpu_counts [LIST]: LIST, or the powers of two that fill whole nodes of the allocation.
+dbfs_gpu_counts() {
+    if [ -n "${1:-}" ]; then
+        echo "$1"
+        return
+    fi
+    local p=1 counts=()
+    while [ "$p" -le $((NODES * GPN)) ]; do
+        [ "$p" -le "$GPN" ] || [ $((p % GPN)) -eq 0 ] && counts+=("$p")
+        p=$((p * 2))
+    done
+    echo "${counts[*]}"
+}
+
+# dbfs_grid P [RxC]: "R C", the grid dbfs runs P ranks on (--grid RxC, else its default), from
+# dbfs/grid.py so that the scripts and dbfs cannot disagree.
+dbfs_grid() {
+    "$PY" - "$1" "${2:-}" <<'EOF'
+import sys
+from dbfs.grid import default_grid, parse_grid
+ranks, text = int(sys.argv[1]), sys.argv[2]
+try:
+    r, c = parse_grid(text) if text else default_grid(ranks)
+except ValueError as e:
+    sys.exit(f"dbfs-slurm: error: {e}")
+if r * c != ranks:
+    sys.exit(f"dbfs-slurm: error: grid {r}x{c} needs {r * c} GPUs, the run has {ranks}")
+print(r, c)
+EOF
+}
+
+# dbfs_placement C NODES TASKS_PER_NODE: which lines of a grid with C columns stay within a node.
+dbfs_placement() {
+    local c=$1 nodes=$2 tpn=$3
+    if [ "$nodes" -eq 1 ]; then
+        echo "one node: every exchange intra-node"
+    elif [ "$PACK" = rows ]; then
+        if [ $((tpn % c)) -eq 0 ]; then
+            echo "grid rows (fold) within a node, columns (expand) across $nodes nodes"
+        else
+            echo "grid rows (fold) cross nodes: C=$c does not divide the $tpn tasks per node"
+        fi
+    elif [ $((c % nodes)) -eq 0 ]; then
+        echo "grid columns (expand) within a node, rows (fold) across $nodes nodes"
+    else
+        echo "WARNING: $nodes nodes do not divide C=$c, so grid columns (expand) span nodes"
+    fi
+}
+
+# dbfs_add_run P SCALE GRID COMM ENCODING DIRECTION: plan one run (GRID: RxC or empty for dbfs's default).
+dbfs_add_run() {
+    local p=$1 scale=$2 grid=$3 comm=$4 encoding=$5 direction=$6 shape r c nodes tpn name
+    dbfs_positive "GPU count" "$p"
+    dbfs_positive "scale" "$scale"
+    shape=${GRID_CACHE["$p/$grid"]:-}
+    if [ -z "$shape" ]; then
+        shape=$(dbfs_grid "$p" "$grid") || exit 2
+        GRID_CACHE["$p/$grid"]=$shape
+    fi
+    read -r r c <<<"$shape"
+    if [ "$p" -le "$GPN" ]; then
+        nodes=1 tpn=$p
+    elif [ $((p % GPN)) -eq 0 ]; then
+        nodes=$((p / GPN)) tpn=$GPN
+    else
+        dbfs_fail "$p GPUs do not fill whole nodes of $GPN GPUs: use at most $GPN or a multiple of $GPN"
+    fi
+    [ "$nodes" -le "$NODES" ] || dbfs_fail "$p GPUs need $nodes nodes of $GPN GPUs, the allocation has $NODES"
+    name=${STUDY}_s${scale}_g${p}_${r}x${c}_${comm}_${encoding}_${direction}
+    local cmd
+    if [ "$LAUNCHER" = srun ]; then
+        cmd=(srun --nodes="$nodes" --ntasks="$p" --ntasks-per-node="$tpn")
+        [ "$BACKEND" = cpu ] || cmd+=(--gpus-per-node="$tpn" --gpu-bind=none)
+        cmd+=(--distribution="$DISTRIBUTION" --kill-on-bad-exit=1)
+        [ -z "$CPUS" ] || cmd+=(--cpus-per-task="$CPUS")
+        cmd+=("${SRUN_EXTRA[@]}")
+    else
+        cmd=(mpirun -n "$p" "${MPIRUN_EXTRA[@]}")
+    fi
+    cmd+=("$PY" -m dbfs --scale "$scale" --edgefactor "$EDGEFACTOR" --grid "${r}x${c}" --roots "$ROOTS"
+        --backend "$BACKEND" --comm "$comm" --encoding "$encoding" --direction "$direction"
+        --json "$OUT_DIR/$name.json" "${DBFS_EXTRA[@]}")
+    local line
+    printf -v line '%q ' "${cmd[@]}"
+    PLAN+=("${line% }")
+    NAMES+=("$name")
+    dbfs_note "$name: $p GPUs on $nodes node(s), grid ${r}x${c}; $(dbfs_placement "$c" "$nodes" "$tpn")"
+}
+
+# dbfs_launch: print the planned commands (dry run) or run them in order; exit 1 if any run failed.
+dbfs_launch() {
+    local i name rc ran=0 failed=0
+    if [ "$DRY" = 1 ]; then
+        printf '%s\n' "${PLAN[@]}"
+        return 0
+    fi
+    mkdir -p "$OUT_DIR" || dbfs_fail "cannot create $OUT_DIR"
+    env | grep -E '^(DBFS|SLURM)_' | sort >"$OUT_DIR/env.txt"
+    for i in "${!PLAN[@]}"; do
+        name=${NAMES[i]}
+        if [ "$RESUME" = 1 ] && [ -f "$OUT_DIR/$name.json" ]; then
+            dbfs_note "$name: $OUT_DIR/$name.json exists, skipped (DBFS_RESUME=1)"
+            continue
+        fi
+        echo "+ ${PLAN[i]}" | tee -a "$OUT_DIR/commands.txt" >&2
+        eval "${PLAN[i]}" >"$OUT_DIR/$name.txt" 2>"$OUT_DIR/$name.log"
+        rc=$?
+        ran=$((ran + 1))
+        if [ "$rc" -eq 0 ]; then
+            grep -h '^bfs_harmonic_mean_TEPS' "$OUT_DIR/$name.txt" >&2
+        else
+            failed=$((failed + 1))
+            echo "FAILED: $name (exit $rc); the end of $OUT_DIR/$name.log:" >&2
+            tail -n 5 "$OUT_DIR/$name.log" >&2
+        fi
+    done
+    dbfs_note "$STUDY: ran $ran of ${#PLAN[@]} runs, $failed failed; collect with: python scripts/collect_results.py $OUT_DIR"
+    [ "$failed" -eq 0 ]
+}

@@ -1,0 +1,140 @@
+"""scripts/collect_results.py and scripts/plot_scaling.py on --json documents of real dbfs runs: scale 8
+on 1 rank, and scale 9 and scale 8 on 2 ranks (a weak and a strong scaling pair), NumPy backend."""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mpi4py import MPI
+
+from test_harness import launch, mpiexec
+
+pytestmark = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1,
+                                reason="launches its own MPI jobs: runs in the single-rank pass")
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+RESULTS = Path(__file__).resolve().parents[1] / "bench" / "results"
+RUNS = {"s8_1rank.json": (1, 8), "s9_2ranks.json": (2, 9), "s8_2ranks.json": (2, 8)}
+PHASES = ("expand_comm", "expansion", "fold_comm", "update", "pred_resolve")
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("results")
+    for name, (ranks, scale) in RUNS.items():
+        argv = [sys.executable, "-m", "dbfs", "--scale", str(scale), "--backend", "cpu", "--roots", "2",
+                "--json", str(folder / name)]
+        job = launch([mpiexec(), "-n", str(ranks), *argv] if ranks > 1 else argv, folder)
+        assert job.returncode == 0, job
+    (folder / "other.json").write_text('{"machine": "not a run"}')
+    return folder
+
+
+def import_script(name: str):
+    """Import scripts/NAME.py as a module (the scripts import each other by plain name)."""
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(SCRIPTS))
+
+
+def script(name: str, *args, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPTS / name), *map(str, args)], capture_output=True, text=True,
+                          timeout=120, cwd=cwd)
+
+
+def test_collect_table_and_csv_match_the_documents(results, tmp_path):
+    result = script("collect_results.py", results, "--csv", tmp_path / "runs.csv")
+    assert result.returncode == 0, result.stderr
+    assert "skipped" in result.stderr and "other.json: not a dbfs main-mode" in result.stderr
+    table = result.stdout.splitlines()
+    assert table[0].startswith("| GPUs | grid | scale |") and len(table) == 2 + len(RUNS)
+    with open(tmp_path / "runs.csv") as f:
+        rows = {Path(r["file"]).name: r for r in csv.DictReader(f)}
+    assert set(rows) == set(RUNS)
+    for name, (ranks, scale) in RUNS.items():
+        doc, row = json.loads((results / name).read_text()), rows[name]
+        searches = doc["searches"]
+        assert len(searches) == 2
+        assert (int(row["gpus"]), int(row["scale"]), row["grid"]) == (ranks, scale, f"1x{ranks}")
+        assert (row["device"], row["comm"], row["encoding"], row["direction"]) == (
+            "cpu", doc.get("comm", "mpi"), doc.get("encoding", "list"), doc.get("direction", "topdown"))
+        assert float(row["harmonic_mean_TEPS"]) == pytest.approx(doc["bfs_harmonic_mean_TEPS"])
+        for phase in PHASES:
+            expected = 1e3 * sum(s["phases"][phase] for s in searches) / 2
+            assert float(row[f"phase_{phase}_ms"]) == pytest.approx(expected)
+        for kind in ("expand", "fold"):
+            assert float(row[f"bytes_{kind}"]) == pytest.approx(sum(s["bytes"][kind] for s in searches) / 2)
+        cells = next(line for line in table[2:] if f"| {ranks} | 1x{ranks} | {scale} |" in line).split("|")
+        assert float(cells[9]) == pytest.approx(doc["bfs_harmonic_mean_TEPS"] / 1e9, rel=1e-3)
+    assert float(rows["s8_2ranks.json"]["bytes_fold"]) > 0
+
+
+def test_collect_reads_transport_encoding_and_unencoded_bytes(results, tmp_path):
+    """Keys that documents of the encoding-aware dbfs carry: comm, encoding, direction, bytes_raw."""
+    collect_results = import_script("collect_results")
+    doc = json.loads((results / "s8_2ranks.json").read_text())
+    doc.update(comm="nccl", encoding="adaptive", direction="auto")
+    for s in doc["searches"]:
+        s["bytes_raw"] = {k: 3 * v for k, v in s["bytes"].items()}
+    (tmp_path / "new.json").write_text(json.dumps(doc))
+    [row] = collect_results.collect([tmp_path / "new.json"])
+    assert (row["comm"], row["encoding"], row["direction"]) == ("nccl", "adaptive", "auto")
+    assert row["raw_over_sent"] == pytest.approx(3.0)
+    assert row["bytes_raw_fold"] == pytest.approx(3 * row["bytes_fold"])
+
+
+def test_collect_reads_the_committed_results():
+    result = script("collect_results.py", RESULTS)
+    assert result.returncode == 0, result.stderr
+    runs = [p for p in RESULTS.rglob("*.json") if "searches" in json.loads(p.read_text())]
+    assert len(result.stdout.splitlines()) == 2 + len(runs)
+
+
+def test_collect_without_documents_is_an_error(tmp_path):
+    result = script("collect_results.py", tmp_path)
+    assert result.returncode == 2 and "no dbfs --json documents found" in result.stderr
+
+
+@pytest.fixture(scope="module")
+def plot_scaling():
+    pytest.importorskip("matplotlib")
+    return import_script("plot_scaling")
+
+
+def test_plots_are_drawn_from_the_runs(results, tmp_path):
+    pytest.importorskip("matplotlib")
+    result = script("plot_scaling.py", results, "--out", tmp_path)
+    assert result.returncode == 0, result.stderr
+    names = ("weak_scaling.png", "strong_scaling.png", "phases.png", "compute_transfer.png", "bytes.png")
+    assert result.stdout.split() == [str(tmp_path / n) for n in names]
+    for name in names:
+        data = (tmp_path / name).read_bytes()
+        assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000
+    assert not list(tmp_path.glob("*.tmp-*"))
+
+
+def test_scaling_series_are_grouped_by_scale_per_gpu(plot_scaling):
+    config = {"device": "H200", "comm": "nccl", "encoding": "adaptive", "direction": "auto", "edgefactor": 16}
+    runs = [dict(config, gpus=p, scale=s, date="") for p, s in ((1, 26), (2, 27), (4, 28), (2, 26), (4, 26), (3, 26))]
+    weak = plot_scaling.series(runs, weak=True)
+    strong = plot_scaling.series(runs, weak=False)
+    key = tuple(config.values())
+    assert list(weak) == [(key, 26)]
+    assert [(r["gpus"], r["scale"]) for r in weak[(key, 26)]] == [(1, 26), (2, 27), (4, 28)]
+    assert list(strong) == [(key, 26)]
+    assert [r["gpus"] for r in strong[(key, 26)]] == [1, 2, 3, 4]
+
+
+def test_plot_with_one_run_draws_no_scaling_line(plot_scaling, results, tmp_path, capsys):
+    assert plot_scaling.main([str(results / "s8_1rank.json"), "--out", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert "no weak scaling series" in err and "no strong scaling series" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bytes.png", "compute_transfer.png", "phases.png"]

@@ -1,0 +1,198 @@
+"""The sbatch templates in slurm/ without a cluster: every file parses (`bash -n`), and the dry run
+prints the srun lines each template would launch -- GPU counts, nodes, tasks per node, GPU binding,
+grids and scales (paper 004, Table 1 for the weak-scaling sweep), dbfs options and output names --
+or stops with one clear error for an impossible plan. One test runs the real launch loop with a
+stand-in `srun` on PATH, to check output files, failure accounting and DBFS_RESUME."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mpi4py import MPI
+
+pytestmark = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1, reason="subprocess tests run in the 1-rank pass")
+
+SLURM = Path(__file__).resolve().parents[1] / "slurm"
+TEMPLATES = ("run.sbatch", "weak_scaling.sbatch", "strong_scaling.sbatch")
+# Paper 004, Table 1: GPUs -> (grid, scale) with scale 21 on one GPU.
+TABLE_1 = {1: ("1x1", 21), 2: ("1x2", 22), 4: ("2x2", 23), 8: ("2x4", 24), 16: ("4x4", 25),
+           32: ("4x8", 26), 64: ("8x8", 27), 128: ("8x16", 28)}
+
+
+def template(name: str, *args: str, path_prefix: str | None = None, **env: str):
+    """Run slurm/NAME with a clean environment (no SLURM_*) plus env; return the CompletedProcess."""
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "DBFS_"))}
+    full.update({"DBFS_PYTHON": sys.executable, **env})
+    if path_prefix:
+        full["PATH"] = f"{path_prefix}{os.pathsep}{full['PATH']}"
+    return subprocess.run(["bash", str(SLURM / name), *args], capture_output=True, text=True, env=full,
+                          timeout=120)
+
+
+def dry_run(name: str, *args: str, **env: str) -> list[list[str]]:
+    """The commands a dry run prints, split into words."""
+    result = template(name, *args, DBFS_DRY_RUN="1", **env)
+    assert result.returncode == 0, result.stderr
+    return [shlex.split(line) for line in result.stdout.splitlines()]
+
+
+def options(words: list[str], start: int = 0) -> dict[str, str]:
+    """--key=value and --key value pairs of words[start:] (flags without a value map to '')."""
+    found, i = {}, start
+    while i < len(words):
+        if words[i].startswith("--"):
+            key, eq, value = words[i].partition("=")
+            if not eq and i + 1 < len(words) and not words[i + 1].startswith("--"):
+                value, i = words[i + 1], i + 1
+            found[key] = value
+        i += 1
+    return found
+
+
+def split_launch(words: list[str]) -> tuple[dict, dict]:
+    """(srun options, dbfs options) of one printed command."""
+    assert words[0] == "srun"
+    at = words.index("-m")
+    assert words[at - 1] == sys.executable and words[at + 1] == "dbfs"
+    return options(words[1:at - 1]), options(words, at + 2)
+
+
+@pytest.mark.parametrize("name", [*TEMPLATES, "lib.sh"])
+def test_template_parses(name):
+    result = subprocess.run(["bash", "-n", str(SLURM / name)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+def test_weak_scaling_follows_table_1():
+    commands = dry_run("weak_scaling.sbatch", DBFS_BASE_SCALE="21", DBFS_NODES="32", DBFS_GPUS_PER_NODE="4",
+                       DBFS_COMMS="nccl", DBFS_ENCODINGS="adaptive", DBFS_OUT="study")
+    assert len(commands) == len(TABLE_1)
+    for words, (gpus, (grid, scale)) in zip(commands, sorted(TABLE_1.items())):
+        srun, dbfs = split_launch(words)
+        nodes, per_node = max(1, gpus // 4), min(gpus, 4)
+        assert srun == {"--nodes": str(nodes), "--ntasks": str(gpus), "--ntasks-per-node": str(per_node),
+                        "--gpus-per-node": str(per_node), "--gpu-bind": "none", "--distribution": "block",
+                        "--kill-on-bad-exit": "1"}
+        name = f"weak_s{scale}_g{gpus}_{grid}_nccl_adaptive_auto"
+        assert dbfs == {"--scale": str(scale), "--edgefactor": "16", "--grid": grid, "--roots": "64",
+                        "--backend": "gpu", "--comm": "nccl", "--encoding": "adaptive", "--direction": "auto",
+                        "--json": f"study/{name}.json"}
+    assert not any("CUDA_VISIBLE_DEVICES" in w for words in commands for w in words)
+
+
+def test_weak_scaling_defaults_cover_the_allocation_per_transport_and_encoding():
+    commands = dry_run("weak_scaling.sbatch", DBFS_GPUS_PER_NODE="4")
+    runs = [(int(split_launch(w)[0]["--ntasks"]), *(split_launch(w)[1][k]
+             for k in ("--scale", "--comm", "--encoding", "--direction"))) for w in commands]
+    assert runs == [(p, str(26 + d), comm, encoding, "auto") for d, p in enumerate((1, 2, 4))
+                    for comm in ("mpi", "nccl") for encoding in ("adaptive", "list")]
+    assert all(split_launch(w)[1]["--json"].startswith("dbfs-results/weak-dryrun/") for w in commands)
+
+
+def test_strong_scaling_keeps_the_scale_and_packs_columns_on_request():
+    result = template("strong_scaling.sbatch", "--dry-run", DBFS_SCALE="25", DBFS_NODES="2",
+                      DBFS_GPUS_PER_NODE="8", DBFS_PACK="columns", DBFS_COMMS="mpi", DBFS_ENCODINGS="list",
+                      DBFS_DIRECTIONS="topdown auto")
+    assert result.returncode == 0, result.stderr
+    plan = [split_launch(shlex.split(line)) for line in result.stdout.splitlines()]
+    assert [(s["--ntasks"], s["--nodes"], d["--grid"], d["--direction"]) for s, d in plan] == [
+        (str(p), str(max(1, p // 8)), grid, direction)
+        for p, grid in ((1, "1x1"), (2, "1x2"), (4, "2x2"), (8, "2x4"), (16, "4x4"))
+        for direction in ("topdown", "auto")]
+    assert {d["--scale"] for _, d in plan} == {"25"}
+    assert {s["--distribution"] for s, _ in plan} == {"cyclic"}
+    assert "strong_s25_g16_4x4_mpi_list_topdown: 16 GPUs on 2 node(s), grid 4x4; grid columns (expand) " \
+           "within a node" in result.stderr
+
+
+def test_rows_packing_says_when_a_grid_row_leaves_the_node():
+    result = template("strong_scaling.sbatch", DBFS_DRY_RUN="1", DBFS_NODES="4", DBFS_GPUS_PER_NODE="4",
+                      DBFS_GPU_COUNTS="8 16", DBFS_COMMS="mpi", DBFS_ENCODINGS="list")
+    assert result.returncode == 0, result.stderr
+    assert "g8_2x4_mpi_list_auto: 8 GPUs on 2 node(s), grid 2x4; grid rows (fold) within a node" in result.stderr
+    result = template("run.sbatch", DBFS_DRY_RUN="1", DBFS_NODES="4", DBFS_GPUS_PER_NODE="4", DBFS_GRID="2x8")
+    assert result.returncode == 0, result.stderr
+    assert "grid rows (fold) cross nodes: C=8 does not divide the 4 tasks per node" in result.stderr
+
+
+def test_run_passes_every_option():
+    [words] = dry_run("run.sbatch", DBFS_NODES="2", DBFS_GPUS_PER_NODE="4", DBFS_SCALE="27",
+                      DBFS_GRID="4x2", DBFS_COMM="mpi-cuda", DBFS_ENCODING="bitmap", DBFS_DIRECTION="topdown",
+                      DBFS_EDGEFACTOR="8", DBFS_ROOTS="16", DBFS_SRUN_ARGS="--mpi=pmix",
+                      DBFS_EXTRA_ARGS="--log-levels", DBFS_CPUS_PER_TASK="6", DBFS_OUT="out dir")
+    srun, dbfs = split_launch(words)
+    assert srun["--ntasks"] == "8" and srun["--nodes"] == "2" and srun["--mpi"] == "pmix"
+    assert srun["--cpus-per-task"] == "6"
+    assert dbfs == {"--scale": "27", "--edgefactor": "8", "--grid": "4x2", "--roots": "16", "--backend": "gpu",
+                    "--comm": "mpi-cuda", "--encoding": "bitmap", "--direction": "topdown",
+                    "--json": "out dir/run_s27_g8_4x2_mpi-cuda_bitmap_topdown.json", "--log-levels": ""}
+
+
+def test_cpu_backend_and_mpirun_launcher():
+    [words] = dry_run("run.sbatch", DBFS_LAUNCHER="mpirun", DBFS_BACKEND="cpu", DBFS_GPUS_PER_NODE="2",
+                      DBFS_MPIRUN_ARGS="--bind-to none", DBFS_SCALE="10")
+    assert words[:5] == ["mpirun", "-n", "2", "--bind-to", "none"]
+    assert options(words, words.index("dbfs") + 1)["--backend"] == "cpu"
+    [words] = dry_run("run.sbatch", DBFS_BACKEND="cpu", DBFS_GPUS_PER_NODE="2")
+    assert "--gpus-per-node" not in options(words)
+
+
+@pytest.mark.parametrize("name, env, message", [
+    ("weak_scaling.sbatch", {"DBFS_GPU_COUNTS": "1 3"}, "3 is not a power of two"),
+    ("strong_scaling.sbatch", {"DBFS_GPU_COUNTS": "16"}, "16 GPUs need 4 nodes of 4 GPUs, the allocation has 1"),
+    ("strong_scaling.sbatch", {"DBFS_GPU_COUNTS": "6", "DBFS_NODES": "2"}, "6 GPUs do not fill whole nodes"),
+    ("run.sbatch", {"DBFS_GRID": "3x3"}, "grid 3x3 needs 9 GPUs, the run has 4"),
+    ("run.sbatch", {"DBFS_GRID": "2by2"}, "grid must look like RxC"),
+    ("run.sbatch", {"DBFS_PACK": "diagonal"}, "DBFS_PACK must be rows or columns"),
+    ("run.sbatch", {"DBFS_ROOTS": "0"}, "DBFS_ROOTS must be an integer >= 1"),
+    ("run.sbatch", {"DBFS_PYTHON": "/nonexistent/python"}, "cannot import dbfs"),
+    ("run.sbatch", {"DBFS_DRY_RUN": "0"}, "not inside a Slurm allocation"),
+    ("run.sbatch", {"DBFS_LAUNCHER": "mpirun", "DBFS_NODES": "2"}, "DBFS_LAUNCHER=mpirun runs on one node"),
+])
+def test_impossible_plans_stop_with_one_error(name, env, message):
+    result = template(name, **{"DBFS_DRY_RUN": "1", **env})
+    assert result.returncode == 2 and result.stdout == ""
+    errors = [line for line in result.stderr.splitlines() if "error" in line]
+    assert len(errors) == 1 and message in errors[0], result.stderr
+
+
+def test_unknown_argument_is_refused():
+    result = template("run.sbatch", "--dryrun")
+    assert result.returncode == 2 and "unknown argument '--dryrun'" in result.stderr
+
+
+def test_launch_loop_writes_outputs_counts_failures_and_resumes(tmp_path):
+    """A stand-in srun prints its arguments and writes the --json file, except for nccl runs: those fail."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    srun = bin_dir / "srun"
+    srun.write_text('#!/usr/bin/env bash\necho "args: $*"\n'
+                    'case " $* " in *" nccl "*) echo "nccl unavailable" >&2; exit 3 ;; esac\n'
+                    'echo "bfs_harmonic_mean_TEPS: 1"\n'
+                    'for a; do [ "$prev" = --json ] && echo "{}" >"$a"; prev=$a; done\n')
+    srun.chmod(srun.stat().st_mode | stat.S_IEXEC)
+    out = tmp_path / "out"
+    env = dict(SLURM_JOB_ID="7", SLURM_JOB_NUM_NODES="1", SLURM_GPUS_ON_NODE="2", DBFS_OUT=str(out),
+               DBFS_ENCODINGS="list")
+    result = template("weak_scaling.sbatch", path_prefix=str(bin_dir), **env)
+    assert result.returncode == 1
+    assert result.stderr.count("FAILED: ") == 2 and "nccl unavailable" in result.stderr
+    assert "ran 4 of 4 runs, 2 failed" in result.stderr
+    names = [f"weak_s{26 + d}_g{p}_{grid}_{comm}_list_auto" for d, (p, grid) in enumerate(((1, "1x1"), (2, "1x2")))
+             for comm in ("mpi", "nccl")]
+    for name in names:
+        text = (out / f"{name}.txt").read_text()
+        assert text.startswith("args: --nodes=1") and f"--json {out}/{name}.json" in text
+    assert len((out / "commands.txt").read_text().splitlines()) == 4
+    assert "SLURM_JOB_ID=7" in (out / "env.txt").read_text()
+    assert sorted(p.name for p in out.glob("*.json")) == sorted(f"{n}.json" for n in names if "mpi" in n)
+    # A resubmitted sweep with DBFS_RESUME=1 runs again only what left no JSON.
+    result = template("weak_scaling.sbatch", path_prefix=str(bin_dir), DBFS_RESUME="1", **env)
+    assert result.returncode == 1 and "ran 2 of 4 runs, 2 failed" in result.stderr
+    assert result.stderr.count("exists, skipped (DBFS_RESUME=1)") == 2
