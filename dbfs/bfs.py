@@ -91,6 +91,9 @@ class _Traffic:
         self.sent[phase] += sent
         self.raw[phase] += raw
 
+    def totals(self) -> tuple[int, int]:
+        return sum(self.sent.values()), sum(self.raw.values())
+
 
 class BFS:
     """2D BFS over one rank's LocalGraph; call `search(root)` once per root (collective)."""
@@ -174,6 +177,7 @@ class BFS:
         direction, form = "topdown", "list"
         while True:
             t_level = time.perf_counter()
+            traffic_before = traffic.totals()
             lvl += 1
             if direction == "topdown":
                 if form == "bits":
@@ -197,8 +201,10 @@ class BFS:
             else:
                 frontier_total = comms.world.allreduce(nf)
             if log_levels:
+                sent, raw = (a - b for a, b in zip(traffic.totals(), traffic_before))
                 levels.append({"level": lvl - 1, "direction": direction, "frontier": level_frontier,
-                               "edges": level_edges, "time": time.perf_counter() - t_level})
+                               "edges": level_edges, "time": time.perf_counter() - t_level,
+                               "bytes": sent, "bytes_raw": raw})
             if frontier_total == 0:
                 break
             unvisited_edges -= frontier_degrees
@@ -215,6 +221,11 @@ class BFS:
                             traffic.sent["expand"], traffic.sent["fold"],
                             traffic.raw["expand"], traffic.raw["fold"]], np.int64)
         comms.world.Allreduce(MPI.IN_PLACE, figures)
+        if levels:
+            level_bytes = np.array([[row["bytes"], row["bytes_raw"]] for row in levels], np.int64)
+            comms.world.Allreduce(MPI.IN_PLACE, level_bytes)
+            for row, (sent, raw) in zip(levels, level_bytes.tolist()):
+                row["bytes"], row["bytes_raw"] = sent, raw
         phase_times = np.array([clock.totals[k] for k in PHASES])
         comms.world.Allreduce(MPI.IN_PLACE, phase_times, op=MPI.MAX)
         phases = dict(zip(PHASES, phase_times.tolist()))
@@ -377,10 +388,11 @@ class BFS:
 
 
 def print_levels(result: SearchResult) -> None:
-    """Per-level direction, frontier size, entries examined and time to stderr (rank 0)."""
+    """Per-level direction, frontier size, entries examined, bytes sent (all ranks; as lists) and time
+    to stderr (rank 0)."""
     if MPI.COMM_WORLD.Get_rank() != 0:
         return
     for row in result.levels:
         print(f"[dbfs] root {result.root} level {row['level']:3d} {row['direction']:>9}: frontier "
-              f"{row['frontier']:>12d} edges(rank 0) {row['edges']:>14d}  {1e3 * row['time']:9.3f} ms",
-              file=sys.stderr)
+              f"{row['frontier']:>12d} edges(rank 0) {row['edges']:>14d} bytes {row['bytes']:>12d} "
+              f"(lists {row['bytes_raw']:>12d}) {1e3 * row['time']:9.3f} ms", file=sys.stderr)

@@ -52,7 +52,7 @@ def check_search(bfs, graph, src, dst, root):
     return (result.nedge, result.visited, result.depth), {row["direction"] for row in result.levels}
 
 
-def run_grids(backend, n_vertices, src, dst, roots=None, nroots=4, variants=ALL_VARIANTS):
+def run_grids(backend, n_vertices, src, dst, roots=None, nroots=4, variants=ALL_VARIANTS, comm="mpi"):
     """Search every grid of the world's size with every (direction, encoding) variant; the per-root
     figures must not depend on either. Returns the set of directions the levels took."""
     figures, directions = {}, set()
@@ -65,7 +65,7 @@ def run_grids(backend, n_vertices, src, dst, roots=None, nroots=4, variants=ALL_
             has_edge[src[src != dst]] = has_edge[dst[src != dst]] = True
             roots = sample_roots(n_vertices, nroots, lambda c: has_edge[c])
         for direction, encoding in variants:
-            bfs = BFS(graph, direction=direction, encoding=encoding)
+            bfs = BFS(graph, direction=direction, encoding=encoding, comm=comm)
             results = [check_search(bfs, graph, src, dst, int(r)) for r in roots]
             figures[(R, C, direction, encoding)] = [f for f, _ in results]
             directions.update(*(d for _, d in results))
@@ -111,9 +111,13 @@ def test_always_bottom_up_and_never(alpha, beta):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("comm", ["mpi", "nccl"])
 @pytest.mark.parametrize("scale", [10, 14, 16])
-def test_gpu_levels_match_serial(scale):
+def test_gpu_levels_match_serial(scale, comm):
+    from dbfs.exchange import nccl_available
+    if comm == "nccl" and (WORLD.Get_size() == 1 or not nccl_available()):
+        pytest.skip("NCCL needs several ranks and the NCCL library")
     src, dst = generate_edges(scale, 16, 0, 16 << scale)[:2]
     local = MPI.COMM_WORLD.Split_type(MPI.COMM_TYPE_SHARED).Get_rank()
-    directions = run_grids(Backend("gpu", local % gpu_count()), 1 << scale, src, dst, nroots=4)
+    directions = run_grids(Backend("gpu", local % gpu_count()), 1 << scale, src, dst, nroots=4, comm=comm)
     assert directions == {"topdown", "bottomup"}
