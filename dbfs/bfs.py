@@ -136,8 +136,6 @@ class BFS:
             self.stats = xp.zeros(3, xp.int64)
             self.stats_host = self.backend.pinned_empty(3, np.int64)
         if C > 1:
-            self.pred_send = self.backend.pinned_empty(grid.rows_per_rank, np.int32)
-            self.pred_recv = self.backend.pinned_empty(grid.rows_per_rank, np.int32)
             self.pred_gathered = xp.empty(grid.rows_per_rank, xp.int32)
 
     def close(self) -> None:
@@ -304,7 +302,9 @@ class BFS:
 
     def _list_degrees(self, frontier_list, nf: int) -> int:
         b, j = self.graph.grid.block, self.graph.comms.j
-        return int(self.degree[frontier_list[j * b:j * b + nf]].sum(dtype=np.int64)) if nf else 0
+        self.stats.fill(0)
+        bottom_up.list_degrees(self.backend, frontier_list[j * b:j * b + nf], self.degree, self.stats)
+        return int(self._read_stats()[1])
 
     # bottom-up ------------------------------------------------------------------------------------
     def _bottom_up_level(self, clock, traffic, nf: int, lvl: int):
@@ -365,24 +365,23 @@ class BFS:
 
     # predecessors ---------------------------------------------------------------------------------
     def _resolve_parents(self, own_root: bool, root: int, root_offset: int) -> None:
-        """Delayed predecessors -> global parent ids of the owned vertices (one row exchange)."""
+        """Delayed predecessors -> global parent ids of the owned vertices (one row exchange through
+        the search's transport)."""
         backend, grid, comms = self.backend, self.graph.grid, self.graph.comms
+        b, j = grid.block, comms.j
         if grid.C > 1:
             # block m of this rank's pred_row goes to the owner in grid column m; from column c we
             # receive its discoverers of our block, so gathered[c*b + o] is column c's answer.
-            if backend.is_gpu:
-                self.pred_row.get(out=self.pred_send)
-            else:
-                self.pred_send[:] = self.pred_row
-            comms.row.Alltoall([self.pred_send, MPI.INT32_T], [self.pred_recv, MPI.INT32_T])
-            if backend.is_gpu:
-                self.pred_gathered.set(self.pred_recv)
-                gathered = self.pred_gathered
-            else:
-                gathered = self.pred_recv
+            peers = self.row_x.peers
+            received = self.row_x.transfer({m: self.pred_row[m * b:(m + 1) * b].view(np.uint32)
+                                            for m in peers}, peers)
+            gathered = self.pred_gathered
+            gathered[j * b:(j + 1) * b] = self.pred_row[j * b:(j + 1) * b]
+            for m, words in received.items():
+                gathered[m * b:(m + 1) * b] = words.view(np.int32)
         else:
             gathered = self.pred_row
-        resolve_parents(backend, self.pred_col, gathered, grid.block, grid.cols_per_rank, self.parent)
+        resolve_parents(backend, self.pred_col, gathered, b, grid.cols_per_rank, self.parent)
         if own_root:
             self.parent[root_offset] = root
 

@@ -29,7 +29,7 @@ from dbfs import runtime
 from dbfs.errors import DbfsError
 from dbfs.ops import bitmap
 
-LIST, BITMAP = 0, 1
+LIST, BITMAP, WORDS = 0, 1, 2
 ENCODINGS = ("adaptive", "list", "bitmap")
 TRANSPORTS = ("mpi", "mpi-cuda", "nccl")
 HEADER_WORDS = 3
@@ -113,6 +113,13 @@ class Exchange:
         received = self.transport.round(sends, list(sources))
         return ({p: Message(kind, count, self.recv_dev[p][:words])
                  for p, (kind, count, words) in received.items()}, sent, raw)
+
+    def transfer(self, outgoing: dict, sources) -> dict:
+        """One round of plain word arrays (uint32 device arrays of at most `block` words) through the
+        same transport; returns {source: received uint32 device view}."""
+        received = self.transport.round({p: (WORDS, 0, words) for p, words in outgoing.items()},
+                                        list(sources))
+        return {p: self.recv_dev[p][:n] for p, (_, _, n) in received.items()}
 
     def _payload(self, peer: int, kind: int, offsets: OffsetSet):
         scratch = self.send_scratch[peer]

@@ -10,7 +10,8 @@
 //
 // bottom_up_commit (owner, after the rotation): the bits set in the final state but not in the owned
 // visited bitmap are the vertices of this level: level, pred_col = BOTTOM_UP, visited bit, next
-// frontier bitmap, and their count and degree sum for the direction heuristic.
+// frontier bitmap, and their count and degree sum for the direction heuristic. list_degrees: the same
+// degree sum for a top-down frontier list.
 #include "common.cuh"
 
 #define BOTTOM_UP_THREADS 256
@@ -111,4 +112,15 @@ bottom_up_commit(const u32* __restrict__ state, u32* __restrict__ visited, u32* 
         atomicAdd((u64*)&stats[0], (u64)count);
         atomicAdd((u64*)&stats[1], (u64)degrees);
     }
+}
+
+// Degree sum of a frontier list (the top-down levels' m_f for the direction heuristic).
+extern "C" __global__ void __launch_bounds__(BOTTOM_UP_THREADS)
+list_degrees(const i32* __restrict__ offsets, i32 n, const i32* __restrict__ degree, i64* __restrict__ stats)
+{
+    i64 degrees = 0;
+    for (i32 t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += gridDim.x * blockDim.x)
+        degrees += degree[offsets[t]];
+    degrees = warp_sum(degrees);
+    if ((threadIdx.x & 31) == 0 && degrees) atomicAdd((u64*)&stats[1], (u64)degrees);
 }

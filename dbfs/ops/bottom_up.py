@@ -3,7 +3,8 @@ with a rotation of row segments along the grid row, as in Ueno et al.).
 
 search_segment: the unvisited rows of one segment of b local rows look for a parent in the frontier
 (a bitmap over the local columns) through the block's row-major copy, stopping at the first parent.
-commit: the owner turns its segment's final state into the level's new vertices.
+commit: the owner turns its segment's final state into the level's new vertices. list_degrees: the
+frontier degree sum of a top-down level (Beamer's m_f).
 
 GPU method: kernels/bottom_up.cu (a warp per 32-row word: per-lane scan of the first entries, then
 warp-cooperative search with ballot early exit). NumPy method: all entries of the unvisited rows are
@@ -93,3 +94,16 @@ def commit(backend, state, visited, next_frontier, level, pred_col, degree, lvl:
     pred_col[new] = BOTTOM_UP
     stats[STAT_COUNT] += new.shape[0]
     stats[STAT_DEGREES] += int(degree[new].sum())
+
+
+def list_degrees(backend, offsets, degree, stats) -> None:
+    """stats[STAT_DEGREES] += the degree sum of a frontier list (int32 offsets into degree).
+    GPU: one kernel on the current stream (no CuPy reduction: those compile per input size)."""
+    n = int(offsets.shape[0])
+    if backend.is_gpu:
+        if n:
+            blocks = min(MAX_BLOCKS, -(-n // THREADS))
+            backend.kernel("bottom_up", "list_degrees")((blocks,), (THREADS,),
+                                                        (offsets, np.int32(n), degree, stats))
+        return
+    stats[STAT_DEGREES] += int(degree[offsets].sum())
