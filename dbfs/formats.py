@@ -30,6 +30,7 @@ from dbfs.errors import DbfsError
 from dbfs.textparse import LineError, Tokens, comment_lines, fixed_rows, parse_ids, tokenize
 
 TEXT_BLOCK_BYTES = 4 << 20
+MAX_LINE_BYTES = 1 << 28
 BINARY_BLOCK_EDGES = 1 << 20
 FORMATS = ("snap", "mtx", "metis", "g500", "g500-packed")
 EXTENSIONS = {".txt": "snap", ".tsv": "snap", ".edges": "snap", ".el": "snap", ".snap": "snap",
@@ -95,18 +96,26 @@ class InputFormat:
 
     def blocks(self):
         """Blocks of whole lines (uint8 arrays ending with a newline)."""
-        tail = b""
+        pieces, pending = [], 0           # the start of a line that has not ended yet
         while True:
             data = self.stream.read(self.block_bytes)
             if not data:
                 break
-            chunk = tail + data
-            cut = chunk.rfind(b"\n") + 1
+            cut = data.rfind(b"\n") + 1
             if cut == 0:
-                tail = chunk
+                pieces.append(data)
+                pending += len(data)
+                if pending > MAX_LINE_BYTES:
+                    raise DbfsError(f"{self.path}: a line longer than {MAX_LINE_BYTES >> 20} MiB: not a "
+                                    f"{self.name} file?", collective=True)
                 continue
-            tail = chunk[cut:]
-            yield np.frombuffer(chunk, np.uint8, count=cut)
+            if pieces:
+                block = np.frombuffer(b"".join(pieces + [data[:cut]]), np.uint8)
+            else:
+                block = np.frombuffer(data, np.uint8, count=cut)
+            pieces, pending = [data[cut:]], len(data) - cut
+            yield block
+        tail = b"".join(pieces)
         if tail:
             yield np.frombuffer(tail + b"\n", np.uint8)
 

@@ -187,6 +187,19 @@ def test_error_line_is_counted_across_blocks(tmp_path, monkeypatch):
     assert leftovers(tmp_path) == ["e.txt"]
 
 
+def test_long_lines_span_blocks_and_endless_ones_stop(tmp_path, monkeypatch):
+    monkeypatch.setattr(formats.InputFormat, "block_bytes", 16)
+    neighbours = " ".join(str(k) for k in range(2, 301))
+    (tmp_path / "hub.graph").write_text(f"300 299\n{neighbours}\n" + "1\n" * 299)
+    run_convert(tmp_path / "hub.graph", tmp_path / "hub.h5")
+    assert original_edges(tmp_path / "hub.h5") == [(1, k) for k in range(2, 301)]
+    monkeypatch.setattr(formats, "MAX_LINE_BYTES", 1000)
+    (tmp_path / "endless.txt").write_text("1 2\n" + "7" * 5000)
+    with pytest.raises(DbfsError, match=r"endless\.txt: a line longer than"):
+        run_convert(tmp_path / "endless.txt", tmp_path / "endless.h5")
+    assert leftovers(tmp_path) == ["endless.txt", "hub.graph", "hub.h5"]
+
+
 def test_content_hash_depends_on_the_edges_only(tmp_path):
     (tmp_path / "a.txt").write_text("1 2\n2 3\n")
     (tmp_path / "b.txt").write_text("# the same edges\n1\t2\n\n2 3\n")

@@ -61,7 +61,11 @@ def convert_args(source, out, *options):
 
 def run(*argv):
     """harness.main in this process on every rank; returns the JSON report."""
-    report = WORLD.bcast(tempfile.mktemp(suffix=".json") if WORLD.Get_rank() == 0 else None, root=0)
+    report = None
+    if WORLD.Get_rank() == 0:
+        handle, report = tempfile.mkstemp(suffix=".json")
+        os.close(handle)
+    report = WORLD.bcast(report, root=0)
     harness.main(cli.main_parser().parse_args([*map(str, argv), "--backend", "cpu", "--json", report]))
     WORLD.Barrier()
     doc = json.loads(Path(report).read_text())
