@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import gzip
-import json
 import os
 import socket
 import sys
@@ -212,7 +211,6 @@ def _map_edges(spill: _Spill, n_edges: int, n_ids: int, pool, depth: int, stream
         streams[1].append(dense[:, 1])
         done += len(dense)
         progress.update(done)
-    del ids, edges
 
 
 def _open_input(path: str):
