@@ -53,7 +53,8 @@ class SearchResult:
     time: float
     parent: object                 # xp int64 [block], global parent ids of owned vertices, -1 unreached
     level: object                  # xp int32 [block], -1 unreached
-    nedge: int                     # TEPS edge count: degrees of the visited vertices / 2
+    nedge: int                     # TEPS edge count: out-degrees of the visited vertices (/ 2 when
+                                   # both directions of every tuple are stored)
     visited: int
     depth: int
     phases: dict
@@ -228,7 +229,8 @@ class BFS:
         comms.world.Allreduce(MPI.IN_PLACE, phase_times, op=MPI.MAX)
         phases = dict(zip(PHASES, phase_times.tolist()))
         return SearchResult(root=root, time=elapsed, parent=self.parent.copy(), level=self.level.copy(),
-                            nedge=int(figures[1]) // 2, visited=int(figures[0]), depth=lvl - 1,
+                            nedge=int(figures[1]) // (1 if graph.info.get("directed") else 2),
+                            visited=int(figures[0]), depth=lvl - 1,
                             phases=phases, bytes={"expand": int(figures[2]), "fold": int(figures[3])},
                             bytes_raw={"expand": int(figures[4]), "fold": int(figures[5])}, levels=levels)
 

@@ -1,8 +1,9 @@
-"""Command line of dbfs: the main Graph500-style run (default), `info` and `generate`.
+"""Command line of dbfs: the main Graph500-style run (default), `info`, `generate` and `convert`.
 
     mpirun -n P python -m dbfs --scale S [--grid RxC] [--roots N | --root V] [--json FILE]
     python -m dbfs info
     mpirun -n P python -m dbfs generate --scale S --out FILE.h5
+    python -m dbfs convert INPUT --out G.h5 [--format snap|mtx|metis|g500|g500-packed]
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 from dbfs import __version__, runtime
 from dbfs.errors import DbfsError
 
-SUBCOMMANDS = ("info", "generate")
+SUBCOMMANDS = ("info", "generate", "convert")
 
 
 def _formatter(prog):
@@ -25,7 +26,8 @@ def main_parser() -> argparse.ArgumentParser:
         prog="python -m dbfs", formatter_class=_formatter,
         description="Distributed 2D-partitioned BFS with Graph500 generation, validation and report.",
         epilog="Other commands: `python -m dbfs info` (backend, MPI, GPU binding), "
-               "`python -m dbfs generate --help` (write a Graph500 edge list to HDF5).")
+               "`python -m dbfs generate --help` (write a Graph500 edge list to HDF5), "
+               "`python -m dbfs convert --help` (import SNAP, Matrix Market, METIS, Graph500 files).")
     src = p.add_argument_group("graph (one of)")
     src.add_argument("--scale", type=int, help="Graph500 scale: 2^SCALE vertices")
     src.add_argument("--graph", metavar="FILE.h5", help="edge list in HDF5 (datasets src, dst)")
@@ -34,7 +36,8 @@ def main_parser() -> argparse.ArgumentParser:
     p.add_argument("--grid", metavar="RxC", help="process grid (default: squarest with R <= C)")
     roots = p.add_mutually_exclusive_group()
     roots.add_argument("--roots", type=int, default=64, help="number of Graph500-sampled roots")
-    roots.add_argument("--root", type=int, help="search from this single vertex id")
+    roots.add_argument("--root", type=int,
+                       help="search from this single vertex (for --graph: its id in the original file)")
     p.add_argument("--backend", choices=("auto", "gpu", "cpu"), default="auto",
                    help="auto: GPU when every rank sees one, else NumPy")
     p.add_argument("--json", metavar="FILE", help="write all figures and per-search results as JSON")
@@ -42,6 +45,7 @@ def main_parser() -> argparse.ArgumentParser:
                    help="print per-level frontier size and time to stderr")
     p.add_argument("--edges-per-thread", type=int, default=4,
                    help="frontier edges handled by one GPU thread in the expansion kernel")
+<<<<<<< HEAD
     search = p.add_argument_group("search and exchanges")
     search.add_argument("--direction", choices=("auto", "topdown"), default="auto",
                         help="auto: direction-optimizing (top-down/bottom-up by Beamer's rule); "
@@ -56,6 +60,17 @@ def main_parser() -> argparse.ArgumentParser:
     search.add_argument("--comm", choices=("auto", "mpi", "mpi-cuda", "nccl"), default="mpi",
                         help="transport: host-staged MPI, CUDA-aware MPI, or NCCL between the GPUs; "
                              "auto picks the fastest available")
+=======
+    real = p.add_argument_group("graph files, results and the partition cache")
+    real.add_argument("--undirected", action="store_true",
+                      help="traverse a directed graph's edges both ways, not only along out-edges")
+    real.add_argument("--save-result", metavar="OUT.h5",
+                      help="with one --root: write vertex, parent and level of every vertex (original "
+                           "ids) to OUT.h5, replacing it")
+    real.add_argument("--partition-cache", metavar="DIR",
+                      help="reuse each rank's built CSC block from DIR (keyed by graph content and "
+                           "grid), storing it there when missing or stale")
+>>>>>>> issue6
     p.add_argument("--version", action="version", version=f"dbfs {__version__}")
     return p
 
@@ -64,6 +79,15 @@ def info_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m dbfs info", formatter_class=_formatter,
                                 description="Print backend, MPI library, GPU binding and versions.")
     p.add_argument("--backend", choices=("auto", "gpu", "cpu"), default="auto", help="backend to probe")
+    return p
+
+
+def convert_parser() -> argparse.ArgumentParser:
+    from dbfs import convert
+    p = argparse.ArgumentParser(prog="python -m dbfs convert", formatter_class=_formatter,
+                                description="Import a graph file into the HDF5 graph store read by "
+                                            "--graph (streaming, bounded memory).")
+    convert.add_arguments(p)
     return p
 
 
@@ -94,6 +118,9 @@ def main(argv=None) -> None:
         if argv and argv[0] == "info":
             from dbfs import info
             info.main(_parse(info_parser(), argv[1:]))
+        elif argv and argv[0] == "convert":
+            from dbfs import convert
+            convert.main(_parse(convert_parser(), argv[1:]))
         elif argv and argv[0] == "generate":
             from dbfs import generate
             generate.main(_parse(generate_parser(), argv[1:]))

@@ -1,20 +1,41 @@
-"""HDF5 edge-list files written in parallel by all ranks, without parallel HDF5 and without gathering.
+"""The HDF5 graph store: one file layout for generated and converted graphs, its writers and readers.
 
-Layout: root datasets `src` and `dst` (int64) and optionally `weight` (float32), edge i at index i, plus
-file attributes (for generated graphs: scale, edgefactor, seed, n_vertices, generator).
+Layout (every dataset 1-D, at the file's root):
+  src, dst   int64 [m]   edge i is src[i] -> dst[i], dense vertex ids in [0, n)
+  weight     float32 [m] optional (generated graphs with --weights)
+  ids        int64 [n]   optional: the original id of dense vertex k, strictly ascending
+Attributes: n_vertices (n), n_edges (m), directed (bool; absent means undirected tuples, as Graph500),
+id_base (original id = dense id + id_base when there is no `ids`; absent means 0), id_mapping (bool),
+source_format, source_file, content_hash; generated graphs carry scale, edgefactor, seed, generator.
+Datasets may be contiguous (what `generate` writes) or chunked with the shuffle and deflate filters
+(what `convert` writes); readers accept both, and any other storage h5py can read.
 
-Method: rank 0 creates the file under a temporary name beside the target, with contiguous datasets whose
-storage is allocated at creation (and never filled), and records each dataset's byte offset in the file.
-Every rank then writes its balanced range [lo, hi) of edges, chunk by chunk as `produce` makes them,
-straight to those offsets with pwrite; HDF5 is not involved in the bulk writes, so no rank ever holds
-more than one chunk and no MPI-IO is needed. After all ranks have synced, rank 0 renames the file onto
-the target. Any failure removes the temporary file, so a partial edge list is never left behind.
+Parallel in-place writes (generate, BFS results): rank 0 creates the file under a temporary name beside
+the target, with contiguous datasets whose storage is allocated at creation (never filled), and records
+each dataset's byte offset. Every rank then writes its own rows straight to those offsets with pwrite;
+HDF5 is not involved in the bulk writes, so nothing is gathered and no MPI-IO is needed. After all
+ranks have synced, rank 0 renames the file onto the target; any failure removes the temporary file.
+
+Streaming chunked writes (convert, one process): values are cut into chunks of CHUNK_ELEMS, each chunk
+is shuffled (the bytes of equal significance together, as HDF5's shuffle filter does) and deflated by
+zlib in a thread pool, and stored in order with H5Dwrite_chunk; memory stays bounded by the chunks in
+flight. A BLAKE2b digest of every chunk's plain bytes feeds the file's content_hash.
+
+Reading a slice [lo, hi) (each rank reads only its own): contiguous data is read with pread by several
+threads; chunked data with those filters is located chunk by chunk (H5Dget_chunk_info_by_coord), read
+with pread and inflated/unshuffled by a thread pool (zlib releases the GIL), so one rank uses several
+cores. Any other storage falls back to h5py's own reader.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
+import zlib
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Callable
 
 import h5py
@@ -26,9 +47,28 @@ from graph500.generator import edge_range
 
 EDGE_DATASETS = (("src", np.dtype("<i8")), ("dst", np.dtype("<i8")))
 WEIGHT_DATASET = ("weight", np.dtype("<f4"))
+IDS_DATASET = "ids"
 DEFAULT_CHUNK_EDGES = 1 << 22
+CHUNK_ELEMS = 1 << 20              # chunk length of converted datasets (8 MiB of int64)
+DEFLATE_LEVEL = 1
+_PIECE_BYTES = 8 << 20             # contiguous reads are split into pieces of this size among threads
+_MAX_THREADS = 16
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def io_threads(share: int = 1) -> int:
+    """Threads for reading and compressing: this process's CPUs divided by `share` (1 to 16)."""
+    return max(1, min(_MAX_THREADS, usable_cpus() // share))
+
+
+# ------------------------------------------------------------------------------- parallel in place
 def _datasets(weights: bool):
     return EDGE_DATASETS + ((WEIGHT_DATASET,) if weights else ())
 
@@ -52,24 +92,33 @@ def check_target(path: str, force: bool = False, comm=runtime.WORLD) -> None:
     runtime.agree(_target_problem(os.path.abspath(os.fspath(path)), force), comm)
 
 
-def _remove(path: str) -> None:
+def temporary_name(path: str) -> str:
+    """A unique hidden name beside `path` for writing before the final rename."""
+    directory, name = os.path.split(os.path.abspath(path))
+    return os.path.join(directory, f".{name}.{secrets.token_hex(6)}.tmp")
+
+
+def remove_quietly(path: str | None) -> None:
+    if path is None:
+        return
     try:
         os.unlink(path)
     except FileNotFoundError:
         pass
 
 
-def _create_layout(tmp: str, n_edges: int, attrs: dict, weights: bool) -> dict[str, int]:
-    """Create the file with allocated, unfilled contiguous datasets; return their byte offsets."""
+def _create_layout(tmp: str, datasets, attrs: dict) -> dict[str, int]:
+    """Create the file with allocated, unfilled contiguous datasets [(name, dtype, length)]; return their
+    byte offsets."""
     offsets = {}
     with h5py.File(tmp, "w") as f:
-        for name, dtype in _datasets(weights):
+        for name, dtype, length in datasets:
             dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
             dcpl.set_alloc_time(h5py.h5d.ALLOC_TIME_EARLY)
             dcpl.set_fill_time(h5py.h5d.FILL_TIME_NEVER)
-            dset = f.create_dataset(name, shape=(n_edges,), dtype=dtype, dcpl=dcpl)
+            dset = f.create_dataset(name, shape=(length,), dtype=dtype, dcpl=dcpl)
             offset = dset.id.get_offset()
-            if offset is None and n_edges > 0:
+            if offset is None and length > 0:
                 raise OSError(f"HDF5 did not allocate storage for dataset {name!r}")
             offsets[name] = int(offset or 0)
         for key, value in attrs.items():
@@ -77,31 +126,59 @@ def _create_layout(tmp: str, n_edges: int, attrs: dict, weights: bool) -> dict[s
     return offsets
 
 
-def _pwrite_all(fd: int, data: np.ndarray, offset: int) -> None:
-    view = memoryview(data).cast("B")
+def pwrite_all(fd: int, data: np.ndarray, offset: int) -> None:
+    view = memoryview(np.ascontiguousarray(data)).cast("B")
     while view:
         written = os.pwrite(fd, view, offset)
         view = view[written:]
         offset += written
 
 
-def _write_range(tmp: str, offsets: dict[str, int], lo: int, hi: int, produce, weights: bool,
-                 chunk_edges: int) -> None:
-    fd = os.open(tmp, os.O_WRONLY)
+def write_in_place(path: str, datasets, attrs: dict, fill: Callable, comm=runtime.WORLD,
+                   force: bool = False) -> None:
+    """Collective: create `path` with contiguous datasets [(name, dtype, length)] and attributes, let
+    every rank call fill(fd, offsets) to pwrite its rows (offsets: name -> byte offset of element 0),
+    then rename it into place. A failing rank, or an exception from fill, leaves no file behind; OSError
+    from fill becomes a DbfsError on every rank."""
+    path = os.path.abspath(os.fspath(path))
+    check_target(path, force, comm)
+    rank = comm.Get_rank()
+    error = None
+    if rank == 0:
+        tmp = temporary_name(path)
+        try:
+            offsets = _create_layout(tmp, datasets, attrs)
+        except (OSError, TypeError, ValueError) as exc:     # h5py reports bad attributes as the latter
+            remove_quietly(tmp)
+            offsets, error = None, f"cannot create {path}: {exc}"
+        tmp, offsets = comm.bcast((tmp, offsets), root=0)
+    else:
+        tmp, offsets = comm.bcast(None, root=0)
+    runtime.agree(error, comm)
+
     try:
-        for start in range(lo, hi, chunk_edges):
-            stop = min(start + chunk_edges, hi)
-            arrays = produce(start, stop)
-            if len(arrays) != len(_datasets(weights)):
-                raise ValueError(f"produce returned {len(arrays)} arrays, expected {len(_datasets(weights))}")
-            for (name, dtype), array in zip(_datasets(weights), arrays):
-                data = np.ascontiguousarray(array, dtype=dtype)
-                if data.shape != (stop - start,):
-                    raise ValueError(f"produce({start}, {stop}) gave {name} of shape {data.shape}")
-                _pwrite_all(fd, data, offsets[name] + start * dtype.itemsize)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        try:
+            fd = os.open(tmp, os.O_WRONLY)
+            try:
+                fill(fd, offsets)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except FileNotFoundError:
+            error = f"cannot write {path}: rank {rank} does not see the file rank 0 created " \
+                    "(is the directory shared by all ranks?)"
+        except OSError as exc:
+            error = f"cannot write {path}: {exc.strerror or exc}"
+        runtime.agree(error, comm)
+        if rank == 0:
+            try:
+                os.replace(tmp, path)
+            except OSError as exc:
+                error = f"cannot rename the finished file onto {path}: {exc.strerror or exc}"
+        runtime.agree(error, comm)
+    except BaseException:
+        remove_quietly(tmp)              # the name is unique to this call; removing it twice is harmless
+        raise
 
 
 def write_edge_list(path: str, n_edges: int, attrs: dict, produce: Callable, comm=runtime.WORLD,
@@ -114,48 +191,99 @@ def write_edge_list(path: str, n_edges: int, attrs: dict, produce: Callable, com
     error unless force; an unwritable directory is an error; both are checked on every rank before any
     work (DbfsError, collective). Write failures raise DbfsError on every rank and leave no file.
     """
-    path = os.path.abspath(os.fspath(path))
     if n_edges < 0 or chunk_edges < 1:
         raise ValueError(f"bad edge-list request: {n_edges} edges in chunks of {chunk_edges}")
-    check_target(path, force, comm)
+    lo, hi = edge_range(n_edges, comm.Get_rank(), comm.Get_size())
+    layout = _datasets(weights)
 
-    rank, size = comm.Get_rank(), comm.Get_size()
-    tmp = None
-    error = None
-    if rank == 0:
-        directory, name = os.path.split(path)
-        tmp = os.path.join(directory, f".{name}.{secrets.token_hex(6)}.tmp")
-        try:
-            offsets = _create_layout(tmp, n_edges, attrs, weights)
-        except (OSError, TypeError, ValueError) as exc:     # h5py reports bad attributes as the latter
-            _remove(tmp)
-            offsets, error = None, f"cannot create {path}: {exc}"
-        tmp, offsets = comm.bcast((tmp, offsets), root=0)
-    else:
-        tmp, offsets = comm.bcast(None, root=0)
-    runtime.agree(error, comm)
+    def fill(fd, offsets):
+        for start in range(lo, hi, chunk_edges):
+            stop = min(start + chunk_edges, hi)
+            arrays = produce(start, stop)
+            if len(arrays) != len(layout):
+                raise ValueError(f"produce returned {len(arrays)} arrays, expected {len(layout)}")
+            for (name, dtype), array in zip(layout, arrays):
+                data = np.ascontiguousarray(array, dtype=dtype)
+                if data.shape != (stop - start,):
+                    raise ValueError(f"produce({start}, {stop}) gave {name} of shape {data.shape}")
+                pwrite_all(fd, data, offsets[name] + start * dtype.itemsize)
 
-    try:
-        lo, hi = edge_range(n_edges, rank, size)
-        try:
-            _write_range(tmp, offsets, lo, hi, produce, weights, chunk_edges)
-        except FileNotFoundError:
-            error = f"cannot write {path}: rank {rank} does not see the file rank 0 created " \
-                    "(is the directory shared by all ranks?)"
-        except OSError as exc:
-            error = f"cannot write {path}: {exc.strerror or exc}"
-        runtime.agree(error, comm)
-        if rank == 0:
-            try:
-                os.replace(tmp, path)
-            except OSError as exc:
-                error = f"cannot rename the finished edge list onto {path}: {exc.strerror or exc}"
-        runtime.agree(error, comm)
-    except BaseException:
-        _remove(tmp)                     # the name is unique to this call; removing it twice is harmless
-        raise
+    write_in_place(path, [(name, dtype, n_edges) for name, dtype in layout], attrs, fill, comm, force)
 
 
+# ---------------------------------------------------------------------------- streaming, chunked
+def _encode_chunk(values: np.ndarray) -> tuple[bytes, bytes]:
+    """(shuffled and deflated bytes, digest of the plain bytes) of one full chunk."""
+    plain = values.view(np.uint8)
+    shuffled = plain.reshape(-1, values.itemsize).T.tobytes()
+    return zlib.compress(shuffled, DEFLATE_LEVEL), hashlib.blake2b(plain, digest_size=16).digest()
+
+
+class ChunkStream:
+    """Appends int64 values to a new chunked (shuffle + deflate) dataset of an open file; chunks are
+    compressed by `pool` and written in order by the calling thread. close() returns the chunk digests."""
+
+    def __init__(self, f: h5py.File, name: str, pool: ThreadPoolExecutor, chunk: int | None = None,
+                 in_flight: int = 2 * _MAX_THREADS):
+        chunk = chunk or CHUNK_ELEMS
+        self.dset = f.create_dataset(name, shape=(0,), maxshape=(None,), chunks=(chunk,),
+                                     dtype="<i8", shuffle=True, compression="gzip",
+                                     compression_opts=DEFLATE_LEVEL)
+        self.pool, self.chunk, self.in_flight = pool, chunk, in_flight
+        self.buffer = np.zeros(chunk, "<i8")
+        self.filled = 0
+        self.total = 0
+        self.pending: deque = deque()
+        self.stored = 0
+        self.digests: list[bytes] = []
+
+    def append(self, values: np.ndarray) -> None:
+        values = np.asarray(values, "<i8")
+        k = 0
+        while k < len(values):
+            take = min(self.chunk - self.filled, len(values) - k)
+            self.buffer[self.filled:self.filled + take] = values[k:k + take]
+            self.filled += take
+            k += take
+            if self.filled == self.chunk:
+                self._submit()
+        self.total += len(values)
+
+    def _submit(self) -> None:
+        self.pending.append(self.pool.submit(_encode_chunk, self.buffer))
+        self.buffer = np.zeros(self.chunk, "<i8")
+        self.filled = 0
+        while len(self.pending) > self.in_flight:
+            self._store_oldest()
+
+    def _store_oldest(self) -> None:
+        data, digest = self.pending.popleft().result()
+        start = self.stored * self.chunk
+        self.dset.resize((start + self.chunk,))
+        self.dset.id.write_direct_chunk((start,), data, 0)
+        self.digests.append(digest)
+        self.stored += 1
+
+    def close(self) -> list[bytes]:
+        if self.filled:
+            # HDF5 stores the last chunk at full length; the tail past the extent stays zero
+            self.pending.append(self.pool.submit(_encode_chunk, self.buffer))
+        while self.pending:
+            self._store_oldest()
+        self.dset.resize((self.total,))
+        return self.digests
+
+
+def content_hash(n_vertices: int, n_edges: int, digests) -> str:
+    """The graph's content hash: BLAKE2b over n, m and the digests of the src then dst chunks."""
+    h = hashlib.blake2b(digest_size=20)
+    h.update(f"dbfs-graph n={n_vertices} m={n_edges} chunk={CHUNK_ELEMS};".encode())
+    for d in digests:
+        h.update(d)
+    return h.hexdigest()
+
+
+# ---------------------------------------------------------------------------------------- reading
 def _open(path: str) -> h5py.File:
     try:
         return h5py.File(path, "r")
@@ -206,13 +334,193 @@ def read_attrs(path: str) -> dict:
     return info
 
 
-def read_edge_slice(path: str, lo: int, hi: int):
+def _fast_plan(dset: h5py.Dataset):
+    """('contiguous', byte offset) or ('chunked', chunk length, filter ids) when the slice reader can
+    read the raw storage itself; None for anything else (compact, external, other filters)."""
+    if dset.ndim != 1 or dset.dtype.kind not in "iuf":
+        return None
+    plist = dset.id.get_create_plist()
+    layout = plist.get_layout()
+    if layout == h5py.h5d.CONTIGUOUS and plist.get_external_count() == 0:
+        offset = dset.id.get_offset()
+        return None if offset is None else ("contiguous", int(offset))
+    if layout == h5py.h5d.CHUNKED:
+        filters = tuple(plist.get_filter(k)[0] for k in range(plist.get_nfilters()))
+        if filters in ((), (h5py.h5z.FILTER_DEFLATE,), (h5py.h5z.FILTER_SHUFFLE,),
+                       (h5py.h5z.FILTER_SHUFFLE, h5py.h5z.FILTER_DEFLATE)):
+            return "chunked", int(plist.get_chunk()[0]), filters
+    return None
+
+
+def _pread_into(fd: int, buffer: memoryview, offset: int) -> None:
+    while buffer:
+        got = os.preadv(fd, [buffer], offset)
+        if got == 0:
+            raise DbfsError(f"unexpected end of file at byte {offset} (truncated HDF5 file?)")
+        buffer = buffer[got:]
+        offset += got
+
+
+def _read_contiguous(fd, pool, out: np.ndarray, file_offset: int) -> None:
+    raw = memoryview(out.view(np.uint8))
+    pieces = [(a, min(a + _PIECE_BYTES, len(raw))) for a in range(0, len(raw), _PIECE_BYTES)]
+    for job in [pool.submit(_pread_into, fd, raw[a:b], file_offset + a) for a, b in pieces]:
+        job.result()
+
+
+def _decode_chunk(fd, where, filters, chunk: int, itemsize: int, out_bytes: np.ndarray, a: int, b: int,
+                  name: str) -> None:
+    """Read one stored chunk, undo its filters, copy its elements [a, b) into out_bytes ([len, itemsize])."""
+    mask, byte_offset, size = where
+    data = bytearray(size)
+    _pread_into(fd, memoryview(data), byte_offset)
+    for k in reversed(range(len(filters))):
+        if mask & (1 << k):
+            continue
+        if filters[k] == h5py.h5z.FILTER_DEFLATE:
+            try:
+                data = zlib.decompress(data, bufsize=chunk * itemsize)
+            except zlib.error as exc:
+                raise DbfsError(f"dataset {name!r}: corrupt chunk at byte {byte_offset} ({exc})") from None
+    if len(data) != chunk * itemsize:
+        raise DbfsError(f"dataset {name!r}: chunk at byte {byte_offset} holds {len(data)} bytes, "
+                        f"expected {chunk * itemsize}")
+    plain = np.frombuffer(data, np.uint8)
+    shuffled = h5py.h5z.FILTER_SHUFFLE in filters and not mask & (1 << filters.index(h5py.h5z.FILTER_SHUFFLE))
+    if shuffled:
+        planes = plain.reshape(itemsize, chunk)
+        for j in range(itemsize):            # plane by plane: a plain transpose copy thrashes the cache
+            out_bytes[:, j] = planes[j, a:b]
+    else:
+        out_bytes[:] = plain.reshape(chunk, itemsize)[a:b]
+
+
+def _read_chunked(dset, fd, pool, out: np.ndarray, lo: int, hi: int, chunk: int, filters) -> None:
+    itemsize = dset.dtype.itemsize
+    out_bytes = out.view(np.uint8).reshape(-1, itemsize)
+    jobs = []
+    for k in range(lo // chunk, (hi - 1) // chunk + 1):
+        start = k * chunk
+        a, b = max(lo, start) - start, min(hi, start + chunk) - start
+        target = out_bytes[start + a - lo:start + b - lo]
+        info = dset.id.get_chunk_info_by_coord((start,))
+        if info.byte_offset is None:                       # never written: HDF5 returns the fill value
+            out[start + a - lo:start + b - lo] = dset.fillvalue
+            continue
+        jobs.append(pool.submit(_decode_chunk, fd, (info.filter_mask, info.byte_offset, info.size),
+                                filters, chunk, itemsize, target, a, b, dset.name))
+    for job in jobs:
+        job.result()
+
+
+def read_slice(f: h5py.File, name: str, lo: int, hi: int, threads: int | None = None) -> np.ndarray:
+    """Elements [lo, hi) of the 1-D dataset `name` of the open file f, in the dataset's dtype."""
+    dset = f[name]
+    plan = _fast_plan(dset) if hi > lo else None
+    if plan is None:
+        return dset[lo:hi]
+    out = np.empty(hi - lo, dset.dtype)
+    fd = os.open(f.filename, os.O_RDONLY)
+    try:
+        with ThreadPoolExecutor(threads or io_threads()) as pool:
+            if plan[0] == "contiguous":
+                _read_contiguous(fd, pool, out, plan[1] + lo * dset.dtype.itemsize)
+            else:
+                _read_chunked(dset, fd, pool, out, lo, hi, plan[1], plan[2])
+    finally:
+        os.close(fd)
+    return out
+
+
+def read_edge_slice(path: str, lo: int, hi: int, threads: int | None = None):
     """Edges [lo, hi) as (src, dst) int64 arrays, plus float32 weights when the file has them."""
     path = os.fspath(path)
     with _open(path) as f:
         n_edges, weights = _checked_datasets(f, path)
         if not 0 <= lo <= hi <= n_edges:
             raise DbfsError(f"{path}: edge range [{lo}, {hi}) is outside [0, {n_edges})")
-        out = tuple(f[name][lo:hi].astype(dtype.newbyteorder("="), copy=False)
+        out = tuple(read_slice(f, name, lo, hi, threads).astype(dtype.newbyteorder("="), copy=False)
                     for name, dtype in _datasets(weights))
     return out
+
+
+# ------------------------------------------------------------------------------- graph information
+@dataclass(frozen=True)
+class GraphInfo:
+    """What a run needs to know about a graph file, with the layout's defaults filled in."""
+
+    path: str
+    n_vertices: int
+    n_edges: int
+    directed: bool
+    id_base: int                 # original id = dense id + id_base (when there is no id table)
+    has_ids: bool                # dataset `ids` maps dense ids to original ids
+    weights: bool
+    attrs: dict
+
+    def original_ids(self, lo: int, hi: int, threads: int | None = None) -> np.ndarray:
+        """Original ids (int64) of the dense vertices [lo, hi)."""
+        if not self.has_ids:
+            return np.arange(lo + self.id_base, hi + self.id_base, dtype=np.int64)
+        with _open(self.path) as f:
+            return read_slice(f, IDS_DATASET, lo, hi, threads).astype(np.int64, copy=False)
+
+    def dense_id(self, original: int) -> int | None:
+        """The dense id of an original vertex id, or None when the graph has no such vertex."""
+        if not self.has_ids:
+            dense = original - self.id_base
+            return dense if 0 <= dense < self.n_vertices else None
+        with _open(self.path) as f:           # binary search reading log2(n) single elements
+            ids = f[IDS_DATASET]
+            lo, hi = 0, self.n_vertices
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if int(ids[mid]) < original:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            return lo if lo < self.n_vertices and int(ids[lo]) == original else None
+
+
+def _layout_error(path: str, what: str) -> DbfsError:
+    return DbfsError(f"{path} is not a dbfs graph: {what}")
+
+
+def graph_info(path: str) -> GraphInfo:
+    """Read and check a graph file's layout and attributes (DbfsError naming the problem)."""
+    path = os.fspath(path)
+    with _open(path) as f:
+        n_edges, weights = _checked_datasets(f, path)
+        attrs = {key: _plain(value) for key, value in f.attrs.items()}
+        has_ids = IDS_DATASET in f
+        if has_ids:
+            ids = f[IDS_DATASET]
+            if not isinstance(ids, h5py.Dataset) or ids.ndim != 1 or ids.dtype.kind not in "iu":
+                raise _layout_error(path, "'ids' is not a 1-D integer dataset")
+            n_ids = ids.shape[0]
+    n = attrs.get("n_vertices")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise _layout_error(path, "attribute 'n_vertices' is missing or not a positive integer")
+    if attrs.get("n_edges", n_edges) != n_edges:
+        raise _layout_error(path, f"attribute n_edges = {attrs['n_edges']} but 'src' holds {n_edges} edges")
+    if has_ids and n_ids != n:
+        raise _layout_error(path, f"'ids' has {n_ids} entries for {n} vertices")
+    if bool(attrs.get("id_mapping", has_ids)) != has_ids:
+        raise _layout_error(path, "attribute id_mapping disagrees with the presence of dataset 'ids'")
+    attrs.update(n_edges=n_edges, weights=weights)
+    return GraphInfo(path=path, n_vertices=n, n_edges=n_edges, directed=bool(attrs.get("directed", False)),
+                     id_base=int(attrs.get("id_base", 0)), has_ids=has_ids, weights=weights, attrs=attrs)
+
+
+def sampled_digest(info: GraphInfo, samples: int = 16, stretch: int = 1024) -> str:
+    """A digest of a graph file without a content_hash: its attributes, dataset shapes and `samples`
+    evenly spaced stretches of `stretch` edges of src and dst."""
+    h = hashlib.blake2b(digest_size=20)
+    h.update(repr(sorted(info.attrs.items())).encode())
+    m = info.n_edges
+    with _open(info.path) as f:
+        for name in ("src", "dst"):
+            for k in range(samples):
+                lo = (m - min(m, stretch)) * k // max(1, samples - 1)
+                h.update(np.ascontiguousarray(f[name][lo:lo + stretch], "<i8").tobytes())
+    return h.hexdigest()

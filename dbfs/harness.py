@@ -22,12 +22,14 @@ from mpi4py import MPI
 from dbfs import __version__, exchange, runtime
 from dbfs.backend import select
 from dbfs.bfs import BFS, PHASES, print_levels
-from dbfs.build import build_from_edges, memory_estimate
+from dbfs.build import build_from_edges, memory_estimate, transpose_csc
 from dbfs.errors import DbfsError
 from dbfs.graph import GridComms
 from dbfs.grid import Grid, default_grid, parse_grid
+from dbfs.partition_cache import PartitionCache
+from dbfs.result import check_save_request, save_result
+from dbfs.source import GraphSource, rank_io_threads
 from graph500 import stats
-from graph500.generator import edge_range, generate_edges
 from graph500.roots import sample_roots
 from graph500.validate import validate_bfs
 
@@ -76,26 +78,51 @@ def _max_time(t: float) -> float:
     return runtime.WORLD.allreduce(t, op=MPI.MAX)
 
 
-def _load_edges(args, backend):
-    """This rank's share of the tuple list, with n_vertices, edgefactor, scale and the load time."""
-    world = runtime.WORLD
+def _load_edges(backend, source, comms):
+    """This rank's share of the tuple list, the slowest rank's load time and the slowest rank's rate
+    (edges it read per second)."""
+    src, dst, seconds = source.read_edges(backend, comms.world, threads=rank_io_threads())
+    rate = comms.world.allreduce(len(src) / seconds if seconds > 0 else float("inf"), op=MPI.MIN)
+    return src, dst, _max_time(seconds), rate
+
+
+def _construct(args, backend, source, comms, row_major: bool):
+    """Kernel 1: this rank's CSC block (and with row_major its CSR copy) from the partition cache when
+    it holds a valid entry, else from the tuples (read or generated, then built, then cached). Returns
+    the graph, the construction time, the load time and the figures for the JSON report."""
+    world = comms.world
+    cache = PartitionCache(args.partition_cache, source, comms.grid) if args.partition_cache else None
+    figures = {"construction_source": "built"}
+    if cache:
+        world.Barrier()
+        t0 = time.perf_counter()
+        graph = cache.load(comms, backend)
+        if graph is not None:
+            if row_major and graph.row_ptr is None:
+                graph.row_ptr, graph.col_idx = transpose_csc(backend, graph.col_ptr, graph.row_idx,
+                                                             comms.grid.rows_per_rank)
+            backend.sync()
+            construction_time = _max_time(time.perf_counter() - t0)
+            runtime.log(f"construction: {construction_time:.3f} s (loaded from the partition cache "
+                        f"{cache.path}), {world.allreduce(graph.nnz)} CSC entries")
+            return graph, construction_time, 0.0, {"construction_source": "partition cache"}
+    src, dst, load_time, rate = _load_edges(backend, source, comms)
+    if source.info is not None:
+        figures.update(graph_load=load_time, load_edges_per_s_per_rank=rate)
+    runtime.log(f"tuples {'generated' if source.info is None else 'read'}: {load_time:.3f} s, "
+                f"{rate / 1e6:.1f} M edges/s per rank (slowest rank)")
+    world.Barrier()
     t0 = time.perf_counter()
-    if args.graph:
-        from dbfs import edgelist
-        attrs = edgelist.read_attrs(args.graph)
-        n_edges = int(attrs["n_edges"])
-        lo, hi = edge_range(n_edges, world.Get_rank(), world.Get_size())
-        src, dst = edgelist.read_edge_slice(args.graph, lo, hi)[:2]
-        n_vertices = int(attrs["n_vertices"])
-        scale = int(attrs.get("scale", int(np.ceil(np.log2(max(n_vertices, 2))))))
-        edgefactor = int(attrs.get("edgefactor", round(n_edges / max(n_vertices, 1))))
-    else:
-        scale, edgefactor = args.scale, args.edgefactor
-        n_vertices, n_edges = 1 << scale, edgefactor << scale
-        lo, hi = edge_range(n_edges, world.Get_rank(), world.Get_size())
-        src, dst = generate_edges(scale, edgefactor, lo, hi, seed=args.seed_pair, xp=backend.xp)[:2]
+    graph = build_from_edges(comms, backend, src, dst, source.n_vertices, symmetric=source.symmetric,
+                             row_major=row_major)
+    del src, dst
     backend.sync()
-    return src, dst, n_vertices, n_edges, scale, edgefactor, _max_time(time.perf_counter() - t0)
+    construction_time = _max_time(time.perf_counter() - t0)
+    runtime.log(f"construction: {construction_time:.3f} s (built), {world.allreduce(graph.nnz)} CSC entries")
+    if cache:
+        cache.store(graph)
+        runtime.log(f"stored in the partition cache {cache.path}")
+    return graph, construction_time, load_time, figures
 
 
 def _check_memory(grid: Grid, n_edges: int, backend, row_major: bool) -> dict:
@@ -150,27 +177,18 @@ def main(args) -> None:
     runtime.log(f"dbfs {__version__}: {world.Get_size()} ranks, grid {R}x{C}, backend {backend.name}, "
                 f"direction {args.direction}, encoding {args.encoding}, comm {transport}")
 
-    if args.scale is not None:
-        _check_memory(Grid(R, C, 1 << args.scale), args.edgefactor << args.scale, backend, row_major)
-    src, dst, n_vertices, n_edges, scale, edgefactor, gen_time = _load_edges(args, backend)
+    check_save_request(args)
+    source = GraphSource.from_args(args)
+    n_vertices, n_edges = source.n_vertices, source.n_edges
+    scale, edgefactor = source.scale, source.edgefactor
     grid = Grid(R, C, n_vertices)
-    if args.graph:
-        _check_memory(grid, n_edges, backend, row_major)
-    runtime.log(f"edge list: {n_vertices} vertices, {n_edges} tuples ({gen_time:.3f} s)")
+    _check_memory(grid, n_edges, backend, row_major)
+    runtime.log(f"graph: {source.describe}: {n_vertices} vertices, {n_edges} tuples")
     comms = GridComms.create(grid)
-
-    world.Barrier()
-    t0 = time.perf_counter()
-    graph = build_from_edges(comms, backend, src, dst, n_vertices, row_major=row_major)
-    del src, dst
-    backend.sync()
-    construction_time = _max_time(time.perf_counter() - t0)
-    runtime.log(f"construction: {construction_time:.3f} s, {world.allreduce(graph.nnz)} CSC entries")
+    graph, construction_time, gen_time, load_figures = _construct(args, backend, source, comms, row_major)
 
     if args.root is not None:
-        if not 0 <= args.root < n_vertices:
-            raise DbfsError(f"--root {args.root} is not a vertex (0..{n_vertices - 1})", collective=True)
-        roots = np.array([args.root], np.int64)
+        roots = np.array([source.dense_root(args.root)], np.int64)
     else:
         roots = sample_roots(n_vertices, args.roots, _has_edge_callback(graph), seed=args.seed_pair)
         if len(roots) == 0:
@@ -199,6 +217,9 @@ def main(args) -> None:
                     f"{searches[-1]['teps'] / 1e9:.3f} GTEPS, depth {result.depth}, "
                     f"visited {result.visited}")
     bfs.close()
+    if args.save_result:
+        save_result(args.save_result, graph, source, int(roots[0]), result, world)
+        runtime.log(f"search tree written to {args.save_result}")
 
     figure_args = dict(
         scale=scale, edgefactor=edgefactor, graph_generation=gen_time,
@@ -208,6 +229,8 @@ def main(args) -> None:
     figures = stats.summary_dict(**figure_args)
     runtime.out(stats.report(**figure_args))
     runtime.out(breakdown_table(searches))
+    if args.partition_cache:
+        runtime.out(f"construction_source: {load_figures['construction_source']}")
     devices = world.gather(backend.describe(), root=0)
     if args.json and world.Get_rank() == 0:
         doc = {"dbfs_version": __version__, "date": datetime.datetime.now().isoformat(timespec="seconds"),
@@ -219,6 +242,8 @@ def main(args) -> None:
                "edges_per_thread": args.edges_per_thread, "direction": args.direction,
                "alpha": args.alpha, "beta": args.beta, "encoding": args.encoding, "comm": transport,
                "roots": [int(r) for r in roots],
+               "graph_file": args.graph, "directed": not source.symmetric,
+               "roots_original": source.original_ids(roots), **load_figures,
                **figures, "searches": searches}
         write_json_atomically(args.json, doc)
 

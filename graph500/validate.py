@@ -38,6 +38,12 @@ offender per rule):
   level                 the BFS's own levels, when given, equal the depths derived here
   nedge                 the BFS's TEPS edge count equals the validator's
 Tree edges join depths differing by exactly 1 (spec 2) by construction of the depths.
+
+Directed graphs (graph.info["directed"]: the CSC holds only u -> v for each tuple (u, v)) are checked
+as a BFS along out-edges with the same passes: a parent must be an in-neighbour, the span rule reads
+"no edge leaves the tree", the edge-level rule applies along the edge direction only (depth[v] <=
+depth[u] + 1 for every edge u -> v between visited vertices), and the TEPS edge count is the number of
+non-self-loop tuples whose source is visited (duplicates included): the edges the search examines.
 """
 
 from __future__ import annotations
@@ -71,7 +77,7 @@ RULES = ("parent-range", "root", "self-parent", "parent-not-neighbour", "parent-
          "span", "edge-level", "level")
 
 
-def _message(rule: str, n: int, root: int, v: int, w: int, a: int, b: int) -> str:
+def _message(rule: str, n: int, root: int, v: int, w: int, a: int, b: int, directed: bool) -> str:
     if rule == "parent-range":
         where = f"padding vertex {v} (N = {n})" if v >= n else f"vertex {v}"
         allowed = "-1" if v >= n else f"-1 or in [0, {n})"
@@ -87,9 +93,14 @@ def _message(rule: str, n: int, root: int, v: int, w: int, a: int, b: int) -> st
     if rule == "cycle":
         return (f"vertex {v} (parent {w}): following parents never reaches the root {root} "
                 "(the parent links form a cycle)")
+    if rule == "span" and directed:
+        return (f"vertex {v} is unreached but the edge {w} -> {v} leaves the tree "
+                "(the tree does not span the vertices reachable from the root)")
     if rule == "span":
         return (f"vertex {v} is unreached but its neighbour {w} is in the tree "
                 "(the tree does not span the root's component)")
+    if rule == "edge-level" and directed:
+        return f"edge {w} -> {v} goes from level {b} to level {a}, more than one level deeper"
     if rule == "edge-level":
         return f"edge ({v}, {w}) joins levels {a} and {b}, which differ by more than 1"
     return f"vertex {v}: the BFS gives level {w}, the parent tree gives {a}"
@@ -162,8 +173,10 @@ def _entry_chunks(graph):
         yield c, r, c + col_base, graph.grid.to_global_row(graph.i, r)
 
 
-def validate_bfs(graph, root: int, parent, nedge_claimed: int, level=None) -> ValidationResult:
+def validate_bfs(graph, root: int, parent, nedge_claimed: int | None, level=None) -> ValidationResult:
     """Collective over graph.comms.world: check one BFS result (see the module docstring).
+    nedge_claimed None: the search made no TEPS edge count of its own (the result's nedge is the
+    validator's).
 
     parent: xp int64 [grid.block], global parent ids of the owned vertices (offset o is global
     grid.to_global_owned(i, j, o)), -1 for unreached and for padding. level: optional xp int32
@@ -171,6 +184,7 @@ def validate_bfs(graph, root: int, parent, nedge_claimed: int, level=None) -> Va
     """
     comms, grid, backend = graph.comms, graph.grid, graph.backend
     xp, b, n = backend.xp, grid.block, grid.n_vertices
+    directed = bool(graph.info.get("directed", False))
     if not 0 <= root < n:
         raise ValueError(f"root {root} outside [0, {n})")
     parent = xp.asarray(parent, dtype=xp.int64)
@@ -192,7 +206,8 @@ def validate_bfs(graph, root: int, parent, nedge_claimed: int, level=None) -> Va
     nedge_local = 0
     for c, r, u, v in _entry_chunks(graph):
         pu, pv = col_parent[c], row_parent[r]
-        nedge_local += int((((pu != -1) | (pv != -1)) & (v < u)).sum())
+        counted = (pu != -1) if directed else ((pu != -1) | (pv != -1)) & (v < u)
+        nedge_local += int(counted.sum())
         tree = pv == u
         tree_cols.append(c[tree].astype(xp.int32))
         tree_rows.append(r[tree].astype(xp.int32))
@@ -230,11 +245,12 @@ def validate_bfs(graph, root: int, parent, nedge_claimed: int, level=None) -> Va
         pu, pv = col_parent[c], row_parent[r]
         _merge(best, "span", _lowest(xp, (pu != -1) & (pv == -1), v, u))
         du, dv = col_depth[c], row_depth[r]
-        steep = (du >= 0) & (dv >= 0) & (xp.abs(du - dv) > 1)
+        rise = (dv - du) if directed else xp.abs(du - dv)
+        steep = (du >= 0) & (dv >= 0) & (rise > 1)
         _merge(best, "edge-level", _lowest(xp, steep, v, u, dv, du))
 
     return _agree(comms.world, grid, root, best, nedge_local, int(visited[real].sum()), max_level,
-                  nedge_claimed)
+                  nedge_claimed, directed)
 
 
 def _derive_depths(graph, root: int, parent, tree_cols, tree_rows):
@@ -275,7 +291,7 @@ def _derive_depths(graph, root: int, parent, tree_cols, tree_rows):
 
 
 def _agree(world: MPI.Comm, grid, root: int, best: dict, nedge_local: int, visited_local: int,
-           max_level: int, nedge_claimed: int) -> ValidationResult:
+           max_level: int, nedge_claimed: int | None, directed: bool) -> ValidationResult:
     """One allgather of every rank's lowest offender per rule and counts; the same verdict everywhere."""
     table = np.full((len(RULES) + 1, 4), NONE, np.int64)
     for k, rule in enumerate(RULES):
@@ -291,9 +307,9 @@ def _agree(world: MPI.Comm, grid, root: int, best: dict, nedge_local: int, visit
         first = rows[np.lexsort((rows[:, 1], rows[:, 0]))[0]]
         if first[0] != NONE:
             v, w, a, b = (int(x) for x in first)
-            return ValidationResult(False, nedge, _message(rule, grid.n_vertices, root, v, w, a, b),
-                                    rule, v, visited, max_level)
-    if nedge != nedge_claimed:
+            return ValidationResult(False, nedge, _message(rule, grid.n_vertices, root, v, w, a, b,
+                                                           directed), rule, v, visited, max_level)
+    if nedge_claimed is not None and nedge != nedge_claimed:
         return ValidationResult(False, nedge, f"wrong edge count: the BFS claims {nedge_claimed}, "
                                 f"the validator counts {nedge}", "nedge", None, visited, max_level)
     return ValidationResult(True, nedge, None, None, None, visited, max_level)

@@ -15,6 +15,10 @@
 #                                         the table and the figures (scripts/collect_results.py,
 #                                         plot_scaling.py) in $RESULTS/weak; DBFS_COMMS, DBFS_ENCODINGS,
 #                                         DBFS_GPU_COUNTS and DBFS_ROOTS (default here 16) pass through
+#   scripts/gpu_check.sh convert SCALE    real-graph path at 16 x 2^SCALE edges (23: 134 M): write a
+#                                         Graph500 binary and a SNAP text file, convert both, traverse
+#                                         both (g500 undirected, SNAP directed with 64-bit ids), the
+#                                         partition cache built then reused, --root/--save-result
 # Several stages may be given in one call: scripts/gpu_check.sh tests generator "16 26" bench "22 24 26"
 # Results go to $RESULTS (default bench/results/run-<date>); when the device tool's $OUT is set they
 # are also packed into $RESULTS/results.tgz (that tool returns only a few files).
@@ -95,6 +99,31 @@ while [ $# -gt 0 ]; do
     generator)
         run "$RESULTS/generator.log" $PY scripts/bench_generator.py $1 --out "$RESULTS/generator.json"
         shift ;;
+    convert)
+        s=$1; shift
+        work=${CONVERT_WORK:-/tmp/dbfs-convert}
+        rm -rf "$work"; mkdir -p "$work"
+        run "$RESULTS/convert_make_scale$s.log" $PY scripts/make_edge_files.py --scale "$s" \
+            --g500 "$work/g$s.g500" --snap "$work/g$s.txt" --json "$RESULTS/convert_make_scale$s.json"
+        for kind in g500 snap; do
+            ext=$([ $kind = g500 ] && echo g500 || echo txt)
+            size=$([ $kind = g500 ] && echo "--n-vertices $((1 << s))")
+            run "$RESULTS/convert_${kind}_scale$s.log" $PY -m dbfs convert "$work/g$s.$ext" $size \
+                --out "$work/g$s-$kind.h5" --json "$RESULTS/convert_${kind}_scale$s.json"
+            rm -f "$work/g$s.$ext"
+            run "$RESULTS/graph_${kind}_scale$s.log" $PY -m dbfs --graph "$work/g$s-$kind.h5" --roots 8 \
+                --backend gpu --partition-cache "$work/cache" --json "$RESULTS/graph_${kind}_scale$s.json"
+        done
+        root=$($PY -c "import json,sys; print(json.load(open(sys.argv[1]))['roots_original'][0])" \
+            "$RESULTS/graph_snap_scale$s.json")
+        run "$RESULTS/graph_snap_cached_scale$s.log" $PY -m dbfs --graph "$work/g$s-snap.h5" \
+            --root "$root" --save-result "$work/tree.h5" --backend gpu --partition-cache "$work/cache" \
+            --json "$RESULTS/graph_snap_cached_scale$s.json"
+        run "$RESULTS/graph_tree_scale$s.log" $PY -c "import h5py, numpy as np, sys
+f = h5py.File(sys.argv[1]); level = f['level'][:]
+print(dict(f.attrs), 'rows', len(level), 'reached', int((level >= 0).sum()), 'depth', int(level.max()))" \
+            "$work/tree.h5"
+        rm -rf "$work" ;;
     *) echo "unknown stage $stage"; exit 2 ;;
     esac
 done

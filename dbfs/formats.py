@@ -1,0 +1,390 @@
+"""Readers of the graph file formats that `convert` imports, block by block, as int64 edge arrays.
+
+  snap         SNAP edge list: one `source target` pair of non-negative integer ids per line, separated
+               by spaces or tabs; lines starting with '#' are comments; blank lines are skipped.
+  mtx          Matrix Market `coordinate` matrix (pattern, integer or real; general, symmetric or
+               skew-symmetric), 1-based: entry (i, j) is the edge i -> j; values are checked, not kept.
+               A symmetric matrix stores each undirected edge once, so it becomes an undirected graph.
+  metis        METIS/Chaco `.graph`: header `n m [fmt [ncon]]`, then line k (1-based, '%' comments
+               excepted) lists the neighbours of vertex k, each undirected edge in both lists; edge
+               {u, v} is kept once (u < v). Vertex sizes, vertex weights and edge weights are skipped.
+  g500         Graph500 binary edge file: little-endian int64 pairs (v0, v1), 16 bytes per edge.
+  g500-packed  the reference's packed form: uint32 v0_low, uint32 v1_low, uint32 high, 12 bytes per edge
+               (v0 = v0_low | int16(high & 0xFFFF) << 32, v1 = v1_low | int16(high >> 16) << 32).
+
+Method: the header (if any) is read line by line; the body is cut into blocks of whole lines (or whole
+records) by the reading thread, and each block is parsed by `parse` in a worker thread with array
+operations only (dbfs.textparse). `accept` runs in the reading thread, in file order: it adds what a
+block cannot know by itself (line numbers, METIS vertex numbers) and raises DbfsError naming
+file:line and the offending text. `finish` checks the counts the header promised.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dbfs.errors import DbfsError
+from dbfs.textparse import LineError, Tokens, comment_lines, fixed_rows, parse_ids, tokenize
+
+TEXT_BLOCK_BYTES = 4 << 20
+MAX_LINE_BYTES = 1 << 28
+BINARY_BLOCK_EDGES = 1 << 20
+FORMATS = ("snap", "mtx", "metis", "g500", "g500-packed")
+EXTENSIONS = {".txt": "snap", ".tsv": "snap", ".edges": "snap", ".el": "snap", ".snap": "snap",
+              ".edgelist": "snap", ".mtx": "mtx", ".graph": "metis", ".metis": "metis",
+              ".g500": "g500", ".bin": "g500"}
+
+
+def detect_format(path: str) -> str | None:
+    """The format named by the file's extension (after a trailing .gz), or None."""
+    name = os.path.basename(path).lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    return EXTENSIONS.get(os.path.splitext(name)[1])
+
+
+@dataclass
+class Parsed:
+    """One parsed block: int64 edges in file order, or the error of its first bad line."""
+
+    src: np.ndarray
+    dst: np.ndarray
+    lines: int                      # lines (text) or records (binary) in the block
+    error: tuple | None = None      # (line or record index in the block, message, offending text)
+    extra: dict = field(default_factory=dict)
+
+
+def _empty() -> np.ndarray:
+    return np.empty(0, np.int64)
+
+
+class InputFormat:
+    """Common driver: header, blocks, in-order acceptance with line numbers. Subclasses parse."""
+
+    name = ""
+    binary = False
+    directed = True                 # how the tuples are to be read unless --undirected
+    id_base = 0                     # the smallest valid id (ids are stored as id - id_base)
+    block_bytes = TEXT_BLOCK_BYTES
+
+    def __init__(self, path: str, stream):
+        self.path, self.stream = path, stream
+        self.line = 0                # lines consumed so far (text)
+        self.n_vertices: int | None = None
+        self.edges = 0
+
+    def read_header(self) -> None:
+        """Consume the header from the stream (none by default)."""
+
+    def fail(self, line: int, message: str, text: str | None = None):
+        shown = f": {text!r}" if text is not None else ""
+        raise DbfsError(f"{self.path}:{line}: {message}{shown}", collective=True)
+
+    def _header_line(self, comment: bytes):
+        """The next line that is neither blank nor a comment, as text (None at the end of the input)."""
+        while True:
+            raw = self.stream.readline()
+            if not raw:
+                return None
+            self.line += 1
+            text = raw.decode("utf-8", "replace").strip()
+            if text and not text.startswith(comment.decode()):
+                return text
+
+    def blocks(self):
+        """Blocks of whole lines (uint8 arrays ending with a newline)."""
+        pieces, pending = [], 0           # the start of a line that has not ended yet
+        while True:
+            data = self.stream.read(self.block_bytes)
+            if not data:
+                break
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                pieces.append(data)
+                pending += len(data)
+                if pending > MAX_LINE_BYTES:
+                    raise DbfsError(f"{self.path}: a line longer than {MAX_LINE_BYTES >> 20} MiB: not a "
+                                    f"{self.name} file?", collective=True)
+                continue
+            if pieces:
+                block = np.frombuffer(b"".join(pieces + [data[:cut]]), np.uint8)
+            else:
+                block = np.frombuffer(data, np.uint8, count=cut)
+            pieces, pending = [data[cut:]], len(data) - cut
+            yield block
+        tail = b"".join(pieces)
+        if tail:
+            yield np.frombuffer(tail + b"\n", np.uint8)
+
+    def parse(self, block: np.ndarray) -> Parsed:
+        raise NotImplementedError
+
+    def parse_safely(self, block: np.ndarray) -> Parsed:
+        """parse() with a malformed line turned into Parsed.error (runs in a worker thread)."""
+        try:
+            return self.parse(block)
+        except LineError as e:
+            tok = Tokens(block, _empty(), _empty(), np.flatnonzero(block == 10))
+            return Parsed(_empty(), _empty(), tok.n_lines, (e.line, e.message, tok.line_text(e.line)))
+
+    def accept(self, parsed: Parsed) -> tuple[np.ndarray, np.ndarray]:
+        """In file order: raise the block's error with its file line, else return its edges."""
+        if parsed.error is not None:
+            k, message, text = parsed.error
+            self.fail(self.line + k + 1, message, text)
+        self.line += parsed.lines
+        self.edges += len(parsed.src)
+        return parsed.src, parsed.dst
+
+    def finish(self) -> None:
+        """End-of-input checks."""
+
+
+class Snap(InputFormat):
+    name = "snap"
+
+    def parse(self, block):
+        tok = tokenize(block)
+        rows, row_line = fixed_rows(tok, 2, ord("#"), "two vertex ids (source target)")
+        ids = parse_ids(tok, (rows[:, None] + np.arange(2)).ravel(), row_line, 2)
+        return Parsed(ids[0::2], ids[1::2], tok.n_lines)
+
+
+_INTEGER_CHARS = np.zeros(256, bool)
+_INTEGER_CHARS[np.frombuffer(b"0123456789+-", np.uint8)] = True
+_REAL_CHARS = _INTEGER_CHARS.copy()
+_REAL_CHARS[np.frombuffer(b".eEdD", np.uint8)] = True
+
+
+def _first_outside_charset(data: np.ndarray, start: np.ndarray, end: np.ndarray, allowed: np.ndarray):
+    """Index of the first token [start, end) holding a byte outside `allowed`, or None."""
+    length = end - start
+    bad = np.zeros(len(start), bool)
+    for size in np.flatnonzero(np.bincount(length)) if len(length) else ():
+        pick = np.flatnonzero(length == size)
+        chars = data[start[pick, None] + np.arange(size)]
+        bad[pick] = ~allowed[chars].all(axis=1)
+    hits = np.flatnonzero(bad)
+    return int(hits[0]) if len(hits) else None
+
+
+class MatrixMarket(InputFormat):
+    name = "mtx"
+    id_base = 1
+
+    def read_header(self):
+        banner = self.stream.readline()
+        self.line = 1
+        words = banner.decode("utf-8", "replace").lower().split()
+        if len(words) != 5 or words[0] != "%%matrixmarket" or words[1] != "matrix":
+            self.fail(1, "not a Matrix Market file (expected '%%MatrixMarket matrix coordinate "
+                      "<field> <symmetry>')", banner.decode("utf-8", "replace").rstrip())
+        layout, self.field, symmetry = words[2:]
+        if layout != "coordinate":
+            self.fail(1, f"Matrix Market '{layout}' (dense) files are not graphs; need 'coordinate'")
+        if self.field not in ("pattern", "integer", "real"):
+            self.fail(1, f"Matrix Market field '{self.field}' is not supported (pattern, integer, real)")
+        if symmetry not in ("general", "symmetric", "skew-symmetric"):
+            self.fail(1, f"Matrix Market symmetry '{symmetry}' is not supported "
+                      "(general, symmetric, skew-symmetric)")
+        self.directed = symmetry == "general"
+        size = self._header_line(b"%")
+        numbers = size.split() if size else []
+        if len(numbers) != 3 or not all(x.isdigit() for x in numbers):
+            self.fail(self.line, "expected the size line 'rows columns entries'", size)
+        rows, cols, self.nnz = (int(x) for x in numbers)
+        if rows != cols:
+            self.fail(self.line, f"the matrix is {rows} x {cols}; a graph needs a square matrix")
+        if rows < 1:
+            self.fail(self.line, "the matrix has no rows")
+        self.n_vertices = rows
+        self.fields = 2 if self.field == "pattern" else 3
+
+    def parse(self, block):
+        tok = tokenize(block)
+        rows, row_line = fixed_rows(tok, self.fields, ord("%"),
+                                    "'row column'" if self.fields == 2 else "'row column value'")
+        ids = parse_ids(tok, (rows[:, None] + np.arange(2)).ravel(), row_line, 2)
+        out = np.flatnonzero((ids < 1) | (ids > self.n_vertices))
+        if len(out):
+            k = int(out[0])
+            raise LineError(int(row_line[k // 2]), f"index {int(ids[k])} is outside 1..{self.n_vertices}")
+        if self.fields == 3:
+            allowed = _INTEGER_CHARS if self.field == "integer" else _REAL_CHARS
+            values = rows + 2
+            bad = _first_outside_charset(tok.data, tok.start[values], tok.end[values], allowed)
+            if bad is not None:
+                kind = "an integer" if self.field == "integer" else "a real number"
+                raise LineError(int(row_line[bad]), f"the value is not {kind}")
+        ids -= 1
+        return Parsed(ids[0::2], ids[1::2], tok.n_lines)
+
+    def finish(self):
+        if self.edges != self.nnz:
+            raise DbfsError(f"{self.path}: the size line announces {self.nnz} entries, the file has "
+                            f"{self.edges}", collective=True)
+
+
+class Metis(InputFormat):
+    name = "metis"
+    id_base = 1
+    directed = False
+
+    def read_header(self):
+        header = self._header_line(b"%")
+        words = header.split() if header else []
+        if not 2 <= len(words) <= 4 or not all(w.isdigit() for w in words):
+            self.fail(self.line, "expected the METIS header 'vertices edges [fmt [ncon]]'", header)
+        n, self.m = int(words[0]), int(words[1])
+        fmt = words[2].zfill(3) if len(words) > 2 else "000"
+        if len(fmt) != 3 or any(c not in "01" for c in fmt):
+            self.fail(self.line, f"METIS fmt '{words[2]}' must be up to three 0/1 digits", header)
+        ncon = int(words[3]) if len(words) > 3 else 1
+        if n < 1:
+            self.fail(self.line, "the graph has no vertices", header)
+        self.n_vertices = n
+        self.lead = (fmt[0] == "1") + (ncon if fmt[1] == "1" else 0)    # vertex size, vertex weights
+        self.stride = 2 if fmt[2] == "1" else 1                           # neighbour [, edge weight]
+        self.vertices = 0            # vertex lines accepted so far
+        self.entries = 0             # adjacency entries
+        self.forward = 0             # entries u -> v with u < v
+        self.backward = 0
+
+    def parse(self, block):
+        tok = tokenize(block)
+        token_line = tok.token_lines()
+        comment = comment_lines(tok, token_line, ord("%"))
+        keep = ~comment[token_line]
+        kept, kept_line = np.flatnonzero(keep), token_line[keep]
+        counts = np.bincount(kept_line, minlength=tok.n_lines)
+        # a blank line is a vertex without neighbours, or past the last vertex (checked in accept)
+        wrong = np.flatnonzero(~comment & (counts > 0) & ((counts < self.lead)
+                                                         | ((counts - self.lead) % self.stride != 0)))
+        if len(wrong):
+            raise LineError(int(wrong[0]), self.layout_problem(int(counts[wrong[0]])))
+        values = parse_ids(tok, kept, kept_line, 1)
+        position = np.arange(len(kept)) - np.searchsorted(kept_line, kept_line)
+        is_neighbour = (position >= self.lead) & ((position - self.lead) % self.stride == 0)
+        neighbour, line = values[is_neighbour], kept_line[is_neighbour]
+        out = np.flatnonzero((neighbour < 1) | (neighbour > self.n_vertices))
+        if len(out):
+            k = int(out[0])
+            raise LineError(int(line[k]), f"neighbour {int(neighbour[k])} is outside 1..{self.n_vertices}")
+        vertex_of_line = np.cumsum(~comment) - 1                  # vertex lines include blank lines
+        return Parsed(vertex_of_line[line], neighbour - 1, tok.n_lines,
+                      extra={"line": line, "vertex_lines": int((~comment).sum()), "blank": counts == 0,
+                             "comment": comment})
+
+    def layout_problem(self, fields: int) -> str:
+        pairs = "(neighbour, weight) pairs" if self.stride == 2 else "neighbours"
+        return f"expected {self.lead} vertex field(s) then {pairs}, found {fields} fields"
+
+    def accept(self, parsed):
+        if parsed.error is not None:
+            super().accept(parsed)
+        x = parsed.extra
+        src = parsed.src + self.vertices
+        vertex_line = np.flatnonzero(~x["comment"])
+        past_end = self.vertices + np.arange(len(vertex_line)) >= self.n_vertices
+        extra_lines = vertex_line[past_end][~x["blank"][vertex_line[past_end]]]
+        if len(extra_lines):
+            self.fail(self.line + int(extra_lines[0]) + 1,
+                      f"more vertex lines than the {self.n_vertices} vertices of the header")
+        empty = vertex_line[~past_end][x["blank"][vertex_line[~past_end]]]
+        if self.lead and len(empty):
+            self.fail(self.line + int(empty[0]) + 1, self.layout_problem(0))
+        loops = np.flatnonzero(src == parsed.dst)
+        if len(loops):
+            self.fail(self.line + int(x["line"][loops[0]]) + 1,
+                      f"vertex {int(src[loops[0]]) + 1} lists itself (METIS graphs have no self-loops)")
+        self.vertices = min(self.n_vertices, self.vertices + x["vertex_lines"])
+        self.entries += len(src)
+        forward = src < parsed.dst
+        self.forward += int(forward.sum())
+        self.backward += len(src) - int(forward.sum())
+        self.line += parsed.lines
+        self.edges += int(forward.sum())
+        return src[forward], parsed.dst[forward]
+
+    def finish(self):
+        if self.vertices != self.n_vertices:
+            raise DbfsError(f"{self.path}: the header announces {self.n_vertices} vertices, the file has "
+                            f"{self.vertices} vertex lines", collective=True)
+        if self.entries != 2 * self.m:
+            raise DbfsError(f"{self.path}: the header announces {self.m} edges ({2 * self.m} adjacency "
+                            f"entries), the file has {self.entries} entries", collective=True)
+        if self.forward != self.backward:
+            raise DbfsError(f"{self.path}: the adjacency lists are not symmetric ({self.forward} entries "
+                            f"u -> v with u < v, {self.backward} with u > v)", collective=True)
+
+
+class Graph500(InputFormat):
+    name = "g500"
+    binary = True
+    directed = False
+    record = 16
+    block_edges = BINARY_BLOCK_EDGES
+
+    def check_size(self, size: int) -> None:
+        """Reject a file that is not a whole number of records before reading it."""
+        if size % self.record:
+            self.truncated(size)
+
+    def truncated(self, size: int):
+        raise DbfsError(f"{self.path}: truncated or not a {self.name} file: {size} bytes is not a whole "
+                        f"number of {self.record}-byte edges ({size // self.record} edges and "
+                        f"{size % self.record} bytes)", collective=True)
+
+    def blocks(self):
+        size = self.block_edges * self.record
+        total = 0
+        while True:
+            data = self.stream.read(size)
+            total += len(data)
+            if len(data) % self.record:
+                self.truncated(total)
+            if not data:
+                return
+            yield np.frombuffer(data, np.uint8)
+
+    def decode(self, block):
+        pairs = block.view("<i8").reshape(-1, 2)
+        return pairs[:, 0].astype(np.int64), pairs[:, 1].astype(np.int64)
+
+    def parse(self, block):
+        src, dst = self.decode(block)
+        negative = np.flatnonzero((src < 0) | (dst < 0))
+        if len(negative):
+            k = int(negative[0])
+            v = int(src[k]) if src[k] < 0 else int(dst[k])
+            return Parsed(_empty(), _empty(), len(src), (k, f"negative id {v}", None))
+        return Parsed(src, dst, len(src))
+
+    def accept(self, parsed):
+        if parsed.error is not None:
+            k, message, _ = parsed.error
+            edge = self.edges + k
+            raise DbfsError(f"{self.path}: edge {edge} (byte {edge * self.record}): {message}",
+                            collective=True)
+        self.edges += len(parsed.src)
+        return parsed.src, parsed.dst
+
+
+class Graph500Packed(Graph500):
+    name = "g500-packed"
+    record = 12
+
+    def decode(self, block):
+        words = block.view("<u4").reshape(-1, 3)
+        high = words[:, 2]
+        v0_high = (high & 0xFFFF).astype(np.uint16).view(np.int16).astype(np.int64)
+        v1_high = (high >> 16).astype(np.uint16).view(np.int16).astype(np.int64)
+        return (words[:, 0].astype(np.int64) | (v0_high << 32),
+                words[:, 1].astype(np.int64) | (v1_high << 32))
+
+
+READERS = {"snap": Snap, "mtx": MatrixMarket, "metis": Metis, "g500": Graph500,
+           "g500-packed": Graph500Packed}

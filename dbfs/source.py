@@ -1,0 +1,120 @@
+"""The graph of a main-mode run: a graph file (--graph, dbfs.edgelist layout) or the Graph500
+generator (--scale). Knows the sizes before any edge is read (for the memory estimate and the partition
+cache), reads this rank's balanced slice of the tuples (graph500.generator.edge_range), and translates
+between the file's original vertex ids and the dense ids the search uses (--root, reports).
+
+Directed files are stored one way (u -> v) and traversed along out-edges unless --undirected asks
+for both directions; generated graphs and undirected files are always stored both ways.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from dbfs import edgelist, runtime
+from dbfs.errors import DbfsError
+from graph500.generator import GENERATOR_NAME, edge_range, generate_edges
+
+
+def rank_io_threads(comm=runtime.WORLD) -> int:
+    """Collective: reader threads for this rank: its CPUs when the launcher bound it to a subset,
+    else the node's CPUs shared among the node's ranks."""
+    per_node = runtime.local_rank()[1]
+    bound = edgelist.usable_cpus() < (os.cpu_count() or 1)
+    return edgelist.io_threads(1 if bound else per_node)
+
+
+@dataclass
+class GraphSource:
+    n_vertices: int
+    n_edges: int
+    scale: int
+    edgefactor: int
+    symmetric: bool                        # store both directions of every tuple
+    info: edgelist.GraphInfo | None        # None for a generated graph
+    seed: tuple
+
+    @classmethod
+    def from_args(cls, args) -> "GraphSource":
+        """Collective: the run's graph; DbfsError on every rank when the file is unusable."""
+        if args.graph is None:
+            n = 1 << args.scale
+            return cls(n, args.edgefactor << args.scale, args.scale, args.edgefactor, True, None,
+                       tuple(args.seed_pair))
+        info, error = None, None
+        try:
+            info = edgelist.graph_info(args.graph)
+        except DbfsError as e:
+            error = str(e)
+        runtime.agree(error)
+        n, m = info.n_vertices, info.n_edges
+        scale = int(info.attrs.get("scale", int(np.ceil(np.log2(max(n, 2))))))
+        edgefactor = int(info.attrs.get("edgefactor", round(m / n)))
+        return cls(n, m, scale, edgefactor, not info.directed or args.undirected, info,
+                   tuple(args.seed_pair))
+
+    @property
+    def describe(self) -> str:
+        if self.info is None:
+            return f"Graph500 SCALE {self.scale}, edgefactor {self.edgefactor}"
+        kind = "directed, traversed along out-edges" if not self.symmetric else (
+            "directed, traversed both ways (--undirected)" if self.info.directed else "undirected")
+        return f"{self.info.path} ({kind})"
+
+    def read_edges(self, backend, comm=runtime.WORLD, threads: int | None = None):
+        """This rank's slice of the tuples as (src, dst, seconds this rank spent)."""
+        lo, hi = edge_range(self.n_edges, comm.Get_rank(), comm.Get_size())
+        t0 = time.perf_counter()
+        if self.info is None:
+            src, dst = generate_edges(self.scale, self.edgefactor, lo, hi, seed=self.seed, xp=backend.xp)[:2]
+            backend.sync()
+        else:
+            src, dst = edgelist.read_edge_slice(self.info.path, lo, hi, threads)[:2]
+        return src, dst, time.perf_counter() - t0
+
+    def dense_root(self, root: int, comm=runtime.WORLD) -> int:
+        """Collective: the dense id of a --root given in the file's ids; DbfsError when it is no vertex."""
+        if self.info is None:
+            if not 0 <= root < self.n_vertices:
+                raise DbfsError(f"--root {root} is not a vertex (0..{self.n_vertices - 1})", collective=True)
+            return root
+        dense = self.info.dense_id(root) if comm.Get_rank() == 0 else None
+        dense = comm.bcast(dense, root=0)
+        if dense is None:
+            raise DbfsError(f"--root {root} is not a vertex of {self.info.path}", collective=True)
+        return dense
+
+    def original_ids(self, dense: np.ndarray) -> list[int]:
+        """Original ids of a few dense ids (e.g. the roots), read by this rank."""
+        if self.info is None or not self.info.has_ids:
+            return [int(v) + (self.info.id_base if self.info else 0) for v in dense]
+        return [int(self.info.original_ids(int(v), int(v) + 1)[0]) for v in dense]
+
+    def content_key(self) -> str:
+        """What the graph's content depends on (the partition cache's key; read by the calling rank).
+
+        A converted file's content_hash attribute (a digest of the data written); for a generated
+        graph (--scale, or a `generate` file) the generator parameters, which determine the data;
+        otherwise a digest of the attributes, dataset shapes and sampled stretches of src and dst."""
+        attrs = {} if self.info is None else self.info.attrs
+        if "content_hash" in attrs:
+            return f"hash:{attrs['content_hash']}"
+        if self.info is None or "generator" in attrs:
+            params = {"generator": attrs.get("generator", GENERATOR_NAME), "scale": self.scale,
+                      "edgefactor": self.edgefactor,
+                      "seed": list(attrs["seed"]) if "seed" in attrs else list(self.seed),
+                      "n_vertices": self.n_vertices, "n_edges": self.n_edges}
+            return "generated:" + json.dumps(params, sort_keys=True)
+        return "sampled:" + edgelist.sampled_digest(self.info)
+
+    def file_stamp(self) -> list | None:
+        """(size, modification time in ns) of the graph file: a file rewritten in place is stale."""
+        if self.info is None:
+            return None
+        st = os.stat(self.info.path)
+        return [st.st_size, st.st_mtime_ns]
