@@ -3,6 +3,7 @@
     mpirun -n P python -m dbfs --scale S [--grid RxC] [--roots N | --root V] [--json FILE]
     python -m dbfs info
     mpirun -n P python -m dbfs generate --scale S --out FILE.h5
+    python -m dbfs ws --algo bfs|sssp|sswp|cc|pr (--scale S | --graph FILE.h5) [--gpus N]
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 from dbfs import __version__, runtime
 from dbfs.errors import DbfsError
 
-SUBCOMMANDS = ("info", "generate")
+SUBCOMMANDS = ("info", "generate", "ws")
 
 
 def _formatter(prog):
@@ -61,6 +62,15 @@ def generate_parser() -> argparse.ArgumentParser:
     return p
 
 
+def ws_parser() -> argparse.ArgumentParser:
+    from dbfs.ws import main as ws
+    p = argparse.ArgumentParser(prog="python -m dbfs ws", formatter_class=_formatter,
+                                description="Single-node mode: vertex programs on the local GPUs with Warp "
+                                            "Segmentation (or VWC) and Vertex Refinement between GPUs.")
+    ws.add_arguments(p)
+    return p
+
+
 class _CollectiveParseError(Exception):
     pass
 
@@ -83,6 +93,9 @@ def main(argv=None) -> None:
         elif argv and argv[0] == "generate":
             from dbfs import generate
             generate.main(_parse(generate_parser(), argv[1:]))
+        elif argv and argv[0] == "ws":
+            from dbfs.ws import main as ws
+            ws.main(_parse(ws_parser(), argv[1:]))
         else:
             from dbfs import harness
             harness.main(_parse(main_parser(), argv))
