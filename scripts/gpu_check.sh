@@ -79,7 +79,7 @@ while [ $# -gt 0 ]; do
     ws1)
         run "$RESULTS/ws_gpu_tests.log" $PY -m pytest -q -m gpu -p no:cacheprovider tests/test_ws_gpu.py
         run "$RESULTS/ws_scale24_1gpu.log" $PY -m dbfs ws --scale 24 --backend gpu --gpus 1 --algo all \
-            --method all --repeat 2 --json "$RESULTS/ws_scale24_1gpu.json"
+            --method all --repeat 2 --max-iterations 500 --json "$RESULTS/ws_scale24_1gpu.json"
         run "$RESULTS/ws_bfs_scale24_16roots.log" $PY -m dbfs ws --scale 24 --backend gpu --gpus 1 --algo bfs \
             --roots 16 --json "$RESULTS/ws_bfs_scale24_16roots.json"
         run "$RESULTS/main_scale24_16roots.log" $PY -m dbfs --scale 24 --backend gpu --roots 16 \
@@ -92,7 +92,7 @@ while [ $# -gt 0 ]; do
         run "$RESULTS/ws_gpu_tests_2gpu.log" $PY -m pytest -q -m gpu -p no:cacheprovider -k two_gpus \
             tests/test_ws_gpu.py
         run "$RESULTS/ws_scale24_2gpu.log" $PY -m dbfs ws --scale 24 --backend gpu --gpus 2 --algo all \
-            --exchange all --repeat 2 --json "$RESULTS/ws_scale24_2gpu.json"
+            --method ws --exchange all --repeat 2 --max-iterations 500 --json "$RESULTS/ws_scale24_2gpu.json"
         run "$RESULTS/ws2_summary.txt" $PY scripts/bench_ws.py "$RESULTS/ws_scale24_2gpu.json" \
             --out "$RESULTS/ws2_summary.json" ;;
     *) echo "unknown stage $stage"; exit 2 ;;

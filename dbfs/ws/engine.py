@@ -240,7 +240,9 @@ class _GpuPart(_Part):
         self.device = cupy.cuda.Device(data.device)
         with self.device:
             super().__init__(data, program, n)
-            self.stream = cupy.cuda.Stream(non_blocking=True)
+            # A blocking stream: it waits for what was set up on the default stream (values, boxes,
+            # edge values) before its first operation.
+            self.stream = cupy.cuda.Stream()
             self.status = cupy.zeros(2, np.uint32)
             self.status_host = _pinned_empty(2, np.uint32)
             self.edges = _edge_values(program, data) if program.edge_values else cupy.zeros(1, np.uint8)
