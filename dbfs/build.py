@@ -6,13 +6,9 @@ rank (owner row of v, column block of u) and is stored there as the int32 pair (
 local row of v). Entries travel to their owners with one MPI Alltoallv per chunk of tuples (host
 staged), then each rank assembles its CSC by a counting sort over columns (a stable argsort on the
 CPU, an atomic scatter kernel, kernels/csc_build.cu, on the GPU). Self-loops are left out of the CSC;
-<<<<<<< HEAD
-duplicates stay. The tuple list itself is not modified. For the bottom-up search (direction-optimizing
-BFS) the builder also makes the row-major copy (CSR) of the block by transposing the CSC on its device.
-=======
 duplicates stay. The tuple list itself is not modified. A directed graph (symmetric=False) keeps only
-the entry a -> b of each tuple.
->>>>>>> issue6
+the entry a -> b of each tuple. For the bottom-up search (direction-optimizing BFS) the builder also
+makes the row-major copy (CSR) of the block by transposing the CSC on its device.
 """
 
 from __future__ import annotations
@@ -104,20 +100,13 @@ def _assemble_csc(backend, ncols: int, chunks):
 
 
 def build_from_edges(comms: GridComms, backend, src, dst, n_vertices: int | None = None,
-<<<<<<< HEAD
-                     chunk: int = DEFAULT_CHUNK, row_major: bool = False) -> LocalGraph:
+                     chunk: int = DEFAULT_CHUNK, symmetric: bool = True,
+                     row_major: bool = False) -> LocalGraph:
     """Collective. src, dst: this rank's share of the tuple list (int64, any split among the ranks).
 
     Returns this rank's LocalGraph (CSC on the backend's device, and its CSR copy with row_major).
-    n_vertices only checks the ids.
-=======
-                     chunk: int = DEFAULT_CHUNK, symmetric: bool = True) -> LocalGraph:
-    """Collective. src, dst: this rank's share of the tuple list (int64, any split among the ranks).
-
-    Returns this rank's LocalGraph (CSC on the backend's device). n_vertices only checks the ids.
-    symmetric=False stores only u -> v for each tuple (u, v): a directed graph, traversed along
-    out-edges (graph.info["directed"]).
->>>>>>> issue6
+    n_vertices only checks the ids. symmetric=False stores only u -> v for each tuple (u, v): a
+    directed graph, traversed along out-edges (graph.info["directed"]).
     """
     grid, xp, world = comms.grid, backend.xp, comms.world
     n_vertices = grid.n_vertices if n_vertices is None else n_vertices
@@ -137,10 +126,9 @@ def build_from_edges(comms: GridComms, backend, src, dst, n_vertices: int | None
             chunks.append(_alltoallv_pairs(world, backend, dest, cols, rows))
         del dest, cols, rows
     col_ptr, row_idx, deg = _assemble_csc(backend, grid.cols_per_rank, chunks)
-<<<<<<< HEAD
     degree = _owned_degree(comms, backend, deg)
     graph = LocalGraph(comms=comms, backend=backend, col_ptr=col_ptr, row_idx=row_idx, n_edges=n_edges,
-                       has_edge=degree > 0, degree=degree)
+                       has_edge=degree > 0, degree=degree, info={"directed": not symmetric})
     if row_major:
         graph.row_ptr, graph.col_idx = transpose_csc(backend, col_ptr, row_idx, grid.rows_per_rank)
     return graph
@@ -163,10 +151,6 @@ def transpose_csc(backend, col_ptr, row_idx, nrows: int):
         backend.kernel("csc_build", "csr_from_csc")(
             (blocks,), (256,), (col_ptr, np.int32(ncols), row_idx, np.int64(nnz), cursor, col_idx))
     return row_ptr, col_idx
-=======
-    return LocalGraph(comms=comms, backend=backend, col_ptr=col_ptr, row_idx=row_idx, n_edges=n_edges,
-                      has_edge=_owned_has_edge(comms, backend, deg), info={"directed": not symmetric})
->>>>>>> issue6
 
 
 def _id_range_error(xp, src, dst, n_vertices: int, chunk: int) -> str | None:

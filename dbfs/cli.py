@@ -4,6 +4,7 @@
     python -m dbfs info
     mpirun -n P python -m dbfs generate --scale S --out FILE.h5
     python -m dbfs convert INPUT --out G.h5 [--format snap|mtx|metis|g500|g500-packed]
+    python -m dbfs ws --algo bfs|sssp|sswp|cc|pr (--scale S | --graph FILE.h5) [--gpus N]
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 from dbfs import __version__, runtime
 from dbfs.errors import DbfsError
 
-SUBCOMMANDS = ("info", "generate", "convert")
+SUBCOMMANDS = ("info", "generate", "convert", "ws")
 
 
 def _formatter(prog):
@@ -45,7 +46,6 @@ def main_parser() -> argparse.ArgumentParser:
                    help="print per-level frontier size and time to stderr")
     p.add_argument("--edges-per-thread", type=int, default=4,
                    help="frontier edges handled by one GPU thread in the expansion kernel")
-<<<<<<< HEAD
     search = p.add_argument_group("search and exchanges")
     search.add_argument("--direction", choices=("auto", "topdown"), default="auto",
                         help="auto: direction-optimizing (top-down/bottom-up by Beamer's rule); "
@@ -60,7 +60,6 @@ def main_parser() -> argparse.ArgumentParser:
     search.add_argument("--comm", choices=("auto", "mpi", "mpi-cuda", "nccl"), default="mpi",
                         help="transport: host-staged MPI, CUDA-aware MPI, or NCCL between the GPUs; "
                              "auto picks the fastest available")
-=======
     real = p.add_argument_group("graph files, results and the partition cache")
     real.add_argument("--undirected", action="store_true",
                       help="traverse a directed graph's edges both ways, not only along out-edges")
@@ -70,7 +69,6 @@ def main_parser() -> argparse.ArgumentParser:
     real.add_argument("--partition-cache", metavar="DIR",
                       help="reuse each rank's built CSC block from DIR (keyed by graph content and "
                            "grid), storing it there when missing or stale")
->>>>>>> issue6
     p.add_argument("--version", action="version", version=f"dbfs {__version__}")
     return p
 
@@ -99,6 +97,15 @@ def generate_parser() -> argparse.ArgumentParser:
     return p
 
 
+def ws_parser() -> argparse.ArgumentParser:
+    from dbfs.ws import main as ws
+    p = argparse.ArgumentParser(prog="python -m dbfs ws", formatter_class=_formatter,
+                                description="Single-node mode: vertex programs on the local GPUs with Warp "
+                                            "Segmentation (or VWC) and Vertex Refinement between GPUs.")
+    ws.add_arguments(p)
+    return p
+
+
 class _CollectiveParseError(Exception):
     pass
 
@@ -124,6 +131,9 @@ def main(argv=None) -> None:
         elif argv and argv[0] == "generate":
             from dbfs import generate
             generate.main(_parse(generate_parser(), argv[1:]))
+        elif argv and argv[0] == "ws":
+            from dbfs.ws import main as ws
+            ws.main(_parse(ws_parser(), argv[1:]))
         else:
             from dbfs import harness
             harness.main(_parse(main_parser(), argv))

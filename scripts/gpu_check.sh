@@ -19,6 +19,9 @@
 #                                         Graph500 binary and a SNAP text file, convert both, traverse
 #                                         both (g500 undirected, SNAP directed with 64-bit ids), the
 #                                         partition cache built then reused, --root/--save-result
+#   scripts/gpu_check.sh ws1              ws mode, 1 GPU: its GPU tests, WS vs every VWC size for the five
+#                                         programs at scale 24, ws-mode BFS vs the main mode (16 roots)
+#   scripts/gpu_check.sh ws2              ws mode, 2 GPUs: 2-GPU tests, VR vs ALL vs MS vs peer at scale 24
 # Several stages may be given in one call: scripts/gpu_check.sh tests generator "16 26" bench "22 24 26"
 # Results go to $RESULTS (default bench/results/run-<date>); when the device tool's $OUT is set they
 # are also packed into $RESULTS/results.tgz (that tool returns only a few files).
@@ -124,6 +127,25 @@ f = h5py.File(sys.argv[1]); level = f['level'][:]
 print(dict(f.attrs), 'rows', len(level), 'reached', int((level >= 0).sum()), 'depth', int(level.max()))" \
             "$work/tree.h5"
         rm -rf "$work" ;;
+    ws1)
+        run "$RESULTS/ws_gpu_tests.log" $PY -m pytest -q -m gpu -p no:cacheprovider tests/test_ws_gpu.py
+        run "$RESULTS/ws_scale24_1gpu.log" $PY -m dbfs ws --scale 24 --backend gpu --gpus 1 --algo all \
+            --method all --repeat 2 --max-iterations 500 --json "$RESULTS/ws_scale24_1gpu.json"
+        run "$RESULTS/ws_bfs_scale24_16roots.log" $PY -m dbfs ws --scale 24 --backend gpu --gpus 1 --algo bfs \
+            --roots 16 --json "$RESULTS/ws_bfs_scale24_16roots.json"
+        run "$RESULTS/main_scale24_16roots.log" $PY -m dbfs --scale 24 --backend gpu --roots 16 \
+            --json "$RESULTS/main_scale24_16roots.json"
+        run "$RESULTS/ws1_summary.txt" $PY scripts/bench_ws.py "$RESULTS/ws_scale24_1gpu.json" \
+            "$RESULTS/ws_bfs_scale24_16roots.json" --main "$RESULTS/main_scale24_16roots.json" \
+            --out "$RESULTS/ws1_summary.json" ;;
+    ws2)
+        [ "$(ngpus)" -ge 2 ] || { echo "ws2 needs 2 GPUs"; exit 2; }
+        run "$RESULTS/ws_gpu_tests_2gpu.log" $PY -m pytest -q -m gpu -p no:cacheprovider -k two_gpus \
+            tests/test_ws_gpu.py
+        run "$RESULTS/ws_scale24_2gpu.log" $PY -m dbfs ws --scale 24 --backend gpu --gpus 2 --algo all \
+            --method ws --exchange all --repeat 2 --max-iterations 500 --json "$RESULTS/ws_scale24_2gpu.json"
+        run "$RESULTS/ws2_summary.txt" $PY scripts/bench_ws.py "$RESULTS/ws_scale24_2gpu.json" \
+            --out "$RESULTS/ws2_summary.json" ;;
     *) echo "unknown stage $stage"; exit 2 ;;
     esac
 done

@@ -1,0 +1,10 @@
+"""The single-node mode of dbfs (`python -m dbfs ws`): vertex programs on the GPUs of one process, from
+Khorasani, Gupta and Bhuyan, *Scalable SIMD-Efficient Graph Processing on GPUs* (paper 000).
+
+  program.py   the vertex-program interface (Figure 5) and the registry
+  programs.py  bfs, sssp, sswp, cc, pr
+  graph.py     CSR build, edge-balanced partitions, offline boundary marking (section IV-B)
+  launch.py    launch wrappers of kernels/ws_engine.cuh (Warp Segmentation, VWC) and their NumPy twins
+  engine.py    the iteration loop and the VR / ALL / MS / peer exchanges between partitions (section IV)
+  main.py      the command line
+"""

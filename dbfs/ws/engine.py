@@ -1,0 +1,381 @@
+"""The WS engine: run a vertex program to convergence on one or more GPUs of this process, or on N
+simulated partitions with NumPy.
+
+Paper 000, Figure 4 (the host loop around the iteration kernel, ended by a device convergence flag)
+and section IV (multi-GPU processing with Vertex Refinement). Every partition holds its share of the
+CSR and a full copy of VertexValues; after an iteration in which anything changed, each partition
+sends what the others may need, and they apply it at the start of the next iteration:
+  vr    the kernel's outbox: the updated boundary vertices (index and value), through the host hub
+  all   its whole vertex range (Medusa's scheme, the paper's ALL), through the host hub
+  ms    the values of its whole offline boundary list (TOTEM's maximal subset, MS), through the hub
+  peer  the vr outbox copied device to device into every other partition's inbox (no host hub)
+The hub is a set of pinned host buffers [2][P] (double buffering: iteration t writes parity t % 2,
+the others read it at the start of iteration t + 1, so a device that runs ahead never overwrites a box
+that is still being read). Each GPU partition issues its work on its own stream; a reader waits for
+the writer's CUDA event, and the host synchronises once per iteration to read the convergence flags
+and outbox counts (needed to copy only the filled part of each outbox).
+
+The exchange logic lives in `_Part` and `Engine` and is shared by both backends; `_GpuPart` moves
+bytes with CuPy copies and kernels, `_CpuPart` with NumPy (its "events" are no-ops), so the CPU backend
+with --gpus N runs the same VR / ALL / MS / peer protocol on N partitions.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dbfs.ws import launch
+from dbfs.ws.graph import CSR, PartitionData, copy_to_device, split
+from dbfs.ws.program import Program, module
+
+EXCHANGES = ("vr", "all", "ms", "peer")
+DEFAULT_MAX_ITERATIONS = 10000
+
+
+@dataclass
+class RunResult:
+    values: np.ndarray             # final VertexValues (program dtype, host)
+    iterations: int
+    converged: bool
+    time: float                    # seconds, first launch to the last convergence check
+    iteration_times: list = field(default_factory=list)
+    compute_time: float = 0.0      # iteration kernels, summed per partition, slowest partition
+    exchange_time: float = 0.0     # box kernels, copies and waits for them, slowest partition
+    sent_vertices: int = 0         # vertex values sent by all partitions, all iterations
+    sent_bytes: int = 0
+
+
+class Layout:
+    """The graph cut into partitions, each placed on its device (shared by every program that runs)."""
+
+    def __init__(self, csr: CSR, parts: int, devices: list[int] | None = None):
+        self.n, self.entries, self.n_tuples = csr.n, csr.entries, csr.n_tuples
+        self.degree = csr.degree
+        datas = split(csr, parts)
+        if devices is not None:
+            home = csr.rowptr.device.id
+            datas = [d if (parts == 1 and dev == home) else d.to_device(dev) for d, dev in zip(datas, devices)]
+            for d, dev in zip(datas, devices):
+                d.device = dev
+        self.parts = datas
+
+    def describe(self) -> list[dict]:
+        return [{"lo": d.lo, "hi": d.hi, "entries": int(d.nbrs.shape[0]), "boundary": int(d.boundary.shape[0]),
+                 "device": d.device} for d in self.parts]
+
+
+class _Part:
+    """One partition: its CSR share, its copy of VertexValues, its outbox and its inboxes."""
+
+    def __init__(self, data: PartitionData, program: Program, n: int):
+        xp = self.xp = data.xp
+        self.data = data
+        self.index, self.lo, self.count = data.index, data.lo, data.count
+        self.n_boundary = int(data.boundary.shape[0])
+        self.itemsize = program.vertex_dtype.itemsize
+        self.values = xp.zeros(n * self.itemsize, np.uint8)
+        room = max(self.n_boundary, 1)
+        self.out_idx = xp.zeros(room, np.uint32)
+        self.out_val = xp.zeros(room * self.itemsize, np.uint8)
+        self.inbox: dict = {}          # (parity, sender) -> (idx, val) device buffers
+        self.boundary_of: dict = {}    # sender -> its boundary list on this partition's device
+        self.marks: list = []          # (span name, time stamp): compute, exchange or idle from there on
+
+    def attach(self, others: list["_Part"]) -> None:
+        """Allocate inboxes for the other partitions and keep their boundary lists (for MS)."""
+        xp = self.xp
+        for q in others:
+            room = max(q.n_boundary, 1)
+            for parity in (0, 1):
+                self.inbox[parity, q.index] = (xp.zeros(room, np.uint32), xp.zeros(room * self.itemsize, np.uint8))
+            self.boundary_of[q.index] = self.import_array(q.data.boundary)
+
+    def mark(self, span: str) -> None:
+        """From this point of the partition's work on, time counts as `span` (compute, exchange, idle)."""
+        self.marks.append((span, self.stamp()))
+
+    def timings(self) -> tuple[float, float]:
+        """Seconds spent computing and exchanging since the last load (synchronises)."""
+        self.mark("idle")
+        self.wait()
+        totals = {"compute": 0.0, "exchange": 0.0, "idle": 0.0}
+        for (span, start), (_, stop) in zip(self.marks, self.marks[1:]):
+            totals[span] += self.elapsed(start, stop)
+        return totals["compute"], totals["exchange"]
+
+    # ---- the exchange protocol (both backends) ------------------------------------------------------
+    def send(self, kind: str, parity: int, outbox_count: int, hub, receivers: list["_Part"]) -> int:
+        """Issue this partition's part of the exchange after an iteration; returns the vertices per box."""
+        isz = self.itemsize
+        if kind == "all":
+            n = self.count
+            self.copy(hub.val[parity][self.index], 0, self.values, self.lo * isz, n * isz)
+        elif kind == "ms":
+            n = self.n_boundary
+            self.gather(self.data.boundary, n, self.out_val)
+            self.copy(hub.val[parity][self.index], 0, self.out_val, 0, n * isz)
+        elif kind == "vr":
+            n = outbox_count
+            self.copy(hub.idx[parity][self.index], 0, self.out_idx, 0, 4 * n)
+            self.copy(hub.val[parity][self.index], 0, self.out_val, 0, n * isz)
+        else:  # peer
+            n = outbox_count
+            for r in receivers:
+                idx, val = r.inbox[parity, self.index]
+                self.copy(idx, 0, self.out_idx, 0, 4 * n)
+                self.copy(val, 0, self.out_val, 0, n * isz)
+        self.record_sent(parity)
+        return n
+
+    def receive(self, kind: str, parity: int, sender: "_Part", n: int, hub) -> None:
+        """Apply what `sender` sent at the end of the previous iteration (parity of that iteration)."""
+        self.wait_sent(sender, parity)
+        isz, q = self.itemsize, sender.index
+        idx, val = self.inbox[parity, q]
+        if kind == "all":
+            self.copy(self.values, sender.lo * isz, hub.val[parity][q], 0, n * isz)
+            return
+        if kind == "ms":
+            self.copy(val, 0, hub.val[parity][q], 0, n * isz)
+            idx = self.boundary_of[q]
+        elif kind == "vr":
+            self.copy(idx, 0, hub.idx[parity][q], 0, 4 * n)
+            self.copy(val, 0, hub.val[parity][q], 0, n * isz)
+        self.apply(idx, val, n)
+
+
+def _edge_values(program: Program, data: PartitionData):
+    edges = program.edge_values(data)
+    if edges.dtype != program.edge_dtype or edges.shape != data.nbrs.shape:
+        raise ValueError(f"program {program.name}: edge_values gave {edges.dtype} {edges.shape}, expected "
+                         f"{program.edge_dtype} {data.nbrs.shape}")
+    return edges
+
+
+class _Hub:
+    """Host buffers [parity][partition]: indices (uint32) and values (bytes) of what each one sends."""
+
+    def __init__(self, parts: list[_Part], host_empty):
+        self.idx = [[host_empty(max(p.n_boundary, 1), np.uint32) for p in parts] for _ in (0, 1)]
+        self.val = [[host_empty(max(p.count, p.n_boundary, 1) * p.itemsize, np.uint8) for p in parts]
+                    for _ in (0, 1)]
+
+
+class _CpuPart(_Part):
+    """A simulated partition: NumPy twins and synchronous copies."""
+
+    def __init__(self, data: PartitionData, program: Program, n: int):
+        super().__init__(data, program, n)
+        self.program = program
+        self.typed = self.values.view(program.vertex_dtype)
+        rowptr = (data.rowptr & ~np.uint64(1 << 63)).astype(np.int64)
+        self.marked = (data.rowptr[:-1] >> np.uint64(63)).astype(bool)
+        self.segments = launch.Segments(rowptr)
+        self.edges = _edge_values(program, data) if program.edge_values else None
+        self.status = (False, 0)
+
+    stamp = staticmethod(time.perf_counter)
+
+    @staticmethod
+    def elapsed(start: float, stop: float) -> float:
+        return stop - start
+
+    def import_array(self, array):
+        return np.asarray(array)
+
+    def load(self, values: np.ndarray) -> None:
+        self.typed[:] = values
+        self.marks.clear()
+
+    def owned(self) -> np.ndarray:
+        return self.typed[self.lo:self.lo + self.count]
+
+    def compute(self, method: str, refine: bool) -> None:
+        self.mark("compute")
+        changed, ids, vals = launch.iterate_twin(self.program, self.segments, self.data.nbrs, self.edges,
+                                                 self.typed, self.lo, self.count, self.marked, refine)
+        n = 0
+        if refine:
+            n = ids.shape[0]
+            self.out_idx[:n] = ids
+            self.out_val.view(self.program.vertex_dtype)[:n] = vals
+        self.status = (changed, n)
+        self.mark("idle")
+
+    def wait(self) -> tuple[bool, int]:
+        return self.status
+
+    def copy(self, dst, dst_offset: int, src, src_offset: int, nbytes: int) -> None:
+        dst.view(np.uint8)[dst_offset:dst_offset + nbytes] = src.view(np.uint8)[src_offset:src_offset + nbytes]
+
+    def apply(self, idx, val, n: int) -> None:
+        self.typed[idx[:n]] = val.view(self.program.vertex_dtype)[:n]
+
+    def gather(self, idx, n: int, out) -> None:
+        out.view(self.program.vertex_dtype)[:n] = self.typed[idx[:n]]
+
+    def record_sent(self, parity: int) -> None:
+        pass
+
+    def wait_sent(self, sender, parity: int) -> None:
+        pass
+
+
+def _pinned_empty(n: int, dtype) -> np.ndarray:
+    """A page-locked host array, so that device copies to and from it run asynchronously."""
+    import cupy
+    dtype = np.dtype(dtype)
+    return np.frombuffer(cupy.cuda.alloc_pinned_memory(max(n, 1) * dtype.itemsize), dtype, n)
+
+
+class _GpuPart(_Part):
+    """A partition on one GPU: its own stream, the program's kernels loaded on that device."""
+
+    def __init__(self, data: PartitionData, program: Program, n: int):
+        import cupy
+        self.cupy = cupy
+        self.device = cupy.cuda.Device(data.device)
+        with self.device:
+            super().__init__(data, program, n)
+            # A blocking stream: it waits for what was set up on the default stream (values, boxes,
+            # edge values) before its first operation.
+            self.stream = cupy.cuda.Stream()
+            self.status = cupy.zeros(2, np.uint32)
+            self.status_host = _pinned_empty(2, np.uint32)
+            self.edges = _edge_values(program, data) if program.edge_values else cupy.zeros(1, np.uint8)
+            mod = module(program)
+            self.fn = {m: mod.get_function(launch.kernel_name(m)) for m in launch.METHODS}
+            self.apply_fn, self.gather_fn = mod.get_function("ws_apply"), mod.get_function("ws_gather")
+            self.sent = [cupy.cuda.Event(disable_timing=True) for _ in (0, 1)]
+
+    def stamp(self):
+        with self.device:
+            event = self.cupy.cuda.Event()
+            event.record(self.stream)
+        return event
+
+    def elapsed(self, start, stop) -> float:
+        return self.cupy.cuda.get_elapsed_time(start, stop) / 1e3
+
+    def attach(self, others: list[_Part]) -> None:
+        with self.device:
+            super().attach(others)
+
+    def import_array(self, array):
+        return copy_to_device(array, self.device.id)
+
+    def load(self, values: np.ndarray) -> None:
+        with self.device, self.stream:
+            self.values[:] = self.cupy.asarray(values.view(np.uint8))
+        self.stream.synchronize()
+        self.marks.clear()
+
+    def owned(self) -> np.ndarray:
+        with self.device:
+            typed = self.values.view(np.uint8)[self.lo * self.itemsize:(self.lo + self.count) * self.itemsize]
+            return typed.get(stream=self.stream)
+
+    def compute(self, method: str, refine: bool) -> None:
+        with self.device, self.stream:
+            self.mark("compute")
+            self.status.fill(0)
+            d = self.data
+            launch.iterate(self.fn[method], method, d.rowptr, d.nbrs, self.edges, self.values, d.lo, d.count,
+                           self.status, refine, self.out_idx, self.out_val)
+            self.status.data.copy_to_host_async(self.status_host.ctypes.data, 8, self.stream)
+            self.mark("idle")
+
+    def wait(self) -> tuple[bool, int]:
+        self.stream.synchronize()
+        return bool(self.status_host[0]), int(self.status_host[1])
+
+    def copy(self, dst, dst_offset: int, src, src_offset: int, nbytes: int) -> None:
+        if nbytes == 0:
+            return
+        with self.device:
+            if not isinstance(dst, self.cupy.ndarray):
+                (src.data + src_offset).copy_to_host_async(dst.ctypes.data + dst_offset, nbytes, self.stream)
+            elif not isinstance(src, self.cupy.ndarray):
+                (dst.data + dst_offset).copy_from_host_async(src.ctypes.data + src_offset, nbytes, self.stream)
+            else:
+                (dst.data + dst_offset).copy_from_device_async(src.data + src_offset, nbytes, self.stream)
+
+    def apply(self, idx, val, n: int) -> None:
+        with self.device, self.stream:
+            launch.apply(self.apply_fn, idx, val, n, self.values)
+
+    def gather(self, idx, n: int, out) -> None:
+        with self.device, self.stream:
+            launch.gather(self.gather_fn, idx, n, self.values, out)
+
+    def record_sent(self, parity: int) -> None:
+        with self.device:
+            self.sent[parity].record(self.stream)
+
+    def wait_sent(self, sender: "_GpuPart", parity: int) -> None:
+        with self.device:
+            self.stream.wait_event(sender.sent[parity])
+
+
+
+class Engine:
+    """A program bound to a layout: its vertex values and boxes on every partition."""
+
+    def __init__(self, layout: Layout, program: Program):
+        self.layout, self.program = layout, program
+        gpu = layout.parts[0].device is not None
+        cls = _GpuPart if gpu else _CpuPart
+        self.parts = [cls(d, program, layout.n) for d in layout.parts]
+        for p in self.parts:
+            p.attach([q for q in self.parts if q is not p])
+        self.hub = _Hub(self.parts, _pinned_empty if gpu else np.empty) if len(self.parts) > 1 else None
+
+    def run(self, method: str, exchange: str | None, source: int | None = None,
+            max_iterations: int = DEFAULT_MAX_ITERATIONS) -> RunResult:
+        """Iterate from the program's initial values until no vertex changes (or max_iterations)."""
+        if method not in launch.METHODS:
+            raise ValueError(f"unknown method {method!r}")
+        parts, hub = self.parts, self.hub
+        if len(parts) > 1 and exchange not in EXCHANGES:
+            raise ValueError(f"unknown exchange {exchange!r}")
+        initial = self.program.initial(self.layout.n, source)
+        for p in parts:
+            p.load(initial)
+        refine = exchange in ("vr", "peer")
+        kind = exchange
+        sent = [0] * len(parts)
+        result = RunResult(values=None, iterations=0, converged=False, time=0.0)
+        started = last = time.perf_counter()
+        for t in range(max_iterations):
+            for p in parts:
+                if t > 0 and hub is not None:
+                    p.mark("exchange")
+                    for q in parts:
+                        if q is not p:
+                            p.receive(kind, (t - 1) % 2, q, sent[q.index], hub)
+                p.compute(method, refine)
+            status = [p.wait() for p in parts]
+            now = time.perf_counter()
+            result.iteration_times.append(now - last)
+            last = now
+            result.iterations = t + 1
+            if not any(changed for changed, _ in status):
+                result.converged = True
+                break
+            if hub is not None:
+                for p, (_, count) in zip(parts, status):
+                    p.mark("exchange")
+                    sent[p.index] = p.send(kind, t % 2, count, hub, [q for q in parts if q is not p])
+                    p.mark("idle")
+                    copies = len(parts) - 1 if kind == "peer" else 1
+                    result.sent_vertices += copies * sent[p.index]
+                    result.sent_bytes += copies * sent[p.index] * (p.itemsize + (4 if refine else 0))
+        result.time = time.perf_counter() - started
+        timings = [p.timings() for p in parts]
+        result.compute_time = max(c for c, _ in timings)
+        result.exchange_time = max(e for _, e in timings)
+        result.values = np.concatenate([p.owned().view(self.program.vertex_dtype) for p in parts])
+        return result

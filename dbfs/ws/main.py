@@ -1,0 +1,331 @@
+"""`python -m dbfs ws`: the single-node mode. One process runs vertex programs (bfs, sssp, sswp, cc, pr)
+on the local GPUs with Warp Segmentation or VWC (paper 000, sections II-III) and, on two or more GPUs,
+exchanges boundary vertices with Vertex Refinement or the ALL / MS / peer alternatives (section IV).
+
+A run: generate the Graph500 Kronecker graph with its SSSP weights (or read an HDF5 edge list) ->
+build the CSR on the first GPU (timed) -> cut it into edge-balanced partitions, one per GPU -> for
+every program, source, method, exchange and repeat: one run to convergence, timed per iteration.
+Runs of the same program and source must agree (exactly, or within 1e-4 relative L1 for PageRank),
+else the command fails. Results: a table on stdout, progress on stderr, everything in --json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib.util
+import os
+import socket
+import sys
+import time
+
+import numpy as np
+
+from dbfs import __version__, runtime
+from dbfs.backend import gpu_count, host_memory_limit, select
+from dbfs.errors import DbfsError
+from dbfs.generate import parse_seed
+from dbfs.ws import launch, programs  # noqa: F401  (registers the five programs)
+from dbfs.ws.engine import DEFAULT_MAX_ITERATIONS, EXCHANGES, Engine, Layout
+from dbfs.ws.graph import build_csr
+from dbfs.ws.program import PROGRAMS, lookup
+from graph500.generator import DEFAULT_SEED, edge_count, generate_edges
+from graph500.roots import sample_roots
+
+PR_L1_TOLERANCE = 1e-4
+# Peak bytes per input tuple while building the CSR: the tuples with weights (20), then per directed
+# entry the packed key, the sort order and the sorted key (24), both weight copies (8) and nbrs (4).
+BUILD_BYTES_PER_TUPLE = 20 + 2 * 36
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    graph = p.add_argument_group("graph (one of)")
+    graph.add_argument("--scale", type=int, help="Graph500 Kronecker graph of 2^SCALE vertices, with weights")
+    graph.add_argument("--graph", metavar="FILE.h5", help="edge list in HDF5 (python -m dbfs generate)")
+    p.add_argument("--edgefactor", type=int, default=16, help="edges per vertex for --scale")
+    p.add_argument("--seed", default=",".join(map(str, DEFAULT_SEED)),
+                   help="generator and root-sampling seeds A,B")
+    p.add_argument("--algo", default="bfs", help=f"programs, comma-separated, or all ({', '.join(PROGRAMS)})")
+    p.add_argument("--method", default="ws",
+                   help=f"iteration kernels, comma-separated, or all ({', '.join(launch.METHODS)})")
+    p.add_argument("--exchange", default="vr",
+                   help=f"exchanges between GPUs, comma-separated, or all ({', '.join(EXCHANGES)})")
+    p.add_argument("--gpus", type=int, help="GPUs to use (partitions on the CPU backend); "
+                   "default: every visible GPU, 1 on the CPU")
+    sources = p.add_mutually_exclusive_group()
+    sources.add_argument("--source", type=int, help="source vertex of bfs, sssp and sswp")
+    sources.add_argument("--roots", type=int, default=1,
+                         help="without --source: Graph500-sampled sources for bfs, sssp and sswp")
+    p.add_argument("--repeat", type=int, default=1, help="timed runs of every configuration")
+    p.add_argument("--max-iterations", type=int, default=DEFAULT_MAX_ITERATIONS,
+                   help="stop a run that has not converged after this many iterations")
+    p.add_argument("--backend", choices=("auto", "gpu", "cpu"), default="auto",
+                   help="auto: the GPUs when CuPy sees one, else NumPy")
+    p.add_argument("--json", metavar="FILE", help="write the graph, partitions and every run as JSON")
+    p.add_argument("--load", metavar="FILE.py", action="append", default=[],
+                   help="Python file that registers more vertex programs (dbfs.ws.program.register); "
+                        "may be repeated")
+
+
+def _choices(text: str, known, what: str) -> list[str]:
+    names = list(known) if text == "all" else [t.strip() for t in text.split(",") if t.strip()]
+    bad = [n for n in names if n not in known]
+    if bad or not names:
+        raise DbfsError(f"unknown {what} {', '.join(bad) or repr(text)} (known: {', '.join(known)}, or all)",
+                        collective=True)
+    return list(dict.fromkeys(names))
+
+
+def _load_programs(path: str) -> None:
+    """Run a user's Python file, which registers its programs (see README, "Single-node mode")."""
+    if not os.path.isfile(path):
+        raise DbfsError(f"--load {path}: no such file", collective=True)
+    spec = importlib.util.spec_from_file_location(f"dbfs_ws_load_{abs(hash(path))}", path)
+    try:
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    except Exception as e:       # a broken user file is bad input: one line, not a traceback
+        raise DbfsError(f"--load {path}: {type(e).__name__}: {e}", collective=True) from None
+
+
+def _check_args(args) -> None:
+    if runtime.size() > 1:
+        raise DbfsError("the ws mode is one process driving all local GPUs: run it without mpirun",
+                        collective=True)
+    if (args.scale is None) == (args.graph is None):
+        raise DbfsError("give exactly one of --scale S or --graph FILE.h5", collective=True)
+    if args.scale is not None and not 1 <= args.scale <= 31:
+        raise DbfsError(f"--scale must be in 1..31 in the ws mode, got {args.scale}", collective=True)
+    for name in ("edgefactor", "roots", "repeat", "max_iterations"):
+        if getattr(args, name) < 1:
+            raise DbfsError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}", collective=True)
+    if args.gpus is not None and args.gpus < 1:
+        raise DbfsError(f"--gpus must be >= 1, got {args.gpus}", collective=True)
+    for path in args.load:
+        _load_programs(path)
+    args.algos = _choices(args.algo, PROGRAMS, "algorithm")
+    args.methods = _choices(args.method, launch.METHODS, "method")
+    args.exchanges = _choices(args.exchange, EXCHANGES, "exchange")
+    args.seed_pair = parse_seed(args.seed)
+    if args.json:
+        directory = os.path.dirname(os.path.abspath(args.json))
+        if not os.path.isdir(directory) or not os.access(directory, os.W_OK):
+            raise DbfsError(f"cannot write --json {args.json}: directory {directory} is not writable",
+                            collective=True)
+
+
+def _devices(args, backend) -> list[int] | None:
+    if not backend.is_gpu:
+        args.parts = args.gpus or 1
+        return None
+    visible = gpu_count()
+    args.parts = args.gpus or visible
+    if args.parts > visible:
+        raise DbfsError(f"--gpus {args.parts} but only {visible} GPU{'s' if visible != 1 else ''} visible",
+                        collective=True)
+    return list(range(args.parts))
+
+
+def _load_edges(args, xp):
+    """(src, dst, weights or None, n_vertices, description) of the input graph, arrays in xp."""
+    if args.scale is not None:
+        n_tuples = edge_count(args.scale, args.edgefactor)
+        src, dst, weights = generate_edges(args.scale, args.edgefactor, 0, n_tuples, args.seed_pair,
+                                           weights=True, xp=xp)
+        return src, dst, weights, 1 << args.scale, {"kind": "kronecker", "scale": args.scale,
+                                                    "edgefactor": args.edgefactor, "seed": list(args.seed_pair)}
+    from dbfs import edgelist
+    attrs = edgelist.read_attrs(args.graph)
+    if "n_vertices" not in attrs:
+        raise DbfsError(f"{args.graph} has no n_vertices attribute", collective=True)
+    arrays = edgelist.read_edge_slice(args.graph, 0, int(attrs["n_edges"]))
+    src, dst = (xp.asarray(a) for a in arrays[:2])
+    weights = xp.asarray(arrays[2]) if attrs["weights"] else None
+    return src, dst, weights, int(attrs["n_vertices"]), {"kind": "file", "path": args.graph}
+
+
+def _check_memory(args, backend) -> None:
+    if args.scale is not None:
+        tuples = edge_count(args.scale, args.edgefactor)
+    else:
+        from dbfs import edgelist
+        tuples = int(edgelist.read_attrs(args.graph)["n_edges"])
+    need = BUILD_BYTES_PER_TUPLE * tuples
+    limit = backend.memory_limit() if backend.is_gpu else host_memory_limit()
+    runtime.log(f"ws: building needs about {need / 2**30:.2f} GiB ({limit / 2**30:.2f} GiB free on "
+                f"{backend.describe()})")
+    if need > limit:
+        raise DbfsError(f"the graph does not fit: building its CSR needs about {need / 2**30:.2f} GiB, "
+                        f"{limit / 2**30:.2f} GiB are free on {backend.describe()}", collective=True)
+
+
+def _sources(args, n: int, degree: np.ndarray) -> list[int]:
+    if args.source is not None:
+        if not 0 <= args.source < n:
+            raise DbfsError(f"--source {args.source} is not a vertex (0..{n - 1})", collective=True)
+        return [args.source]
+    roots = sample_roots(n, args.roots, lambda c: degree[c] > 0, seed=args.seed_pair)
+    if roots.size == 0:
+        raise DbfsError("no vertex has an edge: nothing to search from", collective=True)
+    return [int(r) for r in roots]
+
+
+def _disagreement(program, reference: np.ndarray, values: np.ndarray) -> str | None:
+    if program.exact:
+        if np.array_equal(reference, values):
+            return None
+        v = int(np.flatnonzero(reference != values)[0])
+        return f"vertex {v} has {values[v]} instead of {reference[v]}"
+    distance = float(np.abs(values.astype(np.float64) - reference).sum() / max(np.abs(reference).sum(), 1e-300))
+    return None if distance <= PR_L1_TOLERANCE else f"relative L1 distance {distance:.2e} > {PR_L1_TOLERANCE}"
+
+
+def _run_record(program, algo, method, exchange, parts, source, repeat, result, degree) -> dict:
+    record = {"algo": algo, "method": method, "exchange": exchange, "gpus": parts, "source": source,
+              "repeat": repeat, "iterations": result.iterations, "converged": result.converged,
+              "time": result.time, "iteration_times": result.iteration_times,
+              "compute_time": result.compute_time, "exchange_time": result.exchange_time,
+              "sent_vertices": result.sent_vertices, "sent_bytes": result.sent_bytes}
+    if program.reached is not None:
+        reached = program.reached(result.values)
+        nedge = int(degree[reached].sum()) // 2
+        record.update(reached=int(reached.sum()), nedge=nedge,
+                      teps=nedge / result.time if result.time > 0 else 0.0)
+    return record
+
+
+def median_times(runs: list[dict]) -> dict:
+    """(algo, method, exchange) -> median run time over sources and repeats."""
+    groups: dict = {}
+    for r in runs:
+        groups.setdefault((r["algo"], r["method"], r["exchange"]), []).append(r["time"])
+    return {key: float(np.median(times)) for key, times in groups.items()}
+
+
+def comparisons(runs: list[dict]) -> list[dict]:
+    """Speedups the paper reports: WS over each and the best VWC size; VR over ALL, MS and peer."""
+    times = median_times(runs)
+    out = []
+    for algo, method, exchange in times:
+        if method == "ws":
+            vwc = {m: t for (a, m, e), t in times.items() if a == algo and e == exchange and m != "ws"}
+            if vwc:
+                best = min(vwc, key=vwc.get)
+                out.append({"algo": algo, "exchange": exchange, "compare": "ws_over_best_vwc",
+                            "other": best, "speedup": vwc[best] / times[algo, method, exchange],
+                            "over_each": {m: t / times[algo, method, exchange] for m, t in vwc.items()}})
+        if exchange == "vr":
+            for other in ("all", "ms", "peer"):
+                if (algo, method, other) in times:
+                    out.append({"algo": algo, "method": method, "compare": f"vr_over_{other}", "other": other,
+                                "speedup": times[algo, method, other] / times[algo, method, exchange]})
+    return out
+
+
+def table(runs: list[dict]) -> str:
+    lines = [f"{'algo':<6}{'method':<8}{'exchange':<10}{'gpus':>5}{'source':>11}{'iters':>7}{'time ms':>11}"
+             f"{'ms/iter':>9}{'compute':>9}{'exch ms':>9}{'sent MB':>9}{'GTEPS':>8}"]
+    for r in runs:
+        teps = f"{r['teps'] / 1e9:8.3f}" if "teps" in r else f"{'-':>8}"
+        source = "-" if r["source"] is None else str(r["source"])
+        lines.append(
+            f"{r['algo']:<6}{r['method']:<8}{r['exchange'] or '-':<10}{r['gpus']:>5}{source:>11}"
+            f"{r['iterations']:>7}{1e3 * r['time']:>11.2f}{1e3 * r['time'] / r['iterations']:>9.3f}"
+            f"{1e3 * r['compute_time']:>9.2f}{1e3 * r['exchange_time']:>9.2f}{r['sent_bytes'] / 1e6:>9.2f}{teps}"
+            + ("" if r["converged"] else "  NOT CONVERGED"))
+    return "\n".join(lines)
+
+
+def comparison_lines(found: list[dict]) -> str:
+    lines = []
+    for c in found:
+        if c["compare"] == "ws_over_best_vwc":
+            each = ", ".join(f"{m} {s:.2f}x" for m, s in c["over_each"].items())
+            where = f" ({c['exchange']})" if c["exchange"] else ""
+            lines.append(f"{c['algo']}{where}: ws is {c['speedup']:.2f}x the best VWC ({c['other']}); "
+                         f"over each: {each}")
+        else:
+            lines.append(f"{c['algo']} ({c['method']}): vr is {c['speedup']:.2f}x {c['other']}")
+    return "\n".join(lines)
+
+
+def _device_names(devices) -> list[str]:
+    if devices is None:
+        return ["cpu (numpy)"]
+    import cupy
+    names = []
+    for d in devices:
+        name = cupy.cuda.runtime.getDeviceProperties(d)["name"]
+        names.append(f"gpu {d} ({name.decode() if isinstance(name, bytes) else name})")
+    return names
+
+
+def main(args: argparse.Namespace) -> int:
+    _check_args(args)
+    backend = select(args.backend)
+    devices = _devices(args, backend)
+    xp = backend.xp
+    _check_memory(args, backend)
+    runtime.log(f"ws: {', '.join(args.algos)} with {', '.join(args.methods)} on {args.parts} "
+                f"{'GPU' if devices else 'simulated partition'}{'s' if args.parts > 1 else ''}")
+
+    started = time.perf_counter()
+    src, dst, weights, n, graph_info = _load_edges(args, xp)
+    backend.sync()
+    generation_time = time.perf_counter() - started
+    started = time.perf_counter()
+    csr = build_csr(xp, n, src, dst, weights)
+    del src, dst, weights
+    layout = Layout(csr, args.parts, devices)
+    backend.sync()
+    build_time = time.perf_counter() - started
+    graph_info.update(n_vertices=n, n_tuples=csr.n_tuples, csr_entries=csr.entries,
+                      generation_time=generation_time, build_time=build_time)
+    del csr
+    degree = backend.asnumpy(layout.degree)
+    runtime.log(f"ws: {n} vertices, {graph_info['csr_entries']} CSR entries; loaded in {generation_time:.2f} s, "
+                f"CSR and {args.parts} partition{'s' if args.parts > 1 else ''} in {build_time:.2f} s")
+    exchanges = args.exchanges if args.parts > 1 else [None]
+    sources = None
+
+    runs = []
+    for algo in args.algos:
+        program = lookup(algo)
+        engine = Engine(layout, program)
+        if program.needs_source:
+            sources = sources or _sources(args, n, degree)
+        for method in args.methods:             # loads every kernel before anything is timed
+            engine.run(method, exchanges[0], sources[0] if program.needs_source else None, max_iterations=1)
+        for source in (sources if program.needs_source else [None]):
+            reference = None
+            for method in args.methods:
+                for exchange in exchanges:
+                    for repeat in range(args.repeat):
+                        result = engine.run(method, exchange, source, args.max_iterations)
+                        record = _run_record(program, algo, method, exchange, args.parts, source, repeat,
+                                             result, degree)
+                        runs.append(record)
+                        runtime.log(f"{algo} {method} {exchange or ''} source {source}: {result.iterations} "
+                                    f"iterations, {1e3 * result.time:.2f} ms"
+                                    + ("" if result.converged else " (did NOT converge)"))
+                        if reference is None:
+                            reference = result.values
+                            continue
+                        problem = _disagreement(program, reference, result.values)
+                        if problem:
+                            raise DbfsError(f"{algo} from source {source}: {method}/{exchange} disagrees with "
+                                            f"{args.methods[0]}/{exchanges[0]}: {problem}", collective=True)
+        del engine
+
+    found = comparisons(runs)
+    runtime.out(table(runs))
+    if found:
+        runtime.out(comparison_lines(found))
+    if args.json:
+        from dbfs.harness import write_json_atomically
+        doc = {"dbfs_version": __version__, "mode": "ws",
+               "date": datetime.datetime.now().isoformat(timespec="seconds"), "host": socket.gethostname(),
+               "command": " ".join(sys.argv), "backend": backend.name, "devices": _device_names(devices),
+               "gpus": args.parts, "graph": graph_info, "partitions": layout.describe(),
+               "runs": runs, "comparisons": found}
+        write_json_atomically(args.json, doc)
+    return 0

@@ -1,0 +1,214 @@
+// Warp Segmentation and VWC iteration kernels of the vertex-program engine (paper 000, sections II-III,
+// Figures 3-5). Included last by the source dbfs/ws/program.py assembles for one vertex program, which
+// first defines the value types `Vertex` (trivial, a multiple of 4 bytes) and `Edge`, WS_EDGE_VALUES
+// (0: no per-edge values are read) and the four device functions of Figure 5:
+//   void init_vertex(Vertex* shared, const Vertex* current)        start of the vertex's reduction
+//   void compute_nbr(Vertex nbr, const Edge* edge, Vertex* local)  one incoming neighbour's contribution
+//   void reduce_vertices(Vertex* first, const Vertex* second)      *first = *first (+) *second
+//   bool is_updated(const Vertex* computed, const Vertex* current) does the new value replace the old?
+//
+// Graph of one partition, a CSR of incoming edges: rowptr u64 [count+1] (the partition's own offsets;
+// bit 63 of rowptr[v] marks a boundary vertex, one that another partition reads, and is masked off for
+// everything else), nbrs u32 global vertex ids, edges Edge [entries], values Vertex [all vertices] of
+// which the partition owns values[lo .. lo+count). Updates are in place, so a warp may already read what
+// another warp wrote in the same iteration (the paper's asynchronous processing).
+//
+// ws_iterate: a warp owns 32 consecutive vertices. Step 1: each lane initialises its vertex's value in
+// shared memory and stores its row start, relative to the warp's first edge, in NIdx. Step 2: the warp
+// walks the 32 rows' edges in chunks of 32, one edge per lane. A lane first issues the loads of its
+// neighbour index, neighbour value and edge value, and while they are in flight finds the vertex its
+// edge belongs to (a 5-step binary search of NIdx), its index inside that vertex's segment and the
+// segment's size, both clipped to the chunk. After compute_nbr the segments are reduced with shuffles
+// in as many steps as the widest segment of the chunk needs (at most five), and every segment's head
+// folds the result into the vertex's shared value. WS_CHUNKS chunks are in flight at once: one warp
+// walks all the edges of a hub vertex, and on a fast GPU that walk, one dependent load chain after the
+// other, would otherwise bound the whole iteration. Step 3: is_updated decides; the owning lane writes
+// the value back, raises the convergence flag and, when refining, takes part in the outbox ballot
+// (ws_refine.cuh).
+// vwc_iterate_<W>: the virtual-warp-centric baseline. W lanes per vertex stride over its edges, each
+// reducing privately; a log2(W)-step shuffle tree combines them and lane 0 of the virtual warp runs step 3.
+#pragma once
+#include "ws_refine.cuh"
+
+#define WS_THREADS 256
+#define WS_CHUNKS 4
+#define WS_BOUNDARY (1ull << 63)
+
+// Shuffle of any trivial vertex type, word by word; plain shuffles for the scalar types.
+template <typename T>
+__device__ __forceinline__ T ws_shfl_down(T value, unsigned delta)
+{
+    static_assert(sizeof(T) % 4 == 0, "Vertex must be a multiple of 4 bytes");
+    union { T value; u32 word[sizeof(T) / 4]; } w;
+    w.value = value;
+#pragma unroll
+    for (int k = 0; k < (int)(sizeof(T) / 4); ++k) w.word[k] = __shfl_down_sync(WS_FULL_MASK, w.word[k], delta);
+    return w.value;
+}
+__device__ __forceinline__ float ws_shfl_down(float v, unsigned d) { return __shfl_down_sync(WS_FULL_MASK, v, d); }
+__device__ __forceinline__ double ws_shfl_down(double v, unsigned d) { return __shfl_down_sync(WS_FULL_MASK, v, d); }
+__device__ __forceinline__ u32 ws_shfl_down(u32 v, unsigned d) { return __shfl_down_sync(WS_FULL_MASK, v, d); }
+__device__ __forceinline__ i32 ws_shfl_down(i32 v, unsigned d) { return __shfl_down_sync(WS_FULL_MASK, v, d); }
+__device__ __forceinline__ u64 ws_shfl_down(u64 v, unsigned d) { return __shfl_down_sync(WS_FULL_MASK, v, d); }
+__device__ __forceinline__ i64 ws_shfl_down(i64 v, unsigned d) { return __shfl_down_sync(WS_FULL_MASK, v, d); }
+
+#define WS_ITERATE_PARAMS                                                                              \
+    const u64* __restrict__ rowptr, const u32* __restrict__ nbrs, const Edge* __restrict__ edges,     \
+    Vertex* values, u32 lo, u32 count, u32* changed, int refine, u32* out_count, u32* out_idx,        \
+    Vertex* out_val
+
+extern "C" __global__ void __launch_bounds__(WS_THREADS) ws_iterate(WS_ITERATE_PARAMS)
+{
+    __shared__ u32 nidx_block[WS_THREADS];
+    __shared__ Vertex vertex_block[WS_THREADS];
+    const u32 lane = threadIdx.x & 31, warp_offset = threadIdx.x & ~31u;
+    const u32 first = blockIdx.x * WS_THREADS + warp_offset;
+    if (first >= count) return;
+    u32* nidx = nidx_block + warp_offset;
+    Vertex* shared_value = vertex_block + warp_offset;
+
+    // Step 1
+    const u32 v = first + lane;
+    const bool own = v < count;
+    const u64 base = rowptr[first] & ~WS_BOUNDARY;
+    const u32 total = (u32)((rowptr[min(first + 32u, count)] & ~WS_BOUNDARY) - base);
+    const u64 row = own ? rowptr[v] : 0;
+    nidx[lane] = own ? (u32)((row & ~WS_BOUNDARY) - base) : total;
+    Vertex current = Vertex();
+    if (own) {
+        current = values[lo + v];
+        init_vertex(&shared_value[lane], &current);
+    }
+    __syncwarp();
+
+    // Step 2, WS_CHUNKS chunks of 32 edges at a time: all their loads first, then all their segment
+    // searches and reductions (independent, so they overlap), then the heads' updates in chunk order.
+    for (u32 group = 0; group < total; group += 32 * WS_CHUNKS) {
+        u32 nbr[WS_CHUNKS];
+#pragma unroll
+        for (int k = 0; k < WS_CHUNKS; ++k) {
+            const u32 e = group + 32 * k + lane;
+            nbr[k] = e < total ? nbrs[base + e] : 0;
+        }
+        Vertex local[WS_CHUNKS];
+        Edge edge[WS_CHUNKS];
+#pragma unroll
+        for (int k = 0; k < WS_CHUNKS; ++k) {
+            const u32 e = group + 32 * k + lane;
+            local[k] = Vertex();
+            edge[k] = Edge();
+            if (e < total) {
+                local[k] = values[nbr[k]];
+#if WS_EDGE_VALUES
+                edge[k] = edges[base + e];
+#endif
+            }
+        }
+        u32 owner[WS_CHUNKS], in_seg[WS_CHUNKS], seg_size[WS_CHUNKS];
+#pragma unroll
+        for (int k = 0; k < WS_CHUNKS; ++k) {
+            const u32 e = group + 32 * k + lane;
+            u32 i = 0;
+#pragma unroll
+            for (u32 step = 16; step > 0; step >>= 1)
+                if (nidx[i + step] <= e) i += step;
+            const u32 seg_next = i == 31 ? total : nidx[i + 1];
+            owner[k] = i;
+            in_seg[k] = min(lane, e - nidx[i]);
+            seg_size[k] = e < total ? in_seg[k] + 1 + min(31 - lane, seg_next - e - 1) : 0;
+        }
+#pragma unroll
+        for (int k = 0; k < WS_CHUNKS; ++k) {
+            const bool active = seg_size[k] > 0;
+            if (active) compute_nbr(local[k], &edge[k], &local[k]);
+            const u32 widest = __reduce_max_sync(WS_FULL_MASK, seg_size[k]);
+            for (u32 step = 1; step < widest; step <<= 1) {
+                const Vertex other = ws_shfl_down(local[k], step);
+                if (active && (in_seg[k] & (2 * step - 1)) == 0 && in_seg[k] + step < seg_size[k])
+                    reduce_vertices(&local[k], &other);
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < WS_CHUNKS; ++k) {
+            if (seg_size[k] > 0 && in_seg[k] == 0) reduce_vertices(&shared_value[owner[k]], &local[k]);
+            __syncwarp();
+        }
+    }
+
+    // Step 3
+    bool updated = false;
+    Vertex computed = Vertex();
+    if (own) {
+        computed = shared_value[lane];
+        if (is_updated(&computed, &current)) {
+            values[lo + v] = computed;
+            updated = true;
+        }
+    }
+    ws_finish_warp(updated, updated && refine && (row & WS_BOUNDARY), lo + v, computed, changed, out_count,
+                   out_idx, out_val);
+}
+
+template <int W>
+__device__ __forceinline__ void vwc_iterate(WS_ITERATE_PARAMS)
+{
+    const u64 t = (u64)blockIdx.x * WS_THREADS + threadIdx.x;
+    if ((t & ~31ull) / W >= count) return;          // the whole warp is past the partition
+    const u32 v = (u32)(t / W), sub = (u32)(t % W);
+    const bool own = v < count;
+    u64 row = 0, begin = 0, end = 0;
+    if (own) {
+        row = rowptr[v];
+        begin = row & ~WS_BOUNDARY;
+        end = rowptr[v + 1] & ~WS_BOUNDARY;
+    }
+    Vertex acc = Vertex();
+    bool has = false;
+#pragma unroll 4
+    for (u64 e = begin + sub; e < end; e += W) {
+        Edge edge = Edge();
+#if WS_EDGE_VALUES
+        edge = edges[e];
+#endif
+        Vertex local = Vertex();
+        compute_nbr(values[nbrs[e]], &edge, &local);
+        if (has) reduce_vertices(&acc, &local);
+        else acc = local;
+        has = true;
+    }
+#pragma unroll
+    for (u32 step = W / 2; step > 0; step >>= 1) {
+        const Vertex other = ws_shfl_down(acc, step);
+        const int other_has = __shfl_down_sync(WS_FULL_MASK, (int)has, step);
+        if (sub < step && other_has) {
+            if (has) reduce_vertices(&acc, &other);
+            else acc = other;
+            has = true;
+        }
+    }
+    bool updated = false;
+    Vertex computed = Vertex();
+    if (own && sub == 0) {
+        const Vertex current = values[lo + v];
+        init_vertex(&computed, &current);
+        if (has) reduce_vertices(&computed, &acc);
+        if (is_updated(&computed, &current)) {
+            values[lo + v] = computed;
+            updated = true;
+        }
+    }
+    ws_finish_warp(updated, updated && refine && (row & WS_BOUNDARY), lo + v, computed, changed, out_count,
+                   out_idx, out_val);
+}
+
+#define WS_VWC_KERNEL(W)                                                                               \
+    extern "C" __global__ void __launch_bounds__(WS_THREADS) vwc_iterate_##W(WS_ITERATE_PARAMS)        \
+    {                                                                                                  \
+        vwc_iterate<W>(rowptr, nbrs, edges, values, lo, count, changed, refine, out_count, out_idx,    \
+                       out_val);                                                                       \
+    }
+WS_VWC_KERNEL(2)
+WS_VWC_KERNEL(4)
+WS_VWC_KERNEL(8)
+WS_VWC_KERNEL(16)
+WS_VWC_KERNEL(32)

@@ -1,0 +1,139 @@
+"""`python -m dbfs ws` as a user meets it: --help with defaults, one-line errors with exit status 2,
+the table and the JSON of a run over several programs, methods and exchanges, graphs from files, and a
+vertex program loaded from the user's own file (the README example)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from mpi4py import MPI
+
+pytestmark = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1, reason="subprocess tests run in the 1-rank pass")
+LAUNCHER_ENV_PREFIXES = ("PMI_", "PMIX_", "HYDI_", "HYDRA_", "MPI_LOCALNRANKS", "MPI_LOCALRANKID", "OMPI_")
+
+RELIABILITY = r'''
+import numpy as np
+from dbfs.ws.program import Program, register
+
+
+def initial(n, source):
+    values = np.zeros(n, np.float32)
+    values[source] = 1
+    return values
+
+
+register(Program(
+    name="reliability", description="most reliable path: the largest product of edge weights",
+    vertex_dtype=np.float32, edge_dtype=np.float32, needs_source=True,
+    edge_values=lambda part: part.require_weights("reliability"),
+    cuda=r"""
+typedef float Vertex;
+typedef float Edge;
+__device__ __forceinline__ void init_vertex(Vertex* shared, const Vertex* current) { *shared = *current; }
+__device__ __forceinline__ void compute_nbr(Vertex nbr, const Edge* edge, Vertex* local)
+{ *local = nbr * *edge; }
+__device__ __forceinline__ void reduce_vertices(Vertex* first, const Vertex* second)
+{ *first = fmaxf(*first, *second); }
+__device__ __forceinline__ bool is_updated(const Vertex* computed, const Vertex* current)
+{ return *computed > *current; }
+""",
+    initial=initial, init=np.copy, compute=np.multiply, reduce=np.maximum, is_updated=np.greater,
+    reached=lambda values: values > 0))
+'''
+
+
+def dbfs(*args, cwd=None):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(LAUNCHER_ENV_PREFIXES)}
+    env["COLUMNS"] = "250"                  # argparse wraps --help at the terminal width
+    return subprocess.run([sys.executable, "-m", "dbfs", *args], capture_output=True, text=True, timeout=300,
+                          env=env, cwd=cwd)
+
+
+def ws(*args, cwd=None):
+    return dbfs("ws", "--backend", "cpu", *args, cwd=cwd)
+
+
+def test_help_lists_options_with_defaults():
+    result = dbfs("ws", "--help")
+    assert result.returncode == 0
+    for text in ("--algo", "--method", "--exchange", "--gpus", "--source", "--roots", "--load", "--json",
+                 "(default: bfs)", "(default: ws)", "(default: vr)", "(default: 16)", "(default: 1)"):
+        assert text in result.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--scale", "6", "--algo", "bfs,foo"], "unknown algorithm foo"),
+    (["--scale", "6", "--method", "vwc3"], "unknown method vwc3"),
+    (["--scale", "6", "--exchange", "nvlink"], "unknown exchange nvlink"),
+    ([], "give exactly one of --scale S or --graph FILE.h5"),
+    (["--scale", "32"], "--scale must be in 1..31"),
+    (["--scale", "6", "--gpus", "0"], "--gpus must be >= 1"),
+    (["--scale", "6", "--repeat", "0"], "--repeat must be >= 1"),
+    (["--scale", "6", "--source", "64"], "--source 64 is not a vertex (0..63)"),
+    (["--scale", "6", "--seed", "1"], "--seed must be two unsigned 64-bit integers"),
+    (["--scale", "6", "--json", "/nonexistent-dir/x.json"], "is not writable"),
+    (["--graph", "/nonexistent-dir/g.h5"], "cannot read edge list"),
+    (["--scale", "6", "--load", "/nonexistent-dir/p.py"], "no such file"),
+])
+def test_bad_input_is_one_clear_line(args, message):
+    result = ws(*args)
+    assert result.returncode == 2, result.stderr
+    errors = [line for line in result.stderr.splitlines() if "error" in line]
+    assert len(errors) == 1 and message in errors[0], result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_weighted_program_on_a_file_without_weights(tmp_path):
+    assert dbfs("generate", "--scale", "6", "--out", "g.h5", "--backend", "cpu", cwd=tmp_path).returncode == 0
+    result = ws("--graph", "g.h5", "--algo", "sssp", cwd=tmp_path)
+    assert result.returncode == 2 and "sssp needs edge weights" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_run_prints_table_comparisons_and_json(tmp_path):
+    out = tmp_path / "ws.json"
+    result = ws("--scale", "8", "--algo", "all", "--method", "ws,vwc8", "--gpus", "2", "--exchange", "vr,all",
+                "--roots", "2", "--json", str(out))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0].split()[:4] == ["algo", "method", "exchange", "gpus"]
+    assert "pr (vr): ws is" in result.stdout and "bfs (ws): vr is" in result.stdout
+    doc = json.loads(out.read_text())
+    assert doc["mode"] == "ws" and doc["gpus"] == 2 and doc["backend"] == "cpu"
+    assert doc["graph"]["n_vertices"] == 256 and doc["graph"]["n_tuples"] == 16 * 256
+    assert len(doc["partitions"]) == 2 and doc["partitions"][1]["hi"] == 256
+    assert len(doc["runs"]) == 3 * 2 * 2 * 2 + 2 * 2 * 2            # sourced programs run from 2 roots
+    for run in doc["runs"]:
+        assert run["converged"] and len(run["iteration_times"]) == run["iterations"]
+        assert set(run) >= {"algo", "method", "exchange", "source", "time", "compute_time", "exchange_time",
+                            "sent_vertices", "sent_bytes"}
+    bfs = [r for r in doc["runs"] if r["algo"] == "bfs"]
+    assert all("teps" in r and r["reached"] > 1 for r in bfs)
+    kinds = {c["compare"] for c in doc["comparisons"]}
+    assert kinds == {"ws_over_best_vwc", "vr_over_all"}
+
+
+def test_graph_file_gives_the_same_runs_as_the_generator(tmp_path):
+    assert dbfs("generate", "--scale", "7", "--weights", "--out", "g.h5", "--backend", "cpu",
+                cwd=tmp_path).returncode == 0
+    docs = []
+    for graph in (["--graph", "g.h5"], ["--scale", "7"]):
+        result = ws(*graph, "--algo", "sssp,cc", "--json", "out.json", cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        docs.append(json.loads((tmp_path / "out.json").read_text()))
+    for a, b in zip(*(d["runs"] for d in docs)):
+        assert (a["iterations"], a.get("reached"), a["source"]) == (b["iterations"], b.get("reached"), b["source"])
+
+
+def test_program_from_a_users_file(tmp_path):
+    (tmp_path / "reliability.py").write_text(RELIABILITY)
+    result = ws("--scale", "7", "--load", "reliability.py", "--algo", "reliability,sswp", "--gpus", "2",
+                "--json", "out.json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    runs = json.loads((tmp_path / "out.json").read_text())["runs"]
+    assert [r["algo"] for r in runs] == ["reliability", "sswp"]
+    assert runs[0]["reached"] == runs[1]["reached"] > 1      # both reach the source's component
+    (tmp_path / "broken.py").write_text("raise RuntimeError('no')\n")
+    result = ws("--scale", "6", "--load", "broken.py", cwd=tmp_path)
+    assert result.returncode == 2 and "--load broken.py: RuntimeError: no" in result.stderr

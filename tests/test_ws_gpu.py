@@ -1,0 +1,104 @@
+"""ws mode on GPUs: the kernels against the NumPy twins.
+
+Every program with every method (WS, VWC 2..32) on one GPU; 2 and 3 partitions sharing one GPU and 2
+partitions on two GPUs with every exchange (VR, ALL, MS, peer); the online refinement of one kernel
+launch (outbox = exactly the updated boundary vertices with their new values); the CSR built by CuPy.
+Monotone programs must give exactly the twin's values, and in no more iterations (an asynchronous
+update only brings values closer to the fixed point); PageRank within 1e-4 relative L1.
+"""
+
+import numpy as np
+import pytest
+
+from dbfs.backend import gpu_count
+from dbfs.ws import launch, programs  # noqa: F401
+from dbfs.ws.engine import EXCHANGES
+from dbfs.ws.graph import build_csr, split
+from dbfs.ws.program import PROGRAMS, module
+from ws_cases import BFS_PARENT, GRAPHS, kronecker, run, source_of
+
+pytestmark = pytest.mark.gpu
+two_gpus = pytest.mark.skipif(gpu_count() < 2, reason="needs 2 GPUs")
+CASES = {**PROGRAMS, BFS_PARENT.name: BFS_PARENT}
+GPU_GRAPHS = {**GRAPHS, "kronecker12": lambda: kronecker(12, 16)}
+
+
+def assert_matches_twin(program, twin, result, label):
+    assert result.converged, label
+    if program.exact:
+        assert np.array_equal(result.values, twin.values), label
+        assert result.iterations <= twin.iterations, label
+    else:
+        distance = np.abs(result.values.astype(np.float64) - twin.values).sum() / twin.values.sum()
+        assert distance < 1e-4, (label, distance)
+
+
+@pytest.mark.parametrize("graph_name", sorted(GPU_GRAPHS))
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_method_matches_the_twin_on_one_gpu(name, graph_name):
+    program, graph = CASES[name], GPU_GRAPHS[graph_name]()
+    source = source_of(graph) if program.needs_source else None
+    twin = run(program, graph, source=source)
+    for method in launch.METHODS:
+        assert_matches_twin(program, twin, run(program, graph, method=method, source=source, devices=[0]),
+                            method)
+
+
+def check_partitions(devices):
+    graph = GPU_GRAPHS["kronecker12"]()
+    for name, program in CASES.items():
+        source = source_of(graph) if program.needs_source else None
+        twin = run(program, graph, source=source)
+        for exchange in EXCHANGES:
+            for method in ("ws", "vwc8"):
+                result = run(program, graph, len(devices), exchange, method, source, devices)
+                assert_matches_twin(program, twin, result, (name, exchange, method))
+                assert result.sent_vertices > 0
+
+
+@pytest.mark.parametrize("devices", [[0, 0], [0, 0, 0]])
+def test_partitions_sharing_one_gpu_match_the_twin(devices):
+    check_partitions(devices)
+
+
+@two_gpus
+def test_two_gpus_match_the_twin():
+    check_partitions([0, 1])
+
+
+@pytest.mark.parametrize("method", launch.METHODS)
+def test_outbox_holds_exactly_the_updated_boundary_vertices(method):
+    import cupy
+    n, src, dst, w = kronecker(11, 16)
+    part = split(build_csr(np, n, src, dst, w), 2)[0]
+    program = PROGRAMS["cc"]
+    mod = module(program)
+    before = program.initial(n, None)
+    before[::7] = 0                        # a mix of vertices that will and will not change
+    values = cupy.asarray(before)
+    status = cupy.zeros(2, np.uint32)
+    out_idx = cupy.zeros(part.boundary.shape[0], np.uint32)
+    out_val = cupy.zeros(part.boundary.shape[0], np.uint32)
+    launch.iterate(mod.get_function(launch.kernel_name(method)), method, cupy.asarray(part.rowptr),
+                   cupy.asarray(part.nbrs), cupy.zeros(1, np.uint8), values, part.lo, part.count, status, True,
+                   out_idx, out_val)
+    after = values.get()
+    changed = np.flatnonzero(after != before)
+    assert np.all((changed >= part.lo) & (changed < part.hi))
+    expected = np.intersect1d(changed, part.boundary)
+    changed_flag, count = (int(x) for x in status.get())
+    got = out_idx.get()[:count]
+    assert changed_flag == 1 and count == expected.size > 0
+    assert np.array_equal(np.sort(got), expected)
+    assert np.array_equal(out_val.get()[:count], after[got])
+
+
+def test_csr_built_by_cupy_equals_numpy():
+    import cupy
+    n, src, dst, w = kronecker(12, 16)
+    cpu = build_csr(np, n, src, dst, w)
+    gpu = build_csr(cupy, n, cupy.asarray(src), cupy.asarray(dst), cupy.asarray(w))
+    assert np.array_equal(gpu.rowptr.get(), cpu.rowptr) and np.array_equal(gpu.nbrs.get(), cpu.nbrs)
+    rows = np.repeat(np.arange(n), np.diff(cpu.rowptr))   # duplicate entries may carry their weights in any order
+    weights = [wt[np.lexsort((wt, cpu.nbrs, rows))] for wt in (cpu.weights, gpu.weights.get())]
+    assert np.array_equal(*weights)

@@ -1,0 +1,33 @@
+"""Every vertex program of the ws mode, placed into the engine template (kernels/ws_engine.cuh and
+ws_refine.cuh) exactly as the engine compiles it with NVRTC, compiles for sm_90 with nvcc; so does a
+program with a struct vertex (the generic shuffle path)."""
+
+import shutil
+import subprocess
+
+import pytest
+from mpi4py import MPI
+
+from dbfs import kernels
+from dbfs.ws import programs  # noqa: F401
+from dbfs.ws.program import PROGRAMS
+from ws_cases import BFS_PARENT
+
+pytestmark = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1, reason="compiled once, in the 1-rank pass")
+NVCC = shutil.which("nvcc")
+CASES = {**PROGRAMS, BFS_PARENT.name: BFS_PARENT}
+KERNELS = ["ws_iterate", "ws_apply", "ws_gather"] + [f"vwc_iterate_{w}" for w in (2, 4, 8, 16, 32)]
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not found on PATH: CUDA sources not compile-checked")
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_program_module_compiles(name, tmp_path):
+    source = tmp_path / f"ws_{name}.cu"
+    source.write_text(CASES[name].source())
+    cubin = tmp_path / f"ws_{name}.cubin"
+    result = subprocess.run([NVCC, "-arch=sm_90", "-cubin", "-std=c++17", f"-I{kernels.DIRECTORY}",
+                             "-o", str(cubin), str(source)], capture_output=True, text=True)
+    assert result.returncode == 0, f"nvcc failed on program {name}:\n{result.stderr}"
+    data = cubin.read_bytes()
+    for kernel in KERNELS:
+        assert kernel.encode() in data, f"{kernel} missing from the {name} module"
