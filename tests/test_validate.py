@@ -302,6 +302,6 @@ def test_entry_chunks_give_the_same_verdicts(graph, monkeypatch):
     cases = [(PARENT, LEVEL, NEDGE), missing_leaf()[:3], parent_not_neighbour()[:3],
              other_component_cycle()[:3]]
     whole = [validate(graph, ROOT, parent, nedge, level) for parent, level, nedge in cases]
-    monkeypatch.setattr(validate_module, "ENTRY_CHUNK", 7)
+    monkeypatch.setattr(validate_module, "ENTRY_CHUNK", {"cpu": 7, "gpu": 7})
     assert [validate(graph, ROOT, parent, nedge, level) for parent, level, nedge in cases] == whole
     assert [v.rule for v in whole] == [None, "span", "parent-not-neighbour", "cycle"]
