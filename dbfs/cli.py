@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 
 from dbfs import __version__, runtime
@@ -80,29 +81,22 @@ def info_parser() -> argparse.ArgumentParser:
     return p
 
 
-def convert_parser() -> argparse.ArgumentParser:
-    from dbfs import convert
-    p = argparse.ArgumentParser(prog="python -m dbfs convert", formatter_class=_formatter,
-                                description="Import a graph file into the HDF5 graph store read by "
-                                            "--graph (streaming, bounded memory).")
-    convert.add_arguments(p)
-    return p
+# subcommand -> (module implementing add_arguments(parser) and main(args), description)
+_TOOLS = {
+    "convert": ("dbfs.convert", "Import a graph file into the HDF5 graph store read by --graph "
+                                "(streaming, bounded memory)."),
+    "generate": ("dbfs.generate", "Write the Graph500 Kronecker edge list to an HDF5 file."),
+    "ws": ("dbfs.ws.main", "Single-node mode: vertex programs on the local GPUs with Warp Segmentation "
+                           "(or VWC) and Vertex Refinement between GPUs."),
+}
 
 
-def generate_parser() -> argparse.ArgumentParser:
-    from dbfs import generate
-    p = argparse.ArgumentParser(prog="python -m dbfs generate", formatter_class=_formatter,
-                                description="Write the Graph500 Kronecker edge list to an HDF5 file.")
-    generate.add_arguments(p)
-    return p
-
-
-def ws_parser() -> argparse.ArgumentParser:
-    from dbfs.ws import main as ws
-    p = argparse.ArgumentParser(prog="python -m dbfs ws", formatter_class=_formatter,
-                                description="Single-node mode: vertex programs on the local GPUs with Warp "
-                                            "Segmentation (or VWC) and Vertex Refinement between GPUs.")
-    ws.add_arguments(p)
+def tool_parser(name: str) -> argparse.ArgumentParser:
+    """The parser of subcommand `name` (one of _TOOLS), its options added by the tool's module."""
+    module, description = _TOOLS[name]
+    p = argparse.ArgumentParser(prog=f"python -m dbfs {name}", formatter_class=_formatter,
+                                description=description)
+    importlib.import_module(module).add_arguments(p)
     return p
 
 
@@ -125,15 +119,9 @@ def main(argv=None) -> None:
         if argv and argv[0] == "info":
             from dbfs import info
             info.main(_parse(info_parser(), argv[1:]))
-        elif argv and argv[0] == "convert":
-            from dbfs import convert
-            convert.main(_parse(convert_parser(), argv[1:]))
-        elif argv and argv[0] == "generate":
-            from dbfs import generate
-            generate.main(_parse(generate_parser(), argv[1:]))
-        elif argv and argv[0] == "ws":
-            from dbfs.ws import main as ws
-            ws.main(_parse(ws_parser(), argv[1:]))
+        elif argv and argv[0] in _TOOLS:
+            module = importlib.import_module(_TOOLS[argv[0]][0])
+            module.main(_parse(tool_parser(argv[0]), argv[1:]))
         else:
             from dbfs import harness
             harness.main(_parse(main_parser(), argv))
