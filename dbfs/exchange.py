@@ -95,18 +95,17 @@ class Exchange:
         self.counter = xp.zeros(1, xp.int32)
         self.transport = make_transport(transport, self.comm, backend, self.peers, self.recv_dev)
 
-    def round(self, outgoing: dict, sources, encoding: str | None = None):
+    def round(self, outgoing: dict, sources):
         """Send outgoing[p] (an OffsetSet) to each peer p in it; receive one message from each rank in
         `sources`. Returns ({source: Message}, bytes sent, bytes the same sends take as lists (as
-        sent for uncounted bitmaps)). `encoding` overrides the exchange's for this round."""
-        encoding = encoding or self.encoding
+        sent for uncounted bitmaps))."""
         sends, sent, raw = {}, 0, 0
         for p, offsets in outgoing.items():
             if offsets.count is None:
                 sends[p] = (BITMAP, 0, offsets.bitmap)
                 raw += HEADER_BYTES + 4 * int(offsets.bitmap.shape[0])
             else:
-                kind = wire_kind(encoding, offsets.count, self.block)
+                kind = wire_kind(self.encoding, offsets.count, self.block)
                 sends[p] = (kind, offsets.count, self._payload(p, kind, offsets))
                 raw += HEADER_BYTES + 4 * offsets.count
             sent += HEADER_BYTES + 4 * int(sends[p][2].shape[0])
@@ -216,11 +215,15 @@ class HostStagedMPI:
         return received
 
     def close(self) -> None:
-        """Cancel the receives posted for a round that will not come."""
-        for req in self.recv_req.values():
-            req.Cancel()
-        MPI.Request.Waitall(list(self.recv_req.values()))
+        _cancel(list(self.recv_req.values()))
         self.recv_req = {}
+
+
+def _cancel(requests) -> None:
+    """Cancel receives posted for a round that will not come, and complete them."""
+    for req in requests:
+        req.Cancel()
+    MPI.Request.Waitall(requests)
 
 
 def _copy_async(dst, src, stream) -> None:
@@ -271,10 +274,7 @@ class CudaAwareMPI:
         return received
 
     def close(self) -> None:
-        reqs = [r for pair in self.recv_req.values() for r in pair]
-        for req in reqs:
-            req.Cancel()
-        MPI.Request.Waitall(reqs)
+        _cancel([r for pair in self.recv_req.values() for r in pair])
         self.recv_req = {}
 
 
