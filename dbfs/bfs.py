@@ -327,7 +327,6 @@ class BFS:
         self.state[:] = self.bitmap[j * w:(j + 1) * w]
         succ, pred = (j + 1) % C, (j - 1) % C
         for s in range(C):
-            clock.switch("expansion")
             bottom_up.search_segment(backend, self.graph.row_ptr, self.graph.col_idx, ((j - s) % C) * b,
                                      self.col_front, self.state, self.pred_row, self.stats)
             if C > 1:
@@ -335,6 +334,7 @@ class BFS:
                 received, sent, raw = self.row_x.round({succ: OffsetSet(None, bitmap=self.state)}, [pred])
                 traffic.add("fold", sent, raw)
                 self.state[:] = received[pred].payload
+                clock.switch("expansion")
         clock.switch("update")
         bottom_up.commit(backend, self.state, self.bitmap[j * w:(j + 1) * w], self.own_front, self.level,
                          self.pred_col, self.degree, lvl, self.stats)
