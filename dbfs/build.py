@@ -3,9 +3,10 @@
 Method (paper 004, sections 2.2 and 3.1; design.md "The 2D decomposition"): every undirected tuple
 (a, b) with a != b becomes the two directed entries a -> b and b -> a; entry u -> v belongs to the
 rank (owner row of v, column block of u) and is stored there as the int32 pair (local column of u,
-local row of v). Entries travel to their owners with one MPI Alltoallv per chunk of tuples (host
-staged), then each rank assembles its CSC by a counting sort over columns (a stable argsort on the
-CPU, an atomic scatter kernel, kernels/csc_build.cu, on the GPU). Self-loops are left out of the CSC;
+local row of v). Entries travel to their owners in one all-to-all per chunk of tuples: an MPI
+Alltoallv staged through host memory, or with the `nccl` transport grouped NCCL send/recv between the
+GPUs (the counts go by MPI first); then each rank assembles its CSC by a counting sort over columns (a
+stable argsort on the CPU, an atomic scatter kernel, kernels/csc_build.cu, on the GPU). Self-loops are left out of the CSC;
 duplicates stay. The tuple list itself is not modified. A directed graph (symmetric=False) keeps only
 the entry a -> b of each tuple. For the bottom-up search (direction-optimizing BFS) the builder also
 makes the row-major copy (CSR) of the block by transposing the CSC on its device.
@@ -18,6 +19,7 @@ from mpi4py import MPI
 
 from dbfs import runtime
 from dbfs.runtime import alltoallv_int32
+from dbfs.exchange import nccl_communicator
 from dbfs.graph import GridComms, LocalGraph
 
 DEFAULT_CHUNK = 1 << 25
@@ -61,17 +63,70 @@ def _directed_entries(grid, xp, src, dst, symmetric: bool = True):
     return dest, cols, rows
 
 
-def _alltoallv_pairs(comm: MPI.Comm, backend, dest, cols, rows):
-    """Send each (col, row) pair to rank `dest`; returns the pairs this rank received (device arrays)."""
-    xp, P = backend.xp, comm.Get_size()
-    order = xp.argsort(dest, kind="stable") if xp is np else xp.argsort(dest)
-    counts = backend.asnumpy(xp.bincount(dest, minlength=P)).astype(np.int64)
-    pairs = backend.asnumpy(xp.stack((cols[order], rows[order]), axis=1)).ravel()
-    received = alltoallv_int32(comm, pairs, 2 * counts)
-    pairs = received.reshape(-1, 2)
-    # contiguous columns: the GPU scatter kernel reads plain int32 arrays
-    return (backend.asarray(np.ascontiguousarray(pairs[:, 0])),
-            backend.asarray(np.ascontiguousarray(pairs[:, 1])))
+class _HostPairExchange:
+    """All-to-all of (col, row) pairs through one host-staged MPI Alltoallv."""
+
+    def __init__(self, comm: MPI.Comm, backend):
+        self.comm, self.backend = comm, backend
+
+    def __call__(self, dest, cols, rows):
+        """Send each (col, row) pair to rank `dest`; returns the pairs this rank received (device
+        arrays)."""
+        backend, xp = self.backend, self.backend.xp
+        order = xp.argsort(dest, kind="stable") if xp is np else xp.argsort(dest)
+        counts = backend.asnumpy(xp.bincount(dest, minlength=self.comm.Get_size())).astype(np.int64)
+        pairs = backend.asnumpy(xp.stack((cols[order], rows[order]), axis=1)).ravel()
+        pairs = alltoallv_int32(self.comm, pairs, 2 * counts).reshape(-1, 2)
+        # contiguous columns: the GPU scatter kernel reads plain int32 arrays
+        return (backend.asarray(np.ascontiguousarray(pairs[:, 0])),
+                backend.asarray(np.ascontiguousarray(pairs[:, 1])))
+
+    def close(self) -> None:
+        pass
+
+
+class _NcclPairExchange:
+    """All-to-all of (col, row) pairs between GPUs: counts by MPI Alltoall, then one grouped round of
+    NCCL send/recv per array on the current stream (the pairs never leave the devices)."""
+
+    def __init__(self, comm: MPI.Comm, backend):
+        from cupy.cuda import nccl
+        self.comm, self.backend, self.nccl = comm, backend, nccl
+        self.nccl_comm = nccl_communicator(comm, backend)
+
+    def __call__(self, dest, cols, rows):
+        xp, P, me = self.backend.xp, self.comm.Get_size(), self.comm.Get_rank()
+        order = xp.argsort(dest)
+        send_counts = self.backend.asnumpy(xp.bincount(dest, minlength=P)).astype(np.int64)
+        recv_counts = np.empty_like(send_counts)
+        self.comm.Alltoall(send_counts, recv_counts)
+        send_at = np.concatenate(([0], np.cumsum(send_counts)))
+        recv_at = np.concatenate(([0], np.cumsum(recv_counts)))
+        received = []
+        for outgoing in (cols[order], rows[order]):
+            incoming = xp.empty(int(recv_at[-1]), xp.int32)
+            incoming[recv_at[me]:recv_at[me + 1]] = outgoing[send_at[me]:send_at[me + 1]]
+            self._exchange(outgoing, send_at, incoming, recv_at)
+            received.append(incoming)
+        return tuple(received)
+
+    def _exchange(self, outgoing, send_at, incoming, recv_at):
+        nccl, me = self.nccl, self.comm.Get_rank()
+        stream = self.backend.xp.cuda.get_current_stream().ptr
+        nccl.groupStart()
+        for p in range(self.comm.Get_size()):
+            if p == me:
+                continue
+            if send_at[p + 1] > send_at[p]:
+                self.nccl_comm.send(outgoing[send_at[p]:].data.ptr, int(send_at[p + 1] - send_at[p]),
+                                    nccl.NCCL_INT32, p, stream)
+            if recv_at[p + 1] > recv_at[p]:
+                self.nccl_comm.recv(incoming[recv_at[p]:].data.ptr, int(recv_at[p + 1] - recv_at[p]),
+                                    nccl.NCCL_INT32, p, stream)
+        nccl.groupEnd()
+
+    def close(self) -> None:
+        self.nccl_comm.destroy()
 
 
 def _assemble_csc(backend, ncols: int, chunks):
@@ -101,12 +156,13 @@ def _assemble_csc(backend, ncols: int, chunks):
 
 def build_from_edges(comms: GridComms, backend, src, dst, n_vertices: int | None = None,
                      chunk: int = DEFAULT_CHUNK, symmetric: bool = True,
-                     row_major: bool = False) -> LocalGraph:
+                     row_major: bool = False, transport: str = "mpi") -> LocalGraph:
     """Collective. src, dst: this rank's share of the tuple list (int64, any split among the ranks).
 
     Returns this rank's LocalGraph (CSC on the backend's device, and its CSR copy with row_major).
     n_vertices only checks the ids. symmetric=False stores only u -> v for each tuple (u, v): a
-    directed graph, traversed along out-edges (graph.info["directed"]).
+    directed graph, traversed along out-edges (graph.info["directed"]). transport "nccl" (GPU
+    backend) moves the entries with NCCL; any other value stages them through host MPI.
     """
     grid, xp, world = comms.grid, backend.xp, comms.world
     n_vertices = grid.n_vertices if n_vertices is None else n_vertices
@@ -115,16 +171,19 @@ def build_from_edges(comms: GridComms, backend, src, dst, n_vertices: int | None
     n_edges = world.allreduce(n_local)
     n_rounds = world.allreduce(-(-n_local // chunk), op=MPI.MAX)
     chunks = []
+    exchange = None
+    if world.Get_size() > 1:
+        exchange = (_NcclPairExchange if transport == "nccl" and backend.is_gpu
+                    else _HostPairExchange)(world, backend)
     for k in range(n_rounds):
         s = xp.asarray(src[k * chunk:(k + 1) * chunk], dtype=xp.int64)
         d = xp.asarray(dst[k * chunk:(k + 1) * chunk], dtype=xp.int64)
         dest, cols, rows = _directed_entries(grid, xp, s, d, symmetric)
         del s, d
-        if world.Get_size() == 1:
-            chunks.append((cols, rows))
-        else:
-            chunks.append(_alltoallv_pairs(world, backend, dest, cols, rows))
+        chunks.append(exchange(dest, cols, rows) if exchange else (cols, rows))
         del dest, cols, rows
+    if exchange:
+        exchange.close()
     col_ptr, row_idx, deg = _assemble_csc(backend, grid.cols_per_rank, chunks)
     degree = _owned_degree(comms, backend, deg)
     graph = LocalGraph(comms=comms, backend=backend, col_ptr=col_ptr, row_idx=row_idx, n_edges=n_edges,

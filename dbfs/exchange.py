@@ -155,6 +155,24 @@ def make_transport(name: str, comm, backend, peers, recv_dev):
     raise DbfsError(f"unknown transport {name!r} ({', '.join(TRANSPORTS)})", collective=True)
 
 
+def nccl_communicator(comm, backend):
+    """Collective over the MPI communicator `comm`: an NCCL communicator of the same ranks. NCCL
+    refuses two ranks on one GPU, so that case stops first with a clear error."""
+    from cupy.cuda import nccl
+    if shares_a_gpu(comm, backend):
+        raise DbfsError("--comm nccl needs one GPU per rank, but ranks here share a GPU; use --comm mpi "
+                        "or fewer ranks per node", collective=True)
+    uid = nccl.get_unique_id() if comm.Get_rank() == 0 else None
+    return nccl.NcclCommunicator(comm.Get_size(), comm.bcast(uid, root=0), comm.Get_rank())
+
+
+def shares_a_gpu(comm, backend) -> bool:
+    """Collective: does some rank of `comm` use the same GPU (same node, same device) as another?"""
+    place = (MPI.Get_processor_name(), backend.device) if backend.is_gpu else None
+    places = [p for p in comm.allgather(place) if p is not None]
+    return len(set(places)) < len(places)
+
+
 def nccl_available() -> bool:
     try:
         from cupy.cuda import nccl
@@ -285,9 +303,7 @@ class NcclTransport:
     def __init__(self, comm, backend, peers, recv_dev):
         from cupy.cuda import nccl
         self.nccl, self.backend, self.recv_dev, self.peers = nccl, backend, recv_dev, peers
-        uid = nccl.get_unique_id() if comm.Get_rank() == 0 else None
-        uid = comm.bcast(uid, root=0)
-        self.comm = nccl.NcclCommunicator(comm.Get_size(), uid, comm.Get_rank())
+        self.comm = nccl_communicator(comm, backend)
         xp, n = backend.xp, max(1, len(peers))
         self.index = {p: k for k, p in enumerate(peers)}
         self.send_hdr_host = backend.pinned_empty(HEADER_WORDS * n, np.uint32)

@@ -86,10 +86,11 @@ def _load_edges(backend, source, comms):
     return src, dst, _max_time(seconds), rate
 
 
-def _construct(args, backend, source, comms, row_major: bool):
+def _construct(args, backend, source, comms, row_major: bool, transport: str):
     """Kernel 1: this rank's CSC block (and with row_major its CSR copy) from the partition cache when
-    it holds a valid entry, else from the tuples (read or generated, then built, then cached). Returns
-    the graph, the construction time, the load time and the figures for the JSON report."""
+    it holds a valid entry, else from the tuples (read or generated, then built over the search's
+    transport, then cached). Returns the graph, the construction time, the load time and the figures
+    for the JSON report."""
     world = comms.world
     cache = PartitionCache(args.partition_cache, source, comms.grid) if args.partition_cache else None
     figures = {"construction_source": "built"}
@@ -114,7 +115,7 @@ def _construct(args, backend, source, comms, row_major: bool):
     world.Barrier()
     t0 = time.perf_counter()
     graph = build_from_edges(comms, backend, src, dst, source.n_vertices, symmetric=source.symmetric,
-                             row_major=row_major)
+                             row_major=row_major, transport=transport)
     del src, dst
     backend.sync()
     construction_time = _max_time(time.perf_counter() - t0)
@@ -185,7 +186,8 @@ def main(args) -> None:
     _check_memory(grid, n_edges, backend, row_major)
     runtime.log(f"graph: {source.describe}: {n_vertices} vertices, {n_edges} tuples")
     comms = GridComms.create(grid)
-    graph, construction_time, gen_time, load_figures = _construct(args, backend, source, comms, row_major)
+    graph, construction_time, gen_time, load_figures = _construct(args, backend, source, comms, row_major,
+                                                                  transport)
 
     if args.root is not None:
         roots = np.array([source.dense_root(args.root)], np.int64)
@@ -249,11 +251,13 @@ def main(args) -> None:
 
 
 def choose_transport(choice: str, backend, ranks: int) -> str:
-    """--comm auto: NCCL between GPUs when CuPy has it, then CUDA-aware MPI, else host-staged MPI."""
+    """--comm auto: NCCL between GPUs when CuPy has it and no two ranks share a GPU, then CUDA-aware
+    MPI, else host-staged MPI."""
     if choice != "auto":
         return choice
     if backend.is_gpu and ranks > 1:
-        if runtime.WORLD.allreduce(int(exchange.nccl_available()), op=MPI.MIN):
+        if (runtime.WORLD.allreduce(int(exchange.nccl_available()), op=MPI.MIN)
+                and not exchange.shares_a_gpu(runtime.WORLD, backend)):
             return "nccl"
         if runtime.mpi_cuda_aware():
             return "mpi-cuda"

@@ -7,7 +7,8 @@
 // over the warp's registers: first_column) and walks forward for the rest (section 3.4.1),
 // with every stage (source lookup, row load, bitmap test, claim) unrolled over its EPT edges so the
 // independent loads overlap. An edge claims its destination row when its atomicOr flips the row's
-// visited bit; the claimant records the discovery.
+// visited bit; the claimant records the discovery in its owner's group, at a slot reserved for the
+// whole block at once (common.cuh block_reserve; launched with 8*C bytes of dynamic shared memory).
 #include "common.cuh"
 
 #define SCAN_THREADS 256
@@ -164,16 +165,17 @@ template <int EPT>
 __device__ __forceinline__ void expand_edges(
     const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, const i32* __restrict__ frontier,
     const i64* __restrict__ cumul, i32 nf, i64 total, u32* __restrict__ bitmap, i32* __restrict__ level,
-    i32* __restrict__ pred_row, i32* __restrict__ pred_col, i32 lvl, i32 j, i32 b,
+    i32* __restrict__ pred_row, i32* __restrict__ pred_col, i32 lvl, i32 j, i32 b, i32 C,
     i32* __restrict__ dst, i32* __restrict__ dst_cnt)
 {
     const i64 first = ((i64)blockIdx.x * blockDim.x + threadIdx.x) * EPT;
-    // No early return: the appends below are warp-collective; threads past the end search nothing.
+    // No early return: the slot reservation below is block-collective; threads past the end search
+    // nothing.
     i32 k = first_column<EPT>(cumul, nf, total, first);
     i64 column_start = cumul[k], column_end = cumul[k + 1];
 
     bool valid[EPT];
-    i32 slot[EPT];
+    i32 column[EPT];
     i64 within[EPT];
 #pragma unroll
     for (int e = 0; e < EPT; ++e) {
@@ -186,13 +188,13 @@ __device__ __forceinline__ void expand_edges(
                 column_end = cumul[k + 1];
             }
         }
-        slot[e] = k;
+        column[e] = k;
         within[e] = id - column_start;
     }
 
     i32 u[EPT];
 #pragma unroll
-    for (int e = 0; e < EPT; ++e) u[e] = valid[e] ? frontier[slot[e]] : 0;
+    for (int e = 0; e < EPT; ++e) u[e] = valid[e] ? frontier[column[e]] : 0;
     i64 pos[EPT];
 #pragma unroll
     for (int e = 0; e < EPT; ++e) pos[e] = valid[e] ? col_ptr[u[e]] + within[e] : 0;
@@ -212,16 +214,22 @@ __device__ __forceinline__ void expand_edges(
         if (!(word[e] & bit)) claimed[e] = !(atomicOr(&bitmap[v[e] >> 5], bit) & bit);
     }
 
+    i32 group[EPT], offset[EPT], slot[EPT];
 #pragma unroll
     for (int e = 0; e < EPT; ++e) {
-        const i32 m = v[e] / b;
-        const i32 o = v[e] - m * b;
-        warp_append(claimed[e], &dst_cnt[m], dst + (i64)m * b, o);
+        group[e] = v[e] / b;
+        offset[e] = v[e] - group[e] * b;
+    }
+    extern __shared__ i32 group_scratch[];
+    block_reserve<EPT>(claimed, group, C, dst_cnt, group_scratch, slot);
+#pragma unroll
+    for (int e = 0; e < EPT; ++e) {
         if (!claimed[e]) continue;
+        dst[(i64)group[e] * b + slot[e]] = offset[e];
         pred_row[v[e]] = u[e];
-        if (m == j) {
-            level[o] = lvl;
-            pred_col[o] = j;
+        if (group[e] == j) {
+            level[offset[e]] = lvl;
+            pred_col[offset[e]] = j;
         }
     }
 }
@@ -231,11 +239,11 @@ __device__ __forceinline__ void expand_edges(
         const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx,                                 \
         const i32* __restrict__ frontier, const i64* __restrict__ cumul, i32 nf, i64 total,               \
         u32* __restrict__ bitmap, i32* __restrict__ level, i32* __restrict__ pred_row,                    \
-        i32* __restrict__ pred_col, i32 lvl, i32 j, i32 b, i32* __restrict__ dst,                         \
+        i32* __restrict__ pred_col, i32 lvl, i32 j, i32 b, i32 C, i32* __restrict__ dst,                  \
         i32* __restrict__ dst_cnt)                                                                       \
     {                                                                                                    \
         expand_edges<EPT>(col_ptr, row_idx, frontier, cumul, nf, total, bitmap, level, pred_row,         \
-                          pred_col, lvl, j, b, dst, dst_cnt);                                            \
+                          pred_col, lvl, j, b, C, dst, dst_cnt);                                         \
     }
 
 EXPAND_VARIANT(1)

@@ -6,7 +6,9 @@
 #   scripts/gpu_check.sh bench SCALES     main-mode benchmark (64 roots) per scale, e.g. "22 24 26"
 #   scripts/gpu_check.sh profile SCALE    host overhead / kernel bandwidth / edges-per-thread sweep
 #   scripts/gpu_check.sh generator SCALES generator identity and speed
-#   scripts/gpu_check.sh multi            correctness with one rank per GPU (2 and 4 when present)
+#   scripts/gpu_check.sh multi RANKS      the BFS and exchange GPU tests at each rank count of RANKS, e.g.
+#                                         "2 3 4" (ranks take the GPUs round-robin; beyond one rank per
+#                                         GPU they share them, and the NCCL cases check NCCL's refusal)
 #   scripts/gpu_check.sh multibench SCALE main-mode run (16 roots, validated) on 2 and 4 GPUs
 #   scripts/gpu_check.sh main P NAME "ARGS"  `mpirun -n P python -m dbfs ARGS --backend gpu` (one rank
 #                                         per GPU), log and --json as NAME.log / NAME.json
@@ -61,12 +63,11 @@ while [ $# -gt 0 ]; do
     tests)
         run "$RESULTS/gpu_tests.log" $PY -m pytest -q -m gpu -p no:cacheprovider tests ;;
     multi)
-        n=$(ngpus)
-        for p in 2 4; do
-            [ "$p" -le "$n" ] || continue
-            run "$RESULTS/gpu_tests_${p}ranks.log" mpirun -n "$p" $PY -m pytest --with-mpi -q -m gpu \
-                -p no:cacheprovider tests/test_bfs.py tests/test_exchange.py
-        done ;;
+        for p in $1; do
+            run "$RESULTS/gpu_tests_${p}ranks_$(ngpus)gpus.log" mpirun -n "$p" $PY -m pytest --with-mpi -q \
+                -m gpu -p no:cacheprovider tests/test_bfs.py tests/test_exchange.py
+        done
+        shift ;;
     multibench)
         n=$(ngpus)
         for p in 2 4; do

@@ -34,17 +34,30 @@ ALL_VARIANTS = [(d, e) for d in ("topdown", "auto") for e in ("list", "adaptive"
 MAIN_VARIANTS = [("topdown", "list"), ("auto", "adaptive")]
 
 
-def check_search(bfs, graph, src, dst, root):
+class SerialReference:
+    """Serial BFS levels and the component's edge count per root, computed once per root."""
+
+    def __init__(self, n_vertices, src, dst):
+        self.n_vertices, self.src, self.dst, self.by_root = n_vertices, src, dst, {}
+
+    def __call__(self, root):
+        if root not in self.by_root:
+            level, _ = serial_bfs(self.n_vertices, self.src, self.dst, root)
+            self.by_root[root] = level, component_nedge(self.src, self.dst, level)
+        return self.by_root[root]
+
+
+def check_search(bfs, graph, reference, root):
     """Search from root; compare with the serial BFS; validate; return (nedge, visited, depth) and
     the directions the levels took."""
     backend = graph.backend
     result = bfs.search(root, log_levels=True)
-    level, _ = serial_bfs(graph.grid.n_vertices, src, dst, root)
+    level, nedge = reference(root)
     ids, real = owned_ids(graph)
     got = backend.asnumpy(result.level)
     assert np.array_equal(got[real], level[ids[real]]), f"levels differ from serial BFS, root {root}"
     assert np.all(got[~real] == -1)
-    assert result.nedge == component_nedge(src, dst, level)
+    assert result.nedge == nedge
     assert result.visited == np.count_nonzero(level >= 0)
     assert result.depth == level.max()
     check = validate_bfs(graph, root, result.parent, result.nedge, level=result.level)
@@ -53,20 +66,23 @@ def check_search(bfs, graph, src, dst, root):
 
 
 def run_grids(backend, n_vertices, src, dst, roots=None, nroots=4, variants=ALL_VARIANTS, comm="mpi"):
-    """Search every grid of the world's size with every (direction, encoding) variant; the per-root
-    figures must not depend on either. Returns the set of directions the levels took."""
+    """Build (over the transport `comm`) and search every grid of the world's size with every
+    (direction, encoding) variant; the per-root figures must not depend on either. Returns the set of
+    directions the levels took."""
     figures, directions = {}, set()
+    reference = SerialReference(n_vertices, src, dst)
     for R, C in grids_of(WORLD.Get_size()):
         comms = GridComms.create(Grid(R, C, n_vertices))
         lo, hi = edge_range(len(src), WORLD.Get_rank(), WORLD.Get_size())
-        graph = build_from_edges(comms, backend, src[lo:hi], dst[lo:hi], n_vertices, row_major=True)
+        graph = build_from_edges(comms, backend, src[lo:hi], dst[lo:hi], n_vertices, row_major=True,
+                                 transport=comm)
         if roots is None:
             has_edge = np.zeros(n_vertices, bool)
             has_edge[src[src != dst]] = has_edge[dst[src != dst]] = True
             roots = sample_roots(n_vertices, nroots, lambda c: has_edge[c])
         for direction, encoding in variants:
             bfs = BFS(graph, direction=direction, encoding=encoding, comm=comm)
-            results = [check_search(bfs, graph, src, dst, int(r)) for r in roots]
+            results = [check_search(bfs, graph, reference, int(r)) for r in roots]
             figures[(R, C, direction, encoding)] = [f for f, _ in results]
             directions.update(*(d for _, d in results))
             bfs.close()
@@ -104,7 +120,7 @@ def test_always_bottom_up_and_never(alpha, beta):
         graph = build_from_edges(comms, Backend("cpu"), src[lo:hi], dst[lo:hi], 1 << 10, row_major=True)
         bfs = BFS(graph, direction="auto", alpha=alpha, beta=beta)
         hub = int(np.bincount(np.concatenate((src, dst))).argmax())
-        _, directions = check_search(bfs, graph, src, dst, hub)
+        _, directions = check_search(bfs, graph, SerialReference(1 << 10, src, dst), hub)
         assert directions == ({"topdown", "bottomup"} if alpha > 1 else {"topdown"})
         bfs.close()
         comms.free()
@@ -114,10 +130,11 @@ def test_always_bottom_up_and_never(alpha, beta):
 @pytest.mark.parametrize("comm", ["mpi", "nccl"])
 @pytest.mark.parametrize("scale", [10, 14, 16])
 def test_gpu_levels_match_serial(scale, comm):
-    from dbfs.exchange import nccl_available
-    if comm == "nccl" and (WORLD.Get_size() == 1 or not nccl_available()):
-        pytest.skip("NCCL needs several ranks and the NCCL library")
-    src, dst = generate_edges(scale, 16, 0, 16 << scale)[:2]
+    from dbfs.exchange import nccl_available, shares_a_gpu
     local = MPI.COMM_WORLD.Split_type(MPI.COMM_TYPE_SHARED).Get_rank()
-    directions = run_grids(Backend("gpu", local % gpu_count()), 1 << scale, src, dst, nroots=4, comm=comm)
+    backend = Backend("gpu", local % gpu_count())
+    if comm == "nccl" and (WORLD.Get_size() == 1 or not nccl_available() or shares_a_gpu(WORLD, backend)):
+        pytest.skip("NCCL needs several ranks, one GPU each, and the NCCL library")
+    src, dst = generate_edges(scale, 16, 0, 16 << scale)[:2]
+    directions = run_grids(backend, 1 << scale, src, dst, nroots=4, comm=comm)
     assert directions == {"topdown", "bottomup"}

@@ -4,13 +4,15 @@ that cannot run say why. Runs at any world size (a single rank has no peers: not
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from mpi4py import MPI
 
 from dbfs.backend import Backend, gpu_count
 from dbfs.errors import DbfsError
-from dbfs.exchange import BITMAP, HEADER_BYTES, LIST, Exchange, OffsetSet, wire_kind
+from dbfs.exchange import BITMAP, HEADER_BYTES, LIST, Exchange, OffsetSet, shares_a_gpu, wire_kind
 
 WORLD = MPI.COMM_WORLD
 BLOCK = 4096
@@ -101,4 +103,19 @@ def test_gpu_transports_deliver_the_sets(transport, encoding):
             Exchange(WORLD, Backend("gpu", 0), BLOCK, encoding, transport)
         return
     local = WORLD.Split_type(MPI.COMM_TYPE_SHARED).Get_rank()
-    run_rounds(Backend("gpu", local % gpu_count()), encoding, transport)
+    backend = Backend("gpu", local % gpu_count())
+    if transport == "nccl" and shares_a_gpu(WORLD, backend):
+        with pytest.raises(DbfsError, match="one GPU per rank"):
+            Exchange(WORLD, backend, BLOCK, encoding, transport)
+        return
+    run_rounds(backend, encoding, transport)
+
+
+def test_shares_a_gpu_finds_ranks_on_one_device():
+    """The test ranks all run on one node: on one device number they share it, on their own rank's
+    number they do not; the CPU backend shares nothing."""
+    one_gpu = SimpleNamespace(is_gpu=True, device=0)
+    own_gpu = SimpleNamespace(is_gpu=True, device=WORLD.Get_rank())
+    assert shares_a_gpu(WORLD, one_gpu) == (WORLD.Get_size() > 1)
+    assert not shares_a_gpu(WORLD, own_gpu)
+    assert not shares_a_gpu(WORLD, Backend("cpu"))

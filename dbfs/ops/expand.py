@@ -10,7 +10,9 @@ GPU method: an exclusive scan of the frontier degrees (kernels/expand.cu, one la
 up to 2048 vertices, three beyond), one 8-byte read of the total degree into pinned memory (it sizes
 the launch), then one thread per `edges_per_thread` consecutive frontier edges doing a single binary
 search (two global binary searches per warp, then a 5-step search over the warp's registers when
-the warp's edges span at most 32 columns) plus a linear walk (section 3.4.1). NumPy method: the same edges gathered with
+the warp's edges span at most 32 columns) plus a linear walk (section 3.4.1); the discoveries of a
+block take their group slots with one global atomic per group (a single hot counter serialises at
+the L2 otherwise). NumPy method: the same edges gathered with
 repeat/cumsum; np.unique picks the first scanned edge of each unvisited row as its discoverer.
 """
 
@@ -22,6 +24,7 @@ EDGES_PER_THREAD = (1, 2, 4, 8)
 EXPAND_THREADS = 256          # EXPAND_THREADS in kernels/expand.cu
 SCAN_THREADS = 256            # SCAN_THREADS in kernels/expand.cu
 SCAN_TILE = 2048              # SCAN_TILE in kernels/expand.cu: frontier entries per scan block
+GROUP_SCRATCH_BYTES = 8       # dynamic shared memory per dst group (common.cuh block_reserve)
 
 
 def expand(backend, col_ptr, row_idx, frontier, bitmap, level, pred_row, pred_col, lvl, j, b, dst,
@@ -51,7 +54,7 @@ def expand(backend, col_ptr, row_idx, frontier, bitmap, level, pred_row, pred_co
     GPU: kernels run on CuPy's current stream; the function returns after the degree scan, while the
     expansion kernel may still run (read dst_cnt etc. in stream order or after backend.sync()).
     `frontier` must not be overwritten before then. edges_per_thread selects the kernel variant
-    (one of EDGES_PER_THREAD). `scratch` (ExpandScratch) holds the scan buffers; by default one per
+    (one of EDGES_PER_THREAD); the launch takes 8*C bytes of shared memory, so C <= 6144. `scratch` (ExpandScratch) holds the scan buffers; by default one per
     device is kept and grown on demand, so calls after the first largest frontier allocate nothing.
     Two expansions on different streams must not share a scratch.
     """
@@ -139,10 +142,12 @@ def _expand_gpu(backend, col_ptr, row_idx, frontier, bitmap, level, pred_row, pr
         return 0
 
     threads_needed = -(-total // edges_per_thread)
+    ngroups = dst_cnt.shape[0]
     _function(backend, f"expand_frontier_e{edges_per_thread}")(
         (-(-threads_needed // EXPAND_THREADS),), (EXPAND_THREADS,),
         (col_ptr, row_idx, frontier, scratch.cumul, nf32, np.int64(total), bitmap, level, pred_row,
-         pred_col, np.int32(lvl), np.int32(j), np.int32(b), dst, dst_cnt))
+         pred_col, np.int32(lvl), np.int32(j), np.int32(b), np.int32(ngroups), dst, dst_cnt),
+        shared_mem=GROUP_SCRATCH_BYTES * ngroups)
     return total
 
 
