@@ -5,7 +5,8 @@ Top-down level: expand (gather the frontier along the grid column, as local colu
 expansion (dbfs.ops.expand: atomic bitmap, discoveries grouped by owner grid column) -> fold (send each
 group to its owner along the grid row) -> frontier update (dbfs.ops.update). Predecessors are delayed:
 the owner of a vertex discovered by another rank records the discoverer's grid column, and one row
-exchange after the search turns those into global parent ids (section 3.5).
+exchange after the search (each rank's discoverers of the others' blocks, sent sparse) turns those into
+global parent ids (section 3.5).
 
 Bottom-up level (direction-optimizing BFS, Beamer et al.; in 2D after Ueno et al. and Checconi and
 Petrini): the frontier is gathered along the grid column as bitmaps; the C segments of a rank's rows
@@ -38,6 +39,7 @@ from dbfs.graph import LocalGraph
 from dbfs.ops import bitmap, bottom_up
 from dbfs.ops.expand import ExpandScratch, expand
 from dbfs.ops.predecessors import resolve_parents
+from dbfs.ops.sparse import pack_present, unpack_present
 from dbfs.ops.update import update
 
 PHASES = ("expand_comm", "expansion", "fold_comm", "update", "pred_resolve")
@@ -138,6 +140,9 @@ class BFS:
             self.stats_host = self.backend.pinned_empty(3, np.int64)
         if C > 1:
             self.pred_gathered = xp.empty(grid.rows_per_rank, xp.int32)
+            self.sent_presence = xp.empty((C - 1) * self.words, xp.uint32)
+            self.recv_presence = xp.empty((C - 1) * self.words, xp.uint32)
+            self.presence_starts = xp.empty(self.words + 1, xp.int32)
 
     def close(self) -> None:
         for x in (self.col_x, self.row_x):
@@ -367,20 +372,28 @@ class BFS:
 
     # predecessors ---------------------------------------------------------------------------------
     def _resolve_parents(self, own_root: bool, root: int, root_offset: int) -> None:
-        """Delayed predecessors -> global parent ids of the owned vertices (one row exchange through
-        the search's transport)."""
+        """Delayed predecessors -> global parent ids of the owned vertices. Block m of this rank's
+        pred_row (its discoverers of the vertices owned by grid column m) goes to that owner as a
+        presence bitmap and the present ids in offset order (dbfs.ops.sparse), two rounds through the
+        search's transport; from column c we receive its discoverers of our block, so gathered[c*b + o]
+        is column c's answer (-1: none)."""
         backend, grid, comms = self.backend, self.graph.grid, self.graph.comms
-        b, j = grid.block, comms.j
+        b, j, w = grid.block, comms.j, self.words
         if grid.C > 1:
-            # block m of this rank's pred_row goes to the owner in grid column m; from column c we
-            # receive its discoverers of our block, so gathered[c*b + o] is column c's answer.
             peers = self.row_x.peers
-            received = self.row_x.transfer({m: self.pred_row[m * b:(m + 1) * b].view(np.uint32)
-                                            for m in peers}, peers)
+            sent_bits = {m: self.sent_presence[k * w:(k + 1) * w] for k, m in enumerate(peers)}
+            recv_bits = {m: self.recv_presence[k * w:(k + 1) * w] for k, m in enumerate(peers)}
+            packed = {m: self.recv[k * b:(k + 1) * b] for k, m in enumerate(peers)}
+            present = {m: pack_present(backend, self.pred_row[m * b:(m + 1) * b], sent_bits[m],
+                                       self.presence_starts, packed[m]) for m in peers}
+            for m, words in self.row_x.transfer(sent_bits, peers).items():
+                recv_bits[m][:] = words
+            received = self.row_x.transfer({m: packed[m][:present[m]].view(np.uint32) for m in peers}, peers)
             gathered = self.pred_gathered
             gathered[j * b:(j + 1) * b] = self.pred_row[j * b:(j + 1) * b]
-            for m, words in received.items():
-                gathered[m * b:(m + 1) * b] = words.view(np.int32)
+            for m, values in received.items():
+                unpack_present(backend, recv_bits[m], values.view(np.int32), self.presence_starts,
+                               gathered[m * b:(m + 1) * b])
         else:
             gathered = self.pred_row
         resolve_parents(backend, self.pred_col, gathered, b, grid.cols_per_rank, self.parent)

@@ -37,7 +37,7 @@ def memory_estimate(grid, n_edges: int, gen_bytes_per_edge: int = 16, row_major:
         "entries in transit": 8 * entries,
         "csc": 4 * entries + 8 * (ncols + 1),
         "bfs state": nrows // 8 + 4 * b + 4 * nrows + 4 * b + 4 * nrows + 4 * ncols + 8 * b
-                     + 4 * b + 8 * (grid.R + grid.C) * b + 8 * ncols,
+                     + 4 * b + 8 * (grid.R + grid.C) * b + 8 * ncols + (2 * grid.C - 1) * b // 8,
     }
     if row_major:
         parts["csr"] = 4 * entries + 8 * (nrows + 1)

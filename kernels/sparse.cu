@@ -1,0 +1,60 @@
+// Sparse int32 blocks (an entry < 0 means "none") in the form of a presence bitmap plus the present
+// values in offset order. The delayed-predecessor resolution (paper 004, section 3.5) sends each grid
+// column's discoverer ids of another column's block this way, instead of the whole block: after a
+// search fewer than half of a block's entries are set on any one rank.
+//
+// presence_words: a thread per entry, a ballot per warp; bit o of words[o / 32] := values[o] >= 0.
+// word_popcounts: counts[w] := popcount(words[w]); their exclusive prefix `starts` (a scan between the
+// launches) places each word's present entries.
+// gather_present / scatter_present: the entry o with its bit set is packed[starts[o / 32] + the number
+// of set bits below it in its word]; scatter writes -1 where the bit is clear.
+#include "common.cuh"
+
+#define SPARSE_THREADS 256
+
+extern "C" __global__ void __launch_bounds__(SPARSE_THREADS)
+presence_words(const i32* __restrict__ values, i64 n, u32* __restrict__ words)
+{
+    for (i64 o = blockIdx.x * (i64)blockDim.x + threadIdx.x; o < n; o += (i64)gridDim.x * blockDim.x) {
+        const u32 word = __ballot_sync(0xffffffffu, values[o] >= 0);   // n is a multiple of 32
+        if ((o & 31) == 0) words[o >> 5] = word;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(SPARSE_THREADS)
+word_popcounts(const u32* __restrict__ words, i64 nwords, i32* __restrict__ counts)
+{
+    for (i64 w = blockIdx.x * (i64)blockDim.x + threadIdx.x; w < nwords; w += (i64)gridDim.x * blockDim.x)
+        counts[w] = __popc(words[w]);
+}
+
+__device__ __forceinline__ i32 packed_index(const u32* __restrict__ words, const i32* __restrict__ starts,
+                                            i64 o, bool* present)
+{
+    const u32 word = words[o >> 5];
+    const u32 bit = 1u << (o & 31);
+    *present = word & bit;
+    return starts[o >> 5] + __popc(word & (bit - 1));
+}
+
+extern "C" __global__ void __launch_bounds__(SPARSE_THREADS)
+gather_present(const i32* __restrict__ values, const u32* __restrict__ words, const i32* __restrict__ starts,
+               i64 n, i32* __restrict__ packed)
+{
+    for (i64 o = blockIdx.x * (i64)blockDim.x + threadIdx.x; o < n; o += (i64)gridDim.x * blockDim.x) {
+        bool present;
+        const i32 k = packed_index(words, starts, o, &present);
+        if (present) packed[k] = values[o];
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(SPARSE_THREADS)
+scatter_present(const i32* __restrict__ packed, const u32* __restrict__ words, const i32* __restrict__ starts,
+                i64 n, i32* __restrict__ out)
+{
+    for (i64 o = blockIdx.x * (i64)blockDim.x + threadIdx.x; o < n; o += (i64)gridDim.x * blockDim.x) {
+        bool present;
+        const i32 k = packed_index(words, starts, o, &present);
+        out[o] = present ? packed[k] : -1;
+    }
+}
