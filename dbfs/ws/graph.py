@@ -38,9 +38,9 @@ MAX_VERTICES = 1 << 31
 # Rows longer than 8 steps of the warp walk (32 * WS_CHUNKS edges each) are hubs, cut into slices of
 # the same length. Such a row fills every chunk with one 32-lane segment, so WS pays its five-step
 # shuffle reduction per chunk where a slice warp pays one reduction per edge and a single tree per
-# slice; no warp walks more than a few thousand edges then (scale 22: at most ~4K, against 320K for
-# the largest hub), while hubs stay rare (0.4% of the vertices at scale 22, 42% of the entries), so
-# the combine in the owning warp, a few dependent steps per hub, costs little.
+# slice. In the scale-24 Kronecker graph no warp then walks more than 3.4K edges (740K without the
+# split), while hubs stay rare (55K, 0.3% of the vertices, holding 47% of the entries; at most 3 in a
+# warp), so the combine in the owning warp, a few dependent steps per hub, costs little.
 HUB_DEGREE = 1024
 HUB_SLICE = 1024
 
