@@ -14,17 +14,22 @@
 // another warp wrote in the same iteration (the paper's asynchronous processing).
 //
 // ws_iterate: a warp owns 32 consecutive vertices. Step 1: each lane initialises its vertex's value in
-// shared memory and stores its row start, relative to the warp's first edge, in NIdx. Step 2: the warp
-// walks the 32 rows' edges in chunks of 32, one edge per lane. A lane first issues the loads of its
-// neighbour index, neighbour value and edge value, and while they are in flight finds the vertex its
-// edge belongs to (a 5-step binary search of NIdx), its index inside that vertex's segment and the
-// segment's size, both clipped to the chunk. After compute_nbr the segments are reduced with shuffles
-// in as many steps as the widest segment of the chunk needs (at most five), and every segment's head
-// folds the result into the vertex's shared value. WS_CHUNKS chunks are in flight at once: one warp
-// walks all the edges of a hub vertex, and on a fast GPU that walk, one dependent load chain after the
-// other, would otherwise bound the whole iteration. Step 3: is_updated decides; the owning lane writes
-// the value back, raises the convergence flag and, when refining, takes part in the outbox ballot
-// (ws_refine.cuh).
+// shared memory and stores its row start, relative to the warp's first edge, in NIdx, whose 33rd entry
+// is the end of the last row. Step 2: the warp walks the 32 rows' edges in chunks of 32, one edge per
+// lane. A lane first issues the loads of its neighbour index, neighbour value and edge value, and while
+// they are in flight finds the vertex its edge belongs to (a 5-step binary search of NIdx), its index
+// inside that vertex's segment and the segment's size, both clipped to the chunk. After compute_nbr the
+// segments are reduced with shuffles in as many steps as the widest segment of the chunk needs (at most
+// five), and every segment's head folds the result into the vertex's shared value. WS_CHUNKS chunks are
+// in flight at once. Step 3: is_updated decides; the owning lane writes the value back, raises the
+// convergence flag and, when refining, takes part in the outbox ballot (ws_refine.cuh).
+// Hubs, rows of more than hub_degree neighbours (dbfs/ws/graph.py says why): one warp walking a hub's
+// 750K edges, one dependent step after the other, would bound the whole iteration. Their rows are left
+// out of the walk (the walk covers the pieces of the warp's edges between its hubs' rows) and reduced
+// before ws_iterate by ws_hub_slices, one warp per slice of hub_slice edges striding over it like a
+// 32-lane virtual warp; the owning warp then combines each hub's partials (all 32 lanes striding over
+// them, then a shuffle tree) into the hub's shared value before step 3. Slices are numbered in row
+// order, so a warp's hubs own the consecutive partials from warp_slice[warp] on.
 // vwc_iterate_<W>: the virtual-warp-centric baseline. W lanes per vertex stride over its edges, each
 // reducing privately; a log2(W)-step shuffle tree combines them and lane 0 of the virtual warp runs step 3.
 #pragma once
@@ -52,19 +57,83 @@ __device__ __forceinline__ i32 ws_shfl_down(i32 v, unsigned d) { return __shfl_d
 __device__ __forceinline__ u64 ws_shfl_down(u64 v, unsigned d) { return __shfl_down_sync(WS_FULL_MASK, v, d); }
 __device__ __forceinline__ i64 ws_shfl_down(i64 v, unsigned d) { return __shfl_down_sync(WS_FULL_MASK, v, d); }
 
+// Folds `item` into a lane's private reduction (`has`: acc already holds something).
+__device__ __forceinline__ void ws_fold(Vertex& acc, bool& has, const Vertex& item)
+{
+    if (has) reduce_vertices(&acc, &item);
+    else acc = item;
+    has = true;
+}
+
+// Lane `sub` of a group of W lanes folds compute_nbr of the entries begin + sub, begin + sub + W, ...
+// below end into its private reduction.
+template <int W>
+__device__ __forceinline__ void ws_stride(const u32* __restrict__ nbrs, const Edge* __restrict__ edges,
+                                          const Vertex* values, u64 begin, u64 end, u32 sub, Vertex& acc,
+                                          bool& has)
+{
+#pragma unroll 4
+    for (u64 e = begin + sub; e < end; e += W) {
+        Edge edge = Edge();
+#if WS_EDGE_VALUES
+        edge = edges[e];
+#endif
+        Vertex local = Vertex();
+        compute_nbr(values[nbrs[e]], &edge, &local);
+        ws_fold(acc, has, local);
+    }
+}
+
+// Combines the private reductions of each aligned group of W lanes in log2(W) shuffle steps: lane 0 of
+// the group ends with the reduction of all of them (every lane of the warp must call it).
+template <int W>
+__device__ __forceinline__ void ws_group_reduce(Vertex& acc, bool& has, u32 sub)
+{
+#pragma unroll
+    for (u32 step = W / 2; step > 0; step >>= 1) {
+        const Vertex other = ws_shfl_down(acc, step);
+        const bool other_has = __shfl_down_sync(WS_FULL_MASK, (int)has, step);
+        if (sub < step && other_has) ws_fold(acc, has, other);
+    }
+}
+
+// Lanes of the warp whose row, nidx[lane] .. nidx[lane + 1], is a hub's.
+__device__ __forceinline__ unsigned ws_hub_lanes(const u32* nidx, u32 hub_degree)
+{
+    const u32 lane = threadIdx.x & 31;
+    return __ballot_sync(WS_FULL_MASK, nidx[lane + 1] - nidx[lane] > hub_degree);
+}
+
 #define WS_ITERATE_PARAMS                                                                              \
     const u64* __restrict__ rowptr, const u32* __restrict__ nbrs, const Edge* __restrict__ edges,     \
     Vertex* values, u32 lo, u32 count, u32* changed, int refine, u32* out_count, u32* out_idx,        \
     Vertex* out_val
 
-extern "C" __global__ void __launch_bounds__(WS_THREADS) ws_iterate(WS_ITERATE_PARAMS)
+// The hub pass: warp s reduces the entries [slice_begin[s], slice_end[s]) (never empty) into partials[s].
+extern "C" __global__ void __launch_bounds__(WS_THREADS)
+ws_hub_slices(const u64* __restrict__ slice_begin, const u64* __restrict__ slice_end, u32 slices,
+              const u32* __restrict__ nbrs, const Edge* __restrict__ edges, const Vertex* values,
+              Vertex* __restrict__ partials)
 {
-    __shared__ u32 nidx_block[WS_THREADS];
+    const u32 s = (blockIdx.x * WS_THREADS + threadIdx.x) / 32, lane = threadIdx.x & 31;
+    if (s >= slices) return;                        // the whole warp is past the last slice
+    Vertex acc = Vertex();
+    bool has = false;
+    ws_stride<32>(nbrs, edges, values, slice_begin[s], slice_end[s], lane, acc, has);
+    ws_group_reduce<32>(acc, has, lane);
+    if (lane == 0) partials[s] = acc;
+}
+
+extern "C" __global__ void __launch_bounds__(WS_THREADS)
+ws_iterate(WS_ITERATE_PARAMS, u32 hub_degree, u32 hub_slice, const u32* __restrict__ warp_slice,
+           const Vertex* __restrict__ partials)
+{
+    __shared__ u32 nidx_block[WS_THREADS / 32 * 33];
     __shared__ Vertex vertex_block[WS_THREADS];
     const u32 lane = threadIdx.x & 31, warp_offset = threadIdx.x & ~31u;
     const u32 first = blockIdx.x * WS_THREADS + warp_offset;
     if (first >= count) return;
-    u32* nidx = nidx_block + warp_offset;
+    u32* nidx = nidx_block + warp_offset / 32 * 33;
     Vertex* shared_value = vertex_block + warp_offset;
 
     // Step 1
@@ -74,6 +143,7 @@ extern "C" __global__ void __launch_bounds__(WS_THREADS) ws_iterate(WS_ITERATE_P
     const u32 total = (u32)((rowptr[min(first + 32u, count)] & ~WS_BOUNDARY) - base);
     const u64 row = own ? rowptr[v] : 0;
     nidx[lane] = own ? (u32)((row & ~WS_BOUNDARY) - base) : total;
+    if (lane == 0) nidx[32] = total;
     Vertex current = Vertex();
     if (own) {
         current = values[lo + v];
@@ -83,12 +153,23 @@ extern "C" __global__ void __launch_bounds__(WS_THREADS) ws_iterate(WS_ITERATE_P
 
     // Step 2, WS_CHUNKS chunks of 32 edges at a time: all their loads first, then all their segment
     // searches and reductions (independent, so they overlap), then the heads' updates in chunk order.
-    for (u32 group = 0; group < total; group += 32 * WS_CHUNKS) {
+    // The walk leaves out the hubs' rows: it covers the pieces of the warp's edges between them, each
+    // piece ending where a hub's row starts (so no segment crosses piece_end).
+    unsigned later = ws_hub_lanes(nidx, hub_degree);      // hubs beyond the current piece
+    u32 group = 0, piece_end = nidx[later ? __ffs(later) - 1 : 32];
+    for (;;) {
+        if (group >= piece_end) {
+            if (!later) break;
+            group = nidx[__ffs(later)];                    // the next piece starts after the hub's row
+            later &= later - 1;
+            piece_end = nidx[later ? __ffs(later) - 1 : 32];
+            continue;
+        }
         u32 nbr[WS_CHUNKS];
 #pragma unroll
         for (int k = 0; k < WS_CHUNKS; ++k) {
             const u32 e = group + 32 * k + lane;
-            nbr[k] = e < total ? nbrs[base + e] : 0;
+            nbr[k] = e < piece_end ? nbrs[base + e] : 0;
         }
         Vertex local[WS_CHUNKS];
         Edge edge[WS_CHUNKS];
@@ -97,7 +178,7 @@ extern "C" __global__ void __launch_bounds__(WS_THREADS) ws_iterate(WS_ITERATE_P
             const u32 e = group + 32 * k + lane;
             local[k] = Vertex();
             edge[k] = Edge();
-            if (e < total) {
+            if (e < piece_end) {
                 local[k] = values[nbr[k]];
 #if WS_EDGE_VALUES
                 edge[k] = edges[base + e];
@@ -112,10 +193,10 @@ extern "C" __global__ void __launch_bounds__(WS_THREADS) ws_iterate(WS_ITERATE_P
 #pragma unroll
             for (u32 step = 16; step > 0; step >>= 1)
                 if (nidx[i + step] <= e) i += step;
-            const u32 seg_next = i == 31 ? total : nidx[i + 1];
+            const u32 seg_next = nidx[i + 1];
             owner[k] = i;
             in_seg[k] = min(lane, e - nidx[i]);
-            seg_size[k] = e < total ? in_seg[k] + 1 + min(31 - lane, seg_next - e - 1) : 0;
+            seg_size[k] = e < piece_end ? in_seg[k] + 1 + min(31 - lane, seg_next - e - 1) : 0;
         }
 #pragma unroll
         for (int k = 0; k < WS_CHUNKS; ++k) {
@@ -133,6 +214,27 @@ extern "C" __global__ void __launch_bounds__(WS_THREADS) ws_iterate(WS_ITERATE_P
             if (seg_size[k] > 0 && in_seg[k] == 0) reduce_vertices(&shared_value[owner[k]], &local[k]);
             __syncwarp();
         }
+        group += 32 * WS_CHUNKS;
+    }
+
+    // The hubs' partials, from the hub pass of this iteration, one hub at a time (the hub lanes are found
+    // again rather than kept through step 2, which would cost PageRank a register step of occupancy).
+    const unsigned hubs = ws_hub_lanes(nidx, hub_degree);
+    if (hubs) {
+        u32 slice = warp_slice[first / 32];
+        for (unsigned later = hubs; later; later &= later - 1) {
+            const u32 hub = __ffs(later) - 1;
+            const u32 degree = nidx[hub + 1] - nidx[hub];
+            const u32 slices = (degree - 1) / hub_slice + 1;
+            Vertex acc = Vertex();
+            bool has = false;
+#pragma unroll 4
+            for (u32 k = lane; k < slices; k += 32) ws_fold(acc, has, partials[slice + k]);
+            ws_group_reduce<32>(acc, has, lane);
+            if (lane == 0) reduce_vertices(&shared_value[hub], &acc);
+            slice += slices;
+        }
+        __syncwarp();
     }
 
     // Step 3
@@ -164,28 +266,8 @@ __device__ __forceinline__ void vwc_iterate(WS_ITERATE_PARAMS)
     }
     Vertex acc = Vertex();
     bool has = false;
-#pragma unroll 4
-    for (u64 e = begin + sub; e < end; e += W) {
-        Edge edge = Edge();
-#if WS_EDGE_VALUES
-        edge = edges[e];
-#endif
-        Vertex local = Vertex();
-        compute_nbr(values[nbrs[e]], &edge, &local);
-        if (has) reduce_vertices(&acc, &local);
-        else acc = local;
-        has = true;
-    }
-#pragma unroll
-    for (u32 step = W / 2; step > 0; step >>= 1) {
-        const Vertex other = ws_shfl_down(acc, step);
-        const int other_has = __shfl_down_sync(WS_FULL_MASK, (int)has, step);
-        if (sub < step && other_has) {
-            if (has) reduce_vertices(&acc, &other);
-            else acc = other;
-            has = true;
-        }
-    }
+    ws_stride<W>(nbrs, edges, values, begin, end, sub, acc, has);
+    ws_group_reduce<W>(acc, has, sub);
     bool updated = false;
     Vertex computed = Vertex();
     if (own && sub == 0) {

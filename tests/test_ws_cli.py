@@ -59,7 +59,8 @@ def test_help_lists_options_with_defaults():
     result = dbfs("ws", "--help")
     assert result.returncode == 0
     for text in ("--algo", "--method", "--exchange", "--gpus", "--source", "--roots", "--load", "--json",
-                 "(default: bfs)", "(default: ws)", "(default: vr)", "(default: 16)", "(default: 1)"):
+                 "--hub-degree", "(default: bfs)", "(default: ws)", "(default: vr)", "(default: 16)", "(default: 1)",
+                 "(default: 1024)"):
         assert text in result.stdout
 
 
@@ -71,6 +72,7 @@ def test_help_lists_options_with_defaults():
     (["--scale", "32"], "--scale must be in 1..31"),
     (["--scale", "6", "--gpus", "0"], "--gpus must be >= 1"),
     (["--scale", "6", "--repeat", "0"], "--repeat must be >= 1"),
+    (["--scale", "6", "--hub-degree", "-1"], "--hub-degree must be >= 0"),
     (["--scale", "6", "--source", "64"], "--source 64 is not a vertex (0..63)"),
     (["--scale", "6", "--seed", "1"], "--seed must be two unsigned 64-bit integers"),
     (["--scale", "6", "--json", "/nonexistent-dir/x.json"], "is not writable"),
@@ -103,6 +105,7 @@ def test_run_prints_table_comparisons_and_json(tmp_path):
     assert doc["mode"] == "ws" and doc["gpus"] == 2 and doc["backend"] == "cpu"
     assert doc["graph"]["n_vertices"] == 256 and doc["graph"]["n_tuples"] == 16 * 256
     assert len(doc["partitions"]) == 2 and doc["partitions"][1]["hi"] == 256
+    assert doc["graph"]["hub_degree"] == 1024 and all(p["hubs"] == 0 for p in doc["partitions"])
     assert len(doc["runs"]) == 3 * 2 * 2 * 2 + 2 * 2 * 2            # sourced programs run from 2 roots
     for run in doc["runs"]:
         assert run["converged"] and len(run["iteration_times"]) == run["iterations"]
@@ -124,6 +127,20 @@ def test_graph_file_gives_the_same_runs_as_the_generator(tmp_path):
         docs.append(json.loads((tmp_path / "out.json").read_text()))
     for a, b in zip(*(d["runs"] for d in docs)):
         assert (a["iterations"], a.get("reached"), a["source"]) == (b["iterations"], b.get("reached"), b["source"])
+
+
+def test_hub_degree_changes_no_result(tmp_path):
+    docs = []
+    for hub_degree in ("4", "1024"):
+        result = ws("--scale", "8", "--algo", "bfs,cc", "--gpus", "2", "--hub-degree", hub_degree,
+                    "--json", "out.json", cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        assert f"hubs (more than {hub_degree} neighbours) hold" in result.stderr
+        docs.append(json.loads((tmp_path / "out.json").read_text()))
+    hubs = [sum(p["hubs"] for p in d["partitions"]) for d in docs]
+    assert hubs[0] > 0 and hubs[1] == 0
+    for a, b in zip(*(d["runs"] for d in docs)):
+        assert (a["iterations"], a.get("reached")) == (b["iterations"], b.get("reached"))
 
 
 def test_program_from_a_users_file(tmp_path):

@@ -1,8 +1,10 @@
 """ws mode on GPUs: the kernels against the NumPy twins.
 
-Every program with every method (WS, VWC 2..32) on one GPU; 2 and 3 partitions sharing one GPU and 2
-partitions on two GPUs with every exchange (VR, ALL, MS, peer); the online refinement of one kernel
-launch (outbox = exactly the updated boundary vertices with their new values); the CSR built by CuPy.
+Every program with every method (WS, VWC 2..32) on one GPU; WS with low hub thresholds (many hubs, hubs
+with more partials than a warp has lanes, every row a hub), on one and two partitions; 2 and 3
+partitions sharing one GPU and 2 partitions on two GPUs with every exchange (VR, ALL, MS, peer); the
+online refinement of one kernel launch (outbox = exactly the updated boundary vertices, hubs among
+them, with their new values); the hub tables and the CSR built by CuPy.
 Monotone programs must give exactly the twin's values, and in no more iterations (an asynchronous
 update only brings values closer to the fixed point); PageRank within 1e-4 relative L1.
 """
@@ -44,6 +46,20 @@ def test_every_method_matches_the_twin_on_one_gpu(name, graph_name):
                             method)
 
 
+@pytest.mark.parametrize("hubs", [(8, 4), (0, 1), (64, 32)])
+@pytest.mark.parametrize("graph_name", sorted(GPU_GRAPHS))
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_hub_split_matches_the_twin(name, graph_name, hubs):
+    program, graph = CASES[name], GPU_GRAPHS[graph_name]()
+    source = source_of(graph) if program.needs_source else None
+    hub_degree, hub_slice = hubs
+    twin = run(program, graph, source=source, hub_degree=hub_degree, hub_slice=hub_slice)
+    for devices, exchange in (([0], None), ([0, 0], "vr")):
+        result = run(program, graph, len(devices), exchange, "ws", source, devices, hub_degree=hub_degree,
+                     hub_slice=hub_slice)
+        assert_matches_twin(program, twin, result, (devices, exchange))
+
+
 def check_partitions(devices):
     graph = GPU_GRAPHS["kronecker12"]()
     for name, program in CASES.items():
@@ -70,7 +86,7 @@ def test_two_gpus_match_the_twin():
 def test_outbox_holds_exactly_the_updated_boundary_vertices(method):
     import cupy
     n, src, dst, w = kronecker(11, 16)
-    part = split(build_csr(np, n, src, dst, w), 2)[0]
+    part = split(build_csr(np, n, src, dst, w), 2, hub_degree=16, hub_slice=8)[0]
     program = PROGRAMS["cc"]
     mod = module(program)
     before = program.initial(n, None)
@@ -79,13 +95,17 @@ def test_outbox_holds_exactly_the_updated_boundary_vertices(method):
     status = cupy.zeros(2, np.uint32)
     out_idx = cupy.zeros(part.boundary.shape[0], np.uint32)
     out_val = cupy.zeros(part.boundary.shape[0], np.uint32)
-    launch.iterate(mod.get_function(launch.kernel_name(method)), method, cupy.asarray(part.rowptr),
-                   cupy.asarray(part.nbrs), cupy.zeros(1, np.uint8), values, part.lo, part.count, status, True,
-                   out_idx, out_val)
+    nbrs, edges, hubs = cupy.asarray(part.nbrs), cupy.zeros(1, np.uint8), part.hubs.map(cupy.asarray)
+    partials = cupy.zeros(hubs.slices, np.uint32)
+    if method == "ws":
+        launch.hub_slices(mod.get_function("ws_hub_slices"), hubs, nbrs, edges, values, partials)
+    launch.iterate(mod.get_function(launch.kernel_name(method)), method, cupy.asarray(part.rowptr), nbrs, edges,
+                   values, part.lo, part.count, status, True, out_idx, out_val, hubs, partials)
     after = values.get()
     changed = np.flatnonzero(after != before)
     assert np.all((changed >= part.lo) & (changed < part.hi))
     expected = np.intersect1d(changed, part.boundary)
+    assert np.intersect1d(expected, part.hubs.vertices + part.lo).size > 0
     changed_flag, count = (int(x) for x in status.get())
     got = out_idx.get()[:count]
     assert changed_flag == 1 and count == expected.size > 0
@@ -99,6 +119,9 @@ def test_csr_built_by_cupy_equals_numpy():
     cpu = build_csr(np, n, src, dst, w)
     gpu = build_csr(cupy, n, cupy.asarray(src), cupy.asarray(dst), cupy.asarray(w))
     assert np.array_equal(gpu.rowptr.get(), cpu.rowptr) and np.array_equal(gpu.nbrs.get(), cpu.nbrs)
+    for c, g in zip(split(cpu, 3, 16, 8), split(gpu, 3, 16, 8)):
+        for name in ("vertices", "slice_begin", "slice_end", "warp_slice"):
+            assert np.array_equal(getattr(g.hubs, name).get(), getattr(c.hubs, name)), name
     rows = np.repeat(np.arange(n), np.diff(cpu.rowptr))   # duplicate entries may carry their weights in any order
     weights = [wt[np.lexsort((wt, cpu.nbrs, rows))] for wt in (cpu.weights, gpu.weights.get())]
     assert np.array_equal(*weights)

@@ -1,10 +1,11 @@
-"""ws mode, CPU: the CSR build, the edge-balanced cuts and the offline boundary marking against brute force."""
+"""ws mode, CPU: the CSR build, the edge-balanced cuts, the offline boundary marking and the hub tables
+against brute force."""
 
 import numpy as np
 import pytest
 
 from dbfs.errors import DbfsError
-from dbfs.ws.graph import BOUNDARY_BIT, boundary_mask, build_csr, cut_points, split
+from dbfs.ws.graph import BOUNDARY_BIT, boundary_mask, build_csr, cut_points, find_hubs, split
 from ws_cases import kronecker
 
 
@@ -63,3 +64,35 @@ def test_boundary_marks_exactly_the_vertices_read_elsewhere(parts):
         assert np.array_equal(p.rowptr[:-1] >= BOUNDARY_BIT, expected[p.lo:p.hi])
         assert np.array_equal(p.boundary, np.flatnonzero(expected[p.lo:p.hi]) + p.lo)
         assert np.array_equal(p.nbrs, csr.nbrs[csr.rowptr[p.lo]:csr.rowptr[p.hi]])
+
+
+@pytest.mark.parametrize("parts", [1, 3])
+@pytest.mark.parametrize("hub_degree, hub_slice", [(8, 4), (0, 1), (20, 64), (100000, 8)])
+def test_hubs_are_the_long_rows_cut_into_slices(parts, hub_degree, hub_slice):
+    n, src, dst, w = kronecker(10)
+    csr = build_csr(np, n, src, dst, w)
+    for p in split(csr, parts, hub_degree, hub_slice):
+        rowptr = (p.rowptr & ~BOUNDARY_BIT).astype(np.int64)
+        degree = np.diff(rowptr)
+        hubs = p.hubs
+        assert (hubs.degree, hubs.slice) == (hub_degree, hub_slice)
+        assert np.array_equal(hubs.vertices, np.flatnonzero(degree > hub_degree))
+        slices = [(b, min(b + hub_slice, rowptr[v + 1])) for v in hubs.vertices
+                  for b in range(rowptr[v], rowptr[v + 1], hub_slice)]
+        assert list(zip(hubs.slice_begin.tolist(), hubs.slice_end.tolist())) == slices
+        assert hubs.slices == len(slices)
+        per_vertex = np.where(degree > hub_degree, -(-degree // hub_slice), 0)
+        before = np.concatenate(([0], np.cumsum(per_vertex)))
+        warps = -(-p.count // 32)
+        assert np.array_equal(hubs.warp_slice, before[np.minimum(32 * np.arange(warps + 1), p.count)])
+        for table in (hubs.vertices, hubs.warp_slice):
+            assert table.dtype == np.uint32
+        assert hubs.slice_begin.dtype == hubs.slice_end.dtype == np.uint64
+
+
+def test_hub_parameters_are_checked():
+    rowptr = np.array([0, 3, 5])
+    with pytest.raises(ValueError, match="hub degree must be >= 0 and hub slice >= 1"):
+        find_hubs(np, rowptr, -1, 4)
+    with pytest.raises(ValueError, match="hub degree must be >= 0 and hub slice >= 1"):
+        find_hubs(np, rowptr, 4, 0)

@@ -51,16 +51,17 @@ def handmade():
 GRAPHS = {"kronecker9": lambda: kronecker(9), "handmade": handmade}
 
 
-def run(program, graph, parts=1, exchange=None, method="ws", source=None, devices=None):
+def run(program, graph, parts=1, exchange=None, method="ws", source=None, devices=None, **hubs):
+    """One run to convergence; hubs: hub_degree and hub_slice of the Layout (default: the engine's)."""
     n, src, dst, w = graph
     xp = np
     if devices is not None:
         import cupy as xp
         with xp.cuda.Device(devices[0]):
             csr = build_csr(xp, n, xp.asarray(src), xp.asarray(dst), xp.asarray(w))
-            layout = Layout(csr, parts, devices)
+            layout = Layout(csr, parts, devices, **hubs)
     else:
-        layout = Layout(build_csr(xp, n, src, dst, w), parts, None)
+        layout = Layout(build_csr(xp, n, src, dst, w), parts, None, **hubs)
     return Engine(layout, program).run(method, exchange, source)
 
 

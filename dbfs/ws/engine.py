@@ -1,10 +1,11 @@
 """The WS engine: run a vertex program to convergence on one or more GPUs of this process, or on N
 simulated partitions with NumPy.
 
-Paper 000, Figure 4 (the host loop around the iteration kernel, ended by a device convergence flag)
-and section IV (multi-GPU processing with Vertex Refinement). Every partition holds its share of the
-CSR and a full copy of VertexValues; after an iteration in which anything changed, each partition
-sends what the others may need, and they apply it at the start of the next iteration:
+Paper 000, Figure 4 (the host loop around the iteration kernel, ended by a device convergence flag;
+with the WS method each iteration first runs the hub pass, see dbfs.ws.launch) and section IV
+(multi-GPU processing with Vertex Refinement). Every partition holds its share of the CSR and a full
+copy of VertexValues; after an iteration in which anything changed, each partition sends what the
+others may need, and they apply it at the start of the next iteration:
   vr    the kernel's outbox: the updated boundary vertices (index and value), through the host hub
   all   its whole vertex range (Medusa's scheme, the paper's ALL), through the host hub
   ms    the values of its whole offline boundary list (TOTEM's maximal subset, MS), through the hub
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dbfs.ws import launch
-from dbfs.ws.graph import CSR, PartitionData, copy_to_device, split
+from dbfs.ws.graph import CSR, HUB_DEGREE, HUB_SLICE, PartitionData, copy_to_device, split
 from dbfs.ws.program import Program, module
 
 EXCHANGES = ("vr", "all", "ms", "peer")
@@ -49,12 +50,14 @@ class RunResult:
 
 
 class Layout:
-    """The graph cut into partitions, each placed on its device (shared by every program that runs)."""
+    """The graph cut into partitions, each placed on its device (shared by every program that runs);
+    hub_degree and hub_slice: see dbfs.ws.graph (the hubs of the WS method)."""
 
-    def __init__(self, csr: CSR, parts: int, devices: list[int] | None = None):
+    def __init__(self, csr: CSR, parts: int, devices: list[int] | None = None, hub_degree: int = HUB_DEGREE,
+                 hub_slice: int = HUB_SLICE):
         self.n, self.entries, self.n_tuples = csr.n, csr.entries, csr.n_tuples
         self.degree = csr.degree
-        datas = split(csr, parts)
+        datas = split(csr, parts, hub_degree, hub_slice)
         if devices is not None:
             home = csr.rowptr.device.id
             datas = [d if (parts == 1 and dev == home) else d.to_device(dev) for d, dev in zip(datas, devices)]
@@ -64,7 +67,9 @@ class Layout:
 
     def describe(self) -> list[dict]:
         return [{"lo": d.lo, "hi": d.hi, "entries": int(d.nbrs.shape[0]), "boundary": int(d.boundary.shape[0]),
-                 "device": d.device} for d in self.parts]
+                 "hubs": int(d.hubs.vertices.shape[0]), "hub_slices": d.hubs.slices,
+                 "hub_entries": int((d.hubs.slice_end - d.hubs.slice_begin).sum()), "device": d.device}
+                for d in self.parts]
 
 
 class _Part:
@@ -173,7 +178,7 @@ class _CpuPart(_Part):
         self.typed = self.values.view(program.vertex_dtype)
         rowptr = (data.rowptr & ~np.uint64(1 << 63)).astype(np.int64)
         self.marked = (data.rowptr[:-1] >> np.uint64(63)).astype(bool)
-        self.segments = launch.Segments(rowptr)
+        self.plan = launch.Plan(rowptr, data.hubs)
         self.edges = _edge_values(program, data) if program.edge_values else None
         self.status = (False, 0)
 
@@ -195,7 +200,7 @@ class _CpuPart(_Part):
 
     def compute(self, method: str, refine: bool) -> None:
         self.mark("compute")
-        changed, ids, vals = launch.iterate_twin(self.program, self.segments, self.data.nbrs, self.edges,
+        changed, ids, vals = launch.iterate_twin(self.program, self.plan, self.data.nbrs, self.edges,
                                                  self.typed, self.lo, self.count, self.marked, refine)
         n = 0
         if refine:
@@ -246,8 +251,10 @@ class _GpuPart(_Part):
             self.status = cupy.zeros(2, np.uint32)
             self.status_host = _pinned_empty(2, np.uint32)
             self.edges = _edge_values(program, data) if program.edge_values else cupy.zeros(1, np.uint8)
+            self.partials = cupy.zeros(max(data.hubs.slices, 1) * self.itemsize, np.uint8)
             mod = module(program)
             self.fn = {m: mod.get_function(launch.kernel_name(m)) for m in launch.METHODS}
+            self.hub_fn = mod.get_function("ws_hub_slices")
             self.apply_fn, self.gather_fn = mod.get_function("ws_apply"), mod.get_function("ws_gather")
             self.sent = [cupy.cuda.Event(disable_timing=True) for _ in (0, 1)]
 
@@ -283,8 +290,10 @@ class _GpuPart(_Part):
             self.mark("compute")
             self.status.fill(0)
             d = self.data
+            if method == "ws":
+                launch.hub_slices(self.hub_fn, d.hubs, d.nbrs, self.edges, self.values, self.partials)
             launch.iterate(self.fn[method], method, d.rowptr, d.nbrs, self.edges, self.values, d.lo, d.count,
-                           self.status, refine, self.out_idx, self.out_val)
+                           self.status, refine, self.out_idx, self.out_val, d.hubs, self.partials)
             self.status.data.copy_to_host_async(self.status_host.ctypes.data, 8, self.stream)
             self.mark("idle")
 

@@ -13,6 +13,16 @@ multiples of 32 so that no warp's 32 vertices straddle two partitions. A vertex 
 vertex when it appears as a neighbour in another partition's rows: it is marked in bit 63 of p's
 local row offsets (where the kernels test it) and listed in p's boundary list (what the MS baseline
 sends every iteration; Vertex Refinement sends only the part updated in the iteration).
+
+Hubs (for the WS method): a row with more than `hub_degree` neighbours (default HUB_DEGREE) is a hub.
+Warp Segmentation walks a warp's 32 rows one dependent step of 32 * WS_CHUNKS edges after the other,
+so the warp that owns a row of 750K neighbours (scale 24) would walk for thousands of steps and bound
+the whole iteration. A hub's row is instead cut into slices of `hub_slice` edges that separate warps
+reduce in parallel (kernels/ws_engine.cuh, ws_hub_slices); the owning warp only combines their
+partial results. Per partition, computed once with the array library of the CSR (on the device for
+CuPy): the hub rows, the slices as [begin, end) edge offsets numbered in row order (a hub's slices are
+consecutive), and per warp of 32 rows the number of the first slice of its hubs (`warp_slice`), from
+which the owning warp finds its hubs' partials without a search.
 """
 
 from __future__ import annotations
@@ -25,6 +35,14 @@ from dbfs.errors import DbfsError
 
 BOUNDARY_BIT = np.uint64(1 << 63)
 MAX_VERTICES = 1 << 31
+# Rows longer than 8 steps of the warp walk (32 * WS_CHUNKS edges each) are hubs, cut into slices of
+# the same length. Such a row fills every chunk with one 32-lane segment, so WS pays its five-step
+# shuffle reduction per chunk where a slice warp pays one reduction per edge and a single tree per
+# slice. In the scale-24 Kronecker graph no warp then walks more than 3.4K edges (740K without the
+# split), while hubs stay rare (55K, 0.3% of the vertices, holding 47% of the entries; at most 3 in a
+# warp), so the combine in the owning warp, a few dependent steps per hub, costs little.
+HUB_DEGREE = 1024
+HUB_SLICE = 1024
 
 
 @dataclass
@@ -95,6 +113,50 @@ def boundary_mask(csr: CSR, bounds: np.ndarray):
 
 
 @dataclass
+class Hubs:
+    """The hub rows of one partition and their slices (arrays in the partition's xp)."""
+
+    degree: int            # rows with more neighbours than this are hubs
+    slice: int             # edges per slice (the last slice of a row may be shorter)
+    vertices: object       # uint32 [hubs]: local row indices, increasing
+    slice_begin: object    # uint64 [slices]: first edge of each slice (partition offsets)
+    slice_end: object      # uint64 [slices]: one past its last edge
+    warp_slice: object     # uint32 [warps + 1]: first slice of the hubs of rows 32w .. 32w + 31
+
+    @property
+    def slices(self) -> int:
+        return int(self.slice_begin.shape[0])
+
+    def map(self, move) -> "Hubs":
+        """A copy with every array replaced by move(array)."""
+        return Hubs(degree=self.degree, slice=self.slice, vertices=move(self.vertices),
+                    slice_begin=move(self.slice_begin), slice_end=move(self.slice_end),
+                    warp_slice=move(self.warp_slice))
+
+
+def find_hubs(xp, rowptr, degree: int, slice_edges: int) -> Hubs:
+    """Hubs of a partition from its row offsets (xp int64 [count + 1], starting at 0)."""
+    if degree < 0 or slice_edges < 1:
+        raise ValueError(f"hub degree must be >= 0 and hub slice >= 1, got {degree} and {slice_edges}")
+    count = rowptr.shape[0] - 1
+    begin, end = rowptr[:-1], rowptr[1:]
+    vertices = xp.flatnonzero(end - begin > degree)
+    row_begin, row_end = begin[vertices], end[vertices]
+    per_hub = (row_end - row_begin + slice_edges - 1) // slice_edges
+    first = xp.zeros(vertices.shape[0] + 1, xp.int64)
+    xp.cumsum(per_hub, out=first[1:])
+    s = xp.arange(int(first[-1]), dtype=xp.int64)
+    hub = xp.searchsorted(first, s, side="right") - 1
+    slice_begin = row_begin[hub] + (s - first[hub]) * slice_edges
+    slice_end = xp.minimum(slice_begin + slice_edges, row_end[hub])
+    warps = -(-count // 32)
+    warp_first_hub = xp.searchsorted(vertices, 32 * xp.arange(warps + 1, dtype=xp.int64))
+    return Hubs(degree=degree, slice=slice_edges, vertices=vertices.astype(xp.uint32),
+                slice_begin=slice_begin.astype(xp.uint64), slice_end=slice_end.astype(xp.uint64),
+                warp_slice=first[warp_first_hub].astype(xp.uint32))
+
+
+@dataclass
 class PartitionData:
     """Partition p's share of the CSR, in the xp of the device that holds it."""
 
@@ -107,6 +169,7 @@ class PartitionData:
     weights: object        # float32 [entries of the partition] or None
     boundary: object       # uint32 sorted global ids of the marked vertices
     degree: object         # int64 [n]: the degree of every vertex of the graph (for edge values)
+    hubs: Hubs
     device: int | None = None
 
     @property
@@ -127,7 +190,7 @@ class PartitionData:
             return None if array is None else copy_to_device(array, device)
         return PartitionData(xp=cupy, index=self.index, lo=self.lo, hi=self.hi, rowptr=move(self.rowptr),
                              nbrs=move(self.nbrs), weights=move(self.weights), boundary=move(self.boundary),
-                             degree=move(self.degree), device=device)
+                             degree=move(self.degree), hubs=self.hubs.map(move), device=device)
 
 
 def copy_to_device(array, device: int):
@@ -140,8 +203,9 @@ def copy_to_device(array, device: int):
     return out
 
 
-def split(csr: CSR, parts: int) -> list[PartitionData]:
-    """Cut the CSR into `parts` edge-balanced partitions with marked boundaries (slices of the CSR)."""
+def split(csr: CSR, parts: int, hub_degree: int = HUB_DEGREE, hub_slice: int = HUB_SLICE) -> list[PartitionData]:
+    """Cut the CSR into `parts` edge-balanced partitions with marked boundaries (slices of the CSR) and
+    their hubs (rows of more than hub_degree neighbours, cut into slices of hub_slice edges)."""
     xp = csr.xp
     host_rowptr = np.asarray(csr.rowptr.get() if xp is not np else csr.rowptr)
     bounds = cut_points(host_rowptr, parts)
@@ -150,10 +214,12 @@ def split(csr: CSR, parts: int) -> list[PartitionData]:
     out = []
     for p, (lo, hi) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist())):
         first, last = int(host_rowptr[lo]), int(host_rowptr[hi])
-        rowptr = (csr.rowptr[lo:hi + 1] - first).astype(xp.uint64)
+        offsets = csr.rowptr[lo:hi + 1] - first
+        rowptr = offsets.astype(xp.uint64)
         rowptr[:-1] |= marked[lo:hi].astype(xp.uint64) * BOUNDARY_BIT
         boundary = (xp.flatnonzero(marked[lo:hi]) + lo).astype(xp.uint32)
         out.append(PartitionData(xp=xp, index=p, lo=lo, hi=hi, rowptr=rowptr, nbrs=csr.nbrs[first:last],
                                  weights=None if csr.weights is None else csr.weights[first:last],
-                                 boundary=boundary, degree=degree))
+                                 boundary=boundary, degree=degree,
+                                 hubs=find_hubs(xp, offsets, hub_degree, hub_slice)))
     return out

@@ -2,12 +2,16 @@
 
 One iteration over a partition (paper 000, Figure 4): every owned vertex reduces compute_nbr over its
 incoming neighbours, starting from init_vertex, and takes the result when is_updated says so; with
-refinement on, the updated boundary vertices are appended to the outbox (section IV-B). The GPU
+refinement on, the updated boundary vertices are appended to the outbox (section IV-B). With the WS
+method the rows of the partition's hubs (dbfs.ws.graph.Hubs) are first reduced slice by slice, one
+warp per slice (ws_hub_slices), and the warp that owns a hub combines its slices' partial results
+before deciding is_updated; the other rows are reduced by Warp Segmentation (section II). The GPU
 kernels update VertexValues in place while they run, so a warp may see values written earlier in the
 same iteration; the twin is synchronous (every vertex reads the values of the previous iteration) and
-reduces each row with a pairwise tree (Segments), the order-free analogue of WS's segmented reduction.
-Both reach the same fixed point for the monotone programs; for PageRank both approach it within the
-program's tolerance. On the CPU backend all methods run this one twin.
+reduces each row, each hub slice and each hub's partials with a pairwise tree (Segments), the
+order-free analogue of WS's segmented reduction. Both reach the same fixed point for the monotone
+programs; for PageRank both approach it within the program's tolerance. On the CPU backend all methods
+run this one twin, hub split included.
 """
 
 from __future__ import annotations
@@ -27,8 +31,17 @@ def kernel_name(method: str) -> str:
     return "ws_iterate" if method == "ws" else f"vwc_iterate_{method[3:]}"
 
 
+def hub_slices(fn, hubs, nbrs, edges, values, partials) -> None:
+    """ws_hub_slices: partials[s] = the reduction of compute_nbr over slice s of the hubs' rows (one warp
+    per slice; hubs is the partition's dbfs.ws.graph.Hubs, partials Vertex [>= hubs.slices]). Current
+    stream; nothing is launched when the partition has no hub."""
+    if hubs.slices:
+        fn((-(-hubs.slices * 32 // THREADS),), (THREADS,),
+           (hubs.slice_begin, hubs.slice_end, np.uint32(hubs.slices), nbrs, edges, values, partials))
+
+
 def iterate(fn, method: str, rowptr, nbrs, edges, values, lo: int, count: int, status, refine: bool,
-            out_idx, out_val) -> None:
+            out_idx, out_val, hubs=None, partials=None) -> None:
     """One iteration of partition [lo, lo + count) with kernel `fn` (kernel_name(method) of the program).
 
       rowptr   uint64 [count + 1]  read   offsets into nbrs/edges, bit 63 of rowptr[v] = boundary vertex
@@ -38,13 +51,17 @@ def iterate(fn, method: str, rowptr, nbrs, edges, values, lo: int, count: int, s
       status   uint32 [2]          write  status[0] = 1 if any owned vertex was updated (never cleared);
                                           status[1] += vertices appended to the outbox (caller zeroes)
       out_idx  uint32 [>= boundary count], out_val Vertex [same]  write  the outbox, when refine
+      hubs, partials  WS only: the partition's Hubs and what hub_slices wrote for them this iteration
     On CuPy's current device and stream; no synchronisation; nothing is launched for count = 0.
     """
     if count == 0:
         return
     blocks = -(-count * lanes_per_vertex(method) // THREADS)
-    fn((blocks,), (THREADS,), (rowptr, nbrs, edges, values, np.uint32(lo), np.uint32(count), status,
-                               np.int32(refine), status[1:], out_idx, out_val))
+    args = (rowptr, nbrs, edges, values, np.uint32(lo), np.uint32(count), status, np.int32(refine), status[1:],
+            out_idx, out_val)
+    if method == "ws":
+        args += (np.uint32(min(hubs.degree, 0xFFFFFFFF)), np.uint32(hubs.slice), hubs.warp_slice, partials)
+    fn((blocks,), (THREADS,), args)
 
 
 def apply(fn, idx, val, n: int, values) -> None:
@@ -60,42 +77,75 @@ def gather(fn, idx, n: int, values, out) -> None:
 
 
 class Segments:
-    """Reduction plan of a CSR's rows: the pairs (i, i + s) combined at each tree step s = 1, 2, 4, ...
+    """Reduction plan of rows given as disjoint ranges [begin, end) of an item array: the pairs
+    (i, i + s) combined at each tree step s = 1, 2, 4, ...
 
     At step s, the entry at position k of its row (k a multiple of 2s, k + s < row length) absorbs the
     entry s places later; after the last step each row's first entry holds the reduction of the row.
     """
 
-    def __init__(self, rowptr: np.ndarray):
-        rowptr = np.asarray(rowptr, np.int64)
-        degree = np.diff(rowptr)
-        self.nonempty = degree > 0
-        self.heads = rowptr[:-1][self.nonempty]
-        position = np.arange(int(rowptr[-1]), dtype=np.int64) - np.repeat(rowptr[:-1], degree)
-        length = np.repeat(degree, degree)
+    def __init__(self, begin: np.ndarray, end: np.ndarray):
+        begin, end = np.asarray(begin, np.int64), np.asarray(end, np.int64)
+        self.nonempty = end > begin
+        self.heads = begin[self.nonempty]
+        length = (end - begin)[self.nonempty]
+        row_start = np.cumsum(length) - length
+        position = np.arange(int(length.sum()), dtype=np.int64) - np.repeat(row_start, length)
+        index = np.repeat(self.heads, length) + position
+        length = np.repeat(length, length)
         self.steps = []
         step = 1
-        widest = int(degree.max()) if degree.size else 0
+        widest = int(length.max()) if length.size else 0
         while step < widest:
-            self.steps.append((np.flatnonzero((position % (2 * step) == 0) & (position + step < length)), step))
+            self.steps.append((index[(position % (2 * step) == 0) & (position + step < length)], step))
             step *= 2
 
     def reduce(self, items: np.ndarray, op) -> np.ndarray:
-        """op-reduction of every non-empty row of `items` (entries in CSR order), in row order."""
+        """op-reduction of every non-empty row of `items`, in row order."""
         work = items.copy()
         for first, step in self.steps:
             work[first] = op(work[first], work[first + step])
         return work[self.heads]
 
 
-def iterate_twin(program, segments: Segments, nbrs, edges, values: np.ndarray, lo: int, count: int,
+class Plan:
+    """How the twin reduces one partition: its ordinary rows, its hubs' slices and each hub's partials.
+
+    The partials of a hub are found as the kernel finds them: from warp_slice of the hub's warp plus the
+    slices of the hubs before it in that warp.
+    """
+
+    def __init__(self, rowptr: np.ndarray, hubs):
+        rowptr = np.asarray(rowptr, np.int64)
+        begin, end = rowptr[:-1], rowptr[1:].copy()
+        vertices = hubs.vertices.astype(np.int64)
+        end[vertices] = begin[vertices]                       # hub rows are empty in the warps' walk
+        self.rows = Segments(begin, end)
+        self.hubs = vertices
+        self.slices = Segments(hubs.slice_begin, hubs.slice_end)
+        degree = rowptr[vertices + 1] - rowptr[vertices]
+        per_hub = (degree + hubs.slice - 1) // hubs.slice
+        before = np.cumsum(per_hub) - per_hub
+        warp = vertices // 32
+        first_in_warp = np.searchsorted(vertices, 32 * warp)
+        start = hubs.warp_slice[warp].astype(np.int64) + before - before[first_in_warp]
+        self.partials = Segments(start, start + per_hub)
+
+
+def iterate_twin(program, plan: Plan, nbrs, edges, values: np.ndarray, lo: int, count: int,
                  marked: np.ndarray, refine: bool):
     """Twin of `iterate` on typed NumPy arrays; returns (any updated, outbox ids, outbox values)."""
     current = values[lo:lo + count]
     shared = program.init(current.copy())
-    if segments.heads.size:
+    if nbrs.size:
         local = program.compute(values[nbrs], edges)
-        shared[segments.nonempty] = program.reduce(shared[segments.nonempty], segments.reduce(local, program.reduce))
+        rows = plan.rows.nonempty
+        if rows.any():
+            shared[rows] = program.reduce(shared[rows], plan.rows.reduce(local, program.reduce))
+        if plan.hubs.size:
+            partials = plan.slices.reduce(local, program.reduce)
+            hubs = plan.hubs
+            shared[hubs] = program.reduce(shared[hubs], plan.partials.reduce(partials, program.reduce))
     updated = program.is_updated(shared, current)
     current[updated] = shared[updated]
     if not refine:

@@ -3,7 +3,8 @@ on the local GPUs with Warp Segmentation or VWC (paper 000, sections II-III) and
 exchanges boundary vertices with Vertex Refinement or the ALL / MS / peer alternatives (section IV).
 
 A run: generate the Graph500 Kronecker graph with its SSSP weights (or read an HDF5 edge list) ->
-build the CSR on the first GPU (timed) -> cut it into edge-balanced partitions, one per GPU -> for
+build the CSR on the first GPU (timed) -> cut it into edge-balanced partitions, one per GPU, and find
+each partition's hubs (rows of more than --hub-degree neighbours, see dbfs.ws.graph) -> for
 every program, source, method, exchange and repeat: one run to convergence, timed per iteration.
 Runs of the same program and source must agree (exactly, or within 1e-4 relative L1 for PageRank),
 else the command fails. Results: a table on stdout, progress on stderr, everything in --json.
@@ -27,7 +28,7 @@ from dbfs.errors import DbfsError
 from dbfs.generate import parse_seed
 from dbfs.ws import launch, programs  # noqa: F401  (registers the five programs)
 from dbfs.ws.engine import DEFAULT_MAX_ITERATIONS, EXCHANGES, Engine, Layout
-from dbfs.ws.graph import build_csr
+from dbfs.ws.graph import HUB_DEGREE, build_csr
 from dbfs.ws.program import PROGRAMS, lookup
 from graph500.generator import DEFAULT_SEED, edge_count, generate_edges
 from graph500.roots import sample_roots
@@ -57,6 +58,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     sources.add_argument("--roots", type=int, default=1,
                          help="without --source: Graph500-sampled sources for bfs, sssp and sswp")
     p.add_argument("--repeat", type=int, default=1, help="timed runs of every configuration")
+    p.add_argument("--hub-degree", type=int, default=HUB_DEGREE,
+                   help="--method ws: rows of more than this many neighbours are hubs, reduced in slices by "
+                        "many warps before the warp-segmented pass (0: every non-empty row)")
     p.add_argument("--max-iterations", type=int, default=DEFAULT_MAX_ITERATIONS,
                    help="stop a run that has not converged after this many iterations")
     p.add_argument("--backend", choices=("auto", "gpu", "cpu"), default="auto",
@@ -98,6 +102,8 @@ def _check_args(args) -> None:
     for name in ("edgefactor", "roots", "repeat", "max_iterations"):
         if getattr(args, name) < 1:
             raise DbfsError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}", collective=True)
+    if args.hub_degree < 0:
+        raise DbfsError(f"--hub-degree must be >= 0, got {args.hub_degree}", collective=True)
     if args.gpus is not None and args.gpus < 1:
         raise DbfsError(f"--gpus must be >= 1, got {args.gpus}", collective=True)
     for path in args.load:
@@ -275,15 +281,18 @@ def main(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     csr = build_csr(xp, n, src, dst, weights)
     del src, dst, weights
-    layout = Layout(csr, args.parts, devices)
+    layout = Layout(csr, args.parts, devices, hub_degree=args.hub_degree)
     backend.sync()
     build_time = time.perf_counter() - started
     graph_info.update(n_vertices=n, n_tuples=csr.n_tuples, csr_entries=csr.entries,
-                      generation_time=generation_time, build_time=build_time)
+                      generation_time=generation_time, build_time=build_time, hub_degree=args.hub_degree)
     del csr
     degree = backend.asnumpy(layout.degree)
+    partitions = layout.describe()
     runtime.log(f"ws: {n} vertices, {graph_info['csr_entries']} CSR entries; loaded in {generation_time:.2f} s, "
-                f"CSR and {args.parts} partition{'s' if args.parts > 1 else ''} in {build_time:.2f} s")
+                f"CSR and {args.parts} partition{'s' if args.parts > 1 else ''} in {build_time:.2f} s; "
+                f"{sum(p['hubs'] for p in partitions)} hubs (more than {args.hub_degree} neighbours) hold "
+                f"{sum(p['hub_entries'] for p in partitions) / max(graph_info['csr_entries'], 1):.0%} of the entries")
     exchanges = args.exchanges if args.parts > 1 else [None]
     sources = None
 
@@ -325,7 +334,7 @@ def main(args: argparse.Namespace) -> int:
         doc = {"dbfs_version": __version__, "mode": "ws",
                "date": datetime.datetime.now().isoformat(timespec="seconds"), "host": socket.gethostname(),
                "command": " ".join(sys.argv), "backend": backend.name, "devices": _device_names(devices),
-               "gpus": args.parts, "graph": graph_info, "partitions": layout.describe(),
+               "gpus": args.parts, "graph": graph_info, "partitions": partitions,
                "runs": runs, "comparisons": found}
         write_json_atomically(args.json, doc)
     return 0
