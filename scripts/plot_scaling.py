@@ -56,15 +56,29 @@ def latest_runs(rows) -> list[dict]:
 
 
 def series(rows, weak: bool) -> dict:
-    """{(configuration, base or fixed scale): runs by GPU count} for series of two GPU counts or more."""
-    groups = {}
+    """{(configuration, base or fixed scale): runs by GPU count} for series of two GPU counts or more.
+    A one-GPU run exchanges nothing, so it also starts the series of every other transport and
+    encoding (same device, direction and edgefactor) that has no one-GPU run of its own."""
+    groups, single = {}, {}
     for r in rows:
         p = r["gpus"]
         if weak and p & (p - 1):
             continue
         anchor = r["scale"] - int(math.log2(p)) if weak else r["scale"]
-        groups.setdefault((tuple(r[k] for k in CONFIG), anchor), []).append(r)
+        key = tuple(r[k] for k in CONFIG)
+        groups.setdefault((key, anchor), []).append(r)
+        if p == 1:
+            single.setdefault((_exchange_free(key), anchor), r)
+    for (key, anchor), runs in groups.items():
+        start = single.get((_exchange_free(key), anchor))
+        if start is not None and all(r["gpus"] != 1 for r in runs):
+            runs.append(start)
     return {k: sorted(v, key=lambda r: r["gpus"]) for k, v in groups.items() if len(v) >= 2}
+
+
+def _exchange_free(key) -> tuple:
+    """The configuration without transport and encoding (what a one-GPU run depends on)."""
+    return tuple(v for name, v in zip(CONFIG, key) if name not in ("comm", "encoding"))
 
 
 def plot_teps(groups, weak: bool, path: str) -> None:

@@ -138,3 +138,14 @@ def test_plot_with_one_run_draws_no_scaling_line(plot_scaling, results, tmp_path
     err = capsys.readouterr().err
     assert "no weak scaling series" in err and "no strong scaling series" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bytes.png", "compute_transfer.png", "phases.png"]
+
+
+def test_one_gpu_run_starts_every_transport_and_encoding_series(plot_scaling):
+    base = {"device": "H200", "direction": "auto", "edgefactor": 16, "date": ""}
+    runs = [dict(base, comm="mpi", encoding="adaptive", gpus=1, scale=26)]
+    runs += [dict(base, comm=c, encoding=e, gpus=2, scale=27) for c in ("mpi", "nccl") for e in ("list", "adaptive")]
+    runs.append(dict(base, direction="topdown", comm="nccl", encoding="list", gpus=2, scale=27))
+    weak = plot_scaling.series(runs, weak=True)
+    assert sorted((k[1], k[2]) for k, _ in weak) == [("mpi", "adaptive"), ("mpi", "list"), ("nccl", "adaptive"),
+                                                     ("nccl", "list")]
+    assert all([(r["gpus"], r["comm"]) for r in v][0] == (1, "mpi") for v in weak.values())
