@@ -6,8 +6,8 @@
 // presence_words: a thread per entry, a ballot per warp; bit o of words[o / 32] := values[o] >= 0.
 // word_popcounts: counts[w] := popcount(words[w]); their exclusive prefix `starts` (a scan between the
 // launches) places each word's present entries.
-// gather_present / scatter_present: the entry o with its bit set is packed[starts[o / 32] + the number
-// of set bits below it in its word]; scatter writes -1 where the bit is clear.
+// move_present: the entry o with its bit set is packed[starts[o / 32] + the number of set bits below it
+// in its word], copied one way or the other.
 #include "common.cuh"
 
 #define SPARSE_THREADS 256
@@ -28,33 +28,20 @@ word_popcounts(const u32* __restrict__ words, i64 nwords, i32* __restrict__ coun
         counts[w] = __popc(words[w]);
 }
 
-__device__ __forceinline__ i32 packed_index(const u32* __restrict__ words, const i32* __restrict__ starts,
-                                            i64 o, bool* present)
-{
-    const u32 word = words[o >> 5];
-    const u32 bit = 1u << (o & 31);
-    *present = word & bit;
-    return starts[o >> 5] + __popc(word & (bit - 1));
-}
-
+// to_packed != 0: packed[k] := dense[o] for the present entries; else dense[o] := packed[k], or -1 where
+// the bit is clear.
 extern "C" __global__ void __launch_bounds__(SPARSE_THREADS)
-gather_present(const i32* __restrict__ values, const u32* __restrict__ words, const i32* __restrict__ starts,
-               i64 n, i32* __restrict__ packed)
+move_present(i32* __restrict__ dense, i32* __restrict__ packed, const u32* __restrict__ words,
+             const i32* __restrict__ starts, i64 n, i32 to_packed)
 {
     for (i64 o = blockIdx.x * (i64)blockDim.x + threadIdx.x; o < n; o += (i64)gridDim.x * blockDim.x) {
-        bool present;
-        const i32 k = packed_index(words, starts, o, &present);
-        if (present) packed[k] = values[o];
-    }
-}
-
-extern "C" __global__ void __launch_bounds__(SPARSE_THREADS)
-scatter_present(const i32* __restrict__ packed, const u32* __restrict__ words, const i32* __restrict__ starts,
-                i64 n, i32* __restrict__ out)
-{
-    for (i64 o = blockIdx.x * (i64)blockDim.x + threadIdx.x; o < n; o += (i64)gridDim.x * blockDim.x) {
-        bool present;
-        const i32 k = packed_index(words, starts, o, &present);
-        out[o] = present ? packed[k] : -1;
+        const u32 word = words[o >> 5];
+        const u32 bit = 1u << (o & 31);
+        const i32 k = starts[o >> 5] + __popc(word & (bit - 1));
+        if (to_packed) {
+            if (word & bit) packed[k] = dense[o];
+        } else {
+            dense[o] = word & bit ? packed[k] : -1;
+        }
     }
 }

@@ -33,7 +33,7 @@ def pack_present(backend, values, words, starts, packed) -> int:
         _launch(backend, "presence_words", n, (values, np.int64(n), words))
         total = _word_starts(backend, words, starts)
         if total:
-            _launch(backend, "gather_present", n, (values, words, starts, np.int64(n), packed))
+            _launch(backend, "move_present", n, (values, packed, words, starts, np.int64(n), np.int32(1)))
         return total
     present = values >= 0
     words[:] = np.packbits(present, bitorder="little").view(np.uint32)
@@ -56,7 +56,7 @@ def unpack_present(backend, words, packed, starts, out) -> None:
     if backend.is_gpu:
         require_array("packed", packed, np.int32)
         _word_starts(backend, words, starts)
-        _launch(backend, "scatter_present", n, (packed, words, starts, np.int64(n), out))
+        _launch(backend, "move_present", n, (out, packed, words, starts, np.int64(n), np.int32(0)))
         return
     present = np.unpackbits(words.view(np.uint8), bitorder="little").astype(bool)
     out[:] = -1
