@@ -388,7 +388,8 @@ class BFS:
                                        self.presence_starts, packed[m]) for m in peers}
             for m, words in self.row_x.transfer(sent_bits, peers).items():
                 recv_bits[m][:] = words
-            received = self.row_x.transfer({m: packed[m][:present[m]].view(np.uint32) for m in peers}, peers)
+            received = self.row_x.transfer({m: packed[m][:present[m]].view(np.uint32) for m in peers},
+                                           peers)
             gathered = self.pred_gathered
             gathered[j * b:(j + 1) * b] = self.pred_row[j * b:(j + 1) * b]
             for m, values in received.items():

@@ -6,10 +6,11 @@ rank (owner row of v, column block of u) and is stored there as the int32 pair (
 local row of v). Entries travel to their owners in one all-to-all per chunk of tuples: an MPI
 Alltoallv staged through host memory, or with the `nccl` transport grouped NCCL send/recv between the
 GPUs (the counts go by MPI first); then each rank assembles its CSC by a counting sort over columns (a
-stable argsort on the CPU, an atomic scatter kernel, kernels/csc_build.cu, on the GPU). Self-loops are left out of the CSC;
-duplicates stay. The tuple list itself is not modified. A directed graph (symmetric=False) keeps only
-the entry a -> b of each tuple. For the bottom-up search (direction-optimizing BFS) the builder also
-makes the row-major copy (CSR) of the block by transposing the CSC on its device.
+stable argsort on the CPU, an atomic scatter kernel, kernels/csc_build.cu, on the GPU). Self-loops
+are left out of the CSC; duplicates stay. The tuple list itself is not modified. A directed graph
+(symmetric=False) keeps only the entry a -> b of each tuple. For the bottom-up search
+(direction-optimizing BFS) the builder also makes the row-major copy (CSR) of the block by
+transposing the CSC on its device.
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ import numpy as np
 from mpi4py import MPI
 
 from dbfs import runtime
-from dbfs.runtime import alltoallv_int32
 from dbfs.exchange import nccl_communicator
 from dbfs.graph import GridComms, LocalGraph
+from dbfs.runtime import alltoallv_int32
 
 DEFAULT_CHUNK = 1 << 25
 

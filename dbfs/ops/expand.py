@@ -12,8 +12,8 @@ the launch), then one thread per `edges_per_thread` consecutive frontier edges d
 search (two global binary searches per warp, then a 5-step search over the warp's registers when
 the warp's edges span at most 32 columns) plus a linear walk (section 3.4.1); the discoveries of a
 block take their group slots with one global atomic per group (a single hot counter serialises at
-the L2 otherwise). NumPy method: the same edges gathered with
-repeat/cumsum; np.unique picks the first scanned edge of each unvisited row as its discoverer.
+the L2 otherwise). NumPy method: the same edges gathered with repeat/cumsum; np.unique picks the
+first scanned edge of each unvisited row as its discoverer.
 """
 
 from __future__ import annotations
@@ -54,8 +54,9 @@ def expand(backend, col_ptr, row_idx, frontier, bitmap, level, pred_row, pred_co
     GPU: kernels run on CuPy's current stream; the function returns after the degree scan, while the
     expansion kernel may still run (read dst_cnt etc. in stream order or after backend.sync()).
     `frontier` must not be overwritten before then. edges_per_thread selects the kernel variant
-    (one of EDGES_PER_THREAD); the launch takes 8*C bytes of shared memory, so C <= 6144. `scratch` (ExpandScratch) holds the scan buffers; by default one per
-    device is kept and grown on demand, so calls after the first largest frontier allocate nothing.
+    (one of EDGES_PER_THREAD); the launch takes 8*C bytes of shared memory, so C <= 6144. `scratch`
+    (ExpandScratch) holds the scan buffers; by default one per device is kept and grown on demand, so
+    calls after the first largest frontier allocate nothing.
     Two expansions on different streams must not share a scratch.
     """
     if backend.is_gpu:
