@@ -64,6 +64,13 @@ def _directed_entries(grid, xp, src, dst, symmetric: bool = True):
     return dest, cols, rows
 
 
+def _by_destination(backend, dest, ranks: int):
+    """The permutation that groups entries by destination rank, and the host count per rank."""
+    xp = backend.xp
+    order = xp.argsort(dest, kind="stable") if xp is np else xp.argsort(dest)
+    return order, backend.asnumpy(xp.bincount(dest, minlength=ranks)).astype(np.int64)
+
+
 class _HostPairExchange:
     """All-to-all of (col, row) pairs through one host-staged MPI Alltoallv."""
 
@@ -74,8 +81,7 @@ class _HostPairExchange:
         """Send each (col, row) pair to rank `dest`; returns the pairs this rank received (device
         arrays)."""
         backend, xp = self.backend, self.backend.xp
-        order = xp.argsort(dest, kind="stable") if xp is np else xp.argsort(dest)
-        counts = backend.asnumpy(xp.bincount(dest, minlength=self.comm.Get_size())).astype(np.int64)
+        order, counts = _by_destination(backend, dest, self.comm.Get_size())
         pairs = backend.asnumpy(xp.stack((cols[order], rows[order]), axis=1)).ravel()
         pairs = alltoallv_int32(self.comm, pairs, 2 * counts).reshape(-1, 2)
         # contiguous columns: the GPU scatter kernel reads plain int32 arrays
@@ -96,9 +102,8 @@ class _NcclPairExchange:
         self.nccl_comm = nccl_communicator(comm, backend)
 
     def __call__(self, dest, cols, rows):
-        xp, P, me = self.backend.xp, self.comm.Get_size(), self.comm.Get_rank()
-        order = xp.argsort(dest)
-        send_counts = self.backend.asnumpy(xp.bincount(dest, minlength=P)).astype(np.int64)
+        xp, me = self.backend.xp, self.comm.Get_rank()
+        order, send_counts = _by_destination(self.backend, dest, self.comm.Get_size())
         recv_counts = np.empty_like(send_counts)
         self.comm.Alltoall(send_counts, recv_counts)
         send_at = np.concatenate(([0], np.cumsum(send_counts)))
