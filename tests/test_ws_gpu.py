@@ -4,7 +4,8 @@ Every program with every method (WS, VWC 2..32) on one GPU; WS with low hub thre
 with more partials than a warp has lanes, every row a hub), on one and two partitions; 2 and 3
 partitions sharing one GPU and 2 partitions on two GPUs with every exchange (VR, ALL, MS, peer); the
 online refinement of one kernel launch (outbox = exactly the updated boundary vertices, hubs among
-them, with their new values); the hub tables and the CSR built by CuPy.
+them, with their new values) into device memory and into pinned host memory; the hub tables and the
+CSR built by CuPy.
 Monotone programs must give exactly the twin's values, and in no more iterations (an asynchronous
 update only brings values closer to the fixed point); PageRank within 1e-4 relative L1.
 """
@@ -14,7 +15,7 @@ import pytest
 
 from dbfs.backend import gpu_count
 from dbfs.ws import launch, programs  # noqa: F401
-from dbfs.ws.engine import EXCHANGES
+from dbfs.ws.engine import EXCHANGES, kernel_pointer, pinned_empty
 from dbfs.ws.graph import build_csr, split
 from dbfs.ws.program import PROGRAMS, module
 from ws_cases import BFS_PARENT, GRAPHS, kronecker, run, source_of
@@ -82,8 +83,11 @@ def test_two_gpus_match_the_twin():
     check_partitions([0, 1])
 
 
+@pytest.mark.parametrize("box", ["device", "pinned host"])
 @pytest.mark.parametrize("method", launch.METHODS)
-def test_outbox_holds_exactly_the_updated_boundary_vertices(method):
+def test_outbox_holds_exactly_the_updated_boundary_vertices(method, box):
+    """The kernel appends the outbox to device arrays (peer) or straight into pinned host memory (the vr
+    hub box, written over the bus while the kernel runs)."""
     import cupy
     n, src, dst, w = kronecker(11, 16)
     part = split(build_csr(np, n, src, dst, w), 2, hub_degree=16, hub_slice=8)[0]
@@ -93,24 +97,26 @@ def test_outbox_holds_exactly_the_updated_boundary_vertices(method):
     before[::7] = 0                        # a mix of vertices that will and will not change
     values = cupy.asarray(before)
     status = cupy.zeros(2, np.uint32)
-    out_idx = cupy.zeros(part.boundary.shape[0], np.uint32)
-    out_val = cupy.zeros(part.boundary.shape[0], np.uint32)
+    room = part.boundary.shape[0]
+    make = cupy.zeros if box == "device" else pinned_empty
+    out_idx, out_val = make(room, np.uint32), make(room, np.uint32)
     nbrs, edges, hubs = cupy.asarray(part.nbrs), cupy.zeros(1, np.uint8), part.hubs.map(cupy.asarray)
     partials = cupy.zeros(hubs.slices, np.uint32)
     if method == "ws":
         launch.hub_slices(mod.get_function("ws_hub_slices"), hubs, nbrs, edges, values, partials)
     launch.iterate(mod.get_function(launch.kernel_name(method)), method, cupy.asarray(part.rowptr), nbrs, edges,
-                   values, part.lo, part.count, status, True, out_idx, out_val, hubs, partials)
-    after = values.get()
+                   values, part.lo, part.count, status, True, kernel_pointer(out_idx), kernel_pointer(out_val),
+                   hubs, partials)
+    after = values.get()                   # synchronises: the host boxes are complete
     changed = np.flatnonzero(after != before)
     assert np.all((changed >= part.lo) & (changed < part.hi))
     expected = np.intersect1d(changed, part.boundary)
     assert np.intersect1d(expected, part.hubs.vertices + part.lo).size > 0
     changed_flag, count = (int(x) for x in status.get())
-    got = out_idx.get()[:count]
+    got = cupy.asnumpy(out_idx)[:count]
     assert changed_flag == 1 and count == expected.size > 0
     assert np.array_equal(np.sort(got), expected)
-    assert np.array_equal(out_val.get()[:count], after[got])
+    assert np.array_equal(cupy.asnumpy(out_val)[:count], after[got])
 
 
 def test_csr_built_by_cupy_equals_numpy():

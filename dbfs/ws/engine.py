@@ -12,9 +12,13 @@ others may need, and they apply it at the start of the next iteration:
   peer  the vr outbox copied device to device into every other partition's inbox (no host hub)
 The hub is a set of pinned host buffers [2][P] (double buffering: iteration t writes parity t % 2,
 the others read it at the start of iteration t + 1, so a device that runs ahead never overwrites a box
-that is still being read). Each GPU partition issues its work on its own stream; a reader waits for
-the writer's CUDA event, and the host synchronises once per iteration to read the convergence flags
-and outbox counts (needed to copy only the filled part of each outbox).
+that is still being read). The iteration kernel appends the vr outbox straight into this
+partition's pinned hub box (mapped into every device's address space under unified addressing), so
+the device-to-host half of the vr exchange runs while the iteration computes and only the
+host-to-device half is left after it.
+Each GPU partition issues its work on its own stream; a reader waits for the writer's CUDA event, and
+the host synchronises once per iteration to read the convergence flags and outbox counts (needed to
+copy only the filled part of each box).
 
 The exchange logic lives in `_Part` and `Engine` and is shared by both backends; `_GpuPart` moves
 bytes with CuPy copies and kernels, `_CpuPart` with NumPy (its "events" are no-ops), so the CPU backend
@@ -83,6 +87,7 @@ class _Part:
         self.itemsize = program.vertex_dtype.itemsize
         self.values = xp.zeros(n * self.itemsize, np.uint8)
         room = max(self.n_boundary, 1)
+        # the device boxes of the peer outbox and the MS gather (vr appends into the hub instead)
         self.out_idx = xp.zeros(room, np.uint32)
         self.out_val = xp.zeros(room * self.itemsize, np.uint8)
         self.inbox: dict = {}          # (parity, sender) -> (idx, val) device buffers
@@ -112,6 +117,15 @@ class _Part:
         return totals["compute"], totals["exchange"]
 
     # ---- the exchange protocol (both backends) ------------------------------------------------------
+    def outbox(self, kind: str | None, parity: int, hub):
+        """Where iteration kernels of parity `parity` append the refined updates: (idx, val) of this
+        partition's hub box for vr, the device outbox for peer; None when refinement is off."""
+        if kind == "vr":
+            return hub.idx[parity][self.index], hub.val[parity][self.index]
+        if kind == "peer":
+            return self.out_idx, self.out_val
+        return None
+
     def send(self, kind: str, parity: int, outbox_count: int, hub, receivers: list["_Part"]) -> int:
         """Issue this partition's part of the exchange after an iteration; returns the vertices per box."""
         isz = self.itemsize
@@ -123,9 +137,7 @@ class _Part:
             self.gather(self.data.boundary, n, self.out_val)
             self.copy(hub.val[parity][self.index], 0, self.out_val, 0, n * isz)
         elif kind == "vr":
-            n = outbox_count
-            self.copy(hub.idx[parity][self.index], 0, self.out_idx, 0, 4 * n)
-            self.copy(hub.val[parity][self.index], 0, self.out_val, 0, n * isz)
+            n = outbox_count   # the iteration kernel has already written the box into the hub
         else:  # peer
             n = outbox_count
             for r in receivers:
@@ -198,15 +210,17 @@ class _CpuPart(_Part):
     def owned(self) -> np.ndarray:
         return self.typed[self.lo:self.lo + self.count]
 
-    def compute(self, method: str, refine: bool) -> None:
+    def compute(self, method: str, outbox) -> None:
         self.mark("compute")
         changed, ids, vals = launch.iterate_twin(self.program, self.plan, self.data.nbrs, self.edges,
-                                                 self.typed, self.lo, self.count, self.marked, refine)
+                                                 self.typed, self.lo, self.count, self.marked,
+                                                 outbox is not None)
         n = 0
-        if refine:
+        if outbox is not None:
             n = ids.shape[0]
-            self.out_idx[:n] = ids
-            self.out_val.view(self.program.vertex_dtype)[:n] = vals
+            out_idx, out_val = outbox
+            out_idx[:n] = ids
+            out_val.view(self.program.vertex_dtype)[:n] = vals
         self.status = (changed, n)
         self.mark("idle")
 
@@ -229,11 +243,17 @@ class _CpuPart(_Part):
         pass
 
 
-def _pinned_empty(n: int, dtype) -> np.ndarray:
-    """A page-locked host array, so that device copies to and from it run asynchronously."""
+def pinned_empty(n: int, dtype) -> np.ndarray:
+    """A page-locked host array, so that device copies to and from it run asynchronously and kernels
+    of every device can write it directly (cudaHostAlloc memory is portable and mapped under UVA)."""
     import cupy
     dtype = np.dtype(dtype)
     return np.frombuffer(cupy.cuda.alloc_pinned_memory(max(n, 1) * dtype.itemsize), dtype, n)
+
+
+def kernel_pointer(array):
+    """A kernel argument for a device array or a pinned host array (its address, valid on the device)."""
+    return np.uintp(array.ctypes.data) if isinstance(array, np.ndarray) else array
 
 
 class _GpuPart(_Part):
@@ -249,7 +269,7 @@ class _GpuPart(_Part):
             # edge values) before its first operation.
             self.stream = cupy.cuda.Stream()
             self.status = cupy.zeros(2, np.uint32)
-            self.status_host = _pinned_empty(2, np.uint32)
+            self.status_host = pinned_empty(2, np.uint32)
             self.edges = _edge_values(program, data) if program.edge_values else cupy.zeros(1, np.uint8)
             self.partials = cupy.zeros(max(data.hubs.slices, 1) * self.itemsize, np.uint8)
             mod = module(program)
@@ -285,7 +305,8 @@ class _GpuPart(_Part):
             typed = self.values.view(np.uint8)[self.lo * self.itemsize:(self.lo + self.count) * self.itemsize]
             return typed.get(stream=self.stream)
 
-    def compute(self, method: str, refine: bool) -> None:
+    def compute(self, method: str, outbox) -> None:
+        out_idx, out_val = outbox or (self.out_idx, self.out_val)
         with self.device, self.stream:
             self.mark("compute")
             self.status.fill(0)
@@ -293,7 +314,8 @@ class _GpuPart(_Part):
             if method == "ws":
                 launch.hub_slices(self.hub_fn, d.hubs, d.nbrs, self.edges, self.values, self.partials)
             launch.iterate(self.fn[method], method, d.rowptr, d.nbrs, self.edges, self.values, d.lo, d.count,
-                           self.status, refine, self.out_idx, self.out_val, d.hubs, self.partials)
+                           self.status, outbox is not None, kernel_pointer(out_idx), kernel_pointer(out_val),
+                           d.hubs, self.partials)
             self.status.data.copy_to_host_async(self.status_host.ctypes.data, 8, self.stream)
             self.mark("idle")
 
@@ -340,7 +362,7 @@ class Engine:
         self.parts = [cls(d, program, layout.n) for d in layout.parts]
         for p in self.parts:
             p.attach([q for q in self.parts if q is not p])
-        self.hub = _Hub(self.parts, _pinned_empty if gpu else np.empty) if len(self.parts) > 1 else None
+        self.hub = _Hub(self.parts, pinned_empty if gpu else np.empty) if len(self.parts) > 1 else None
 
     def run(self, method: str, exchange: str | None, source: int | None = None,
             max_iterations: int = DEFAULT_MAX_ITERATIONS) -> RunResult:
@@ -353,8 +375,7 @@ class Engine:
         initial = self.program.initial(self.layout.n, source)
         for p in parts:
             p.load(initial)
-        refine = exchange in ("vr", "peer")
-        kind = exchange
+        kind = exchange if hub is not None else None   # one partition exchanges nothing
         sent = [0] * len(parts)
         result = RunResult(values=None, iterations=0, converged=False, time=0.0)
         started = last = time.perf_counter()
@@ -365,7 +386,7 @@ class Engine:
                     for q in parts:
                         if q is not p:
                             p.receive(kind, (t - 1) % 2, q, sent[q.index], hub)
-                p.compute(method, refine)
+                p.compute(method, p.outbox(kind, t % 2, hub))
             status = [p.wait() for p in parts]
             now = time.perf_counter()
             result.iteration_times.append(now - last)
@@ -381,7 +402,7 @@ class Engine:
                     p.mark("idle")
                     copies = len(parts) - 1 if kind == "peer" else 1
                     result.sent_vertices += copies * sent[p.index]
-                    result.sent_bytes += copies * sent[p.index] * (p.itemsize + (4 if refine else 0))
+                    result.sent_bytes += copies * sent[p.index] * (p.itemsize + (4 if kind in ("vr", "peer") else 0))
         result.time = time.perf_counter() - started
         timings = [p.timings() for p in parts]
         result.compute_time = max(c for c, _ in timings)

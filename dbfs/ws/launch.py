@@ -50,7 +50,8 @@ def iterate(fn, method: str, rowptr, nbrs, edges, values, lo: int, count: int, s
       values   Vertex [n] (bytes)  read/write  all vertices; only the owned ones are written
       status   uint32 [2]          write  status[0] = 1 if any owned vertex was updated (never cleared);
                                           status[1] += vertices appended to the outbox (caller zeroes)
-      out_idx  uint32 [>= boundary count], out_val Vertex [same]  write  the outbox, when refine
+      out_idx  uint32 [>= boundary count], out_val Vertex [same]  write  the outbox, when refine: device
+                                          arrays, or the addresses of pinned (mapped) host buffers
       hubs, partials  WS only: the partition's Hubs and what hub_slices wrote for them this iteration
     On CuPy's current device and stream; no synchronisation; nothing is launched for count = 0.
     """
