@@ -111,7 +111,8 @@ def alltoallv_int32(comm: MPI.Comm, send: np.ndarray, counts: np.ndarray) -> np.
 
 
 def mpi_library() -> str:
-    return MPI.Get_library_version().strip().splitlines()[0]
+    """The first line of the MPI library's version string (Open MPI ends it with a NUL byte)."""
+    return MPI.Get_library_version().split("\0", 1)[0].strip().splitlines()[0]
 
 
 def mpi_cuda_aware() -> bool | None:

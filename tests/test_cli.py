@@ -33,6 +33,17 @@ def test_info_reports_backend_and_mpi():
     assert "backend: cpu" in result.stdout and "mpi library:" in result.stdout
 
 
+@pytest.mark.parametrize("version", ["Open MPI v4.1.6, package: Debian OpenMPI, Sep 30, 2023\0",
+                                     "MPICH Version:      5.0.2\nMPICH Release date: unreleased\n"])
+def test_mpi_library_is_one_printable_line(monkeypatch, version):
+    from mpi4py import MPI
+
+    from dbfs import runtime
+    monkeypatch.setattr(MPI, "Get_library_version", lambda: version)
+    line = runtime.mpi_library()
+    assert line == version.split("\0")[0].splitlines()[0].strip() and line.isprintable()
+
+
 @pytest.mark.parametrize("args, message", [
     (["--scale", "0"], "--scale must be in 1..42"),
     (["--scale", "43"], "--scale must be in 1..42"),
