@@ -12,13 +12,12 @@ others may need, and they apply it at the start of the next iteration:
   peer  the vr outbox copied device to device into every other partition's inbox (no host hub)
 The hub is a set of pinned host buffers [2][P] (double buffering: iteration t writes parity t % 2,
 the others read it at the start of iteration t + 1, so a device that runs ahead never overwrites a box
-that is still being read). The iteration kernel appends the vr outbox straight into this
-partition's pinned hub box (mapped into every device's address space under unified addressing), so
-the device-to-host half of the vr exchange runs while the iteration computes and only the
-host-to-device half is left after it.
-Each GPU partition issues its work on its own stream; a reader waits for the writer's CUDA event, and
-the host synchronises once per iteration to read the convergence flags and outbox counts (needed to
-copy only the filled part of each box).
+that is still being read). The iteration kernel appends the vr outbox straight into its partition's
+pinned hub box (mapped into every device's address space under unified addressing), so the
+device-to-host half of the vr exchange runs while the iteration computes and only the host-to-device
+half is left after it. Each GPU partition issues its work on its own stream; a reader waits for the
+writer's CUDA event, and the host synchronises once per iteration to read the convergence flags and
+outbox counts (needed to copy only the filled part of each box).
 
 The exchange logic lives in `_Part` and `Engine` and is shared by both backends; `_GpuPart` moves
 bytes with CuPy copies and kernels, `_CpuPart` with NumPy (its "events" are no-ops), so the CPU backend
@@ -402,7 +401,8 @@ class Engine:
                     p.mark("idle")
                     copies = len(parts) - 1 if kind == "peer" else 1
                     result.sent_vertices += copies * sent[p.index]
-                    result.sent_bytes += copies * sent[p.index] * (p.itemsize + (4 if kind in ("vr", "peer") else 0))
+                    index_bytes = 4 if kind in ("vr", "peer") else 0
+                    result.sent_bytes += copies * sent[p.index] * (p.itemsize + index_bytes)
         result.time = time.perf_counter() - started
         timings = [p.timings() for p in parts]
         result.compute_time = max(c for c, _ in timings)
