@@ -375,6 +375,7 @@ class Engine:
         for p in parts:
             p.load(initial)
         kind = exchange if hub is not None else None   # one partition exchanges nothing
+        index_bytes = 4 if kind in ("vr", "peer") else 0  # refined boxes carry each vertex's index
         sent = [0] * len(parts)
         result = RunResult(values=None, iterations=0, converged=False, time=0.0)
         started = last = time.perf_counter()
@@ -401,7 +402,6 @@ class Engine:
                     p.mark("idle")
                     copies = len(parts) - 1 if kind == "peer" else 1
                     result.sent_vertices += copies * sent[p.index]
-                    index_bytes = 4 if kind in ("vr", "peer") else 0
                     result.sent_bytes += copies * sent[p.index] * (p.itemsize + index_bytes)
         result.time = time.perf_counter() - started
         timings = [p.timings() for p in parts]

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# device call: all GPU tests with the final code, then the ws A/B, old and new alternated, and its summary.
+# device call: all GPU tests with the final code, then the ws A/B (trees new, old and zc alternated, twice)
+# and its summary. As run, .ab/ held ab_ws.py and summary.py (here ab_ws.py and ab_summary.py), old = a
+# `git archive` of the previous commit, zc = the new tree with the vr inbox applied from the hub.
 set -uo pipefail
 export RESULTS=$OUT/res PYTHONUNBUFFERED=1
 bash scripts/gpu_check.sh tests
