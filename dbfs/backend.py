@@ -31,6 +31,7 @@ class Backend:
     def __init__(self, name: str, device: int | None = None):
         self.name = name
         self.device = device
+        self.host_syncs = 0           # host waits on the device so far (counted per level by the loops)
         if name == "gpu":
             import cupy
             cupy.cuda.Device(device).use()
@@ -42,9 +43,20 @@ class Backend:
     def is_gpu(self) -> bool:
         return self.name == "gpu"
 
-    def sync(self) -> None:
+    def sync(self, waitable=None) -> None:
+        """Wait for the current stream (or the given stream or event); counted in host_syncs."""
         if self.is_gpu:
-            self.xp.cuda.get_current_stream().synchronize()
+            (waitable or self.xp.cuda.get_current_stream()).synchronize()
+            self.host_syncs += 1
+
+    def read(self, device_array, pinned) -> np.ndarray:
+        """pinned[:] = device_array through one copy and one wait (a host synchronisation); the
+        array itself on the CPU backend."""
+        if not self.is_gpu:
+            return device_array
+        device_array.get(out=pinned, blocking=False)
+        self.sync()
+        return pinned
 
     def asnumpy(self, a) -> np.ndarray:
         return self.xp.asnumpy(a) if self.is_gpu else np.asarray(a)
@@ -67,6 +79,18 @@ class Backend:
     def kernel(self, module: str, function: str):
         """The compiled `function` of kernels/<module>.cu (looked up once per process)."""
         return _function(module, function)
+
+    @property
+    def multiprocessors(self) -> int:
+        """Streaming multiprocessors of the GPU (1 on the CPU backend)."""
+        if not self.is_gpu:
+            return 1
+        return _multiprocessors(self.device)
+
+    def resident_blocks(self, threads: int) -> int:
+        """Blocks of `threads` threads that fill the GPU once (2048 threads per multiprocessor): the
+        fixed grid of a grid-stride launch."""
+        return self.multiprocessors * max(1, 2048 // threads)
 
     def memory_limit(self) -> int:
         """Bytes this rank may allocate: free device memory, or host memory shared by this node."""
@@ -103,12 +127,18 @@ def host_memory_limit() -> int:
 
 
 @lru_cache(maxsize=None)
+def _multiprocessors(device: int) -> int:
+    import cupy
+    return cupy.cuda.runtime.getDeviceProperties(device)["multiProcessorCount"]
+
+
+@lru_cache(maxsize=None)
 def _compile(name: str):
     import cupy
 
     from dbfs import kernels
-    return cupy.RawModule(code=kernels.source(name),
-                          options=("-std=c++17", f"-I{kernels.DIRECTORY}"))
+    return cupy.RawModule(code=kernels.source(name), options=kernels.compile_options(),
+                          enable_cooperative_groups=name in kernels.COOPERATIVE)
 
 
 @lru_cache(maxsize=None)

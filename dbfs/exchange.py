@@ -66,7 +66,7 @@ class Message:
         if self.kind == BITMAP:
             words[:] = self.payload
         else:
-            bitmap.pack(backend, self.payload.view(np.int32), words)
+            bitmap.pack(backend, self.payload.view(np.int32), self.count, words)
 
 
 def wire_kind(encoding: str, count: int, block: int) -> int:
@@ -130,7 +130,7 @@ class Exchange:
         if offsets.bitmap is not None:
             return offsets.bitmap
         words = scratch[:self.block // 32]
-        bitmap.pack(self.backend, offsets.list[:offsets.count], words)
+        bitmap.pack(self.backend, offsets.list, offsets.count, words)
         return words
 
     def close(self) -> None:

@@ -103,9 +103,22 @@ class Grid:
         i, j = self.owner(v)
         return self.rank(i, j)
 
-    def row_owner_col(self, r):
-        """Grid column of the owner of local row r (the same on every rank of a grid row)."""
+    def row_group(self, r):
+        """Grid column of the owner of local row r (the same on every rank of a grid row): the group
+        of the fold exchange that the row's discovery goes to."""
         return r // self.block
+
+    def row_offset(self, r):
+        """Offset of local row r in its owner's block."""
+        return r % self.block
+
+    def owned_offset(self, v):
+        """Offset of global vertex v in its owner's block."""
+        return v % self.block
+
+    def owns(self, i, j, v) -> bool:
+        """Does rank (i, j) own global vertex v?"""
+        return tuple(int(x) for x in self.owner(v)) == (i, j)
 
     # global <-> local --------------------------------------------------------------------------
     def to_local_row(self, v):
@@ -139,15 +152,19 @@ class Grid:
         lo = (j * self.R + i) * self.block
         return min(lo, self.n_vertices), min(lo + self.block, self.n_vertices)
 
+    def owned_row(self, j, o):
+        """Local row of offset o of the block owned by a rank of grid column j (same on every grid row)."""
+        return j * self.block + o
+
+    def owned_col(self, i, o):
+        """Local column of offset o of the block owned by a rank of grid row i (same on every grid
+        column)."""
+        return i * self.block + o
+
     def owned_row_start(self, j) -> int:
-        """First local row of the block owned by a rank of grid column j (same on every grid row)."""
-        return j * self.block
+        """First local row of the block owned by a rank of grid column j."""
+        return self.owned_row(j, 0)
 
     def owned_col_start(self, i) -> int:
-        """First local column of the block owned by a rank of grid row i (same on every grid column)."""
-        return i * self.block
-
-    def col_range(self, j) -> tuple[int, int]:
-        """[lo, hi) global ids of grid column j's vertices (the local columns), clipped."""
-        lo = j * self.cols_per_rank
-        return min(lo, self.n_vertices), min(lo + self.cols_per_rank, self.n_vertices)
+        """First local column of the block owned by a rank of grid row i."""
+        return self.owned_col(i, 0)

@@ -1,11 +1,77 @@
-"""CUDA C sources of dbfs, one concern per file, loaded at run time by CuPy (RawModule, code=).
+"""CUDA C sources of dbfs, one concern per file, loaded at run time by CuPy (RawModule, code=), and
+the constants they share with Python.
 
-Installed as the package `dbfs.kernels` so that the sources travel inside the wheel.
+Installed as the package `dbfs.kernels` so that the sources travel inside the wheel. Every constant
+that both a kernel and its Python wrapper need is defined once, in DEFINES below, and reaches the
+compiler as `-DNAME=value` (compile_options); the .cu files never define them themselves.
 """
 
 from pathlib import Path
+from types import SimpleNamespace
 
 DIRECTORY = Path(__file__).resolve().parent
+
+# Threads per block of the level kernels (expansion, scan, update, bitmaps, bottom-up, sparse,
+# validation): one size, so a launch wrapper cannot pair a kernel with another kernel's block size.
+BLOCK_THREADS = 256
+# Frontier entries one scan thread sums (kernels/expand.cu); a scan block covers SCAN_TILE entries.
+SCAN_ITEMS = 8
+SCAN_TILE = BLOCK_THREADS * SCAN_ITEMS
+# Entries a bottom-up lane tests alone before its row is searched by the whole warp.
+THREAD_EDGES = 8
+# The persistent small-level kernel (kernels/small_levels.cu): threads per block (one block per
+# multiprocessor), lanes that share one frontier vertex's neighbours, and the largest degree a
+# frontier vertex may have for its level to run there (heavier vertices go to the bulk kernels, whose
+# work is balanced by edges).
+SMALL_THREADS = 512
+SMALL_GROUP = 8
+SMALL_MAX_DEGREE = 256
+
+# pred_col of a vertex found by the bottom-up search (its finder is the one rank whose gathered
+# predecessor entry is set).
+BOTTOM_UP = -2
+
+# The search's control block: int64 words in device memory that the device-driven loop reads and
+# writes (dbfs.device_loop, kernels/level_control.cuh).
+CONTROL = ("STEP", "LEVEL", "FRONTIER", "FRONTIER_EDGES", "UNVISITED_EDGES", "VISITED", "FORM", "LOGGED",
+           "START_NS")
+# What runs next: a run of small top-down levels in the persistent kernel, one bulk top-down level,
+# one bulk bottom-up level, nothing (the frontier is empty).
+STEPS = ("SMALL", "TOPDOWN", "BOTTOMUP", "DONE")
+# The frontier's form between levels: a list (queue 0 and its count) or the own-frontier bitmap.
+FORMS = ("LIST", "BITS")
+# Per-level counters of the bulk kernels (int64): new vertices, their degree sum, entries examined,
+# their largest degree.
+STATS = ("COUNT", "DEGREES", "CHECKED", "MAX_DEGREE")
+# One record of the per-level log (int64 each).
+LOG_FIELDS = ("LEVEL", "DIRECTION", "FRONTIER", "EDGES", "END_NS")
+
+
+def _enumerate(names) -> SimpleNamespace:
+    return SimpleNamespace(**{name: k for k, name in enumerate(names)})
+
+
+CTL, STEP, FORM, STAT, LOG = (_enumerate(names) for names in (CONTROL, STEPS, FORMS, STATS, LOG_FIELDS))
+CTL_WORDS, STAT_WORDS, LOG_WORDS = len(CONTROL), len(STATS), len(LOG_FIELDS)
+
+DEFINES = {
+    "BLOCK_THREADS": BLOCK_THREADS, "SCAN_ITEMS": SCAN_ITEMS, "SCAN_TILE": SCAN_TILE,
+    "THREAD_EDGES": THREAD_EDGES, "SMALL_THREADS": SMALL_THREADS, "SMALL_GROUP": SMALL_GROUP,
+    "SMALL_MAX_DEGREE": SMALL_MAX_DEGREE, "BOTTOM_UP": BOTTOM_UP,
+    **{f"{prefix}_{name}": value for prefix, space in (("CTL", CTL), ("STEP", STEP), ("FORM", FORM),
+                                                       ("STAT", STAT), ("LOG", LOG))
+       for name, value in vars(space).items()},
+    "CTL_WORDS": CTL_WORDS, "STAT_WORDS": STAT_WORDS, "LOG_WORDS": LOG_WORDS,
+}
+
+
+# Modules whose kernels need a cooperative launch (all blocks resident, grid-wide barriers).
+COOPERATIVE = frozenset({"small_levels"})
+
+
+def compile_options() -> tuple[str, ...]:
+    """Options for NVRTC (CuPy) and nvcc alike: C++17, this directory on the include path, DEFINES."""
+    return ("-std=c++17", f"-I{DIRECTORY}", *(f"-D{name}=({value})" for name, value in DEFINES.items()))
 
 
 def source(name: str) -> str:

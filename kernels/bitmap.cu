@@ -1,15 +1,27 @@
 // Conversions between the two encodings of a set of offsets in [0, nbits): a list of int32 offsets and
 // a bitmap of ceil(nbits/32) words (paper 004 section 5: messages as lists or bitmaps, whichever is
 // smaller). Used to encode and decode exchange messages and to switch the BFS frontier between the
-// top-down (list) and bottom-up (bitmap) forms.
+// top-down (list) and bottom-up (bitmap) forms. A list length may live on the device, so no launch
+// depends on a count read back; launched with a control block, a kernel runs only when the
+// steps in step_mask are next and the frontier has the given form (common.cuh gate_open).
 #include "common.cuh"
 
-#define BITMAP_THREADS 256
-
-// words must be zeroed by the caller; duplicates in the list are harmless.
-extern "C" __global__ void __launch_bounds__(BITMAP_THREADS)
-pack_offsets(const i32* __restrict__ offsets, i32 n, u32* __restrict__ words)
+// words[0 .. nwords) := 0.
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+zero_words(u32* __restrict__ words, i32 nwords, const i64* __restrict__ ctl, i32 step_mask, i32 form)
 {
+    if (!gate_open(ctl, step_mask, form)) return;
+    for (i32 w = blockIdx.x * blockDim.x + threadIdx.x; w < nwords; w += gridDim.x * blockDim.x) words[w] = 0;
+}
+
+// Sets the bits of offsets[0 .. n) in words (n = *count, or length without a count pointer); words must be zeroed first (zero_words); duplicates
+// in the list are harmless.
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+pack_offsets(const i32* __restrict__ offsets, const i32* __restrict__ count, i32 length,
+             u32* __restrict__ words, const i64* __restrict__ ctl, i32 step_mask, i32 form)
+{
+    if (!gate_open(ctl, step_mask, form)) return;
+    const i32 n = length_of(count, length);
     for (i32 t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += gridDim.x * blockDim.x) {
         const i32 o = offsets[t];
         atomicOr(&words[o >> 5], 1u << (o & 31));
@@ -17,11 +29,13 @@ pack_offsets(const i32* __restrict__ offsets, i32 n, u32* __restrict__ words)
 }
 
 // Warp-centric unpack: each warp takes 32 consecutive words, lane l one word; a warp prefix sum of the
-// words' popcounts places every lane's bits, and one atomicAdd per warp reserves the warp's slots.
-// The output order is by warp arrival, ascending inside a warp.
-extern "C" __global__ void __launch_bounds__(BITMAP_THREADS)
-unpack_bitmap(const u32* __restrict__ words, i32 nwords, i32* __restrict__ out, i32* __restrict__ count)
+// words' popcounts places every lane's bits, and one atomicAdd per warp on *count (zeroed by the
+// caller) reserves the warp's slots. The output order is by warp arrival, ascending inside a warp.
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+unpack_bitmap(const u32* __restrict__ words, i32 nwords, i32* __restrict__ out, i32* __restrict__ count,
+              const i64* __restrict__ ctl, i32 step_mask, i32 form)
 {
+    if (!gate_open(ctl, step_mask, form)) return;
     const i32 lane = threadIdx.x & 31;
     const i32 warps = (gridDim.x * blockDim.x) >> 5;
     for (i32 base = ((blockIdx.x * blockDim.x + threadIdx.x) >> 5) * 32; base < nwords; base += warps * 32) {

@@ -1,44 +1,40 @@
 // Bottom-up BFS step on one segment of a rank's rows (direction-optimizing BFS, Beamer et al.; the 2D
 // form with a rotation along the grid row as in Ueno et al. and Checconi and Petrini).
 //
-// bottom_up_step: every row of the segment whose bit in `state` is clear looks for a neighbour in the
-// frontier bitmap through the row-major copy of the block, stopping at the first one found. A warp
-// owns one 32-row word of `state`: each lane first walks up to THREAD_EDGES of its own row's entries;
-// rows with more entries left are then searched by the whole warp, 32 entries per step, with a ballot
-// for early exit. The warp sets the found rows' bits in its word (no atomics: the word is its alone)
-// and their pred_row to the frontier column found.
+// bottom_up_step: every row of the segment whose bit in the incoming state is clear looks for a
+// neighbour in the frontier bitmap through the row-major copy of the block, stopping at the first one
+// found. A warp owns one 32-row word of the state: each lane first walks up to THREAD_EDGES of its own
+// row's entries; rows with more entries left are then searched by the whole warp, 32 entries per step,
+// with a ballot for early exit. The warp writes its word of the outgoing state (the incoming bits plus
+// the rows found; no atomics: the word is its alone) and the found rows' pred_row (the frontier column
+// found). The incoming and outgoing state may be the same array.
 //
 // bottom_up_commit (owner, after the rotation): the bits set in the final state but not in the owned
 // visited bitmap are the vertices of this level: level, pred_col = BOTTOM_UP, visited bit, next
-// frontier bitmap, and their count and degree sum for the direction heuristic. list_degrees: the same
-// degree sum for a top-down frontier list.
+// frontier bitmap, and their count, degree sum and largest degree for the direction rule.
+//
+// Launched with a control block, both run only when the next step is a bulk bottom-up level (and take
+// the level number from it).
 #include "common.cuh"
 
-#define BOTTOM_UP_THREADS 256
-#define THREAD_EDGES 8
-#define BOTTOM_UP (-2)
+#define BOTTOM_UP_GATE (1 << STEP_BOTTOMUP)
 
 __device__ __forceinline__ bool in_frontier(const u32* __restrict__ frontier, i32 u)
 {
     return (__ldg(&frontier[u >> 5]) >> (u & 31)) & 1u;
 }
 
-__device__ __forceinline__ i64 warp_sum(i64 x)
-{
-    for (int d = 16; d; d >>= 1) x += __shfl_down_sync(0xffffffffu, x, d);
-    return x;
-}
-
-extern "C" __global__ void __launch_bounds__(BOTTOM_UP_THREADS)
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 bottom_up_step(const i64* __restrict__ row_ptr, const i32* __restrict__ col_idx, i32 row_base,
-               i32 nwords, const u32* __restrict__ frontier, u32* __restrict__ state,
-               i32* __restrict__ pred_row, i64* __restrict__ stats)
+               i32 nwords, const u32* __restrict__ frontier, const u32* state_in, u32* state_out,
+               i32* __restrict__ pred_row, i64* __restrict__ stats, const i64* __restrict__ ctl)
 {
+    if (!gate_open(ctl, BOTTOM_UP_GATE, -1)) return;
     const i32 lane = threadIdx.x & 31;
     const i32 warps = (gridDim.x * blockDim.x) >> 5;
     i64 checked = 0;
     for (i32 w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nwords; w += warps) {
-        const u32 word = state[w];
+        const u32 word = state_in[w];
         const i32 row = row_base + w * 32 + lane;
         const bool todo = !((word >> lane) & 1u);
         i64 next = 0, end = 0;
@@ -73,24 +69,24 @@ bottom_up_step(const i64* __restrict__ row_ptr, const i32* __restrict__ col_idx,
             }
         }
         const unsigned found = __ballot_sync(0xffffffffu, parent >= 0);
-        if (found) {
-            if (lane == 0) state[w] = word | found;
-            if (parent >= 0) pred_row[row] = parent;
-        }
+        if (lane == 0) state_out[w] = word | found;
+        if (parent >= 0) pred_row[row] = parent;
     }
     checked = warp_sum(checked);
-    if (lane == 0 && checked) atomicAdd((u64*)&stats[2], (u64)checked);
+    if (lane == 0 && checked) atomicAdd((u64*)&stats[STAT_CHECKED], (u64)checked);
 }
 
-extern "C" __global__ void __launch_bounds__(BOTTOM_UP_THREADS)
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 bottom_up_commit(const u32* __restrict__ state, u32* __restrict__ visited, u32* __restrict__ next_frontier,
                  i32 nwords, i32* __restrict__ level, i32* __restrict__ pred_col,
-                 const i32* __restrict__ degree, i32 lvl, i64* __restrict__ stats)
+                 const i32* __restrict__ degree, i32 lvl, i64* __restrict__ stats, const i64* __restrict__ ctl)
 {
+    if (!gate_open(ctl, BOTTOM_UP_GATE, -1)) return;
+    if (ctl != nullptr) lvl = (i32)ctl[CTL_LEVEL];
     // A warp per word, a lane per vertex: the level, pred_col and degree accesses stay coalesced.
     const i32 lane = threadIdx.x & 31;
     const i32 warps = (gridDim.x * blockDim.x) >> 5;
-    i64 count = 0, degrees = 0;
+    i64 count = 0, degrees = 0, largest = 0;
     for (i32 w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nwords; w += warps) {
         const u32 old = visited[w];
         const u32 fresh = state[w] & ~old;
@@ -101,26 +97,12 @@ bottom_up_commit(const u32* __restrict__ state, u32* __restrict__ visited, u32* 
         if ((fresh >> lane) & 1u) {
             const i32 o = w * 32 + lane;
             level[o] = lvl;
-            pred_col[o] = BOTTOM_UP;
-            degrees += degree[o];
+            if (pred_col != nullptr) pred_col[o] = BOTTOM_UP;
+            const i64 d = degree[o];
+            degrees += d;
+            largest = max(largest, d);
             ++count;
         }
     }
-    count = warp_sum(count);
-    degrees = warp_sum(degrees);
-    if (lane == 0 && count) {
-        atomicAdd((u64*)&stats[0], (u64)count);
-        atomicAdd((u64*)&stats[1], (u64)degrees);
-    }
-}
-
-// Degree sum of a frontier list (the top-down levels' m_f for the direction heuristic).
-extern "C" __global__ void __launch_bounds__(BOTTOM_UP_THREADS)
-list_degrees(const i32* __restrict__ offsets, i32 n, const i32* __restrict__ degree, i64* __restrict__ stats)
-{
-    i64 degrees = 0;
-    for (i32 t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += gridDim.x * blockDim.x)
-        degrees += degree[offsets[t]];
-    degrees = warp_sum(degrees);
-    if ((threadIdx.x & 31) == 0 && degrees) atomicAdd((u64*)&stats[1], (u64)degrees);
+    add_discoveries(count, degrees, largest, stats);
 }

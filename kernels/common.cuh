@@ -1,9 +1,56 @@
-// Shared fixed-width types for the dbfs kernels (NVRTC has no <cstdint> by default).
+// Shared fixed-width types and device helpers of the dbfs kernels (NVRTC has no <cstdint> by default).
+// The constants shared with Python (BLOCK_THREADS, CTL_*, STEP_*, STAT_*, ...) come from the compiler
+// command line: dbfs.kernels.DEFINES.
 #pragma once
 typedef unsigned int u32;
 typedef int i32;
 typedef unsigned long long u64;
 typedef long long i64;
+
+// The device-driven loop (dbfs/device_loop.py) enqueues every kernel of a round ahead of time; a kernel
+// runs only when the search's control block says its step is next (bit STEP_x of step_mask) and, for
+// the frontier conversions, that the frontier has the form it converts from (form < 0: any form).
+// Launched without a control block (nullptr, the host-driven loop) a kernel always runs.
+__device__ __forceinline__ bool gate_open(const i64* ctl, i32 step_mask, i32 form)
+{
+    if (ctl == nullptr) return true;
+    const i64 step = ctl[CTL_STEP];
+    return ((step_mask >> step) & 1) && (form < 0 || ctl[CTL_FORM] == form);
+}
+
+// A length known on the device (*device, when given) or on the host (host): the same kernel serves
+// the device-driven loop, where no count comes back to the host, and host callers that know it.
+__device__ __forceinline__ i32 length_of(const i32* device, i32 host)
+{
+    return device != nullptr ? *device : host;
+}
+
+__device__ __forceinline__ i64 warp_sum(i64 x)
+{
+    for (int d = 16; d; d >>= 1) x += __shfl_down_sync(0xffffffffu, x, d);
+    return x;
+}
+
+__device__ __forceinline__ i64 warp_max(i64 x)
+{
+    for (int d = 16; d; d >>= 1) x = max(x, (i64)__shfl_down_sync(0xffffffffu, x, d));
+    return x;
+}
+
+// Adds a warp's per-lane counts of new owned vertices, their degree sums and largest degrees (the
+// new frontier's size, m_f and largest degree, for termination and the direction rule) to
+// stats[STAT_COUNT], stats[STAT_DEGREES] and stats[STAT_MAX_DEGREE]: one atomic each per warp.
+__device__ __forceinline__ void add_discoveries(i64 count, i64 degrees, i64 largest, i64* stats)
+{
+    count = warp_sum(count);
+    degrees = warp_sum(degrees);
+    largest = warp_max(largest);
+    if ((threadIdx.x & 31) == 0 && count) {
+        atomicAdd((u64*)&stats[STAT_COUNT], (u64)count);
+        atomicAdd((u64*)&stats[STAT_DEGREES], (u64)degrees);
+        atomicMax(&stats[STAT_MAX_DEGREE], largest);
+    }
+}
 
 // Slot in the group counted by *counter for every lane with `active` set: one atomicAdd per group of
 // lanes sharing a counter (warp aggregation). Every lane of the warp must call it; inactive lanes get -1.

@@ -8,13 +8,17 @@
 // with every stage (source lookup, row load, bitmap test, claim) unrolled over its EPT edges so the
 // independent loads overlap. An edge claims its destination row when its atomicOr flips the row's
 // visited bit; the claimant records the discovery in its owner's group, at a slot reserved for the
-// whole block at once (common.cuh block_reserve; launched with 8*C bytes of dynamic shared memory).
+// whole block at once (common.cuh block_reserve; launched with 8*C bytes of dynamic shared memory),
+// and counts a vertex of its own block, with its degree, into the new frontier's figures (stats).
+//
+// Sizes may live on the device: the frontier length is *frontier_count (or frontier_length when no
+// count pointer is given) and the edge total cumul[nf]; every launch has a fixed grid and strides
+// over the work, so no count is read back to size a launch. The expansion adds the edge total to
+// stats[STAT_CHECKED] (entries examined, for the per-level log).
+// Launched with a control block, the kernels run only when the next step is a bulk top-down level.
 #include "common.cuh"
 
-#define SCAN_THREADS 256
-#define SCAN_ITEMS 8
-#define SCAN_TILE (SCAN_THREADS * SCAN_ITEMS)
-#define EXPAND_THREADS 256
+#define TOPDOWN_GATE (1 << STEP_TOPDOWN)
 
 __device__ __forceinline__ i64 warp_inclusive_scan(i64 x)
 {
@@ -27,11 +31,11 @@ __device__ __forceinline__ i64 warp_inclusive_scan(i64 x)
     return x;
 }
 
-// Exclusive prefix of x over a block of SCAN_THREADS threads; *total receives the block's sum.
+// Exclusive prefix of x over a block of BLOCK_THREADS threads; *total receives the block's sum.
 // Ends with a barrier so that it can be called again in a loop.
 __device__ __forceinline__ i64 block_exclusive_scan(i64 x, i64* total)
 {
-    constexpr int warps = SCAN_THREADS / 32;
+    constexpr int warps = BLOCK_THREADS / 32;
     __shared__ i64 warp_sums[warps];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const i64 inclusive = warp_inclusive_scan(x);
@@ -54,27 +58,38 @@ __device__ __forceinline__ i64 column_degree(const i64* __restrict__ col_ptr, i3
     return col_ptr[u + 1] - col_ptr[u];
 }
 
-// tile_sums[t] = total degree of frontier[t*SCAN_TILE .. (t+1)*SCAN_TILE).
-extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
-frontier_tile_degrees(const i64* __restrict__ col_ptr, const i32* __restrict__ frontier, i32 nf,
-                      i64* __restrict__ tile_sums)
+// tile_sums[t] = total degree of frontier[t*SCAN_TILE .. (t+1)*SCAN_TILE), a block per tile
+// (grid-stride over the tiles).
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+frontier_tile_degrees(const i64* __restrict__ col_ptr, const i32* __restrict__ frontier,
+                      const i32* __restrict__ frontier_count, i32 frontier_length, i64* __restrict__ tile_sums,
+                      const i64* __restrict__ ctl)
 {
-    const i64 base = (i64)blockIdx.x * SCAN_TILE;
-    i64 sum = 0;
+    if (!gate_open(ctl, TOPDOWN_GATE, -1)) return;
+    const i32 nf = length_of(frontier_count, frontier_length);
+    const i32 ntiles = (nf + SCAN_TILE - 1) / SCAN_TILE;
+    for (i32 tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
+        const i64 base = (i64)tile * SCAN_TILE;
+        i64 sum = 0;
 #pragma unroll
-    for (int e = 0; e < SCAN_ITEMS; ++e) {
-        const i64 k = base + e * SCAN_THREADS + threadIdx.x;
-        if (k < nf) sum += column_degree(col_ptr, frontier[k]);
+        for (int e = 0; e < SCAN_ITEMS; ++e) {
+            const i64 k = base + e * BLOCK_THREADS + threadIdx.x;
+            if (k < nf) sum += column_degree(col_ptr, frontier[k]);
+        }
+        i64 tile_total;
+        block_exclusive_scan(sum, &tile_total);
+        if (threadIdx.x == 0) tile_sums[tile] = tile_total;
     }
-    i64 tile_total;
-    block_exclusive_scan(sum, &tile_total);
-    if (threadIdx.x == 0) tile_sums[blockIdx.x] = tile_total;
 }
 
-// In-place exclusive scan of the ntiles tile sums by one block.
-extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
-scan_tile_sums(i64* __restrict__ tile_sums, i32 ntiles)
+// In-place exclusive scan of the tile sums by one block (nothing to do for a single tile).
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+scan_tile_sums(i64* __restrict__ tile_sums, const i32* __restrict__ frontier_count, i32 frontier_length,
+               const i64* __restrict__ ctl)
 {
+    if (!gate_open(ctl, TOPDOWN_GATE, -1)) return;
+    const i32 ntiles = (length_of(frontier_count, frontier_length) + SCAN_TILE - 1) / SCAN_TILE;
+    if (ntiles <= 1) return;
     i64 carry = 0;
     for (i64 base = 0; base < ntiles; base += SCAN_TILE) {
         const i64 first = base + (i64)threadIdx.x * SCAN_ITEMS;
@@ -96,29 +111,40 @@ scan_tile_sums(i64* __restrict__ tile_sums, i32 ntiles)
     }
 }
 
-// cumul[k] (k < nf) = exclusive prefix of the frontier degrees, cumul[nf] = their total.
-// tile_offsets holds the scanned tile sums when use_offsets != 0 (more than one tile).
-extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
-frontier_degree_scan(const i64* __restrict__ col_ptr, const i32* __restrict__ frontier, i32 nf,
-                     const i64* __restrict__ tile_offsets, i32 use_offsets, i64* __restrict__ cumul)
+// cumul[k] (k < nf) = exclusive prefix of the frontier degrees, cumul[nf] = their total, a block per
+// tile (grid-stride); the scanned tile sums offset every tile after the first.
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+frontier_degree_scan(const i64* __restrict__ col_ptr, const i32* __restrict__ frontier,
+                     const i32* __restrict__ frontier_count, i32 frontier_length,
+                     const i64* __restrict__ tile_offsets,
+                     i64* __restrict__ cumul, const i64* __restrict__ ctl)
 {
-    const i64 first = (i64)blockIdx.x * SCAN_TILE + (i64)threadIdx.x * SCAN_ITEMS;
-    i64 degree[SCAN_ITEMS];
-    i64 sum = 0;
-#pragma unroll
-    for (int e = 0; e < SCAN_ITEMS; ++e) {
-        degree[e] = first + e < nf ? column_degree(col_ptr, frontier[first + e]) : 0;
-        sum += degree[e];
+    if (!gate_open(ctl, TOPDOWN_GATE, -1)) return;
+    const i32 nf = length_of(frontier_count, frontier_length);
+    const i32 ntiles = (nf + SCAN_TILE - 1) / SCAN_TILE;
+    if (nf == 0) {
+        if (blockIdx.x == 0 && threadIdx.x == 0) cumul[0] = 0;
+        return;
     }
-    i64 tile_total;
-    const i64 offset = use_offsets ? tile_offsets[blockIdx.x] : 0;
-    i64 prefix = offset + block_exclusive_scan(sum, &tile_total);
+    for (i32 tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
+        const i64 first = (i64)tile * SCAN_TILE + (i64)threadIdx.x * SCAN_ITEMS;
+        i64 degree[SCAN_ITEMS];
+        i64 sum = 0;
 #pragma unroll
-    for (int e = 0; e < SCAN_ITEMS; ++e) {
-        if (first + e < nf) cumul[first + e] = prefix;
-        prefix += degree[e];
+        for (int e = 0; e < SCAN_ITEMS; ++e) {
+            degree[e] = first + e < nf ? column_degree(col_ptr, frontier[first + e]) : 0;
+            sum += degree[e];
+        }
+        i64 tile_total;
+        const i64 offset = ntiles > 1 ? tile_offsets[tile] : 0;
+        i64 prefix = offset + block_exclusive_scan(sum, &tile_total);
+#pragma unroll
+        for (int e = 0; e < SCAN_ITEMS; ++e) {
+            if (first + e < nf) cumul[first + e] = prefix;
+            prefix += degree[e];
+        }
+        if (tile == ntiles - 1 && threadIdx.x == 0) cumul[nf] = offset + tile_total;
     }
-    if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) cumul[nf] = offset + tile_total;
 }
 
 // Largest k in [lo, hi] with cumul[k] <= edge (zero-degree frontier entries are skipped by "largest").
@@ -164,86 +190,106 @@ __device__ __forceinline__ i32 first_column(const i64* __restrict__ cumul, i32 n
 template <int EPT>
 __device__ __forceinline__ void expand_edges(
     const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, const i32* __restrict__ frontier,
-    const i64* __restrict__ cumul, i32 nf, i64 total, u32* __restrict__ bitmap, i32* __restrict__ level,
-    i32* __restrict__ pred_row, i32* __restrict__ pred_col, i32 lvl, i32 j, i32 b, i32 C,
-    i32* __restrict__ dst, i32* __restrict__ dst_cnt)
+    const i32* __restrict__ frontier_count, i32 frontier_length, const i64* __restrict__ cumul,
+    u32* __restrict__ bitmap,
+    i32* __restrict__ level, i32* __restrict__ pred_row, i32* __restrict__ pred_col,
+    const i32* __restrict__ degree, i32 lvl, i32 j, i32 b, i32 C, i32* __restrict__ dst,
+    i32* __restrict__ dst_cnt, i64* __restrict__ stats, const i64* __restrict__ ctl)
 {
-    const i64 first = ((i64)blockIdx.x * blockDim.x + threadIdx.x) * EPT;
-    // No early return: the slot reservation below is block-collective; threads past the end search
-    // nothing.
-    i32 k = first_column<EPT>(cumul, nf, total, first);
-    i64 column_start = cumul[k], column_end = cumul[k + 1];
+    if (!gate_open(ctl, TOPDOWN_GATE, -1)) return;
+    if (ctl != nullptr) lvl = (i32)ctl[CTL_LEVEL];
+    const i32 nf = length_of(frontier_count, frontier_length);
+    if (nf == 0) return;
+    const i64 total = cumul[nf];
+    if (blockIdx.x == 0 && threadIdx.x == 0) atomicAdd((u64*)&stats[STAT_CHECKED], (u64)total);
+    extern __shared__ i32 group_scratch[];
+    i64 new_count = 0, new_degrees = 0, largest = 0;
+    // The stride loop's bound is the same for every thread of a block (chunk_base is block-uniform):
+    // the slot reservation inside is block-collective. Threads past the end search nothing.
+    const i64 stride = (i64)gridDim.x * blockDim.x * EPT;
+    for (i64 chunk_base = (i64)blockIdx.x * blockDim.x * EPT; chunk_base < total; chunk_base += stride) {
+        const i64 first = chunk_base + (i64)threadIdx.x * EPT;
+        i32 k = first_column<EPT>(cumul, nf, total, first);
+        i64 column_start = cumul[k], column_end = cumul[k + 1];
 
-    bool valid[EPT];
-    i32 column[EPT];
-    i64 within[EPT];
+        bool valid[EPT];
+        i32 column[EPT];
+        i64 within[EPT];
 #pragma unroll
-    for (int e = 0; e < EPT; ++e) {
-        const i64 id = first + e;
-        valid[e] = id < total;
-        if (valid[e]) {
-            while (column_end <= id) {   // cumul[nf] == total > id bounds the walk
-                ++k;
-                column_start = column_end;
-                column_end = cumul[k + 1];
+        for (int e = 0; e < EPT; ++e) {
+            const i64 id = first + e;
+            valid[e] = id < total;
+            if (valid[e]) {
+                while (column_end <= id) {   // cumul[nf] == total > id bounds the walk
+                    ++k;
+                    column_start = column_end;
+                    column_end = cumul[k + 1];
+                }
+            }
+            column[e] = k;
+            within[e] = id - column_start;
+        }
+
+        i32 u[EPT];
+#pragma unroll
+        for (int e = 0; e < EPT; ++e) u[e] = valid[e] ? frontier[column[e]] : 0;
+        i64 pos[EPT];
+#pragma unroll
+        for (int e = 0; e < EPT; ++e) pos[e] = valid[e] ? col_ptr[u[e]] + within[e] : 0;
+        i32 v[EPT];
+#pragma unroll
+        for (int e = 0; e < EPT; ++e) v[e] = valid[e] ? row_idx[pos[e]] : 0;
+
+        // A plain read first: most edges of a busy level hit visited rows and need no atomic.
+        u32 word[EPT];
+#pragma unroll
+        for (int e = 0; e < EPT; ++e) word[e] = valid[e] ? bitmap[v[e] >> 5] : 0xffffffffu;
+        bool claimed[EPT];
+#pragma unroll
+        for (int e = 0; e < EPT; ++e) {
+            const u32 bit = 1u << (v[e] & 31);
+            claimed[e] = false;
+            if (!(word[e] & bit)) claimed[e] = !(atomicOr(&bitmap[v[e] >> 5], bit) & bit);
+        }
+
+        // Local row v belongs to the block of grid column v / b, at offset v mod b (dbfs.grid.Grid
+        // row_group / row_offset).
+        i32 group[EPT], offset[EPT], slot[EPT];
+#pragma unroll
+        for (int e = 0; e < EPT; ++e) {
+            group[e] = v[e] / b;
+            offset[e] = v[e] - group[e] * b;
+        }
+        block_reserve<EPT>(claimed, group, C, dst_cnt, group_scratch, slot);
+#pragma unroll
+        for (int e = 0; e < EPT; ++e) {
+            if (!claimed[e]) continue;
+            dst[(i64)group[e] * b + slot[e]] = offset[e];
+            pred_row[v[e]] = u[e];
+            if (group[e] == j) {
+                level[offset[e]] = lvl;
+                if (pred_col != nullptr) pred_col[offset[e]] = j;
+                const i64 d = degree[offset[e]];
+                ++new_count;
+                new_degrees += d;
+                largest = max(largest, d);
             }
         }
-        column[e] = k;
-        within[e] = id - column_start;
     }
-
-    i32 u[EPT];
-#pragma unroll
-    for (int e = 0; e < EPT; ++e) u[e] = valid[e] ? frontier[column[e]] : 0;
-    i64 pos[EPT];
-#pragma unroll
-    for (int e = 0; e < EPT; ++e) pos[e] = valid[e] ? col_ptr[u[e]] + within[e] : 0;
-    i32 v[EPT];
-#pragma unroll
-    for (int e = 0; e < EPT; ++e) v[e] = valid[e] ? row_idx[pos[e]] : 0;
-
-    // A plain read first: most edges of a busy level hit visited rows and need no atomic.
-    u32 word[EPT];
-#pragma unroll
-    for (int e = 0; e < EPT; ++e) word[e] = valid[e] ? bitmap[v[e] >> 5] : 0xffffffffu;
-    bool claimed[EPT];
-#pragma unroll
-    for (int e = 0; e < EPT; ++e) {
-        const u32 bit = 1u << (v[e] & 31);
-        claimed[e] = false;
-        if (!(word[e] & bit)) claimed[e] = !(atomicOr(&bitmap[v[e] >> 5], bit) & bit);
-    }
-
-    i32 group[EPT], offset[EPT], slot[EPT];
-#pragma unroll
-    for (int e = 0; e < EPT; ++e) {
-        group[e] = v[e] / b;
-        offset[e] = v[e] - group[e] * b;
-    }
-    extern __shared__ i32 group_scratch[];
-    block_reserve<EPT>(claimed, group, C, dst_cnt, group_scratch, slot);
-#pragma unroll
-    for (int e = 0; e < EPT; ++e) {
-        if (!claimed[e]) continue;
-        dst[(i64)group[e] * b + slot[e]] = offset[e];
-        pred_row[v[e]] = u[e];
-        if (group[e] == j) {
-            level[offset[e]] = lvl;
-            pred_col[offset[e]] = j;
-        }
-    }
+    add_discoveries(new_count, new_degrees, largest, stats);
 }
 
 #define EXPAND_VARIANT(EPT)                                                                              \
-    extern "C" __global__ void __launch_bounds__(EXPAND_THREADS) expand_frontier_e##EPT(                 \
+    extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) expand_frontier_e##EPT(                  \
         const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx,                                 \
-        const i32* __restrict__ frontier, const i64* __restrict__ cumul, i32 nf, i64 total,               \
-        u32* __restrict__ bitmap, i32* __restrict__ level, i32* __restrict__ pred_row,                    \
-        i32* __restrict__ pred_col, i32 lvl, i32 j, i32 b, i32 C, i32* __restrict__ dst,                  \
-        i32* __restrict__ dst_cnt)                                                                       \
+        const i32* __restrict__ frontier, const i32* __restrict__ frontier_count, i32 frontier_length,    \
+        const i64* __restrict__ cumul, u32* __restrict__ bitmap, i32* __restrict__ level,                 \
+        i32* __restrict__ pred_row, i32* __restrict__ pred_col, const i32* __restrict__ degree, i32 lvl,  \
+        i32 j, i32 b, i32 C, i32* __restrict__ dst, i32* __restrict__ dst_cnt, i64* __restrict__ stats,   \
+        const i64* __restrict__ ctl)                                                                     \
     {                                                                                                    \
-        expand_edges<EPT>(col_ptr, row_idx, frontier, cumul, nf, total, bitmap, level, pred_row,         \
-                          pred_col, lvl, j, b, C, dst, dst_cnt);                                         \
+        expand_edges<EPT>(col_ptr, row_idx, frontier, frontier_count, frontier_length, cumul, bitmap, level, pred_row,    \
+                          pred_col, degree, lvl, j, b, C, dst, dst_cnt, stats, ctl);    \
     }
 
 EXPAND_VARIANT(1)

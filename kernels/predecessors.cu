@@ -5,15 +5,29 @@
 // gathered entry is set.
 #include "common.cuh"
 
-#define BOTTOM_UP (-2)
-
-extern "C" __global__ void resolve_parents(const i32* __restrict__ pred_col, const i32* __restrict__ gathered,
-                                           i32 b, i32 C, i64 cols_per_rank, i64* __restrict__ parent)
+// Parents are int64, or int32 when every global id fits (dbfs.search_state parent_dtype).
+template <typename Parent>
+__device__ __forceinline__ void resolve(const i32* __restrict__ pred_col, const i32* __restrict__ gathered,
+                                        i32 b, i32 C, i64 cols_per_rank, Parent* __restrict__ parent)
 {
     for (i64 o = blockIdx.x * (i64)blockDim.x + threadIdx.x; o < b; o += (i64)gridDim.x * blockDim.x) {
         i32 c = pred_col[o];
         if (c == BOTTOM_UP)
             for (c = 0; c < C - 1 && gathered[(i64)c * b + o] < 0; ++c) {}
-        parent[o] = c >= 0 ? c * cols_per_rank + gathered[(i64)c * b + o] : -1;
+        parent[o] = c >= 0 ? (Parent)(c * cols_per_rank + gathered[(i64)c * b + o]) : (Parent)-1;
     }
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+resolve_parents_i64(const i32* __restrict__ pred_col, const i32* __restrict__ gathered, i32 b, i32 C,
+                    i64 cols_per_rank, i64* __restrict__ parent)
+{
+    resolve(pred_col, gathered, b, C, cols_per_rank, parent);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+resolve_parents_i32(const i32* __restrict__ pred_col, const i32* __restrict__ gathered, i32 b, i32 C,
+                    i64 cols_per_rank, i32* __restrict__ parent)
+{
+    resolve(pred_col, gathered, b, C, cols_per_rank, parent);
 }

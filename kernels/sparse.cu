@@ -10,9 +10,7 @@
 // in its word], copied one way or the other.
 #include "common.cuh"
 
-#define SPARSE_THREADS 256
-
-extern "C" __global__ void __launch_bounds__(SPARSE_THREADS)
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 presence_words(const i32* __restrict__ values, i64 n, u32* __restrict__ words)
 {
     for (i64 o = blockIdx.x * (i64)blockDim.x + threadIdx.x; o < n; o += (i64)gridDim.x * blockDim.x) {
@@ -21,7 +19,7 @@ presence_words(const i32* __restrict__ values, i64 n, u32* __restrict__ words)
     }
 }
 
-extern "C" __global__ void __launch_bounds__(SPARSE_THREADS)
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 word_popcounts(const u32* __restrict__ words, i64 nwords, i32* __restrict__ counts)
 {
     for (i64 w = blockIdx.x * (i64)blockDim.x + threadIdx.x; w < nwords; w += (i64)gridDim.x * blockDim.x)
@@ -30,7 +28,7 @@ word_popcounts(const u32* __restrict__ words, i64 nwords, i32* __restrict__ coun
 
 // to_packed != 0: packed[k] := dense[o] for the present entries; else dense[o] := packed[k], or -1 where
 // the bit is clear.
-extern "C" __global__ void __launch_bounds__(SPARSE_THREADS)
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 move_present(i32* __restrict__ dense, i32* __restrict__ packed, const u32* __restrict__ words,
              const i32* __restrict__ starts, i64 n, i32 to_packed)
 {

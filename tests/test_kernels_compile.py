@@ -15,8 +15,8 @@ NVCC = shutil.which("nvcc")
 @pytest.mark.parametrize("name", kernels.names())
 def test_kernel_compiles(name, tmp_path):
     result = subprocess.run(
-        [NVCC, "-arch=sm_90", "-cubin", "-std=c++17", f"-I{kernels.DIRECTORY}",
-         "-o", str(tmp_path / f"{name}.cubin"), str(kernels.DIRECTORY / f"{name}.cu")],
+        [NVCC, "-arch=sm_90", "-cubin", *kernels.compile_options(), "-o", str(tmp_path / f"{name}.cubin"),
+         str(kernels.DIRECTORY / f"{name}.cu")],
         capture_output=True, text=True)
     assert result.returncode == 0, f"nvcc failed on kernels/{name}.cu:\n{result.stderr}"
     assert (tmp_path / f"{name}.cubin").stat().st_size > 0

@@ -3,7 +3,7 @@
 expand (paper 004 Algorithm 3) and update (section 3.5) on random CSC blocks of R x C grids with part
 of the bitmap already set, duplicate edges, zero-degree and high-degree columns, empty inputs, and
 groups that already hold entries. Outputs whose value is fixed by the contract (bitmap, counters,
-levels, returned totals, group contents as sets) must be equal; choices the contract leaves open
+levels, the level figures in stats, group contents as sets) must be equal; choices the contract leaves open
 (which frontier neighbour or which sender is recorded) must be valid.
 """
 
@@ -17,7 +17,8 @@ import pytest
 
 from dbfs.backend import Backend
 from dbfs.grid import Grid
-from dbfs.ops.expand import EDGES_PER_THREAD, expand
+from dbfs.kernels import STAT, STAT_WORDS
+from dbfs.ops.expand import EDGES_PER_THREAD, ExpandScratch, expand
 from dbfs.ops.predecessors import resolve_parents
 from dbfs.ops.update import update
 
@@ -84,7 +85,8 @@ def make_state(rng, grid, j, lvl, preset_fraction):
         dst[m * b:m * b + count] = queued[:count]
         dst_cnt[m] = count
     return dict(bitmap=bitmap, level=level, pred_row=pred_row, pred_col=pred_col, dst=dst,
-                dst_cnt=dst_cnt)
+                dst_cnt=dst_cnt, degree=rng.integers(0, 60, b).astype(np.int32),
+                stats=np.zeros(STAT_WORDS, np.int64))
 
 
 def make_case(seed, R, C, n_vertices, nnz, duplicates=0, heavy=(), preset_fraction=0.3):
@@ -125,6 +127,17 @@ class ExpandExpected:
     pred_col: np.ndarray
     dst_cnt: np.ndarray
     groups: list           # per group: sorted new offsets
+    stats: np.ndarray      # the level figures: new own vertices, their degree sum and largest degree
+
+
+def discovery_stats(degree, new_own, checked=0):
+    """stats after discovering the owned offsets new_own (and examining `checked` entries)."""
+    stats = np.zeros(STAT_WORDS, np.int64)
+    stats[STAT.CHECKED] = checked
+    if len(new_own):
+        found = degree[np.asarray(new_own, np.int64)]
+        stats[STAT.COUNT], stats[STAT.DEGREES], stats[STAT.MAX_DEGREE] = found.size, found.sum(), found.max()
+    return stats
 
 
 def reference_expand(case, frontier):
@@ -150,7 +163,8 @@ def reference_expand(case, frontier):
                 pred_col[o] = j
     dst_cnt = before["dst_cnt"] + np.array([len(g) for g in groups], dtype=np.int32)
     return ExpandExpected(total, bitmap, level, pred_col, dst_cnt,
-                          [np.array(sorted(g), dtype=np.int64) for g in groups])
+                          [np.array(sorted(g), dtype=np.int64) for g in groups],
+                          discovery_stats(before["degree"], groups[j], total))
 
 
 def expected_from_run(case, after, total):
@@ -159,7 +173,7 @@ def expected_from_run(case, after, total):
     groups = [np.sort(after["dst"][m * case.b + before["dst_cnt"][m]:m * case.b + after["dst_cnt"][m]])
               for m in range(case.grid.C)]
     return ExpandExpected(total, after["bitmap"], after["level"], after["pred_col"], after["dst_cnt"],
-                          groups)
+                          groups, after["stats"])
 
 
 def frontier_edge_keys(case, frontier):
@@ -178,6 +192,7 @@ def assert_expand(case, frontier, after, total, expected):
     np.testing.assert_array_equal(after["level"], expected.level)
     np.testing.assert_array_equal(after["pred_col"], expected.pred_col)
     np.testing.assert_array_equal(after["dst_cnt"], expected.dst_cnt)
+    np.testing.assert_array_equal(after["stats"], expected.stats)
     discovered = []
     for m in range(case.grid.C):
         old, new = int(before["dst_cnt"][m]), int(after["dst_cnt"][m])
@@ -194,13 +209,16 @@ def assert_expand(case, frontier, after, total, expected):
     assert all_in(keys, frontier_edge_keys(case, frontier)), "pred_row names a non-neighbour"
 
 
-def run_expand(backend, case, frontier, state, edges_per_thread=4):
-    total = expand(backend, backend.asarray(case.col_ptr), backend.asarray(case.row_idx),
-                   backend.asarray(frontier), state["bitmap"], state["level"], state["pred_row"],
-                   state["pred_col"], case.lvl, case.j, case.b, state["dst"], state["dst_cnt"],
-                   edges_per_thread)
-    assert isinstance(total, int)
-    return total
+def run_expand(backend, case, frontier, state, edges_per_thread=4, device_length=False):
+    """Expand `frontier` (its length given on the host, or on the device); returns the entries the
+    expansion reports examined."""
+    length = backend.asarray(np.array([frontier.size], np.int32)) if device_length else int(frontier.size)
+    expand(backend, case.grid, case.j, backend.asarray(case.col_ptr), backend.asarray(case.row_idx),
+           backend.asarray(frontier), length, state["bitmap"], state["level"], state["pred_row"],
+           state["pred_col"], state["degree"], state["dst"], state["dst_cnt"], state["stats"],
+           ExpandScratch.allocate(backend, max(1, frontier.size)), lvl=case.lvl,
+           edges_per_thread=edges_per_thread)
+    return int(backend.asnumpy(state["stats"])[STAT.CHECKED])
 
 
 def random_frontier(rng, case, fraction):
@@ -235,7 +253,7 @@ def test_expand_numpy_zero_degree_and_visited_only():
     empty_columns = np.flatnonzero(np.diff(case.col_ptr) == 0).astype(np.int32)
     state = copy_state(case.state)
     assert run_expand(CPU, case, empty_columns, state) == 0
-    for name in STATE_FIELDS:
+    for name in STATE_FIELDS + ("stats",):
         np.testing.assert_array_equal(state[name], case.state[name])
 
     case.state["bitmap"][:] = np.uint32(0xFFFFFFFF)        # everything visited: scan, discover nothing
@@ -277,12 +295,16 @@ def reference_update(case, state, recv, seg):
             expected["level"][o] = case.lvl
             new.append(o)
     expected["dst_cnt"][j] += len(new)
+    expected["stats"] = state["stats"] + discovery_stats(state["degree"], new)
+    if new:
+        expected["stats"][STAT.MAX_DEGREE] = max(int(state["stats"][STAT.MAX_DEGREE]),
+                                                  int(state["degree"][new].max()))
     return expected, np.array(sorted(new), dtype=np.int64), np.array(sender_keys, dtype=np.int64)
 
 
 def assert_update(case, before, after, expected, new, sender_keys):
     b, j = case.b, case.j
-    for name in ("bitmap", "level", "dst_cnt", "pred_row"):
+    for name in ("bitmap", "level", "dst_cnt", "pred_row", "stats"):
         np.testing.assert_array_equal(after[name], expected[name], err_msg=name)
     old_count, count = int(before["dst_cnt"][j]), int(after["dst_cnt"][j])
     own = after["dst"][j * b:(j + 1) * b]
@@ -300,8 +322,8 @@ def assert_update(case, before, after, expected, new, sender_keys):
 
 
 def run_update(backend, case, state, recv, seg):
-    update(backend, backend.asarray(recv), seg, state["bitmap"], state["level"], state["pred_col"],
-           case.lvl, case.j, case.b, state["dst"], state["dst_cnt"])
+    update(backend, case.grid, case.j, backend.asarray(recv), seg, state["bitmap"], state["level"],
+           state["pred_col"], state["degree"], case.lvl, state["dst"], state["dst_cnt"], state["stats"])
 
 
 @pytest.mark.parametrize("R, C, n_vertices, nnz", GRIDS)
@@ -362,9 +384,10 @@ def numpy_expectation(case, frontier):
 
 def check_gpu_expand(case, frontier, edges_per_thread, expected=None):
     expected = expected or numpy_expectation(case, frontier)
-    device = to_device(case.state)
-    total = run_expand(gpu_backend(), case, frontier, device, edges_per_thread)
-    assert_expand(case, frontier, to_host(device), total, expected)
+    for device_length in (False, True):
+        device = to_device(case.state)
+        total = run_expand(gpu_backend(), case, frontier, device, edges_per_thread, device_length)
+        assert_expand(case, frontier, to_host(device), total, expected)
 
 
 GPU_CASES = [  # (R, C, n_vertices, nnz, heavy columns, frontier fraction)
@@ -461,29 +484,34 @@ def test_gpu_expand_then_update(edges_per_thread):
     check_gpu_update(case, mid, recv, seg, device_seg=True)
 
 
-def random_predecessor_case(seed, C=3, b=1000):
+def random_predecessor_case(seed, R=4, C=3, b=1024):
+    """pred_col and gathered blocks of an R x C grid's block of b vertices (b a multiple of 32)."""
     rng = np.random.default_rng(seed)
+    grid = Grid(R, C, R * C * b)
     pred_col = rng.integers(-1, C, b).astype(np.int32)
-    gathered = rng.integers(-1, 4 * b, C * b).astype(np.int32)
-    return pred_col, gathered, b, 4 * b
+    gathered = rng.integers(-1, grid.cols_per_rank, C * b).astype(np.int32)
+    return grid, pred_col, gathered
 
 
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
 @pytest.mark.parametrize("seed", [1, 2])
-def test_resolve_parents_numpy_matches_reference(seed):
-    pred_col, gathered, b, cols = random_predecessor_case(seed)
-    parent = np.empty(b, np.int64)
-    resolve_parents(Backend("cpu"), pred_col, gathered, b, cols, parent)
+def test_resolve_parents_numpy_matches_reference(seed, dtype):
+    grid, pred_col, gathered = random_predecessor_case(seed)
+    b, cols = grid.block, grid.cols_per_rank
+    parent = np.empty(b, dtype)
+    resolve_parents(Backend("cpu"), grid, pred_col, gathered, parent)
     expected = [-1 if c < 0 else c * cols + gathered[c * b + o] for o, c in enumerate(pred_col)]
     assert parent.tolist() == expected
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
 @pytest.mark.parametrize("seed", [3, 4])
-def test_resolve_parents_gpu_matches_numpy(seed):
+def test_resolve_parents_gpu_matches_numpy(seed, dtype):
     import cupy
-    pred_col, gathered, b, cols = random_predecessor_case(seed, b=300_001)
-    expected = np.empty(b, np.int64)
-    resolve_parents(Backend("cpu"), pred_col, gathered, b, cols, expected)
-    parent = cupy.full(b, -7, cupy.int64)
-    resolve_parents(gpu_backend(), cupy.asarray(pred_col), cupy.asarray(gathered), b, cols, parent)
+    grid, pred_col, gathered = random_predecessor_case(seed, b=300_032)
+    expected = np.empty(grid.block, dtype)
+    resolve_parents(Backend("cpu"), grid, pred_col, gathered, expected)
+    parent = cupy.full(grid.block, -7, dtype)
+    resolve_parents(gpu_backend(), grid, cupy.asarray(pred_col), cupy.asarray(gathered), parent)
     assert np.array_equal(cupy.asnumpy(parent), expected)

@@ -10,6 +10,8 @@ import pytest
 
 from dbfs.backend import Backend
 from dbfs.build import transpose_csc
+from dbfs.grid import Grid
+from dbfs.kernels import BOTTOM_UP, CTL, CTL_WORDS, FORM, STAT, STAT_WORDS, STEP
 from dbfs.ops import bitmap, bottom_up
 from dbfs.ops.predecessors import resolve_parents
 
@@ -34,7 +36,7 @@ def test_pack_unpack_round_trip(nbits, n):
     rng = np.random.default_rng(nbits + n)
     offsets = random_offsets(rng, nbits, n)
     words = np.full(nbits // 32, 0xDEADBEEF, np.uint32)
-    bitmap.pack(CPU, offsets, words)
+    bitmap.pack(CPU, offsets, n, words)
     expected = np.zeros(nbits, bool)
     expected[offsets] = True
     assert np.array_equal(np.unpackbits(words.view(np.uint8), bitorder="little").astype(bool), expected)
@@ -73,8 +75,9 @@ def test_search_segment_numpy_matches_brute_force(density):
     state, _ = random_bits(rng, b, 0.3)
     before = state.copy()
     pred_row = np.full(C * b, -1, np.int32)
-    stats = np.zeros(3, np.int64)
-    bottom_up.search_segment(CPU, row_ptr, col_idx, m * b, frontier, state, pred_row, stats)
+    stats = np.zeros(STAT_WORDS, np.int64)
+    state = np.full_like(before, 0xDEADBEEF)
+    bottom_up.search_segment(CPU, row_ptr, col_idx, m * b, frontier, before, state, pred_row, stats)
 
     frontier_bits = np.zeros(ncols, bool)
     frontier_bits[front_ids] = True
@@ -88,7 +91,8 @@ def test_search_segment_numpy_matches_brute_force(density):
     outside = np.ones(C * b, bool)
     outside[m * b + np.flatnonzero(~was)] = False
     assert np.all(pred_row[outside] == -1)
-    assert stats[2] <= sum(row_ptr[r + 1] - row_ptr[r] for r in parents) and stats[2] > 0
+    checked = stats[STAT.CHECKED]
+    assert checked <= sum(row_ptr[r + 1] - row_ptr[r] for r in parents) and checked > 0
 
 
 def test_commit_numpy():
@@ -100,28 +104,30 @@ def test_commit_numpy():
     level, pred_col = np.full(b, -1, np.int32), np.full(b, -1, np.int32)
     level[visited_ids] = 1
     pred_col[visited_ids] = 0
-    nxt, stats = np.zeros(b // 32, np.uint32), np.zeros(3, np.int64)
+    nxt, stats = np.zeros(b // 32, np.uint32), np.zeros(STAT_WORDS, np.int64)
     old = visited.copy()
     bottom_up.commit(CPU, state, visited, nxt, level, pred_col, degree, 3, stats)
     fresh = np.flatnonzero(np.unpackbits((state & ~old).view(np.uint8), bitorder="little"))
     assert np.array_equal(visited, state) and np.array_equal(nxt, state & ~old)
-    assert np.all(level[fresh] == 3) and np.all(pred_col[fresh] == bottom_up.BOTTOM_UP)
-    assert stats.tolist() == [fresh.shape[0], int(degree[fresh].sum()), 0]
+    assert np.all(level[fresh] == 3) and np.all(pred_col[fresh] == BOTTOM_UP)
+    assert stats[STAT.COUNT] == fresh.shape[0] and stats[STAT.DEGREES] == int(degree[fresh].sum())
+    assert stats[STAT.MAX_DEGREE] == int(degree[fresh].max()) and stats[STAT.CHECKED] == 0
     assert np.all(level[visited_ids] == 1)
 
 
 def test_resolve_parents_bottom_up_takes_the_finder():
-    b, C, cols = 64, 3, 1000
+    grid = Grid(2, 3, 6 * 64)
+    b, C, cols = grid.block, grid.C, grid.cols_per_rank
     pred_col = np.full(b, -1, np.int32)
     gathered = np.full(C * b, -1, np.int32)
-    pred_col[:C] = bottom_up.BOTTOM_UP
+    pred_col[:C] = BOTTOM_UP
     for o in range(C):
         gathered[o * b + o] = 10 + o            # only column o found offset o
     pred_col[10] = 1                            # a top-down discovery by column 1
     gathered[1 * b + 10] = 7
     gathered[0 * b + 10] = 99                   # another column's candidate: not the recorded one
     parent = np.empty(b, np.int64)
-    resolve_parents(CPU, pred_col, gathered, b, cols, parent)
+    resolve_parents(CPU, grid, pred_col, gathered, parent)
     assert parent[:C].tolist() == [o * cols + 10 + o for o in range(C)]
     assert parent[10] == cols + 7 and np.all(parent[C:10] == -1)
 
@@ -133,10 +139,11 @@ def test_gpu_bitmap_matches_numpy(nbits, n):
     rng = np.random.default_rng(n)
     offsets = random_offsets(rng, nbits, n)
     expected = np.empty(nbits // 32, np.uint32)
-    bitmap.pack(CPU, offsets, expected)
-    words = cupy.full(nbits // 32, 7, cupy.uint32)
-    bitmap.pack(gpu_backend(), cupy.asarray(offsets), words)
-    assert np.array_equal(cupy.asnumpy(words), expected)
+    bitmap.pack(CPU, offsets, n, expected)
+    for length in (n, cupy.asarray(np.array([n], np.int32))):
+        words = cupy.full(nbits // 32, 7, cupy.uint32)
+        bitmap.pack(gpu_backend(), cupy.asarray(offsets), length, words)
+        assert np.array_equal(cupy.asnumpy(words), expected)
     out, counter = cupy.full(nbits, -1, cupy.int32), cupy.zeros(1, cupy.int32)
     bitmap.unpack(gpu_backend(), words, out, counter)
     k = int(counter[0])
@@ -155,18 +162,71 @@ def test_gpu_bottom_up_matches_numpy(density):
     frontier, _ = random_bits(rng, ncols, density)
     state, _ = random_bits(rng, b, 0.3)
     degree = rng.integers(0, 100, b).astype(np.int32)
-    host = dict(state=state.copy(), pred_row=np.full(C * b, -1, np.int32), stats=np.zeros(3, np.int64),
+    host = dict(state=state.copy(), pred_row=np.full(C * b, -1, np.int32), stats=np.zeros(STAT_WORDS, np.int64),
                 visited=state.copy(), next=np.zeros(b // 32, np.uint32), level=np.full(b, -1, np.int32),
                 pred_col=np.full(b, -1, np.int32))
     dev = {k: cupy.asarray(v) for k, v in host.items()}
     for backend, s in ((CPU, host), (gpu_backend(), dev)):
         xp = backend.xp
         bottom_up.search_segment(backend, xp.asarray(row_ptr), xp.asarray(col_idx), m * b,
-                                 xp.asarray(frontier), s["state"], s["pred_row"], s["stats"])
+                                 xp.asarray(frontier), s["state"], s["state"], s["pred_row"], s["stats"])
         bottom_up.commit(backend, s["state"], s["visited"], s["next"], s["level"], s["pred_col"],
                          xp.asarray(degree), 4, s["stats"])
     for k, v in host.items():
         assert np.array_equal(cupy.asnumpy(dev[k]), v), k
+
+
+def control_block(step, form=FORM.LIST, level=5):
+    control = np.zeros(CTL_WORDS, np.int64)
+    control[CTL.STEP], control[CTL.FORM], control[CTL.LEVEL] = step, form, level
+    return control
+
+
+def gated_conversions(backend, control, offsets, words, out, counter):
+    """The frontier conversions of the device-driven loop under a control block."""
+    bitmap.pack(backend, offsets, offsets.shape[0], words, control=control, steps=1 << STEP.BOTTOMUP,
+                form=FORM.LIST)
+    bitmap.unpack(backend, words, out, counter, control=control, steps=1 << STEP.TOPDOWN, form=FORM.BITS)
+
+
+@pytest.mark.parametrize("step, form, packs, unpacks", [
+    (STEP.BOTTOMUP, FORM.LIST, True, False), (STEP.BOTTOMUP, FORM.BITS, False, False),
+    (STEP.TOPDOWN, FORM.BITS, False, True), (STEP.DONE, FORM.BITS, False, False)])
+def test_gated_operators_run_only_when_their_step_is_next(step, form, packs, unpacks):
+    """A kernel launched with the search's control block runs only under its step (and form)."""
+    rng = np.random.default_rng(step * 2 + form)
+    offsets = random_offsets(rng, 1024, 50)
+    words = np.full(32, 0xDEADBEEF, np.uint32)
+    out, counter = np.full(1024, -1, np.int32), np.zeros(1, np.int32)
+    gated_conversions(CPU, control_block(step, form), offsets, words, out, counter)
+    expected = np.zeros(32, np.uint32)
+    bitmap.pack(CPU, offsets, offsets.shape[0], expected)
+    assert np.array_equal(words, expected) == packs
+    assert (counter[0] > 0) == unpacks
+    state = np.zeros(32, np.uint32)
+    stats = np.zeros(STAT_WORDS, np.int64)
+    level = np.full(1024, -1, np.int32)
+    bottom_up.commit(CPU, np.full(32, 0xFFFFFFFF, np.uint32), state, np.zeros(32, np.uint32), level, None,
+                     np.ones(1024, np.int32), 1, stats, control=control_block(step, form))
+    assert (stats[STAT.COUNT] == 1024 and np.all(level == 5)) == (step == STEP.BOTTOMUP)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("step, form", [(s, f) for s in (STEP.SMALL, STEP.TOPDOWN, STEP.BOTTOMUP, STEP.DONE)
+                                        for f in (FORM.LIST, FORM.BITS)])
+def test_gpu_gated_operators_match_numpy(step, form):
+    import cupy
+    rng = np.random.default_rng(40 + step * 2 + form)
+    offsets = random_offsets(rng, 1 << 16, 3000)
+    host = dict(words=np.full(1 << 11, 0xDEADBEEF, np.uint32), out=np.full(1 << 16, -1, np.int32),
+                counter=np.zeros(1, np.int32))
+    dev = {k: cupy.asarray(v) for k, v in host.items()}
+    gated_conversions(CPU, control_block(step, form), offsets, **host)
+    gated_conversions(gpu_backend(), cupy.asarray(control_block(step, form)), cupy.asarray(offsets), **dev)
+    assert np.array_equal(cupy.asnumpy(dev["words"]), host["words"])
+    k = int(host["counter"][0])
+    assert int(dev["counter"][0]) == k
+    assert np.array_equal(np.sort(cupy.asnumpy(dev["out"][:k])), np.sort(host["out"][:k]))
 
 
 @pytest.mark.gpu

@@ -25,8 +25,8 @@ def test_program_module_compiles(name, tmp_path):
     source = tmp_path / f"ws_{name}.cu"
     source.write_text(CASES[name].source())
     cubin = tmp_path / f"ws_{name}.cubin"
-    result = subprocess.run([NVCC, "-arch=sm_90", "-cubin", "-std=c++17", f"-I{kernels.DIRECTORY}",
-                             "-o", str(cubin), str(source)], capture_output=True, text=True)
+    result = subprocess.run([NVCC, "-arch=sm_90", "-cubin", *kernels.compile_options(), "-o", str(cubin),
+                             str(source)], capture_output=True, text=True)
     assert result.returncode == 0, f"nvcc failed on program {name}:\n{result.stderr}"
     data = cubin.read_bytes()
     for kernel in KERNELS:

@@ -1,65 +1,83 @@
 """Offset sets as lists or bitmaps: the two message encodings of paper 004 section 5 and the two
-frontier forms of the direction-optimizing BFS (top-down lists, bottom-up bitmaps).
+frontier forms of the direction-optimizing BFS (top-down lists, bottom-up bitmaps), and the visited
+bit tests of the NumPy twins.
 
 A set of offsets in [0, nbits) is either an int32 list or a uint32 bitmap of ceil(nbits/32) words
 (bit o of word o // 32 for offset o). GPU: kernels/bitmap.cu (atomicOr scatter; warp-centric unpack);
-NumPy twins below with the same contract.
+NumPy twins below with the same contract. A list's length may live on the device, and the search's
+control block may gate the conversions (dbfs.ops.arrays).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from dbfs.ops.expand import require_array
-
-BITMAP_THREADS = 256          # BITMAP_THREADS in kernels/bitmap.cu
-MAX_BLOCKS = 4096
+from dbfs.kernels import BLOCK_THREADS
+from dbfs.ops.arrays import blocks_for, gate_args, gate_open, host_length, length_args, require_array
 
 
-def words_for(nbits: int) -> int:
-    return -(-nbits // 32)
+def pack(backend, offsets, length, words, control=None, steps: int = 0, form: int = -1) -> None:
+    """words := the bitmap of offsets[:length].
 
-
-def pack(backend, offsets, words) -> None:
-    """words := the bitmap of `offsets`.
-
-      offsets  int32 [n]       read   offsets, each < 32 * len(words); duplicates allowed
-      words    uint32 [w]      write  all w words (zeroed first)
-    GPU: queued on the current stream (a memset and one kernel), no host synchronisation.
+      offsets  int32 [>= n]     read   offsets, each < 32 * len(words); duplicates allowed
+      length   int or int32 [1] read   n, on the host or on the device
+      words    uint32 [w]       write  all w words (zeroed first)
+      control  the search's control block (None: always runs), with the steps (a bit mask of STEP
+               values) and frontier form under which the conversion runs
+    GPU: two kernels on the current stream (zero, scatter), no host synchronisation.
     """
-    n = int(offsets.shape[0])
     if backend.is_gpu:
         require_array("offsets", offsets, np.int32)
         require_array("words", words, np.uint32)
-        words.fill(0)
-        if n:
-            blocks = min(MAX_BLOCKS, -(-n // BITMAP_THREADS))
-            backend.kernel("bitmap", "pack_offsets")((blocks,), (BITMAP_THREADS,),
-                                                     (offsets, np.int32(n), words))
+        gate = gate_args(control, steps, form)
+        nwords = int(words.shape[0])
+        backend.kernel("bitmap", "zero_words")((blocks_for(nwords),), (BLOCK_THREADS,),
+                                               (words, np.int32(nwords), *gate))
+        backend.kernel("bitmap", "pack_offsets")(
+            (blocks_for(offsets.shape[0]),), (BLOCK_THREADS,), (offsets, *length_args(length), words, *gate))
+        return
+    if not gate_open(control, steps, form):
         return
     bits = np.zeros(32 * words.shape[0], bool)
-    bits[offsets] = True
+    bits[offsets[:host_length(length)]] = True
     words[:] = np.packbits(bits, bitorder="little").view(np.uint32)
 
 
-def unpack(backend, words, out, counter) -> None:
+def unpack(backend, words, out, counter, control=None, steps: int = 0, form: int = -1) -> None:
     """out[:k] := the k offsets whose bits are set in `words`; counter[0] := k.
 
       words    uint32 [w]      read
       out      int32 [>= k]    write  order unspecified (NumPy: ascending)
-      counter  int32 [1]       write  k (a device array: read it only when k is not already known)
-    GPU: queued on the current stream (a memset and one kernel), no host synchronisation.
+      counter  int32 [1]       write  k (a device array: read it only when k is not already known);
+                                      without a control block it is zeroed here, with one the caller
+                                      leaves it 0 (a gated launch cannot clear it)
+    GPU: queued on the current stream, no host synchronisation.
     """
     nwords = int(words.shape[0])
     if backend.is_gpu:
         require_array("words", words, np.uint32)
         require_array("out", out, np.int32)
-        counter.fill(0)
-        if nwords:
-            blocks = min(MAX_BLOCKS, -(-nwords // BITMAP_THREADS))
-            backend.kernel("bitmap", "unpack_bitmap")((blocks,), (BITMAP_THREADS,),
-                                                      (words, np.int32(nwords), out, counter))
+        if control is None:
+            counter.fill(0)
+        backend.kernel("bitmap", "unpack_bitmap")(
+            (blocks_for(nwords),), (BLOCK_THREADS,), (words, np.int32(nwords), out, counter,
+                                                      *gate_args(control, steps, form)))
+        return
+    if not gate_open(control, steps, form):
         return
     found = np.flatnonzero(np.unpackbits(words.view(np.uint8), bitorder="little"))
     out[:found.shape[0]] = found
     counter[0] = found.shape[0]
+
+
+def visited(bitmap: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Bool per row: its bit in the uint32 bitmap is set (NumPy)."""
+    return ((bitmap[rows >> 5] >> (rows & 31).astype(np.uint32)) & np.uint32(1)).astype(bool)
+
+
+def set_visited(bitmap: np.ndarray, rows: np.ndarray) -> None:
+    """Set the bits of `rows` (sorted ascending, unique) in the uint32 bitmap (NumPy)."""
+    words = rows >> 5
+    masks = np.left_shift(np.uint32(1), (rows & 31).astype(np.uint32))
+    word_ids, word_starts = np.unique(words, return_index=True)
+    bitmap[word_ids] |= np.bitwise_or.reduceat(masks, word_starts)

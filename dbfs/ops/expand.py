@@ -3,45 +3,72 @@
 Paper 004, section 3.4 (Algorithm 3) and 3.4.1. Every CSC entry (u -> v_row) of a frontier column u
 is scanned once; a destination row whose visited bit is clear gets the bit (exactly one scanned edge
 claims it), its predecessor column u, and is appended to the dst group of its owner's grid column
-m = v_row // b as the offset v_row % b; rows of the own block (m == j) also get their level and the
-delayed predecessor column j (section 3.5).
+(Grid.row_group) as its offset in that block (Grid.row_offset); rows of the own block also get their
+level and the delayed predecessor column j (section 3.5), and their degrees go to the new frontier's
+m_f for the direction rule.
 
-GPU method: an exclusive scan of the frontier degrees (kernels/expand.cu, one launch for frontiers of
-up to 2048 vertices, three beyond), one 8-byte read of the total degree into pinned memory (it sizes
-the launch), then one thread per `edges_per_thread` consecutive frontier edges doing a single binary
-search (two global binary searches per warp, then a 5-step search over the warp's registers when
-the warp's edges span at most 32 columns) plus a linear walk (section 3.4.1); the discoveries of a
-block take their group slots with one global atomic per group (a single hot counter serialises at
-the L2 otherwise). NumPy method: the same edges gathered with repeat/cumsum; np.unique picks the
-first scanned edge of each unvisited row as its discoverer.
+GPU method: an exclusive scan of the frontier degrees (kernels/expand.cu: per-tile sums, one block
+scanning them, the per-entry prefixes), then threads of `edges_per_thread` consecutive frontier edges
+doing a single binary search (two global binary searches per warp, then a 5-step search over the
+warp's registers when the warp's edges span at most 32 columns) plus a linear walk (section 3.4.1);
+the discoveries of a block take their group slots with one global atomic per group (a single hot
+counter serialises at the L2 otherwise). All launches have fixed grids that stride over the work, and
+the frontier length may live on the device: nothing is read back. NumPy method: the same edges
+gathered with repeat/cumsum; np.unique picks the first scanned edge of each unvisited row.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from dbfs.kernels import BLOCK_THREADS, CTL, SCAN_TILE, STAT, STEP
+from dbfs.ops.arrays import NULL, gate_args, gate_open, host_length, length_args, require_array
+from dbfs.ops.bitmap import set_visited, visited
+
 EDGES_PER_THREAD = (1, 2, 4, 8)
-EXPAND_THREADS = 256          # EXPAND_THREADS in kernels/expand.cu
-SCAN_THREADS = 256            # SCAN_THREADS in kernels/expand.cu
-SCAN_TILE = 2048              # SCAN_TILE in kernels/expand.cu: frontier entries per scan block
 GROUP_SCRATCH_BYTES = 8       # dynamic shared memory per dst group (common.cuh block_reserve)
 
 
-def expand(backend, col_ptr, row_idx, frontier, bitmap, level, pred_row, pred_col, lvl, j, b, dst,
-           dst_cnt, edges_per_thread=4, *, scratch=None) -> int:
-    """Expand the frontier columns of one level; return the frontier's total degree (entries scanned).
+class ExpandScratch:
+    """Device buffers of the degree scan for frontiers of up to `capacity` vertices: cumul int64
+    [capacity + 1] and tile_sums int64 [ceil(capacity / SCAN_TILE)] (the search state holds them)."""
+
+    def __init__(self, cumul, tile_sums):
+        self.cumul, self.tile_sums = cumul, tile_sums
+        self.capacity = int(cumul.shape[0]) - 1
+        if tile_sums.shape[0] < -(-self.capacity // SCAN_TILE):
+            raise ValueError(f"{tile_sums.shape[0]} tile sums cannot scan {self.capacity} entries")
+
+    @classmethod
+    def allocate(cls, backend, capacity: int) -> "ExpandScratch":
+        xp = backend.xp
+        return cls(xp.empty(capacity + 1, xp.int64), xp.empty(max(1, -(-capacity // SCAN_TILE)), xp.int64))
+
+
+def expand(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, pred_row, pred_col, degree,
+           dst, dst_cnt, stats, scratch, lvl=0, edges_per_thread=4, control=None) -> None:
+    """Expand the frontier columns of one level.
 
     Arrays live on the backend's device (CuPy on a GPU backend, NumPy otherwise), 1-D, C-contiguous:
-      col_ptr   int64 [ncols+1]   read   CSC column offsets (ncols = R*b local columns)
-      row_idx   int32 [nnz]       read   CSC local destination rows (nrows = C*b local rows)
-      frontier  int32 [nf]        read   local column ids to expand (nf may be 0)
+      col_ptr   int64 [ncols+1]   read   CSC column offsets (ncols = grid.cols_per_rank local columns)
+      row_idx   int32 [nnz]       read   CSC local destination rows (grid.rows_per_rank local rows)
+      frontier  int32 [>= nf]     read   local column ids to expand
+      length    int or int32 [1]  read   nf, on the host or on the device (may be 0)
       bitmap    uint32 [>= ceil(nrows/32)]  read/write  visited bit of every local row
       level     int32 [b]         write  level of newly discovered owned rows (offset o), set to lvl
       pred_row  int32 [nrows]     write  pred_row[v] = discovering frontier column u, new rows only
-      pred_col  int32 [b]         write  pred_col[o] = j for newly discovered owned rows
+      pred_col  int32 [b] or None write  pred_col[o] = j for newly discovered owned rows (None: C = 1,
+                                         where nothing needs it)
+      degree    int32 [b]         read   degrees of the owned vertices
       dst       int32 [C*b]       write  group m occupies dst[m*b : (m+1)*b]
       dst_cnt   int32 [C]         read/write  group m's fill; new offsets go to dst[m*b + dst_cnt[m]...]
-    lvl, j, b: Python ints (level number, own grid column, block size).
+      stats     int64 [STAT_WORDS] read/write  CHECKED += the frontier's total degree (entries scanned);
+                                         COUNT += the new owned rows, DEGREES += and MAX_DEGREE max=
+                                         their degrees
+      scratch   ExpandScratch with capacity >= nf
+      control   int64 [CTL_WORDS] or None: the device-driven loop's control block; the level then runs
+                only when the next step is a bulk top-down level, and lvl is its CTL_LEVEL
+    grid: the dbfs.grid.Grid, j: own grid column, lvl: level number (without a control block).
 
     Guarantees: every row whose bit was clear and that has an edge from a frontier column is
     discovered exactly once (bit set, appended to exactly one group slot, pred_row set to one of its
@@ -51,115 +78,62 @@ def expand(backend, col_ptr, row_idx, frontier, bitmap, level, pred_row, pred_co
     edge). The groups have room for all rows of their block, so they cannot overflow as long as the
     bitmap covers every row already appended.
 
-    GPU: kernels run on CuPy's current stream; the function returns after the degree scan, while the
-    expansion kernel may still run (read dst_cnt etc. in stream order or after backend.sync()).
-    `frontier` must not be overwritten before then. edges_per_thread selects the kernel variant
-    (one of EDGES_PER_THREAD); the launch takes 8*C bytes of shared memory, so C <= 6144. `scratch`
-    (ExpandScratch) holds the scan buffers; by default one per device is kept and grown on demand, so
-    calls after the first largest frontier allocate nothing.
-    Two expansions on different streams must not share a scratch.
+    GPU: four kernels on CuPy's current stream, no host synchronisation; `frontier` must not be
+    overwritten before they ran. edges_per_thread selects the kernel variant (one of
+    EDGES_PER_THREAD); the expansion takes 8*C bytes of shared memory, so C <= 6144.
     """
     if backend.is_gpu:
-        return _expand_gpu(backend, col_ptr, row_idx, frontier, bitmap, level, pred_row, pred_col,
-                           lvl, j, b, dst, dst_cnt, edges_per_thread, scratch)
-    return _expand_numpy(col_ptr, row_idx, frontier, bitmap, level, pred_row, pred_col, lvl, j, b,
-                         dst, dst_cnt)
+        _expand_gpu(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, pred_row, pred_col,
+                    degree, dst, dst_cnt, stats, scratch, lvl, edges_per_thread, control)
+    elif gate_open(control, 1 << STEP.TOPDOWN):
+        if control is not None:
+            lvl = int(control[CTL.LEVEL])
+        _expand_numpy(grid, j, col_ptr, row_idx, frontier[:host_length(length)], bitmap, level, pred_row,
+                      pred_col, degree, lvl, dst, dst_cnt, stats)
 
 
-class ExpandScratch:
-    """Device buffers of the degree scan for frontiers of up to `capacity` vertices."""
-
-    def __init__(self, backend, capacity: int):
-        xp = backend.xp
-        self.capacity = int(capacity)
-        self.cumul = xp.empty(self.capacity + 1, dtype=xp.int64)
-        self.tile_sums = xp.empty(max(1, -(-self.capacity // SCAN_TILE)), dtype=xp.int64)
-        self.total = backend.pinned_empty(1, np.int64)
-
-
-_scratch_by_device: dict = {}
-_functions: dict = {}
-
-
-def _function(backend, name: str):
-    key = (backend.device, name)
-    fn = _functions.get(key)
-    if fn is None:
-        fn = _functions[key] = backend.module("expand").get_function(name)
-    return fn
-
-
-def _scratch_for(backend, nf: int) -> ExpandScratch:
-    scratch = _scratch_by_device.get(backend.device)
-    if scratch is None or scratch.capacity < nf:
-        grown = max(nf, 2 * scratch.capacity) if scratch is not None else max(nf, SCAN_TILE)
-        scratch = _scratch_by_device[backend.device] = ExpandScratch(backend, grown)
-    return scratch
-
-
-def require_array(name, array, dtype):
-    """Raw kernels read memory blindly: insist on the dtype and a 1-D contiguous layout."""
-    if array.dtype != dtype or array.ndim != 1 or not array.flags.c_contiguous:
-        raise TypeError(f"{name} must be a 1-D C-contiguous {np.dtype(dtype).name} array, got "
-                        f"{array.dtype} with shape {array.shape}")
-
-
-def _expand_gpu(backend, col_ptr, row_idx, frontier, bitmap, level, pred_row, pred_col, lvl, j, b,
-                dst, dst_cnt, edges_per_thread, scratch):
-    import cupy
-
+def _expand_gpu(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, pred_row, pred_col,
+                degree, dst, dst_cnt, stats, scratch, lvl, edges_per_thread, control):
     if edges_per_thread not in EDGES_PER_THREAD:
         raise ValueError(f"edges_per_thread must be one of {EDGES_PER_THREAD}, got {edges_per_thread}")
     for name, array, dtype in (("col_ptr", col_ptr, np.int64), ("row_idx", row_idx, np.int32),
                                ("frontier", frontier, np.int32), ("bitmap", bitmap, np.uint32),
                                ("level", level, np.int32), ("pred_row", pred_row, np.int32),
-                               ("pred_col", pred_col, np.int32), ("dst", dst, np.int32),
-                               ("dst_cnt", dst_cnt, np.int32)):
+                               ("degree", degree, np.int32), ("dst", dst, np.int32),
+                               ("dst_cnt", dst_cnt, np.int32), ("stats", stats, np.int64)):
         require_array(name, array, dtype)
-    nf = frontier.shape[0]
-    if nf == 0:
-        return 0
-    if scratch is None:
-        scratch = _scratch_for(backend, nf)
-    elif scratch.capacity < nf:
-        raise ValueError(f"scratch holds {scratch.capacity} frontier entries, frontier has {nf}")
-
-    ntiles = -(-nf // SCAN_TILE)
-    nf32 = np.int32(nf)
-    if ntiles > 1:
-        _function(backend, "frontier_tile_degrees")(
-            (ntiles,), (SCAN_THREADS,), (col_ptr, frontier, nf32, scratch.tile_sums))
-        _function(backend, "scan_tile_sums")((1,), (SCAN_THREADS,), (scratch.tile_sums, np.int32(ntiles)))
-    _function(backend, "frontier_degree_scan")(
-        (ntiles,), (SCAN_THREADS,),
-        (col_ptr, frontier, nf32, scratch.tile_sums, np.int32(ntiles > 1), scratch.cumul))
-
-    stream = cupy.cuda.get_current_stream()
-    cupy.cuda.runtime.memcpyAsync(scratch.total.ctypes.data, scratch.cumul.data.ptr + 8 * nf, 8,
-                                  cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
-    stream.synchronize()
-    total = int(scratch.total[0])
-    if total == 0:
-        return 0
-
-    threads_needed = -(-total // edges_per_thread)
+    if pred_col is not None:
+        require_array("pred_col", pred_col, np.int32)
+    if scratch.capacity < frontier.shape[0]:
+        raise ValueError(f"scratch holds {scratch.capacity} frontier entries, the frontier buffer "
+                         f"{frontier.shape[0]}")
+    count = length_args(length)
+    gate = gate_args(control)[0]
+    scan_blocks = min(backend.resident_blocks(BLOCK_THREADS), scratch.tile_sums.shape[0])
+    kernel = backend.kernel
+    kernel("expand", "frontier_tile_degrees")(
+        (scan_blocks,), (BLOCK_THREADS,), (col_ptr, frontier, *count, scratch.tile_sums, gate))
+    kernel("expand", "scan_tile_sums")((1,), (BLOCK_THREADS,), (scratch.tile_sums, *count, gate))
+    kernel("expand", "frontier_degree_scan")(
+        (scan_blocks,), (BLOCK_THREADS,), (col_ptr, frontier, *count, scratch.tile_sums, scratch.cumul, gate))
     ngroups = dst_cnt.shape[0]
-    _function(backend, f"expand_frontier_e{edges_per_thread}")(
-        (-(-threads_needed // EXPAND_THREADS),), (EXPAND_THREADS,),
-        (col_ptr, row_idx, frontier, scratch.cumul, nf32, np.int64(total), bitmap, level, pred_row,
-         pred_col, np.int32(lvl), np.int32(j), np.int32(b), np.int32(ngroups), dst, dst_cnt),
+    kernel("expand", f"expand_frontier_e{edges_per_thread}")(
+        (backend.resident_blocks(BLOCK_THREADS),), (BLOCK_THREADS,),
+        (col_ptr, row_idx, frontier, *count, scratch.cumul, bitmap, level, pred_row,
+         pred_col if pred_col is not None else NULL, degree, np.int32(lvl), np.int32(j),
+         np.int32(grid.block), np.int32(ngroups), dst, dst_cnt, stats, gate),
         shared_mem=GROUP_SCRATCH_BYTES * ngroups)
-    return total
 
 
-def _expand_numpy(col_ptr, row_idx, frontier, bitmap, level, pred_row, pred_col, lvl, j, b, dst,
-                  dst_cnt):
+def _expand_numpy(grid, j, col_ptr, row_idx, frontier, bitmap, level, pred_row, pred_col, degree, lvl, dst,
+                  dst_cnt, stats):
     frontier = np.asarray(frontier, dtype=np.int64)
     starts = col_ptr[frontier]
     degrees = col_ptr[frontier + 1] - starts
     total = int(degrees.sum())
+    stats[STAT.CHECKED] += total
     if total == 0:
-        return 0
+        return
     first_edge = np.cumsum(degrees) - degrees
     positions = np.arange(total, dtype=np.int64) + np.repeat(starts - first_edge, degrees)
     sources = np.repeat(frontier, degrees)
@@ -168,34 +142,32 @@ def _expand_numpy(col_ptr, row_idx, frontier, bitmap, level, pred_row, pred_col,
     fresh = ~visited(bitmap, rows)
     new_rows, first = np.unique(rows[fresh], return_index=True)
     if new_rows.size == 0:
-        return total
+        return
     set_visited(bitmap, new_rows)
     pred_row[new_rows] = sources[fresh][first]
-    groups = new_rows // b
-    offsets = new_rows - groups * b
-    append_grouped(dst, dst_cnt, b, groups, offsets)
+    groups = grid.row_group(new_rows)
+    offsets = grid.row_offset(new_rows)
+    append_grouped(grid.block, dst, dst_cnt, groups, offsets)
     own = offsets[groups == j]
     level[own] = lvl
-    pred_col[own] = j
-    return total
+    if pred_col is not None:
+        pred_col[own] = j
+    add_discoveries(stats, degree[own])
 
 
-def visited(bitmap: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Bool per row: its bit in the uint32 bitmap is set."""
-    return ((bitmap[rows >> 5] >> (rows & 31).astype(np.uint32)) & np.uint32(1)).astype(bool)
+def add_discoveries(stats, degrees) -> None:
+    """NumPy twin of common.cuh add_discoveries for new vertices of these degrees: COUNT += their
+    number, DEGREES += their sum, MAX_DEGREE max= the largest."""
+    if degrees.size:
+        stats[STAT.COUNT] += degrees.size
+        stats[STAT.DEGREES] += int(degrees.sum(dtype=np.int64))
+        stats[STAT.MAX_DEGREE] = max(int(stats[STAT.MAX_DEGREE]), int(degrees.max()))
 
 
-def set_visited(bitmap: np.ndarray, rows: np.ndarray) -> None:
-    """Set the bits of `rows` (sorted ascending, unique) in the uint32 bitmap."""
-    words = rows >> 5
-    masks = np.left_shift(np.uint32(1), (rows & 31).astype(np.uint32))
-    word_ids, word_starts = np.unique(words, return_index=True)
-    bitmap[word_ids] |= np.bitwise_or.reduceat(masks, word_starts)
-
-
-def append_grouped(dst: np.ndarray, dst_cnt: np.ndarray, b: int, groups: np.ndarray,
+def append_grouped(b: int, dst: np.ndarray, dst_cnt: np.ndarray, groups: np.ndarray,
                    offsets: np.ndarray) -> None:
-    """Append offsets[k] to group groups[k] of dst (groups sorted ascending), bumping dst_cnt."""
+    """Append offsets[k] to group groups[k] of dst (groups of b slots, sorted ascending), bumping
+    dst_cnt."""
     counts = np.bincount(groups, minlength=dst_cnt.shape[0])
     group_start = np.cumsum(counts) - counts
     rank_in_group = np.arange(groups.shape[0]) - group_start[groups]

@@ -7,28 +7,28 @@ from __future__ import annotations
 
 import numpy as np
 
-from dbfs.ops.bottom_up import BOTTOM_UP
+from dbfs.kernels import BLOCK_THREADS, BOTTOM_UP
+from dbfs.ops.arrays import blocks_for, require_array
 
-THREADS = 256
 
-
-def resolve_parents(backend, pred_col, gathered, b: int, cols_per_rank: int, parent) -> None:
-    """parent[o] = c * cols_per_rank + gathered[c * b + o] with c = pred_col[o], or -1 when c == -1;
-    for c == BOTTOM_UP, c is the lowest column whose gathered entry for o is set.
+def resolve_parents(backend, grid, pred_col, gathered, parent) -> None:
+    """parent[o] = global id of local column gathered[c * b + o] of grid column c, with c = pred_col[o],
+    or -1 when c == -1; for c == BOTTOM_UP, c is the lowest column whose gathered entry for o is set.
 
     pred_col  int32 [b]      read   grid column of the rank that discovered owned offset o (-1: none,
                                     BOTTOM_UP: found by the bottom-up search)
     gathered  int32 [C*b]    read   block c: grid column c's pred_row entries for this rank's block
-    parent    int64 [b]      write  global parent ids
+    parent    int32 or int64 [b]  write  global parent ids (int32 only when every id fits)
     Device arrays of the backend; on the GPU the call returns with the kernel queued on the stream.
     """
-    C = int(gathered.shape[0]) // b if b else 1
+    b, C = grid.block, grid.C
     if backend.is_gpu:
-        if b:
-            blocks = min(4096, -(-b // THREADS))
-            backend.kernel("predecessors", "resolve_parents")(
-                (blocks,), (THREADS,), (pred_col, gathered, np.int32(b), np.int32(C), np.int64(cols_per_rank),
-                                        parent))
+        require_array("pred_col", pred_col, np.int32)
+        require_array("gathered", gathered, np.int32)
+        kernel = {np.dtype(np.int64): "resolve_parents_i64", np.dtype(np.int32): "resolve_parents_i32"}
+        backend.kernel("predecessors", kernel[parent.dtype])(
+            (blocks_for(b),), (BLOCK_THREADS,),
+            (pred_col, gathered, np.int32(b), np.int32(C), np.int64(grid.cols_per_rank), parent))
         return
     bottom_up = pred_col == BOTTOM_UP
     finder = np.argmax(gathered.reshape(C, b) >= 0, axis=0)
@@ -36,4 +36,4 @@ def resolve_parents(backend, pred_col, gathered, b: int, cols_per_rank: int, par
     found = pred_col >= 0
     col = np.where(found, pred_col, 0).astype(np.int64)
     local = gathered[col * b + np.arange(b)]
-    parent[:] = np.where(found, col * cols_per_rank + local, -1)
+    parent[:] = np.where(found, grid.to_global_col(col, local), -1)

@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dbfs.ops.expand import require_array
-
-SPARSE_THREADS = 256          # SPARSE_THREADS in kernels/sparse.cu
-MAX_BLOCKS = 4096
+from dbfs.kernels import BLOCK_THREADS
+from dbfs.ops.arrays import blocks_for, require_array
 
 
 def pack_present(backend, values, words, starts, packed) -> int:
@@ -75,8 +73,7 @@ def _check(block, words, starts, name) -> int:
 
 
 def _launch(backend, name, n, args) -> None:
-    blocks = max(1, min(MAX_BLOCKS, -(-n // SPARSE_THREADS)))
-    backend.kernel("sparse", name)((blocks,), (SPARSE_THREADS,), args)
+    backend.kernel("sparse", name)((blocks_for(n),), (BLOCK_THREADS,), args)
 
 
 def _word_starts(backend, words, starts) -> int:

@@ -2,8 +2,9 @@
 
 Paper 004, section 3.5. Each received offset o names the owned row j*b + o; if its visited bit is
 clear, exactly one of its copies claims it, sets its level and its delayed predecessor (the grid
-column of the sender, which kept the real predecessor in its pred_row) and appends o to the next
-frontier, group j of dst, after whatever the expansion put there (Algorithm 2, line 18).
+column of the sender, which kept the real predecessor in its pred_row), appends o to the next
+frontier, group j of dst, after whatever the expansion put there (Algorithm 2, line 18), and adds its
+degree to the new frontier's m_f.
 
 GPU method: kernels/update.cu, one thread per received offset, atomicOr on the bitmap and atomicAdd
 on the group counter. NumPy method: np.unique keeps the first copy (lowest sender) of every fresh row.
@@ -13,15 +14,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from dbfs.ops.expand import append_grouped, require_array, set_visited, visited
+from dbfs.kernels import BLOCK_THREADS
+from dbfs.ops.arrays import require_array
+from dbfs.ops.bitmap import set_visited, visited
+from dbfs.ops.expand import add_discoveries, append_grouped
 
-UPDATE_THREADS = 256          # UPDATE_THREADS in kernels/update.cu
-
-_functions: dict = {}
 _seg_buffers: dict = {}
 
 
-def update(backend, recv, seg, bitmap, level, pred_col, lvl, j, b, dst, dst_cnt) -> None:
+def update(backend, grid, j, recv, seg, bitmap, level, pred_col, degree, lvl, dst, dst_cnt, stats) -> None:
     """Mark the unvisited received owned vertices; append them to the next frontier dst[j*b ...].
 
       recv      int32 [n]         read   offsets (0 <= o < b) in the own block; recv[seg[m]:seg[m+1]]
@@ -33,9 +34,13 @@ def update(backend, recv, seg, bitmap, level, pred_col, lvl, j, b, dst, dst_cnt)
       bitmap    uint32 [>= ceil(C*b/32)]  read/write  local-row visited bits (row = j*b + o)
       level     int32 [b]         write  lvl for each newly visited offset
       pred_col  int32 [b]         write  sender grid column m for each newly visited offset
+      degree    int32 [b]         read   degrees of the owned vertices
       dst       int32 [C*b]       write  new offsets go to dst[j*b + dst_cnt[j] ...]
       dst_cnt   int32 [C]         read/write  only dst_cnt[j] changes
-    lvl, j, b: Python ints. Device arrays are 1-D and C-contiguous on the backend's device.
+      stats     int64 [STAT_WORDS] read/write  COUNT += the new vertices, DEGREES += and MAX_DEGREE
+                                         max= their degrees
+    grid: the dbfs.grid.Grid; lvl, j: Python ints. Device arrays are 1-D and C-contiguous on the
+    backend's device.
 
     Guarantees: each received offset whose bit was clear is visited exactly once; when several senders
     sent it, pred_col names one of them (GPU: whichever atomic won; NumPy: the lowest column). New
@@ -47,9 +52,9 @@ def update(backend, recv, seg, bitmap, level, pred_col, lvl, j, b, dst, dst_cnt)
     if n == 0:
         return
     if backend.is_gpu:
-        _update_gpu(backend, recv, seg, bitmap, level, pred_col, lvl, j, b, dst, dst_cnt)
+        _update_gpu(backend, grid, j, recv, seg, bitmap, level, pred_col, degree, lvl, dst, dst_cnt, stats)
     else:
-        _update_numpy(recv, seg, bitmap, level, pred_col, lvl, j, b, dst, dst_cnt)
+        _update_numpy(grid, j, recv, seg, bitmap, level, pred_col, degree, lvl, dst, dst_cnt, stats)
 
 
 def _device_seg(backend, seg, n):
@@ -73,33 +78,32 @@ def _check_bounds(seg, n):
         raise ValueError(f"seg must be [C+1] bounds running from 0 to len(recv) = {n}, got {seg}")
 
 
-def _update_gpu(backend, recv, seg, bitmap, level, pred_col, lvl, j, b, dst, dst_cnt):
+def _update_gpu(backend, grid, j, recv, seg, bitmap, level, pred_col, degree, lvl, dst, dst_cnt, stats):
     for name, array, dtype in (("recv", recv, np.int32), ("bitmap", bitmap, np.uint32),
                                ("level", level, np.int32), ("pred_col", pred_col, np.int32),
-                               ("dst", dst, np.int32), ("dst_cnt", dst_cnt, np.int32)):
+                               ("degree", degree, np.int32), ("dst", dst, np.int32),
+                               ("dst_cnt", dst_cnt, np.int32), ("stats", stats, np.int64)):
         require_array(name, array, dtype)
     seg = _device_seg(backend, seg, recv.shape[0])
-    key = backend.device
-    fn = _functions.get(key)
-    if fn is None:
-        fn = _functions[key] = backend.module("update").get_function("update_frontier")
     n = recv.shape[0]
-    fn((-(-n // UPDATE_THREADS),), (UPDATE_THREADS,),
-       (recv, np.int32(n), seg, np.int32(seg.shape[0] - 1), bitmap, level, pred_col, np.int32(lvl),
-        np.int32(j), np.int32(b), dst, dst_cnt))
+    backend.kernel("update", "update_frontier")(
+        (-(-n // BLOCK_THREADS),), (BLOCK_THREADS,),
+        (recv, np.int32(n), seg, np.int32(seg.shape[0] - 1), bitmap, level, pred_col, np.int32(lvl),
+         np.int32(j), np.int32(grid.block), degree, dst, dst_cnt, stats))
 
 
-def _update_numpy(recv, seg, bitmap, level, pred_col, lvl, j, b, dst, dst_cnt):
+def _update_numpy(grid, j, recv, seg, bitmap, level, pred_col, degree, lvl, dst, dst_cnt, stats):
     seg = np.asarray(seg, dtype=np.int64)
     _check_bounds(seg, recv.shape[0])
     senders = np.repeat(np.arange(seg.shape[0] - 1, dtype=np.int32), np.diff(seg))
-    rows = j * b + recv.astype(np.int64)
+    rows = grid.owned_row(j, recv.astype(np.int64))
     fresh = ~visited(bitmap, rows)
     new_rows, first = np.unique(rows[fresh], return_index=True)
     if new_rows.size == 0:
         return
     set_visited(bitmap, new_rows)
-    offsets = new_rows - j * b
+    offsets = grid.row_offset(new_rows)
     level[offsets] = lvl
     pred_col[offsets] = senders[fresh][first]
-    append_grouped(dst, dst_cnt, b, np.full(offsets.shape[0], j, dtype=np.int64), offsets)
+    append_grouped(grid.block, dst, dst_cnt, np.full(offsets.shape[0], j, dtype=np.int64), offsets)
+    add_discoveries(stats, degree[offsets])

@@ -97,7 +97,7 @@ def _module(source: str):
     import cupy
 
     from dbfs import kernels
-    return cupy.RawModule(code=source, options=("-std=c++17", f"-I{kernels.DIRECTORY}"))
+    return cupy.RawModule(code=source, options=kernels.compile_options())
 
 
 def module(program: Program):

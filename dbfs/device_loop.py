@@ -1,0 +1,140 @@
+"""The level loop on one GPU (a 1x1 grid): the device drives itself, the host only enqueues.
+
+Why this design (measured; bench/NOTES.md, session 5). A level driven from the host cost ~150 us of
+launches, count read-backs and synchronisations, so a 4096 x 4096 lattice (~6000 levels of a few
+thousand vertices) ran slower than a 16-core CPU. Here the search's control state -- the level number,
+the frontier's size, degree sum and form, the unvisited edges, the next step -- lives in a control
+block in device memory, and every kernel reads its sizes and its gate from there:
+
+- small top-down levels (at most `small_edges` frontier edges, no vertex of more than
+  SMALL_MAX_DEGREE) run back to back inside one persistent cooperative kernel, a grid barrier between
+  levels (kernels/small_levels.cu): a lattice search is a single launch;
+- larger levels run as bulk levels with the load-balanced kernels of the multi-rank loop (top-down:
+  degree scan and expansion, kernels/expand.cu; bottom-up: kernels/bottom_up.cu), launched with fixed
+  grids that stride over device-held counts, and closed by a one-thread kernel that applies Beamer's
+  rule and picks the next step (kernels/level_control.cu).
+
+The host enqueues *rounds*: [frontier to list, small levels, bulk top-down level, frontier to bitmap,
+bulk bottom-up level, finish]. Each kernel of a round runs only if the control block says its step is
+next (the others return at once), so a round always advances the search by at least one level and the
+host needs no decision of its own. It keeps two rounds in flight and, after each, copies the STEP word
+back with an event; it waits on the older round's event only, so the GPU always has the next round
+queued. The search ends when a round's STEP word reads DONE; the rounds already queued behind it do
+nothing. Host synchronisations per search: one per round (a lattice: 2), counted in the per-level log.
+
+Phase times come from CUDA events (dbfs.timing); per-level times from the GPU's global timer, written
+by the kernels into the per-level log when `log_levels` asks for it. The CPU backend runs the same
+rounds with the NumPy twins and reads the STEP word directly.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+from dbfs.kernels import CTL, FORM, LOG, LOG_WORDS, STEP
+from dbfs.ops import bitmap, bottom_up
+from dbfs.ops.expand import ExpandScratch, expand
+from dbfs.ops.level_control import copy_next_frontier, finish_level, small_levels, start_search
+
+# Frontier edges below which a top-down level runs in the persistent kernel (bench/NOTES.md, session 5).
+DEFAULT_SMALL_EDGES = 1 << 16
+ROUNDS_IN_FLIGHT = 2
+TO_LIST = (1 << STEP.SMALL) | (1 << STEP.TOPDOWN)
+TO_BITS = 1 << STEP.BOTTOMUP
+
+
+class DeviceLoop:
+    """Runs searches on a 1x1 grid's graph with a SearchState; `run(root, clock)` per search."""
+
+    def __init__(self, graph, state, direction: str, alpha: float, beta: float, edges_per_thread: int,
+                 small_edges: int = DEFAULT_SMALL_EDGES):
+        self.graph, self.state, self.backend = graph, state, graph.backend
+        self.bottom_up = direction == "auto"
+        self.alpha = alpha if self.bottom_up else 0.0
+        self.beta, self.edges_per_thread, self.small_edges = beta, edges_per_thread, small_edges
+        self.total_degree = int(graph.degree.sum())
+        self.scratch = ExpandScratch(state.cumul, state.tile_sums)
+        self.front = state.col_front if self.bottom_up else None
+        self.status = self.backend.pinned_empty(2 * (ROUNDS_IN_FLIGHT + 1), np.int64).reshape(-1, 2)
+        self.final = self.backend.pinned_empty(len(vars(CTL)), np.int64)
+
+    def run(self, root: int, clock) -> dict:
+        """One search from global vertex `root` (the state reset). Returns the control block's
+        figures (depth, visited, unvisited edges) and the host waits by level."""
+        backend, s, g = self.backend, self.state, self.graph
+        start_search(backend, s.control, s.queue0, s.counts0, s.visited, s.level, s.parent, g.degree, root,
+                     self.total_degree, self.small_edges)
+        waits, pending, rounds, last_level = [], deque(), 0, 0
+        while True:
+            self._enqueue_round(clock)
+            rounds += 1
+            if not backend.is_gpu:
+                if int(s.control[CTL.STEP]) == STEP.DONE:
+                    break
+                continue
+            slot = rounds % self.status.shape[0]
+            s.control[:2].get(out=self.status[slot], blocking=False)   # CTL.STEP, CTL.LEVEL
+            event = backend.xp.cuda.Event()
+            event.record()
+            pending.append((event, slot))
+            if len(pending) < ROUNDS_IN_FLIGHT:
+                continue
+            event, slot = pending.popleft()
+            backend.sync(event)
+            step, level = (int(x) for x in self.status[slot])
+            waits.append(level)
+            if step == STEP.DONE:
+                break
+            if level <= last_level:
+                raise RuntimeError(f"device-driven search from {root} made no progress at level {level}")
+            last_level = level
+        clock.switch(None)
+        control = backend.read(s.control, self.final)
+        return {"levels": int(control[CTL.LEVEL]), "visited": int(control[CTL.VISITED]),
+                "unvisited_edges": int(control[CTL.UNVISITED_EDGES]), "logged": int(control[CTL.LOGGED]),
+                "start_ns": int(control[CTL.START_NS]), "waits": waits}
+
+    def _enqueue_round(self, clock) -> None:
+        backend, s, g, ctl = self.backend, self.state, self.graph, self.state.control
+        grid = g.grid
+        clock.switch("update")
+        if self.bottom_up:
+            bitmap.unpack(backend, self.front, s.queue0, s.counts0, control=ctl, steps=TO_LIST, form=FORM.BITS)
+        clock.switch("expansion")
+        small_levels(backend, grid, g.col_ptr, g.row_idx, g.degree, s.queue0, s.queue1, s.counts0, s.visited,
+                     s.level, s.parent, ctl, s.slots, s.log, self.alpha, self.beta, self.small_edges)
+        expand(backend, grid, 0, g.col_ptr, g.row_idx, s.queue0, s.counts0, s.visited, s.level, s.pred_row,
+               None, g.degree, s.queue1, s.counts1, s.stats, self.scratch,
+               edges_per_thread=self.edges_per_thread, control=ctl)
+        clock.switch("update")
+        copy_next_frontier(backend, ctl, s.queue1, s.counts1, s.queue0)
+        if self.bottom_up:
+            bitmap.pack(backend, s.queue0, s.counts0, self.front, control=ctl, steps=TO_BITS, form=FORM.LIST)
+            clock.switch("expansion")
+            bottom_up.search_segment(backend, g.row_ptr, g.col_idx, 0, self.front, s.visited, s.segment,
+                                     s.pred_row, s.stats, control=ctl)
+            clock.switch("update")
+            bottom_up.commit(backend, s.segment, s.visited, self.front, s.level, None, g.degree, 0, s.stats,
+                             control=ctl)
+        finish_level(backend, ctl, s.stats, s.counts0, s.counts1, s.log, self.alpha, self.beta,
+                     grid.n_vertices, self.small_edges)
+
+    def level_records(self, figures: dict) -> list[dict]:
+        """The per-level log of the last search (with log_levels), host waits attributed to the last
+        level finished when each wait returned."""
+        n = min(figures["logged"], self.state.log_capacity)
+        log = self.backend.asnumpy(self.state.log[:n * LOG_WORDS]).reshape(n, LOG_WORDS)
+        waits = np.bincount(np.clip(np.asarray(figures["waits"], np.int64) - 2, 0, None),
+                            minlength=max(n, 1))
+        records, previous = [], figures["start_ns"]
+        for row in log:
+            level = int(row[LOG.LEVEL])
+            records.append({"level": level, "direction": "bottomup" if row[LOG.DIRECTION] else "topdown",
+                            "frontier": int(row[LOG.FRONTIER]), "edges": int(row[LOG.EDGES]),
+                            "time": max(0, int(row[LOG.END_NS]) - previous) / 1e9,
+                            "host_syncs": int(waits[level]) if level < waits.shape[0] else 0,
+                            "bytes": 0, "bytes_raw": 0})
+            previous = int(row[LOG.END_NS])
+        return records

@@ -1,0 +1,59 @@
+"""What every launch wrapper in dbfs.ops shares: argument checks for raw kernels, the fixed grid of a
+grid-stride launch, and the arguments that let a kernel read a length or its gate from the device.
+
+Raw kernels read memory blindly, so every wrapper checks dtype and layout first (require_array). A
+length is passed either as a host int or as an int32 device array of one element that the kernel
+reads itself (length_args); a launch with the search's control block runs only when the control block
+says so (gate_args, kernels/common.cuh gate_open).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dbfs.kernels import BLOCK_THREADS, CTL
+
+NULL = np.uint64(0)            # a null device pointer as a kernel argument
+MAX_BLOCKS = 4096              # grid of the grid-stride launches: ~30 blocks per multiprocessor
+
+
+def require_array(name, array, dtype):
+    """Insist on the dtype and a 1-D C-contiguous layout."""
+    if array.dtype != dtype or array.ndim != 1 or not array.flags.c_contiguous:
+        raise TypeError(f"{name} must be a 1-D C-contiguous {np.dtype(dtype).name} array, got "
+                        f"{array.dtype} with shape {array.shape}")
+
+
+def blocks_for(items: int, per_block: int = BLOCK_THREADS) -> int:
+    """Blocks of a grid-stride launch over `items` (at least one, at most MAX_BLOCKS)."""
+    return max(1, min(MAX_BLOCKS, -(-int(items) // per_block)))
+
+
+def length_args(length) -> tuple:
+    """(device pointer or NULL, host int32) for a kernel that takes a length either way: an int32
+    device array of one element is read by the kernel, an int is passed by value."""
+    if isinstance(length, (int, np.integer)):
+        return NULL, np.int32(length)
+    require_array("length", length, np.int32)
+    return length, np.int32(0)
+
+
+def host_length(length) -> int:
+    """A length given either way, read on the host (NumPy twins only: a device read would sync)."""
+    return int(length) if isinstance(length, (int, np.integer)) else int(length[0])
+
+
+def gate_args(control, steps: int = 0, form: int = -1) -> tuple:
+    """(control block or NULL, step mask, form) for a gated kernel; control None: always runs."""
+    if control is None:
+        return NULL, np.int32(0), np.int32(-1)
+    require_array("control", control, np.int64)
+    return control, np.int32(steps), np.int32(form)
+
+
+def gate_open(control, steps: int, form: int = -1) -> bool:
+    """NumPy twin of kernels/common.cuh gate_open."""
+    if control is None:
+        return True
+    step = int(control[CTL.STEP])
+    return bool((steps >> step) & 1) and (form < 0 or int(control[CTL.FORM]) == form)

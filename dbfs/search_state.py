@@ -1,0 +1,105 @@
+"""The per-search state of one rank: every array a BFS search writes, separate from the level loop that
+drives it (dbfs.device_loop on one GPU, dbfs.grid_loop on a grid of ranks) and from the graph.
+
+Paper 004, sections 3.2-3.5, with the direction-optimizing additions: the visited bitmap over the
+rank's local rows, the levels and delayed predecessors of the owned block, the two frontier queues
+(C groups of b slots: discoveries grouped by owner grid column, group j being the next frontier), the
+degree-scan scratch of the expansion, and, where the grid or the direction needs them, the gathered
+column frontier, the fold receive buffer, the bottom-up bitmaps, the predecessor-exchange buffers and
+the one-GPU loop's control block and per-level log.
+
+One table (`layout`) says what is allocated for a grid and direction, so the memory planner counts
+exactly what the constructor allocates. Parents are int32 when every global id fits (the validator and
+the report take either); on a 1x1 grid the discoverer array is the parent array itself (a local column
+is a global id there), so a search leaves its result in place and nothing is copied.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dbfs.kernels import CTL_WORDS, LOG_WORDS, SCAN_TILE, STAT_WORDS
+from dbfs.ops.level_control import SLOT_WORDS
+
+
+def parent_dtype(grid) -> np.dtype:
+    """int32 when every global id (and -1) fits, else int64."""
+    return np.dtype(np.int32 if grid.n_vertices <= np.iinfo(np.int32).max else np.int64)
+
+
+def layout(grid, direction: str, log_capacity: int = 0) -> dict:
+    """{array name: (dtype, length)} of a rank's search state (see the module docstring)."""
+    b, R, C = grid.block, grid.R, grid.C
+    rows, cols = grid.rows_per_rank, grid.cols_per_rank
+    one_gpu = grid.size == 1
+    parts = {
+        "visited": (np.uint32, rows // 32),
+        "level": (np.int32, b),
+        "pred_row": (np.int32, rows),           # discoverer local column of each local row
+        "queue0": (np.int32, C * b),
+        "queue1": (np.int32, C * b),
+        "counts0": (np.int32, C),
+        "counts1": (np.int32, C),
+        "stats": (np.int64, STAT_WORDS),
+        "cumul": (np.int64, cols + 1),          # the expansion's degree scan (ExpandScratch)
+        "tile_sums": (np.int64, max(1, -(-cols // SCAN_TILE))),
+    }
+    if not one_gpu:
+        parts["pred_col"] = (np.int32, b)        # the discoverer's grid column (delayed predecessor)
+        parts["parent"] = (parent_dtype(grid), b)
+        parts["count"] = (np.int32, 1)           # scratch counter of message decoding
+    if C > 1:
+        parts["recv"] = (np.int32, (C - 1) * b)  # fold messages, decoded
+        parts["pred_gathered"] = (np.int32, rows)
+        parts["sent_presence"] = (np.uint32, (C - 1) * b // 32)
+        parts["recv_presence"] = (np.uint32, (C - 1) * b // 32)
+        parts["presence_starts"] = (np.int32, b // 32 + 1)
+    if R > 1:
+        parts["front"] = (np.int32, cols)        # the column's frontier, gathered
+    if direction == "auto":
+        parts["col_front"] = (np.uint32, cols // 32)   # frontier bitmap of the local columns
+        parts["segment"] = (np.uint32, b // 32)        # the rotating row segment's state
+    if one_gpu:
+        parts["control"] = (np.int64, CTL_WORDS)
+        parts["slots"] = (np.int64, 3 * SLOT_WORDS)
+        parts["log"] = (np.int64, log_capacity * LOG_WORDS)
+    return {name: (np.dtype(dtype), int(n)) for name, (dtype, n) in parts.items()}
+
+
+def layout_bytes(grid, direction: str, log_capacity: int = 0) -> int:
+    return sum(dtype.itemsize * n for dtype, n in layout(grid, direction, log_capacity).values())
+
+
+class SearchState:
+    """The arrays of `layout` on the backend's device, as attributes; `reset` before each search."""
+
+    def __init__(self, backend, grid, direction: str, log_capacity: int = 0):
+        self.backend, self.grid, self.direction = backend, grid, direction
+        self.log_capacity = log_capacity
+        xp = backend.xp
+        self.names = layout(grid, direction, log_capacity)
+        for name, (dtype, n) in self.names.items():
+            setattr(self, name, xp.zeros(n, dtype))
+        if grid.size == 1:
+            self.parent = self.pred_row         # a local column is a global id on one rank
+        self.words = grid.block // 32
+
+    def own_front(self, i: int):
+        """This rank's frontier bitmap: segment i of the column frontier (rank (i, j))."""
+        return self.col_front[i * self.words:(i + 1) * self.words]
+
+    def arrays(self) -> dict:
+        """{name: device array} of everything allocated (the memory planner's test reads it)."""
+        return {name: getattr(self, name) for name in self.names}
+
+    def reset(self) -> None:
+        """Before a search (untimed): nothing visited, no levels or parents, empty queues."""
+        self.visited.fill(0)
+        self.level.fill(-1)
+        self.pred_row.fill(-1)
+        if self.grid.size > 1:
+            self.parent.fill(-1)
+            self.pred_col.fill(-1)
+        self.counts0.fill(0)
+        self.counts1.fill(0)
+        self.stats.fill(0)
