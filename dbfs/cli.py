@@ -85,7 +85,8 @@ def info_parser() -> argparse.ArgumentParser:
 _TOOLS = {
     "convert": ("dbfs.convert", "Import a graph file into the HDF5 graph store read by --graph "
                                 "(streaming, bounded memory)."),
-    "generate": ("dbfs.generate", "Write the Graph500 Kronecker edge list to an HDF5 file."),
+    "generate": ("dbfs.generate", "Write the Graph500 Kronecker edge list, or a 2D or 3D lattice, to an "
+                                  "HDF5 file."),
     "ws": ("dbfs.ws.main", "Single-node mode: vertex programs on the local GPUs with Warp Segmentation "
                            "(or VWC) and Vertex Refinement between GPUs."),
 }
