@@ -10,6 +10,7 @@ import pytest
 from mpi4py import MPI
 
 from dbfs import edgelist, families
+from test_collect import import_script
 
 pytestmark = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1,
                                 reason="one-process script: runs in the single-rank pass")
@@ -52,17 +53,19 @@ def test_export_keeps_large_ids_and_zeros(tmp_path):
     assert lines == [f"{a}\t{b}" for a, b in zip(ids.tolist(), ids[::-1].tolist())]
 
 
-def test_export_errors_are_one_line(tmp_path):
+def test_export_errors_are_one_line(tmp_path, capsys, monkeypatch):
+    exporter = import_script("export_edges")
+    monkeypatch.chdir(tmp_path)
     families.write_lattice(tmp_path / "l.h5", families.Lattice((4, 4)), MPI.COMM_SELF)
     (tmp_path / "old.el").write_text("keep me\n")
     cases = [(("missing.h5", "x.el"), "no such file"),
              (("l.h5", "old.el"), "already exists"),
              (("l.h5", "nodir/x.el"), "does not exist")]
     for args, message in cases:
-        done = export(*args, cwd=tmp_path)
-        assert done.returncode == 2, done
-        assert done.stderr.count("\n") == 1 and message in done.stderr and "error" in done.stderr, done.stderr
+        assert exporter.main(list(args)) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err and err.startswith("export_edges: error: "), err
     assert (tmp_path / "old.el").read_text() == "keep me\n"
-    assert export("l.h5", "old.el", "--force", cwd=tmp_path).returncode == 0
+    assert exporter.main(["l.h5", "old.el", "--force"]) == 0
     assert len((tmp_path / "old.el").read_text().splitlines()) == 24
     assert sorted(p.name for p in tmp_path.iterdir()) == ["l.h5", "old.el"]

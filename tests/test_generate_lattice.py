@@ -3,12 +3,7 @@ ranks, partition-cache keys that tell lattices apart, user errors (one line, exi
 and a main-mode run on a lattice file that validates and matches a serial BFS."""
 
 import argparse
-import json
-import os
-import shutil
 import sys
-import tempfile
-from pathlib import Path
 
 import h5py
 import numpy as np
@@ -17,31 +12,16 @@ from mpi4py import MPI
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import shortest_path
 
-from dbfs import cli, edgelist, families, generate, harness
+from dbfs import edgelist, families, generate
 from dbfs.errors import DbfsError
 from dbfs.source import GraphSource
+from test_generate_cli import parse, shared_dir  # noqa: F401 (shared_dir: a fixture)
+from test_graph_runs import run
 from test_harness import launch, mpiexec
 
 WORLD = MPI.COMM_WORLD
 single_rank_only = pytest.mark.skipif(WORLD.Get_size() > 1,
                                       reason="starts its own processes: runs in the single-rank pass")
-
-
-def parse(*argv) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    generate.add_arguments(parser)
-    return parser.parse_args([str(a) for a in argv])
-
-
-@pytest.fixture
-def shared_dir():
-    """A fresh directory made by rank 0, known to every rank, removed after the test."""
-    path = tempfile.mkdtemp(prefix="dbfs-lattice-") if WORLD.Get_rank() == 0 else None
-    path = Path(WORLD.bcast(path, root=0))
-    yield path
-    WORLD.Barrier()
-    if WORLD.Get_rank() == 0:
-        shutil.rmtree(path)
 
 
 def file_edges(path):
@@ -59,8 +39,8 @@ def assert_same_edges(a, b):
 def test_lattice_file_holds_the_family_edges_and_attributes(shared_dir):
     out = shared_dir / "l.h5"
     dims, fraction, seed = (150, 101), 0.2, (7, 8)
-    assert generate.main(parse("--lattice", "150x101", "--remove-fraction", fraction, "--seed", "7,8",
-                               "--out", out)) == 0
+    assert generate.main(parse("--lattice", "150x101", "--remove-fraction", str(fraction), "--seed", "7,8",
+                               "--out", str(out))) == 0
     WORLD.Barrier()
     n, src, dst = families.lattice_graph(dims, fraction, seed)
     got_src, got_dst = file_edges(out)
@@ -81,7 +61,7 @@ def test_lattice_file_holds_the_family_edges_and_attributes(shared_dir):
     assert_same_edges(shared_dir / "chunked.h5", out)
     assert_same_edges(shared_dir / "alone.h5", out)
     # --no-scramble: the row-major ids; without removal, every lattice edge
-    generate.main(parse("--lattice", "6x5x4", "--no-scramble", "--out", out, "--force"))
+    generate.main(parse("--lattice", "6x5x4", "--no-scramble", "--out", str(out), "--force"))
     WORLD.Barrier()
     _, src, dst = families.lattice_graph((6, 5, 4), scramble=False)
     assert np.array_equal(file_edges(out)[0], src) and np.array_equal(file_edges(out)[1], dst)
@@ -114,7 +94,7 @@ def test_partition_cache_keys_tell_lattices_apart(shared_dir):
                 "d": ("8x4", "--remove-fraction", "0.5"), "e": ("8x4", "--no-scramble"),
                 "f": ("8x4", "--seed", "2,4")}
     for name, options in variants.items():
-        generate.main(parse("--lattice", *options, "--out", shared_dir / f"{name}.h5"))
+        generate.main(parse("--lattice", *options, "--out", str(shared_dir / f"{name}.h5")))
     WORLD.Barrier()
     keys = {name: content_key(shared_dir / f"{name}.h5") for name in variants}
     assert keys["a"] == keys["a_again"]
@@ -140,7 +120,7 @@ def test_partition_cache_keys_tell_lattices_apart(shared_dir):
 ])
 def test_bad_lattice_requests_are_collective_errors(argv, message, tmp_path):
     with pytest.raises(DbfsError, match=message) as error:
-        generate.main(parse(*argv, "--out", tmp_path / "x.h5"))
+        generate.main(parse(*argv, "--out", str(tmp_path / "x.h5")))
     assert error.value.collective
     assert list(tmp_path.iterdir()) == []
 
@@ -162,27 +142,11 @@ def test_cli_errors_are_one_line_and_leave_nothing(argv, message, tmp_path):
 
 
 # ------------------------------------------------------------------------------ runs on a lattice
-def run(*argv):
-    """harness.main in this process on every rank; returns the JSON report."""
-    report = None
-    if WORLD.Get_rank() == 0:
-        handle, report = tempfile.mkstemp(suffix=".json")
-        os.close(handle)
-    report = WORLD.bcast(report, root=0)
-    harness.main(cli.main_parser().parse_args([*map(str, argv), "--backend", "cpu", "--json", report]))
-    WORLD.Barrier()
-    doc = json.loads(Path(report).read_text())
-    WORLD.Barrier()
-    if WORLD.Get_rank() == 0:
-        os.remove(report)
-    return doc
-
-
 @pytest.mark.mpi(min_size=1)
 @pytest.mark.parametrize("options", [("31x17",), ("9x8x7", "--remove-fraction", "0.3")])
 def test_search_on_a_lattice_file_validates_and_matches_a_serial_bfs(shared_dir, options):
     out = shared_dir / "lattice.h5"
-    generate.main(parse("--lattice", *options, "--out", out))
+    generate.main(parse("--lattice", *options, "--out", str(out)))
     WORLD.Barrier()
     doc = run("--graph", out, "--roots", 2, "--log-levels")
     assert doc["NBFS"] == len(doc["searches"]) == 2
