@@ -298,8 +298,8 @@ def add_arguments(parser, graph_group) -> None:
                         help="with --lattice: remove each edge with probability F, 0 <= F < 1, decided by a "
                              "hash of the edge and --seed")
     parser.add_argument("--no-scramble", action="store_true",
-                        help="with --lattice: keep the row-major vertex ids (default: relabel them by a "
-                             "pseudo-random bijection keyed by --seed)")
+                        help="with --lattice: keep the row-major vertex ids instead of relabelling them by "
+                             "a pseudo-random bijection keyed by --seed")
 
 
 def reject_lattice_options(args) -> None:
