@@ -2,7 +2,7 @@
 
     mpirun -n P python -m dbfs --scale S [--grid RxC] [--roots N | --root V] [--json FILE]
     python -m dbfs info
-    mpirun -n P python -m dbfs generate --scale S --out FILE.h5
+    mpirun -n P python -m dbfs generate (--scale S | --lattice RxC[xD]) --out FILE.h5
     python -m dbfs convert INPUT --out G.h5 [--format snap|mtx|metis|g500|g500-packed]
     python -m dbfs ws --algo bfs|sssp|sswp|cc|pr (--scale S | --graph FILE.h5) [--gpus N]
 """
@@ -28,7 +28,7 @@ def main_parser() -> argparse.ArgumentParser:
         prog="python -m dbfs", formatter_class=_formatter,
         description="Distributed 2D-partitioned BFS with Graph500 generation, validation and report.",
         epilog="Other commands: `python -m dbfs info` (backend, MPI, GPU binding), "
-               "`python -m dbfs generate --help` (write a Graph500 edge list to HDF5), "
+               "`python -m dbfs generate --help` (write a Graph500 edge list or a lattice to HDF5), "
                "`python -m dbfs convert --help` (import SNAP, Matrix Market, METIS, Graph500 files).")
     src = p.add_argument_group("graph (one of)")
     src.add_argument("--scale", type=int, help="Graph500 scale: 2^SCALE vertices")
@@ -85,7 +85,8 @@ def info_parser() -> argparse.ArgumentParser:
 _TOOLS = {
     "convert": ("dbfs.convert", "Import a graph file into the HDF5 graph store read by --graph "
                                 "(streaming, bounded memory)."),
-    "generate": ("dbfs.generate", "Write the Graph500 Kronecker edge list to an HDF5 file."),
+    "generate": ("dbfs.generate", "Write the Graph500 Kronecker edge list, or a 2D or 3D lattice, to an "
+                                  "HDF5 file."),
     "ws": ("dbfs.ws.main", "Single-node mode: vertex programs on the local GPUs with Warp Segmentation "
                            "(or VWC) and Vertex Refinement between GPUs."),
 }

@@ -3,6 +3,7 @@
 Every rank generates its balanced share of the edges (graph500.generator, on the GPU when the backend
 has one) chunk by chunk and writes it in place into the shared file (dbfs.edgelist); the result is
 identical for any number of ranks and to the reference generator 3.0.0 with the same seeds.
+`--lattice` writes a 2D or 3D lattice instead (dbfs.families).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import time
 
 import numpy as np
 
-from dbfs import edgelist, runtime
+from dbfs import edgelist, families, runtime
 from dbfs.backend import select
 from dbfs.errors import DbfsError
 from graph500.generator import (DEFAULT_SEED, GENERATOR_NAME, MAX_SCALE, check_parameters, edge_count,
@@ -24,8 +25,9 @@ PROGRESS_SECONDS = 5.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--scale", type=int, required=True,
-                        help=f"log2 of the number of vertices (1..{MAX_SCALE})")
+    graph = parser.add_mutually_exclusive_group(required=True)
+    graph.add_argument("--scale", type=int, help=f"log2 of the number of vertices (1..{MAX_SCALE})")
+    families.add_arguments(parser, graph)
     parser.add_argument("--edgefactor", type=int, default=16,
                         help="edges per vertex: the file holds edgefactor * 2^scale tuples (default 16)")
     parser.add_argument("--seed", default=",".join(map(str, DEFAULT_SEED)),
@@ -71,6 +73,9 @@ class _Progress:
 
 def main(args: argparse.Namespace) -> int:
     seed = parse_seed(args.seed)
+    if args.lattice is not None:
+        return families.generate_lattice(args, seed, _Progress)
+    families.reject_lattice_options(args)
     check_parameters(args.scale, args.edgefactor, seed)
     n_edges = edge_count(args.scale, args.edgefactor)
     edgelist.check_target(args.out, args.force)
