@@ -1,11 +1,17 @@
-"""Device measurement of the main mode on one GPU: host overhead per BFS level, the expansion kernel's
-achieved bandwidth against the measured device-copy ceiling, and the edges-per-thread sweep.
+"""Device profile of the main mode's level loop on one GPU: per search and per level, for several loop
+variants on the same graph and roots.
 
-Every RawKernel launch is bracketed by CUDA events; a level's host overhead is its wall time minus the
-summed kernel times of that level (the small count copies are charged to the overhead, so the figure
-is an upper bound). Writes one JSON document (machine, date, command, figures).
+For each variant (direction x small-level edge limit x edges per thread) it runs one untimed warm-up and
+then every root with the per-level log, and reports: the mean search time and harmonic-mean TEPS, the
+levels and host synchronisations per search, the time of the levels whose frontier is under
+--small-frontier vertices (median, 90th percentile, sum), the host overhead per level (search wall
+time minus the summed device times of its levels, divided by the levels), and the heaviest level. The
+per-level times come from the GPU's global timer (written by the kernels), so nothing in the loop is
+synchronised to measure it. Every variant must give each root the same visited count, depth and edge
+count. Writes one JSON document (machine, date, command, figures).
 
-    python scripts/profile_levels.py --scale 24 --roots 8 --out result.json
+    python scripts/profile_levels.py --scale 26 --roots 16 --small-edges default,0 --out p.json
+    python scripts/profile_levels.py --graph lattice.h5 --roots 16 --direction auto --out q.json
 """
 
 from __future__ import annotations
@@ -17,19 +23,20 @@ import socket
 import sys
 import time
 
-import cupy
 import numpy as np
 
-import dbfs.bfs as bfs_module
 from dbfs.backend import Backend
+from dbfs.bfs import BFS
 from dbfs.build import build_from_edges
+from dbfs.device_loop import DEFAULT_SMALL_EDGES
+from dbfs.edgelist import graph_info, read_edge_slice
 from dbfs.graph import GridComms
 from dbfs.grid import Grid
 from graph500.generator import generate_edges
 from graph500.roots import sample_roots
 
 
-def copy_ceiling(nbytes: int = 4 << 30) -> float:
+def copy_ceiling(cupy, nbytes: int = 4 << 30) -> float:
     """Bytes/s of a large device-to-device copy, counting bytes read plus bytes written."""
     a = cupy.ones(nbytes // 4, cupy.float32)
     b = cupy.empty_like(a)
@@ -47,123 +54,104 @@ def copy_ceiling(nbytes: int = 4 << 30) -> float:
     return 2 * nbytes / seconds
 
 
-class KernelClock:
-    """Wraps the backend's compiled modules so that every kernel launch is timed with events."""
-
-    def __init__(self, backend):
-        self.levels = []          # per level: list of (kernel name, start event, stop event)
-        original = backend.module
-
-        def module(name):
-            return _TimedModule(original(name), self)
-        backend.module = module
-
-    def new_level(self):
-        self.levels.append([])
-
-    def record(self, name, launch):
-        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-        start.record()
-        launch()
-        stop.record()
-        if self.levels and name != "resolve_parents":   # launched once after the last level
-            self.levels[-1].append((name, start, stop))
-
-    def level_kernel_ms(self):
-        for events in self.levels:
-            for _, _, stop in events:
-                stop.synchronize()
-        return [{name: sum(cupy.cuda.get_elapsed_time(a, b) for n, a, b in events if n == name)
-                 for name in {n for n, _, _ in events}} for events in self.levels]
+def load_graph(args, backend):
+    """The 1x1 graph (CSC and, for bottom-up, its row-major copy) from the generator or a file."""
+    xp = backend.xp
+    if args.graph:
+        info = graph_info(args.graph)
+        n, directed = info.n_vertices, info.directed
+        src, dst = read_edge_slice(args.graph, 0, info.n_edges)[:2]
+    else:
+        n, directed = 1 << args.scale, False
+        src, dst = generate_edges(args.scale, args.edgefactor, 0, args.edgefactor << args.scale, xp=xp)[:2]
+    comms = GridComms.create(Grid(1, 1, n))
+    graph = build_from_edges(comms, backend, src, dst, n, symmetric=not directed, row_major=True)
+    return graph, n
 
 
-class _TimedModule:
-    def __init__(self, module, clock):
-        self.module, self.clock = module, clock
-
-    def get_function(self, name):
-        fn = self.module.get_function(name)
-        clock = self.clock
-        return lambda grid, block, args, **kw: clock.record(name, lambda: fn(grid, block, args, **kw))
+def profile(bfs, roots, small_frontier: int) -> dict:
+    bfs.search(int(roots[0]))
+    searches, small, overhead = [], [], []
+    for root in roots:
+        result = bfs.search(int(root), log_levels=True)
+        device = sum(row["time"] for row in result.levels)
+        overhead.append((result.time - device) / max(1, len(result.levels)))
+        small += [row["time"] for row in result.levels if row["frontier"] < small_frontier]
+        heaviest = max(result.levels, key=lambda row: row["edges"], default=None)
+        searches.append({"root": int(root), "time": result.time, "nedge": result.nedge, "depth": result.depth,
+                         "visited": result.visited, "levels": len(result.levels),
+                         "host_syncs": result.host_syncs, "phases": result.phases, "heaviest_level": heaviest})
+    times = np.array([s["time"] for s in searches])
+    nedges = np.array([s["nedge"] for s in searches])
+    small = np.array(small) if small else np.zeros(1)
+    return {"mean_time": float(times.mean()),
+            "harmonic_mean_TEPS": float(len(times) / np.sum(times / np.maximum(nedges, 1))),
+            "levels_per_search": float(np.mean([s["levels"] for s in searches])),
+            "host_syncs_per_search": float(np.mean([s["host_syncs"] for s in searches])),
+            "host_overhead_per_level_us": 1e6 * float(np.median(overhead)),
+            "small_levels": {"frontier_below": small_frontier, "count": int(small.size),
+                             "median_us": 1e6 * float(np.median(small)),
+                             "p90_us": 1e6 * float(np.percentile(small, 90)),
+                             "sum_ms_per_search": 1e3 * float(small.sum()) / len(searches)},
+            "searches": searches}
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scale", type=int, default=24)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    source = ap.add_mutually_exclusive_group(required=True)
+    source.add_argument("--scale", type=int, help="Graph500 Kronecker scale")
+    source.add_argument("--graph", help="graph-store file (dbfs generate / convert)")
     ap.add_argument("--edgefactor", type=int, default=16)
     ap.add_argument("--roots", type=int, default=8)
-    ap.add_argument("--edges-per-thread", default="1,2,4,8")
+    ap.add_argument("--direction", default="auto,topdown", help="comma-separated directions")
+    ap.add_argument("--small-edges", default="default,0",
+                    help=f"comma-separated small-level edge limits ('default' = {DEFAULT_SMALL_EDGES}; "
+                         "0: every level a bulk level)")
+    ap.add_argument("--edges-per-thread", default="4")
+    ap.add_argument("--small-frontier", type=int, default=10_000,
+                    help="levels with a frontier under this many vertices count as small levels")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
 
+    import cupy
     backend = Backend("gpu", 0)
-    ceiling = copy_ceiling()
-    n = 1 << args.scale
-    src, dst = generate_edges(args.scale, args.edgefactor, 0, args.edgefactor << args.scale, xp=cupy)
-    comms = GridComms.create(Grid(1, 1, n))
-    graph = build_from_edges(comms, backend, src, dst, n)
-    del src, dst
-    has_edge = backend.asnumpy(graph.has_edge)
+    ceiling = copy_ceiling(cupy)
+    t0 = time.perf_counter()
+    graph, n = load_graph(args, backend)
+    backend.sync()
+    print(f"graph: {n} vertices, {graph.nnz} CSC entries, built in {time.perf_counter() - t0:.1f} s",
+          file=sys.stderr)
+    has_edge = backend.asnumpy(graph.degree) > 0
     roots = sample_roots(n, args.roots, lambda c: has_edge[c])
-
-    sweep = {}
-    for ept in (int(x) for x in args.edges_per_thread.split(",")):
-        bfs = bfs_module.BFS(graph, edges_per_thread=ept)
-        bfs.search(int(roots[0]))
-        times, nedges = [], []
-        for root in roots:
-            result = bfs.search(int(root))
-            times.append(result.time)
-            nedges.append(result.nedge)
-        bfs.close()
-        sweep[ept] = {"harmonic_mean_TEPS": len(times) / sum(t / m for t, m in zip(times, nedges)),
-                      "mean_time": float(np.mean(times))}
-        print(f"edges/thread {ept}: {sweep[ept]['harmonic_mean_TEPS'] / 1e9:.2f} GTEPS", file=sys.stderr)
-    best = max(sweep, key=lambda k: sweep[k]["harmonic_mean_TEPS"])
-
-    clock = KernelClock(backend)
-    original_expand = bfs_module.expand
-
-    def expand_marking_levels(*a, **kw):
-        clock.new_level()
-        return original_expand(*a, **kw)
-    bfs_module.expand = expand_marking_levels
-    import dbfs.ops.expand as expand_module
-    expand_module._functions.clear()
-    bfs = bfs_module.BFS(graph, edges_per_thread=best)
-    bfs.search(int(roots[0]))
-    levels_out = []
-    for root in roots:
-        clock.levels = []
-        result = bfs.search(int(root), log_levels=True)
-        kernel_ms = clock.level_kernel_ms()
-        for row, kms in zip(result.levels, kernel_ms):
-            expand_kernels = sum(v for k, v in kms.items() if k.startswith("expand_frontier"))
-            useful_bytes = 4 * row["edges"] + 20 * row["frontier"]
-            levels_out.append({
-                "root": int(root), "level": row["level"], "frontier": row["frontier"],
-                "edges": row["edges"], "wall_ms": 1e3 * row["time"], "kernel_ms": sum(kms.values()),
-                "host_overhead_us": 1e3 * (1e3 * row["time"] - sum(kms.values())),
-                "expand_kernel_ms": expand_kernels,
-                "expand_GBps": useful_bytes / (expand_kernels / 1e3) / 1e9 if expand_kernels else None})
-    bfs.close()
-    overhead = [x["host_overhead_us"] for x in levels_out]
-    heavy = max(levels_out, key=lambda x: x["edges"])
+    variants, reference = {}, {}
+    for direction in args.direction.split(","):
+        for small in args.small_edges.split(","):
+            small_edges = DEFAULT_SMALL_EDGES if small == "default" else int(small)
+            for ept in (int(x) for x in args.edges_per_thread.split(",")):
+                name = f"{direction} small_edges={small_edges} edges_per_thread={ept}"
+                bfs = BFS(graph, edges_per_thread=ept, direction=direction, small_edges=small_edges)
+                figures = profile(bfs, roots, args.small_frontier)
+                for s in figures["searches"]:
+                    key = (s["visited"], s["depth"], s["nedge"])
+                    if reference.setdefault(s["root"], key) != key:
+                        raise SystemExit(f"{name}: root {s['root']} gives {key}, another variant "
+                                         f"{reference[s['root']]}")
+                variants[name] = figures
+                print(f"{name}: {1e3 * figures['mean_time']:.3f} ms, "
+                      f"{figures['harmonic_mean_TEPS'] / 1e9:.2f} GTEPS, "
+                      f"{figures['levels_per_search']:.0f} levels, "
+                      f"{figures['host_syncs_per_search']:.1f} host syncs per search, small levels median "
+                      f"{figures['small_levels']['median_us']:.1f} us, overhead per level "
+                      f"{figures['host_overhead_per_level_us']:.2f} us", file=sys.stderr)
     doc = {"machine": socket.gethostname(), "device": backend.describe(),
            "date": datetime.datetime.now().isoformat(timespec="seconds"), "command": " ".join(sys.argv),
-           "scale": args.scale, "edgefactor": args.edgefactor, "roots": [int(r) for r in roots],
-           "copy_ceiling_GBps": ceiling / 1e9, "edges_per_thread_sweep": sweep, "best_edges_per_thread": best,
-           "host_overhead_us": {"median": float(np.median(overhead)), "max": float(np.max(overhead)),
-                                "mean": float(np.mean(overhead))},
-           "heaviest_level": heavy, "levels": levels_out}
+           "graph": args.graph or f"kronecker scale {args.scale} edgefactor {args.edgefactor}",
+           "n_vertices": n, "csc_entries": graph.nnz, "roots": [int(r) for r in roots],
+           "copy_ceiling_GBps": ceiling / 1e9, "variants": variants}
     with open(args.out, "w") as f:
         json.dump(doc, f, indent=1)
-    print(f"copy ceiling {ceiling / 1e9:.0f} GB/s; best edges/thread {best}; host overhead per level "
-          f"median {doc['host_overhead_us']['median']:.0f} us max {doc['host_overhead_us']['max']:.0f} us; "
-          f"heaviest level expand {heavy['expand_GBps']:.0f} GB/s useful", file=sys.stderr)
 
 
 if __name__ == "__main__":
-    t0 = time.time()
     main()
-    print(f"profile done in {time.time() - t0:.1f} s", file=sys.stderr)

@@ -1,15 +1,19 @@
 """Main-mode correctness: the distributed BFS against a serial BFS on the same edges, every grid of the
-job's size, Graph500 graphs of scales 8-14 and random graphs with several components, top-down and
-direction-optimizing, with every message encoding. The tests adapt to the world size (any number of
-ranks, also plain pytest)."""
+job's size, Graph500 graphs of scales 8-14, random graphs with several components and high-diameter
+graphs (a lattice with holes, a 3D lattice, a long path with branches, a disconnected graph; roots in
+small components too), top-down and direction-optimizing, with every message encoding. On one rank
+the device-driven loop runs both ways: small levels in the persistent kernel and every level as a bulk
+level. The tests adapt to the world size (any number of ranks, also plain pytest)."""
 
 import numpy as np
 import pytest
 from mpi4py import MPI
 
+from dbfs import families
 from dbfs.backend import Backend, gpu_count
 from dbfs.bfs import BFS
 from dbfs.build import build_from_edges
+from dbfs.kernels import SMALL_MAX_DEGREE
 from dbfs.graph import GridComms
 from dbfs.grid import Grid
 from graph500.generator import edge_range, generate_edges
@@ -32,6 +36,9 @@ def owned_ids(graph):
 
 ALL_VARIANTS = [(d, e) for d in ("topdown", "auto") for e in ("list", "adaptive", "bitmap")]
 MAIN_VARIANTS = [("topdown", "list"), ("auto", "adaptive")]
+# Frontier-edge limits of the persistent small-level kernel (one rank): the default, none (every
+# level is a bulk level), and all (every level whose vertices are light enough runs there).
+SMALL_EDGES = (None, 0, 1 << 40)
 
 
 class SerialReference:
@@ -67,8 +74,9 @@ def check_search(bfs, graph, reference, root):
 
 def run_grids(backend, n_vertices, src, dst, roots=None, nroots=4, variants=ALL_VARIANTS, comm="mpi"):
     """Build (over the transport `comm`) and search every grid of the world's size with every
-    (direction, encoding) variant; the per-root figures must not depend on either. Returns the set of
-    directions the levels took."""
+    (direction, encoding) variant -- on one rank with every small-level limit instead of every
+    encoding; the per-root figures must not depend on any of it. Returns the set of directions the
+    levels took."""
     figures, directions = {}, set()
     reference = SerialReference(n_vertices, src, dst)
     for R, C in grids_of(WORLD.Get_size()):
@@ -81,11 +89,13 @@ def run_grids(backend, n_vertices, src, dst, roots=None, nroots=4, variants=ALL_
             has_edge[src[src != dst]] = has_edge[dst[src != dst]] = True
             roots = sample_roots(n_vertices, nroots, lambda c: has_edge[c])
         for direction, encoding in variants:
-            bfs = BFS(graph, direction=direction, encoding=encoding, comm=comm)
-            results = [check_search(bfs, graph, reference, int(r)) for r in roots]
-            figures[(R, C, direction, encoding)] = [f for f, _ in results]
-            directions.update(*(d for _, d in results))
-            bfs.close()
+            for small_edges in SMALL_EDGES if R * C == 1 else (None,):
+                options = {} if small_edges is None else {"small_edges": small_edges}
+                bfs = BFS(graph, direction=direction, encoding=encoding, comm=comm, **options)
+                results = [check_search(bfs, graph, reference, int(r)) for r in roots]
+                figures[(R, C, direction, encoding, small_edges)] = [f for f, _ in results]
+                directions.update(*(d for _, d in results))
+                bfs.close()
         comms.free()
     first = next(iter(figures.values()))
     assert all(f == first for f in figures.values()), figures
@@ -110,6 +120,56 @@ def test_several_components_isolated_vertices_and_padding():
     run_grids(Backend("cpu"), n, src, dst, roots=[0, 200, 250, 299, 7])
 
 
+HIGH_DIAMETER = {
+    "lattice with holes": families.lattice_with_holes,
+    "3D lattice": lambda: families.lattice_graph((12, 9, 7), remove_fraction=0.1),
+    "caterpillar": families.caterpillar,
+    "several components": families.several_components,
+}
+
+
+@pytest.mark.parametrize("name", sorted(HIGH_DIAMETER))
+def test_high_diameter_levels_match_serial(name):
+    """Hundreds of levels; roots in the main component and in small ones, isolated vertices too."""
+    n, src, dst = HIGH_DIAMETER[name]()
+    sizes = np.bincount(np.concatenate((src, dst)), minlength=n)
+    roots = [int(src[0]), int(dst[-1]), int(np.argmax(sizes == 0)) if (sizes == 0).any() else int(src[-1])]
+    if name == "several components":
+        roots += [int(v) for v in np.unique(src)[-3:]]
+    run_grids(Backend("cpu"), n, src, dst, roots=roots, variants=MAIN_VARIANTS)
+
+
+def test_lattice_tail_stays_top_down():
+    """Beamer's rule goes bottom-up only while the frontier grows: on a lattice, whose frontiers are a
+    tiny part of the graph, the search never turns bottom-up, not even on the last few vertices."""
+    n, src, dst = families.lattice_graph((60, 60), scramble=True)
+    comms = GridComms.create(Grid(*grids_of(WORLD.Get_size())[0], n))
+    lo, hi = edge_range(len(src), WORLD.Get_rank(), WORLD.Get_size())
+    graph = build_from_edges(comms, Backend("cpu"), src[lo:hi], dst[lo:hi], n, row_major=True)
+    bfs = BFS(graph, direction="auto")
+    _, directions = check_search(bfs, graph, SerialReference(n, src, dst), int(src[0]))
+    assert directions == {"topdown"}
+    bfs.close()
+    comms.free()
+
+
+def test_small_level_kernel_hands_heavy_vertices_to_bulk_levels():
+    """One rank: a frontier holding a vertex of more than SMALL_MAX_DEGREE neighbours is a bulk
+    level even under a huge edge limit, and the levels still match the serial BFS."""
+    if WORLD.Get_size() != 1:
+        pytest.skip("the device-driven loop runs on one rank")
+    hub_degree = 4 * SMALL_MAX_DEGREE
+    leaves = np.arange(1, hub_degree + 1)
+    src = np.concatenate(([1000 + 1], leaves, leaves[:20]))
+    dst = np.concatenate(([0], np.zeros(hub_degree, np.int64), leaves[:20] + 2000))
+    n = 3000
+    comms = GridComms.create(Grid(1, 1, n))
+    graph = build_from_edges(comms, Backend("cpu"), src, dst, n, row_major=True)
+    bfs = BFS(graph, direction="topdown", small_edges=1 << 40)
+    result, _ = check_search(bfs, graph, SerialReference(n, src, dst), 1001)
+    comms.free()
+
+
 @pytest.mark.parametrize("alpha, beta", [(1e9, 1e9), (1e-9, 1.0)])
 def test_always_bottom_up_and_never(alpha, beta):
     """Extreme thresholds: every level after the first bottom-up, or top-down throughout."""
@@ -126,15 +186,29 @@ def test_always_bottom_up_and_never(alpha, beta):
         comms.free()
 
 
+def gpu_backend_of_rank():
+    local = MPI.COMM_WORLD.Split_type(MPI.COMM_TYPE_SHARED).Get_rank()
+    return Backend("gpu", local % gpu_count())
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("comm", ["mpi", "nccl"])
 @pytest.mark.parametrize("scale", [10, 14, 16])
 def test_gpu_levels_match_serial(scale, comm):
     from dbfs.exchange import nccl_available, shares_a_gpu
-    local = MPI.COMM_WORLD.Split_type(MPI.COMM_TYPE_SHARED).Get_rank()
-    backend = Backend("gpu", local % gpu_count())
+    backend = gpu_backend_of_rank()
     if comm == "nccl" and (WORLD.Get_size() == 1 or not nccl_available() or shares_a_gpu(WORLD, backend)):
         pytest.skip("NCCL needs several ranks, one GPU each, and the NCCL library")
     src, dst = generate_edges(scale, 16, 0, 16 << scale)[:2]
     directions = run_grids(backend, 1 << scale, src, dst, nroots=4, comm=comm)
     assert directions == {"topdown", "bottomup"}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(HIGH_DIAMETER) + ["lattice 300x300"])
+def test_gpu_high_diameter_levels_match_serial(name):
+    """The persistent small-level kernel across hundreds of levels (and its hand-over to bulk levels)."""
+    n, src, dst = (families.lattice_graph((300, 300), remove_fraction=0.05) if name == "lattice 300x300"
+                   else HIGH_DIAMETER[name]())
+    roots = [int(src[0]), int(dst[-1]), int(src[len(src) // 2])]
+    run_grids(gpu_backend_of_rank(), n, src, dst, roots=roots, variants=MAIN_VARIANTS)
