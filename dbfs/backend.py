@@ -87,10 +87,11 @@ class Backend:
             return 1
         return _multiprocessors(self.device)
 
-    def resident_blocks(self, threads: int) -> int:
-        """Blocks of `threads` threads that fill the GPU once (2048 threads per multiprocessor): the
-        fixed grid of a grid-stride launch."""
-        return self.multiprocessors * max(1, 2048 // threads)
+    def resident_blocks(self, kernel, threads: int) -> int:
+        """Blocks of `threads` threads of `kernel` (a compiled RawKernel) that the GPU holds at once:
+        the grid of a grid-stride launch. More blocks would run in a second wave after the first, each
+        with a full share of the work, and stretch the kernel by up to half."""
+        return self.multiprocessors * _blocks_per_multiprocessor(kernel, threads)
 
     def memory_limit(self) -> int:
         """Bytes this rank may allocate: free device memory, or host memory shared by this node."""
@@ -124,6 +125,12 @@ def host_memory_limit() -> int:
     except OSError:
         pass
     return max(limits) if limits else 2**40
+
+
+@lru_cache(maxsize=None)
+def _blocks_per_multiprocessor(kernel, threads: int) -> int:
+    per_block = -(-kernel.num_regs // 8) * 8 * threads      # registers are allocated by 8 per thread
+    return max(1, min(2048 // threads, 65536 // per_block, 32))
 
 
 @lru_cache(maxsize=None)

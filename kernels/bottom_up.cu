@@ -3,9 +3,10 @@
 //
 // bottom_up_step: every row of the segment whose bit in the incoming state is clear looks for a
 // neighbour in the frontier bitmap through the row-major copy of the block, stopping at the first one
-// found. A warp owns one 32-row word of the state: each lane first walks up to THREAD_EDGES of its own
-// row's entries; rows with more entries left are then searched by the whole warp, 32 entries per step,
-// with a ballot for early exit. The warp writes its word of the outgoing state (the incoming bits plus
+// found. A warp owns one 32-row word of the state: each lane first tests the first THREAD_EDGES entries
+// of its own row (all loads issued before the first test, so a lane waits for two memory round trips,
+// not two per entry); rows with more entries left are then searched by the whole warp, 32 entries per
+// step, with a ballot for early exit. The warp writes its word of the outgoing state (the incoming bits plus
 // the rows found; no atomics: the word is its alone) and the found rows' pred_row (the frontier column
 // found). The incoming and outgoing state may be the same array.
 //
@@ -40,14 +41,26 @@ bottom_up_step(const i64* __restrict__ row_ptr, const i32* __restrict__ col_idx,
         i64 next = 0, end = 0;
         i32 parent = -1;
         if (todo) {
-            next = row_ptr[row];
+            const i64 begin = row_ptr[row];
             end = row_ptr[row + 1];
-            const i64 stop = min(end, next + THREAD_EDGES);
-            for (; next < stop; ++next) {
-                const i32 u = col_idx[next];
-                if (in_frontier(frontier, u)) { parent = u; ++next; break; }
+            const i64 stop = min(end, begin + THREAD_EDGES);
+            i32 u[THREAD_EDGES];
+#pragma unroll
+            for (int e = 0; e < THREAD_EDGES; ++e) u[e] = begin + e < stop ? col_idx[begin + e] : -1;
+            unsigned hits = 0;
+#pragma unroll
+            for (int e = 0; e < THREAD_EDGES; ++e)
+                if (u[e] >= 0 && in_frontier(frontier, u[e])) hits |= 1u << e;
+            if (hits) {
+                const int first = __ffs(hits) - 1;
+#pragma unroll
+                for (int e = 0; e < THREAD_EDGES; ++e)
+                    if (e == first) parent = u[e];
+                next = begin + first + 1;
+            } else {
+                next = stop;
             }
-            checked += next - row_ptr[row];
+            checked += next - begin;
         }
         unsigned heavy = __ballot_sync(0xffffffffu, todo && parent < 0 && next < end);
         while (heavy) {

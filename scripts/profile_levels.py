@@ -7,8 +7,10 @@ levels and host synchronisations per search, the time of the levels whose fronti
 --small-frontier vertices (median, 90th percentile, sum), the host overhead per level (search wall
 time minus the summed device times of its levels, divided by the levels), and the heaviest level. The
 per-level times come from the GPU's global timer (written by the kernels), so nothing in the loop is
-synchronised to measure it. Every variant must give each root the same visited count, depth and edge
-count. Writes one JSON document (machine, date, command, figures).
+synchronised to measure it. With --kernel-times every kernel launch is also bracketed by CUDA events
+(which adds a little to the search times) and the device time per kernel and search is reported.
+Every variant must give each root the same visited count, depth and edge count. Writes one JSON
+document (machine, date, command, figures, and the first search's per-level log of each variant).
 
     python scripts/profile_levels.py --scale 26 --roots 16 --small-edges default,0 --out p.json
     python scripts/profile_levels.py --graph lattice.h5 --roots 16 --direction auto --out q.json
@@ -69,18 +71,58 @@ def load_graph(args, backend):
     return graph, n
 
 
-def profile(bfs, roots, small_frontier: int) -> dict:
+class KernelTimes:
+    """Wraps backend.kernel so that every launch is bracketed by CUDA events; `per_search()` sums the
+    device time per kernel since the last call (after the search has synchronised)."""
+
+    def __init__(self, backend, cupy):
+        self.cupy, self.launches = cupy, []
+        original = backend.kernel
+
+        def kernel(module, name):
+            return _TimedKernel(original(module, name), name, self)
+        backend.kernel = kernel
+
+    def per_search(self) -> dict:
+        totals: dict = {}
+        for name, start, stop in self.launches:
+            stop.synchronize()
+            totals[name] = totals.get(name, 0.0) + self.cupy.cuda.get_elapsed_time(start, stop) / 1e3
+        self.launches = []
+        return totals
+
+
+class _TimedKernel:
+    def __init__(self, kernel, name, clock):
+        self.kernel, self.name, self.clock = kernel, name, clock
+
+    def __getattr__(self, attribute):          # num_regs etc. of the compiled kernel
+        return getattr(self.kernel, attribute)
+
+    def __call__(self, *args, **kwargs):
+        start, stop = self.clock.cupy.cuda.Event(), self.clock.cupy.cuda.Event()
+        start.record()
+        self.kernel(*args, **kwargs)
+        stop.record()
+        self.clock.launches.append((self.name, start, stop))
+
+
+def profile(bfs, roots, small_frontier: int, kernel_times=None) -> dict:
     bfs.search(int(roots[0]))
-    searches, small, overhead = [], [], []
+    if kernel_times:
+        kernel_times.per_search()
+    searches, small, overhead, first_levels = [], [], [], None
     for root in roots:
         result = bfs.search(int(root), log_levels=True)
+        first_levels = first_levels or result.levels
         device = sum(row["time"] for row in result.levels)
         overhead.append((result.time - device) / max(1, len(result.levels)))
         small += [row["time"] for row in result.levels if row["frontier"] < small_frontier]
         heaviest = max(result.levels, key=lambda row: row["edges"], default=None)
         searches.append({"root": int(root), "time": result.time, "nedge": result.nedge, "depth": result.depth,
                          "visited": result.visited, "levels": len(result.levels),
-                         "host_syncs": result.host_syncs, "phases": result.phases, "heaviest_level": heaviest})
+                         "host_syncs": result.host_syncs, "phases": result.phases, "heaviest_level": heaviest,
+                         "kernels": kernel_times.per_search() if kernel_times else None})
     times = np.array([s["time"] for s in searches])
     nedges = np.array([s["nedge"] for s in searches])
     small = np.array(small) if small else np.zeros(1)
@@ -93,7 +135,7 @@ def profile(bfs, roots, small_frontier: int) -> dict:
                              "median_us": 1e6 * float(np.median(small)),
                              "p90_us": 1e6 * float(np.percentile(small, 90)),
                              "sum_ms_per_search": 1e3 * float(small.sum()) / len(searches)},
-            "searches": searches}
+            "searches": searches, "first_search_levels": first_levels}
 
 
 def main() -> None:
@@ -111,6 +153,7 @@ def main() -> None:
     ap.add_argument("--edges-per-thread", default="4")
     ap.add_argument("--small-frontier", type=int, default=10_000,
                     help="levels with a frontier under this many vertices count as small levels")
+    ap.add_argument("--kernel-times", action="store_true", help="time every kernel launch with events")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
 
@@ -122,6 +165,7 @@ def main() -> None:
     backend.sync()
     print(f"graph: {n} vertices, {graph.nnz} CSC entries, built in {time.perf_counter() - t0:.1f} s",
           file=sys.stderr)
+    kernel_times = KernelTimes(backend, cupy) if args.kernel_times else None
     has_edge = backend.asnumpy(graph.degree) > 0
     roots = sample_roots(n, args.roots, lambda c: has_edge[c])
     variants, reference = {}, {}
@@ -131,7 +175,7 @@ def main() -> None:
             for ept in (int(x) for x in args.edges_per_thread.split(",")):
                 name = f"{direction} small_edges={small_edges} edges_per_thread={ept}"
                 bfs = BFS(graph, edges_per_thread=ept, direction=direction, small_edges=small_edges)
-                figures = profile(bfs, roots, args.small_frontier)
+                figures = profile(bfs, roots, args.small_frontier, kernel_times)
                 for s in figures["searches"]:
                     key = (s["visited"], s["depth"], s["nedge"])
                     if reference.setdefault(s["root"], key) != key:

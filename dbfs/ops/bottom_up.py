@@ -47,8 +47,9 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
                                    ("stats", stats, np.int64)):
             require_array(name, array, dtype)
         if nwords:
-            backend.kernel("bottom_up", "bottom_up_step")(
-                (backend.resident_blocks(BLOCK_THREADS),), (BLOCK_THREADS,),
+            step = backend.kernel("bottom_up", "bottom_up_step")
+            step(
+                (backend.resident_blocks(step, BLOCK_THREADS),), (BLOCK_THREADS,),
                 (row_ptr, col_idx, np.int32(row_base), np.int32(nwords), frontier, state_in, state_out,
                  pred_row, stats, gate_args(control)[0]))
         return
@@ -89,8 +90,9 @@ def commit(backend, state, visited, next_frontier, level, pred_col, degree, lvl:
     nwords = int(state.shape[0])
     if backend.is_gpu:
         if nwords:
-            backend.kernel("bottom_up", "bottom_up_commit")(
-                (backend.resident_blocks(BLOCK_THREADS),), (BLOCK_THREADS,),
+            commit_words = backend.kernel("bottom_up", "bottom_up_commit")
+            commit_words(
+                (backend.resident_blocks(commit_words, BLOCK_THREADS),), (BLOCK_THREADS,),
                 (state, visited, next_frontier, np.int32(nwords), level,
                  pred_col if pred_col is not None else NULL, degree, np.int32(lvl), stats,
                  gate_args(control)[0]))

@@ -109,16 +109,18 @@ def _expand_gpu(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, le
                          f"{frontier.shape[0]}")
     count = length_args(length)
     gate = gate_args(control)[0]
-    scan_blocks = min(backend.resident_blocks(BLOCK_THREADS), scratch.tile_sums.shape[0])
-    kernel = backend.kernel
-    kernel("expand", "frontier_tile_degrees")(
-        (scan_blocks,), (BLOCK_THREADS,), (col_ptr, frontier, *count, scratch.tile_sums, gate))
-    kernel("expand", "scan_tile_sums")((1,), (BLOCK_THREADS,), (scratch.tile_sums, *count, gate))
-    kernel("expand", "frontier_degree_scan")(
-        (scan_blocks,), (BLOCK_THREADS,), (col_ptr, frontier, *count, scratch.tile_sums, scratch.cumul, gate))
+    tiles = scratch.tile_sums.shape[0]
+    tile_degrees, scan_tiles, degree_scan, expansion = (
+        backend.kernel("expand", name) for name in ("frontier_tile_degrees", "scan_tile_sums",
+                                                    "frontier_degree_scan", f"expand_frontier_e{edges_per_thread}"))
+    tile_degrees((min(backend.resident_blocks(tile_degrees, BLOCK_THREADS), tiles),), (BLOCK_THREADS,),
+                 (col_ptr, frontier, *count, scratch.tile_sums, gate))
+    scan_tiles((1,), (BLOCK_THREADS,), (scratch.tile_sums, *count, gate))
+    degree_scan((min(backend.resident_blocks(degree_scan, BLOCK_THREADS), tiles),), (BLOCK_THREADS,),
+                (col_ptr, frontier, *count, scratch.tile_sums, scratch.cumul, gate))
     ngroups = dst_cnt.shape[0]
-    kernel("expand", f"expand_frontier_e{edges_per_thread}")(
-        (backend.resident_blocks(BLOCK_THREADS),), (BLOCK_THREADS,),
+    expansion(
+        (backend.resident_blocks(expansion, BLOCK_THREADS),), (BLOCK_THREADS,),
         (col_ptr, row_idx, frontier, *count, scratch.cumul, bitmap, level, pred_row,
          pred_col if pred_col is not None else NULL, degree, np.int32(lvl), np.int32(j),
          np.int32(grid.block), np.int32(ngroups), dst, dst_cnt, stats, gate),
