@@ -65,7 +65,7 @@ class BFS:
         self.graph, self.backend = graph, graph.backend
         grid = graph.grid
         self.one_rank = grid.size == 1
-        self.state = SearchState(self.backend, grid, direction, LOG_CAPACITY if self.one_rank else 0)
+        self.state = SearchState(graph, direction, LOG_CAPACITY if self.one_rank else 0)
         self.clock = PhaseClock(self.backend, PHASES)
         if self.one_rank:
             self.loop = DeviceLoop(graph, self.state, direction, alpha, beta, edges_per_thread, small_edges)

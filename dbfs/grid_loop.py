@@ -75,8 +75,7 @@ class GridLoop:
         self.scratch = ExpandScratch(state.cumul, state.tile_sums)
         self.level_host = self.backend.pinned_empty(STAT_WORDS, np.int64)
         self.counts_host = self.backend.pinned_empty(grid.C, np.int32)
-        w = state.words
-        self.own_visited = state.visited[comms.j * w:(comms.j + 1) * w]
+        self.own_visited = state.own_visited()
         self.own_front = state.own_front(comms.i) if direction == "auto" else None
 
     def close(self) -> None:

@@ -8,6 +8,11 @@ degree-scan scratch of the expansion, and, where the grid or the direction needs
 column frontier, the fold receive buffer, the bottom-up bitmaps, the predecessor-exchange buffers and
 the one-GPU loop's control block and per-level log.
 
+With bottom-up levels, every search starts with the owned vertices that have no edge marked visited:
+no edge can reach them, so top-down never claims them, and a bottom-up level, which examines every
+unvisited row, skips them instead of reading their empty rows again at every level (at Graph500 scale
+26 about half the vertices have no edge). Levels, parents and counts never include them.
+
 One table (`layout`) says what is allocated for a grid and direction, so the memory planner counts
 exactly what the constructor allocates. Parents are int32 when every global id fits (the validator and
 the report take either); on a 1x1 grid the discoverer array is the parent array itself (a local column
@@ -59,6 +64,7 @@ def layout(grid, direction: str, log_capacity: int = 0) -> dict:
     if direction == "auto":
         parts["col_front"] = (np.uint32, cols // 32)   # frontier bitmap of the local columns
         parts["segment"] = (np.uint32, b // 32)        # the rotating row segment's state
+        parts["no_edges"] = (np.uint32, b // 32)       # owned vertices without an edge (set once)
     if one_gpu:
         parts["control"] = (np.int64, CTL_WORDS)
         parts["slots"] = (np.int64, 3 * SLOT_WORDS)
@@ -71,10 +77,13 @@ def layout_bytes(grid, direction: str, log_capacity: int = 0) -> int:
 
 
 class SearchState:
-    """The arrays of `layout` on the backend's device, as attributes; `reset` before each search."""
+    """The arrays of `layout` on the backend's device, as attributes, for rank (i, j) of the graph's
+    grid; `reset` before each search."""
 
-    def __init__(self, backend, grid, direction: str, log_capacity: int = 0):
+    def __init__(self, graph, direction: str, log_capacity: int = 0):
+        backend, grid = graph.backend, graph.grid
         self.backend, self.grid, self.direction = backend, grid, direction
+        self.i, self.j = graph.i, graph.j
         self.log_capacity = log_capacity
         xp = backend.xp
         self.names = layout(grid, direction, log_capacity)
@@ -83,6 +92,8 @@ class SearchState:
         if grid.size == 1:
             self.parent = self.pred_row         # a local column is a global id on one rank
         self.words = grid.block // 32
+        if direction == "auto":
+            self.no_edges[:] = xp.packbits(graph.degree == 0, bitorder="little").view(xp.uint32)
 
     def own_front(self, i: int):
         """This rank's frontier bitmap: segment i of the column frontier (rank (i, j))."""
@@ -92,9 +103,16 @@ class SearchState:
         """{name: device array} of everything allocated (the memory planner's test reads it)."""
         return {name: getattr(self, name) for name in self.names}
 
+    def own_visited(self):
+        """The visited bits of the owned block: segment j of the row bitmap."""
+        return self.visited[self.j * self.words:(self.j + 1) * self.words]
+
     def reset(self) -> None:
-        """Before a search (untimed): nothing visited, no levels or parents, empty queues."""
+        """Before a search (untimed): nothing visited (but, for bottom-up levels, the owned vertices
+        without an edge), no levels or parents, empty queues."""
         self.visited.fill(0)
+        if self.direction == "auto":
+            self.own_visited()[:] = self.no_edges
         self.level.fill(-1)
         self.pred_row.fill(-1)
         if self.grid.size > 1:

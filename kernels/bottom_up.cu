@@ -12,7 +12,8 @@
 //
 // bottom_up_commit (owner, after the rotation): the bits set in the final state but not in the owned
 // visited bitmap are the vertices of this level: level, pred_col = BOTTOM_UP, visited bit, next
-// frontier bitmap, and their count, degree sum and largest degree for the direction rule.
+// frontier bitmap, and their count, degree sum and largest degree for the direction rule. A warp takes
+// 32 words at once (a lane per word: one coalesced load each), then walks them, a lane per vertex.
 //
 // Launched with a control block, both run only when the next step is a bulk bottom-up level (and take
 // the level number from it).
@@ -96,19 +97,23 @@ bottom_up_commit(const u32* __restrict__ state, u32* __restrict__ visited, u32* 
 {
     if (!gate_open(ctl, BOTTOM_UP_GATE, -1)) return;
     if (ctl != nullptr) lvl = (i32)ctl[CTL_LEVEL];
-    // A warp per word, a lane per vertex: the level, pred_col and degree accesses stay coalesced.
     const i32 lane = threadIdx.x & 31;
     const i32 warps = (gridDim.x * blockDim.x) >> 5;
     i64 count = 0, degrees = 0, largest = 0;
-    for (i32 w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nwords; w += warps) {
-        const u32 old = visited[w];
-        const u32 fresh = state[w] & ~old;
-        if (lane == 0) {
+    for (i32 base = ((blockIdx.x * blockDim.x + threadIdx.x) >> 5) * 32; base < nwords; base += warps * 32) {
+        const i32 w = base + lane;
+        u32 fresh = 0;
+        if (w < nwords) {
+            const u32 old = visited[w];
+            fresh = state[w] & ~old;
             next_frontier[w] = fresh;
             if (fresh) visited[w] = old | fresh;
         }
-        if ((fresh >> lane) & 1u) {
-            const i32 o = w * 32 + lane;
+        // Then a lane per vertex of each word: the level, pred_col and degree accesses stay coalesced.
+        for (i32 k = 0; k < 32; ++k) {
+            const u32 bits = __shfl_sync(0xffffffffu, fresh, k);
+            if (!((bits >> lane) & 1u)) continue;
+            const i32 o = (base + k) * 32 + lane;
             level[o] = lvl;
             if (pred_col != nullptr) pred_col[o] = BOTTOM_UP;
             const i64 d = degree[o];
