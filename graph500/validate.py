@@ -179,7 +179,7 @@ class _Check:
         self.row_level = _gather(comms.row, grid.C, backend, owned_levels)
         self.edge_parent = _gather(edge_comm, edge_group, backend, parent)
         self.marks = xp.zeros(edge_group * grid.block // 32, xp.uint32)
-        self.layout = _entry_layout(graph)
+        self.layout = ops.EntryLayout.of(grid, graph.i, graph.j, backend)
         self._entries(stats)
         owned_marks = _or_to_owners(edge_comm, edge_group, backend, self.marks)
         ops.check_parent_edges(backend, parent, owned_marks, n_real, self.first_id, root, stats)
@@ -295,14 +295,3 @@ def _or_to_owners(comm: MPI.Comm, size: int, backend, marks):
     comm.Reduce_scatter_block(send, mine, op=MPI.BOR)
     return backend.asarray(mine)
 
-
-def _entry_layout(graph) -> ops.EntryLayout:
-    """Where this rank's local rows and columns sit among the global ids (dbfs.grid: local row r of
-    block m = r // b is global to_global_row(i, r); global block k holds ids k*b .. (k+1)*b - 1)."""
-    grid, backend, b = graph.grid, graph.backend, graph.grid.block
-    row_starts = grid.to_global_row(graph.i, np.arange(grid.C, dtype=np.int64) * b)
-    block_first = np.arange(grid.size, dtype=np.int64) * b
-    owner_row, _ = grid.owner(block_first)
-    block_rows = np.where(owner_row == graph.i, grid.to_local_row(block_first), -1).astype(np.int32)
-    return ops.EntryLayout(grid.to_global_col(graph.j, 0), backend.asarray(row_starts),
-                           backend.asarray(block_rows), b)

@@ -278,7 +278,8 @@ __device__ __forceinline__ void entry_rules(
                 ++counted;
                 span = lr[t] < 0;
                 leaving += span;
-                steep = lr[t] >= 0 && (directed ? (i64)lr[t] > (i64)lc[t] + 1 : llabs((i64)lc[t] - lr[t]) > 1);
+                const i64 rise = (i64)lr[t] - lc[t];
+                steep = lr[t] >= 0 && (rise > 1 || (!directed && rise < -1));
             }
             if (tree[t]) {
                 // the entry joins a vertex (the child) to its parent
@@ -351,7 +352,6 @@ __device__ __forceinline__ void entry_rules(
     {                                                                                                    \
         compact<LT, PT>(parent, level, b, out);                                                          \
     }                                                                                                    \
-    ENTRY_KERNEL(LN, LT, PN, PT, 1)                                                                      \
     ENTRY_KERNEL(LN, LT, PN, PT, 2)                                                                      \
     ENTRY_KERNEL(LN, LT, PN, PT, 4)                                                                      \
     ENTRY_KERNEL(LN, LT, PN, PT, 8)

@@ -45,7 +45,7 @@ THREADS = _defines("VALIDATE_THREADS")["VALIDATE_THREADS"]
 CHECKS = tuple(name.replace("_", "-") for name, slot in sorted(SLOT.items(), key=lambda x: x[1])
                if slot < SLOT["visited"])
 NO_VERTEX = (1 << 64) - 1
-ENTRIES_PER_LANE = (1, 2, 4, 8)       # the check_entries_*_e<EPT> variants
+ENTRIES_PER_LANE = (2, 4, 8)          # the check_entries_*_e<EPT> variants
 DEFAULT_ENTRIES_PER_LANE = 4
 BLOCKS_PER_SM = 8                     # entry pass: the whole device, in equal warp shares
 MIN_ITEMS_PER_WARP = 1024             # fewer warps on small blocks
@@ -86,6 +86,17 @@ class EntryLayout:
     row_starts: object
     block_rows: object
     b: int
+
+    @classmethod
+    def of(cls, grid, i: int, j: int, backend) -> "EntryLayout":
+        """The layout of rank (i, j)'s block (dbfs.grid: local row r of local block m = r // b is
+        global to_global_row(i, r); global block k holds the ids k*b .. (k+1)*b - 1)."""
+        b = grid.block
+        row_starts = grid.to_global_row(i, np.arange(grid.C, dtype=np.int64) * b)
+        block_first = np.arange(grid.size, dtype=np.int64) * b
+        owner_row, _ = grid.owner(block_first)
+        block_rows = np.where(owner_row == i, grid.to_local_row(block_first), -1).astype(np.int32)
+        return cls(grid.to_global_col(j, 0), backend.asarray(row_starts), backend.asarray(block_rows), b)
 
 
 def check_vertices(backend, parent, level, n_real: int, first_id: int, n_vertices: int, root: int,
@@ -194,10 +205,11 @@ def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, direc
              np.int32(layout.block_rows.shape[0]), np.int32(layout.b), marks, stats, np.int32(detail_slot),
              np.uint64(detail_vertex)))
         return
+    col_levels, row_levels = _decode(col_level), _decode(row_level)
     starts = np.searchsorted(col_ptr, np.arange(0, nnz, NUMPY_ENTRY_CHUNK), side="right") - 1
     bounds = np.unique(np.append(starts, ncols))
     for c0, c1 in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-        _entries_numpy(col_ptr, row_idx, col_level, row_level, parent, directed, layout, marks, stats,
+        _entries_numpy(col_ptr, row_idx, col_levels, row_levels, parent, directed, layout, marks, stats,
                        detail_slot, detail_vertex, c0, c1)
 
 
@@ -224,23 +236,35 @@ def check_parent_edges(backend, parent, marks, n_real: int, first_id: int, root:
     _lower(stats, "parent_not_neighbour", v[~marked & (parent[:n_real] != -1) & (v != root)])
 
 
-def _entries_numpy(col_ptr, row_idx, col_level, row_level, parent, directed, layout, marks, stats,
+def _entries_numpy(col_ptr, row_idx, col_levels, row_levels, parent, directed, layout, marks, stats,
                    detail_slot, detail_vertex, c0, c1) -> None:
-    """check_entries on the columns [c0, c1) (every entry is looked at: masks stand for the GPU's
-    skipped reads)."""
+    """check_entries on the columns [c0, c1), levels decoded (_decode). Every entry is looked at
+    (masks stand for the GPU's skipped reads); one combined test finds the entries that break span
+    or edge-level, which a valid search has none of."""
     e0, e1 = int(col_ptr[c0]), int(col_ptr[c1])
     if e0 == e1:
         return
     degree = np.diff(col_ptr[c0:c1 + 1])
-    column_levels = _decode(col_level[c0:c1])
+    column_levels = col_levels[c0:c1]
+    visited_columns = column_levels >= 0
+    stats[SLOT["visited_entries"]] += np.uint64(degree[visited_columns].sum())
     rows = row_idx[e0:e1]
     lc = np.repeat(column_levels, degree)
-    lr = _decode(row_level[rows])
-    visited = lc >= 0
-    span = visited & (lr < 0)
-    steep = visited & (lr >= 0) & ((lr - lc > 1) if directed else (np.abs(lc - lr) > 1))
-    stats[SLOT["visited_entries"]] += np.uint64(np.count_nonzero(visited))
-    stats[SLOT["span_entries"]] += np.uint64(np.count_nonzero(span))
+    lr = row_levels[rows]
+    rise = lr - lc
+    # a row without a level is NO_LEVEL: far below any column level
+    if directed:
+        bad = (rise > 1) | (lr < 0)
+    else:
+        rise += 1
+        bad = rise.view(np.uint64 if rise.dtype == np.int64 else np.uint32) > 2
+    bad &= np.repeat(visited_columns, degree)
+    span = steep = np.empty(0, np.int64)
+    if bad.any():
+        bad = np.flatnonzero(bad)
+        leaving = lr[bad] < 0
+        span, steep = bad[leaving], bad[~leaving]
+        stats[SLOT["span_entries"]] += np.uint64(span.size)
 
     def col_ids(picked):
         return layout.col_base + np.searchsorted(col_ptr, e0 + picked, side="right") - 1
@@ -250,18 +274,19 @@ def _entries_numpy(col_ptr, row_idx, col_level, row_level, parent, directed, lay
         return layout.row_starts[r // layout.b] + r % layout.b
 
     if directed:
+        cols = np.repeat(np.arange(c0, c1, dtype=np.int64), degree)
         tree = np.flatnonzero(lr >= 0)
-        tree = tree[parent[rows[tree]] == col_ids(tree)]
+        tree = tree[parent[rows[tree]] == layout.col_base + cols[tree]]
         child, up, marked = lr[tree], lc[tree], rows[tree]
     else:
-        expect = np.where(column_levels >= 0, _local_rows(parent[c0:c1], layout), -1)
+        expect = np.where(visited_columns, _local_rows(parent[c0:c1], layout), -1).astype(np.int32)
         tree = np.flatnonzero(rows == np.repeat(expect, degree))
         child, up, marked = lc[tree], lr[tree], col_ids(tree) - layout.col_base
     np.bitwise_or.at(marks, marked >> 5, np.left_shift(np.uint32(1), (marked & 31).astype(np.uint32)))
 
     tree_rules = {"parent_unreached": up < 0, "level": (up >= 0) & (up < child - 1), "cycle": up >= child}
     offences = [(rule, tree[bad]) for rule, bad in tree_rules.items()]
-    offences += [("span", np.flatnonzero(span)), ("edge_level", np.flatnonzero(steep))]
+    offences += [("span", span), ("edge_level", steep)]
     for rule, picked in offences:
         if picked.size == 0:
             continue
@@ -273,15 +298,18 @@ def _entries_numpy(col_ptr, row_idx, col_level, row_level, parent, directed, lay
             _lower(stats, "witness", col_ids(hit) if by_row else row_ids(hit))
 
 
-# NumPy twin: compact value -> level, one table per unsigned compact type
-_DECODE = {np.dtype(dtype): np.append(np.arange(np.iinfo(dtype).max, dtype=np.int32), np.int32(-1))
+# NumPy twin: compact level -> level, NO_LEVEL for all ones (a vertex without a level), one table per
+# unsigned compact type. NO_LEVEL is far enough below every level that a rise from a column level to it
+# is never within one.
+NO_LEVEL = -(1 << 30)
+_DECODE = {np.dtype(dtype): np.append(np.arange(np.iinfo(dtype).max, dtype=np.int32), np.int32(NO_LEVEL))
            for dtype in (np.uint8, np.uint16)}
 
 
 def _decode(compact: np.ndarray) -> np.ndarray:
-    """Compact levels -> signed levels, -1 for all ones (int64 from int32: level + 1 stays exact)."""
+    """Compact levels -> levels, NO_LEVEL for all ones (int64 from int32: no sum overflows)."""
     if compact.dtype == np.int32:
-        return compact.astype(np.int64)
+        return np.where(compact == -1, NO_LEVEL, compact.astype(np.int64))
     return _DECODE[compact.dtype][compact]
 
 
