@@ -26,19 +26,21 @@ once more).
 
 Rules, in the order they are reported; "visited" = has a parent (not -1). Each rule's check is exact
 whenever every rule before it holds for every vertex, which is all that reporting the first broken
-rule needs:
+rule needs (after the level rule, "has a level" and "visited" coincide, and the passes use the
+former):
   parent-range          parent is -1 or in [0, N) (padding vertices: -1)
   root                  parent[root] == root and level[root] == 0
   self-parent           no other vertex is its own parent
   level                 a vertex is visited iff its level is not -1, and then its level is >= 0; a
-                        vertex whose parent is a neighbour is not more than one level below it
+                        vertex's level is at most its parent's + 1 (checked where the parent is a
+                        neighbour and both have levels)
   parent-not-neighbour  a vertex and its parent share an input edge (spec 5; directed: the parent is
                         an in-neighbour)
   parent-unreached      the parent of a visited vertex is visited
-  cycle                 the parent of a visited vertex (other than the root) is on a lower level:
+  cycle                 the parent of a visited vertex other than the root has a smaller level, so
                         following parents descends (a cycle in the parent links always contains a
-                        link that does not descend, so a cycle is reported here, naming the lowest
-                        vertex of such a link; so is a parent on the vertex's own level or deeper)
+                        link that does not descend: a cycle is reported here, naming the lowest vertex
+                        of such a link; so is a parent on the vertex's own level or deeper)
   span                  no edge joins a visited and an unvisited vertex (spec 4; directed: no edge
                         leaves the visited set)
   edge-level            every edge joins levels differing by at most 1 (spec 3; directed: level[v] <=
@@ -221,11 +223,10 @@ class _Check:
     # the failure path: collective, every rank gets the same message ----------------------------------
     def _owned(self, array, v: int) -> int:
         """array[v]'s value at v's owner (array: an owned per-vertex array)."""
-        grid = self.graph.grid
-        owner = grid.owner_rank(v)
-        value = int(array[v - self.first_id]) if self.single or owner == self.graph.comms.world.Get_rank() \
-            else None
-        return value if self.single else self.graph.comms.world.bcast(value, root=owner)
+        if self.single:
+            return int(array[v - self.first_id])
+        world, owner = self.graph.comms.world, self.graph.grid.owner_rank(v)
+        return world.bcast(int(array[v - self.first_id]) if owner == world.Get_rank() else None, root=owner)
 
     def _witness(self, rule: str, v: int) -> int:
         """The lowest other end of v's entries breaking `rule`."""

@@ -58,8 +58,8 @@ def random_block(seed, R, C, i, j, n, nnz, directed, level_type, parent_type, he
     cols = cols[(cols < ncols // 3) | (cols > ncols // 2)]          # a run of empty columns
     rows = rng.integers(0, nrows, cols.size)
     again = rng.integers(0, cols.size, cols.size // 10)              # duplicate entries
-    cols, rows = np.concatenate((cols, cols[again], np.full(heavy, ncols - 2))), \
-        np.concatenate((rows, rows[again], rng.integers(0, nrows, heavy)))
+    cols = np.concatenate((cols, cols[again], np.full(heavy, ncols - 2)))
+    rows = np.concatenate((rows, rows[again], rng.integers(0, nrows, heavy)))
     col_ptr, row_idx = csc(ncols, cols, rows)
     sentinel = np.iinfo(level_type).max if level_type != np.int32 else -1
 
@@ -70,13 +70,13 @@ def random_block(seed, R, C, i, j, n, nnz, directed, level_type, parent_type, he
 
     entry_cols = np.repeat(np.arange(ncols), np.diff(col_ptr))
     if directed:
-        # half of the rows with entries get one of their entries' columns as parent
+        # about half of the rows with entries get the column of one of their entries as parent
         parent = rng.integers(-1, grid.n_padded + 3, nrows)
         pick = rng.permutation(row_idx.size)[:nrows]
         chosen = pick[rng.random(pick.size) < 0.5]
         parent[row_idx[chosen]] = grid.to_global_col(j, entry_cols[chosen])
     else:
-        # half of the columns with entries get one of their rows' vertices as parent
+        # about half of the columns with entries get the vertex of one of their rows as parent
         parent = rng.integers(-1, grid.n_padded + 3, ncols)
         pick = rng.permutation(row_idx.size)[:ncols]
         chosen = pick[rng.random(pick.size) < 0.5]
