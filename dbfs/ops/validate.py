@@ -178,7 +178,8 @@ def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, direc
     level, whose parent is column u) marks x and, with the parent's level `up` and x's `lx`: up < 0
     lowers parent-unreached, 0 <= up < lx - 1 lowers level, up >= lx lowers cycle, each to x.
     detail (rule, vertex): also lower the witness slot to the lowest other end of that rule's
-    offending entries whose offender is `vertex` (span, edge-level: the column vertex).
+    offending entries whose offender is `vertex` (the column vertex for span, edge-level and the
+    directed parent rules; the row vertex, the parent, for the undirected parent rules).
     GPU: one launch on the current stream; entries_per_lane picks the variant (ENTRIES_PER_LANE).
     """
     ncols, nnz = int(col_ptr.shape[0]) - 1, int(row_idx.shape[0])
