@@ -1,49 +1,85 @@
 """Distributed Graph500 BFS validation over the 2D grid of the search (spec v3 "Validation";
-graph500.md section 3; paper 004 section 2.2 for the layout).
+graph500.md section 3; paper 004 section 2.2 for the layout): the search's level array is checked as
+a certificate of its parent array, in a few passes at memory speed (design.md "Validation").
 
-Rank (i, j) holds the parents of its owned block and its CSC block of the graph. It never sees more
-than the 2D decomposition's own footprint: the parents and levels of its N/R local rows (gathered
-along the row communicator, in row order) and of its N/C local columns (gathered along the column
-communicator, in column order).
+Method. Rank (i, j) checks its owned block of parents and levels and its CSC block (dbfs.ops.validate:
+CUDA kernels on a GPU, NumPy twins on the CPU):
+1. check_vertices: the rules of each owned vertex alone, the number of vertices with a parent and a
+   level, and the deepest level, which picks the narrowest compact level type (uint8, uint16 or int32,
+   all ones for "no level") so that the random reads of step 3 hit an array that mostly stays in the
+   GPU's L2 cache (64 MB at 2^26 vertices).
+2. compact_levels; on several ranks the compact levels of the local rows (gathered along the grid row)
+   and columns (along the grid column), and the parents of the local columns (undirected; gathered
+   along the column) or rows (directed; along the row), through host MPI. On one rank the owned block
+   is every row and column: nothing is gathered and MPI is not used.
+3. check_entries, one pass over the CSC entries u -> v: span and edge-level, the TEPS counts, and the
+   entry joining each vertex to its parent, found from the vertex's own side (undirected: column x,
+   read sequentially, holds the parent's row; directed: row x's parent is column u), which marks the
+   vertex and compares the two levels. The marks reach the owners by one bitwise-OR reduce-scatter
+   along the column (undirected) or row (directed).
+4. check_parent_edges: a visited vertex without a mark has no parent edge.
+Each rule keeps its lowest offending global vertex id; one allgather of the per-rank results (none on
+one rank) gives every rank the same verdict: the first broken rule in the order below and its lowest
+offender. Only then are the details of the message looked up (the offender's parent and levels from
+its owner; for span and edge-level the lowest other end of its offending entries, by the entry pass
+once more).
 
-Method.
-1. Pass over the local CSC entries u -> v (in chunks, to bound temporaries): an entry is a tree entry
-   when parent[v] == u. Tree entries mark "v's parent is a neighbour" and, when parent[u] == -1, "v's
-   parent is unreached"; the marks reach v's owner by one bitwise-OR reduce-scatter along the row.
-   The same pass counts the TEPS edges: entries with a visited end and v < u, i.e. every non-self-loop
-   input tuple of the component once, duplicates included (reference 3.0.0 get_edge_count_for_teps;
-   the CSC stores each such tuple in both directions).
-2. Depths from the root, level-synchronously along tree entries only: the owned frontier of level k
-   is gathered along the column (expand), the tree entries of those columns give their children, and
-   the children go to their owners along the row (fold, Alltoallv), which give them level k+1.
-   A vertex thus gets a finite depth iff its chain of parents reaches the root through graph edges.
-3. Pass over the CSC entries with the depths of the local columns and rows: an entry with exactly
-   one visited end breaks the spanning rule, two visited ends with depths differing by more than one
-   break the edge-level rule.
-
-Rules, in the order they are reported (the first broken rule is reported, naming its lowest
-offending vertex; every rank gets the same message from one allgather of each rank's lowest
-offender per rule):
+Rules, in the order they are reported; "visited" = has a parent (not -1). Each rule's check is exact
+whenever every rule before it holds for every vertex, which is all that reporting the first broken
+rule needs (after the level rule, "has a level" and "visited" coincide, and the passes use the
+former):
   parent-range          parent is -1 or in [0, N) (padding vertices: -1)
-  root                  parent[root] == root
+  root                  parent[root] == root and level[root] == 0
   self-parent           no other vertex is its own parent
-  parent-not-neighbour  a vertex and its parent share an input edge (spec 5)
+  level                 a vertex is visited iff its level is not -1, and then its level is >= 0; a
+                        vertex's level is at most its parent's + 1 (checked where the parent is a
+                        neighbour and both have levels)
+  parent-not-neighbour  a vertex and its parent share an input edge (spec 5; directed: the parent is
+                        an in-neighbour)
   parent-unreached      the parent of a visited vertex is visited
-  cycle                 following parents from a visited vertex reaches the root (spec 1; also
-                        rejects a parent forest claiming another component, which the reference's
-                        float depth sentinel misses)
-  span                  no edge joins a visited and an unvisited vertex: the visited set is exactly
-                        the root's component (spec 4)
-  edge-level            every edge joins depths differing by at most 1 (spec 3)
-  level                 the BFS's own levels, when given, equal the depths derived here
-  nedge                 the BFS's TEPS edge count equals the validator's
-Tree edges join depths differing by exactly 1 (spec 2) by construction of the depths.
+  cycle                 the parent of a visited vertex other than the root has a smaller level, so
+                        following parents descends (a cycle in the parent links always contains a
+                        link that does not descend: a cycle is reported here, naming the lowest vertex
+                        of such a link; so is a parent on the vertex's own level or deeper)
+  span                  no edge joins a visited and an unvisited vertex (spec 4; directed: no edge
+                        leaves the visited set)
+  edge-level            every edge joins levels differing by at most 1 (spec 3; directed: level[v] <=
+                        level[u] + 1 along u -> v)
+  nedge                 the search's TEPS edge count equals the validator's
+When all hold, the arrays are a BFS tree with its exact depths (completeness):
+- Chains: every visited vertex other than the root has a visited parent (parent-unreached) that is a
+  neighbour (parent-not-neighbour) with level exactly one less (level, cycle: not less by more than
+  one, not equal or more). Following parents from a visited vertex therefore decreases the level by one
+  per step; it cannot repeat a vertex, so it ends, and only at the root (the one visited vertex whose
+  parent link does not step down; root: it is its own parent, level 0). So the parent links have no
+  cycle (spec 1), every chain is a path of graph edges to the root of length level[v], and tree edges
+  join levels differing by exactly 1 (spec 2). Self-parents other than the root are excluded outright.
+- Component: every visited vertex is joined to the root by its chain; no edge leaves the visited set
+  (span), so the visited set is the root's whole component (spec 4; directed: the vertices reachable
+  from the root). A parent forest covering another component cannot hide: its vertices would need a
+  chain down to the root (the reference, with its float depth sentinel, misses this).
+- Depths: level[v] is the length of a path from the root, so level[v] >= dist(v); along a shortest
+  path the level rises by at most 1 per edge (edge-level; directed: along each edge's direction), so
+  level[v] <= dist(v). The levels are the BFS depths and every edge joins levels differing by at most
+  one (spec 3). Every visited vertex has a finite level >= 0 and every unvisited one -1 (level).
+- nedge: the TEPS count (reference 3.0.0 get_edge_count_for_teps: the non-self-loop input tuples of the
+  component, duplicates counted) is counted from the CSC, which stores each such tuple in both
+  directions (self-loops are not stored): with e1 = entries from a visited column and e2 = those of
+  them to an unvisited row, (e1 + e2) / 2 is the number of tuples with a visited end, the component's
+  tuples when span holds. Directed: e1, the tuples whose source is visited (the edges the search
+  examines).
+Soundness rests on the CSC being the input graph, which the construction certificate checks once per
+run. The undirected passes also rely on its symmetry: an entry x -> p exists iff p -> x does, so
+column x is searched for its parent, and unvisited columns are not read at all (their entries'
+mirrors from visited columns carry the span rule). ValidationResult.visited and .nedge count the
+vertices with a parent and a level >= 0.
 
 Directed graphs (graph.info["directed"]: the CSC holds only u -> v for each tuple (u, v)) are checked
-as a BFS along out-edges with the same passes: a parent must be an in-neighbour, the span rule reads
-"no edge leaves the tree", the edge-level rule applies along the edge direction only (depth[v] <=
-depth[u] + 1 for every edge u -> v between visited vertices), and the TEPS edge count is the number of
-non-self-loop tuples whose source is visited (duplicates included): the edges the search examines.
+as a BFS along out-edges with the same passes, reading every column (a parent need not be visited to be
+found) and each visited row's parent: a second random read per entry.
+
+Memory: see validation_bytes. No per-entry temporary on the GPU; the NumPy twin works on chunks of
+whole columns.
 """
 
 from __future__ import annotations
@@ -53,263 +89,210 @@ from dataclasses import dataclass
 import numpy as np
 from mpi4py import MPI
 
-from dbfs.runtime import alltoallv_int32, displacements
-
-# CSC entries per pass step: about 1 GiB of temporaries on the CPU, 4 GiB on a GPU (fewer steps: each
-# step costs a few host synchronisations)
-ENTRY_CHUNK = {"cpu": 1 << 24, "gpu": 1 << 26}
-NONE = np.iinfo(np.int64).max
-_HAS_PARENT_EDGE, _PARENT_UNREACHED = 1, 2
+from dbfs.ops import validate as ops
 
 
 @dataclass(frozen=True)
 class ValidationResult:
     ok: bool                 # identical on every rank
-    nedge: int               # TEPS edge count of the search (reference v3 definition)
+    nedge: int               # TEPS edge count (reference v3 definition; see the module docstring)
     message: str | None      # the first broken rule and its lowest offending vertex; None when ok
     rule: str | None         # that rule's name (see the module docstring)
     vertex: int | None       # that vertex's global id
-    visited: int             # vertices with a parent
-    max_level: int           # deepest derived depth (-1 when the root is not its own parent)
+    visited: int             # vertices with a parent and a level
+    max_level: int           # their deepest level (-1 when there is none)
 
 
-RULES = ("parent-range", "root", "self-parent", "parent-not-neighbour", "parent-unreached", "cycle",
-         "span", "edge-level", "level")
+RULES = ops.CHECKS
 
 
-def _message(rule: str, n: int, root: int, v: int, w: int, a: int, b: int, directed: bool) -> str:
-    if rule == "parent-range":
-        where = f"padding vertex {v} (N = {n})" if v >= n else f"vertex {v}"
-        allowed = "-1" if v >= n else f"-1 or in [0, {n})"
-        return f"{where}: parent {w} is not {allowed}"
-    if rule == "root":
-        return f"root {v}: parent is {w}, not the root itself"
-    if rule == "self-parent":
-        return f"vertex {v} is its own parent but is not the root {root}"
-    if rule == "parent-not-neighbour":
-        return f"vertex {v}: parent {w} is not a neighbour (no input edge joins them)"
-    if rule == "parent-unreached":
-        return f"vertex {v}: parent {w} is not in the tree (its parent is -1)"
-    if rule == "cycle":
-        return (f"vertex {v} (parent {w}): following parents never reaches the root {root} "
-                "(the parent links form a cycle)")
-    if rule == "span" and directed:
-        return (f"vertex {v} is unreached but the edge {w} -> {v} leaves the tree "
-                "(the tree does not span the vertices reachable from the root)")
-    if rule == "span":
-        return (f"vertex {v} is unreached but its neighbour {w} is in the tree "
-                "(the tree does not span the root's component)")
-    if rule == "edge-level" and directed:
-        return f"edge {w} -> {v} goes from level {b} to level {a}, more than one level deeper"
-    if rule == "edge-level":
-        return f"edge ({v}, {w}) joins levels {a} and {b}, which differ by more than 1"
-    return f"vertex {v}: the BFS gives level {w}, the parent tree gives {a}"
+def validation_bytes(grid, parent_itemsize: int, directed: bool = False, level_itemsize: int = 4) -> int:
+    """Bytes validate_bfs allocates per rank on the backend's device (all per vertex): the compact
+    owned levels (b * L, L = level_itemsize, at most 4: the narrowest type holding the deepest level),
+    on grids wider than one the gathered compact levels of the local rows (C*b * L) and columns
+    (R*b * L) and the gathered parents (undirected: R*b, directed: C*b, times parent_itemsize), the
+    parent-edge marks (R*b / 8 or C*b / 8, and b / 8 after their reduction), plus constants (the
+    stats and the layout tables). GPU ranks of a multi-rank grid stage the gathered arrays through
+    host memory of the same sizes. Arrays of another dtype than int32 levels and int32/int64
+    parents are converted first (not counted)."""
+    b, R, C = grid.block, grid.R, grid.C
+    edge_group = C if directed else R
+    total = b * level_itemsize
+    total += (R * b * level_itemsize if R > 1 else 0) + (C * b * level_itemsize if C > 1 else 0)
+    total += edge_group * b * parent_itemsize if edge_group > 1 else 0
+    total += edge_group * b // 8 + (b // 8 if edge_group > 1 else 0)
+    return total + 3 * 8 * ops.STATS_SLOTS + 8 * C + 4 * R * C
 
 
-def _lowest(xp, mask, offender, witness, a=None, b=None):
-    """(offender, witness, a, b) of the masked entry with the least (offender, witness), or None."""
-    if not bool(mask.any()):
-        return None
-    off = offender[mask]
-    wit = witness[mask]
-    x = off.min()
-    wit_x = xp.where(off == x, wit, NONE)
-    k = int(wit_x.argmin())
-    pick = [int(x), int(wit[k])]
-    for extra in (a, b):
-        pick.append(int(extra[mask][k]) if extra is not None else 0)
-    return tuple(pick)
-
-
-def _merge(best: dict, rule: str, found) -> None:
-    if found is not None and (rule not in best or found[:2] < best[rule][:2]):
-        best[rule] = found
-
-
-def _host(backend, a, dtype):
-    return np.ascontiguousarray(backend.asnumpy(a), dtype=dtype)
-
-
-def _allgather(comm: MPI.Comm, backend, local, dtype):
-    """Concatenation of every rank's equally long `local` in communicator order, on the device."""
-    send = _host(backend, local, dtype)
-    recv = np.empty(send.size * comm.Get_size(), dtype)
-    comm.Allgather(send, recv)
-    return backend.asarray(recv)
-
-
-def _allgatherv_int32(comm: MPI.Comm, backend, local):
-    send = _host(backend, local, np.int32)
-    counts = np.empty(comm.Get_size(), np.int64)
-    comm.Allgather(np.array([send.size], np.int64), counts)
-    recv = np.empty(int(counts.sum()), np.int32)
-    comm.Allgatherv(send, [recv, (counts, displacements(counts)), MPI.INT32_T])
-    return backend.asarray(recv)
-
-
-def _alltoallv_int32(comm: MPI.Comm, backend, values, counts):
-    """values grouped by destination rank, counts[d] of them for rank d; returns what arrived."""
-    return backend.asarray(alltoallv_int32(comm, _host(backend, values, np.int32), counts))
-
-
-def _expand_ranges(xp, starts, counts):
-    """Concatenation of the index ranges [starts[k], starts[k] + counts[k])."""
-    ends = xp.cumsum(counts)
-    total = int(ends[-1]) if ends.size else 0
-    position = xp.arange(total, dtype=xp.int64)
-    segment = xp.searchsorted(ends, position, side="right")
-    return starts[segment] + position - (ends[segment] - counts[segment])
-
-
-def _entry_chunks(graph):
-    """The local CSC entries u -> v in chunks: (local column, local row, global u, global v)."""
-    xp = graph.backend.xp
-    col_base = graph.grid.to_global_col(graph.j, 0)
-    chunk = ENTRY_CHUNK[graph.backend.name]
-    for e0 in range(0, graph.nnz, chunk):
-        e1 = min(e0 + chunk, graph.nnz)
-        c = xp.searchsorted(graph.col_ptr, xp.arange(e0, e1, dtype=xp.int64), side="right") - 1
-        r = graph.row_idx[e0:e1].astype(xp.int64)
-        yield c, r, c + col_base, graph.grid.to_global_row(graph.i, r)
-
-
-def validate_bfs(graph, root: int, parent, nedge_claimed: int | None, level=None) -> ValidationResult:
+def validate_bfs(graph, root: int, parent, nedge_claimed: int | None, level) -> ValidationResult:
     """Collective over graph.comms.world: check one BFS result (see the module docstring).
     nedge_claimed None: the search made no TEPS edge count of its own (the result's nedge is the
     validator's).
 
-    parent: xp int64 [grid.block], global parent ids of the owned vertices (offset o is global
-    grid.to_global_owned(i, j, o)), -1 for unreached and for padding. level: optional xp int32
-    [grid.block], the BFS's levels of the owned vertices, -1 unreached.
+    parent: xp int32 or int64 [grid.block], global parent ids of the owned vertices (offset o is
+    global grid.to_global_owned(i, j, o)), -1 for unreached and for padding. level: xp int32
+    [grid.block], the search's levels of the owned vertices, -1 unreached and for padding.
+    Other integer dtypes are converted (a copy).
     """
-    comms, grid, backend = graph.comms, graph.grid, graph.backend
-    xp, b, n = backend.xp, grid.block, grid.n_vertices
-    directed = bool(graph.info.get("directed", False))
-    if not 0 <= root < n:
-        raise ValueError(f"root {root} outside [0, {n})")
-    parent = xp.asarray(parent, dtype=xp.int64)
-    if parent.shape != (b,):
-        raise ValueError(f"parent must have the block length {b}, has shape {parent.shape}")
-    if level is not None:
-        level = xp.asarray(level, dtype=xp.int32)
-        if level.shape != (b,):
-            raise ValueError(f"level must have the block length {b}, has shape {level.shape}")
-
-    owned = grid.to_global_owned(graph.i, graph.j, xp.arange(b, dtype=xp.int64))
-    visited = parent != -1
-    row_parent = _allgather(comms.row, backend, parent, np.int64)
-    col_parent = _allgather(comms.col, backend, parent, np.int64)
-
-    # step 1: tree entries, parent marks, TEPS edge count
-    row_marks = xp.zeros(grid.rows_per_rank, xp.uint8)
-    tree_cols, tree_rows = [], []
-    nedge_local = 0
-    for c, r, u, v in _entry_chunks(graph):
-        pu, pv = col_parent[c], row_parent[r]
-        counted = (pu != -1) if directed else ((pu != -1) | (pv != -1)) & (v < u)
-        nedge_local += int(counted.sum())
-        tree = pv == u
-        tree_cols.append(c[tree].astype(xp.int32))
-        tree_rows.append(r[tree].astype(xp.int32))
-        row_marks[r[tree]] |= _HAS_PARENT_EDGE
-        row_marks[r[tree & (pu == -1)]] |= _PARENT_UNREACHED
-    marks = np.empty(b, np.uint8)
-    comms.row.Reduce_scatter_block(_host(backend, row_marks, np.uint8), marks, op=MPI.BOR)
-    marks = backend.asarray(marks)
-    del row_marks
-
-    tree_cols = xp.concatenate(tree_cols) if tree_cols else xp.empty(0, xp.int32)
-    tree_rows = xp.concatenate(tree_rows) if tree_rows else xp.empty(0, xp.int32)
-    depth, max_level = _derive_depths(graph, root, parent, tree_cols, tree_rows)
-    del tree_cols, tree_rows
-
-    best: dict = {}
-    non_root = owned != root
-    real = owned < n
-    in_range = (parent >= 0) & (parent < n)
-    _merge(best, "parent-range", _lowest(xp, visited & ~(in_range & real), owned, parent))
-    _merge(best, "root", _lowest(xp, (owned == root) & (parent != root), owned, parent))
-    _merge(best, "self-parent", _lowest(xp, non_root & (parent == owned), owned, parent))
-    _merge(best, "parent-not-neighbour",
-           _lowest(xp, visited & non_root & ((marks & _HAS_PARENT_EDGE) == 0), owned, parent))
-    _merge(best, "parent-unreached",
-           _lowest(xp, visited & ((marks & _PARENT_UNREACHED) != 0), owned, parent))
-    _merge(best, "cycle", _lowest(xp, visited & real & (depth < 0), owned, parent))
-    if level is not None:
-        _merge(best, "level", _lowest(xp, level != depth, owned, level.astype(xp.int64), depth))
-
-    # step 3: spanning and per-edge level rules, with the depths of local rows and columns
-    row_depth = _allgather(comms.row, backend, depth, np.int32)
-    col_depth = _allgather(comms.col, backend, depth, np.int32)
-    for c, r, u, v in _entry_chunks(graph):
-        pu, pv = col_parent[c], row_parent[r]
-        _merge(best, "span", _lowest(xp, (pu != -1) & (pv == -1), v, u))
-        du, dv = col_depth[c], row_depth[r]
-        rise = (dv - du) if directed else xp.abs(du - dv)
-        steep = (du >= 0) & (dv >= 0) & (rise > 1)
-        _merge(best, "edge-level", _lowest(xp, steep, v, u, dv, du))
-
-    return _agree(comms.world, grid, root, best, nedge_local, int(visited[real].sum()), max_level,
-                  nedge_claimed, directed)
+    grid, xp, b = graph.grid, graph.backend.xp, graph.grid.block
+    if not 0 <= root < grid.n_vertices:
+        raise ValueError(f"root {root} outside [0, {grid.n_vertices})")
+    parent, level = xp.asarray(parent), xp.asarray(level)
+    if parent.dtype not in (np.int32, np.int64):
+        parent = parent.astype(xp.int64)
+    if level.dtype != np.int32:
+        level = level.astype(xp.int32)
+    for name, array in (("parent", parent), ("level", level)):
+        if array.shape != (b,):
+            raise ValueError(f"{name} must have the block length {b}, has shape {array.shape}")
+    check = _Check(graph, root, xp.ascontiguousarray(parent), xp.ascontiguousarray(level))
+    return check.verdict(nedge_claimed)
 
 
-def _derive_depths(graph, root: int, parent, tree_cols, tree_rows):
-    """Owned depths (int32, -1 where the parent chain does not reach the root) and the deepest level.
+class _Check:
+    """One validation on one rank: the passes (constructor) and the verdict with its message."""
 
-    tree_cols is sorted (CSC order), so the tree entries of local column c are
-    tree_ptr[c] .. tree_ptr[c+1].
-    """
-    comms, grid, backend = graph.comms, graph.grid, graph.backend
-    xp, b = backend.xp, grid.block
-    tree_ptr = xp.searchsorted(tree_cols, xp.arange(grid.cols_per_rank + 1, dtype=xp.int32),
-                               side="left")
-    depth = xp.full(b, -1, xp.int32)
-    frontier = xp.empty(0, xp.int32)
-    if grid.owner(root) == (graph.i, graph.j):
-        offset = root % b
-        if int(parent[offset]) == root:
-            depth[offset] = 0
-            frontier = xp.asarray([offset], dtype=xp.int32)
-    column_offset = grid.owned_col_start(graph.i)
-    row_bounds = xp.arange(grid.C + 1, dtype=xp.int64) * b
-    frontier_size = np.empty(1, np.int64)
-    k = 0
-    while True:
-        comms.world.Allreduce(np.array([frontier.size], np.int64), frontier_size, op=MPI.SUM)
-        if frontier_size[0] == 0:
-            return depth, k - 1
-        columns = _allgatherv_int32(comms.col, backend, frontier + column_offset).astype(xp.int64)
-        starts = tree_ptr[columns]
-        children = tree_rows[_expand_ranges(xp, starts, tree_ptr[columns + 1] - starts)]
-        children = xp.unique(children).astype(xp.int64)
-        counts = xp.diff(xp.searchsorted(children, row_bounds, side="left"))
-        arrived = _alltoallv_int32(comms.row, backend, children % b, _host(backend, counts, np.int64))
-        fresh = arrived[depth[arrived] < 0]
-        depth[fresh] = k + 1
-        frontier = fresh
-        k += 1
+    def __init__(self, graph, root: int, parent, level):
+        comms, grid, backend = graph.comms, graph.grid, graph.backend
+        self.graph, self.root, self.parent, self.level = graph, root, parent, level
+        self.directed = bool(graph.info.get("directed", False))
+        self.single = grid.size == 1
+        xp = backend.xp
+        self.first_id = grid.to_global_owned(graph.i, graph.j, 0)
+        lo, hi = grid.owned_range(graph.i, graph.j)
+        n_real = hi - lo
+
+        stats = ops.new_stats(backend)
+        ops.check_vertices(backend, parent, level, n_real, self.first_id, grid.n_vertices, root, stats)
+        deepest = int(backend.asnumpy(stats[ops.SLOT["deepest"]:ops.SLOT["deepest"] + 1])[0])
+        if not self.single:
+            agreed = np.array([deepest, parent.dtype.itemsize], np.int64)
+            comms.world.Allreduce(MPI.IN_PLACE, agreed, op=MPI.MAX)
+            deepest = int(agreed[0])
+            if agreed[1] > parent.dtype.itemsize:
+                parent = self.parent = parent.astype(xp.int64)
+        owned_levels = xp.empty(grid.block, ops.level_dtype(deepest))
+        ops.compact_levels(backend, parent, level, owned_levels)
+
+        # the arrays of the local columns and rows; on one rank the owned ones
+        edge_comm = comms.row if self.directed else comms.col
+        edge_group = grid.C if self.directed else grid.R
+        self.col_level = _gather(comms.col, grid.R, backend, owned_levels)
+        self.row_level = _gather(comms.row, grid.C, backend, owned_levels)
+        self.edge_parent = _gather(edge_comm, edge_group, backend, parent)
+        self.marks = xp.zeros(edge_group * grid.block // 32, xp.uint32)
+        self.layout = ops.EntryLayout.of(grid, graph.i, graph.j, backend)
+        self._entries(stats)
+        owned_marks = _or_to_owners(edge_comm, edge_group, backend, self.marks)
+        ops.check_parent_edges(backend, parent, owned_marks, n_real, self.first_id, root, stats)
+        self.totals = self._combine(backend.asnumpy(stats))
+
+    def _entries(self, stats, detail=None) -> None:
+        graph = self.graph
+        ops.check_entries(graph.backend, graph.col_ptr, graph.row_idx, self.col_level, self.row_level,
+                          self.edge_parent, self.directed, self.layout, self.marks, stats, detail)
+
+    def _combine(self, stats: np.ndarray) -> np.ndarray:
+        """The grid's stats: lowest offenders and witness, summed counts, deepest level."""
+        if self.single:
+            return stats
+        world = self.graph.comms.world
+        everyone = np.empty((world.Get_size(), stats.size), np.uint64)
+        world.Allgather(stats, everyone)
+        total = everyone.min(axis=0)
+        for slot in ("visited", "visited_entries", "span_entries"):
+            total[ops.SLOT[slot]] = everyone[:, ops.SLOT[slot]].sum()
+        total[ops.SLOT["deepest"]] = everyone[:, ops.SLOT["deepest"]].max()
+        return total
+
+    def verdict(self, nedge_claimed: int | None) -> ValidationResult:
+        totals = self.totals
+        counted = int(totals[ops.SLOT["visited_entries"]])
+        nedge = counted if self.directed else (counted + int(totals[ops.SLOT["span_entries"]])) // 2
+        visited, max_level = int(totals[ops.SLOT["visited"]]), int(totals[ops.SLOT["deepest"]]) - 1
+        for rule in RULES:
+            vertex = int(totals[ops.SLOT[rule.replace("-", "_")]])
+            if vertex != ops.NO_VERTEX:
+                return ValidationResult(False, nedge, self._message(rule, vertex), rule, vertex, visited,
+                                        max_level)
+        if nedge_claimed is not None and nedge != nedge_claimed:
+            return ValidationResult(False, nedge, f"wrong edge count: the BFS claims {nedge_claimed}, "
+                                    f"the validator counts {nedge}", "nedge", None, visited, max_level)
+        return ValidationResult(True, nedge, None, None, None, visited, max_level)
+
+    # the failure path: collective, every rank gets the same message ----------------------------------
+    def _owned(self, array, v: int) -> int:
+        """array[v]'s value at v's owner (array: an owned per-vertex array)."""
+        if self.single:
+            return int(array[v - self.first_id])
+        world, owner = self.graph.comms.world, self.graph.grid.owner_rank(v)
+        return world.bcast(int(array[v - self.first_id]) if owner == world.Get_rank() else None, root=owner)
+
+    def _witness(self, rule: str, v: int) -> int:
+        """The lowest other end of v's entries breaking `rule`."""
+        stats = ops.new_stats(self.graph.backend)
+        self._entries(stats, detail=(rule.replace("-", "_"), v))
+        return int(self._combine(self.graph.backend.asnumpy(stats))[ops.SLOT["witness"]])
+
+    def _message(self, rule: str, v: int) -> str:
+        n, root = self.graph.grid.n_vertices, self.root
+        if rule in ("span", "edge-level"):
+            w = self._witness(rule, v)
+            if rule == "span" and self.directed:
+                return (f"vertex {v} is unreached but the edge {w} -> {v} leaves the tree "
+                        "(the tree does not span the vertices reachable from the root)")
+            if rule == "span":
+                return (f"vertex {v} is unreached but its neighbour {w} is in the tree "
+                        "(the tree does not span the root's component)")
+            a, b = self._owned(self.level, v), self._owned(self.level, w)
+            if self.directed:
+                return f"edge {w} -> {v} goes from level {b} to level {a}, more than one level deeper"
+            return f"edge ({v}, {w}) joins levels {a} and {b}, which differ by more than 1"
+        p, lv = self._owned(self.parent, v), self._owned(self.level, v)
+        if rule == "parent-range":
+            where = f"padding vertex {v} (N = {n})" if v >= n else f"vertex {v}"
+            allowed = "-1" if v >= n else f"-1 or in [0, {n})"
+            return f"{where}: parent {p} is not {allowed}"
+        if rule == "root" and p != root:
+            return f"root {v}: parent is {p}, not the root itself"
+        if rule == "root":
+            return f"root {v}: level is {lv}, not 0"
+        if rule == "self-parent":
+            return f"vertex {v} is its own parent but is not the root {root}"
+        if rule == "level" and p != -1 and lv < 0:
+            return f"vertex {v} has the parent {p} but no level (level {lv})"
+        if rule == "level" and p == -1:
+            return f"vertex {v} is unreached (parent -1) but has level {lv}"
+        if rule == "parent-not-neighbour":
+            return f"vertex {v}: parent {p} is not a neighbour (no input edge joins them)"
+        if rule == "parent-unreached":
+            return f"vertex {v}: parent {p} is not in the tree (it has no parent)"
+        up = self._owned(self.level, p)
+        if rule == "level":
+            return f"vertex {v}: the BFS gives level {lv}, but its parent {p} is on level {up}, not {lv - 1}"
+        return (f"vertex {v} (parent {p}): the parent's level {up} is not below the vertex's level {lv}, "
+                f"so following parents never descends to the root {root} (the parent links form a cycle "
+                "or climb)")
 
 
-def _agree(world: MPI.Comm, grid, root: int, best: dict, nedge_local: int, visited_local: int,
-           max_level: int, nedge_claimed: int | None, directed: bool) -> ValidationResult:
-    """One allgather of every rank's lowest offender per rule and counts; the same verdict everywhere."""
-    table = np.full((len(RULES) + 1, 4), NONE, np.int64)
-    for k, rule in enumerate(RULES):
-        if rule in best:
-            table[k] = best[rule]
-    table[-1, :2] = nedge_local, visited_local
-    everyone = np.empty((world.Get_size(),) + table.shape, np.int64)
-    world.Allgather(table, everyone)
-    nedge = int(everyone[:, -1, 0].sum())
-    visited = int(everyone[:, -1, 1].sum())
-    for k, rule in enumerate(RULES):
-        rows = everyone[:, k]
-        first = rows[np.lexsort((rows[:, 1], rows[:, 0]))[0]]
-        if first[0] != NONE:
-            v, w, a, b = (int(x) for x in first)
-            return ValidationResult(False, nedge, _message(rule, grid.n_vertices, root, v, w, a, b,
-                                                           directed), rule, v, visited, max_level)
-    if nedge_claimed is not None and nedge != nedge_claimed:
-        return ValidationResult(False, nedge, f"wrong edge count: the BFS claims {nedge_claimed}, "
-                                f"the validator counts {nedge}", "nedge", None, visited, max_level)
-    return ValidationResult(True, nedge, None, None, None, visited, max_level)
+def _gather(comm: MPI.Comm, size: int, backend, owned):
+    """The concatenation of every rank's equally long `owned` in the order of `comm` (of `size`
+    ranks), on the device; the owned array itself when size is 1 (no MPI)."""
+    if size == 1:
+        return owned
+    send = np.ascontiguousarray(backend.asnumpy(owned))
+    recv = np.empty(send.size * size, send.dtype)
+    comm.Allgather(send, recv)
+    return backend.asarray(recv)
+
+
+def _or_to_owners(comm: MPI.Comm, size: int, backend, marks):
+    """Bitwise OR of the marks of the `size` ranks of `comm`, each keeping its own block (rank k:
+    words k*b/32 ..); the marks themselves when size is 1 (no MPI)."""
+    if size == 1:
+        return marks
+    send = np.ascontiguousarray(backend.asnumpy(marks))
+    mine = np.empty(send.size // size, np.uint32)
+    comm.Reduce_scatter_block(send, mine, op=MPI.BOR)
+    return backend.asarray(mine)
+

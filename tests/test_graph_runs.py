@@ -281,13 +281,14 @@ def test_directed_validator_rules():
         level[[20, 21, 22]] = [0, 1, 1]
         ok = validate_bfs(graph, 20, owned(graph, full), None, level=owned(graph, level).astype(np.int32))
         assert ok.ok and ok.nedge == 4, ok.message
-        cases = {"parent-not-neighbour": ({21: 22}, 21, "parent 22 is not a neighbour"),
-                 "span": ({22: -1}, 22, "the edge 20 -> 22 leaves the tree"),
-                 "edge-level": ({22: 21}, 22, "edge 20 -> 22 goes from level 0 to level 2")}
+        cases = {"parent-not-neighbour": ({21: (22, 1)}, 21, "parent 22 is not a neighbour"),
+                 "span": ({22: (-1, -1)}, 22, "the edge 20 -> 22 leaves the tree"),
+                 "edge-level": ({22: (21, 2)}, 22, "edge 20 -> 22 goes from level 0 to level 2")}
         for rule, (change, vertex, text) in cases.items():
-            parent = full.copy()
-            for v, p in change.items():
-                parent[v] = p
-            bad = validate_bfs(graph, 20, owned(graph, parent), None)
+            parent, depth = full.copy(), level.copy()
+            for v, (p, d) in change.items():
+                parent[v], depth[v] = p, d
+            bad = validate_bfs(graph, 20, owned(graph, parent), None,
+                               level=owned(graph, depth).astype(np.int32))
             assert (bad.rule, bad.vertex) == (rule, vertex) and text in bad.message, bad.message
         graph.comms.free()

@@ -1,0 +1,358 @@
+"""BFS result validation on one rank: launch wrappers of kernels/validate.cu and their NumPy twins.
+
+The checks of one search's parent and level arrays against one rank's CSC block (Graph500 spec v3
+"Validation"); graph500/validate.py runs them over the grid, orders the rules and proves them
+complete. Four operations, all accumulating into one uint64 `stats` array (new_stats) whose rule slots
+keep the lowest offending global vertex id (NO_VERTEX: none) and whose other slots count:
+  check_vertices      per owned vertex: parent-range, root, self-parent, level (visited <=> level);
+                      vertices with a parent and a level, deepest level + 1
+  compact_levels      the owned levels in the narrowest type holding the deepest (level_dtype),
+                      all ones for a vertex without a parent or a level
+  check_entries       per CSC entry u -> v: span, edge-level, the TEPS counts, and on the entry that
+                      joins a vertex to its parent: its mark, level (parent more than one level up),
+                      parent-unreached, cycle (parent not above the vertex)
+  check_parent_edges  per owned vertex: parent-not-neighbour (no mark)
+GPU method (check_entries): a merge path over the column ends and the entries gives every warp the same
+number of both, so hubs and long runs of empty columns are split evenly; lanes take EPT coalesced
+entries per step and find their columns by a 5-step search over a window of 32 column ends held in
+registers; the column's level (and parent) reach the lanes by shuffles, so per entry only the row and
+its compact level (and, directed, its parent) are read. Lowest offenders: warp minimum, then one
+atomicMin only below the slot's value; counts: one atomic per block. NumPy method: the same rules on
+whole arrays, entries in chunks of whole columns.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from dbfs import kernels
+from dbfs.ops.expand import require_array
+
+
+def _defines(prefix: str) -> dict:
+    """The integer #defines NAME of kernels/validate.cu starting with `prefix` (their only definition)."""
+    text = kernels.source("validate")
+    return {name: int(value) for name, value in re.findall(rf"#define ({prefix}\w*) (\d+)\b", text)}
+
+
+SLOT = {name[len("SLOT_"):].lower(): value for name, value in _defines("SLOT_").items()}
+STATS_SLOTS = _defines("STATS_SLOTS")["STATS_SLOTS"]
+THREADS = _defines("VALIDATE_THREADS")["VALIDATE_THREADS"]
+# rule slots precede the count slots: the rule names in the order they are reported
+CHECKS = tuple(name.replace("_", "-") for name, slot in sorted(SLOT.items(), key=lambda x: x[1])
+               if slot < SLOT["visited"])
+NO_VERTEX = (1 << 64) - 1
+ENTRIES_PER_LANE = (2, 4, 8)          # the check_entries_*_e<EPT> variants
+DEFAULT_ENTRIES_PER_LANE = 4
+BLOCKS_PER_SM = 8                     # entry pass: the whole device, in equal warp shares
+MIN_ITEMS_PER_WARP = 1024             # fewer warps on small blocks
+VERTEX_BLOCKS = 4096                  # grid-stride cap of the per-vertex kernels
+NUMPY_ENTRY_CHUNK = 1 << 22           # NumPy twin: entries per step (whole columns)
+
+_LEVEL_TYPES = ((np.uint8, "u8"), (np.uint16, "u16"), (np.int32, "i32"))
+_PARENT_TYPES = {np.dtype(np.int32): "i32", np.dtype(np.int64): "i64"}
+
+
+def level_dtype(deepest_plus_one: int) -> np.dtype:
+    """The narrowest compact level type whose all-ones value is above every level < deepest_plus_one."""
+    for dtype, _ in _LEVEL_TYPES[:-1]:
+        if deepest_plus_one <= np.iinfo(dtype).max:
+            return np.dtype(dtype)
+    return np.dtype(np.int32)
+
+
+def new_stats(backend):
+    """uint64 [STATS_SLOTS] on the device: rule slots NO_VERTEX, counts 0."""
+    stats = np.zeros(STATS_SLOTS, np.uint64)
+    stats[:len(CHECKS)] = NO_VERTEX
+    stats[SLOT["witness"]] = NO_VERTEX
+    return backend.asarray(stats)
+
+
+@dataclass(frozen=True)
+class EntryLayout:
+    """Where the local rows and columns of a block sit among the global ids (from dbfs.grid).
+
+    col_base    int: global id of local column 0 (local column c is col_base + c)
+    row_starts  int64 [C] (device): global id of the first row of local row block m (rows m*b ..)
+    block_rows  int32 [R*C] (device): local row of the first id of global block k (ids k*b ..
+                (k+1)*b), -1 when another grid row owns block k
+    b           int: the block size
+    """
+    col_base: int
+    row_starts: object
+    block_rows: object
+    b: int
+
+    @classmethod
+    def of(cls, grid, i: int, j: int, backend) -> "EntryLayout":
+        """The layout of rank (i, j)'s block (dbfs.grid: local row r of local block m = r // b is
+        global to_global_row(i, r); global block k holds the ids k*b .. (k+1)*b - 1)."""
+        b = grid.block
+        row_starts = grid.to_global_row(i, np.arange(grid.C, dtype=np.int64) * b)
+        block_first = np.arange(grid.size, dtype=np.int64) * b
+        owner_row, _ = grid.owner(block_first)
+        block_rows = np.where(owner_row == i, grid.to_local_row(block_first), -1).astype(np.int32)
+        return cls(grid.to_global_col(j, 0), backend.asarray(row_starts), backend.asarray(block_rows), b)
+
+
+def check_vertices(backend, parent, level, n_real: int, first_id: int, n_vertices: int, root: int,
+                   stats) -> None:
+    """The per-vertex rules of the owned block.
+
+      parent  int32|int64 [b]  read   global parent ids, -1 for no parent
+      level   int32 [b]        read   levels, -1 for unreached
+      stats   uint64 [STATS_SLOTS]  read/write  lowered: parent-range (parent not -1 and not in
+              [0, n_vertices), or a padding vertex with a parent), root (the root's parent is not
+              itself or its level not 0), self-parent, level (a parent but a negative level, or no
+              parent but a level other than -1); raised: visited (real vertices with a parent and a
+              level >= 0), deepest (their deepest level + 1, padding included)
+    Offset o is global vertex first_id + o; offsets >= n_real are padding. GPU: one launch on the
+    current stream, no synchronisation.
+    """
+    b = int(parent.shape[0])
+    if backend.is_gpu:
+        _require(parent, level, stats)
+        if b:
+            backend.kernel("validate", f"check_vertices_{_PARENT_TYPES[parent.dtype]}")(
+                (_vertex_blocks(b),), (THREADS,),
+                (parent, level, np.int32(b), np.int32(n_real), np.int64(first_id), np.int64(n_vertices),
+                 np.int64(root), stats))
+        return
+    p = parent.astype(np.int64, copy=False)
+    v = first_id + np.arange(b, dtype=np.int64)
+    real = np.arange(b) < n_real
+    has_parent = p != -1
+    _lower(stats, "parent_range", v[has_parent & (~real | (p < 0) | (p >= n_vertices))])
+    if first_id <= root < first_id + n_real:
+        o = root - first_id
+        if p[o] != root or level[o] != 0:
+            _lower(stats, "root", np.array([root]))
+    _lower(stats, "self_parent", v[real & (p == v) & (v != root)])
+    _lower(stats, "level", v[np.where(has_parent, level < 0, level != -1)])
+    valid = has_parent & (level >= 0)
+    stats[SLOT["visited"]] += np.uint64(np.count_nonzero(valid & real))
+    if valid.any():
+        stats[SLOT["deepest"]] = max(int(stats[SLOT["deepest"]]), int(level[valid].max()) + 1)
+
+
+def compact_levels(backend, parent, level, out) -> None:
+    """out[o] = level[o] where parent[o] != -1 and level[o] >= 0, else all ones (the type's -1).
+
+      parent  int32|int64 [b]  read
+      level   int32 [b]        read
+      out     uint8|uint16|int32 [b]  write  (a type from level_dtype of the block's deepest level)
+    GPU: one launch on the current stream.
+    """
+    b = int(parent.shape[0])
+    if backend.is_gpu:
+        _require(parent, level)
+        if b:
+            backend.kernel("validate", f"compact_levels_{_level_name(out)}_{_PARENT_TYPES[parent.dtype]}")(
+                (_vertex_blocks(b),), (THREADS,), (parent, level, np.int32(b), out))
+        return
+    out[:] = np.where((parent != -1) & (level >= 0), level, -1).astype(out.dtype)
+
+
+def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, directed: bool,
+                  layout: EntryLayout, marks, stats, detail: tuple[str, int] | None = None,
+                  entries_per_lane: int = DEFAULT_ENTRIES_PER_LANE) -> None:
+    """The entry rules of one CSC block (A[v][u] = 1 for the entry u -> v, u a column, v a row).
+
+      col_ptr    int64 [ncols+1]  read
+      row_idx    int32 [nnz]      read   local rows
+      col_level  L [ncols]        read   compact levels of the local columns (L from level_dtype)
+      row_level  L [nrows]        read   compact levels of the local rows
+      parent     P [ncols] (undirected: parents of the local columns) or P [nrows] (directed: of the
+                 local rows), P int32 or int64, global ids
+      marks      uint32 [ncols/32] (undirected) or [nrows/32] (directed)  read/write  a bit is set
+                 for each column (row) whose vertex has its parent-edge entry here
+      stats      uint64 [STATS_SLOTS]  read/write
+    An entry u -> v whose column has a level ("visited"): visited-entries += 1; a row without a
+    level: span-entries += 1 and span lowered to v; a row with a level more than one away (directed:
+    more than one deeper) lowers edge-level to v. The parent-edge entry of a vertex x (undirected:
+    column x holding its parent's row, only visited columns are read; directed: row x, with a
+    level, whose parent is column u) marks x and, with the parent's level `up` and x's `lx`: up < 0
+    lowers parent-unreached, 0 <= up < lx - 1 lowers level, up >= lx lowers cycle, each to x.
+    detail (rule, vertex): also lower the witness slot to the lowest other end of that rule's
+    offending entries whose offender is `vertex` (the column vertex for span, edge-level and the
+    directed parent rules; the row vertex, the parent, for the undirected parent rules).
+    GPU: one launch on the current stream; entries_per_lane picks the variant (ENTRIES_PER_LANE).
+    """
+    ncols, nnz = int(col_ptr.shape[0]) - 1, int(row_idx.shape[0])
+    detail_slot, detail_vertex = (-1, 0) if detail is None else (SLOT[detail[0]], detail[1])
+    if backend.is_gpu:
+        if entries_per_lane not in ENTRIES_PER_LANE:
+            raise ValueError(f"entries_per_lane must be one of {ENTRIES_PER_LANE}, got {entries_per_lane}")
+        _require(parent, marks=marks, stats=stats)
+        for name, array, dtype in (("col_ptr", col_ptr, np.int64), ("row_idx", row_idx, np.int32),
+                                   ("col_level", col_level, col_level.dtype),
+                                   ("row_level", row_level, col_level.dtype)):
+            require_array(name, array, dtype)
+        if nnz == 0:
+            return
+        items = ncols + nnz
+        blocks = min(_sm_count(backend) * BLOCKS_PER_SM,
+                     -(-items // (MIN_ITEMS_PER_WARP * THREADS // 32)))
+        name = f"check_entries_{_level_name(col_level)}_{_PARENT_TYPES[parent.dtype]}_e{entries_per_lane}"
+        backend.kernel("validate", name)(
+            (blocks,), (THREADS,),
+            (col_ptr, row_idx, np.int32(ncols), np.int64(nnz), col_level, row_level,
+             parent, parent, np.int32(directed),
+             np.int64(layout.col_base), layout.row_starts, layout.block_rows,
+             np.int32(layout.block_rows.shape[0]), np.int32(layout.b), marks, stats, np.int32(detail_slot),
+             np.uint64(detail_vertex)))
+        return
+    col_levels, row_levels = _decode(col_level), _decode(row_level)
+    starts = np.searchsorted(col_ptr, np.arange(0, nnz, NUMPY_ENTRY_CHUNK), side="right") - 1
+    bounds = np.unique(np.append(starts, ncols))
+    for c0, c1 in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        _entries_numpy(col_ptr, row_idx, col_levels, row_levels, parent, directed, layout, marks, stats,
+                       detail_slot, detail_vertex, c0, c1)
+
+
+def check_parent_edges(backend, parent, marks, n_real: int, first_id: int, root: int, stats) -> None:
+    """parent-not-neighbour: lowered to every real owned vertex other than the root with a parent
+    (not -1) and no mark.
+
+      parent  int32|int64 [b]  read
+      marks   uint32 [b/32]    read   the owned vertices' parent-edge marks (all of check_entries'
+                                      marks of the grid column or row, OR-reduced to the owner)
+      stats   uint64 [STATS_SLOTS]  read/write
+    GPU: one launch on the current stream.
+    """
+    b = int(parent.shape[0])
+    if backend.is_gpu:
+        _require(parent, marks=marks, stats=stats)
+        if b:
+            backend.kernel("validate", f"check_parent_edges_{_PARENT_TYPES[parent.dtype]}")(
+                (_vertex_blocks(b),), (THREADS,),
+                (parent, marks, np.int32(b), np.int32(n_real), np.int64(first_id), np.int64(root), stats))
+        return
+    marked = np.unpackbits(marks.view(np.uint8), bitorder="little")[:n_real].astype(bool)
+    v = first_id + np.arange(n_real, dtype=np.int64)
+    _lower(stats, "parent_not_neighbour", v[~marked & (parent[:n_real] != -1) & (v != root)])
+
+
+def _entries_numpy(col_ptr, row_idx, col_levels, row_levels, parent, directed, layout, marks, stats,
+                   detail_slot, detail_vertex, c0, c1) -> None:
+    """check_entries on the columns [c0, c1), levels decoded (_decode). Every entry is looked at
+    (masks stand for the GPU's skipped reads); one combined test finds the entries that break span
+    or edge-level, which a valid search has none of."""
+    e0, e1 = int(col_ptr[c0]), int(col_ptr[c1])
+    if e0 == e1:
+        return
+    degree = np.diff(col_ptr[c0:c1 + 1])
+    column_levels = col_levels[c0:c1]
+    visited_columns = column_levels >= 0
+    stats[SLOT["visited_entries"]] += np.uint64(degree[visited_columns].sum())
+    rows = row_idx[e0:e1]
+    lc = np.repeat(column_levels, degree)
+    lr = row_levels[rows]
+    rise = lr - lc
+    # a row without a level is NO_LEVEL: far below any column level
+    if directed:
+        bad = (rise > 1) | (lr < 0)
+    else:
+        rise += 1
+        bad = rise.view(np.uint64 if rise.dtype == np.int64 else np.uint32) > 2
+    bad &= np.repeat(visited_columns, degree)
+    span = steep = np.empty(0, np.int64)
+    if bad.any():
+        bad = np.flatnonzero(bad)
+        leaving = lr[bad] < 0
+        span, steep = bad[leaving], bad[~leaving]
+        stats[SLOT["span_entries"]] += np.uint64(span.size)
+
+    def col_ids(picked):
+        return layout.col_base + np.searchsorted(col_ptr, e0 + picked, side="right") - 1
+
+    def row_ids(picked):
+        r = rows[picked].astype(np.int64)
+        return layout.row_starts[r // layout.b] + r % layout.b
+
+    if directed:
+        cols = np.repeat(np.arange(c0, c1, dtype=np.int64), degree)
+        tree = np.flatnonzero(lr >= 0)
+        tree = tree[parent[rows[tree]] == layout.col_base + cols[tree]]
+        child, up, marked = lr[tree], lc[tree], rows[tree]
+    else:
+        expect = np.where(visited_columns, _local_rows(parent[c0:c1], layout), -1).astype(np.int32)
+        tree = np.flatnonzero(rows == np.repeat(expect, degree))
+        child, up, marked = lc[tree], lr[tree], col_ids(tree) - layout.col_base
+    np.bitwise_or.at(marks, marked >> 5, np.left_shift(np.uint32(1), (marked & 31).astype(np.uint32)))
+
+    tree_rules = {"parent_unreached": up < 0, "level": (up >= 0) & (up < child - 1), "cycle": up >= child}
+    offences = [(rule, tree[bad]) for rule, bad in tree_rules.items()]
+    offences += [("span", span), ("edge_level", steep)]
+    for rule, picked in offences:
+        if picked.size == 0:
+            continue
+        by_row = directed or rule in ("span", "edge_level")
+        offender = row_ids(picked) if by_row else col_ids(picked)
+        _lower(stats, rule, offender)
+        if SLOT[rule] == detail_slot:
+            hit = picked[offender == detail_vertex]
+            _lower(stats, "witness", col_ids(hit) if by_row else row_ids(hit))
+
+
+# NumPy twin: compact level -> level, NO_LEVEL for all ones (a vertex without a level), one table per
+# unsigned compact type. NO_LEVEL is far enough below every level that a rise from a column level to it
+# is never within one.
+NO_LEVEL = -(1 << 30)
+_DECODE = {np.dtype(dtype): np.append(np.arange(np.iinfo(dtype).max, dtype=np.int32), np.int32(NO_LEVEL))
+           for dtype in (np.uint8, np.uint16)}
+
+
+def _decode(compact: np.ndarray) -> np.ndarray:
+    """Compact levels -> levels, NO_LEVEL for all ones (int64 from int32: no sum overflows)."""
+    if compact.dtype == np.int32:
+        return np.where(compact == -1, NO_LEVEL, compact.astype(np.int64))
+    return _DECODE[compact.dtype][compact]
+
+
+def _local_rows(parents: np.ndarray, layout: EntryLayout) -> np.ndarray:
+    """Local row (on this grid row) of each global id, -1 for ids owned by another grid row or not ids."""
+    p = parents.astype(np.int64)
+    block = p // layout.b
+    known = (p >= 0) & (block < layout.block_rows.shape[0])
+    start = np.where(known, layout.block_rows[np.where(known, block, 0)], -1)
+    return np.where(start >= 0, start + p - block * layout.b, -1)
+
+
+def _lower(stats: np.ndarray, slot: str, ids: np.ndarray) -> None:
+    if ids.size:
+        lowest = int(ids.min())
+        if lowest < int(stats[SLOT[slot]]):
+            stats[SLOT[slot]] = lowest
+
+
+def _level_name(array) -> str:
+    return dict((np.dtype(t), name) for t, name in _LEVEL_TYPES)[np.dtype(array.dtype)]
+
+
+def _require(parent, level=None, stats=None, marks=None) -> None:
+    if np.dtype(parent.dtype) not in _PARENT_TYPES:
+        raise TypeError(f"parent must be int32 or int64, got {parent.dtype}")
+    require_array("parent", parent, parent.dtype)
+    for name, array, dtype in (("level", level, np.int32), ("stats", stats, np.uint64),
+                               ("marks", marks, np.uint32)):
+        if array is not None:
+            require_array(name, array, dtype)
+
+
+def _vertex_blocks(b: int) -> int:
+    return min(VERTEX_BLOCKS, -(-b // THREADS))
+
+
+_sm_counts: dict = {}
+
+
+def _sm_count(backend) -> int:
+    if backend.device not in _sm_counts:
+        _sm_counts[backend.device] = int(
+            backend.xp.cuda.Device(backend.device).attributes["MultiProcessorCount"])
+    return _sm_counts[backend.device]

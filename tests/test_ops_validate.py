@@ -1,0 +1,314 @@
+"""The validation operators (dbfs.ops.validate): NumPy twins against a brute force in global ids, GPU
+kernels against the twins.
+
+Random CSC blocks of ranks of several R x C grids with duplicate entries, runs of empty columns and a
+heavy column, random compact levels (some without a level) and parents, part of them the vertex's
+real parent entry, so that every rule fires many times; directed and undirected, every compact level
+type and both parent types. On the GPU also a hub of a million entries, a lattice with a correct BFS
+and the same lattice with a few broken vertices, every entries-per-lane variant, and the detail pass
+for every rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from dbfs.backend import Backend
+from dbfs.grid import Grid
+from dbfs.ops import validate as ops
+
+CPU = Backend("cpu")
+ENTRY_RULES = ("level", "parent_unreached", "cycle", "span", "edge_level")
+COUNT_SLOTS = ("visited_entries", "span_entries")
+
+
+@dataclass
+class Block:
+    """The inputs of check_entries for rank (i, j) of a grid."""
+    grid: Grid
+    i: int
+    j: int
+    col_ptr: np.ndarray
+    row_idx: np.ndarray
+    col_level: np.ndarray
+    row_level: np.ndarray
+    parent: np.ndarray
+    directed: bool
+
+    @property
+    def marks_words(self):
+        return (self.grid.rows_per_rank if self.directed else self.grid.cols_per_rank) // 32
+
+
+def csc(ncols, cols, rows):
+    order = np.argsort(cols, kind="stable")
+    col_ptr = np.zeros(ncols + 1, np.int64)
+    np.cumsum(np.bincount(cols, minlength=ncols), out=col_ptr[1:])
+    return col_ptr, rows[order].astype(np.int32)
+
+
+def random_block(seed, R, C, i, j, n, nnz, directed, level_type, parent_type, heavy=0, depth=6):
+    rng = np.random.default_rng(seed)
+    grid = Grid(R, C, n)
+    ncols, nrows = grid.cols_per_rank, grid.rows_per_rank
+    cols = rng.integers(0, ncols, nnz)
+    cols = cols[(cols < ncols // 3) | (cols > ncols // 2)]          # a run of empty columns
+    rows = rng.integers(0, nrows, cols.size)
+    again = rng.integers(0, cols.size, cols.size // 10)              # duplicate entries
+    cols = np.concatenate((cols, cols[again], np.full(heavy, ncols - 2)))
+    rows = np.concatenate((rows, rows[again], rng.integers(0, nrows, heavy)))
+    col_ptr, row_idx = csc(ncols, cols, rows)
+    sentinel = np.iinfo(level_type).max if level_type != np.int32 else -1
+
+    def levels(count):
+        lv = rng.integers(0, depth, count).astype(level_type)
+        lv[rng.random(count) < 0.2] = sentinel
+        return lv
+
+    entry_cols = np.repeat(np.arange(ncols), np.diff(col_ptr))
+    if directed:
+        # about half of the rows with entries get the column of one of their entries as parent
+        parent = rng.integers(-1, grid.n_padded + 3, nrows)
+        pick = rng.permutation(row_idx.size)[:nrows]
+        chosen = pick[rng.random(pick.size) < 0.5]
+        parent[row_idx[chosen]] = grid.to_global_col(j, entry_cols[chosen])
+    else:
+        # about half of the columns with entries get the vertex of one of their rows as parent
+        parent = rng.integers(-1, grid.n_padded + 3, ncols)
+        pick = rng.permutation(row_idx.size)[:ncols]
+        chosen = pick[rng.random(pick.size) < 0.5]
+        parent[entry_cols[chosen]] = grid.to_global_row(i, row_idx[chosen].astype(np.int64))
+    return Block(grid, i, j, col_ptr, row_idx, levels(ncols), levels(nrows), parent.astype(parent_type),
+                 directed)
+
+
+def run_entries(backend, block, detail=None, entries_per_lane=ops.DEFAULT_ENTRIES_PER_LANE):
+    """check_entries on `backend`: (stats, marks) as NumPy arrays."""
+    to = backend.asarray
+    stats = ops.new_stats(backend)
+    marks = to(np.zeros(block.marks_words, np.uint32))
+    layout = ops.EntryLayout.of(block.grid, block.i, block.j, backend)
+    ops.check_entries(backend, to(block.col_ptr), to(block.row_idx), to(block.col_level), to(block.row_level),
+                      to(block.parent), block.directed, layout, marks, stats, detail, entries_per_lane)
+    return backend.asnumpy(stats), backend.asnumpy(marks)
+
+
+def brute_force_entries(block):
+    """The check_entries contract in global ids (dbfs.grid directly), all entries at once: the
+    expected rule and count slots, the marks, and per rule the offenders' other ends."""
+    grid, i, j = block.grid, block.i, block.j
+    c = np.repeat(np.arange(grid.cols_per_rank), np.diff(block.col_ptr))
+    r = block.row_idx.astype(np.int64)
+    u, v = grid.to_global_col(j, c), grid.to_global_row(i, r)
+
+    def level(compact):
+        lv = compact.astype(np.int64)
+        return np.where(compact == (np.iinfo(compact.dtype).max if compact.dtype != np.int32 else -1), -1, lv)
+
+    lc, lr = level(block.col_level)[c], level(block.row_level)[r]
+    parent = block.parent.astype(np.int64)
+    if block.directed:
+        tree = (lr >= 0) & (parent[r] == u)
+        child, up, child_id, parent_id, marked = lr, lc, v, u, r
+    else:
+        p = parent[c]
+        mine = (p >= 0) & (p < grid.n_padded)
+        owner_row, _ = grid.owner(np.where(mine, p, 0))
+        tree = (lc >= 0) & mine & (owner_row == i) & (grid.to_local_row(np.where(mine, p, 0)) == r)
+        child, up, child_id, parent_id, marked = lc, lr, u, v, c
+    visited = lc >= 0
+    span = visited & (lr < 0)
+    steep = visited & (lr >= 0) & ((lr > lc + 1) if block.directed else (np.abs(lc - lr) > 1))
+    offences = {"level": (tree & (up >= 0) & (up < child - 1), child_id, parent_id),
+                "parent_unreached": (tree & (up < 0), child_id, parent_id),
+                "cycle": (tree & (up >= child), child_id, parent_id),
+                "span": (span, v, u), "edge_level": (steep, v, u)}
+    expected = {rule: int(ids[bad].min()) if bad.any() else ops.NO_VERTEX
+                for rule, (bad, ids, _) in offences.items()}
+    expected["visited_entries"] = int(visited.sum())
+    expected["span_entries"] = int(span.sum())
+    bits = np.zeros(32 * block.marks_words, bool)
+    bits[marked[tree]] = True
+    marks = np.packbits(bits, bitorder="little").view(np.uint32)
+    witnesses = {rule: int(others[bad & (ids == expected[rule])].min())
+                 for rule, (bad, ids, others) in offences.items() if bad.any()}
+    return expected, marks, witnesses
+
+
+BLOCK_SHAPES = [(1, 1, 0, 0, 300), (2, 2, 1, 0, 1000), (2, 3, 0, 2, 997), (3, 1, 2, 0, 500), (1, 4, 0, 1, 700)]
+LEVEL_TYPES = (np.uint8, np.uint16, np.int32)
+PARENT_TYPES = (np.int32, np.int64)
+BLOCK_CASES = [(shape, directed, lt, pt) for shape in BLOCK_SHAPES for directed in (False, True)
+               for lt in LEVEL_TYPES for pt in PARENT_TYPES]
+
+
+def case_id(case):
+    (R, C, i, j, n), directed, lt, pt = case
+    return f"{R}x{C}@{i},{j}-{'dir' if directed else 'undir'}-{np.dtype(lt).name}-{np.dtype(pt).name}"
+
+
+def block_of(case, seed=5, nnz=3000, heavy=200):
+    (R, C, i, j, n), directed, lt, pt = case
+    return random_block(seed, R, C, i, j, n, nnz, directed, lt, pt, heavy=heavy)
+
+
+@pytest.mark.parametrize("case", BLOCK_CASES, ids=[case_id(c) for c in BLOCK_CASES])
+def test_numpy_entries_match_the_brute_force(case):
+    block = block_of(case)
+    stats, marks = run_entries(CPU, block)
+    expected, expected_marks, witnesses = brute_force_entries(block)
+    for slot, value in expected.items():
+        assert int(stats[ops.SLOT[slot]]) == value, slot
+    assert np.array_equal(marks, expected_marks)
+    assert all(int(stats[ops.SLOT[rule]]) != ops.NO_VERTEX for rule in ENTRY_RULES)
+    for rule, witness in witnesses.items():
+        detail_stats, _ = run_entries(CPU, block, (rule, expected[rule]))
+        assert int(detail_stats[ops.SLOT["witness"]]) == witness, rule
+
+
+def random_vertices(seed, b, n_real, first_id, n_vertices, parent_type):
+    rng = np.random.default_rng(seed)
+    parent = rng.integers(-1, n_vertices + 3, b)
+    parent[rng.random(b) < 0.3] = -1
+    parent[5] = first_id + 5                             # a self-parent
+    level = rng.integers(-2, 40, b).astype(np.int32)
+    level[parent == -1] = np.where(rng.random(b) < 0.9, -1, 3)[parent == -1]
+    level[b - 1] = 300                                   # deeper than uint8 holds
+    marks = rng.integers(0, 2**32, b // 32, dtype=np.uint64).astype(np.uint32)
+    return parent.astype(parent_type), level, marks
+
+
+def brute_force_vertices(parent, level, marks, n_real, first_id, n_vertices, root):
+    p = parent.astype(np.int64)
+    b = p.size
+    v = first_id + np.arange(b)
+    real = np.arange(b) < n_real
+    has = p != -1
+    valid = has & (level >= 0)
+    marked = np.unpackbits(marks.view(np.uint8), bitorder="little")[:b].astype(bool)
+
+    def lowest(bad):
+        return int(v[bad].min()) if bad.any() else ops.NO_VERTEX
+
+    return {"parent_range": lowest(has & (~real | (p < 0) | (p >= n_vertices))),
+            "root": lowest(real & (v == root) & ((p != root) | (level != 0))),
+            "self_parent": lowest(real & (p == v) & (v != root)),
+            "level": lowest(np.where(has, level < 0, level != -1)),
+            "parent_not_neighbour": lowest(real & has & ~marked & (v != root)),
+            "visited": int((valid & real).sum()),
+            "deepest": int(level[valid].max()) + 1 if valid.any() else 0}
+
+
+def run_vertices(backend, parent, level, marks, n_real, first_id, n_vertices, root, level_type):
+    to = backend.asarray
+    stats = ops.new_stats(backend)
+    ops.check_vertices(backend, to(parent), to(level), n_real, first_id, n_vertices, root, stats)
+    ops.check_parent_edges(backend, to(parent), to(marks), n_real, first_id, root, stats)
+    compact = to(np.zeros(parent.size, level_type))
+    ops.compact_levels(backend, to(parent), to(level), compact)
+    return backend.asnumpy(stats), backend.asnumpy(compact)
+
+
+VERTEX_CASES = [(b, n_real, first_id, pt) for b, n_real, first_id in ((4096, 4096, 0), (2048, 1000, 8192),
+                                                                       (64, 0, 100))
+                for pt in PARENT_TYPES]
+
+
+@pytest.mark.parametrize("b, n_real, first_id, parent_type", VERTEX_CASES)
+def test_numpy_vertex_rules_match_the_brute_force(b, n_real, first_id, parent_type):
+    n_vertices = first_id + n_real
+    parent, level, marks = random_vertices(3, b, n_real, first_id, n_vertices, parent_type)
+    root = first_id + 7 if n_real > 7 else 0
+    stats, compact = run_vertices(CPU, parent, level, marks, n_real, first_id, n_vertices, root, np.uint16)
+    for slot, value in brute_force_vertices(parent, level, marks, n_real, first_id, n_vertices, root).items():
+        assert int(stats[ops.SLOT[slot]]) == value, slot
+    valid = (parent != -1) & (level >= 0)
+    assert np.array_equal(compact, np.where(valid, level, 65535).astype(np.uint16))
+
+
+# GPU: kernels against the twins --------------------------------------------------------------------
+
+def gpu_backend():
+    return Backend("gpu", 0)
+
+
+def assert_kernels_match_twins(block, variants=ops.ENTRIES_PER_LANE):
+    cpu_stats, cpu_marks = run_entries(CPU, block)
+    for entries_per_lane in variants:
+        stats, marks = run_entries(gpu_backend(), block, entries_per_lane=entries_per_lane)
+        assert np.array_equal(stats, cpu_stats), (entries_per_lane, stats, cpu_stats)
+        assert np.array_equal(marks, cpu_marks), entries_per_lane
+    for rule in ENTRY_RULES:
+        vertex = int(cpu_stats[ops.SLOT[rule]])
+        if vertex != ops.NO_VERTEX:
+            expected, _ = run_entries(CPU, block, (rule, vertex))
+            got, _ = run_entries(gpu_backend(), block, (rule, vertex))
+            assert int(got[ops.SLOT["witness"]]) == int(expected[ops.SLOT["witness"]]), rule
+    return cpu_stats
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", BLOCK_CASES, ids=[case_id(c) for c in BLOCK_CASES])
+def test_gpu_entries_match_numpy(case):
+    assert_kernels_match_twins(block_of(case))
+    assert_kernels_match_twins(block_of(case, seed=9, nnz=0, heavy=0))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("directed", [False, True])
+def test_gpu_entries_with_a_hub(directed):
+    """A column of a million entries beside 200000 random ones: the merge path splits the hub."""
+    block = random_block(13, 1, 1, 0, 0, 1 << 17, 200000, directed, np.uint8, np.int32, heavy=1_000_000)
+    assert_kernels_match_twins(block)
+
+
+def lattice_block(side, parent_type=np.int32):
+    """The side x side lattice (4-neighbour, both directions) on a 1x1 grid, searched from vertex 0:
+    level x + y, parent the left neighbour (the upper one in column 0)."""
+    n = side * side
+    x, y = np.arange(n) % side, np.arange(n) // side
+    right, down = np.flatnonzero(x < side - 1), np.flatnonzero(y < side - 1)
+    src = np.concatenate((right, right + 1, down, down + side))
+    dst = np.concatenate((right + 1, right, down + side, down))
+    grid = Grid(1, 1, n)
+    col_ptr, row_idx = csc(grid.cols_per_rank, src, dst)
+    level = np.full(grid.block, -1, np.int32)
+    level[:n] = x + y
+    parent = np.full(grid.block, -1, np.int64)
+    parent[:n] = np.where(x > 0, np.arange(n) - 1, np.arange(n) - side)
+    parent[0] = 0
+    return grid, col_ptr, row_idx, parent.astype(parent_type), level
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("broken", [False, True])
+def test_gpu_lattice(broken):
+    side = 1024
+    grid, col_ptr, row_idx, parent, level = lattice_block(side)
+    if broken:
+        parent[side * 300 + 5] = side * 300 + 7            # not a neighbour
+        level[side * 500 + 9] += 2                          # two below its parent
+        level[side * 700 + 700] = -1                        # a visited vertex without a level
+    deepest = int(level.max()) + 1
+    compact = np.where((parent != -1) & (level >= 0), level, -1).astype(ops.level_dtype(deepest))
+    for directed in (False, True):
+        block = Block(grid, 0, 0, col_ptr, row_idx, compact, compact, parent, directed)
+        stats = assert_kernels_match_twins(block)
+        if not broken:
+            assert all(int(stats[ops.SLOT[rule]]) == ops.NO_VERTEX for rule in ENTRY_RULES)
+            assert int(stats[ops.SLOT["visited_entries"]]) == row_idx.size
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("b, n_real, first_id, parent_type", VERTEX_CASES + [(1 << 20, 1 << 20, 0, np.int32)])
+def test_gpu_vertex_rules_match_numpy(b, n_real, first_id, parent_type):
+    n_vertices = first_id + n_real
+    parent, level, marks = random_vertices(3, b, n_real, first_id, n_vertices, parent_type)
+    root = first_id + 7 if n_real > 7 else 0
+    for level_type in LEVEL_TYPES:
+        expected = run_vertices(CPU, parent, level, marks, n_real, first_id, n_vertices, root, level_type)
+        got = run_vertices(gpu_backend(), parent, level, marks, n_real, first_id, n_vertices, root, level_type)
+        assert np.array_equal(got[0], expected[0]) and np.array_equal(got[1], expected[1]), level_type
