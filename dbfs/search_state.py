@@ -8,10 +8,11 @@ degree-scan scratch of the expansion, and, where the grid or the direction needs
 column frontier, the fold receive buffer, the bottom-up bitmaps, the predecessor-exchange buffers and
 the one-GPU loop's control block and per-level log.
 
-With bottom-up levels, every search starts with the owned vertices that have no edge marked visited:
-no edge can reach them, so top-down never claims them, and a bottom-up level, which examines every
-unvisited row, skips them instead of reading their empty rows again at every level (at Graph500 scale
-26 about half the vertices have no edge). Levels, parents and counts never include them.
+With bottom-up levels on an undirected graph, every search starts with the owned vertices that have no
+edge marked visited: no edge can reach them, so top-down never claims them, and a bottom-up level,
+which examines every unvisited row, skips them instead of reading their empty rows again at every level
+(at Graph500 scale 26 about half the vertices have no edge). Levels, parents and counts never include
+them. (A directed graph's vertex without out-edges may still be reached: there nothing is marked.)
 
 One table (`layout`) says what is allocated for a grid and direction, so the memory planner counts
 exactly what the constructor allocates. Parents are int32 when every global id fits (the validator and
@@ -92,7 +93,7 @@ class SearchState:
         if grid.size == 1:
             self.parent = self.pred_row         # a local column is a global id on one rank
         self.words = grid.block // 32
-        if direction == "auto":
+        if direction == "auto" and not graph.info.get("directed"):
             self.no_edges[:] = xp.packbits(graph.degree == 0, bitorder="little").view(xp.uint32)
 
     def own_front(self, i: int):

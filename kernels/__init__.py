@@ -45,6 +45,11 @@ FORMS = ("LIST", "BITS")
 STATS = ("COUNT", "DEGREES", "CHECKED", "MAX_DEGREE")
 # One record of the per-level log (int64 each).
 LOG_FIELDS = ("LEVEL", "DIRECTION", "FRONTIER", "EDGES", "END_NS")
+# The validator's uint64 result slots (kernels/validate.cu, dbfs.ops.validate): the rule slots first, in
+# the order their rules are reported (each holds its lowest offending vertex), then the counts.
+VALIDATE_SLOTS = ("PARENT_RANGE", "ROOT", "SELF_PARENT", "LEVEL", "PARENT_NOT_NEIGHBOUR", "PARENT_UNREACHED",
+                  "CYCLE", "SPAN", "EDGE_LEVEL", "VISITED", "DEEPEST", "VISITED_ENTRIES", "SPAN_ENTRIES",
+                  "WITNESS")
 
 
 def _enumerate(names) -> SimpleNamespace:
@@ -62,6 +67,7 @@ DEFINES = {
                                                        ("STAT", STAT), ("LOG", LOG))
        for name, value in vars(space).items()},
     "CTL_WORDS": CTL_WORDS, "STAT_WORDS": STAT_WORDS, "LOG_WORDS": LOG_WORDS,
+    **{f"SLOT_{name}": k for k, name in enumerate(VALIDATE_SLOTS)}, "STATS_SLOTS": len(VALIDATE_SLOTS),
 }
 
 

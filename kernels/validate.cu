@@ -20,26 +20,6 @@
 // counts go up by one atomic per block.
 #include "common.cuh"
 
-#define VALIDATE_THREADS 256
-
-// Slots of the u64 stats array; dbfs/ops/validate.py reads the SLOT_ lines of this file, so these
-// numbers are defined here only. The rule slots come first, in the order their rules are reported.
-#define SLOT_PARENT_RANGE 0
-#define SLOT_ROOT 1
-#define SLOT_SELF_PARENT 2
-#define SLOT_LEVEL 3
-#define SLOT_PARENT_NOT_NEIGHBOUR 4
-#define SLOT_PARENT_UNREACHED 5
-#define SLOT_CYCLE 6
-#define SLOT_SPAN 7
-#define SLOT_EDGE_LEVEL 8
-#define SLOT_VISITED 9
-#define SLOT_DEEPEST 10
-#define SLOT_VISITED_ENTRIES 11
-#define SLOT_SPAN_ENTRIES 12
-#define SLOT_WITNESS 13
-#define STATS_SLOTS 14
-
 #define NO_VERTEX 0xffffffffffffffffULL
 #define FULL_MASK 0xffffffffu
 
@@ -72,16 +52,16 @@ __device__ __forceinline__ void report(bool bad, u64 key, u64* slot)
     if ((threadIdx.x & 31) == 0 && lowest < __ldcg(slot)) atomicMin(slot, lowest);
 }
 
-// Adds the block's `value`s to stats[slot]: one atomic per block. Block-collective, VALIDATE_THREADS.
+// Adds the block's `value`s to stats[slot]: one atomic per block. Block-collective, BLOCK_THREADS.
 __device__ __forceinline__ void block_add(u64 value, u64* slot)
 {
-    __shared__ u64 partial[VALIDATE_THREADS / 32];
+    __shared__ u64 partial[BLOCK_THREADS / 32];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     value = warp_sum(value);
     if (lane == 0) partial[warp] = value;
     __syncthreads();
     if (warp == 0) {
-        value = lane < VALIDATE_THREADS / 32 ? partial[lane] : 0;
+        value = lane < BLOCK_THREADS / 32 ? partial[lane] : 0;
         value = warp_sum(value);
         if (lane == 0 && value) atomicAdd(slot, value);
     }
@@ -320,13 +300,13 @@ __device__ __forceinline__ void entry_rules(
 // Instantiations: parent P int32 or int64 (global ids), compact level L uint8, uint16 or int32.
 
 #define VERTEX_KERNELS(PN, PT)                                                                           \
-    extern "C" __global__ void __launch_bounds__(VALIDATE_THREADS) check_vertices_##PN(                  \
+    extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) check_vertices_##PN(                  \
         const PT* __restrict__ parent, const i32* __restrict__ level, i32 b, i32 n_real, i64 first_id,    \
         i64 n_vertices, i64 root, u64* __restrict__ stats)                                               \
     {                                                                                                    \
         vertex_rules<PT>(parent, level, b, n_real, first_id, n_vertices, root, stats);                   \
     }                                                                                                    \
-    extern "C" __global__ void __launch_bounds__(VALIDATE_THREADS) check_parent_edges_##PN(              \
+    extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) check_parent_edges_##PN(              \
         const PT* __restrict__ parent, const u32* __restrict__ marks, i32 b, i32 n_real, i64 first_id,    \
         i64 root, u64* __restrict__ stats)                                                               \
     {                                                                                                    \
@@ -334,7 +314,7 @@ __device__ __forceinline__ void entry_rules(
     }
 
 #define ENTRY_KERNEL(LN, LT, PN, PT, EPT)                                                                \
-    extern "C" __global__ void __launch_bounds__(VALIDATE_THREADS) check_entries_##LN##_##PN##_e##EPT(   \
+    extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) check_entries_##LN##_##PN##_e##EPT(   \
         const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, i32 ncols, i64 nnz,             \
         const LT* __restrict__ col_level, const LT* __restrict__ row_level,                              \
         const PT* __restrict__ col_parent, const PT* __restrict__ row_parent, i32 directed, i64 col_base,  \
@@ -347,7 +327,7 @@ __device__ __forceinline__ void entry_rules(
     }
 
 #define LEVEL_KERNELS(LN, LT, PN, PT)                                                                    \
-    extern "C" __global__ void __launch_bounds__(VALIDATE_THREADS) compact_levels_##LN##_##PN(           \
+    extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) compact_levels_##LN##_##PN(           \
         const PT* __restrict__ parent, const i32* __restrict__ level, i32 b, LT* __restrict__ out)       \
     {                                                                                                    \
         compact<LT, PT>(parent, level, b, out);                                                          \

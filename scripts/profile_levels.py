@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import itertools
 import json
 import socket
 import sys
@@ -154,6 +155,8 @@ def main() -> None:
     ap.add_argument("--small-frontier", type=int, default=10_000,
                     help="levels with a frontier under this many vertices count as small levels")
     ap.add_argument("--kernel-times", action="store_true", help="time every kernel launch with events")
+    ap.add_argument("--grid-waves", default="1",
+                    help="comma-separated multiples of the resident blocks for the grid-stride launches")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
 
@@ -169,25 +172,27 @@ def main() -> None:
     has_edge = backend.asnumpy(graph.degree) > 0
     roots = sample_roots(n, args.roots, lambda c: has_edge[c])
     variants, reference = {}, {}
-    for direction in args.direction.split(","):
-        for small in args.small_edges.split(","):
-            small_edges = DEFAULT_SMALL_EDGES if small == "default" else int(small)
-            for ept in (int(x) for x in args.edges_per_thread.split(",")):
-                name = f"{direction} small_edges={small_edges} edges_per_thread={ept}"
-                bfs = BFS(graph, edges_per_thread=ept, direction=direction, small_edges=small_edges)
-                figures = profile(bfs, roots, args.small_frontier, kernel_times)
-                for s in figures["searches"]:
-                    key = (s["visited"], s["depth"], s["nedge"])
-                    if reference.setdefault(s["root"], key) != key:
-                        raise SystemExit(f"{name}: root {s['root']} gives {key}, another variant "
-                                         f"{reference[s['root']]}")
-                variants[name] = figures
-                print(f"{name}: {1e3 * figures['mean_time']:.3f} ms, "
-                      f"{figures['harmonic_mean_TEPS'] / 1e9:.2f} GTEPS, "
-                      f"{figures['levels_per_search']:.0f} levels, "
-                      f"{figures['host_syncs_per_search']:.1f} host syncs per search, small levels median "
-                      f"{figures['small_levels']['median_us']:.1f} us, overhead per level "
-                      f"{figures['host_overhead_per_level_us']:.2f} us", file=sys.stderr)
+    resident_blocks = backend.resident_blocks
+    for direction, small, ept, waves in itertools.product(
+            args.direction.split(","), args.small_edges.split(","),
+            (int(x) for x in args.edges_per_thread.split(",")), (int(x) for x in args.grid_waves.split(","))):
+        backend.resident_blocks = lambda kernel, threads, w=waves: w * resident_blocks(kernel, threads)
+        small_edges = DEFAULT_SMALL_EDGES if small == "default" else int(small)
+        name = f"{direction} small_edges={small_edges} edges_per_thread={ept} grid_waves={waves}"
+        bfs = BFS(graph, edges_per_thread=ept, direction=direction, small_edges=small_edges)
+        figures = profile(bfs, roots, args.small_frontier, kernel_times)
+        for s in figures["searches"]:
+            key = (s["visited"], s["depth"], s["nedge"])
+            if reference.setdefault(s["root"], key) != key:
+                raise SystemExit(f"{name}: root {s['root']} gives {key}, another variant "
+                                 f"{reference[s['root']]}")
+        variants[name] = figures
+        print(f"{name}: {1e3 * figures['mean_time']:.3f} ms, "
+              f"{figures['harmonic_mean_TEPS'] / 1e9:.2f} GTEPS, "
+              f"{figures['levels_per_search']:.0f} levels, "
+              f"{figures['host_syncs_per_search']:.1f} host syncs per search, small levels median "
+              f"{figures['small_levels']['median_us']:.1f} us, overhead per level "
+              f"{figures['host_overhead_per_level_us']:.2f} us", file=sys.stderr)
     doc = {"machine": socket.gethostname(), "device": backend.describe(),
            "date": datetime.datetime.now().isoformat(timespec="seconds"), "command": " ".join(sys.argv),
            "graph": args.graph or f"kronecker scale {args.scale} edgefactor {args.edgefactor}",

@@ -23,24 +23,16 @@ whole arrays, entries in chunks of whole columns.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
 
-from dbfs import kernels
-from dbfs.ops.expand import require_array
+from dbfs.kernels import BLOCK_THREADS as THREADS
+from dbfs.kernels import VALIDATE_SLOTS
+from dbfs.ops.arrays import require_array
 
-
-def _defines(prefix: str) -> dict:
-    """The integer #defines NAME of kernels/validate.cu starting with `prefix` (their only definition)."""
-    text = kernels.source("validate")
-    return {name: int(value) for name, value in re.findall(rf"#define ({prefix}\w*) (\d+)\b", text)}
-
-
-SLOT = {name[len("SLOT_"):].lower(): value for name, value in _defines("SLOT_").items()}
-STATS_SLOTS = _defines("STATS_SLOTS")["STATS_SLOTS"]
-THREADS = _defines("VALIDATE_THREADS")["VALIDATE_THREADS"]
+SLOT = {name.lower(): k for k, name in enumerate(VALIDATE_SLOTS)}
+STATS_SLOTS = len(VALIDATE_SLOTS)
 # rule slots precede the count slots: the rule names in the order they are reported
 CHECKS = tuple(name.replace("_", "-") for name, slot in sorted(SLOT.items(), key=lambda x: x[1])
                if slot < SLOT["visited"])
