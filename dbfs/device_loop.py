@@ -36,7 +36,8 @@ import numpy as np
 from dbfs.kernels import CTL, FORM, LOG, LOG_WORDS, STEP
 from dbfs.ops import bitmap, bottom_up
 from dbfs.ops.expand import ExpandScratch, expand
-from dbfs.ops.level_control import copy_next_frontier, finish_level, small_levels, start_search
+from dbfs.ops.frontier import frontier_figures
+from dbfs.ops.level_control import finish_level, small_levels, start_search
 
 # Frontier edges below which a top-down level runs in the persistent kernel (bench/NOTES.md, session 5).
 DEFAULT_SMALL_EDGES = 1 << 16
@@ -55,7 +56,7 @@ class DeviceLoop:
         self.alpha = alpha if self.bottom_up else 0.0
         self.beta, self.edges_per_thread, self.small_edges = beta, edges_per_thread, small_edges
         self.total_degree = int(graph.degree.sum())
-        self.scratch = ExpandScratch(state.cumul, state.tile_sums)
+        self.scratch = ExpandScratch(state.cumul, state.tile_sums, state.chunks)
         self.front = state.col_front if self.bottom_up else None
         self.status = self.backend.pinned_empty(2 * (ROUNDS_IN_FLIGHT + 1), np.int64).reshape(-1, 2)
         self.final = self.backend.pinned_empty(len(vars(CTL)), np.int64)
@@ -106,10 +107,10 @@ class DeviceLoop:
         small_levels(backend, grid, g.col_ptr, g.row_idx, g.degree, s.queue0, s.queue1, s.counts0, s.visited,
                      s.level, s.parent, ctl, s.slots, s.log, self.alpha, self.beta, self.small_edges)
         expand(backend, grid, 0, g.col_ptr, g.row_idx, s.queue0, s.counts0, s.visited, s.level, s.pred_row,
-               None, g.degree, s.queue1, s.counts1, s.stats, self.scratch,
-               edges_per_thread=self.edges_per_thread, control=ctl)
+               None, s.queue1, s.counts1, s.stats, self.scratch, edges_per_thread=self.edges_per_thread,
+               control=ctl)
         clock.switch("update")
-        copy_next_frontier(backend, ctl, s.queue1, s.counts1, s.queue0)
+        frontier_figures(backend, s.queue1, s.counts1, g.degree, s.stats, copy_to=s.queue0, control=ctl)
         if self.bottom_up:
             bitmap.pack(backend, s.queue0, s.counts0, self.front, control=ctl, steps=TO_BITS, form=FORM.LIST)
             clock.switch("expansion")

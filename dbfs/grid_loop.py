@@ -39,6 +39,7 @@ from dbfs.exchange import Exchange, OffsetSet
 from dbfs.kernels import STAT, STAT_WORDS
 from dbfs.ops import bitmap, bottom_up
 from dbfs.ops.expand import ExpandScratch, expand
+from dbfs.ops.frontier import frontier_figures
 from dbfs.ops.predecessors import resolve_parents
 from dbfs.ops.sparse import pack_present, unpack_present
 from dbfs.ops.update import update
@@ -72,7 +73,7 @@ class GridLoop:
         self.col_x = Exchange(comms.col, self.backend, b, encoding, comm) if grid.R > 1 else None
         self.row_x = Exchange(comms.row, self.backend, b, encoding, comm) if grid.C > 1 else None
         self.total_degree = comms.world.allreduce(int(graph.degree.sum()))
-        self.scratch = ExpandScratch(state.cumul, state.tile_sums)
+        self.scratch = ExpandScratch(state.cumul, state.tile_sums, state.chunks)
         self.level_host = self.backend.pinned_empty(STAT_WORDS, np.int64)
         self.counts_host = self.backend.pinned_empty(grid.C, np.int32)
         self.own_visited = state.own_visited()
@@ -188,9 +189,10 @@ class GridLoop:
         clock.switch("expansion")
         dst_cnt.fill(0)
         expand(backend, grid, j, g.col_ptr, g.row_idx, frontier, length, s.visited, s.level, s.pred_row,
-               s.pred_col, g.degree, dst, dst_cnt, s.stats, self.scratch, lvl=lvl,
-               edges_per_thread=self.edges_per_thread)
+               s.pred_col, dst, dst_cnt, s.stats, self.scratch, lvl=lvl, edges_per_thread=self.edges_per_thread)
+        own_new = dst[grid.owned_row(j, 0):]
         if grid.C == 1:
+            frontier_figures(backend, own_new, dst_cnt[j:j + 1], g.degree, s.stats)
             return
         counts = backend.read(dst_cnt, self.counts_host).copy()
         clock.switch("fold_comm")
@@ -208,7 +210,8 @@ class GridLoop:
         clock.switch("update")
         if seg[-1]:
             update(backend, grid, j, s.recv[:int(seg[-1])], seg.astype(np.int32), s.visited, s.level, s.pred_col,
-                   g.degree, lvl, dst, dst_cnt, s.stats)
+                   lvl, dst, dst_cnt)
+        frontier_figures(backend, own_new, dst_cnt[j:j + 1], g.degree, s.stats)
 
     # bottom-up ------------------------------------------------------------------------------------
     def _bottom_up_level(self, clock, traffic, nf: int, lvl: int) -> None:

@@ -49,6 +49,7 @@ def layout(grid, direction: str, log_capacity: int = 0) -> dict:
         "stats": (np.int64, STAT_WORDS),
         "cumul": (np.int64, cols + 1),          # the expansion's degree scan (ExpandScratch)
         "tile_sums": (np.int64, max(1, -(-cols // SCAN_TILE))),
+        "chunks": (np.uint64, 1),                # the expansion's chunk counter
     }
     if not one_gpu:
         parts["pred_col"] = (np.int32, b)        # the discoverer's grid column (delayed predecessor)

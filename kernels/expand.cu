@@ -8,8 +8,9 @@
 // with every stage (source lookup, row load, bitmap test, claim) unrolled over its EPT edges so the
 // independent loads overlap. An edge claims its destination row when its atomicOr flips the row's
 // visited bit; the claimant records the discovery in its owner's group, at a slot reserved for the
-// whole block at once (common.cuh block_reserve; launched with 8*C bytes of dynamic shared memory),
-// and counts a vertex of its own block, with its degree, into the new frontier's figures (stats).
+// whole block at once (common.cuh block_reserve; launched with 8*C bytes of dynamic shared memory).
+// The new frontier's figures (size, degree sum) are taken afterwards from its list (kernels/frontier.cu):
+// a degree read here, after the claim, would hold every chunk for one more memory round trip.
 //
 // Sizes may live on the device: the frontier length is *frontier_count (or frontier_length when no
 // count pointer is given) and the edge total cumul[nf]; every launch has a fixed grid and strides
@@ -116,12 +117,13 @@ scan_tile_sums(i64* __restrict__ tile_sums, const i32* __restrict__ frontier_cou
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 frontier_degree_scan(const i64* __restrict__ col_ptr, const i32* __restrict__ frontier,
                      const i32* __restrict__ frontier_count, i32 frontier_length,
-                     const i64* __restrict__ tile_offsets,
-                     i64* __restrict__ cumul, const i64* __restrict__ ctl)
+                     const i64* __restrict__ tile_offsets, i64* __restrict__ cumul, u64* __restrict__ chunks,
+                     const i64* __restrict__ ctl)
 {
     if (!gate_open(ctl, TOPDOWN_GATE, -1)) return;
     const i32 nf = length_of(frontier_count, frontier_length);
     const i32 ntiles = (nf + SCAN_TILE - 1) / SCAN_TILE;
+    if (blockIdx.x == 0 && threadIdx.x == 0) *chunks = 0;   // the expansion's chunk counter
     if (nf == 0) {
         if (blockIdx.x == 0 && threadIdx.x == 0) cumul[0] = 0;
         return;
@@ -191,10 +193,9 @@ template <int EPT>
 __device__ __forceinline__ void expand_edges(
     const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, const i32* __restrict__ frontier,
     const i32* __restrict__ frontier_count, i32 frontier_length, const i64* __restrict__ cumul,
-    u32* __restrict__ bitmap,
-    i32* __restrict__ level, i32* __restrict__ pred_row, i32* __restrict__ pred_col,
-    const i32* __restrict__ degree, i32 lvl, i32 j, i32 b, i32 C, i32* __restrict__ dst,
-    i32* __restrict__ dst_cnt, i64* __restrict__ stats, const i64* __restrict__ ctl)
+    u32* __restrict__ bitmap, i32* __restrict__ level, i32* __restrict__ pred_row,
+    i32* __restrict__ pred_col, i32 lvl, i32 j, i32 b, i32 C, i32* __restrict__ dst,
+    i32* __restrict__ dst_cnt, u64* __restrict__ chunks, i64* __restrict__ stats, const i64* __restrict__ ctl)
 {
     if (!gate_open(ctl, TOPDOWN_GATE, -1)) return;
     if (ctl != nullptr) lvl = (i32)ctl[CTL_LEVEL];
@@ -203,11 +204,21 @@ __device__ __forceinline__ void expand_edges(
     const i64 total = cumul[nf];
     if (blockIdx.x == 0 && threadIdx.x == 0) atomicAdd((u64*)&stats[STAT_CHECKED], (u64)total);
     extern __shared__ i32 group_scratch[];
-    i64 new_count = 0, new_degrees = 0, largest = 0;
-    // The stride loop's bound is the same for every thread of a block (chunk_base is block-uniform):
-    // the slot reservation inside is block-collective. Threads past the end search nothing.
-    const i64 stride = (i64)gridDim.x * blockDim.x * EPT;
-    for (i64 chunk_base = (i64)blockIdx.x * blockDim.x * EPT; chunk_base < total; chunk_base += stride) {
+    // Blocks take chunks of BLOCK_THREADS * EPT edges in order from a counter (zeroed by the scan):
+    // the chunks in flight stay a compact window of the frontier, as when every chunk had its own
+    // block, where a fixed stride let slow and fast blocks drift apart. Chunks are taken two turns
+    // ahead, alternating between two shared slots, so the atomic's round trip overlaps a chunk.
+    __shared__ i64 taken[2];
+    if (threadIdx.x == 0) {
+        taken[0] = (i64)atomicAdd(chunks, 1ULL);
+        taken[1] = (i64)atomicAdd(chunks, 1ULL);
+    }
+    __syncthreads();
+    const i64 chunk_edges = (i64)BLOCK_THREADS * EPT;
+    // The loop's bound is the same for every thread of a block (the chunk is block-uniform): the slot
+    // reservation inside is block-collective. Threads past the end search nothing.
+    for (int turn = 0; taken[turn & 1] * chunk_edges < total; ++turn) {
+        const i64 chunk_base = taken[turn & 1] * chunk_edges;
         const i64 first = chunk_base + (i64)threadIdx.x * EPT;
         i32 k = first_column<EPT>(cumul, nf, total, first);
         i64 column_start = cumul[k], column_end = cumul[k + 1];
@@ -261,6 +272,9 @@ __device__ __forceinline__ void expand_edges(
             offset[e] = v[e] - group[e] * b;
         }
         block_reserve<EPT>(claimed, group, C, dst_cnt, group_scratch, slot);
+        // Past the reservation's barriers every thread has read this turn's slot: refill it for the
+        // turn after next (the next turn's slot was filled a turn ago, barriers ago).
+        if (threadIdx.x == 0) taken[turn & 1] = (i64)atomicAdd(chunks, 1ULL);
 #pragma unroll
         for (int e = 0; e < EPT; ++e) {
             if (!claimed[e]) continue;
@@ -269,14 +283,9 @@ __device__ __forceinline__ void expand_edges(
             if (group[e] == j) {
                 level[offset[e]] = lvl;
                 if (pred_col != nullptr) pred_col[offset[e]] = j;
-                const i64 d = degree[offset[e]];
-                ++new_count;
-                new_degrees += d;
-                largest = max(largest, d);
             }
         }
     }
-    add_discoveries(new_count, new_degrees, largest, stats);
 }
 
 #define EXPAND_VARIANT(EPT)                                                                              \
@@ -284,12 +293,12 @@ __device__ __forceinline__ void expand_edges(
         const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx,                                 \
         const i32* __restrict__ frontier, const i32* __restrict__ frontier_count, i32 frontier_length,    \
         const i64* __restrict__ cumul, u32* __restrict__ bitmap, i32* __restrict__ level,                 \
-        i32* __restrict__ pred_row, i32* __restrict__ pred_col, const i32* __restrict__ degree, i32 lvl,  \
-        i32 j, i32 b, i32 C, i32* __restrict__ dst, i32* __restrict__ dst_cnt, i64* __restrict__ stats,   \
-        const i64* __restrict__ ctl)                                                                     \
+        i32* __restrict__ pred_row, i32* __restrict__ pred_col, i32 lvl, i32 j, i32 b, i32 C,             \
+        i32* __restrict__ dst, i32* __restrict__ dst_cnt, u64* __restrict__ chunks,                       \
+        i64* __restrict__ stats, const i64* __restrict__ ctl)                                            \
     {                                                                                                    \
-        expand_edges<EPT>(col_ptr, row_idx, frontier, frontier_count, frontier_length, cumul, bitmap, level, pred_row,    \
-                          pred_col, degree, lvl, j, b, C, dst, dst_cnt, stats, ctl);    \
+        expand_edges<EPT>(col_ptr, row_idx, frontier, frontier_count, frontier_length, cumul, bitmap,    \
+                          level, pred_row, pred_col, lvl, j, b, C, dst, dst_cnt, chunks, stats, ctl);    \
     }
 
 EXPAND_VARIANT(1)

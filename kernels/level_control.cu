@@ -4,12 +4,12 @@
 // fills the control block: level 1 next, frontier {root} with its degree, the unvisited edges (the
 // search's TEPS edge count is what they lose), one vertex visited, the first step (small or bulk
 // top-down, by the root's degree) and the start time.
-// copy_next_frontier: after a bulk top-down level, moves the new frontier from queue 1 to queue 0, so
-// that between levels the frontier list is always queue 0 with its count counts0[0].
 // finish_level (one thread): after a bulk level, the new frontier's size, degree sum and largest degree
 // (from the level's counters), the unvisited edges, the log record, the next step by Beamer's rule
 // (level_control.cuh next_step), and the counters cleared for the next level.
-// All three run on the search's stream between the level kernels; the host never reads them back
+// After a bulk top-down level, kernels/frontier.cu has moved the new frontier from queue 1 back to
+// queue 0 (between levels the frontier list is always queue 0, its length counts0[0]) and counted it.
+// Both run on the search's stream between the level kernels; the host never reads them back
 // except the STEP word.
 #include "level_control.cuh"
 
@@ -33,15 +33,6 @@ start_search(i64* __restrict__ ctl, i32* __restrict__ q0, i32* __restrict__ coun
     ctl[CTL_FORM] = FORM_LIST;
     ctl[CTL_LOGGED] = 0;
     ctl[CTL_START_NS] = global_ns();
-}
-
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-copy_next_frontier(const i64* __restrict__ ctl, const i32* __restrict__ q1, const i32* __restrict__ counts1,
-                   i32* __restrict__ q0)
-{
-    if (!gate_open(ctl, 1 << STEP_TOPDOWN, -1)) return;
-    const i32 n = *counts1;
-    for (i32 t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += gridDim.x * blockDim.x) q0[t] = q1[t];
 }
 
 extern "C" __global__ void

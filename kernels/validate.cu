@@ -332,9 +332,7 @@ __device__ __forceinline__ void entry_rules(
     {                                                                                                    \
         compact<LT, PT>(parent, level, b, out);                                                          \
     }                                                                                                    \
-    ENTRY_KERNEL(LN, LT, PN, PT, 2)                                                                      \
-    ENTRY_KERNEL(LN, LT, PN, PT, 4)                                                                      \
-    ENTRY_KERNEL(LN, LT, PN, PT, 8)
+    ENTRY_KERNEL(LN, LT, PN, PT, 4)
 
 VERTEX_KERNELS(i32, i32)
 VERTEX_KERNELS(i64, i64)

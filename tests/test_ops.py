@@ -19,6 +19,7 @@ from dbfs.backend import Backend
 from dbfs.grid import Grid
 from dbfs.kernels import STAT, STAT_WORDS
 from dbfs.ops.expand import EDGES_PER_THREAD, ExpandScratch, expand
+from dbfs.ops.frontier import frontier_figures
 from dbfs.ops.predecessors import resolve_parents
 from dbfs.ops.update import update
 
@@ -127,16 +128,12 @@ class ExpandExpected:
     pred_col: np.ndarray
     dst_cnt: np.ndarray
     groups: list           # per group: sorted new offsets
-    stats: np.ndarray      # the level figures: new own vertices, their degree sum and largest degree
+    stats: np.ndarray      # the level counters: the entries examined
 
 
-def discovery_stats(degree, new_own, checked=0):
-    """stats after discovering the owned offsets new_own (and examining `checked` entries)."""
+def checked_stats(checked):
     stats = np.zeros(STAT_WORDS, np.int64)
     stats[STAT.CHECKED] = checked
-    if len(new_own):
-        found = degree[np.asarray(new_own, np.int64)]
-        stats[STAT.COUNT], stats[STAT.DEGREES], stats[STAT.MAX_DEGREE] = found.size, found.sum(), found.max()
     return stats
 
 
@@ -163,8 +160,7 @@ def reference_expand(case, frontier):
                 pred_col[o] = j
     dst_cnt = before["dst_cnt"] + np.array([len(g) for g in groups], dtype=np.int32)
     return ExpandExpected(total, bitmap, level, pred_col, dst_cnt,
-                          [np.array(sorted(g), dtype=np.int64) for g in groups],
-                          discovery_stats(before["degree"], groups[j], total))
+                          [np.array(sorted(g), dtype=np.int64) for g in groups], checked_stats(total))
 
 
 def expected_from_run(case, after, total):
@@ -215,7 +211,7 @@ def run_expand(backend, case, frontier, state, edges_per_thread=4, device_length
     length = backend.asarray(np.array([frontier.size], np.int32)) if device_length else int(frontier.size)
     expand(backend, case.grid, case.j, backend.asarray(case.col_ptr), backend.asarray(case.row_idx),
            backend.asarray(frontier), length, state["bitmap"], state["level"], state["pred_row"],
-           state["pred_col"], state["degree"], state["dst"], state["dst_cnt"], state["stats"],
+           state["pred_col"], state["dst"], state["dst_cnt"], state["stats"],
            ExpandScratch.allocate(backend, max(1, frontier.size)), lvl=case.lvl,
            edges_per_thread=edges_per_thread)
     return int(backend.asnumpy(state["stats"])[STAT.CHECKED])
@@ -295,10 +291,6 @@ def reference_update(case, state, recv, seg):
             expected["level"][o] = case.lvl
             new.append(o)
     expected["dst_cnt"][j] += len(new)
-    expected["stats"] = state["stats"] + discovery_stats(state["degree"], new)
-    if new:
-        expected["stats"][STAT.MAX_DEGREE] = max(int(state["stats"][STAT.MAX_DEGREE]),
-                                                  int(state["degree"][new].max()))
     return expected, np.array(sorted(new), dtype=np.int64), np.array(sender_keys, dtype=np.int64)
 
 
@@ -323,7 +315,7 @@ def assert_update(case, before, after, expected, new, sender_keys):
 
 def run_update(backend, case, state, recv, seg):
     update(backend, case.grid, case.j, backend.asarray(recv), seg, state["bitmap"], state["level"],
-           state["pred_col"], state["degree"], case.lvl, state["dst"], state["dst_cnt"], state["stats"])
+           state["pred_col"], case.lvl, state["dst"], state["dst_cnt"])
 
 
 @pytest.mark.parametrize("R, C, n_vertices, nnz", GRIDS)
@@ -482,6 +474,38 @@ def test_gpu_expand_then_update(edges_per_thread):
     mid = to_host(device)
     recv, seg = random_recv(rng, case, case.b)
     check_gpu_update(case, mid, recv, seg, device_seg=True)
+
+
+def frontier_case(seed, b=5000, n=3000):
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, b, n).astype(np.int32), rng.integers(0, 1000, b).astype(np.int32)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3000])
+def test_frontier_figures_numpy(n):
+    frontier, degree = frontier_case(n)
+    stats, copy = np.zeros(STAT_WORDS, np.int64), np.full(4000, -1, np.int32)
+    stats[STAT.MAX_DEGREE] = 7
+    frontier_figures(CPU, frontier, np.array([n], np.int32), degree, stats, copy_to=copy)
+    chosen = degree[frontier[:n]]
+    assert stats[STAT.COUNT] == n and stats[STAT.DEGREES] == chosen.sum()
+    assert stats[STAT.MAX_DEGREE] == max([7, *chosen.tolist()])
+    assert np.array_equal(copy[:n], frontier[:n]) and np.all(copy[n:] == -1)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [0, 1, 3000, 2_000_000])
+def test_gpu_frontier_figures_match_numpy(n):
+    import cupy
+    frontier, degree = frontier_case(n, b=3_000_000, n=max(n, 1))
+    expected = np.zeros(STAT_WORDS, np.int64)
+    frontier_figures(CPU, frontier, n, degree, expected)
+    for length in (n, cupy.asarray(np.array([n], np.int32))):
+        stats, copy = cupy.zeros(STAT_WORDS, cupy.int64), cupy.full(frontier.size, -1, cupy.int32)
+        frontier_figures(gpu_backend(), cupy.asarray(frontier), length, cupy.asarray(degree), stats,
+                         copy_to=copy)
+        assert np.array_equal(cupy.asnumpy(stats), expected)
+        assert np.array_equal(cupy.asnumpy(copy[:n]), frontier[:n])
 
 
 def random_predecessor_case(seed, R=4, C=3, b=1024):

@@ -18,7 +18,7 @@ import numpy as np
 
 from dbfs.kernels import BLOCK_THREADS, BOTTOM_UP, CTL, STAT, STEP
 from dbfs.ops.arrays import NULL, gate_args, gate_open, require_array
-from dbfs.ops.expand import add_discoveries
+from dbfs.ops.frontier import add_discoveries
 
 GATE = 1 << STEP.BOTTOMUP
 

@@ -4,16 +4,17 @@ Paper 004, section 3.4 (Algorithm 3) and 3.4.1. Every CSC entry (u -> v_row) of 
 is scanned once; a destination row whose visited bit is clear gets the bit (exactly one scanned edge
 claims it), its predecessor column u, and is appended to the dst group of its owner's grid column
 (Grid.row_group) as its offset in that block (Grid.row_offset); rows of the own block also get their
-level and the delayed predecessor column j (section 3.5), and their degrees go to the new frontier's
-m_f for the direction rule.
+level and the delayed predecessor column j (section 3.5). The new frontier's figures are taken from
+its list afterwards (dbfs.ops.frontier).
 
 GPU method: an exclusive scan of the frontier degrees (kernels/expand.cu: per-tile sums, one block
 scanning them, the per-entry prefixes), then threads of `edges_per_thread` consecutive frontier edges
 doing a single binary search (two global binary searches per warp, then a 5-step search over the
 warp's registers when the warp's edges span at most 32 columns) plus a linear walk (section 3.4.1);
 the discoveries of a block take their group slots with one global atomic per group (a single hot
-counter serialises at the L2 otherwise). All launches have fixed grids that stride over the work, and
-the frontier length may live on the device: nothing is read back. NumPy method: the same edges
+counter serialises at the L2 otherwise). All launches have fixed grids (the blocks the GPU holds at
+once) that take their work in order from a counter or by stride, and the frontier length may live on
+the device: nothing is read back. NumPy method: the same edges
 gathered with repeat/cumsum; np.unique picks the first scanned edge of each unvisited row.
 """
 
@@ -30,11 +31,12 @@ GROUP_SCRATCH_BYTES = 8       # dynamic shared memory per dst group (common.cuh 
 
 
 class ExpandScratch:
-    """Device buffers of the degree scan for frontiers of up to `capacity` vertices: cumul int64
-    [capacity + 1] and tile_sums int64 [ceil(capacity / SCAN_TILE)] (the search state holds them)."""
+    """Device buffers of the expansion for frontiers of up to `capacity` vertices: the degree scan's
+    cumul int64 [capacity + 1] and tile_sums int64 [ceil(capacity / SCAN_TILE)], and the chunk counter
+    uint64 [1] (the search state holds them)."""
 
-    def __init__(self, cumul, tile_sums):
-        self.cumul, self.tile_sums = cumul, tile_sums
+    def __init__(self, cumul, tile_sums, chunks):
+        self.cumul, self.tile_sums, self.chunks = cumul, tile_sums, chunks
         self.capacity = int(cumul.shape[0]) - 1
         if tile_sums.shape[0] < -(-self.capacity // SCAN_TILE):
             raise ValueError(f"{tile_sums.shape[0]} tile sums cannot scan {self.capacity} entries")
@@ -42,11 +44,12 @@ class ExpandScratch:
     @classmethod
     def allocate(cls, backend, capacity: int) -> "ExpandScratch":
         xp = backend.xp
-        return cls(xp.empty(capacity + 1, xp.int64), xp.empty(max(1, -(-capacity // SCAN_TILE)), xp.int64))
+        return cls(xp.empty(capacity + 1, xp.int64), xp.empty(max(1, -(-capacity // SCAN_TILE)), xp.int64),
+                   xp.zeros(1, xp.uint64))
 
 
-def expand(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, pred_row, pred_col, degree,
-           dst, dst_cnt, stats, scratch, lvl=0, edges_per_thread=4, control=None) -> None:
+def expand(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, pred_row, pred_col, dst,
+           dst_cnt, stats, scratch, lvl=0, edges_per_thread=4, control=None) -> None:
     """Expand the frontier columns of one level.
 
     Arrays live on the backend's device (CuPy on a GPU backend, NumPy otherwise), 1-D, C-contiguous:
@@ -57,14 +60,11 @@ def expand(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, 
       bitmap    uint32 [>= ceil(nrows/32)]  read/write  visited bit of every local row
       level     int32 [b]         write  level of newly discovered owned rows (offset o), set to lvl
       pred_row  int32 [nrows]     write  pred_row[v] = discovering frontier column u, new rows only
-      pred_col  int32 [b] or None write  pred_col[o] = j for newly discovered owned rows (None: C = 1,
-                                         where nothing needs it)
-      degree    int32 [b]         read   degrees of the owned vertices
+      pred_col  int32 [b] or None write  pred_col[o] = j for newly discovered owned rows (None: one
+                                         rank, where nothing needs it)
       dst       int32 [C*b]       write  group m occupies dst[m*b : (m+1)*b]
       dst_cnt   int32 [C]         read/write  group m's fill; new offsets go to dst[m*b + dst_cnt[m]...]
-      stats     int64 [STAT_WORDS] read/write  CHECKED += the frontier's total degree (entries scanned);
-                                         COUNT += the new owned rows, DEGREES += and MAX_DEGREE max=
-                                         their degrees
+      stats     int64 [STAT_WORDS] read/write  CHECKED += the frontier's total degree (entries scanned)
       scratch   ExpandScratch with capacity >= nf
       control   int64 [CTL_WORDS] or None: the device-driven loop's control block; the level then runs
                 only when the next step is a bulk top-down level, and lvl is its CTL_LEVEL
@@ -84,22 +84,22 @@ def expand(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, 
     """
     if backend.is_gpu:
         _expand_gpu(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, pred_row, pred_col,
-                    degree, dst, dst_cnt, stats, scratch, lvl, edges_per_thread, control)
+                    dst, dst_cnt, stats, scratch, lvl, edges_per_thread, control)
     elif gate_open(control, 1 << STEP.TOPDOWN):
         if control is not None:
             lvl = int(control[CTL.LEVEL])
         _expand_numpy(grid, j, col_ptr, row_idx, frontier[:host_length(length)], bitmap, level, pred_row,
-                      pred_col, degree, lvl, dst, dst_cnt, stats)
+                      pred_col, lvl, dst, dst_cnt, stats)
 
 
 def _expand_gpu(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, pred_row, pred_col,
-                degree, dst, dst_cnt, stats, scratch, lvl, edges_per_thread, control):
+                dst, dst_cnt, stats, scratch, lvl, edges_per_thread, control):
     if edges_per_thread not in EDGES_PER_THREAD:
         raise ValueError(f"edges_per_thread must be one of {EDGES_PER_THREAD}, got {edges_per_thread}")
     for name, array, dtype in (("col_ptr", col_ptr, np.int64), ("row_idx", row_idx, np.int32),
                                ("frontier", frontier, np.int32), ("bitmap", bitmap, np.uint32),
                                ("level", level, np.int32), ("pred_row", pred_row, np.int32),
-                               ("degree", degree, np.int32), ("dst", dst, np.int32),
+                               ("dst", dst, np.int32),
                                ("dst_cnt", dst_cnt, np.int32), ("stats", stats, np.int64)):
         require_array(name, array, dtype)
     if pred_col is not None:
@@ -117,18 +117,18 @@ def _expand_gpu(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, le
                  (col_ptr, frontier, *count, scratch.tile_sums, gate))
     scan_tiles((1,), (BLOCK_THREADS,), (scratch.tile_sums, *count, gate))
     degree_scan((min(backend.resident_blocks(degree_scan, BLOCK_THREADS), tiles),), (BLOCK_THREADS,),
-                (col_ptr, frontier, *count, scratch.tile_sums, scratch.cumul, gate))
+                (col_ptr, frontier, *count, scratch.tile_sums, scratch.cumul, scratch.chunks, gate))
     ngroups = dst_cnt.shape[0]
     expansion(
         (backend.resident_blocks(expansion, BLOCK_THREADS),), (BLOCK_THREADS,),
         (col_ptr, row_idx, frontier, *count, scratch.cumul, bitmap, level, pred_row,
-         pred_col if pred_col is not None else NULL, degree, np.int32(lvl), np.int32(j),
-         np.int32(grid.block), np.int32(ngroups), dst, dst_cnt, stats, gate),
+         pred_col if pred_col is not None else NULL, np.int32(lvl), np.int32(j), np.int32(grid.block),
+         np.int32(ngroups), dst, dst_cnt, scratch.chunks, stats, gate),
         shared_mem=GROUP_SCRATCH_BYTES * ngroups)
 
 
-def _expand_numpy(grid, j, col_ptr, row_idx, frontier, bitmap, level, pred_row, pred_col, degree, lvl, dst,
-                  dst_cnt, stats):
+def _expand_numpy(grid, j, col_ptr, row_idx, frontier, bitmap, level, pred_row, pred_col, lvl, dst, dst_cnt,
+                  stats):
     frontier = np.asarray(frontier, dtype=np.int64)
     starts = col_ptr[frontier]
     degrees = col_ptr[frontier + 1] - starts
@@ -154,16 +154,6 @@ def _expand_numpy(grid, j, col_ptr, row_idx, frontier, bitmap, level, pred_row, 
     level[own] = lvl
     if pred_col is not None:
         pred_col[own] = j
-    add_discoveries(stats, degree[own])
-
-
-def add_discoveries(stats, degrees) -> None:
-    """NumPy twin of common.cuh add_discoveries for new vertices of these degrees: COUNT += their
-    number, DEGREES += their sum, MAX_DEGREE max= the largest."""
-    if degrees.size:
-        stats[STAT.COUNT] += degrees.size
-        stats[STAT.DEGREES] += int(degrees.sum(dtype=np.int64))
-        stats[STAT.MAX_DEGREE] = max(int(stats[STAT.MAX_DEGREE]), int(degrees.max()))
 
 
 def append_grouped(b: int, dst: np.ndarray, dst_cnt: np.ndarray, groups: np.ndarray,

@@ -2,8 +2,8 @@
 one GPU (dbfs.device_loop), with their NumPy twins.
 
 start_search visits the root and fills the control block; small_levels runs small top-down levels in
-one persistent cooperative kernel; copy_next_frontier and finish_level close a bulk level (the new
-frontier back into queue 0; the control block advanced by Beamer's rule). The twins run the same steps
+one persistent cooperative kernel; finish_level closes a bulk level (the control block advanced by
+Beamer's rule; after a top-down level dbfs.ops.frontier has moved the new frontier back to queue 0). The twins run the same steps
 on NumPy arrays with the same contract; the host mirrors nothing during a GPU search.
 
 Arrays (device, 1-D, C-contiguous), as held by dbfs.search_state.SearchState on a 1x1 grid:
@@ -23,10 +23,9 @@ import time
 import numpy as np
 
 from dbfs.direction import next_bottom_up
-from dbfs.kernels import (BLOCK_THREADS, CTL, FORM, LOG_WORDS, SMALL_MAX_DEGREE, SMALL_THREADS, STAT,
-                          STAT_WORDS, STEP)
-from dbfs.ops.arrays import blocks_for, gate_open
+from dbfs.kernels import CTL, FORM, LOG_WORDS, SMALL_MAX_DEGREE, SMALL_THREADS, STAT, STAT_WORDS, STEP
 from dbfs.ops.expand import _expand_numpy
+from dbfs.ops.frontier import add_discoveries
 
 SLOT_WORDS = 3
 
@@ -90,8 +89,9 @@ def small_levels(backend, grid, col_ptr, row_idx, degree, q0, q1, counts0, visit
     while step == STEP.SMALL:
         fill = np.zeros(1, np.int32)
         counters = np.zeros(STAT_WORDS, np.int64)
-        _expand_numpy(grid, 0, col_ptr, row_idx, cur[:nf], visited, level, parent, None, degree, lvl, nxt,
-                      fill, counters)
+        _expand_numpy(grid, 0, col_ptr, row_idx, cur[:nf], visited, level, parent, None, lvl, nxt, fill,
+                      counters)
+        add_discoveries(counters, degree[nxt[:int(fill[0])]])
         nf_new, mf_new = int(fill[0]), int(counters[STAT.DEGREES])
         mu -= mf_new
         visited_count += nf_new
@@ -108,17 +108,6 @@ def small_levels(backend, grid, col_ptr, row_idx, degree, q0, q1, counts0, visit
                         (CTL.UNVISITED_EDGES, mu), (CTL.VISITED, visited_count), (CTL.FORM, FORM.LIST),
                         (CTL.LOGGED, logged)):
         control[word] = value
-
-
-def copy_next_frontier(backend, control, q1, counts1, q0) -> None:
-    """After a bulk top-down level: q0[:counts1[0]] = q1[:counts1[0]] (gated on the TOPDOWN step)."""
-    if backend.is_gpu:
-        backend.kernel("level_control", "copy_next_frontier")(
-            (blocks_for(q0.shape[0]),), (BLOCK_THREADS,), (control, q1, counts1, q0))
-        return
-    if gate_open(control, 1 << STEP.TOPDOWN):
-        n = int(counts1[0])
-        q0[:n] = q1[:n]
 
 
 def finish_level(backend, control, stats, counts0, counts1, log, alpha: float, beta: float, n: int,

@@ -2,9 +2,8 @@
 
 Paper 004, section 3.5. Each received offset o names the owned row j*b + o; if its visited bit is
 clear, exactly one of its copies claims it, sets its level and its delayed predecessor (the grid
-column of the sender, which kept the real predecessor in its pred_row), appends o to the next
-frontier, group j of dst, after whatever the expansion put there (Algorithm 2, line 18), and adds its
-degree to the new frontier's m_f.
+column of the sender, which kept the real predecessor in its pred_row) and appends o to the next
+frontier, group j of dst, after whatever the expansion put there (Algorithm 2, line 18).
 
 GPU method: kernels/update.cu, one thread per received offset, atomicOr on the bitmap and atomicAdd
 on the group counter. NumPy method: np.unique keeps the first copy (lowest sender) of every fresh row.
@@ -17,12 +16,12 @@ import numpy as np
 from dbfs.kernels import BLOCK_THREADS
 from dbfs.ops.arrays import require_array
 from dbfs.ops.bitmap import set_visited, visited
-from dbfs.ops.expand import add_discoveries, append_grouped
+from dbfs.ops.expand import append_grouped
 
 _seg_buffers: dict = {}
 
 
-def update(backend, grid, j, recv, seg, bitmap, level, pred_col, degree, lvl, dst, dst_cnt, stats) -> None:
+def update(backend, grid, j, recv, seg, bitmap, level, pred_col, lvl, dst, dst_cnt) -> None:
     """Mark the unvisited received owned vertices; append them to the next frontier dst[j*b ...].
 
       recv      int32 [n]         read   offsets (0 <= o < b) in the own block; recv[seg[m]:seg[m+1]]
@@ -34,11 +33,8 @@ def update(backend, grid, j, recv, seg, bitmap, level, pred_col, degree, lvl, ds
       bitmap    uint32 [>= ceil(C*b/32)]  read/write  local-row visited bits (row = j*b + o)
       level     int32 [b]         write  lvl for each newly visited offset
       pred_col  int32 [b]         write  sender grid column m for each newly visited offset
-      degree    int32 [b]         read   degrees of the owned vertices
       dst       int32 [C*b]       write  new offsets go to dst[j*b + dst_cnt[j] ...]
       dst_cnt   int32 [C]         read/write  only dst_cnt[j] changes
-      stats     int64 [STAT_WORDS] read/write  COUNT += the new vertices, DEGREES += and MAX_DEGREE
-                                         max= their degrees
     grid: the dbfs.grid.Grid; lvl, j: Python ints. Device arrays are 1-D and C-contiguous on the
     backend's device.
 
@@ -52,9 +48,9 @@ def update(backend, grid, j, recv, seg, bitmap, level, pred_col, degree, lvl, ds
     if n == 0:
         return
     if backend.is_gpu:
-        _update_gpu(backend, grid, j, recv, seg, bitmap, level, pred_col, degree, lvl, dst, dst_cnt, stats)
+        _update_gpu(backend, grid, j, recv, seg, bitmap, level, pred_col, lvl, dst, dst_cnt)
     else:
-        _update_numpy(grid, j, recv, seg, bitmap, level, pred_col, degree, lvl, dst, dst_cnt, stats)
+        _update_numpy(grid, j, recv, seg, bitmap, level, pred_col, lvl, dst, dst_cnt)
 
 
 def _device_seg(backend, seg, n):
@@ -78,21 +74,20 @@ def _check_bounds(seg, n):
         raise ValueError(f"seg must be [C+1] bounds running from 0 to len(recv) = {n}, got {seg}")
 
 
-def _update_gpu(backend, grid, j, recv, seg, bitmap, level, pred_col, degree, lvl, dst, dst_cnt, stats):
+def _update_gpu(backend, grid, j, recv, seg, bitmap, level, pred_col, lvl, dst, dst_cnt):
     for name, array, dtype in (("recv", recv, np.int32), ("bitmap", bitmap, np.uint32),
                                ("level", level, np.int32), ("pred_col", pred_col, np.int32),
-                               ("degree", degree, np.int32), ("dst", dst, np.int32),
-                               ("dst_cnt", dst_cnt, np.int32), ("stats", stats, np.int64)):
+                               ("dst", dst, np.int32), ("dst_cnt", dst_cnt, np.int32)):
         require_array(name, array, dtype)
     seg = _device_seg(backend, seg, recv.shape[0])
     n = recv.shape[0]
     backend.kernel("update", "update_frontier")(
         (-(-n // BLOCK_THREADS),), (BLOCK_THREADS,),
         (recv, np.int32(n), seg, np.int32(seg.shape[0] - 1), bitmap, level, pred_col, np.int32(lvl),
-         np.int32(j), np.int32(grid.block), degree, dst, dst_cnt, stats))
+         np.int32(j), np.int32(grid.block), dst, dst_cnt))
 
 
-def _update_numpy(grid, j, recv, seg, bitmap, level, pred_col, degree, lvl, dst, dst_cnt, stats):
+def _update_numpy(grid, j, recv, seg, bitmap, level, pred_col, lvl, dst, dst_cnt):
     seg = np.asarray(seg, dtype=np.int64)
     _check_bounds(seg, recv.shape[0])
     senders = np.repeat(np.arange(seg.shape[0] - 1, dtype=np.int32), np.diff(seg))
@@ -106,4 +101,3 @@ def _update_numpy(grid, j, recv, seg, bitmap, level, pred_col, degree, lvl, dst,
     level[offsets] = lvl
     pred_col[offsets] = senders[fresh][first]
     append_grouped(grid.block, dst, dst_cnt, np.full(offsets.shape[0], j, dtype=np.int64), offsets)
-    add_discoveries(stats, degree[offsets])

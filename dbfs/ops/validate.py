@@ -37,7 +37,7 @@ STATS_SLOTS = len(VALIDATE_SLOTS)
 CHECKS = tuple(name.replace("_", "-") for name, slot in sorted(SLOT.items(), key=lambda x: x[1])
                if slot < SLOT["visited"])
 NO_VERTEX = (1 << 64) - 1
-ENTRIES_PER_LANE = (2, 4, 8)          # the check_entries_*_e<EPT> variants
+ENTRIES_PER_LANE = (4,)               # the check_entries_*_e<EPT> variants compiled
 DEFAULT_ENTRIES_PER_LANE = 4
 BLOCKS_PER_SM = 8                     # entry pass: the whole device, in equal warp shares
 MIN_ITEMS_PER_WARP = 1024             # fewer warps on small blocks
