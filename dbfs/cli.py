@@ -86,6 +86,7 @@ _TOOLS = {
     "convert": ("dbfs.convert", "Import a graph file into the HDF5 graph store read by --graph "
                                 "(streaming, bounded memory)."),
     "generate": ("dbfs.generate", "Write the Graph500 Kronecker edge list to an HDF5 file."),
+    "plan": ("dbfs.plan", "Per-rank memory of a run by part, whether it fits, the largest scale that fits."),
     "ws": ("dbfs.ws.main", "Single-node mode: vertex programs on the local GPUs with Warp Segmentation "
                            "(or VWC) and Vertex Refinement between GPUs."),
 }
