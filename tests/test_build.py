@@ -2,7 +2,7 @@
 and the owned degrees equal a reference computed from the whole tuple list, whatever the chunk size;
 a graph file is read in chunks smaller than the file, twice; the 1x1 undirected block is its own
 row-major copy; a bad endpoint stops every rank; construction_time leaves the tuple production out;
-the partition cache keeps a shared row-major copy once."""
+the partition cache keeps a shared row-major copy once; a generated graph passes the certificate."""
 
 import time
 
@@ -13,6 +13,7 @@ from mpi4py import MPI
 from dbfs import edgelist
 from dbfs.backend import Backend
 from dbfs.build import add_row_major, build, build_from_edges, transpose_csc
+from dbfs.certificate import certify
 from dbfs.errors import DbfsError
 from dbfs.graph import GridComms
 from dbfs.grid import Grid
@@ -95,6 +96,7 @@ def test_generated_source_builds_the_generator_graph():
         graph, report = build(comms, CPU, source, row_major=True, chunk_edges=1000)
         check_graph(graph, src, dst, True, True)
         assert report.chunk_edges == 1000 and report.producer_time > 0 and report.construction_time > 0
+        assert certify(graph, source).passed
         comms.free()
 
 

@@ -19,8 +19,14 @@ SCAN_ITEMS = 8                # consecutive elements per thread in the scan kern
 MAX_BLOCKS = 65535 * 4
 
 
-def _blocks(n: int) -> int:
-    return max(1, min(MAX_BLOCKS, -(-n // THREADS)))
+def _launch(backend, function: str, n: int, arrays: dict, args: tuple) -> None:
+    """Check the layout of `arrays` (name -> (array, dtype)), then launch `function` of
+    kernels/csc_build.cu over n items (nothing for n = 0)."""
+    for name, (array, dtype) in arrays.items():
+        require_array(name, array, dtype)
+    if n:
+        blocks = max(1, min(MAX_BLOCKS, -(-n // THREADS)))
+        backend.kernel("csc_build", function)((blocks,), (THREADS,), args)
 
 
 def count_keys(backend, keys, counts) -> None:
@@ -32,10 +38,8 @@ def count_keys(backend, keys, counts) -> None:
     """
     n = int(keys.shape[0])
     if backend.is_gpu:
-        require_array("keys", keys, np.int32)
-        require_array("counts", counts, np.int64)
-        if n:
-            backend.kernel("csc_build", "count_keys")((_blocks(n),), (THREADS,), (keys, np.int64(n), counts))
+        _launch(backend, "count_keys", n, {"keys": (keys, np.int32), "counts": (counts, np.int64)},
+                (keys, np.int64(n), counts))
         return
     kept = keys[keys >= 0]
     if counts.shape[0] <= 4 * kept.shape[0]:
@@ -80,12 +84,10 @@ def scatter_values(backend, keys, values, cursor, out) -> None:
     """
     n = int(keys.shape[0])
     if backend.is_gpu:
-        for name, array, dtype in (("keys", keys, np.int32), ("values", values, np.int32),
-                                   ("cursor", cursor, np.int64), ("out", out, np.int32)):
-            require_array(name, array, dtype)
-        if n:
-            backend.kernel("csc_build", "scatter_values")(
-                (_blocks(n),), (THREADS,), (keys, values, np.int64(n), cursor, out, np.int64(out.shape[0])))
+        _launch(backend, "scatter_values", n,
+                {"keys": (keys, np.int32), "values": (values, np.int32), "cursor": (cursor, np.int64),
+                 "out": (out, np.int32)},
+                (keys, values, np.int64(n), cursor, out, np.int64(out.shape[0])))
         return
     kept = keys >= 0
     keys, values = keys[kept], values[kept]
@@ -108,10 +110,8 @@ def segment_lengths(backend, ptr, out) -> None:
     """
     n = int(out.shape[0])
     if backend.is_gpu:
-        require_array("ptr", ptr, np.int64)
-        require_array("out", out, np.int32)
-        if n:
-            backend.kernel("csc_build", "segment_lengths")((_blocks(n),), (THREADS,), (ptr, np.int64(n), out))
+        _launch(backend, "segment_lengths", n, {"ptr": (ptr, np.int64), "out": (out, np.int32)},
+                (ptr, np.int64(n), out))
         return
     np.subtract(ptr[1:n + 1], ptr[:n], out=out, casting="unsafe")
 
@@ -129,12 +129,10 @@ def csr_from_csc(backend, col_ptr, row_idx, cursor, col_idx) -> None:
     """
     nnz, ncols = int(row_idx.shape[0]), int(col_ptr.shape[0]) - 1
     if backend.is_gpu:
-        for name, array, dtype in (("col_ptr", col_ptr, np.int64), ("row_idx", row_idx, np.int32),
-                                   ("cursor", cursor, np.int64), ("col_idx", col_idx, np.int32)):
-            require_array(name, array, dtype)
-        if nnz:
-            backend.kernel("csc_build", "csr_from_csc")(
-                (_blocks(nnz),), (THREADS,), (col_ptr, np.int32(ncols), row_idx, np.int64(nnz), cursor, col_idx))
+        _launch(backend, "csr_from_csc", nnz,
+                {"col_ptr": (col_ptr, np.int64), "row_idx": (row_idx, np.int32), "cursor": (cursor, np.int64),
+                 "col_idx": (col_idx, np.int32)},
+                (col_ptr, np.int32(ncols), row_idx, np.int64(nnz), cursor, col_idx))
         return
     columns = np.repeat(np.arange(ncols, dtype=np.int32), np.diff(col_ptr))
     scatter_values(backend, row_idx, columns, cursor, col_idx)
