@@ -2,15 +2,17 @@
 and the owned degrees equal a reference computed from the whole tuple list, whatever the chunk size;
 a graph file is read in chunks smaller than the file, twice; the 1x1 undirected block is its own
 row-major copy; a bad endpoint stops every rank; construction_time leaves the tuple production out;
-the partition cache keeps a shared row-major copy once; a generated graph passes the certificate."""
+the partition cache keeps a shared row-major copy once; a generated graph passes the certificate.
+GPU: the same build over host-staged MPI and NCCL."""
 
+import dataclasses
 import time
 
 import numpy as np
 import pytest
 from mpi4py import MPI
 
-from dbfs import edgelist
+from dbfs import edgelist, runtime
 from dbfs.backend import Backend
 from dbfs.build import add_row_major, build, build_from_edges, transpose_csc
 from dbfs.certificate import certify
@@ -210,3 +212,40 @@ def test_partition_cache_stores_a_shared_copy_once(tmp_path_factory):
     for name in ("col_ptr", "row_idx", "degree", "row_ptr", "col_idx"):
         assert np.array_equal(getattr(loaded, name), getattr(graph, name))
     comms.free()
+
+
+def on_host(graph):
+    """The graph with NumPy copies of its arrays (a shared row-major copy stays shared)."""
+    copies = {name: graph.backend.asnumpy(getattr(graph, name)) for name in ("col_ptr", "row_idx", "degree")}
+    if graph.row_major_shared:
+        copies.update(row_ptr=copies["col_ptr"], col_idx=copies["row_idx"])
+    elif graph.row_ptr is not None:
+        copies.update(row_ptr=graph.backend.asnumpy(graph.row_ptr), col_idx=graph.backend.asnumpy(graph.col_idx))
+    return dataclasses.replace(graph, backend=CPU, **copies)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("comm", ["mpi", "nccl"])
+def test_gpu_build_equals_the_whole_list_and_passes_the_certificate(comm):
+    from dbfs.backend import gpu_count
+    from dbfs.exchange import nccl_available, shares_a_gpu
+    from dbfs.warmup import warm_up
+    backend = Backend("gpu", runtime.local_rank()[0] % gpu_count())
+    if comm == "nccl" and (WORLD.Get_size() == 1 or not nccl_available() or shares_a_gpu(WORLD, backend)):
+        pytest.skip("NCCL needs several ranks, one GPU each, and the NCCL library")
+    assert warm_up(backend) > 0
+    scale = 12
+    source = GraphSource(1 << scale, 16 << scale, scale, 16, True, None, (2, 3))
+    src, dst = generate_edges(scale, 16, 0, 16 << scale)
+    lo, hi = edge_range(len(src), WORLD.Get_rank(), WORLD.Get_size())
+    for R, C in grids():
+        comms = GridComms.create(Grid(R, C, 1 << scale))
+        for row_major in (True, False):
+            graph, _ = build(comms, backend, source, row_major=row_major, transport=comm, chunk_edges=5000)
+            check_graph(on_host(graph), src, dst, True, row_major)
+            assert certify(graph, source).passed
+        for symmetric in (True, False):
+            graph = build_from_edges(comms, backend, src[lo:hi], dst[lo:hi], symmetric=symmetric,
+                                     row_major=True, transport=comm, chunk_edges=3000)
+            check_graph(on_host(graph), src, dst, symmetric, True)
+        comms.free()

@@ -1,7 +1,8 @@
 """The memory planner (dbfs.memory) against what the CPU backend allocates: the graph arrays and the
 search state of the tests' small graphs on every grid of the job's size, both directions, undirected
 and directed; the default entry count bounds the real one; sizes parse strictly; the largest scale is
-the last that fits."""
+the last that fits; construction stays within 10% of the graph. GPU: a run's measured peak within 10%
+of its estimate, its construction peak within 10% of the resident graph."""
 
 import numpy as np
 import pytest
@@ -116,3 +117,21 @@ def test_construction_peak_stays_within_ten_percent_of_the_graph():
             plan = memory.estimate(Grid(R, C, 1 << scale), 16 << scale)
             assert plan.parts["construction transients"] <= memory.CHUNK_SHARE * plan.resident
             assert plan.phases["construction"] <= 1.1 * plan.resident
+
+
+@pytest.mark.gpu
+def test_gpu_run_peak_is_within_ten_percent_of_the_estimate(tmp_path_factory):
+    import json
+
+    from dbfs import cli, harness
+    report = str(tmp_path_factory.mktemp("run") / "run.json") if WORLD.Get_rank() == 0 else None
+    report = WORLD.bcast(report, root=0)
+    scale = 20
+    harness.main(cli.main_parser().parse_args(["--scale", str(scale), "--roots", "2", "--backend", "gpu",
+                                               "--json", report]))
+    WORLD.Barrier()
+    doc = json.load(open(report))
+    assert abs(doc["memory_peak"] - doc["memory_estimate"]) <= 0.1 * doc["memory_estimate"], doc
+    R, C = doc["grid"]
+    resident = memory.estimate(Grid(R, C, 1 << scale), 16 << scale).resident
+    assert doc["memory_construction_peak"] <= 1.1 * resident, doc
