@@ -137,8 +137,8 @@ class GraphSource:
         return [st.st_size, st.st_mtime_ns]
 
 
-def check_endpoints(src: np.ndarray, dst: np.ndarray, n_vertices: int, where: str) -> None:
-    """DbfsError (on the calling rank) when a host tuple's endpoint lies outside [0, n_vertices)."""
+def check_endpoints(src, dst, n_vertices: int, where: str) -> None:
+    """DbfsError (on the calling rank) when a tuple's endpoint lies outside [0, n_vertices)."""
     if src.shape[0] == 0:
         return
     low, high = int(min(src.min(), dst.min())), int(max(src.max(), dst.max()))
@@ -148,11 +148,11 @@ def check_endpoints(src: np.ndarray, dst: np.ndarray, n_vertices: int, where: st
 
 @dataclass
 class EdgeArrays:
-    """Tuples already in memory, every rank holding its own share (any split among the ranks), streamed
-    like a GraphSource: the builder's input in tests and scripts."""
+    """Tuples already in memory (host or device arrays), every rank holding its own share (any split
+    among the ranks), streamed like a GraphSource: the builder's input in tests and scripts."""
 
-    src: np.ndarray
-    dst: np.ndarray
+    src: object
+    dst: object
     n_vertices: int
     n_edges: int
     symmetric: bool
@@ -161,7 +161,7 @@ class EdgeArrays:
     @classmethod
     def create(cls, src, dst, n_vertices: int, symmetric: bool = True, comm=runtime.WORLD) -> "EdgeArrays":
         """Collective: n_edges is the sum of the ranks' shares."""
-        return cls(np.asarray(src), np.asarray(dst), n_vertices, comm.allreduce(len(src)), symmetric)
+        return cls(src, dst, n_vertices, comm.allreduce(len(src)), symmetric)
 
     def chunk_rounds(self, comm, chunk_edges: int) -> int:
         """Collective: the chunks of the largest share."""
@@ -169,8 +169,9 @@ class EdgeArrays:
 
     def tuple_chunks(self, backend, comm, chunk_edges: int):
         """Collective generator, as GraphSource.tuple_chunks, over this rank's arrays."""
+        xp = backend.xp
         for k in range(self.chunk_rounds(comm, chunk_edges)):
-            src = np.asarray(self.src[k * chunk_edges:(k + 1) * chunk_edges], np.int64)
-            dst = np.asarray(self.dst[k * chunk_edges:(k + 1) * chunk_edges], np.int64)
+            src = self.src[k * chunk_edges:(k + 1) * chunk_edges]
+            dst = self.dst[k * chunk_edges:(k + 1) * chunk_edges]
             check_endpoints(src, dst, self.n_vertices, "edge list")
-            yield backend.asarray(src), backend.asarray(dst)
+            yield backend.asarray(src, xp.int64), backend.asarray(dst, xp.int64)
