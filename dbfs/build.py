@@ -280,10 +280,10 @@ def build(comms: GridComms, backend, source, row_major: bool = False, transport:
     grid, xp, world = comms.grid, backend.xp, comms.world
     row_copy = row_major and not csc_is_row_major(grid, source.symmetric)
     if chunk_edges is None:
-        chunk_edges = memory.chunk_edges(grid, source.n_edges, source.symmetric, row_copy)
-    passes = _Passes(comms, backend, source, row_copy, transport, chunk_edges)
+        chunk_edges = memory.chunk_edges(grid, source.n_edges, source.symmetric, row_copy, backend.name)
     world.Barrier()
     started = time.perf_counter()
+    passes = _Passes(comms, backend, source, row_copy, transport, chunk_edges)
     col_ptr = xp.zeros(grid.cols_per_rank + 1, xp.int64)
     row_ptr = xp.zeros(grid.rows_per_rank + 1, xp.int64) if row_copy else None
     passes.count(col_ptr, row_ptr)
