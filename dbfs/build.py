@@ -1,115 +1,187 @@
-"""Graph builder (Graph500 kernel 1): an edge-tuple list spread over the ranks -> each rank's CSC block.
+"""Graph builder (Graph500 kernel 1): the run's tuples, streamed in chunks, -> each rank's CSC block.
 
-Method (paper 004, sections 2.2 and 3.1; design.md "The 2D decomposition"): every undirected tuple
-(a, b) with a != b becomes the two directed entries a -> b and b -> a; entry u -> v belongs to the
-rank (owner row of v, column block of u) and is stored there as the int32 pair (local column of u,
-local row of v). Entries travel to their owners in one all-to-all per chunk of tuples: an MPI
-Alltoallv staged through host memory, or with the `nccl` transport grouped NCCL send/recv between the
-GPUs (the counts go by MPI first); then each rank assembles its CSC by a counting sort over columns (a
-stable argsort on the CPU, an atomic scatter kernel, kernels/csc_build.cu, on the GPU). Self-loops
-are left out of the CSC; duplicates stay. The tuple list itself is not modified. A directed graph
-(symmetric=False) keeps only the entry a -> b of each tuple. For the bottom-up search
-(direction-optimizing BFS) the builder also makes the row-major copy (CSR) of the block by
-transposing the CSC on its device.
+Method (paper 004, sections 2.2 and 3.1; design.md "Memory"): every undirected tuple (a, b) with
+a != b becomes the two directed entries a -> b and b -> a (a directed graph, symmetric=False, keeps
+only a -> b); entry u -> v belongs to the rank (owner row of v, column block of u) and is stored there
+as (local column of u, local row of v), all ownership math being dbfs.grid's. Self-loops are left
+out, duplicates stay. The edge list is never resident: the source streams this rank's tuples in
+chunks (GraphSource.tuple_chunks: generated on the device, deterministic by edge index, or read from
+the graph file) twice.
+  1. Count: each chunk's entries go to their owners (several ranks: one all-to-all per chunk and
+     direction over the run's transport, host-staged MPI Alltoallv or grouped NCCL send/recv between
+     the GPUs, the counts by MPI first) and are counted per local column into col_ptr, and per local
+     row into row_ptr when a row-major copy is built.
+  2. Scatter: the counts are scanned in place into segment ends, row_idx is allocated at its exact
+     size, the tuples are produced and routed again, and every entry takes the slot below its column's
+     cursor, which is col_ptr itself: a column fills from its end and its cursor finishes at the
+     column's start, so col_ptr holds the offsets when the pass ends (dbfs.ops.csc_build; no second
+     per-column array, no sort). Same for the row-major copy.
+The owned vertices' degrees (their columns' lengths summed over the grid column) come last.
+
+Row-major copy (bottom-up search, --direction auto): on a 1x1 grid of an undirected graph the block
+is symmetric and its CSC is its CSR, so row_ptr/col_idx name col_ptr/row_idx; on other grids, and for
+directed graphs, both passes also count and scatter every entry by local row.
+
+Resident bytes per rank, E = the rank's entries (about 2m/P undirected, m/P directed), b = the owned
+block, N'/C local columns, N'/R local rows (dbfs.memory.graph_bytes counts exactly these):
+  col_ptr  8 (N'/C + 1)  column offsets                            the CSC
+  row_idx  4 E           local row of every entry                  the CSC
+  degree   4 b           owned degrees: TEPS count, direction rule, root sampling (has_edge = degree > 0)
+  row_ptr  8 (N'/R + 1)  row offsets        } the row-major copy, only with --direction auto and a grid
+  col_idx  4 E           local columns      } other than 1x1 or a directed graph
+So on 1x1 an undirected graph takes 8 bytes per input tuple (two 4-byte entries) and 12 per vertex.
+The search adds its per-vertex state (dbfs.memory.search_state_bytes mirrors dbfs.bfs.BFS), the
+harness two searches' parent and level copies, the validator its working memory. Budget per rank on
+one GPU (1x1, direction auto, today's search and validator; `python -m dbfs plan` prints it):
+  scale 28: graph 35.0 GiB (row_idx 32.0 at most, col_ptr 2.0, degree 1.0); construction peak 35.0;
+            certificate 39.0; search 70.1 = graph + state 9.1 + result copies 6.0 + validation 20.0:
+            fits one H100 (79.6 GiB).
+  scale 29: graph 70.0, construction 70.0, certificate 78.0, search 140.2 = 70.0 + 18.2 + 12.0 + 40.0:
+            over one H200 (140.4 GiB). It fits once the search keeps 32-bit parents and no per-search
+            copies (-14 GiB) and the validator's depth derivation (40 GiB today) shrinks.
+
+Construction transients (dbfs.memory.construction_bytes): one chunk of K tuples (src, dst: 16 B a
+tuple) and one direction's entries in flight (int32 columns and rows, the int64 temporaries of the
+ownership math, on several ranks the owner ranks, their sort and the received entries): 53 B a
+tuple on one rank and 81 on several; K is chosen by dbfs.memory.chunk_edges so that this stays
+within 5% of the resident graph (K at most 2^24, at least 2^16). The device peak during construction
+is therefore the resident CSC plus at most 5%. Host staging (host-staged MPI): per chunk and
+direction, the outgoing entries (8 B each, at most K) and the received ones twice (the message and
+its two contiguous halves, 16 B each): at most 8 K (1 + 2P) bytes, about 24 K bytes for balanced
+owners; a graph file's chunk adds 16 K bytes of tuples read.
+
+Timing: construction_time is the build alone. The tuple producer runs between two device
+synchronisations and two barriers per chunk; those intervals (the same on every rank) are summed and
+subtracted, and reported as graph_generation (generated, both passes) or graph_load (a file).
 """
 
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass
+
 import numpy as np
 from mpi4py import MPI
 
-from dbfs import runtime
+from dbfs import memory, runtime
+from dbfs.errors import DbfsError
 from dbfs.exchange import nccl_communicator
-from dbfs.graph import GridComms, LocalGraph
+from dbfs.graph import GridComms, LocalGraph, csc_is_row_major
+from dbfs.ops.csc_build import count_keys, csr_from_csc, inclusive_scan, scatter_values, segment_lengths
 from dbfs.runtime import alltoallv_int32
-
-DEFAULT_CHUNK = 1 << 25
-
-
-def memory_estimate(grid, n_edges: int, gen_bytes_per_edge: int = 16, row_major: bool = False) -> dict:
-    """Peak bytes per rank of building and searching, assuming tuples spread evenly over the ranks;
-    row_major adds the CSR copy and the bottom-up bitmaps."""
-    P = grid.size
-    local_tuples = -(-n_edges // P)
-    entries = 2 * local_tuples
-    b, nrows, ncols = grid.block, grid.rows_per_rank, grid.cols_per_rank
-    parts = {
-        "edge list slice": gen_bytes_per_edge * local_tuples,
-        "entries in transit": 8 * entries,
-        "csc": 4 * entries + 8 * (ncols + 1),
-        "bfs state": nrows // 8 + 4 * b + 4 * nrows + 4 * b + 4 * nrows + 4 * ncols + 8 * b
-                     + 4 * b + 8 * (grid.R + grid.C) * b + 8 * ncols + (2 * grid.C - 1) * b // 8,
-    }
-    if row_major:
-        parts["csr"] = 4 * entries + 8 * (nrows + 1)
-        parts["bfs state"] += ncols // 8 + b // 8
-    build_peak = max(parts["edge list slice"] + parts["entries in transit"],
-                     parts["entries in transit"] + parts["csc"], parts["csc"] + parts.get("csr", 0))
-    parts["peak"] = int(1.15 * (build_peak + parts["bfs state"]))
-    return parts
+from dbfs.source import EdgeArrays
 
 
-def _directed_entries(grid, xp, src, dst, symmetric: bool = True):
-    """The non-self-loop tuples as entries (owner rank, local column, local row): both directions, or
-    only src -> dst when not symmetric (a directed graph)."""
-    keep = src != dst
-    src, dst = src[keep], dst[keep]
-    u = xp.concatenate((src, dst)) if symmetric else src
-    v = xp.concatenate((dst, src)) if symmetric else dst
-    del src, dst, keep
-    i, _ = grid.owner(v)
-    dest = grid.rank(i, grid.col_block(u))
+@dataclass
+class BuildReport:
+    construction_time: float      # seconds, slowest rank, tuple production excluded
+    producer_time: float          # seconds generating or reading tuples in both passes (synchronised)
+    producer_rate: float          # tuples a rank produced per second of its own producing, slowest rank
+    chunk_edges: int              # tuples per chunk
+    memory: object = None         # dbfs.memory.Estimate with the exact entry counts (when given a plan)
+
+
+class _ProducerClock:
+    """Times the tuple producer inside the streaming passes. Around each chunk the device is
+    synchronised and the ranks meet, so no build work overlaps the interval and it is the same on
+    every rank; `seconds` sums the intervals, `own_seconds` this rank's producing without the waits.
+    A DbfsError from the producer (a bad endpoint in a file) is kept and raised on every rank when the
+    pass ends; the rank that hit it contributes empty chunks until then."""
+
+    def __init__(self, backend, comm):
+        self.backend, self.comm = backend, comm
+        self.seconds = self.own_seconds = 0.0
+        self.tuples = 0
+
+    def chunks(self, source, chunk_edges: int):
+        xp = self.backend.xp
+        rounds = source.chunk_rounds(self.comm, chunk_edges)
+        stream = source.tuple_chunks(self.backend, self.comm, chunk_edges)
+        error = None
+        for _ in range(rounds):
+            self.backend.sync()
+            self.comm.Barrier()
+            start = time.perf_counter()
+            chunk = (xp.empty(0, xp.int64), xp.empty(0, xp.int64))
+            if error is None:
+                try:
+                    chunk = next(stream)
+                except DbfsError as e:
+                    error = str(e)
+            self.backend.sync()
+            produced = time.perf_counter()
+            self.comm.Barrier()
+            self.seconds += time.perf_counter() - start
+            self.own_seconds += produced - start
+            self.tuples += int(chunk[0].shape[0])
+            yield chunk
+        runtime.agree(error, self.comm)
+
+
+def route_entries(grid, xp, u, v, keep, ranks: int, with_rows: bool):
+    """The entries u -> v of one chunk and direction: (owner rank, local columns, local rows).
+    Columns and rows are int32 (rows None unless with_rows). On several ranks the owner is an int64
+    array, `ranks` for the entries to leave out (keep False: self-loops); on one rank it is None and
+    those entries get column -1 (and row -1)."""
     cols = grid.to_local_col(u).astype(xp.int32)
-    rows = grid.to_local_row(v).astype(xp.int32)
-    return dest, cols, rows
+    rows = grid.to_local_row(v).astype(xp.int32) if with_rows else None
+    if ranks == 1:
+        cols = xp.where(keep, cols, np.int32(-1))
+        rows = None if rows is None else xp.where(keep, rows, np.int32(-1))
+        return None, cols, rows
+    owner = grid.rank(grid.owner(v)[0], grid.col_block(u))
+    return xp.where(keep, owner, ranks), cols, rows
 
 
-def _by_destination(backend, dest, ranks: int):
-    """The permutation that groups entries by destination rank, and the host count per rank."""
+def group_by_owner(backend, owner, ranks: int):
+    """(permutation of the kept entries grouped by owner rank, host int64 count per rank); entries
+    whose owner is `ranks` are left out."""
     xp = backend.xp
-    order = xp.argsort(dest, kind="stable") if xp is np else xp.argsort(dest)
-    return order, backend.asnumpy(xp.bincount(dest, minlength=ranks)).astype(np.int64)
+    order = xp.argsort(owner, kind="stable") if xp is np else xp.argsort(owner)
+    bounds = xp.searchsorted(owner[order], xp.arange(ranks + 1, dtype=owner.dtype))
+    bounds = backend.asnumpy(bounds).astype(np.int64)
+    return order[:int(bounds[-1])], np.diff(bounds)
 
 
-class _HostPairExchange:
-    """All-to-all of (col, row) pairs through one host-staged MPI Alltoallv."""
+class _HostExchange:
+    """Entries to their owners through one host-staged MPI Alltoallv of interleaved int32 arrays."""
 
     def __init__(self, comm: MPI.Comm, backend):
         self.comm, self.backend = comm, backend
 
-    def __call__(self, dest, cols, rows):
-        """Send each (col, row) pair to rank `dest`; returns the pairs this rank received (device
-        arrays)."""
+    def __call__(self, owner, arrays):
+        """Send entry e of every array in `arrays` to rank owner[e]; returns the arrays of the entries
+        this rank received, on the device."""
         backend, xp = self.backend, self.backend.xp
-        order, counts = _by_destination(backend, dest, self.comm.Get_size())
-        pairs = backend.asnumpy(xp.stack((cols[order], rows[order]), axis=1)).ravel()
-        pairs = alltoallv_int32(self.comm, pairs, 2 * counts).reshape(-1, 2)
-        # contiguous columns: the GPU scatter kernel reads plain int32 arrays
-        return (backend.asarray(np.ascontiguousarray(pairs[:, 0])),
-                backend.asarray(np.ascontiguousarray(pairs[:, 1])))
+        order, counts = group_by_owner(backend, owner, self.comm.Get_size())
+        width = len(arrays)
+        outgoing = backend.asnumpy(xp.stack([a[order] for a in arrays], axis=1)).ravel()
+        incoming = alltoallv_int32(self.comm, outgoing, width * counts).reshape(-1, width)
+        return tuple(backend.asarray(np.ascontiguousarray(incoming[:, k])) for k in range(width))
 
     def close(self) -> None:
         pass
 
 
-class _NcclPairExchange:
-    """All-to-all of (col, row) pairs between GPUs: counts by MPI Alltoall, then one grouped round of
-    NCCL send/recv per array on the current stream (the pairs never leave the devices)."""
+class _NcclExchange:
+    """Entries to their owners between GPUs: counts by MPI Alltoall, then one grouped round of NCCL
+    send/recv per array on the current stream (the entries never leave the devices)."""
 
     def __init__(self, comm: MPI.Comm, backend):
         from cupy.cuda import nccl
         self.comm, self.backend, self.nccl = comm, backend, nccl
         self.nccl_comm = nccl_communicator(comm, backend)
 
-    def __call__(self, dest, cols, rows):
+    def __call__(self, owner, arrays):
         xp, me = self.backend.xp, self.comm.Get_rank()
-        order, send_counts = _by_destination(self.backend, dest, self.comm.Get_size())
+        order, send_counts = group_by_owner(self.backend, owner, self.comm.Get_size())
         recv_counts = np.empty_like(send_counts)
         self.comm.Alltoall(send_counts, recv_counts)
         send_at = np.concatenate(([0], np.cumsum(send_counts)))
         recv_at = np.concatenate(([0], np.cumsum(recv_counts)))
         received = []
-        for outgoing in (cols[order], rows[order]):
+        for array in arrays:
+            outgoing = array[order]
             incoming = xp.empty(int(recv_at[-1]), xp.int32)
             incoming[recv_at[me]:recv_at[me + 1]] = outgoing[send_at[me]:send_at[me + 1]]
             self._exchange(outgoing, send_at, incoming, recv_at)
@@ -135,104 +207,154 @@ class _NcclPairExchange:
         self.nccl_comm.destroy()
 
 
-def _assemble_csc(backend, ncols: int, chunks):
-    """Counting sort of (col, row) chunks into (col_ptr int64 [ncols+1], row_idx int32)."""
-    xp = backend.xp
-    deg = xp.zeros(ncols, xp.int64)
-    for cols, _ in chunks:
-        deg += xp.bincount(cols, minlength=ncols)
-    col_ptr = xp.zeros(ncols + 1, xp.int64)
-    xp.cumsum(deg, out=col_ptr[1:])
-    nnz = int(col_ptr[-1])
-    if not backend.is_gpu:
-        cols = np.concatenate([c for c, _ in chunks]) if chunks else np.empty(0, np.int32)
-        rows = np.concatenate([r for _, r in chunks]) if chunks else np.empty(0, np.int32)
-        return col_ptr, rows[np.argsort(cols, kind="stable")].astype(np.int32, copy=False), deg
+class _Passes:
+    """The two streaming passes of one build: this rank's entries, chunk by chunk and direction."""
+
+    def __init__(self, comms: GridComms, backend, source, row_copy: bool, transport: str, chunk_edges: int):
+        self.grid, self.backend, self.source = comms.grid, backend, source
+        self.row_copy, self.chunk_edges = row_copy, chunk_edges
+        self.ranks = comms.world.Get_size()
+        self.clock = _ProducerClock(backend, comms.world)
+        self.exchange = None
+        if self.ranks > 1:
+            self.exchange = (_NcclExchange if transport == "nccl" and backend.is_gpu
+                             else _HostExchange)(comms.world, backend)
+
+    def entries(self, with_rows: bool):
+        """Per chunk and direction: (local columns, local rows or None) of the entries this rank owns,
+        int32 device arrays; on one rank the self-loops are there with column -1 (row -1)."""
+        xp = self.backend.xp
+        for src, dst in self.clock.chunks(self.source, self.chunk_edges):
+            keep = src != dst
+            for u, v in ((src, dst), (dst, src)) if self.source.symmetric else ((src, dst),):
+                owner, cols, rows = route_entries(self.grid, xp, u, v, keep, self.ranks, with_rows)
+                if self.exchange is not None:
+                    cols, *rest = self.exchange(owner, (cols, rows) if with_rows else (cols,))
+                    rows = rest[0] if with_rows else None
+                yield cols, rows
+                del owner, cols, rows
+            del src, dst, keep                  # before the next chunk is produced
+
+    def count(self, col_ptr, row_ptr) -> None:
+        """Pass 1: entries per local column into col_ptr[:-1] (and per local row into row_ptr[:-1])."""
+        for cols, rows in self.entries(with_rows=self.row_copy):
+            count_keys(self.backend, cols, col_ptr[:-1])
+            if self.row_copy:
+                count_keys(self.backend, rows, row_ptr[:-1])
+            del cols, rows
+
+    def scatter(self, col_ptr, row_idx, row_ptr, col_idx) -> None:
+        """Pass 2: every entry below its column's cursor (and its row's), the cursors being the
+        segment ends in col_ptr[:-1] (row_ptr[:-1]), which finish as the segment starts."""
+        for cols, rows in self.entries(with_rows=True):
+            scatter_values(self.backend, cols, rows, col_ptr[:-1], row_idx)
+            if self.row_copy:
+                scatter_values(self.backend, rows, cols, row_ptr[:-1], col_idx)
+            del cols, rows
+
+    def close(self) -> None:
+        if self.exchange is not None:
+            self.exchange.close()
+
+
+def _segment_ends(backend, ptr) -> int:
+    """Counts in ptr[:-1] -> their inclusive prefix sums (segment ends); ptr[-1] := the total, returned."""
+    inclusive_scan(backend, ptr[:-1])
+    ptr[-1:] = ptr[-2:-1]
+    return int(ptr[-1])
+
+
+def build(comms: GridComms, backend, source, row_major: bool = False, transport: str = "mpi",
+          chunk_edges: int | None = None, plan=None) -> tuple[LocalGraph, BuildReport]:
+    """Collective: this rank's LocalGraph (on the backend's device) from `source`, which streams the
+    tuples (dbfs.source.GraphSource or EdgeArrays: n_vertices, n_edges, symmetric, chunk_rounds,
+    tuple_chunks).
+
+    row_major adds the row-major copy for the bottom-up search. symmetric=False sources are stored
+    one way (u -> v for each tuple, graph.info["directed"]). transport "nccl" (GPU backend) moves the
+    entries with NCCL; any other value stages them through host MPI. chunk_edges defaults to
+    dbfs.memory.chunk_edges. plan (a dbfs.memory.Estimate with a limit): once the entries are counted
+    it is redone with the largest rank's exact count and the build stops with a DbfsError on every rank,
+    before anything more is allocated, when that does not fit; the report carries it.
+    """
+    grid, xp, world = comms.grid, backend.xp, comms.world
+    row_copy = row_major and not csc_is_row_major(grid, source.symmetric)
+    if chunk_edges is None:
+        chunk_edges = memory.chunk_edges(grid, source.n_edges, source.symmetric, row_copy, backend.name)
+    world.Barrier()
+    started = time.perf_counter()
+    passes = _Passes(comms, backend, source, row_copy, transport, chunk_edges)
+    col_ptr = xp.zeros(grid.cols_per_rank + 1, xp.int64)
+    row_ptr = xp.zeros(grid.rows_per_rank + 1, xp.int64) if row_copy else None
+    passes.count(col_ptr, row_ptr)
+    nnz = _segment_ends(backend, col_ptr)
+    if row_copy:
+        _segment_ends(backend, row_ptr)
+    if plan is not None:
+        plan = plan.with_entries(world.allreduce(nnz, op=MPI.MAX))
+        memory.check(plan, world, "memory estimate per rank with the counted entries")
     row_idx = xp.empty(nnz, xp.int32)
-    cursor = col_ptr[:-1].astype(xp.uint64)
-    scatter = backend.module("csc_build").get_function("csc_scatter")
-    while chunks:
-        cols, rows = (xp.ascontiguousarray(a) for a in chunks.pop(0))
-        n = int(cols.shape[0])
-        if n:
-            blocks = min(65535 * 4, -(-n // 256))
-            scatter((blocks,), (256,), (cols, rows, np.int64(n), cursor, row_idx))
-    return col_ptr, row_idx, deg
+    col_idx = xp.empty(nnz, xp.int32) if row_copy else None
+    passes.scatter(col_ptr, row_idx, row_ptr, col_idx)
+    passes.close()
+    runtime.agree(None if int(col_ptr[0]) == 0 else
+                  f"rank {world.Get_rank()}: the tuples changed between the two construction passes", world)
+    degree = _owned_degree(comms, backend, col_ptr)
+    graph = LocalGraph(comms=comms, backend=backend, col_ptr=col_ptr, row_idx=row_idx, n_edges=source.n_edges,
+                       degree=degree, row_ptr=row_ptr, col_idx=col_idx, info={"directed": not source.symmetric})
+    if row_major and not row_copy:
+        add_row_major(graph)
+    backend.sync()
+    clock = passes.clock
+    build_seconds = time.perf_counter() - started - clock.seconds
+    rate = clock.tuples / clock.own_seconds if clock.own_seconds > 0 else float("inf")
+    report = BuildReport(construction_time=world.allreduce(build_seconds, op=MPI.MAX),
+                         producer_time=world.allreduce(clock.seconds, op=MPI.MAX),
+                         producer_rate=world.allreduce(rate, op=MPI.MIN), chunk_edges=chunk_edges, memory=plan)
+    return graph, report
 
 
 def build_from_edges(comms: GridComms, backend, src, dst, n_vertices: int | None = None,
-                     chunk: int = DEFAULT_CHUNK, symmetric: bool = True,
-                     row_major: bool = False, transport: str = "mpi") -> LocalGraph:
-    """Collective. src, dst: this rank's share of the tuple list (int64, any split among the ranks).
+                     chunk_edges: int | None = None, symmetric: bool = True, row_major: bool = False,
+                     transport: str = "mpi") -> LocalGraph:
+    """Collective: build() over tuples in memory, src and dst being this rank's share (any split)."""
+    n_vertices = comms.grid.n_vertices if n_vertices is None else n_vertices
+    source = EdgeArrays.create(src, dst, n_vertices, symmetric, comms.world)
+    return build(comms, backend, source, row_major=row_major, transport=transport, chunk_edges=chunk_edges)[0]
 
-    Returns this rank's LocalGraph (CSC on the backend's device, and its CSR copy with row_major).
-    n_vertices only checks the ids. symmetric=False stores only u -> v for each tuple (u, v): a
-    directed graph, traversed along out-edges (graph.info["directed"]). transport "nccl" (GPU
-    backend) moves the entries with NCCL; any other value stages them through host MPI.
-    """
-    grid, xp, world = comms.grid, backend.xp, comms.world
-    n_vertices = grid.n_vertices if n_vertices is None else n_vertices
-    n_local = int(len(src))
-    runtime.agree(_id_range_error(xp, src, dst, n_vertices, chunk), world)
-    n_edges = world.allreduce(n_local)
-    n_rounds = world.allreduce(-(-n_local // chunk), op=MPI.MAX)
-    chunks = []
-    exchange = None
-    if world.Get_size() > 1:
-        exchange = (_NcclPairExchange if transport == "nccl" and backend.is_gpu
-                    else _HostPairExchange)(world, backend)
-    for k in range(n_rounds):
-        s = xp.asarray(src[k * chunk:(k + 1) * chunk], dtype=xp.int64)
-        d = xp.asarray(dst[k * chunk:(k + 1) * chunk], dtype=xp.int64)
-        dest, cols, rows = _directed_entries(grid, xp, s, d, symmetric)
-        del s, d
-        chunks.append(exchange(dest, cols, rows) if exchange else (cols, rows))
-        del dest, cols, rows
-    if exchange:
-        exchange.close()
-    col_ptr, row_idx, deg = _assemble_csc(backend, grid.cols_per_rank, chunks)
-    degree = _owned_degree(comms, backend, deg)
-    graph = LocalGraph(comms=comms, backend=backend, col_ptr=col_ptr, row_idx=row_idx, n_edges=n_edges,
-                       has_edge=degree > 0, degree=degree, info={"directed": not symmetric})
-    if row_major:
-        graph.row_ptr, graph.col_idx = transpose_csc(backend, col_ptr, row_idx, grid.rows_per_rank)
-    return graph
+
+def add_row_major(graph: LocalGraph) -> None:
+    """Give a graph without one its row-major copy: the CSC itself on a 1x1 grid of an undirected
+    graph, else the transposed block (for blocks loaded from the partition cache)."""
+    if csc_is_row_major(graph.grid, not graph.info.get("directed")):
+        graph.row_ptr, graph.col_idx = graph.col_ptr, graph.row_idx
+    else:
+        graph.row_ptr, graph.col_idx = transpose_csc(graph.backend, graph.col_ptr, graph.row_idx,
+                                                     graph.grid.rows_per_rank)
 
 
 def transpose_csc(backend, col_ptr, row_idx, nrows: int):
-    """The CSR (row_ptr int64 [nrows+1], col_idx int32) of a CSC block, on the same device."""
+    """The CSR (row_ptr int64 [nrows+1], col_idx int32) of a CSC block, on the same device: rows
+    counted, scanned into row ends, entries scattered below them (the same counting sort as build)."""
     xp = backend.xp
-    ncols = int(col_ptr.shape[0]) - 1
     row_ptr = xp.zeros(nrows + 1, xp.int64)
-    xp.cumsum(xp.bincount(row_idx, minlength=nrows), out=row_ptr[1:])
-    if not backend.is_gpu:
-        cols = np.repeat(np.arange(ncols, dtype=np.int32), np.diff(col_ptr))
-        return row_ptr, cols[np.argsort(row_idx, kind="stable")]
-    nnz = int(row_idx.shape[0])
+    count_keys(backend, row_idx, row_ptr[:-1])
+    nnz = _segment_ends(backend, row_ptr)
     col_idx = xp.empty(nnz, xp.int32)
-    if nnz:
-        cursor = row_ptr[:-1].astype(xp.uint64)
-        blocks = min(65535 * 4, -(-nnz // 256))
-        backend.kernel("csc_build", "csr_from_csc")(
-            (blocks,), (256,), (col_ptr, np.int32(ncols), row_idx, np.int64(nnz), cursor, col_idx))
+    csr_from_csc(backend, col_ptr, row_idx, row_ptr[:-1], col_idx)
     return row_ptr, col_idx
 
 
-def _id_range_error(xp, src, dst, n_vertices: int, chunk: int) -> str | None:
-    for k in range(0, len(src), chunk):
-        s, d = xp.asarray(src[k:k + chunk]), xp.asarray(dst[k:k + chunk])
-        lo, hi = int(min(s.min(), d.min())), int(max(s.max(), d.max()))
-        if lo < 0 or hi >= n_vertices:
-            return f"edge endpoint {lo if lo < 0 else hi} outside [0, {n_vertices})"
-    return None
-
-
-def _owned_degree(comms: GridComms, backend, deg):
+def _owned_degree(comms: GridComms, backend, col_ptr):
     """Degree of every owned vertex (non-self-loop entries): its column's length summed over the grid
     column. The column block is the concatenation of the R owned blocks of grid column j in order i,
-    so a reduce-scatter along the column communicator hands every rank exactly its own block."""
-    b = comms.grid.block
-    local = backend.asnumpy(deg).astype(np.int32)
+    so a reduce-scatter along the column communicator hands every rank exactly its own block (on a
+    grid of one row, the column lengths themselves)."""
+    xp, b = backend.xp, comms.grid.block
+    lengths = xp.empty(comms.grid.cols_per_rank, xp.int32)
+    segment_lengths(backend, col_ptr, lengths)
+    if comms.col.Get_size() == 1:
+        return lengths
     mine = np.empty(b, np.int32)
-    comms.col.Reduce_scatter_block(local, mine, op=MPI.SUM)
+    comms.col.Reduce_scatter_block(backend.asnumpy(lengths), mine, op=MPI.SUM)
     return backend.asarray(mine)

@@ -87,6 +87,7 @@ _TOOLS = {
                                 "(streaming, bounded memory)."),
     "generate": ("dbfs.generate", "Write the Graph500 Kronecker edge list, or a 2D or 3D lattice, to an "
                                   "HDF5 file."),
+    "plan": ("dbfs.plan", "Per-rank memory of a run by part, whether it fits, the largest scale that fits."),
     "ws": ("dbfs.ws.main", "Single-node mode: vertex programs on the local GPUs with Warp Segmentation "
                            "(or VWC) and Vertex Refinement between GPUs."),
 }

@@ -2,9 +2,11 @@
 
 Paper 004 section 3.1: rank (i, j) stores its (N/R) x (N/C) block of A (A[v][u] = 1 for the edge
 u -> v) as a CSC: `col_ptr` (int64, one entry per local column + 1) and `row_idx` (int32 local rows), and
-for the bottom-up search optionally the same block row-major (`row_ptr`, `col_idx`).
-Undirected input is stored in both directions; self-loops are left out of the CSC, duplicates kept.
-Index math lives in dbfs.grid; this module only holds the state.
+for the bottom-up search optionally the same block row-major (`row_ptr`, `col_idx`). On a 1x1 grid of
+an undirected graph the block is symmetric, so its CSC is its CSR: the row-major fields then name the
+same arrays (nothing is stored twice). Undirected input is stored in both directions; self-loops are
+left out of the CSC, duplicates kept. What each byte is for: dbfs.build; index math: dbfs.grid; this
+module only holds the state.
 """
 
 from __future__ import annotations
@@ -41,6 +43,12 @@ class GridComms:
         self.col.Free()
 
 
+def csc_is_row_major(grid: Grid, symmetric: bool) -> bool:
+    """The CSC block is its own row-major copy: a 1x1 grid of an undirected graph (a symmetric block
+    whose local rows and columns are the same vertices)."""
+    return grid.size == 1 and symmetric
+
+
 @dataclass
 class LocalGraph:
     """The CSC block held by rank (i, j), resident on the backend's device."""
@@ -50,8 +58,8 @@ class LocalGraph:
     col_ptr: object               # xp int64 [cols_per_rank + 1]
     row_idx: object               # xp int32 [nnz], local rows of the edges u -> v of each column u
     n_edges: int                  # input tuples of the whole graph (self-loops and duplicates included)
-    has_edge: object              # xp bool [block]: owned vertex has a non-self-loop edge (root sampling)
-    degree: object = None         # xp int32 [block]: owned vertices' non-self-loop entries (TEPS, heuristic)
+    degree: object                # xp int32 [block]: owned vertices' non-self-loop entries (TEPS,
+                                  # direction heuristic, root sampling)
     row_ptr: object = None        # xp int64 [rows_per_rank + 1]: row-major copy for bottom-up search
     col_idx: object = None        # xp int32 [nnz], local columns of the entries of each row
     info: dict = field(default_factory=dict)
@@ -71,3 +79,13 @@ class LocalGraph:
     @property
     def nnz(self) -> int:
         return int(self.row_idx.shape[0])
+
+    @property
+    def has_edge(self):
+        """xp bool [block]: the owned vertex has a non-self-loop edge (the root sampler's rule)."""
+        return self.degree > 0
+
+    @property
+    def row_major_shared(self) -> bool:
+        """The row-major fields name the CSC arrays themselves (1x1 grid, undirected graph)."""
+        return self.row_ptr is self.col_ptr

@@ -1,7 +1,8 @@
 """The benchmark harness of the main mode: a Graph500 run from edge list to report.
 
-Generate (or read) the tuple list -> build the CSC blocks (kernel 1, timed as construction_time) ->
-sample the roots (Graph500 reference stream) -> one untimed warm-up search + validation -> for each
+Compile the kernels (compile_time) -> stream the tuples, generated or read, into the CSC blocks (kernel
+1, construction_time without the tuple production) -> certify the blocks against the tuples -> sample the
+roots (Graph500 reference stream) -> one untimed warm-up search + validation -> for each
 root: timed search (kernel 2), untimed validation -> Graph500 statistics block on stdout, a per-phase
 breakdown after it, and optionally everything as JSON. Shared by every BFS variant: a search is any
 object with `search(root, log_levels) -> SearchResult`.
@@ -19,16 +20,18 @@ import time
 import numpy as np
 from mpi4py import MPI
 
-from dbfs import __version__, exchange, runtime
+from dbfs import __version__, exchange, memory, runtime
 from dbfs.backend import select
 from dbfs.bfs import BFS, PHASES, print_levels
-from dbfs.build import build_from_edges, memory_estimate, transpose_csc
+from dbfs.build import add_row_major, build
+from dbfs.certificate import certify
 from dbfs.errors import DbfsError
 from dbfs.graph import GridComms
 from dbfs.grid import Grid, default_grid, parse_grid
 from dbfs.partition_cache import PartitionCache
 from dbfs.result import check_save_request, save_result
-from dbfs.source import GraphSource, rank_io_threads
+from dbfs.source import GraphSource
+from dbfs.warmup import warm_up
 from graph500 import stats
 from graph500.roots import sample_roots
 from graph500.validate import validate_bfs
@@ -78,66 +81,39 @@ def _max_time(t: float) -> float:
     return runtime.WORLD.allreduce(t, op=MPI.MAX)
 
 
-def _load_edges(backend, source, comms):
-    """This rank's share of the tuple list, the slowest rank's load time and the slowest rank's rate
-    (edges it read per second)."""
-    src, dst, seconds = source.read_edges(backend, comms.world, threads=rank_io_threads())
-    rate = comms.world.allreduce(len(src) / seconds if seconds > 0 else float("inf"), op=MPI.MIN)
-    return src, dst, _max_time(seconds), rate
-
-
-def _construct(args, backend, source, comms, row_major: bool, transport: str):
+def _construct(args, backend, source, comms, row_major: bool, transport: str, plan):
     """Kernel 1: this rank's CSC block (and with row_major its CSR copy) from the partition cache when
     it holds a valid entry, else from the tuples (read or generated, then built over the search's
     transport, then cached). Returns the graph, the construction time, the load time and the figures
     for the JSON report."""
     world = comms.world
     cache = PartitionCache(args.partition_cache, source, comms.grid) if args.partition_cache else None
-    figures = {"construction_source": "built"}
+    figures = {"construction_source": "built", "memory_estimate": plan.peak}
     if cache:
         world.Barrier()
         t0 = time.perf_counter()
         graph = cache.load(comms, backend)
         if graph is not None:
             if row_major and graph.row_ptr is None:
-                graph.row_ptr, graph.col_idx = transpose_csc(backend, graph.col_ptr, graph.row_idx,
-                                                             comms.grid.rows_per_rank)
+                add_row_major(graph)
             backend.sync()
             construction_time = _max_time(time.perf_counter() - t0)
             runtime.log(f"construction: {construction_time:.3f} s (loaded from the partition cache "
                         f"{cache.path}), {world.allreduce(graph.nnz)} CSC entries")
-            return graph, construction_time, 0.0, {"construction_source": "partition cache"}
-    src, dst, load_time, rate = _load_edges(backend, source, comms)
+            return graph, construction_time, 0.0, {**figures, "construction_source": "partition cache"}
+    graph, report = build(comms, backend, source, row_major=row_major, transport=transport, plan=plan)
+    construction_time, load_time = report.construction_time, report.producer_time
     if source.info is not None:
-        figures.update(graph_load=load_time, load_edges_per_s_per_rank=rate)
-    runtime.log(f"tuples {'generated' if source.info is None else 'read'}: {load_time:.3f} s, "
-                f"{rate / 1e6:.1f} M edges/s per rank (slowest rank)")
-    world.Barrier()
-    t0 = time.perf_counter()
-    graph = build_from_edges(comms, backend, src, dst, source.n_vertices, symmetric=source.symmetric,
-                             row_major=row_major, transport=transport)
-    del src, dst
-    backend.sync()
-    construction_time = _max_time(time.perf_counter() - t0)
-    runtime.log(f"construction: {construction_time:.3f} s (built), {world.allreduce(graph.nnz)} CSC entries")
+        figures.update(graph_load=load_time, load_edges_per_s_per_rank=report.producer_rate)
+    figures["memory_estimate"] = report.memory.peak
+    runtime.log(f"tuples {'generated' if source.info is None else 'read'} in both passes: {load_time:.3f} s, "
+                f"{report.producer_rate / 1e6:.1f} M edges/s per rank (slowest rank)")
+    runtime.log(f"construction: {construction_time:.3f} s (built, tuple production excluded), "
+                f"{world.allreduce(graph.nnz)} CSC entries")
     if cache:
         cache.store(graph)
         runtime.log(f"stored in the partition cache {cache.path}")
     return graph, construction_time, load_time, figures
-
-
-def _check_memory(grid: Grid, n_edges: int, backend, row_major: bool) -> dict:
-    estimate = memory_estimate(grid, n_edges, row_major=row_major)
-    limit = backend.memory_limit()
-    runtime.log(f"memory estimate per rank: {estimate['peak'] / 2**30:.2f} GiB "
-                f"(limit {limit / 2**30:.2f} GiB on {backend.describe()})")
-    error = None
-    if estimate["peak"] > limit:
-        error = (f"the graph does not fit: estimated {estimate['peak'] / 2**30:.2f} GiB per rank, "
-                 f"{limit / 2**30:.2f} GiB available on rank {runtime.rank()} ({backend.describe()}); "
-                 f"use more ranks or a smaller scale")
-    runtime.agree(error)
-    return estimate
 
 
 def _has_edge_callback(graph):
@@ -171,6 +147,7 @@ def main(args) -> None:
     args.seed_pair = parse_seed(args.seed)
     _check_args(args)
     backend = select(args.backend)
+    device_peak = memory.DevicePeak(backend)
     world = runtime.WORLD
     R, C = args.grid_shape
     transport = choose_transport(args.comm, backend, world.Get_size())
@@ -183,11 +160,19 @@ def main(args) -> None:
     n_vertices, n_edges = source.n_vertices, source.n_edges
     scale, edgefactor = source.scale, source.edgefactor
     grid = Grid(R, C, n_vertices)
-    _check_memory(grid, n_edges, backend, row_major)
+    plan = memory.plan_run(grid, source, args.direction, transport, backend)
     runtime.log(f"graph: {source.describe}: {n_vertices} vertices, {n_edges} tuples")
+    compile_time = _max_time(warm_up(backend))
+    runtime.log(f"kernels compiled and warmed: {compile_time:.3f} s (outside every timing)")
     comms = GridComms.create(grid)
+    device_peak.restart()
     graph, construction_time, gen_time, load_figures = _construct(args, backend, source, comms, row_major,
-                                                                  transport)
+                                                                  transport, plan)
+    load_figures["memory_construction_peak"] = device_peak.largest()
+    certificate = certify(graph, source)
+    if not certificate.passed:
+        raise DbfsError(f"construction certificate failed: {certificate.message}", collective=True)
+    runtime.log(f"certificate: the CSC holds exactly the input tuples ({certificate.time:.3f} s)")
 
     if args.root is not None:
         roots = np.array([source.dense_root(args.root)], np.int64)
@@ -233,6 +218,11 @@ def main(args) -> None:
     runtime.out(breakdown_table(searches))
     if args.partition_cache:
         runtime.out(f"construction_source: {load_figures['construction_source']}")
+    runtime.out(f"certificate: passed ({certificate.time:.6f} s, {certificate.tuples} tuples)")
+    memory_peak = device_peak.largest()
+    if memory_peak is not None:
+        runtime.log(f"device memory peak {memory.readable(memory_peak)} (largest rank; estimate "
+                    f"{memory.readable(load_figures['memory_estimate'])})")
     devices = world.gather(backend.describe(), root=0)
     if args.json and world.Get_rank() == 0:
         doc = {"dbfs_version": __version__, "date": datetime.datetime.now().isoformat(timespec="seconds"),
@@ -246,6 +236,7 @@ def main(args) -> None:
                "roots": [int(r) for r in roots],
                "graph_file": args.graph, "directed": not source.symmetric,
                "roots_original": source.original_ids(roots), **load_figures,
+               "compile_time": compile_time, "memory_peak": memory_peak, "certificate": certificate.as_json(),
                **figures, "searches": searches}
         write_json_atomically(args.json, doc)
 

@@ -91,6 +91,8 @@ class PartitionCache:
         arrays, scalars = {}, {}
         for name in _fields():
             value = getattr(graph, name)
+            if name in ("row_ptr", "col_idx") and graph.row_major_shared:
+                continue                  # the CSC itself: dbfs.build.add_row_major names it again
             if hasattr(value, "shape") and hasattr(value, "dtype"):
                 arrays[name] = graph.backend.asnumpy(value)
             else:

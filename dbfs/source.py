@@ -1,7 +1,9 @@
 """The graph of a main-mode run: a graph file (--graph, dbfs.edgelist layout) or the Graph500
 generator (--scale). Knows the sizes before any edge is read (for the memory estimate and the partition
-cache), reads this rank's balanced slice of the tuples (graph500.generator.edge_range), and translates
+cache), streams this rank's balanced slice of the tuples (graph500.generator.edge_range) in chunks as
+often as asked (the generator is deterministic by edge index, a file is read again), and translates
 between the file's original vertex ids and the dense ids the search uses (--root, reports).
+EdgeArrays offers the same streaming over tuples already in memory (tests, scripts).
 
 Directed files are stored one way (u -> v) and traversed along out-edges unless --undirected asks
 for both directions; generated graphs and undirected files are always stored both ways.
@@ -11,10 +13,10 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from dataclasses import dataclass
 
 import numpy as np
+from mpi4py import MPI
 
 from dbfs import edgelist, runtime
 from dbfs.errors import DbfsError
@@ -66,16 +68,31 @@ class GraphSource:
             "directed, traversed both ways (--undirected)" if self.info.directed else "undirected")
         return f"{self.info.path} ({kind})"
 
-    def read_edges(self, backend, comm=runtime.WORLD, threads: int | None = None):
-        """This rank's slice of the tuples as (src, dst, seconds this rank spent)."""
+    def chunk_rounds(self, comm, chunk_edges: int) -> int:
+        """How many chunks tuple_chunks yields on every rank: the largest share in chunks."""
+        largest_share = -(-self.n_edges // comm.Get_size())
+        return max(1, -(-largest_share // chunk_edges))
+
+    def tuple_chunks(self, backend, comm, chunk_edges: int):
+        """Collective generator: this rank's balanced slice of the tuples as (src, dst) int64 arrays on
+        the backend's device, at most chunk_edges at a time, chunk_rounds() chunks on every rank (the
+        last ones may be empty). Generated tuples are made chunk by chunk on the device; a file's are
+        read by edgelist.read_edge_slice (host memory: 16 bytes a tuple of the chunk, plus the weights
+        when the file has them) and checked to lie in [0, n) before they are copied to the device
+        (DbfsError on the rank that read them otherwise)."""
         lo, hi = edge_range(self.n_edges, comm.Get_rank(), comm.Get_size())
-        t0 = time.perf_counter()
-        if self.info is None:
-            src, dst = generate_edges(self.scale, self.edgefactor, lo, hi, seed=self.seed, xp=backend.xp)[:2]
-            backend.sync()
-        else:
-            src, dst = edgelist.read_edge_slice(self.info.path, lo, hi, threads)[:2]
-        return src, dst, time.perf_counter() - t0
+        threads = rank_io_threads() if self.info is not None else None
+        for k in range(self.chunk_rounds(comm, chunk_edges)):
+            a = min(lo + k * chunk_edges, hi)
+            b = min(a + chunk_edges, hi)
+            if self.info is None:
+                yield generate_edges(self.scale, self.edgefactor, a, b, seed=self.seed, xp=backend.xp)[:2]
+            elif a == b:
+                yield backend.xp.empty(0, backend.xp.int64), backend.xp.empty(0, backend.xp.int64)
+            else:
+                src, dst = edgelist.read_edge_slice(self.info.path, a, b, threads)[:2]
+                check_endpoints(src, dst, self.n_vertices, self.info.path)
+                yield backend.asarray(src), backend.asarray(dst)
 
     def dense_root(self, root: int, comm=runtime.WORLD) -> int:
         """Collective: the dense id of a --root given in the file's ids; DbfsError when it is no vertex."""
@@ -118,3 +135,43 @@ class GraphSource:
             return None
         st = os.stat(self.info.path)
         return [st.st_size, st.st_mtime_ns]
+
+
+def check_endpoints(src, dst, n_vertices: int, where: str) -> None:
+    """DbfsError (on the calling rank) when a tuple's endpoint lies outside [0, n_vertices)."""
+    if src.shape[0] == 0:
+        return
+    low, high = int(min(src.min(), dst.min())), int(max(src.max(), dst.max()))
+    if low < 0 or high >= n_vertices:
+        raise DbfsError(f"{where}: edge endpoint {low if low < 0 else high} is outside [0, {n_vertices})")
+
+
+@dataclass
+class EdgeArrays:
+    """Tuples already in memory (host or device arrays), every rank holding its own share (any split
+    among the ranks), streamed like a GraphSource: the builder's input in tests and scripts."""
+
+    src: object
+    dst: object
+    n_vertices: int
+    n_edges: int
+    symmetric: bool
+    info = None
+
+    @classmethod
+    def create(cls, src, dst, n_vertices: int, symmetric: bool = True, comm=runtime.WORLD) -> "EdgeArrays":
+        """Collective: n_edges is the sum of the ranks' shares."""
+        return cls(src, dst, n_vertices, comm.allreduce(len(src)), symmetric)
+
+    def chunk_rounds(self, comm, chunk_edges: int) -> int:
+        """Collective: the chunks of the largest share."""
+        return max(1, comm.allreduce(-(-len(self.src) // chunk_edges), op=MPI.MAX))
+
+    def tuple_chunks(self, backend, comm, chunk_edges: int):
+        """Collective generator, as GraphSource.tuple_chunks, over this rank's arrays."""
+        xp = backend.xp
+        for k in range(self.chunk_rounds(comm, chunk_edges)):
+            src = self.src[k * chunk_edges:(k + 1) * chunk_edges]
+            dst = self.dst[k * chunk_edges:(k + 1) * chunk_edges]
+            check_endpoints(src, dst, self.n_vertices, "edge list")
+            yield backend.asarray(src, xp.int64), backend.asarray(dst, xp.int64)

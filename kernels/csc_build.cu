@@ -1,19 +1,121 @@
-// Block storage for the graph builder (kernel 1).
+// Block storage for the graph builder (Graph500 kernel 1): a counting sort of (key, value) entries
+// into the key's segment, done in place so that the count array itself becomes the segment offsets.
 //
-// csc_scatter: scatter (column, row) entries into their column's segment; cursor[c] starts at
-// col_ptr[c]. csr_from_csc: the row-major copy used by the bottom-up search, one thread per CSC entry
-// (its column found by a binary search of col_ptr) scattered into its row's segment; cursor[r] starts
-// at row_ptr[r]. The order inside a column or row is whatever the atomics give, which the BFS does
-// not depend on.
+// count_keys: counts[key] += 1 for every entry whose key is >= 0 (a negative key marks an entry to
+// leave out, e.g. a self-loop). tile_totals / scan_totals / scan_tiles: the in-place inclusive prefix
+// sum of an int64 array in three launches (per-tile totals, one block scanning the totals, each tile
+// scanned with its offset), turning the counts into segment ends. scatter_values: every kept entry
+// takes the slot --cursor[key] and writes its value there; with cursor = segment ends each segment is
+// filled from its end and cursor[key] finishes at the segment's start, i.e. the scanned counts become
+// the offsets and no second per-segment array exists. segment_lengths: ptr[k+1] - ptr[k] as int32.
+// csr_from_csc: the row-major copy of a CSC block, one thread per CSC entry (its column found by a
+// binary search of col_ptr) scattered like scatter_values with cursor = row ends. The order inside a
+// segment is whatever the atomics give; nothing downstream depends on it.
+//
+// Each thread of the scan kernels holds `items` consecutive elements (a tile is blockDim.x * items);
+// blockDim.x is a multiple of 32, at most 1024. Slots outside [0, capacity) are never written (only
+// input that changed between the counting and the scatter pass could produce them).
 #include "common.cuh"
 
-extern "C" __global__ void csc_scatter(const i32* __restrict__ cols, const i32* __restrict__ rows,
-                                       i64 n, u64* __restrict__ cursor, i32* __restrict__ row_idx)
+#define MAX_WARPS 32
+
+// Exclusive prefix of x over the block, and the block's total in *total. Ends with a barrier, so a
+// block may call it again (the scan_totals loop).
+__device__ __forceinline__ i64 block_prefix(i64 x, i64* total)
+{
+    __shared__ i64 warp_total[MAX_WARPS];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    i64 running = x;
+    for (int d = 1; d < 32; d <<= 1) {
+        const i64 before = __shfl_up_sync(0xffffffffu, running, d);
+        if (lane >= d) running += before;
+    }
+    if (lane == 31) warp_total[warp] = running;
+    __syncthreads();
+    i64 earlier = 0, sum = 0;
+    for (int w = 0; w < warps; ++w) {      // at most 32 warp totals: a short serial pass per thread
+        const i64 t = warp_total[w];
+        if (w < warp) earlier += t;
+        sum += t;
+    }
+    *total = sum;
+    __syncthreads();
+    return earlier + running - x;
+}
+
+extern "C" __global__ void count_keys(const i32* __restrict__ keys, i64 n, u64* __restrict__ counts)
 {
     for (i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x; e < n; e += (i64)gridDim.x * blockDim.x) {
-        u64 pos = atomicAdd(&cursor[cols[e]], 1ULL);
-        row_idx[pos] = rows[e];
+        const i32 key = keys[e];
+        if (key >= 0) atomicAdd(&counts[key], 1ULL);
     }
+}
+
+// totals[t] = sum of values[t*tile .. (t+1)*tile), tile = blockDim.x * items.
+extern "C" __global__ void tile_totals(const i64* __restrict__ values, i64 n, i32 items,
+                                       i64* __restrict__ totals)
+{
+    const i64 first = ((i64)blockIdx.x * blockDim.x + threadIdx.x) * items;
+    i64 sum = 0;
+    for (i64 k = first; k < first + items && k < n; ++k) sum += values[k];
+    i64 tile;
+    block_prefix(sum, &tile);
+    if (threadIdx.x == 0) totals[blockIdx.x] = tile;
+}
+
+// In-place exclusive scan of the ntiles totals by a single block.
+extern "C" __global__ void scan_totals(i64* __restrict__ totals, i64 ntiles, i32 items)
+{
+    const i64 chunk = (i64)blockDim.x * items;
+    i64 carry = 0;
+    for (i64 base = 0; base < ntiles; base += chunk) {
+        const i64 first = base + (i64)threadIdx.x * items, last = min(first + items, ntiles);
+        i64 sum = 0;
+        for (i64 k = first; k < last; ++k) sum += totals[k];
+        i64 chunk_total;
+        i64 prefix = carry + block_prefix(sum, &chunk_total);
+        for (i64 k = first; k < last; ++k) {
+            const i64 t = totals[k];
+            totals[k] = prefix;
+            prefix += t;
+        }
+        carry += chunk_total;
+    }
+}
+
+// values[k] := offsets[tile of k] + values[tile start .. k] summed (inclusive), in place: every
+// element is read and written by the one thread that holds it.
+extern "C" __global__ void scan_tiles(i64* __restrict__ values, i64 n, i32 items,
+                                      const i64* __restrict__ offsets)
+{
+    const i64 first = ((i64)blockIdx.x * blockDim.x + threadIdx.x) * items;
+    const i64 last = min(first + items, n);
+    i64 sum = 0;
+    for (i64 k = first; k < last; ++k) sum += values[k];
+    i64 tile;
+    i64 running = offsets[blockIdx.x] + block_prefix(sum, &tile);
+    for (i64 k = first; k < last; ++k) {
+        running += values[k];
+        values[k] = running;
+    }
+}
+
+extern "C" __global__ void scatter_values(const i32* __restrict__ keys, const i32* __restrict__ values,
+                                          i64 n, u64* __restrict__ cursor, i32* __restrict__ out,
+                                          i64 capacity)
+{
+    for (i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x; e < n; e += (i64)gridDim.x * blockDim.x) {
+        const i32 key = keys[e];
+        if (key < 0) continue;
+        const u64 slot = atomicAdd(&cursor[key], ~0ULL) - 1ULL;     // adding 2^64 - 1 subtracts one
+        if (slot < (u64)capacity) out[slot] = values[e];
+    }
+}
+
+extern "C" __global__ void segment_lengths(const i64* __restrict__ ptr, i64 n, i32* __restrict__ out)
+{
+    for (i64 k = blockIdx.x * (i64)blockDim.x + threadIdx.x; k < n; k += (i64)gridDim.x * blockDim.x)
+        out[k] = (i32)(ptr[k + 1] - ptr[k]);
 }
 
 extern "C" __global__ void csr_from_csc(const i64* __restrict__ col_ptr, i32 ncols,
@@ -27,7 +129,7 @@ extern "C" __global__ void csr_from_csc(const i64* __restrict__ col_ptr, i32 nco
             if (col_ptr[mid] <= e) lo = mid;
             else hi = mid - 1;
         }
-        u64 pos = atomicAdd(&cursor[row_idx[e]], 1ULL);
-        col_idx[pos] = lo;
+        const u64 slot = atomicAdd(&cursor[row_idx[e]], ~0ULL) - 1ULL;
+        if (slot < (u64)nnz) col_idx[slot] = lo;
     }
 }

@@ -1,0 +1,332 @@
+"""Per-rank memory of a main-mode run, part by part, known before anything is allocated (design.md
+"Memory": what fits decides the scale), and the measured device peak to hold it against.
+
+Method: each part is one function that counts the bytes of the arrays its code allocates, from the
+grid (dbfs.grid.Grid: block b, N'/R local rows, N'/C local columns), the rank's CSC entries and the
+run's options:
+  graph_bytes           the resident graph (dbfs.build, dbfs.graph.LocalGraph), exact
+  construction_bytes    one chunk's transients of the streaming build (dbfs.build)
+  certificate_bytes     the construction certificate's id tables and chunk (dbfs.certificate)
+  search_state_bytes    the search state, mirroring dbfs.bfs.BFS.__init__ (exact on the CPU backend)
+  search_result_bytes   the parent and level copies of two searches (the harness keeps the previous
+                        search's result while the next one is searched and validated)
+  validation_bytes      the working memory of graph500.validate.validate_bfs (the larger of its entry
+                        passes and its depth derivation; approximate, checked on the CPU backend)
+The phases add up what is alive together: construction (the CSC being filled plus one chunk, then
+the degrees), certificate (graph + certificate) and search (graph + state + results + validation);
+the estimate is the largest phase. A rank's entries are taken as 2m/P (m/P for a directed graph)
+until the build has counted them (Estimate.with_entries).
+
+Measurement (DevicePeak): on a GPU every allocation goes through CuPy's default memory pool; after
+each one the pool's bytes in use (live arrays, in CuPy's 512-byte units) and its reserved bytes (what
+CUDA has handed to the pool) are compared with their high-water marks. Neither counts CUDA's
+context, NCCL's own buffers or pinned host memory, as the estimate does not.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from mpi4py import MPI
+
+from dbfs import runtime
+from dbfs.errors import DbfsError
+from dbfs.graph import csc_is_row_major
+from dbfs.grid import Grid
+from dbfs.ops.certificate import TWIN_CHUNK
+from dbfs.ops.expand import SCAN_TILE
+from graph500.validate import ENTRY_CHUNK
+
+GIB = 1 << 30
+MIN_CHUNK_EDGES = 1 << 16
+MAX_CHUNK_EDGES = 1 << 24
+CHUNK_SHARE = 0.05            # construction transients at most this share of the resident graph
+# Transient bytes per tuple of a chunk at the peak of a streaming pass (dbfs.build), counted from its
+# code: the chunk's src and dst and the kept mask (17), then routing one direction: on one rank the
+# int32 columns (4) while to_local_row holds four int64 temporaries (32); on several ranks columns and
+# rows (8), the owner ranks (8), their argsort (result 8, CuPy's key copy 8, radix-sort buffers 16)
+# and the gathered and received entries (16). The CPU backend's peak is instead the NumPy scatter
+# twin's sort of a chunk (columns and rows 8, its temporaries 40; measured 64 B a tuple in all on one
+# rank) and, on several ranks, the host staging copies as well (8; measured 81 to 90 B a tuple).
+# Not counted: the NumPy generator's own buffers, about 8192 x (32 SCALE + 380) bytes (CPU only).
+CHUNK_TUPLE_BYTES = 17
+ROUTE_ONE_RANK_BYTES = 4 + 32
+ROUTE_SEVERAL_RANKS_BYTES = 8 + 8 + 32 + 16
+TWIN_SCATTER_BYTES = 8 + 40
+HOST_STAGING_BYTES = 8
+# graph500.validate: bytes per entry of one chunk while the next is computed (the yielded local
+# column, row and global ids, 4 x int64, twice; the parent and depth gathers; the masks); measured
+# 112 to 128 on the CPU backend.
+VALIDATION_CHUNK_BYTES = 120
+UNITS = {"B": 1, "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+         "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+
+
+def parse_size(text: str) -> int:
+    """'80GiB', '141GB', '512MiB', '1.5TB' -> bytes (units: see UNITS, case as written there)."""
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)(" + "|".join(UNITS) + r")", text.strip())
+    if not match or float(match.group(1)) <= 0:
+        raise DbfsError(f"--memory must be a positive size with a unit, like 80GiB, 141GB or 512MiB "
+                        f"(units: {', '.join(UNITS)}), got {text!r}", collective=True)
+    return int(float(match.group(1)) * UNITS[match.group(2)])
+
+
+def row_major_layout(grid: Grid, symmetric: bool, direction: str) -> str:
+    """'none' (top-down search), 'shared' (the CSC is its own row-major copy) or 'copy'."""
+    if direction != "auto":
+        return "none"
+    return "shared" if csc_is_row_major(grid, symmetric) else "copy"
+
+
+def entries_per_rank(grid: Grid, n_edges: int, symmetric: bool) -> int:
+    """The CSC entries of a rank if they spread evenly (self-loops counted: an upper bound)."""
+    return -(-(2 if symmetric else 1) * n_edges // grid.size)
+
+
+GRAPH_ARRAYS = ("col_ptr", "row_idx", "degree", "row_ptr", "col_idx")
+
+
+def graph_bytes(grid: Grid, entries: int, row_major: str) -> dict:
+    """The resident LocalGraph arrays of a rank holding `entries` CSC entries."""
+    parts = {"col_ptr": 8 * (grid.cols_per_rank + 1), "row_idx": 4 * entries, "degree": 4 * grid.block}
+    if row_major == "copy":
+        parts.update(row_ptr=8 * (grid.rows_per_rank + 1), col_idx=4 * entries)
+    return parts
+
+
+def chunk_edges(grid: Grid, n_edges: int, symmetric: bool, row_copy: bool, device: str = "gpu") -> int:
+    """Tuples per chunk of the streaming build: a power of two keeping the construction transients
+    within CHUNK_SHARE of the resident graph, between MIN_CHUNK_EDGES and MAX_CHUNK_EDGES."""
+    graph = sum(graph_bytes(grid, entries_per_rank(grid, n_edges, symmetric),
+                            "copy" if row_copy else "none").values())
+    per_tuple = _tuple_bytes(grid, symmetric, row_copy, device)
+    fitting = max(1, int(CHUNK_SHARE * graph / per_tuple))
+    return min(MAX_CHUNK_EDGES, max(MIN_CHUNK_EDGES, 1 << (fitting.bit_length() - 1)))
+
+
+def _tuple_bytes(grid: Grid, symmetric: bool, row_copy: bool, device: str) -> int:
+    """Transient bytes per tuple of a chunk during the scatter pass (see CHUNK_TUPLE_BYTES)."""
+    if grid.size == 1:
+        route = ROUTE_ONE_RANK_BYTES + (4 if row_copy else 0)      # the marked rows as well
+    else:
+        route = ROUTE_SEVERAL_RANKS_BYTES + (HOST_STAGING_BYTES if device == "cpu" else 0)
+    if device == "cpu":
+        route = max(route, TWIN_SCATTER_BYTES)
+    return CHUNK_TUPLE_BYTES + route
+
+
+def construction_bytes(grid: Grid, n_edges: int, chunk: int, symmetric: bool, row_copy: bool,
+                       device: str = "gpu") -> int:
+    """Transients of a streaming pass: one chunk (at most the largest rank's share of tuples)."""
+    tuples = min(chunk, -(-n_edges // grid.size))
+    return tuples * _tuple_bytes(grid, symmetric, row_copy, device)
+
+
+def certificate_bytes(grid: Grid, n_edges: int, chunk: int, device: str = "gpu") -> int:
+    """dbfs.certificate: first one chunk of tuples (16 B each), then the global ids of the local rows
+    and columns (int64 tables); an accumulator; on the CPU the NumPy twin's temporaries (about 64 B
+    per entry of its step)."""
+    share = -(-n_edges // grid.size)
+    tuples = min(chunk, share)
+    twin = 64 * min(TWIN_CHUNK, 2 * share) if device == "cpu" else 0
+    return max(16 * tuples, 8 * (grid.rows_per_rank + grid.cols_per_rank)) + 24 + twin
+
+
+def search_state_bytes(grid: Grid, direction: str, transport: str = "mpi", device: str = "gpu") -> int:
+    """The arrays dbfs.bfs.BFS.__init__ allocates on the device (pinned host buffers count only on the
+    CPU backend, where they are ordinary arrays; the expansion scratch exists only on the GPU)."""
+    b, R, C = grid.block, grid.R, grid.C
+    rows, cols, words = grid.rows_per_rank, grid.cols_per_rank, grid.block // 32
+    cpu = device == "cpu"
+    total = (rows // 8                          # bitmap: visited bit of every local row
+             + 4 * b + 4 * b + 4 * rows         # level, pred_col, pred_row
+             + 2 * 4 * C * b + 4 * C            # dst_pair, dst_cnt
+             + 4 * max(1, (C - 1) * b) + 4      # recv, counter
+             + 8 * b)                           # parent
+    total += 4 * C if cpu else 0                # counts (pinned)
+    total += 4 * cols if R > 1 else 0           # front
+    if not cpu:                                 # ExpandScratch(cols): cumul, tile_sums
+        total += 8 * (cols + 1) + 8 * max(1, -(-cols // SCAN_TILE))
+    for size in (R, C):                         # col_x, row_x: dbfs.exchange.Exchange
+        if size > 1:
+            total += _exchange_bytes(size - 1, b, transport, cpu)
+    if direction == "auto":
+        total += cols // 8 + 4 * words + 24     # col_front, state, stats
+        total += 24 if cpu else 0               # stats_host (pinned)
+    if C > 1:                                   # pred_gathered, sent/recv presence, presence_starts
+        total += 4 * rows + 2 * 4 * (C - 1) * words + 4 * (words + 1)
+    return total
+
+
+def _exchange_bytes(peers: int, b: int, transport: str, cpu: bool) -> int:
+    """dbfs.exchange.Exchange over a line of peers + 1 ranks and its transport's buffers."""
+    total = 2 * 4 * b * peers + 4               # send_scratch, recv_dev, counter
+    if transport == "mpi" and cpu:              # HostStagedMPI: pinned send and receive buffers
+        total += 2 * peers * 4 * (3 + b)
+    elif transport == "mpi-cuda":               # CudaAwareMPI: landing buffers
+        total += 4 * b * peers
+    elif transport == "nccl":                   # NcclTransport: device headers
+        total += 2 * 4 * 3 * max(1, peers)
+    return total
+
+
+def search_result_bytes(grid: Grid) -> int:
+    """Two searches' copies of parent (int64) and level (int32) of the owned block."""
+    return 2 * (8 + 4) * grid.block
+
+
+def validation_bytes(grid: Grid, entries: int, device: str = "gpu") -> int:
+    """graph500.validate.validate_bfs at the larger of its two peaks. Entry passes: owned ids (int64),
+    visited, marks and three more masks (bool), depths (int32), the parents of the local rows and
+    columns (int64) and their depths (int32), and one chunk of CSC entries. Depth derivation: owned
+    ids, visited, marks, depths, the parents, the tree entries (int32 pairs, about one per owned
+    vertex, listed and then concatenated: 16 B), the tree's column offsets (int64) and their int32 search
+    keys, and one level's children, ranges and gathers (about 11 B per local row and column)."""
+    b, rows, cols = grid.block, grid.rows_per_rank, grid.cols_per_rank
+    chunk = min(ENTRY_CHUNK[device], entries)
+    entry_passes = 8 * b + 5 * b + 4 * b + 12 * (rows + cols) + VALIDATION_CHUNK_BYTES * chunk
+    depths = 8 * b + 2 * b + 4 * b + 16 * b + 12 * (cols + 1) + (8 + 11) * (rows + cols)
+    return max(entry_passes, depths)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Bytes per rank by part and by phase; `limit` the bytes available (None: not checked)."""
+
+    parts: dict
+    phases: dict
+    limit: int | None
+    inputs: dict = field(repr=False)
+
+    @property
+    def peak(self) -> int:
+        return max(self.phases.values())
+
+    @property
+    def peak_phase(self) -> str:
+        return max(self.phases, key=self.phases.get)
+
+    @property
+    def resident(self) -> int:
+        """The resident graph's bytes."""
+        return sum(size for name, size in self.parts.items() if name in GRAPH_ARRAYS)
+
+    @property
+    def fits(self) -> bool:
+        return self.limit is None or self.peak <= self.limit
+
+    def with_entries(self, entries: int) -> "Estimate":
+        """The same estimate for a rank holding exactly `entries` CSC entries."""
+        return estimate(**{**self.inputs, "entries": entries})
+
+    def summary(self) -> str:
+        phases = ", ".join(f"{name} {readable(size)}" for name, size in self.phases.items())
+        return f"{readable(self.peak)} at the {self.peak_phase} phase ({phases})"
+
+
+def gib(size: int) -> str:
+    return f"{size / GIB:.2f}"
+
+
+def readable(size: int) -> str:
+    """Bytes in GiB, MiB or KiB, whichever shows them with a digit before the point."""
+    for unit, scale in (("GiB", GIB), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale:
+            return f"{size / scale:.2f} {unit}"
+    return f"{size} B"
+
+
+def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = "auto",
+             transport: str = "mpi", device: str = "gpu", entries: int | None = None,
+             chunk: int | None = None, limit: int | None = None) -> Estimate:
+    """Every part and phase of one rank (the one with `entries` entries; default: the even share)."""
+    inputs = dict(grid=grid, n_edges=n_edges, symmetric=symmetric, direction=direction, transport=transport,
+                  device=device, entries=entries, chunk=chunk, limit=limit)
+    layout = row_major_layout(grid, symmetric, direction)
+    if entries is None:
+        entries = entries_per_rank(grid, n_edges, symmetric)
+    if chunk is None:
+        chunk = chunk_edges(grid, n_edges, symmetric, layout == "copy", device)
+    graph = graph_bytes(grid, entries, layout)
+    resident = sum(graph.values())
+    degrees = 4 * grid.cols_per_rank + (4 * grid.block if grid.R > 1 else 0)
+    parts = {**graph,
+             "construction transients": construction_bytes(grid, n_edges, chunk, symmetric, layout == "copy",
+                                                           device),
+             "certificate": certificate_bytes(grid, n_edges, chunk, device),
+             "search state": search_state_bytes(grid, direction, transport, device),
+             "search results": search_result_bytes(grid),
+             "validation": validation_bytes(grid, entries, device)}
+    phases = {"construction": resident - graph["degree"] + max(parts["construction transients"], degrees),
+              "certificate": resident + parts["certificate"],
+              "search": resident + parts["search state"] + parts["search results"] + parts["validation"]}
+    return Estimate(parts, phases, limit, inputs)
+
+
+def largest_scale(R: int, C: int, edgefactor: int, limit: int, direction: str = "auto",
+                  transport: str = "mpi", device: str = "gpu") -> int | None:
+    """The largest Graph500 scale whose estimate fits in `limit` bytes per rank on an R x C grid
+    (None when not even scale 1 does)."""
+    best = None
+    for scale in range(1, 43):
+        n_edges = edgefactor << scale
+        try:
+            grid = Grid(R, C, 1 << scale)
+        except ValueError:                      # local indices beyond 32 bits: not a runnable size
+            break
+        if n_edges >= 2**63 or not estimate(grid, n_edges, True, direction, transport, device,
+                                            limit=limit).fits:
+            break
+        best = scale
+    return best
+
+
+def check(plan: Estimate, comm=runtime.WORLD, what: str = "memory estimate per rank") -> None:
+    """Collective: log the estimate; DbfsError on every rank when it exceeds some rank's limit."""
+    runtime.log(f"{what}: {plan.summary()}"
+                + (f", {readable(plan.limit)} available" if plan.limit is not None else ""))
+    error = None
+    if not plan.fits:
+        error = (f"the graph does not fit: estimated {readable(plan.peak)} per rank at the {plan.peak_phase} "
+                 f"phase, {readable(plan.limit)} available on rank {comm.Get_rank()}; use more ranks or a "
+                 f"smaller scale (`python -m dbfs plan` shows what fits)")
+    runtime.agree(error, comm)
+
+
+def plan_run(grid: Grid, source, direction: str, transport: str, backend) -> Estimate:
+    """Collective: the run's estimate against this rank's available memory, logged and checked
+    before anything is allocated."""
+    plan = estimate(grid, source.n_edges, source.symmetric, direction, transport, backend.name,
+                    limit=backend.memory_limit())
+    check(plan)
+    return plan
+
+
+class DevicePeak:
+    """High-water marks of this rank's device memory from here on (see the module docstring): `used`
+    (bytes of live arrays) and `reserved` (the pool's size). restart() begins a new phase. On the
+    CPU backend nothing is measured and both stay None."""
+
+    def __init__(self, backend):
+        self._pool = None
+        self.used = self.reserved = None
+        if backend.is_gpu:
+            import cupy
+            self._pool = cupy.get_default_memory_pool()
+            self.restart()
+            cupy.cuda.set_allocator(self._malloc)
+
+    def _malloc(self, size: int):
+        memory = self._pool.malloc(size)
+        self.used = max(self.used, self._pool.used_bytes())
+        self.reserved = max(self.reserved, self._pool.total_bytes())
+        return memory
+
+    def restart(self) -> None:
+        if self._pool is not None:
+            self.used, self.reserved = self._pool.used_bytes(), self._pool.total_bytes()
+
+    def largest(self, comm=runtime.WORLD) -> int | None:
+        """Collective: the largest rank's `used` high-water mark (None on the CPU backend)."""
+        return None if self.used is None else comm.allreduce(self.used, op=MPI.MAX)

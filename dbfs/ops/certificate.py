@@ -1,0 +1,107 @@
+"""Keyed multiset hash of graph entries u -> v (global ids), from input tuples or from a CSC block: the
+two sides of the construction certificate (dbfs.certificate; design.md "Validation").
+
+An entry hashes to two independent keyed 64-bit mixes, mix(u, v, ka, kb) = fmix64(fmix64(u ^ ka) ^
+(v + kb)) with MurmurHash3's finaliser fmix64, keyed by (k0, k1) and (k2, k3); a multiset to its
+entry count and the two sums of mixes modulo 2^64, which do not depend on the order of the entries or
+on how they are spread over ranks and calls. GPU: kernels/certificate.cu (per-thread sums, a warp
+reduction and one atomicAdd per warp and word); NumPy twins below with the same contract.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dbfs.ops.expand import require_array
+
+THREADS = 256                 # a multiple of 32: the kernels reduce whole warps
+MAX_BLOCKS = 4096
+ENTRIES_PER_THREAD = 16       # CSC entries a thread of hash_entries walks after one binary search
+TWIN_CHUNK = 1 << 20          # entries per step of the NumPy twins (bounds their temporaries)
+
+_FMIX_SHIFT = np.uint64(33)
+_FMIX_MUL = (np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53))
+
+
+def _fmix64(x: np.ndarray) -> np.ndarray:
+    x = x ^ (x >> _FMIX_SHIFT)
+    x *= _FMIX_MUL[0]
+    x ^= x >> _FMIX_SHIFT
+    x *= _FMIX_MUL[1]
+    x ^= x >> _FMIX_SHIFT
+    return x
+
+
+def _add_entries(acc: np.ndarray, u: np.ndarray, v: np.ndarray, keys) -> None:
+    """acc += (count, first mix sum, second mix sum) of the entries u -> v (uint64 arrays)."""
+    k0, k1, k2, k3 = (np.uint64(k) for k in keys)
+    first = _fmix64(_fmix64(u ^ k0) ^ (v + k1))
+    second = _fmix64(_fmix64(u ^ k2) ^ (v + k3))
+    acc += np.array([u.shape[0], first.sum(dtype=np.uint64), second.sum(dtype=np.uint64)], np.uint64)
+
+
+def _check_acc(acc, keys) -> None:
+    require_array("acc", acc, np.uint64)
+    if acc.shape[0] != 3 or len(keys) != 4:
+        raise ValueError(f"acc must be uint64 [3] and keys four integers, got {acc.shape} and {keys}")
+
+
+def hash_tuples(backend, src, dst, both_ways: bool, keys, acc) -> None:
+    """acc += the hash of the entries of the tuples (src[e], dst[e]) with src[e] != dst[e]: the entry
+    src -> dst, and dst -> src as well when both_ways.
+
+      src, dst  int64 [n]   read   global vertex ids
+      keys      four integers in [0, 2^64)
+      acc       uint64 [3]  read/write   (entries, first mix sum, second mix sum), sums mod 2^64
+    GPU: one kernel on the current stream, no host synchronisation.
+    """
+    _check_acc(acc, keys)
+    n = int(src.shape[0])
+    if backend.is_gpu:
+        require_array("src", src, np.int64)
+        require_array("dst", dst, np.int64)
+        if n:
+            blocks = max(1, min(MAX_BLOCKS, -(-n // THREADS)))
+            backend.kernel("certificate", "hash_tuples")(
+                (blocks,), (THREADS,),
+                (src, dst, np.int64(n), np.int32(both_ways), *(np.uint64(k) for k in keys), acc))
+        return
+    for lo in range(0, n, TWIN_CHUNK):
+        a = src[lo:lo + TWIN_CHUNK].view(np.uint64)
+        b = dst[lo:lo + TWIN_CHUNK].view(np.uint64)
+        kept = a != b
+        a, b = a[kept], b[kept]
+        _add_entries(acc, a, b, keys)
+        if both_ways:
+            _add_entries(acc, b, a, keys)
+
+
+def hash_entries(backend, col_ptr, row_idx, col_ids, row_ids, keys, acc) -> None:
+    """acc += the hash of the CSC entries col_ids[c] -> row_ids[row_idx[e]] of every column c and
+    entry e in col_ptr[c] .. col_ptr[c + 1].
+
+      col_ptr  int64 [ncols + 1]  read
+      row_idx  int32 [nnz]        read   local rows
+      col_ids  int64 [ncols]      read   global id of every local column
+      row_ids  int64 [nrows]      read   global id of every local row
+      keys, acc as in hash_tuples
+    GPU: one kernel on the current stream, no host synchronisation.
+    """
+    _check_acc(acc, keys)
+    nnz, ncols = int(row_idx.shape[0]), int(col_ptr.shape[0]) - 1
+    if backend.is_gpu:
+        for name, array, dtype in (("col_ptr", col_ptr, np.int64), ("row_idx", row_idx, np.int32),
+                                   ("col_ids", col_ids, np.int64), ("row_ids", row_ids, np.int64)):
+            require_array(name, array, dtype)
+        if nnz:
+            threads_needed = -(-nnz // ENTRIES_PER_THREAD)
+            blocks = max(1, min(MAX_BLOCKS, -(-threads_needed // THREADS)))
+            backend.kernel("certificate", "hash_entries")(
+                (blocks,), (THREADS,),
+                (col_ptr, np.int32(ncols), row_idx, np.int64(nnz), col_ids, row_ids,
+                 np.int32(ENTRIES_PER_THREAD), *(np.uint64(k) for k in keys), acc))
+        return
+    for lo in range(0, nnz, TWIN_CHUNK):
+        entries = np.arange(lo, min(lo + TWIN_CHUNK, nnz), dtype=np.int64)
+        columns = np.searchsorted(col_ptr, entries, side="right") - 1
+        _add_entries(acc, col_ids[columns].view(np.uint64), row_ids[row_idx[entries]].view(np.uint64), keys)

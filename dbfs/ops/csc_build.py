@@ -1,0 +1,138 @@
+"""Counting-sort steps of the graph builder (Graph500 kernel 1; paper 004 section 3.1): per-key counts,
+an in-place inclusive scan that turns the counts into segment ends, a scatter that fills every segment
+from its end (so the scanned counts finish as the segment starts: the count array becomes the offsets
+array, with no second per-segment array), segment lengths, and the row-major copy of a CSC block.
+
+GPU method: kernels/csc_build.cu (atomics on the counts and cursors; a three-launch tile scan whose
+code does not depend on the array size). NumPy twins below, with the same contracts; where the GPU
+order is unspecified the twin's is stated.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dbfs.ops.expand import require_array
+
+THREADS = 256                 # block size of every kernel of kernels/csc_build.cu (a multiple of 32)
+SCAN_ITEMS = 8                # consecutive elements per thread in the scan kernels
+MAX_BLOCKS = 65535 * 4
+
+
+def _launch(backend, function: str, n: int, arrays: dict, args: tuple) -> None:
+    """Check the layout of `arrays` (name -> (array, dtype)), then launch `function` of
+    kernels/csc_build.cu over n items (nothing for n = 0)."""
+    for name, (array, dtype) in arrays.items():
+        require_array(name, array, dtype)
+    if n:
+        blocks = max(1, min(MAX_BLOCKS, -(-n // THREADS)))
+        backend.kernel("csc_build", function)((blocks,), (THREADS,), args)
+
+
+def count_keys(backend, keys, counts) -> None:
+    """counts[k] += the number of entries with key k, for every key >= 0 (negative keys are skipped).
+
+      keys    int32 [n]   read   each key < len(counts) or negative
+      counts  int64 [m]   read/write
+    GPU: one kernel on the current stream, no host synchronisation.
+    """
+    n = int(keys.shape[0])
+    if backend.is_gpu:
+        _launch(backend, "count_keys", n, {"keys": (keys, np.int32), "counts": (counts, np.int64)},
+                (keys, np.int64(n), counts))
+        return
+    kept = keys[keys >= 0]
+    if counts.shape[0] <= 4 * kept.shape[0]:
+        counts += np.bincount(kept, minlength=counts.shape[0])
+    else:                                   # few keys over a long array: no array of len(counts)
+        present, times = np.unique(kept, return_counts=True)
+        counts[present] += times
+
+
+def inclusive_scan(backend, values) -> None:
+    """values[k] := values[0] + ... + values[k], in place.
+
+      values  int64 [n]   read/write
+    GPU: three kernels on the current stream (tile totals, their scan by one block, the tiles), with a
+    scratch array of one int64 per tile of THREADS * SCAN_ITEMS values; no host synchronisation.
+    """
+    n = int(values.shape[0])
+    if not backend.is_gpu:
+        np.cumsum(values, out=values)
+        return
+    require_array("values", values, np.int64)
+    if n == 0:
+        return
+    tiles = -(-n // (THREADS * SCAN_ITEMS))
+    totals = backend.xp.empty(tiles, backend.xp.int64)
+    items = np.int32(SCAN_ITEMS)
+    backend.kernel("csc_build", "tile_totals")((tiles,), (THREADS,), (values, np.int64(n), items, totals))
+    backend.kernel("csc_build", "scan_totals")((1,), (THREADS,), (totals, np.int64(tiles), items))
+    backend.kernel("csc_build", "scan_tiles")((tiles,), (THREADS,), (values, np.int64(n), items, totals))
+
+
+def scatter_values(backend, keys, values, cursor, out) -> None:
+    """Every entry e with keys[e] >= 0 takes slot cursor[key] - 1 and decrements cursor[key]:
+    out[slot] = values[e]. With cursor = segment ends the segments fill from their ends.
+
+      keys    int32 [n]         read   each key < len(cursor) or negative (left out)
+      values  int32 [n]         read
+      cursor  int64 [m]         read/write   finishes lowered by each key's count
+      out     int32 [capacity]  write  slots outside [0, capacity) are not written
+    The order inside a segment is unspecified (NumPy: the entries of one call in input order, placed
+    before those of earlier calls). GPU: one kernel on the current stream, no host synchronisation.
+    """
+    n = int(keys.shape[0])
+    if backend.is_gpu:
+        _launch(backend, "scatter_values", n,
+                {"keys": (keys, np.int32), "values": (values, np.int32), "cursor": (cursor, np.int64),
+                 "out": (out, np.int32)},
+                (keys, values, np.int64(n), cursor, out, np.int64(out.shape[0])))
+        return
+    kept = keys >= 0
+    keys, values = keys[kept], values[kept]
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    present, first, times = np.unique(sorted_keys, return_index=True, return_counts=True)
+    run = np.repeat(np.arange(present.shape[0]), times)
+    slots = cursor[sorted_keys] - times[run] + (np.arange(sorted_keys.shape[0]) - first[run])
+    inside = (slots >= 0) & (slots < out.shape[0])
+    out[slots[inside]] = values[order][inside]
+    cursor[present] -= times
+
+
+def segment_lengths(backend, ptr, out) -> None:
+    """out[k] := ptr[k + 1] - ptr[k] for k < len(out).
+
+      ptr  int64 [>= n + 1]  read
+      out  int32 [n]         write
+    GPU: one kernel on the current stream, no host synchronisation.
+    """
+    n = int(out.shape[0])
+    if backend.is_gpu:
+        _launch(backend, "segment_lengths", n, {"ptr": (ptr, np.int64), "out": (out, np.int32)},
+                (ptr, np.int64(n), out))
+        return
+    np.subtract(ptr[1:n + 1], ptr[:n], out=out, casting="unsafe")
+
+
+def csr_from_csc(backend, col_ptr, row_idx, cursor, col_idx) -> None:
+    """The row-major copy of a CSC block: every entry (column c, row row_idx[e]) takes slot
+    cursor[row] - 1 of col_idx, which receives c; cursor[row] is decremented.
+
+      col_ptr  int64 [ncols + 1]  read
+      row_idx  int32 [nnz]        read
+      cursor   int64 [nrows]      read/write   row ends in, row starts out
+      col_idx  int32 [nnz]        write
+    The order inside a row is unspecified (NumPy: ascending columns). GPU: one kernel on the current
+    stream, no host synchronisation.
+    """
+    nnz, ncols = int(row_idx.shape[0]), int(col_ptr.shape[0]) - 1
+    if backend.is_gpu:
+        _launch(backend, "csr_from_csc", nnz,
+                {"col_ptr": (col_ptr, np.int64), "row_idx": (row_idx, np.int32), "cursor": (cursor, np.int64),
+                 "col_idx": (col_idx, np.int32)},
+                (col_ptr, np.int32(ncols), row_idx, np.int64(nnz), cursor, col_idx))
+        return
+    columns = np.repeat(np.arange(ncols, dtype=np.int32), np.diff(col_ptr))
+    scatter_values(backend, row_idx, columns, cursor, col_idx)

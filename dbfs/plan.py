@@ -1,0 +1,75 @@
+"""`python -m dbfs plan`: what a main-mode run of a Graph500 scale needs per rank, without running it.
+
+Prints the per-rank device memory of the GPU backend by part and by phase (dbfs.memory: the same
+estimate a run prints and checks before it allocates anything), whether it fits in --memory per
+rank, and the largest scale that fits with the same ranks and grid. One process, no GPU needed.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from dbfs import memory, runtime
+from dbfs.errors import DbfsError
+from dbfs.grid import Grid, default_grid, parse_grid
+from dbfs.harness import write_json_atomically
+from graph500.generator import MAX_SCALE
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--scale", type=int, required=True, help=f"Graph500 scale (1..{MAX_SCALE})")
+    parser.add_argument("--edgefactor", type=int, default=16, help="tuples per vertex")
+    parser.add_argument("--ranks", type=int, required=True, help="MPI ranks (one GPU each)")
+    parser.add_argument("--grid", metavar="RxC", help="process grid (default: squarest with R <= C)")
+    parser.add_argument("--memory", metavar="SIZE", required=True,
+                        help="device memory per rank, with its unit: e.g. 80GiB, 141GB, 512MiB")
+    parser.add_argument("--direction", choices=("auto", "topdown"), default="auto",
+                        help="auto keeps the row-major copy for the bottom-up search")
+    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+
+
+def _grid_shape(args) -> tuple[int, int]:
+    if args.ranks < 1:
+        raise DbfsError(f"--ranks must be >= 1, got {args.ranks}", collective=True)
+    try:
+        shape = parse_grid(args.grid) if args.grid else default_grid(args.ranks)
+    except ValueError as e:
+        raise DbfsError(str(e), collective=True) from None
+    if shape[0] * shape[1] != args.ranks:
+        raise DbfsError(f"grid {shape[0]}x{shape[1]} needs {shape[0] * shape[1]} ranks, --ranks is "
+                        f"{args.ranks}", collective=True)
+    return shape
+
+
+def main(args: argparse.Namespace) -> None:
+    if not 1 <= args.scale <= MAX_SCALE:
+        raise DbfsError(f"--scale must be in 1..{MAX_SCALE}, got {args.scale}", collective=True)
+    if args.edgefactor < 1:
+        raise DbfsError(f"--edgefactor must be >= 1, got {args.edgefactor}", collective=True)
+    R, C = _grid_shape(args)
+    limit = memory.parse_size(args.memory)
+    try:
+        grid = Grid(R, C, 1 << args.scale)
+    except ValueError as e:
+        raise DbfsError(str(e), collective=True) from None
+    plan = memory.estimate(grid, args.edgefactor << args.scale, True, args.direction, limit=limit)
+    largest = memory.largest_scale(R, C, args.edgefactor, limit, args.direction)
+    lines = [f"plan: SCALE {args.scale}, edgefactor {args.edgefactor}, {args.ranks} rank"
+             f"{'s' if args.ranks > 1 else ''} (grid {R}x{C}), direction {args.direction}, GPU backend",
+             f"  {'per rank':<26}{'GiB':>10}"]
+    lines.append(f"  {'graph (resident)':<26}{memory.gib(plan.resident):>10}")
+    lines += [f"  {('  ' if name in memory.GRAPH_ARRAYS else '') + name:<26}{memory.gib(size):>10}"
+              for name, size in plan.parts.items()]
+    lines.append("  phases (alive together):")
+    lines += [f"  {name:<26}{memory.gib(size):>10}" for name, size in plan.phases.items()]
+    lines.append(f"peak per rank: {memory.gib(plan.peak)} GiB ({plan.peak_phase}); {memory.gib(limit)} GiB "
+                 f"available: {'fits' if plan.fits else 'does not fit'}")
+    lines.append("largest scale that fits with these ranks: "
+                 + (str(largest) if largest is not None else "none"))
+    runtime.out("\n".join(lines))
+    if args.json and runtime.rank() == 0:
+        doc = {"scale": args.scale, "edgefactor": args.edgefactor, "ranks": args.ranks, "grid": [R, C],
+               "direction": args.direction, "memory": limit, "fits": plan.fits,
+               "bytes_per_rank": plan.peak, "largest_scale": largest, "parts": plan.parts,
+               "phases": plan.phases}
+        write_json_atomically(args.json, doc)

@@ -1,0 +1,251 @@
+"""The streaming graph builder (dbfs.build) on every grid of the job's size: the CSC, its row-major copy
+and the owned degrees equal a reference computed from the whole tuple list, whatever the chunk size;
+a graph file is read in chunks smaller than the file, twice; the 1x1 undirected block is its own
+row-major copy; a bad endpoint stops every rank; construction_time leaves the tuple production out;
+the partition cache keeps a shared row-major copy once; a generated graph passes the certificate.
+GPU: the same build over host-staged MPI and NCCL."""
+
+import dataclasses
+import time
+
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+from dbfs import edgelist, runtime
+from dbfs.backend import Backend
+from dbfs.build import add_row_major, build, build_from_edges, transpose_csc
+from dbfs.certificate import certify
+from dbfs.errors import DbfsError
+from dbfs.graph import GridComms
+from dbfs.grid import Grid
+from dbfs.source import EdgeArrays, GraphSource
+from graph500.generator import edge_range, generate_edges
+
+WORLD = MPI.COMM_WORLD
+CPU = Backend("cpu")
+
+
+def grids():
+    size = WORLD.Get_size()
+    return [(r, size // r) for r in range(1, size + 1) if size % r == 0]
+
+
+def small_graph(n=301, m=900, seed=5):
+    """Random tuples with self-loops and duplicates, n not divisible by any grid of 2..4 ranks."""
+    rng = np.random.default_rng(seed)
+    src, dst = rng.integers(0, n - 40, m), rng.integers(0, n - 40, m)
+    src[::37], dst[::53] = dst[::37], src[::53]
+    return n, np.concatenate((src, src[:20], [7, 7])), np.concatenate((dst, dst[:20], [7, 9]))
+
+
+def expected_block(grid, i, j, src, dst, symmetric):
+    """Sorted (local column, local row) pairs of rank (i, j) from the whole tuple list."""
+    keep = src != dst
+    u = np.concatenate((src[keep], dst[keep])) if symmetric else src[keep]
+    v = np.concatenate((dst[keep], src[keep])) if symmetric else dst[keep]
+    mine = (grid.owner(v)[0] == i) & (grid.col_block(u) == j)
+    pairs = np.stack((grid.to_local_col(u[mine]), grid.to_local_row(v[mine])), axis=1)
+    return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
+
+
+def csc_pairs(col_ptr, row_idx):
+    cols = np.repeat(np.arange(len(col_ptr) - 1), np.diff(col_ptr))
+    pairs = np.stack((cols, row_idx), axis=1)
+    return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
+
+
+def check_graph(graph, src, dst, symmetric, row_major):
+    grid, i, j = graph.grid, graph.i, graph.j
+    expected = expected_block(grid, i, j, src, dst, symmetric)
+    assert graph.col_ptr.dtype == np.int64 and graph.row_idx.dtype == np.int32
+    assert np.array_equal(csc_pairs(graph.col_ptr, graph.row_idx), expected)
+    keep = src != dst
+    ends = np.concatenate((src[keep], dst[keep])) if symmetric else src[keep]
+    degree = np.bincount(ends, minlength=grid.n_padded)
+    owned = grid.to_global_owned(i, j, np.arange(grid.block))
+    assert np.array_equal(graph.degree, degree[owned]) and graph.degree.dtype == np.int32
+    assert np.array_equal(graph.has_edge, degree[owned] > 0)
+    if not row_major:
+        assert graph.row_ptr is None and graph.col_idx is None
+        return
+    assert graph.row_major_shared == (grid.size == 1 and symmetric)
+    rows = np.repeat(np.arange(grid.rows_per_rank), np.diff(graph.row_ptr))
+    by_row = np.stack((graph.col_idx, rows), axis=1)
+    assert np.array_equal(by_row[np.lexsort((by_row[:, 1], by_row[:, 0]))], expected)
+
+
+@pytest.mark.parametrize("symmetric", [True, False])
+@pytest.mark.parametrize("row_major", [True, False])
+def test_chunked_build_equals_the_whole_list_on_every_grid(symmetric, row_major):
+    n, src, dst = small_graph()
+    lo, hi = edge_range(len(src), WORLD.Get_rank(), WORLD.Get_size())
+    for R, C in grids():
+        comms = GridComms.create(Grid(R, C, n))
+        for chunk in (1 << 16, 97, 11):
+            graph = build_from_edges(comms, CPU, src[lo:hi], dst[lo:hi], n, chunk_edges=chunk,
+                                     symmetric=symmetric, row_major=row_major)
+            check_graph(graph, src, dst, symmetric, row_major)
+        comms.free()
+
+
+def test_generated_source_builds_the_generator_graph():
+    scale = 9
+    source = GraphSource(1 << scale, 16 << scale, scale, 16, True, None, (2, 3))
+    src, dst = generate_edges(scale, 16, 0, 16 << scale)
+    for R, C in grids():
+        comms = GridComms.create(Grid(R, C, 1 << scale))
+        graph, report = build(comms, CPU, source, row_major=True, chunk_edges=1000)
+        check_graph(graph, src, dst, True, True)
+        assert report.chunk_edges == 1000 and report.producer_time > 0 and report.construction_time > 0
+        assert certify(graph, source).passed
+        comms.free()
+
+
+@pytest.fixture(scope="module")
+def graph_file(tmp_path_factory):
+    """A generated graph written to an HDF5 graph file (rank 0's temporary directory, shared)."""
+    path = str(tmp_path_factory.mktemp("graph") / "g.h5") if WORLD.Get_rank() == 0 else None
+    path = WORLD.bcast(path, root=0)
+    scale = 10
+    attrs = {"scale": scale, "edgefactor": 16, "n_vertices": 1 << scale}
+    edgelist.write_edge_list(path, 16 << scale, attrs,
+                             lambda lo, hi: generate_edges(scale, 16, lo, hi), WORLD)
+    return path
+
+
+def test_graph_file_is_read_in_chunks_twice(graph_file, monkeypatch):
+    info = edgelist.graph_info(graph_file)
+    source = GraphSource(info.n_vertices, info.n_edges, 10, 16, True, info, (2, 3))
+    reads = []
+    real = edgelist.read_edge_slice
+
+    def counted(path, lo, hi, threads=None):
+        reads.append((lo, hi))
+        return real(path, lo, hi, threads)
+
+    monkeypatch.setattr(edgelist, "read_edge_slice", counted)
+    chunk = 1000
+    lo, hi = edge_range(info.n_edges, WORLD.Get_rank(), WORLD.Get_size())
+    comms = GridComms.create(Grid(*grids()[-1], info.n_vertices))
+    graph, report = build(comms, CPU, source, row_major=True, chunk_edges=chunk)
+    assert all(b - a <= chunk for a, b in reads) and chunk < info.n_edges
+    per_pass = sorted(set(reads))
+    assert reads == per_pass + per_pass, "two passes over the same chunks"
+    assert per_pass[0][0] == lo and per_pass[-1][1] == hi and sum(b - a for a, b in per_pass) == hi - lo
+    assert report.producer_rate > 0
+    src, dst = real(graph_file, 0, info.n_edges)
+    check_graph(graph, src, dst, True, True)
+    comms.free()
+
+
+def test_bad_endpoint_stops_every_rank():
+    n = 40
+    src = np.arange(10) + 3 * WORLD.Get_rank()
+    dst = src + 1
+    if WORLD.Get_rank() == WORLD.Get_size() - 1:
+        dst[-1] = n + 3
+    comms = GridComms.create(Grid(1, WORLD.Get_size(), n))
+    with pytest.raises(DbfsError, match=r"edge list: edge endpoint 43 is outside \[0, 40\)") as error:
+        build_from_edges(comms, CPU, src, dst, n, chunk_edges=4)
+    assert error.value.collective
+    comms.free()
+
+
+class SlowSource(EdgeArrays):
+    """Tuples in memory that take DELAY seconds to produce per chunk."""
+
+    DELAY = 0.05
+
+    def tuple_chunks(self, backend, comm, chunk_edges):
+        for chunk in super().tuple_chunks(backend, comm, chunk_edges):
+            time.sleep(self.DELAY)
+            yield chunk
+
+
+def test_construction_time_leaves_the_tuple_production_out():
+    n, src, dst = small_graph()
+    lo, hi = edge_range(len(src), WORLD.Get_rank(), WORLD.Get_size())
+    source = SlowSource.create(src[lo:hi], dst[lo:hi], n)
+    comms = GridComms.create(Grid(*grids()[0], n))
+    chunk = -(-len(src) // WORLD.Get_size() // 4)
+    rounds = source.chunk_rounds(WORLD, chunk)
+    started = time.perf_counter()
+    graph, report = build(comms, CPU, source, chunk_edges=chunk)
+    wall = time.perf_counter() - started
+    assert report.producer_time >= 2 * rounds * SlowSource.DELAY
+    assert report.construction_time < wall - 2 * rounds * SlowSource.DELAY + 0.05
+    check_graph(graph, src, dst, True, False)
+    comms.free()
+
+
+def test_transpose_and_shared_row_major_copy():
+    n, src, dst = small_graph()
+    lo, hi = edge_range(len(src), WORLD.Get_rank(), WORLD.Get_size())
+    for R, C in grids():
+        comms = GridComms.create(Grid(R, C, n))
+        for symmetric in (True, False):
+            graph = build_from_edges(comms, CPU, src[lo:hi], dst[lo:hi], n, symmetric=symmetric)
+            add_row_major(graph)
+            check_graph(graph, src, dst, symmetric, True)
+            row_ptr, col_idx = transpose_csc(CPU, graph.col_ptr, graph.row_idx, comms.grid.rows_per_rank)
+            assert np.array_equal(row_ptr, graph.row_ptr)
+        comms.free()
+
+
+def test_partition_cache_stores_a_shared_copy_once(tmp_path_factory):
+    from dbfs.partition_cache import PartitionCache
+    directory = str(tmp_path_factory.mktemp("cache")) if WORLD.Get_rank() == 0 else None
+    directory = WORLD.bcast(directory, root=0)
+    scale = 8
+    source = GraphSource(1 << scale, 16 << scale, scale, 16, True, None, (2, 3))
+    comms = GridComms.create(Grid(*grids()[0], 1 << scale))
+    graph, _ = build(comms, CPU, source, row_major=True)
+    cache = PartitionCache(directory, source, comms.grid)
+    cache.store(graph)
+    with np.load(cache.rank_file) as stored:
+        assert ("row_ptr" in stored.files) == (not graph.row_major_shared)
+    loaded = cache.load(comms, CPU)
+    if loaded.row_ptr is None:
+        add_row_major(loaded)
+    assert loaded.row_major_shared == graph.row_major_shared
+    for name in ("col_ptr", "row_idx", "degree", "row_ptr", "col_idx"):
+        assert np.array_equal(getattr(loaded, name), getattr(graph, name))
+    comms.free()
+
+
+def on_host(graph):
+    """The graph with NumPy copies of its arrays (a shared row-major copy stays shared)."""
+    copies = {name: graph.backend.asnumpy(getattr(graph, name)) for name in ("col_ptr", "row_idx", "degree")}
+    if graph.row_major_shared:
+        copies.update(row_ptr=copies["col_ptr"], col_idx=copies["row_idx"])
+    elif graph.row_ptr is not None:
+        copies.update(row_ptr=graph.backend.asnumpy(graph.row_ptr), col_idx=graph.backend.asnumpy(graph.col_idx))
+    return dataclasses.replace(graph, backend=CPU, **copies)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("comm", ["mpi", "nccl"])
+def test_gpu_build_equals_the_whole_list_and_passes_the_certificate(comm):
+    from dbfs.backend import gpu_count
+    from dbfs.exchange import nccl_available, shares_a_gpu
+    from dbfs.warmup import warm_up
+    backend = Backend("gpu", runtime.local_rank()[0] % gpu_count())
+    if comm == "nccl" and (WORLD.Get_size() == 1 or not nccl_available() or shares_a_gpu(WORLD, backend)):
+        pytest.skip("NCCL needs several ranks, one GPU each, and the NCCL library")
+    assert warm_up(backend) > 0
+    scale = 12
+    source = GraphSource(1 << scale, 16 << scale, scale, 16, True, None, (2, 3))
+    src, dst = generate_edges(scale, 16, 0, 16 << scale)
+    lo, hi = edge_range(len(src), WORLD.Get_rank(), WORLD.Get_size())
+    for R, C in grids():
+        comms = GridComms.create(Grid(R, C, 1 << scale))
+        for row_major in (True, False):
+            graph, _ = build(comms, backend, source, row_major=row_major, transport=comm, chunk_edges=5000)
+            check_graph(on_host(graph), src, dst, True, row_major)
+            assert certify(graph, source).passed
+        for symmetric in (True, False):
+            graph = build_from_edges(comms, backend, src[lo:hi], dst[lo:hi], symmetric=symmetric,
+                                     row_major=True, transport=comm, chunk_edges=3000)
+            check_graph(on_host(graph), src, dst, symmetric, True)
+        comms.free()

@@ -1,0 +1,137 @@
+"""The memory planner (dbfs.memory) against what the CPU backend allocates: the graph arrays and the
+search state of the tests' small graphs on every grid of the job's size, both directions, undirected
+and directed; the default entry count bounds the real one; sizes parse strictly; the largest scale is
+the last that fits; construction stays within 10% of the graph. GPU: a run's measured peak within 10%
+of its estimate, its construction peak within 10% of the resident graph."""
+
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+from dbfs import memory
+from dbfs.backend import Backend
+from dbfs.bfs import BFS
+from dbfs.build import build_from_edges
+from dbfs.errors import DbfsError
+from dbfs.graph import GridComms
+from dbfs.grid import Grid
+from graph500.generator import edge_range, generate_edges
+
+WORLD = MPI.COMM_WORLD
+CPU = Backend("cpu")
+
+
+def grids():
+    size = WORLD.Get_size()
+    return [(r, size // r) for r in range(1, size + 1) if size % r == 0]
+
+
+def owned_arrays(root, skip_ids=()):
+    """Every NumPy array owning its memory that `root` reaches through attributes, dicts, lists and
+    tuples (not through the objects in skip_ids), each once."""
+    found, seen, stack = {}, set(skip_ids), [root]
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen or isinstance(obj, (MPI.Comm, Backend, str, bytes, int, float)):
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, np.ndarray):
+            if obj.base is None:
+                found[id(obj)] = obj
+        elif isinstance(obj, dict):
+            stack.extend(obj.values())
+        elif isinstance(obj, (list, tuple)):
+            stack.extend(obj)
+        elif hasattr(obj, "__dict__"):
+            stack.extend(vars(obj).values())
+    return list(found.values())
+
+
+def graph_arrays(graph):
+    names = ("col_ptr", "row_idx", "degree", "row_ptr", "col_idx")
+    return list({id(a): a for a in (getattr(graph, n) for n in names) if a is not None}.values())
+
+
+CASES = {
+    "graph500 scale 8": lambda: (256, *generate_edges(8, 16, 0, 16 << 8)),
+    "random, padded": lambda: (301, np.random.default_rng(2).integers(0, 301, 700),
+                               np.random.default_rng(3).integers(0, 301, 700)),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_plan_equals_the_allocated_bytes(case, symmetric):
+    n, src, dst = CASES[case]()
+    lo, hi = edge_range(len(src), WORLD.Get_rank(), WORLD.Get_size())
+    for R, C in grids():
+        grid = Grid(R, C, n)
+        comms = GridComms.create(grid)
+        for direction in ("auto", "topdown"):
+            graph = build_from_edges(comms, CPU, src[lo:hi], dst[lo:hi], n, symmetric=symmetric,
+                                     row_major=direction == "auto")
+            plan = memory.estimate(grid, len(src), symmetric, direction, "mpi", "cpu", entries=graph.nnz)
+            allocated = graph_arrays(graph)
+            assert plan.resident == sum(a.nbytes for a in allocated), (R, C, direction)
+            bfs = BFS(graph, direction=direction)
+            state = owned_arrays(bfs, skip_ids=[id(graph)] + [id(a) for a in allocated])
+            assert plan.parts["search state"] == sum(a.nbytes for a in state), (R, C, direction)
+            bfs.close()
+        comms.free()
+
+
+def test_default_entry_count_bounds_the_real_one():
+    scale = 10
+    src, dst = generate_edges(scale, 16, 0, 16 << scale)
+    comms = GridComms.create(Grid(1, 1, 1 << scale), MPI.COMM_SELF)
+    graph = build_from_edges(comms, CPU, src, dst, 1 << scale)
+    default = memory.entries_per_rank(comms.grid, len(src), True)
+    assert graph.nnz <= default < 1.01 * graph.nnz
+    comms.free()
+
+
+@pytest.mark.parametrize("text, size", [("80GiB", 80 << 30), ("141GB", 141 * 10**9), ("512MiB", 512 << 20),
+                                        ("1.5TB", 15 * 10**11), ("4096B", 4096), ("2kB", 2000)])
+def test_sizes_parse(text, size):
+    assert memory.parse_size(text) == size
+
+
+@pytest.mark.parametrize("text", ["80", "80G", "80 GiB x", "80gib", "-1GiB", "0GiB", "GiB", "1e3GiB"])
+def test_bad_sizes_are_one_clear_error(text):
+    with pytest.raises(DbfsError, match="--memory must be a positive size with a unit"):
+        memory.parse_size(text)
+
+
+@pytest.mark.parametrize("R, C", [(1, 1), (2, 2), (2, 4)])
+def test_largest_scale_is_the_last_that_fits(R, C):
+    for scale in (12, 20, 26):
+        limit = memory.estimate(Grid(R, C, 1 << scale), 16 << scale).peak
+        assert memory.largest_scale(R, C, 16, limit) == scale
+        assert memory.largest_scale(R, C, 16, limit - 1) == scale - 1
+    assert memory.largest_scale(1, 1, 16, 1000) is None
+
+
+def test_construction_peak_stays_within_ten_percent_of_the_graph():
+    for scale in (24, 26, 29):
+        for R, C in ((1, 1), (2, 4)):
+            plan = memory.estimate(Grid(R, C, 1 << scale), 16 << scale)
+            assert plan.parts["construction transients"] <= memory.CHUNK_SHARE * plan.resident
+            assert plan.phases["construction"] <= 1.1 * plan.resident
+
+
+@pytest.mark.gpu
+def test_gpu_run_peak_is_within_ten_percent_of_the_estimate(tmp_path_factory):
+    import json
+
+    from dbfs import cli, harness
+    report = str(tmp_path_factory.mktemp("run") / "run.json") if WORLD.Get_rank() == 0 else None
+    report = WORLD.bcast(report, root=0)
+    scale = 20
+    harness.main(cli.main_parser().parse_args(["--scale", str(scale), "--roots", "2", "--backend", "gpu",
+                                               "--json", report]))
+    WORLD.Barrier()
+    doc = json.load(open(report))
+    assert abs(doc["memory_peak"] - doc["memory_estimate"]) <= 0.1 * doc["memory_estimate"], doc
+    R, C = doc["grid"]
+    resident = memory.estimate(Grid(R, C, 1 << scale), 16 << scale).resident
+    assert doc["memory_construction_peak"] <= 1.1 * resident, doc

@@ -1,0 +1,116 @@
+"""The builder's counting-sort steps (dbfs.ops.csc_build): NumPy twins against brute force, and the CUDA
+kernels (kernels/csc_build.cu) against the twins: counts with left-out keys, the in-place scan over
+one and many tiles (more than one block's worth of tile totals), the scatter filling segments from
+their ends (segments compared as multisets: their order is unspecified), segment lengths and the
+row-major copy."""
+
+import numpy as np
+import pytest
+
+from dbfs.backend import Backend
+from dbfs.ops.csc_build import (SCAN_ITEMS, THREADS, count_keys, csr_from_csc, inclusive_scan,
+                                scatter_values, segment_lengths)
+
+CPU = Backend("cpu")
+
+
+def random_entries(rng, nkeys, n, left_out=0.1):
+    keys = rng.integers(0, nkeys, n).astype(np.int32)
+    keys[rng.random(n) < left_out] = -1
+    return keys, rng.integers(0, 1 << 30, n).astype(np.int32)
+
+
+def segments_as_sets(ptr, values):
+    return [sorted(values[ptr[k]:ptr[k + 1]].tolist()) for k in range(len(ptr) - 1)]
+
+
+@pytest.mark.parametrize("nkeys, n", [(10, 1000), (100_000, 50)])     # bincount and unique branches
+def test_count_twin(nkeys, n):
+    rng = np.random.default_rng(1)
+    keys, _ = random_entries(rng, nkeys, n)
+    counts = np.full(nkeys, 3, np.int64)
+    count_keys(CPU, keys, counts)
+    assert np.array_equal(counts, 3 + np.bincount(keys[keys >= 0], minlength=nkeys))
+
+
+def test_scatter_twin_fills_segments_from_their_ends():
+    rng = np.random.default_rng(2)
+    keys, values = random_entries(rng, 40, 3000)
+    counts = np.zeros(41, np.int64)
+    count_keys(CPU, keys, counts[:-1])
+    inclusive_scan(CPU, counts[:-1])
+    counts[-1] = counts[-2]
+    ends = counts.copy()
+    out = np.full(int(counts[-1]), -5, np.int32)
+    for lo in range(0, 3000, 700):                            # several calls, like the chunks
+        scatter_values(CPU, keys[lo:lo + 700], values[lo:lo + 700], counts[:-1], out)
+    assert counts[0] == 0 and np.array_equal(counts[1:-1], ends[:-2]), "cursors finish at the starts"
+    kept = keys >= 0
+    expected = [sorted(values[kept][keys[kept] == k].tolist()) for k in range(40)]
+    assert segments_as_sets(counts, out) == expected
+
+
+def test_scatter_twin_never_writes_outside_the_output():
+    out = np.zeros(2, np.int32)
+    cursor = np.array([3, 0], np.int64)                        # one slot past the end, one before it
+    scatter_values(CPU, np.array([0, 1], np.int32), np.array([7, 8], np.int32), cursor, out)
+    assert out.tolist() == [0, 0]
+    scatter_values(CPU, np.array([0], np.int32), np.array([9], np.int32), cursor, out)
+    assert out.tolist() == [0, 9]
+
+
+def test_row_major_twin_and_lengths():
+    rng = np.random.default_rng(3)
+    ncols, nrows = 30, 45
+    col_ptr = np.concatenate(([0], np.cumsum(rng.integers(0, 9, ncols)))).astype(np.int64)
+    row_idx = rng.integers(0, nrows, int(col_ptr[-1])).astype(np.int32)
+    lengths = np.empty(ncols, np.int32)
+    segment_lengths(CPU, col_ptr, lengths)
+    assert np.array_equal(lengths, np.diff(col_ptr))
+    cursor = np.cumsum(np.bincount(row_idx, minlength=nrows)).astype(np.int64)
+    col_idx = np.empty_like(row_idx)
+    csr_from_csc(CPU, col_ptr, row_idx, cursor, col_idx)
+    row_ptr = np.concatenate((cursor, [col_ptr[-1]]))
+    columns = np.repeat(np.arange(ncols), np.diff(col_ptr))
+    assert segments_as_sets(row_ptr, col_idx) == [sorted(columns[row_idx == r].tolist()) for r in range(nrows)]
+
+
+@pytest.mark.gpu
+def test_gpu_kernels_equal_the_twins():
+    import cupy
+    gpu = Backend("gpu", 0)
+    rng = np.random.default_rng(5)
+    tile = THREADS * SCAN_ITEMS
+    for n in (0, 1, tile - 1, tile, tile + 1, tile * tile + 3 * tile + 5):
+        values = rng.integers(-5, 100, n).astype(np.int64)
+        device = cupy.asarray(values)
+        inclusive_scan(gpu, device)
+        assert np.array_equal(device.get(), np.cumsum(values)), n
+    nkeys = 70_000
+    keys, values = random_entries(rng, nkeys, 1_000_003)
+    host_counts, device_counts = np.zeros(nkeys + 1, np.int64), cupy.zeros(nkeys + 1, cupy.int64)
+    count_keys(CPU, keys, host_counts[:-1])
+    count_keys(gpu, cupy.asarray(keys), device_counts[:-1])
+    assert np.array_equal(host_counts, device_counts.get())
+    for counts, backend in ((host_counts, CPU), (device_counts, gpu)):
+        inclusive_scan(backend, counts[:-1])
+        counts[-1:] = counts[-2:-1]
+    host_out = np.empty(int(host_counts[-1]), np.int32)
+    device_out = cupy.empty(host_out.shape[0], cupy.int32)
+    scatter_values(CPU, keys, values, host_counts[:-1], host_out)
+    scatter_values(gpu, cupy.asarray(keys), cupy.asarray(values), device_counts[:-1], device_out)
+    assert np.array_equal(host_counts, device_counts.get())
+    assert segments_as_sets(host_counts, host_out) == segments_as_sets(host_counts, device_out.get())
+    lengths = cupy.empty(nkeys, cupy.int32)
+    segment_lengths(gpu, device_counts, lengths)
+    assert np.array_equal(lengths.get(), np.diff(host_counts))
+    nrows = 5000
+    row_idx = (host_out % nrows).astype(np.int32)
+    cursor = np.cumsum(np.bincount(row_idx, minlength=nrows)).astype(np.int64)
+    host_cols, device_cursor = np.empty_like(row_idx), cupy.asarray(cursor)
+    csr_from_csc(CPU, host_counts, row_idx, cursor, host_cols)
+    device_cols = cupy.empty(row_idx.shape[0], cupy.int32)
+    csr_from_csc(gpu, device_counts, cupy.asarray(row_idx), device_cursor, device_cols)
+    assert np.array_equal(cursor, device_cursor.get())
+    row_ptr = np.concatenate((cursor, [row_idx.shape[0]]))
+    assert segments_as_sets(row_ptr, host_cols) == segments_as_sets(row_ptr, device_cols.get())

@@ -1,0 +1,64 @@
+"""`python -m dbfs plan`: the per-rank figures by part, fits or does not fit, the largest scale, the JSON
+keys, and one clear error with status 2 for a bad --memory, grid or scale."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from mpi4py import MPI
+
+from dbfs import memory
+from dbfs.grid import Grid
+
+pytestmark = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1, reason="subprocess tests run in the 1-rank pass")
+
+
+def plan(*args):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "HYDI_", "MPIR_"))}
+    return subprocess.run([sys.executable, "-m", "dbfs", "plan", *map(str, args)], capture_output=True,
+                          text=True, timeout=120, env=env)
+
+
+def test_fits_with_parts_and_json(tmp_path):
+    out = tmp_path / "plan.json"
+    result = plan("--scale", 28, "--ranks", 1, "--memory", "80GiB", "--json", out)
+    assert result.returncode == 0, result.stderr
+    for part in ("graph (resident)", "col_ptr", "row_idx", "degree", "construction transients",
+                 "certificate", "search state", "search results", "validation", "construction", "search"):
+        assert part in result.stdout
+    assert "fits" in result.stdout and "does not fit" not in result.stdout
+    doc = json.loads(out.read_text())
+    expected = memory.estimate(Grid(1, 1, 1 << 28), 16 << 28)
+    assert doc["fits"] is True and doc["bytes_per_rank"] == expected.peak
+    assert doc["largest_scale"] == memory.largest_scale(1, 1, 16, 80 << 30) >= 28
+    assert doc["parts"] == expected.parts and doc["grid"] == [1, 1]
+
+
+def test_does_not_fit_and_names_the_largest_scale_that_does(tmp_path):
+    out = tmp_path / "plan.json"
+    result = plan("--scale", 30, "--ranks", 4, "--grid", "1x4", "--memory", "20GB", "--direction", "topdown",
+                  "--json", out)
+    assert result.returncode == 0, result.stderr
+    assert "does not fit" in result.stdout
+    doc = json.loads(out.read_text())
+    assert doc["fits"] is False and doc["bytes_per_rank"] > 20 * 10**9 and doc["grid"] == [1, 4]
+    largest = doc["largest_scale"]
+    assert largest < 30
+    assert memory.estimate(Grid(1, 4, 1 << largest), 16 << largest, direction="topdown").peak <= 20 * 10**9
+    assert memory.estimate(Grid(1, 4, 2 << largest), 32 << largest, direction="topdown").peak > 20 * 10**9
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--scale", 20, "--ranks", 1, "--memory", "80G"), "--memory must be a positive size with a unit"),
+    (("--scale", 20, "--ranks", 1, "--memory", "lots"), "--memory must be a positive size with a unit"),
+    (("--scale", 20, "--ranks", 4, "--grid", "2x3", "--memory", "1GiB"), "grid 2x3 needs 6 ranks"),
+    (("--scale", 0, "--ranks", 1, "--memory", "1GiB"), "--scale must be in 1..42"),
+    (("--scale", 20, "--ranks", 0, "--memory", "1GiB"), "--ranks must be >= 1"),
+])
+def test_bad_input_is_one_clear_line(args, message):
+    result = plan(*args)
+    assert result.returncode == 2
+    errors = [line for line in result.stderr.splitlines() if "error" in line]
+    assert len(errors) == 1 and message in errors[0] and "Traceback" not in result.stderr, result.stderr
