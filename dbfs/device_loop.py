@@ -33,7 +33,7 @@ from collections import deque
 
 import numpy as np
 
-from dbfs.kernels import CTL, FORM, LOG, LOG_WORDS, STEP
+from dbfs.kernels import CTL, CTL_WORDS, FORM, LOG, LOG_WORDS, STEP
 from dbfs.ops import bitmap, bottom_up
 from dbfs.ops.expand import ExpandScratch, expand
 from dbfs.ops.frontier import frontier_figures
@@ -42,8 +42,14 @@ from dbfs.ops.level_control import finish_level, small_levels, start_search
 # Frontier edges below which a top-down level runs in the persistent kernel (bench/NOTES.md, session 5).
 DEFAULT_SMALL_EDGES = 1 << 16
 ROUNDS_IN_FLIGHT = 2
+STATUS_SLOTS = ROUNDS_IN_FLIGHT + 1           # pinned copies of the STEP and LEVEL words, one per round
 TO_LIST = (1 << STEP.SMALL) | (1 << STEP.TOPDOWN)
 TO_BITS = 1 << STEP.BOTTOMUP
+
+
+def host_buffer_bytes() -> int:
+    """The loop's pinned host buffers (the status slots and the final control block)."""
+    return 8 * (2 * STATUS_SLOTS + CTL_WORDS)
 
 
 class DeviceLoop:
@@ -58,8 +64,8 @@ class DeviceLoop:
         self.total_degree = int(graph.degree.sum())
         self.scratch = ExpandScratch(state.cumul, state.tile_sums, state.chunks)
         self.front = state.col_front if self.bottom_up else None
-        self.status = self.backend.pinned_empty(2 * (ROUNDS_IN_FLIGHT + 1), np.int64).reshape(-1, 2)
-        self.final = self.backend.pinned_empty(len(vars(CTL)), np.int64)
+        self.status = self.backend.pinned_empty(STATUS_SLOTS * 2, np.int64)
+        self.final = self.backend.pinned_empty(CTL_WORDS, np.int64)
 
     def run(self, root: int, clock) -> dict:
         """One search from global vertex `root` (the state reset). Returns the control block's
@@ -75,8 +81,8 @@ class DeviceLoop:
                 if int(s.control[CTL.STEP]) == STEP.DONE:
                     break
                 continue
-            slot = rounds % self.status.shape[0]
-            s.control[:2].get(out=self.status[slot], blocking=False)   # CTL.STEP, CTL.LEVEL
+            slot = self.status[2 * (rounds % STATUS_SLOTS):2 * (rounds % STATUS_SLOTS) + 2]
+            s.control[:2].get(out=slot, blocking=False)   # CTL.STEP, CTL.LEVEL
             event = backend.xp.cuda.Event()
             event.record()
             pending.append((event, slot))
@@ -84,7 +90,7 @@ class DeviceLoop:
                 continue
             event, slot = pending.popleft()
             backend.sync(event)
-            step, level = (int(x) for x in self.status[slot])
+            step, level = (int(x) for x in slot)
             waits.append(level)
             if step == STEP.DONE:
                 break

@@ -45,6 +45,11 @@ from dbfs.ops.sparse import pack_present, unpack_present
 from dbfs.ops.update import update
 
 
+def host_buffer_bytes(grid) -> int:
+    """The loop's pinned host buffers (the level read and the fold's group counts)."""
+    return 8 * STAT_WORDS + 4 * grid.C
+
+
 class Traffic:
     """Bytes sent per phase in one search, as encoded and as lists."""
 

@@ -7,13 +7,11 @@ run's options:
   graph_bytes           the resident graph (dbfs.build, dbfs.graph.LocalGraph), exact
   construction_bytes    one chunk's transients of the streaming build (dbfs.build)
   certificate_bytes     the construction certificate's id tables and chunk (dbfs.certificate)
-  search_state_bytes    the search state, mirroring dbfs.bfs.BFS.__init__ (exact on the CPU backend)
-  search_result_bytes   the parent and level copies of two searches (the harness keeps the previous
-                        search's result while the next one is searched and validated)
-  validation_bytes      the working memory of graph500.validate.validate_bfs (the larger of its entry
-                        passes and its depth derivation; approximate, checked on the CPU backend)
+  search_state_bytes    the search state (dbfs.search_state.layout) and the exchanges' buffers (exact
+                        on the CPU backend); a search's result is a view of it, nothing is copied
+  validation_bytes      the working memory of graph500.validate.validate_bfs
 The phases add up what is alive together: construction (the CSC being filled plus one chunk, then
-the degrees), certificate (graph + certificate) and search (graph + state + results + validation);
+the degrees), certificate (graph + certificate) and search (graph + state + validation);
 the estimate is the largest phase. A rank's entries are taken as 2m/P (m/P for a directed graph)
 until the build has counted them (Estimate.with_entries).
 
@@ -35,8 +33,6 @@ from dbfs.errors import DbfsError
 from dbfs.graph import csc_is_row_major
 from dbfs.grid import Grid
 from dbfs.ops.certificate import TWIN_CHUNK
-from dbfs.ops.expand import SCAN_TILE
-from graph500.validate import ENTRY_CHUNK
 
 GIB = 1 << 30
 MIN_CHUNK_EDGES = 1 << 16
@@ -55,10 +51,6 @@ ROUTE_ONE_RANK_BYTES = 4 + 32
 ROUTE_SEVERAL_RANKS_BYTES = 8 + 8 + 32 + 16
 TWIN_SCATTER_BYTES = 8 + 40
 HOST_STAGING_BYTES = 8
-# graph500.validate: bytes per entry of one chunk while the next is computed (the yielded local
-# column, row and global ids, 4 x int64, twice; the parent and depth gathers; the masks); measured
-# 112 to 128 on the CPU backend.
-VALIDATION_CHUNK_BYTES = 120
 UNITS = {"B": 1, "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
          "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
 
@@ -134,28 +126,18 @@ def certificate_bytes(grid: Grid, n_edges: int, chunk: int, device: str = "gpu")
 
 
 def search_state_bytes(grid: Grid, direction: str, transport: str = "mpi", device: str = "gpu") -> int:
-    """The arrays dbfs.bfs.BFS.__init__ allocates on the device (pinned host buffers count only on the
-    CPU backend, where they are ordinary arrays; the expansion scratch exists only on the GPU)."""
-    b, R, C = grid.block, grid.R, grid.C
-    rows, cols, words = grid.rows_per_rank, grid.cols_per_rank, grid.block // 32
+    """What dbfs.bfs.BFS allocates: the search state's arrays (dbfs.search_state.layout, exact), the
+    exchanges' buffers, and on the CPU backend the loop's host buffers (pinned host memory on a GPU,
+    so not device memory there)."""
+    from dbfs import bfs, device_loop, grid_loop, search_state
+    one_rank = grid.size == 1
+    total = search_state.layout_bytes(grid, direction, bfs.LOG_CAPACITY if one_rank else 0)
     cpu = device == "cpu"
-    total = (rows // 8                          # bitmap: visited bit of every local row
-             + 4 * b + 4 * b + 4 * rows         # level, pred_col, pred_row
-             + 2 * 4 * C * b + 4 * C            # dst_pair, dst_cnt
-             + 4 * max(1, (C - 1) * b) + 4      # recv, counter
-             + 8 * b)                           # parent
-    total += 4 * C if cpu else 0                # counts (pinned)
-    total += 4 * cols if R > 1 else 0           # front
-    if not cpu:                                 # ExpandScratch(cols): cumul, tile_sums
-        total += 8 * (cols + 1) + 8 * max(1, -(-cols // SCAN_TILE))
-    for size in (R, C):                         # col_x, row_x: dbfs.exchange.Exchange
+    for size in (grid.R, grid.C):               # col_x, row_x: dbfs.exchange.Exchange
         if size > 1:
-            total += _exchange_bytes(size - 1, b, transport, cpu)
-    if direction == "auto":
-        total += cols // 8 + 4 * words + 24     # col_front, state, stats
-        total += 24 if cpu else 0               # stats_host (pinned)
-    if C > 1:                                   # pred_gathered, sent/recv presence, presence_starts
-        total += 4 * rows + 2 * 4 * (C - 1) * words + 4 * (words + 1)
+            total += _exchange_bytes(size - 1, grid.block, transport, cpu)
+    if cpu:
+        total += device_loop.host_buffer_bytes() if one_rank else grid_loop.host_buffer_bytes(grid)
     return total
 
 
@@ -171,23 +153,11 @@ def _exchange_bytes(peers: int, b: int, transport: str, cpu: bool) -> int:
     return total
 
 
-def search_result_bytes(grid: Grid) -> int:
-    """Two searches' copies of parent (int64) and level (int32) of the owned block."""
-    return 2 * (8 + 4) * grid.block
-
-
-def validation_bytes(grid: Grid, entries: int, device: str = "gpu") -> int:
-    """graph500.validate.validate_bfs at the larger of its two peaks. Entry passes: owned ids (int64),
-    visited, marks and three more masks (bool), depths (int32), the parents of the local rows and
-    columns (int64) and their depths (int32), and one chunk of CSC entries. Depth derivation: owned
-    ids, visited, marks, depths, the parents, the tree entries (int32 pairs, about one per owned
-    vertex, listed and then concatenated: 16 B), the tree's column offsets (int64) and their int32 search
-    keys, and one level's children, ranges and gathers (about 11 B per local row and column)."""
-    b, rows, cols = grid.block, grid.rows_per_rank, grid.cols_per_rank
-    chunk = min(ENTRY_CHUNK[device], entries)
-    entry_passes = 8 * b + 5 * b + 4 * b + 12 * (rows + cols) + VALIDATION_CHUNK_BYTES * chunk
-    depths = 8 * b + 2 * b + 4 * b + 16 * b + 12 * (cols + 1) + (8 + 11) * (rows + cols)
-    return max(entry_passes, depths)
+def validation_bytes(grid: Grid, symmetric: bool) -> int:
+    """graph500.validate.validate_bfs's device arrays, with the widest compact levels (int32)."""
+    from dbfs.search_state import parent_dtype
+    from graph500.validate import validation_bytes as validator_bytes
+    return validator_bytes(grid, parent_dtype(grid).itemsize, directed=not symmetric, level_itemsize=4)
 
 
 @dataclass(frozen=True)
@@ -256,11 +226,10 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
                                                            device),
              "certificate": certificate_bytes(grid, n_edges, chunk, device),
              "search state": search_state_bytes(grid, direction, transport, device),
-             "search results": search_result_bytes(grid),
-             "validation": validation_bytes(grid, entries, device)}
+             "validation": validation_bytes(grid, symmetric)}
     phases = {"construction": resident - graph["degree"] + max(parts["construction transients"], degrees),
               "certificate": resident + parts["certificate"],
-              "search": resident + parts["search state"] + parts["search results"] + parts["validation"]}
+              "search": resident + parts["search state"] + parts["validation"]}
     return Estimate(parts, phases, limit, inputs)
 
 
