@@ -26,10 +26,8 @@ removed, with the unfinished output, whatever happens.
 from __future__ import annotations
 
 import argparse
-import datetime
 import gzip
 import os
-import socket
 import sys
 import time
 from collections import deque
@@ -40,8 +38,10 @@ import numpy as np
 from mpi4py import MPI
 
 from dbfs import edgelist, runtime
+from dbfs.arrays import sorted_unique
 from dbfs.errors import DbfsError
 from dbfs.formats import EXTENSIONS, FORMATS, READERS, detect_format
+from dbfs.json_output import provenance, write_json_atomically
 
 RUN_IDS = 1 << 23            # ids per sorted run of pass 1
 RANGE_IDS = 1 << 21          # ids per key range of the merge
@@ -115,15 +115,6 @@ def _ordered(pool, function, items, depth: int):
             yield pending.popleft().result()
     while pending:
         yield pending.popleft().result()
-
-
-def sorted_unique(parts) -> np.ndarray:
-    """The distinct values of the concatenated arrays, ascending (sort and drop repeats: much faster
-    than np.unique, which hashes in NumPy 2.3+)."""
-    values = np.sort(np.concatenate(parts)) if parts else np.empty(0, np.int64)
-    first = np.ones(len(values), bool)
-    np.not_equal(values[1:], values[:-1], out=first[1:])
-    return values[first]
 
 
 class _Spill:
@@ -348,8 +339,5 @@ def main(args) -> int:
                     f"({figures['format']}) in {figures['seconds']:.2f} s: "
                     f"{figures['edges_per_s'] / 1e6:.1f} M edges/s, {figures['input_mb_per_s']:.0f} MB/s")
         if args.json:
-            from dbfs.harness import write_json_atomically
-            write_json_atomically(args.json, {
-                "date": datetime.datetime.now().isoformat(timespec="seconds"),
-                "host": socket.gethostname(), "command": " ".join(sys.argv), **figures})
+            write_json_atomically(args.json, {**provenance(), **figures})
     return 0

@@ -14,7 +14,7 @@ import numpy as np
 
 from dbfs import edgelist, runtime
 from dbfs.backend import select
-from dbfs.errors import DbfsError
+from dbfs.options import parse_seed
 from graph500.generator import (DEFAULT_SEED, GENERATOR_NAME, MAX_SCALE, check_parameters, edge_count,
                                 generate_edges)
 
@@ -36,19 +36,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="replace FILE.h5 if it exists")
     parser.add_argument("--backend", choices=("auto", "gpu", "cpu"), default="auto",
                         help="generate on the GPU (auto: when every rank has one) or with NumPy")
-
-
-def parse_seed(text: str) -> tuple[int, int]:
-    """'A,B' -> (A, B), two integers in [0, 2^64)."""
-    parts = [p.strip() for p in str(text).split(",")]
-    try:
-        seed = tuple(int(p) for p in parts)
-    except ValueError:
-        seed = ()
-    if len(seed) != 2 or not all(0 <= s < 2**64 for s in seed):
-        raise DbfsError(f"--seed must be two unsigned 64-bit integers A,B (e.g. 2,3), got {text!r}",
-                        collective=True)
-    return seed
 
 
 class _Progress:

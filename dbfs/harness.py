@@ -10,7 +10,6 @@ object with `search(root, log_levels) -> SearchResult`.
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import socket
 import sys
@@ -26,23 +25,14 @@ from dbfs.build import build_from_edges, memory_estimate, transpose_csc
 from dbfs.errors import DbfsError
 from dbfs.graph import GridComms
 from dbfs.grid import Grid, default_grid, parse_grid
+from dbfs.json_output import write_json_atomically
+from dbfs.options import parse_seed
 from dbfs.partition_cache import PartitionCache
 from dbfs.result import check_save_request, save_result
 from dbfs.source import GraphSource, rank_io_threads
 from graph500 import stats
 from graph500.roots import sample_roots
 from graph500.validate import validate_bfs
-
-
-def parse_seed(text: str) -> tuple[int, int]:
-    parts = text.split(",")
-    try:
-        a, b = (int(p, 0) for p in parts)
-    except ValueError:
-        raise DbfsError(f"--seed must be two integers A,B, got {text!r}", collective=True) from None
-    if a < 0 or b < 0 or a >= 2**64 or b >= 2**64:
-        raise DbfsError(f"--seed values must be in [0, 2^64), got {text!r}", collective=True)
-    return a, b
 
 
 def _check_args(args) -> None:
@@ -279,15 +269,3 @@ def breakdown_table(searches) -> str:
         lines.append(f"  {kind:<14}{sum(s['bytes'][kind] for s in searches) / n:16.0f}"
                      f"{sum(s['bytes_raw'][kind] for s in searches) / n:16.0f}")
     return "\n".join(lines)
-
-
-def write_json_atomically(path: str, doc: dict) -> None:
-    tmp = f"{path}.tmp-{os.getpid()}"
-    try:
-        with open(tmp, "w") as f:
-            json.dump(doc, f, indent=1)
-        os.replace(tmp, path)
-    except OSError as e:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise DbfsError(f"cannot write {path}: {e.strerror}") from None

@@ -25,7 +25,8 @@ import numpy as np
 from dbfs import __version__, runtime
 from dbfs.backend import gpu_count, host_memory_limit, select
 from dbfs.errors import DbfsError
-from dbfs.generate import parse_seed
+from dbfs.json_output import write_json_atomically
+from dbfs.options import parse_seed
 from dbfs.ws import launch, programs  # noqa: F401  (registers the five programs)
 from dbfs.ws.engine import DEFAULT_MAX_ITERATIONS, EXCHANGES, Engine, Layout
 from dbfs.ws.graph import HUB_DEGREE, build_csr
@@ -330,7 +331,6 @@ def main(args: argparse.Namespace) -> int:
     if found:
         runtime.out(comparison_lines(found))
     if args.json:
-        from dbfs.harness import write_json_atomically
         doc = {"dbfs_version": __version__, "mode": "ws",
                "date": datetime.datetime.now().isoformat(timespec="seconds"), "host": socket.gethostname(),
                "command": " ".join(sys.argv), "backend": backend.name, "devices": _device_names(devices),
