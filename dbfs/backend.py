@@ -2,7 +2,9 @@
 
 `select()` decides collectively (every rank agrees), binds each rank to GPU `local_rank % ngpus`, and
 returns a Backend holding the array namespace `xp`, the device, pinned host allocation for staging MPI
-messages, and compiled CUDA modules from kernels/*.cu (NVRTC, cached per process).
+messages, and compiled CUDA modules from kernels/*.cu. `compile_source` is the one place that compiles
+CUDA C (NVRTC through CuPy, once per source and options in a process): the kernels/*.cu modules and the
+ws engine's vertex programs alike.
 """
 
 from __future__ import annotations
@@ -76,11 +78,16 @@ class Backend:
         return host_memory_limit() // max(1, runtime.local_rank()[1])
 
     def describe(self) -> str:
-        if not self.is_gpu:
-            return "cpu (numpy)"
-        props = self.xp.cuda.runtime.getDeviceProperties(self.device)
-        name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
-        return f"gpu {self.device} ({name})"
+        return describe_device(self.device if self.is_gpu else None)
+
+
+def describe_device(device: int | None) -> str:
+    """'gpu D (model)' for CUDA device D, 'cpu (numpy)' for None."""
+    if device is None:
+        return "cpu (numpy)"
+    import cupy
+    name = cupy.cuda.runtime.getDeviceProperties(device)["name"]
+    return f"gpu {device} ({name.decode() if isinstance(name, bytes) else name})"
 
 
 def host_memory_limit() -> int:
@@ -103,12 +110,21 @@ def host_memory_limit() -> int:
 
 
 @lru_cache(maxsize=None)
-def _compile(name: str):
+def compile_source(code: str, include_dirs: tuple = (), options: tuple = ()):
+    """The RawModule of CUDA C `code`, compiled as C++17 with kernels/ and include_dirs on the include
+    path and the extra NVRTC options (e.g. -DNAME=VALUE)."""
     import cupy
 
     from dbfs import kernels
-    return cupy.RawModule(code=kernels.source(name),
-                          options=("-std=c++17", f"-I{kernels.DIRECTORY}"))
+    includes = tuple(f"-I{d}" for d in (kernels.DIRECTORY, *include_dirs))
+    return cupy.RawModule(code=code, options=("-std=c++17", *includes, *options))
+
+
+@lru_cache(maxsize=None)
+def _compile(name: str):
+    """The RawModule of kernels/<name>.cu (the file is read once per process)."""
+    from dbfs import kernels
+    return compile_source(kernels.source(name))
 
 
 @lru_cache(maxsize=None)

@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 from dbfs import __version__, runtime
-from dbfs.backend import gpu_count, host_memory_limit, select
+from dbfs.backend import describe_device, gpu_count, host_memory_limit, select
 from dbfs.errors import DbfsError
 from dbfs.json_output import write_json_atomically
 from dbfs.options import parse_seed
@@ -255,17 +255,6 @@ def comparison_lines(found: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def _device_names(devices) -> list[str]:
-    if devices is None:
-        return ["cpu (numpy)"]
-    import cupy
-    names = []
-    for d in devices:
-        name = cupy.cuda.runtime.getDeviceProperties(d)["name"]
-        names.append(f"gpu {d} ({name.decode() if isinstance(name, bytes) else name})")
-    return names
-
-
 def main(args: argparse.Namespace) -> int:
     _check_args(args)
     backend = select(args.backend)
@@ -300,7 +289,7 @@ def main(args: argparse.Namespace) -> int:
     runs = []
     for algo in args.algos:
         program = lookup(algo)
-        engine = Engine(layout, program)
+        engine = Engine(layout, program, backend)
         if program.needs_source:
             sources = sources or _sources(args, n, degree)
         for method in args.methods:             # loads every kernel before anything is timed
@@ -333,7 +322,8 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         doc = {"dbfs_version": __version__, "mode": "ws",
                "date": datetime.datetime.now().isoformat(timespec="seconds"), "host": socket.gethostname(),
-               "command": " ".join(sys.argv), "backend": backend.name, "devices": _device_names(devices),
+               "command": " ".join(sys.argv), "backend": backend.name,
+               "devices": [describe_device(d) for d in devices] if devices else [backend.describe()],
                "gpus": args.parts, "graph": graph_info, "partitions": partitions,
                "runs": runs, "comparisons": found}
         write_json_atomically(args.json, doc)
