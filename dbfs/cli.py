@@ -123,8 +123,8 @@ def main(argv=None) -> None:
             module = importlib.import_module(_TOOLS[argv[0]][0])
             module.main(_parse(tool_parser(argv[0]), argv[1:]))
         else:
-            from dbfs import harness
-            harness.main(_parse(main_parser(), argv))
+            from dbfs import bfs_benchmark
+            bfs_benchmark.main(_parse(main_parser(), argv))
     except _CollectiveParseError as e:
         if runtime.rank() == 0:
             print(f"{e}\n(see --help)", file=sys.stderr)

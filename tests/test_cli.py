@@ -53,7 +53,7 @@ def test_mpi_library_is_one_printable_line(monkeypatch, version):
     (["--scale", "8", "--seed", "x"], "--seed must be two unsigned 64-bit integers"),
     (["--scale", "8", "--root", "256"], "--root 256 is not a vertex"),
     ([], "give exactly one of --scale S or --graph FILE.h5"),
-    (["--scale", "8", "--json", "/nonexistent-dir/x.json"], "is not writable"),
+    (["--scale", "8", "--json", "/nonexistent-dir/x.json"], "directory /nonexistent-dir does not exist"),
 ])
 def test_bad_input_is_one_clear_line(args, message):
     result = dbfs(*args, "--backend", "cpu")

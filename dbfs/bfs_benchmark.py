@@ -1,0 +1,277 @@
+"""The main mode: the distributed BFS (dbfs.bfs, paper 004) run as a Graph500 benchmark by the harness.
+
+Pre-flight (every check agreed by all ranks, before anything expensive): the options, the backend and
+the transport, the graph's sizes (generator parameters or the file's attributes), the grid, the
+memory estimate. Then the harness (dbfs.harness) drives the hooks:
+  build     generate (or read) the tuple list -> this rank's CSC block (Graph500 kernel 1, timed as
+            construction_time), or the block from the partition cache; graph_generation is the
+            generator's time (0 for a graph file, whose reading time is graph_load)
+  trials    the Graph500-sampled roots (graph500.roots), or the one --root
+  search    BFS.search(root): the timed search (kernel 2)
+  validate  graph500.validate.validate_bfs on the search's parents, levels and TEPS edge count
+  report    the Graph500 statistics block on stdout (graph500.stats), the per-phase breakdown after it,
+            and everything as JSON (--json); with --save-result the tree of the one search.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from mpi4py import MPI
+
+from dbfs import __version__, edgelist, runtime
+from dbfs.backend import select
+from dbfs.bfs import BFS, PHASES, print_levels
+from dbfs.build import build_from_edges, memory_estimate, transpose_csc
+from dbfs.errors import DbfsError
+from dbfs.graph import GridComms
+from dbfs.grid import Grid, default_grid, parse_grid
+from dbfs.harness import Benchmark, Run, drive
+from dbfs.json_output import provenance, write_json_atomically
+from dbfs.options import parse_seed
+from dbfs.partition_cache import PartitionCache
+from dbfs.result import check_save_request, save_result
+from dbfs.source import GraphSource, rank_io_threads
+from dbfs.transport import choose_transport
+from graph500 import stats
+from graph500.roots import sample_roots
+from graph500.validate import validate_bfs
+
+
+def _check_args(args) -> None:
+    world = runtime.WORLD
+    if (args.scale is None) == (args.graph is None):
+        raise DbfsError("give exactly one of --scale S or --graph FILE.h5", collective=True)
+    if args.scale is not None and not 1 <= args.scale <= 42:
+        raise DbfsError(f"--scale must be in 1..42, got {args.scale}", collective=True)
+    if args.edgefactor < 1:
+        raise DbfsError(f"--edgefactor must be >= 1, got {args.edgefactor}", collective=True)
+    if args.roots is not None and args.root is None and args.roots < 1:
+        raise DbfsError(f"--roots must be >= 1, got {args.roots}", collective=True)
+    if args.edges_per_thread < 1:
+        raise DbfsError("--edges-per-thread must be >= 1", collective=True)
+    if args.alpha <= 0 or args.beta <= 0:
+        raise DbfsError("--alpha and --beta must be > 0", collective=True)
+    try:
+        shape = parse_grid(args.grid) if args.grid else default_grid(world.Get_size())
+    except ValueError as e:
+        raise DbfsError(str(e), collective=True) from None
+    if shape[0] * shape[1] != world.Get_size():
+        raise DbfsError(f"grid {shape[0]}x{shape[1]} needs {shape[0] * shape[1]} ranks, the job has "
+                        f"{world.Get_size()}", collective=True)
+    args.grid_shape = shape
+    if args.json:
+        edgelist.check_target(args.json, force=True)
+
+
+def _max_time(t: float) -> float:
+    return runtime.WORLD.allreduce(t, op=MPI.MAX)
+
+
+def _check_memory(grid: Grid, n_edges: int, backend, row_major: bool) -> dict:
+    estimate = memory_estimate(grid, n_edges, row_major=row_major)
+    limit = backend.memory_limit()
+    runtime.log(f"memory estimate per rank: {estimate['peak'] / 2**30:.2f} GiB "
+                f"(limit {limit / 2**30:.2f} GiB on {backend.describe()})")
+    error = None
+    if estimate["peak"] > limit:
+        error = (f"the graph does not fit: estimated {estimate['peak'] / 2**30:.2f} GiB per rank, "
+                 f"{limit / 2**30:.2f} GiB available on rank {runtime.rank()} ({backend.describe()}); "
+                 f"use more ranks or a smaller scale")
+    runtime.agree(error)
+    return estimate
+
+
+def breakdown_table(searches) -> str:
+    """Mean per-search time of each phase (paper Figure 7) and bytes sent per search."""
+    n = max(1, len(searches))
+    total = sum(s["time"] for s in searches) / n
+    lines = ["", "phase breakdown (mean per search, slowest rank):",
+             f"  {'phase':<14}{'ms':>12}{'% of search':>14}"]
+    for phase in PHASES:
+        ms = 1e3 * sum(s["phases"][phase] for s in searches) / n
+        lines.append(f"  {phase:<14}{ms:12.3f}{100 * ms / (1e3 * total) if total else 0:13.1f}%")
+    lines.append(f"  {'search':<14}{1e3 * total:12.3f}")
+    lines.append(f"  {'bytes':<14}{'sent':>16}{'as lists':>16}")
+    for kind in ("expand", "fold"):
+        lines.append(f"  {kind:<14}{sum(s['bytes'][kind] for s in searches) / n:16.0f}"
+                     f"{sum(s['bytes_raw'][kind] for s in searches) / n:16.0f}")
+    return "\n".join(lines)
+
+
+class Graph500BFS(Benchmark):
+    """The hooks of the main mode (see the module docstring); constructed after the pre-flight."""
+
+    def __init__(self, args, backend, transport: str, source: GraphSource, grid: Grid):
+        self.args, self.backend, self.transport, self.source, self.grid = args, backend, transport, source, grid
+        self.comm = runtime.WORLD
+        self.row_major = args.direction == "auto"
+        self.comms = GridComms.create(grid)
+        self.graph = self.bfs = self.last = None
+
+    # -- build: kernel 1 ---------------------------------------------------------------------------
+    def build(self) -> dict:
+        """This rank's CSC block (and with row_major its CSR copy) from the partition cache when it holds
+        a valid entry, else from the tuples (read or generated, then built over the search's
+        transport, then cached)."""
+        args, backend, source, comms = self.args, self.backend, self.source, self.comms
+        world = comms.world
+        cache = PartitionCache(args.partition_cache, source, comms.grid) if args.partition_cache else None
+        if cache:
+            world.Barrier()
+            t0 = time.perf_counter()
+            graph = cache.load(comms, backend)
+            if graph is not None:
+                if self.row_major and graph.row_ptr is None:
+                    graph.row_ptr, graph.col_idx = transpose_csc(backend, graph.col_ptr, graph.row_idx,
+                                                                 comms.grid.rows_per_rank)
+                backend.sync()
+                construction_time = _max_time(time.perf_counter() - t0)
+                runtime.log(f"construction: {construction_time:.3f} s (loaded from the partition cache "
+                            f"{cache.path}), {world.allreduce(graph.nnz)} CSC entries")
+                self._ready(graph)
+                return {"graph_generation": 0.0, "construction_time": construction_time,
+                        "construction_source": "partition cache"}
+        src, dst, seconds = source.read_edges(backend, world, threads=rank_io_threads())
+        rate = world.allreduce(len(src) / seconds if seconds > 0 else float("inf"), op=MPI.MIN)
+        seconds = _max_time(seconds)
+        if source.info is None:
+            figures = {"graph_generation": seconds}
+        else:
+            figures = {"graph_generation": 0.0, "graph_load": seconds, "load_edges_per_s_per_rank": rate}
+        runtime.log(f"tuples {'generated' if source.info is None else 'read'}: {seconds:.3f} s, "
+                    f"{rate / 1e6:.1f} M edges/s per rank (slowest rank)")
+        world.Barrier()
+        t0 = time.perf_counter()
+        graph = build_from_edges(comms, backend, src, dst, source.n_vertices, symmetric=source.symmetric,
+                                 row_major=self.row_major, transport=self.transport)
+        del src, dst
+        backend.sync()
+        construction_time = _max_time(time.perf_counter() - t0)
+        runtime.log(f"construction: {construction_time:.3f} s (built), {world.allreduce(graph.nnz)} CSC entries")
+        if cache:
+            cache.store(graph)
+            runtime.log(f"stored in the partition cache {cache.path}")
+        self._ready(graph)
+        return {**figures, "construction_time": construction_time, "construction_source": "built"}
+
+    def _ready(self, graph) -> None:
+        """Keep the built graph and allocate the search's state on it (untimed)."""
+        args = self.args
+        self.graph = graph
+        self.bfs = BFS(graph, edges_per_thread=args.edges_per_thread, encoding=args.encoding,
+                       comm=self.transport, direction=args.direction, alpha=args.alpha, beta=args.beta)
+
+    # -- roots -------------------------------------------------------------------------------------
+    def _has_edge_callback(self):
+        """Collective has_edge(candidates) for the root sampler from the owners' has_edge flags."""
+        grid, comms, backend = self.grid, self.comms, self.backend
+        owned_has_edge = backend.asnumpy(self.graph.has_edge)
+        lo = grid.to_global_owned(comms.i, comms.j, 0)
+
+        def has_edge(candidates: np.ndarray) -> np.ndarray:
+            candidates = np.asarray(candidates, np.int64)
+            mine = np.asarray(grid.owner_rank(candidates)) == comms.world.Get_rank()
+            flags = np.zeros(candidates.shape, np.int8)
+            flags[mine] = owned_has_edge[candidates[mine] - lo]
+            comms.world.Allreduce(MPI.IN_PLACE, flags, op=MPI.MAX)
+            return flags.astype(bool)
+        return has_edge
+
+    def trials(self) -> list[int]:
+        args, n = self.args, self.source.n_vertices
+        if args.root is not None:
+            roots = np.array([self.source.dense_root(args.root)], np.int64)
+        else:
+            roots = sample_roots(n, args.roots, self._has_edge_callback(), seed=args.seed_pair)
+            if len(roots) == 0:
+                raise DbfsError("no vertex has an edge: nothing to search", collective=True)
+            if len(roots) < args.roots:
+                runtime.log(f"only {len(roots)} vertices qualify as roots (asked for {args.roots})")
+        return [int(r) for r in roots]
+
+    # -- search and validation ---------------------------------------------------------------------
+    def warm_up(self, root: int) -> None:
+        super().warm_up(root)
+        runtime.log("warm-up search validated; timing searches")
+
+    def search(self, root: int):
+        self.last = self.bfs.search(root, log_levels=self.args.log_levels)
+        return self.last
+
+    def validate(self, root: int, result) -> str | None:
+        check = validate_bfs(self.graph, root, result.parent, result.nedge, level=result.level)
+        return None if check.ok else check.message
+
+    def label(self, root: int) -> str:
+        return f"root {root}"
+
+    def record(self, root: int, result) -> dict:
+        if self.args.log_levels:
+            print_levels(result)
+        record = {"root": root, "time": result.time, "nedge": result.nedge,
+                  "teps": result.nedge / result.time if result.time > 0 else 0.0,
+                  "visited": result.visited, "depth": result.depth, "phases": result.phases,
+                  "bytes": result.bytes, "bytes_raw": result.bytes_raw}
+        if self.args.log_levels:
+            record["levels"] = result.levels
+        return record
+
+    def progress(self, index: int, count: int, root: int, record: dict) -> str:
+        return (f"search {index + 1}/{count} root {root}: {record['time'] * 1e3:.2f} ms, "
+                f"{record['teps'] / 1e9:.3f} GTEPS, depth {record['depth']}, visited {record['visited']}")
+
+    # -- report ------------------------------------------------------------------------------------
+    def report(self, run: Run) -> None:
+        args, source, world = self.args, self.source, self.comm
+        if args.save_result:
+            save_result(args.save_result, self.graph, source, run.trials[0], self.last, world)
+            runtime.log(f"search tree written to {args.save_result}")
+        searches = run.records
+        figure_args = dict(
+            scale=source.scale, edgefactor=source.edgefactor, graph_generation=run.figures["graph_generation"],
+            num_mpi_processes=world.Get_size(), construction_time=run.figures["construction_time"],
+            bfs_times=[s["time"] for s in searches], nedges=[s["nedge"] for s in searches],
+            validate_times=[s["validate_time"] for s in searches])
+        figures = stats.summary_dict(**figure_args)
+        runtime.out(stats.report(**figure_args))
+        runtime.out(breakdown_table(searches))
+        if args.partition_cache:
+            runtime.out(f"construction_source: {run.figures['construction_source']}")
+        devices = world.gather(self.backend.describe(), root=0)
+        if args.json and world.Get_rank() == 0:
+            file_figures = {k: run.figures[k] for k in ("construction_source", "graph_load",
+                                                         "load_edges_per_s_per_rank") if k in run.figures}
+            doc = {**provenance(), "mpi_library": runtime.mpi_library(),
+                   "scale": source.scale, "edgefactor": source.edgefactor, "n_vertices": source.n_vertices,
+                   "n_edges": source.n_edges, "grid": [self.grid.R, self.grid.C], "backend": self.backend.name,
+                   "devices": devices, "graph_generation": run.figures["graph_generation"],
+                   "construction_time": run.figures["construction_time"],
+                   "edges_per_thread": args.edges_per_thread, "direction": args.direction,
+                   "alpha": args.alpha, "beta": args.beta, "encoding": args.encoding, "comm": self.transport,
+                   "roots": run.trials, "graph_file": args.graph, "directed": not source.symmetric,
+                   "roots_original": source.original_ids(np.array(run.trials)), **file_figures,
+                   **figures, "searches": searches}
+            write_json_atomically(args.json, doc)
+
+    def close(self) -> None:
+        self.bfs.close()
+
+
+def main(args) -> None:
+    runtime.check_slurm()
+    args.seed_pair = parse_seed(args.seed)
+    _check_args(args)
+    backend = select(args.backend)
+    world = runtime.WORLD
+    R, C = args.grid_shape
+    transport = choose_transport(args.comm, backend, world.Get_size())
+    runtime.log(f"dbfs {__version__}: {world.Get_size()} ranks, grid {R}x{C}, backend "
+                f"{backend.name}, direction {args.direction}, encoding {args.encoding}, comm {transport}")
+    check_save_request(args)
+    source = GraphSource.from_args(args)
+    grid = Grid(R, C, source.n_vertices)
+    _check_memory(grid, source.n_edges, backend, args.direction == "auto")
+    runtime.log(f"graph: {source.describe}: {source.n_vertices} vertices, {source.n_edges} tuples")
+    drive(Graph500BFS(args, backend, transport, source, grid))
