@@ -1,6 +1,6 @@
 """Graph builder (Graph500 kernel 1): an edge-tuple list spread over the ranks -> each rank's CSC block.
 
-Method (paper 004, sections 2.2 and 3.1; design.md "The 2D decomposition"): every undirected tuple
+Method (paper 004, sections 2.2 and 3.1; the ownership math in dbfs.grid): every undirected tuple
 (a, b) with a != b becomes the two directed entries a -> b and b -> a; entry u -> v belongs to the
 rank (owner row of v, column block of u) and is stored there as the int32 pair (local column of u,
 local row of v). Entries travel to their owners in one all-to-all per chunk of tuples: an MPI
