@@ -137,6 +137,8 @@ def select(choice: str = "auto") -> Backend:
     if choice not in ("auto", "gpu", "cpu"):
         raise DbfsError(f"unknown backend {choice!r} (auto, gpu or cpu)", collective=True)
     forced = os.environ.get("DBFS_BACKEND")
+    runtime.agree(None if forced in (None, "", "auto", "gpu", "cpu") else
+                  f"DBFS_BACKEND={forced!r} is not a backend: set it to cpu, gpu or auto, or unset it")
     if choice == "auto" and forced in ("gpu", "cpu"):
         choice = forced
     ngpus = gpu_count() if choice != "cpu" else 0

@@ -1,20 +1,27 @@
 """The main mode: the distributed BFS (dbfs.bfs, paper 004) run as a Graph500 benchmark by the harness.
 
-Pre-flight (every check agreed by all ranks, before anything expensive): the options, the backend and
-the transport, the graph's sizes (generator parameters or the file's attributes), the grid, the
-memory estimate. Then the harness (dbfs.harness) drives the hooks:
+Pre-flight (every check agreed by all ranks, so that no rank acts on an answer another rank did not
+get; all before anything expensive): the options (finite --alpha and --beta, the --json and
+--save-result targets), the backend and the transport (--comm), the graph's sizes (generator
+parameters or the file's attributes) and a file's id table (strictly ascending), the grid (32-bit
+local ids, else the grid or rank count that works), --root (a vertex, in the file's ids), the memory
+estimate. Then the harness (dbfs.harness) drives the hooks:
   build     generate (or read) the tuple list -> this rank's CSC block (Graph500 kernel 1, timed as
             construction_time), or the block from the partition cache; graph_generation is the
             generator's time (0 for a graph file, whose reading time is graph_load)
   trials    the Graph500-sampled roots (graph500.roots), or the one --root
   search    BFS.search(root): the timed search (kernel 2)
   validate  graph500.validate.validate_bfs on the search's parents, levels and TEPS edge count
-  report    the Graph500 statistics block on stdout (graph500.stats), the per-phase breakdown after it,
-            and everything as JSON (--json); with --save-result the tree of the one search.
+  report    the Graph500 statistics block on stdout (graph500.stats; --report spec or reference), the
+            per-phase breakdown after it, and everything as JSON (--json); with --save-result the tree
+            of the one search.
+Vertex ids in messages and progress lines are the ones the user gives and sees: a file's original ids.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import time
 
 import numpy as np
@@ -26,15 +33,16 @@ from dbfs.bfs import BFS, PHASES, print_levels
 from dbfs.build import build_from_edges, memory_estimate, transpose_csc
 from dbfs.errors import DbfsError
 from dbfs.graph import GridComms
-from dbfs.grid import Grid, default_grid, parse_grid
+from dbfs.grid import Grid, default_grid, fitting_grid, parse_grid
 from dbfs.harness import Benchmark, Run, drive
 from dbfs.json_output import provenance, write_json_atomically
 from dbfs.options import parse_seed
 from dbfs.partition_cache import PartitionCache
 from dbfs.result import check_save_request, save_result
 from dbfs.source import GraphSource, rank_io_threads
-from dbfs.transport import choose_transport
+from dbfs.transport import resolve_transport
 from graph500 import stats
+from graph500.generator import edge_range
 from graph500.roots import sample_roots
 from graph500.validate import validate_bfs
 
@@ -51,8 +59,13 @@ def _check_args(args) -> None:
         raise DbfsError(f"--roots must be >= 1, got {args.roots}", collective=True)
     if args.edges_per_thread < 1:
         raise DbfsError("--edges-per-thread must be >= 1", collective=True)
-    if args.alpha <= 0 or args.beta <= 0:
-        raise DbfsError("--alpha and --beta must be > 0", collective=True)
+    for name in ("alpha", "beta"):
+        value = getattr(args, name)
+        if not (math.isfinite(value) and value > 0):
+            raise DbfsError(f"--{name} must be a finite number > 0, got {value}", collective=True)
+    if args.undirected and args.graph is None:
+        raise DbfsError("--undirected applies to a directed --graph file; the --scale graph is undirected "
+                        "already", collective=True)
     try:
         shape = parse_grid(args.grid) if args.grid else default_grid(world.Get_size())
     except ValueError as e:
@@ -63,6 +76,33 @@ def _check_args(args) -> None:
     args.grid_shape = shape
     if args.json:
         edgelist.check_target(args.json, force=True)
+
+
+def _make_grid(R: int, C: int, source: GraphSource) -> Grid:
+    """The run's grid; DbfsError naming a grid or rank count that works when the local index ranges of
+    this one would pass 32 bits."""
+    try:
+        return Grid(R, C, source.n_vertices)
+    except ValueError:
+        fit = fitting_grid(source.n_vertices, R * C)
+        advice = (f"use --grid {fit[0]}x{fit[1]}" if fit[0] * fit[1] == R * C else
+                  f"use at least {fit[0] * fit[1]} ranks (e.g. --grid {fit[0]}x{fit[1]})")
+        raise DbfsError(f"{source.n_vertices} vertices on a {R}x{C} grid give local index ranges over 2^31, "
+                        f"and local ids are 32-bit; {advice}", collective=True) from None
+
+
+def _check_ids(source: GraphSource) -> None:
+    """Collective: a graph file's id table (original ids of the dense vertices) must be strictly
+    ascending, or --root and the reported ids would name the wrong vertices. Each rank checks a slice."""
+    info, world = source.info, runtime.WORLD
+    problem = None
+    if info is not None and info.has_ids:
+        lo, hi = edge_range(info.n_vertices, world.Get_rank(), world.Get_size())
+        bad = info.unordered_id(lo, hi, rank_io_threads())
+        if bad is not None:
+            problem = (f"{info.path} is not a dbfs graph: its 'ids' are not strictly ascending (dense vertex "
+                       f"{bad} and the next); convert the file again")
+    runtime.agree(problem)
 
 
 def _max_time(t: float) -> float:
@@ -103,8 +143,10 @@ def breakdown_table(searches) -> str:
 class Graph500BFS(Benchmark):
     """The hooks of the main mode (see the module docstring); constructed after the pre-flight."""
 
-    def __init__(self, args, backend, transport: str, source: GraphSource, grid: Grid):
+    def __init__(self, args, backend, transport: str, source: GraphSource, grid: Grid, root: int | None):
+        """root: the dense id of --root (None: sampled roots)."""
         self.args, self.backend, self.transport, self.source, self.grid = args, backend, transport, source, grid
+        self.root = root
         self.comm = runtime.WORLD
         self.row_major = args.direction == "auto"
         self.comms = GridComms.create(grid)
@@ -150,8 +192,7 @@ class Graph500BFS(Benchmark):
         backend.sync()
         construction_time = _max_time(time.perf_counter() - t0)
         runtime.log(f"construction: {construction_time:.3f} s (built), {world.allreduce(graph.nnz)} CSC entries")
-        if cache:
-            cache.store(graph)
+        if cache and cache.store(graph):
             runtime.log(f"stored in the partition cache {cache.path}")
         self._ready(graph)
         return {**figures, "construction_time": construction_time, "construction_source": "built"}
@@ -181,14 +222,15 @@ class Graph500BFS(Benchmark):
 
     def trials(self) -> list[int]:
         args, n = self.args, self.source.n_vertices
-        if args.root is not None:
-            roots = np.array([self.source.dense_root(args.root)], np.int64)
+        if self.root is not None:
+            roots = np.array([self.root], np.int64)
         else:
             roots = sample_roots(n, args.roots, self._has_edge_callback(), seed=args.seed_pair)
             if len(roots) == 0:
                 raise DbfsError("no vertex has an edge: nothing to search", collective=True)
             if len(roots) < args.roots:
                 runtime.log(f"only {len(roots)} vertices qualify as roots (asked for {args.roots})")
+        self.original = dict(zip(roots.tolist(), self.source.original_ids(roots)))
         return [int(r) for r in roots]
 
     # -- search and validation ---------------------------------------------------------------------
@@ -205,11 +247,11 @@ class Graph500BFS(Benchmark):
         return None if check.ok else check.message
 
     def label(self, root: int) -> str:
-        return f"root {root}"
+        return f"root {self.original[root]}"
 
     def record(self, root: int, result) -> dict:
         if self.args.log_levels:
-            print_levels(result)
+            print_levels(dataclasses.replace(result, root=self.original[root]))
         record = {"root": root, "time": result.time, "nedge": result.nedge,
                   "teps": result.nedge / result.time if result.time > 0 else 0.0,
                   "visited": result.visited, "depth": result.depth, "phases": result.phases,
@@ -219,7 +261,7 @@ class Graph500BFS(Benchmark):
         return record
 
     def progress(self, index: int, count: int, root: int, record: dict) -> str:
-        return (f"search {index + 1}/{count} root {root}: {record['time'] * 1e3:.2f} ms, "
+        return (f"search {index + 1}/{count} root {self.original[root]}: {record['time'] * 1e3:.2f} ms, "
                 f"{record['teps'] / 1e9:.3f} GTEPS, depth {record['depth']}, visited {record['visited']}")
 
     # -- report ------------------------------------------------------------------------------------
@@ -235,10 +277,20 @@ class Graph500BFS(Benchmark):
             bfs_times=[s["time"] for s in searches], nedges=[s["nedge"] for s in searches],
             validate_times=[s["validate_time"] for s in searches])
         figures = stats.summary_dict(**figure_args)
-        runtime.out(stats.report(**figure_args))
-        runtime.out(breakdown_table(searches))
+        runtime.out(stats.report(**figure_args, style=args.report))
+        extras = [breakdown_table(searches)]
         if args.partition_cache:
-            runtime.out(f"construction_source: {run.figures['construction_source']}")
+            extras.append(f"construction_source: {run.figures['construction_source']}")
+        # --report reference: stdout holds exactly the reference's block; the rest goes to stderr
+        for text in extras:
+            if args.report == "spec":
+                runtime.out(text)
+            else:
+                runtime.log(text.strip("\n"))
+        excluded = stats.zero_edge_searches([s["nedge"] for s in searches])
+        if excluded:
+            runtime.log(f"{excluded} of {len(searches)} searches traversed no edge (their root has none): "
+                        "left out of the TEPS statistics")
         devices = world.gather(self.backend.describe(), root=0)
         if args.json and world.Get_rank() == 0:
             file_figures = {k: run.figures[k] for k in ("construction_source", "graph_load",
@@ -251,7 +303,7 @@ class Graph500BFS(Benchmark):
                    "edges_per_thread": args.edges_per_thread, "direction": args.direction,
                    "alpha": args.alpha, "beta": args.beta, "encoding": args.encoding, "comm": self.transport,
                    "roots": run.trials, "graph_file": args.graph, "directed": not source.symmetric,
-                   "roots_original": source.original_ids(np.array(run.trials)), **file_figures,
+                   "roots_original": [self.original[r] for r in run.trials], **file_figures,
                    **figures, "searches": searches}
             write_json_atomically(args.json, doc)
 
@@ -260,18 +312,21 @@ class Graph500BFS(Benchmark):
 
 
 def main(args) -> None:
+    """Collective: the pre-flight (module docstring), then the harness drives the run."""
     runtime.check_slurm()
     args.seed_pair = parse_seed(args.seed)
     _check_args(args)
     backend = select(args.backend)
     world = runtime.WORLD
     R, C = args.grid_shape
-    transport = choose_transport(args.comm, backend, world.Get_size())
+    transport = resolve_transport(args.comm, backend)
     runtime.log(f"dbfs {__version__}: {world.Get_size()} ranks, grid {R}x{C}, backend "
                 f"{backend.name}, direction {args.direction}, encoding {args.encoding}, comm {transport}")
     check_save_request(args)
     source = GraphSource.from_args(args)
-    grid = Grid(R, C, source.n_vertices)
+    _check_ids(source)
+    grid = _make_grid(R, C, source)
+    root = None if args.root is None else source.dense_root(args.root)
     _check_memory(grid, source.n_edges, backend, args.direction == "auto")
     runtime.log(f"graph: {source.describe}: {source.n_vertices} vertices, {source.n_edges} tuples")
-    drive(Graph500BFS(args, backend, transport, source, grid))
+    drive(Graph500BFS(args, backend, transport, source, grid, root))

@@ -8,6 +8,8 @@ identical for any number of ranks and to the reference generator 3.0.0 with the 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import time
 
 import numpy as np
@@ -75,8 +77,12 @@ def main(args: argparse.Namespace) -> int:
         progress.advance(hi - lo)
         return arrays
 
+    params = {"generator": GENERATOR_NAME, "scale": args.scale, "edgefactor": args.edgefactor, "seed": list(seed)}
+    # the content hash of a generated graph: a digest of the parameters, which determine every edge
+    digest = hashlib.blake2b(json.dumps(params, sort_keys=True).encode(), digest_size=20).hexdigest()
     attrs = {"scale": args.scale, "edgefactor": args.edgefactor, "seed": np.array(seed, np.uint64),
-             "n_vertices": 1 << args.scale, "generator": GENERATOR_NAME}
+             "n_vertices": 1 << args.scale, "n_edges": n_edges, "directed": False, "content_hash": digest,
+             "generator": GENERATOR_NAME}
     started = time.perf_counter()
     edgelist.write_edge_list(args.out, n_edges, attrs, produce, runtime.WORLD, force=args.force,
                              weights=args.weights,

@@ -1,6 +1,7 @@
 """Golden test of what a main-mode run prints on stdout, at scale 6 on every rank count: the Graph500
 block (its keys in order, padded to column 32, each value printed with its format from the figure the
-JSON document holds) and the per-phase breakdown after it."""
+JSON document holds) and the per-phase breakdown after it; with --report reference exactly the BFS
+lines of the Graph500 reference code 3.0.0 (src/main.c) and nothing else."""
 
 from __future__ import annotations
 
@@ -61,3 +62,26 @@ def test_default_block_keys_order_and_formats(capsys):
     assert rest[:3] == BREAKDOWN
     assert [line.split()[0] for line in rest[3:9]] == [*bfs_benchmark.PHASES, "search"]
     assert len(rest) == 12
+
+
+def reference_key(spec_key: str) -> str:
+    """The reference code's name of a spec key: 'bfs  min_time', 'min_nedge', 'bfs  min_TEPS'."""
+    if not spec_key.startswith("bfs_"):
+        return spec_key
+    name = spec_key[4:]
+    return name if name.endswith("_nedge") else f"bfs  {name}"
+
+
+def test_reference_block_is_the_reference_codes(capsys):
+    lines, doc = run_main(capsys, "--scale", "6", "--roots", "4", "--report", "reference")
+    if WORLD.Get_rank() != 0:
+        assert lines == []
+        return
+    assert len(lines) == len(SPEC_BLOCK) == 34
+    for key, line in zip(SPEC_BLOCK, lines):
+        label = f"{reference_key(key)}:"
+        if key == "bfs_harmonic_mean_TEPS":
+            label = f"{label:<29}!  "
+        assert line == f"{label:<32}" + value_format(key) % doc[key], line
+    assert lines[6].startswith("bfs  min_time:   ") and lines[13].startswith("min_nedge:   ")
+    assert lines[25].startswith("bfs  harmonic_mean_TEPS:     !  ")

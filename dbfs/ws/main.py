@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from dbfs import runtime
+from dbfs import edgelist, runtime
 from dbfs.backend import describe_device, gpu_count, host_memory_limit, select
 from dbfs.errors import DbfsError
 from dbfs.harness import Benchmark, Run, drive
@@ -60,7 +60,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpus", type=int, help="GPUs to use (partitions on the CPU backend); "
                    "default: every visible GPU, 1 on the CPU")
     sources = p.add_mutually_exclusive_group()
-    sources.add_argument("--source", type=int, help="source vertex of bfs, sssp and sswp")
+    sources.add_argument("--source", type=int,
+                         help="source vertex of bfs, sssp and sswp (for --graph: its id in the original file)")
     sources.add_argument("--roots", type=int, default=1,
                          help="without --source: Graph500-sampled sources for bfs, sssp and sswp")
     p.add_argument("--repeat", type=int, default=1, help="timed runs of every configuration")
@@ -119,10 +120,7 @@ def _check_args(args) -> None:
     args.exchanges = _choices(args.exchange, EXCHANGES, "exchange")
     args.seed_pair = parse_seed(args.seed)
     if args.json:
-        directory = os.path.dirname(os.path.abspath(args.json))
-        if not os.path.isdir(directory) or not os.access(directory, os.W_OK):
-            raise DbfsError(f"cannot write --json {args.json}: directory {directory} is not writable",
-                            collective=True)
+        edgelist.check_target(args.json, force=True)
 
 
 def _devices(args, backend) -> list[int] | None:
@@ -137,30 +135,52 @@ def _devices(args, backend) -> list[int] | None:
     return list(range(args.parts))
 
 
-def _load_edges(args, xp):
+def _graph_file(args) -> edgelist.GraphInfo | None:
+    """The --graph file, its layout checked and its id table strictly ascending (None for --scale)."""
+    if args.graph is None:
+        return None
+    try:
+        info = edgelist.graph_info(args.graph)
+    except DbfsError as e:
+        raise DbfsError(str(e), collective=True) from None
+    bad = info.unordered_id(0, info.n_vertices)
+    if bad is not None:
+        raise DbfsError(f"{info.path} is not a dbfs graph: its 'ids' are not strictly ascending (dense vertex "
+                        f"{bad} and the next); convert the file again", collective=True)
+    return info
+
+
+def _given_source(args, info) -> int | None:
+    """The dense id of --source, given in the file's original ids (for --scale: a vertex 0..2^SCALE-1)."""
+    if args.source is None:
+        return None
+    if info is None:
+        n = 1 << args.scale
+        if not 0 <= args.source < n:
+            raise DbfsError(f"--source {args.source} is not a vertex (0..{n - 1})", collective=True)
+        return args.source
+    dense = info.dense_id(args.source)
+    if dense is None:
+        raise DbfsError(f"--source {args.source} is not a vertex of {info.path}", collective=True)
+    return dense
+
+
+def _load_edges(args, info, xp):
     """(src, dst, weights or None, n_vertices, description) of the input graph, arrays in xp."""
-    if args.scale is not None:
+    if info is None:
         n_tuples = edge_count(args.scale, args.edgefactor)
         src, dst, weights = generate_edges(args.scale, args.edgefactor, 0, n_tuples, args.seed_pair,
                                            weights=True, xp=xp)
         return src, dst, weights, 1 << args.scale, {"kind": "kronecker", "scale": args.scale,
                                                     "edgefactor": args.edgefactor, "seed": list(args.seed_pair)}
-    from dbfs import edgelist
-    attrs = edgelist.read_attrs(args.graph)
-    if "n_vertices" not in attrs:
-        raise DbfsError(f"{args.graph} has no n_vertices attribute", collective=True)
-    arrays = edgelist.read_edge_slice(args.graph, 0, int(attrs["n_edges"]))
+    arrays = edgelist.read_edge_slice(info.path, 0, info.n_edges)
     src, dst = (xp.asarray(a) for a in arrays[:2])
-    weights = xp.asarray(arrays[2]) if attrs["weights"] else None
-    return src, dst, weights, int(attrs["n_vertices"]), {"kind": "file", "path": args.graph}
+    weights = xp.asarray(arrays[2]) if info.weights else None
+    return src, dst, weights, info.n_vertices, {"kind": "file", "path": args.graph}
 
 
-def _check_memory(args, backend) -> None:
-    if args.scale is not None:
-        tuples = edge_count(args.scale, args.edgefactor)
-    else:
-        from dbfs import edgelist
-        tuples = int(edgelist.read_attrs(args.graph)["n_edges"])
+def _check_memory(args, info, backend) -> None:
+    tuples = edge_count(args.scale, args.edgefactor) if info is None else info.n_edges
     need = BUILD_BYTES_PER_TUPLE * tuples
     limit = backend.memory_limit() if backend.is_gpu else host_memory_limit()
     runtime.log(f"ws: building needs about {need / 2**30:.2f} GiB ({limit / 2**30:.2f} GiB free on "
@@ -170,11 +190,10 @@ def _check_memory(args, backend) -> None:
                         f"{limit / 2**30:.2f} GiB are free on {backend.describe()}", collective=True)
 
 
-def _sources(args, n: int, degree: np.ndarray) -> list[int]:
-    if args.source is not None:
-        if not 0 <= args.source < n:
-            raise DbfsError(f"--source {args.source} is not a vertex (0..{n - 1})", collective=True)
-        return [args.source]
+def _sources(args, source: int | None, n: int, degree: np.ndarray) -> list[int]:
+    """Dense ids: the given source (dense already), or the Graph500-sampled roots."""
+    if source is not None:
+        return [source]
     roots = sample_roots(n, args.roots, lambda c: degree[c] > 0, seed=args.seed_pair)
     if roots.size == 0:
         raise DbfsError("no vertex has an edge: nothing to search from", collective=True)
@@ -276,14 +295,15 @@ class VertexPrograms(Benchmark):
     each program's kernels are loaded (one iteration of every method) when the program first runs,
     before any of its runs is timed (the warm-up does so for the first program)."""
 
-    def __init__(self, args, backend, devices):
-        self.args, self.backend, self.devices = args, backend, devices
+    def __init__(self, args, backend, devices, info, source: int | None):
+        """info: the --graph file (None for --scale); source: the dense id of --source, or None."""
+        self.args, self.backend, self.devices, self.info, self.source = args, backend, devices, info, source
         self.engine, self.reference = None, (None, None)
 
     def build(self) -> dict:
         args, backend = self.args, self.backend
         started = time.perf_counter()
-        src, dst, weights, n, self.graph_info = _load_edges(args, backend.xp)
+        src, dst, weights, n, self.graph_info = _load_edges(args, self.info, backend.xp)
         backend.sync()
         generation_time = time.perf_counter() - started
         started = time.perf_counter()
@@ -310,7 +330,10 @@ class VertexPrograms(Benchmark):
         args = self.args
         self.exchanges = args.exchanges if args.parts > 1 else [None]
         sourced = any(lookup(algo).needs_source for algo in args.algos)
-        self.sources = _sources(args, self.layout.n, self.degree) if sourced else None
+        self.sources = _sources(args, self.source, self.layout.n, self.degree) if sourced else None
+        # what the user sees and gives: the file's ids
+        self.original = {None: None, **{v: v if self.info is None else int(self.info.original_ids(v, v + 1)[0])
+                                        for v in self.sources or []}}
         return [_Config(algo, source, method, exchange, repeat)
                 for algo in args.algos
                 for source in (self.sources if lookup(algo).needs_source else [None])
@@ -343,14 +366,14 @@ class VertexPrograms(Benchmark):
         return None if problem is None else f"disagrees with {first.method}/{first.exchange}: {problem}"
 
     def label(self, trial: _Config) -> str:
-        return f"{trial.algo} {trial.method}/{trial.exchange} from source {trial.source}"
+        return f"{trial.algo} {trial.method}/{trial.exchange} from source {self.original[trial.source]}"
 
     def record(self, trial: _Config, result) -> dict:
         return _run_record(self.engine.program, trial.algo, trial.method, trial.exchange, self.args.parts,
-                           trial.source, trial.repeat, result, self.degree)
+                           self.original[trial.source], trial.repeat, result, self.degree)
 
     def progress(self, index: int, count: int, trial: _Config, record: dict) -> str:
-        return (f"{trial.algo} {trial.method} {trial.exchange or ''} source {trial.source}: "
+        return (f"{trial.algo} {trial.method} {trial.exchange or ''} source {record['source']}: "
                 f"{record['iterations']} iterations, {1e3 * record['time']:.2f} ms"
                 + ("" if record["converged"] else " (did NOT converge)"))
 
@@ -372,10 +395,12 @@ class VertexPrograms(Benchmark):
 
 def main(args: argparse.Namespace) -> int:
     _check_args(args)
+    info = _graph_file(args)
+    source = _given_source(args, info)
     backend = select(args.backend)
     devices = _devices(args, backend)
-    _check_memory(args, backend)
+    _check_memory(args, info, backend)
     runtime.log(f"ws: {', '.join(args.algos)} with {', '.join(args.methods)} on {args.parts} "
                 f"{'GPU' if devices else 'simulated partition'}{'s' if args.parts > 1 else ''}")
-    drive(VertexPrograms(args, backend, devices))
+    drive(VertexPrograms(args, backend, devices, info, source))
     return 0
