@@ -151,6 +151,7 @@ class Graph500BFS(Benchmark):
         self.row_major = args.direction == "auto"
         self.comms = GridComms.create(grid)
         self.graph = self.bfs = self.last = None
+        self.original: dict = {}          # dense root -> the id the user sees (the file's original id)
 
     # -- build: kernel 1 ---------------------------------------------------------------------------
     def build(self) -> dict:

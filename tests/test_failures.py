@@ -120,8 +120,7 @@ def test_bad_runs_are_refused_before_the_graph_is_generated(dbfs, shared, monkey
     base = ("--scale", 14, "--backend", "cpu")
     ok = dbfs(*base, "--roots", 2)
     assert ok.code == 0 and ("tuples generated" in ok.err or WORLD.Get_rank() != 0), ok.err
-    (shared / "a_directory.json").mkdir(exist_ok=True) if WORLD.Get_rank() == 0 else None
-    WORLD.Barrier()
+    on_rank_zero((shared / "a_directory.json").mkdir)
     cases = [
         (("--root", 1 << 14), "--root 16384 is not a vertex (0..16383)"),
         (("--json", shared / "a_directory.json"), "a_directory.json is a directory"),
