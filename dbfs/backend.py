@@ -2,7 +2,9 @@
 
 `select()` decides collectively (every rank agrees), binds each rank to GPU `local_rank % ngpus`, and
 returns a Backend holding the array namespace `xp`, the device, pinned host allocation for staging MPI
-messages, and compiled CUDA modules from kernels/*.cu (NVRTC, cached per process).
+messages, and compiled CUDA modules from kernels/*.cu. `compile_source` is the one place that compiles
+CUDA C (NVRTC through CuPy, once per source and options in a process): the kernels/*.cu modules and the
+ws engine's vertex programs alike.
 """
 
 from __future__ import annotations
@@ -101,11 +103,16 @@ class Backend:
         return host_memory_limit() // max(1, runtime.local_rank()[1])
 
     def describe(self) -> str:
-        if not self.is_gpu:
-            return "cpu (numpy)"
-        props = self.xp.cuda.runtime.getDeviceProperties(self.device)
-        name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
-        return f"gpu {self.device} ({name})"
+        return describe_device(self.device if self.is_gpu else None)
+
+
+def describe_device(device: int | None) -> str:
+    """'gpu D (model)' for CUDA device D, 'cpu (numpy)' for None."""
+    if device is None:
+        return "cpu (numpy)"
+    import cupy
+    name = cupy.cuda.runtime.getDeviceProperties(device)["name"]
+    return f"gpu {device} ({name.decode() if isinstance(name, bytes) else name})"
 
 
 def host_memory_limit() -> int:
@@ -128,6 +135,7 @@ def host_memory_limit() -> int:
 
 
 @lru_cache(maxsize=None)
+@lru_cache(maxsize=None)
 def _blocks_per_multiprocessor(kernel, threads: int) -> int:
     per_block = -(-kernel.num_regs // 8) * 8 * threads      # registers are allocated by 8 per thread
     return max(1, min(2048 // threads, 65536 // per_block, 32))
@@ -139,13 +147,21 @@ def _multiprocessors(device: int) -> int:
     return cupy.cuda.runtime.getDeviceProperties(device)["multiProcessorCount"]
 
 
-@lru_cache(maxsize=None)
-def _compile(name: str):
+def compile_source(code: str, cooperative: bool = False):
+    """The RawModule of CUDA C `code`, compiled as C++17 with kernels/ on the include path and the
+    constants shared with Python (dbfs.kernels.compile_options); `cooperative` for kernels launched
+    cooperatively (all blocks resident, grid-wide barriers)."""
     import cupy
 
     from dbfs import kernels
-    return cupy.RawModule(code=kernels.source(name), options=kernels.compile_options(),
-                          enable_cooperative_groups=name in kernels.COOPERATIVE)
+    return cupy.RawModule(code=code, options=kernels.compile_options(), enable_cooperative_groups=cooperative)
+
+
+@lru_cache(maxsize=None)
+def _compile(name: str):
+    """The RawModule of kernels/<name>.cu (the file is read once per process)."""
+    from dbfs import kernels
+    return compile_source(kernels.source(name), name in kernels.COOPERATIVE)
 
 
 @lru_cache(maxsize=None)
@@ -158,6 +174,8 @@ def select(choice: str = "auto") -> Backend:
     if choice not in ("auto", "gpu", "cpu"):
         raise DbfsError(f"unknown backend {choice!r} (auto, gpu or cpu)", collective=True)
     forced = os.environ.get("DBFS_BACKEND")
+    runtime.agree(None if forced in (None, "", "auto", "gpu", "cpu") else
+                  f"DBFS_BACKEND={forced!r} is not a backend: set it to cpu, gpu or auto, or unset it")
     if choice == "auto" and forced in ("gpu", "cpu"):
         choice = forced
     ngpus = gpu_count() if choice != "cpu" else 0

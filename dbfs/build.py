@@ -1,6 +1,6 @@
 """Graph builder (Graph500 kernel 1): the run's tuples, streamed in chunks, -> each rank's CSC block.
 
-Method (paper 004, sections 2.2 and 3.1; design.md "Memory"): every undirected tuple (a, b) with
+Method (paper 004, sections 2.2 and 3.1): every undirected tuple (a, b) with
 a != b becomes the two directed entries a -> b and b -> a (a directed graph, symmetric=False, keeps
 only a -> b); entry u -> v belongs to the rank (owner row of v, column block of u) and is stored there
 as (local column of u, local row of v), all ownership math being dbfs.grid's. Self-loops are left

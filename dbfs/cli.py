@@ -11,25 +11,38 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import time
 
 from dbfs import __version__, runtime
-from dbfs.errors import DbfsError
+from dbfs.errors import DbfsError, Interrupted
 
-SUBCOMMANDS = ("info", "generate", "convert", "ws")
+INFO_DESCRIPTION = "Print backend, MPI library, GPU binding and versions."
+INTERRUPT_GRACE_S = 2.0
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Every option's default, once: not for flags or options without a default, nor where the help
+    text already says what the default is."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "default" in text or action.default in (None, False, argparse.SUPPRESS):
+            return text
+        return super()._get_help_string(action)
 
 
 def _formatter(prog):
-    return argparse.ArgumentDefaultsHelpFormatter(prog, max_help_position=32)
+    return _HelpFormatter(prog, max_help_position=32)
 
 
 def main_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m dbfs", formatter_class=_formatter,
         description="Distributed 2D-partitioned BFS with Graph500 generation, validation and report.",
-        epilog="Other commands: `python -m dbfs info` (backend, MPI, GPU binding), "
-               "`python -m dbfs generate --help` (write a Graph500 edge list or a lattice to HDF5), "
-               "`python -m dbfs convert --help` (import SNAP, Matrix Market, METIS, Graph500 files).")
+        epilog="Other commands (each with --help): "
+               + " ".join(f"`python -m dbfs {name}`: {text}" for name, text in _COMMANDS.items()))
     src = p.add_argument_group("graph (one of)")
     src.add_argument("--scale", type=int, help="Graph500 scale: 2^SCALE vertices")
     src.add_argument("--graph", metavar="FILE.h5", help="edge list in HDF5 (datasets src, dst)")
@@ -43,6 +56,12 @@ def main_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", choices=("auto", "gpu", "cpu"), default="auto",
                    help="auto: GPU when every rank sees one, else NumPy")
     p.add_argument("--json", metavar="FILE", help="write all figures and per-search results as JSON")
+    p.add_argument("--report", choices=("spec", "reference"), default="spec",
+                   help="the Graph500 block on stdout: spec key names (bfs_min_time ...) followed by the phase "
+                        "breakdown, or exactly the BFS lines of the Graph500 reference code 3.0, alone")
+    p.add_argument("--validate", choices=("all", "first", "none"), default="all",
+                   help="validate every search (an official Graph500 run needs all), only the first, or "
+                        "none (none also skips the construction certificate)")
     p.add_argument("--log-levels", action="store_true",
                    help="print per-level frontier size and time to stderr")
     p.add_argument("--edges-per-thread", type=int, default=4,
@@ -58,9 +77,9 @@ def main_parser() -> argparse.ArgumentParser:
     search.add_argument("--encoding", choices=("adaptive", "list", "bitmap"), default="adaptive",
                         help="message form: a list of 32-bit ids, a bitmap of the block, or per "
                              "message whichever is smaller")
-    search.add_argument("--comm", choices=("auto", "mpi", "mpi-cuda", "nccl"), default="mpi",
+    search.add_argument("--comm", choices=("auto", "mpi", "mpi-cuda", "nccl"), default="auto",
                         help="transport: host-staged MPI, CUDA-aware MPI, or NCCL between the GPUs; "
-                             "auto picks the fastest available")
+                             "auto: NCCL when every rank has a GPU of its own, else CUDA-aware MPI, else mpi")
     real = p.add_argument_group("graph files, results and the partition cache")
     real.add_argument("--undirected", action="store_true",
                       help="traverse a directed graph's edges both ways, not only along out-edges")
@@ -76,7 +95,7 @@ def main_parser() -> argparse.ArgumentParser:
 
 def info_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m dbfs info", formatter_class=_formatter,
-                                description="Print backend, MPI library, GPU binding and versions.")
+                                description=INFO_DESCRIPTION)
     p.add_argument("--backend", choices=("auto", "gpu", "cpu"), default="auto", help="backend to probe")
     return p
 
@@ -91,6 +110,10 @@ _TOOLS = {
     "ws": ("dbfs.ws.main", "Single-node mode: vertex programs on the local GPUs with Warp Segmentation "
                            "(or VWC) and Vertex Refinement between GPUs."),
 }
+
+
+# every subcommand, for the main --help
+_COMMANDS = {"info": INFO_DESCRIPTION, **{name: description for name, (_, description) in _TOOLS.items()}}
 
 
 def tool_parser(name: str) -> argparse.ArgumentParser:
@@ -118,15 +141,8 @@ def main(argv=None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     runtime.install_abort_on_exception()
     try:
-        if argv and argv[0] == "info":
-            from dbfs import info
-            info.main(_parse(info_parser(), argv[1:]))
-        elif argv and argv[0] in _TOOLS:
-            module = importlib.import_module(_TOOLS[argv[0]][0])
-            module.main(_parse(tool_parser(argv[0]), argv[1:]))
-        else:
-            from dbfs import harness
-            harness.main(_parse(main_parser(), argv))
+        with runtime.signals_interrupt():
+            _run(argv)
     except _CollectiveParseError as e:
         if runtime.rank() == 0:
             print(f"{e}\n(see --help)", file=sys.stderr)
@@ -137,3 +153,27 @@ def main(argv=None) -> None:
         if runtime.rank() == 0:
             print(f"dbfs: error: {e}", file=sys.stderr)
         sys.exit(2)
+    except Interrupted as e:
+        # Every rank got the signal (mpiexec and srun pass it on) and has cleaned up on the way here.
+        # Some may wait in a collective that the others left, so no rank finalizes MPI: the launcher
+        # ends the job at the first exit. Rank 0 reports and exits first; the others give it the time.
+        if runtime.rank() == 0:
+            print(f"dbfs: interrupted by {e}", file=sys.stderr)
+        else:
+            time.sleep(INTERRUPT_GRACE_S)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(128 + e.signum)
+
+
+def _run(argv) -> None:
+    """The command argv names: a subcommand, else the main mode."""
+    if argv and argv[0] == "info":
+        from dbfs import info
+        info.main(_parse(info_parser(), argv[1:]))
+    elif argv and argv[0] in _TOOLS:
+        module = importlib.import_module(_TOOLS[argv[0]][0])
+        module.main(_parse(tool_parser(argv[0]), argv[1:]))
+    else:
+        from dbfs import bfs_benchmark
+        bfs_benchmark.main(_parse(main_parser(), argv))

@@ -26,12 +26,12 @@ removed, with the unfinished output, whatever happens.
 from __future__ import annotations
 
 import argparse
-import datetime
+import errno
 import gzip
 import os
-import socket
 import sys
 import time
+import zlib
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
@@ -40,8 +40,10 @@ import numpy as np
 from mpi4py import MPI
 
 from dbfs import edgelist, runtime
+from dbfs.arrays import sorted_unique
 from dbfs.errors import DbfsError
 from dbfs.formats import EXTENSIONS, FORMATS, READERS, detect_format
+from dbfs.json_output import provenance, write_json_atomically
 
 RUN_IDS = 1 << 23            # ids per sorted run of pass 1
 RANGE_IDS = 1 << 21          # ids per key range of the merge
@@ -49,6 +51,9 @@ MAP_EDGES = 1 << 21          # edges per chunk of pass 3
 PROGRESS_AFTER_S = 2.0
 PROGRESS_EVERY_S = 2.0       # on a terminal; lines every PROGRESS_LINE_S otherwise
 PROGRESS_LINE_S = 10.0
+# kept ids over SPARSE_IDS_FACTOR times the vertices that can have an edge (and over SPARSE_IDS_MIN) warn
+SPARSE_IDS_FACTOR = 32
+SPARSE_IDS_MIN = 1 << 20
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -117,21 +122,16 @@ def _ordered(pool, function, items, depth: int):
         yield pending.popleft().result()
 
 
-def sorted_unique(parts) -> np.ndarray:
-    """The distinct values of the concatenated arrays, ascending (sort and drop repeats: much faster
-    than np.unique, which hashes in NumPy 2.3+)."""
-    values = np.sort(np.concatenate(parts)) if parts else np.empty(0, np.int64)
-    first = np.ones(len(values), bool)
-    np.not_equal(values[1:], values[:-1], out=first[1:])
-    return values[first]
-
-
 class _Spill:
-    """Temporary files of the renumbering passes, removed by close()."""
+    """Temporary files of the renumbering passes (created by open), removed by close()."""
 
     def __init__(self, out: str):
         self.paths = {k: edgelist.temporary_name(f"{out}.{k}") for k in ("edges", "runs", "ids")}
-        self.files = {k: open(p, "wb") for k, p in self.paths.items()}
+        self.files = {}
+
+    def open(self) -> None:
+        for k, p in self.paths.items():
+            self.files[k] = open(p, "wb")
 
     def close(self) -> None:
         for f in self.files.values():
@@ -237,7 +237,29 @@ def _input_problem(args) -> str | None:
         return f"--threads must be >= 1, got {args.threads}"
     if args.n_vertices is not None and (args.n_vertices < 1 or _renumbers(args)):
         return "--n-vertices needs kept ids (--ids keep) and a positive count"
+    if os.path.exists(args.out) and os.path.samefile(args.input, args.out):
+        return f"--out {args.out} is the input file: write the graph to another name"
     return None
+
+
+def _sparse_ids_warning(path: str, fmt: str, n: int, n_edges: int) -> str | None:
+    """Kept ids that leave almost every vertex without an edge (at most 2 per edge can have one): a
+    wrong --format, or sparse ids that --ids renumber would store densely."""
+    if n <= SPARSE_IDS_MIN or n <= SPARSE_IDS_FACTOR * 2 * n_edges:
+        return None
+    return (f"{path}: the largest id gives {n} vertices for {n_edges} edges, so at least "
+            f"{n - 2 * n_edges} have no edge (is --format {fmt} right? --ids renumber keeps only the ids "
+            "that occur)")
+
+
+def _failure(e: OSError, args) -> str:
+    """One line for an OSError while reading the input or writing the output and its temporaries."""
+    if e.errno in (errno.ENOSPC, errno.EDQUOT):
+        reason = f"no space left on the file system of {os.path.dirname(os.path.abspath(args.out))}"
+    else:
+        reason = e.strerror or str(e)
+    return (f"converting {args.input} to {args.out} failed: {reason} (the output and the temporary files, "
+            "about 16 bytes per edge, are written beside it; nothing was left)")
 
 
 def _check_nonempty(path: str, n_vertices: int) -> None:
@@ -253,6 +275,8 @@ def convert(args) -> dict:
     fmt = args.format or detect_format(args.input)
     out = os.path.abspath(args.out)
     edgelist.check_target(out, args.force, MPI.COMM_SELF)
+    if args.json:
+        edgelist.check_target(args.json, True, MPI.COMM_SELF)
     started = time.perf_counter()
     raw, stream = _open_input(args.input)
     tmp, spill = edgelist.temporary_name(out), None
@@ -282,6 +306,7 @@ def convert(args) -> dict:
 
             if renumber:
                 spill = _Spill(out)
+                spill.open()
                 lengths = _read_runs(parsed_edges(), pool, spill, depth)
                 timings["parse_seconds"] = time.perf_counter() - started
                 n_edges = reader.edges
@@ -312,6 +337,9 @@ def convert(args) -> dict:
                                         collective=True)
                     n = args.n_vertices
                 _check_nonempty(args.input, n)
+                warning = _sparse_ids_warning(args.input, fmt, n, n_edges)
+                if warning:
+                    runtime.warn(warning)
             digests = streams[0].close() + streams[1].close()
             f.attrs.update({
                 "n_vertices": n, "n_edges": n_edges, "directed": directed,
@@ -319,6 +347,10 @@ def convert(args) -> dict:
                 "source_format": fmt, "source_file": os.path.basename(args.input),
                 "content_hash": edgelist.content_hash(n, n_edges, digests)})
         os.replace(tmp, out)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as e:
+        raise DbfsError(f"{args.input}: corrupt or truncated gzip data ({e})", collective=True) from None
+    except OSError as e:
+        raise DbfsError(_failure(e, args), collective=True) from None
     finally:
         raw.close()
         if spill is not None:
@@ -348,8 +380,5 @@ def main(args) -> int:
                     f"({figures['format']}) in {figures['seconds']:.2f} s: "
                     f"{figures['edges_per_s'] / 1e6:.1f} M edges/s, {figures['input_mb_per_s']:.0f} MB/s")
         if args.json:
-            from dbfs.harness import write_json_atomically
-            write_json_atomically(args.json, {
-                "date": datetime.datetime.now().isoformat(timespec="seconds"),
-                "host": socket.gethostname(), "command": " ".join(sys.argv), **figures})
+            write_json_atomically(args.json, {**provenance(), **figures})
     return 0

@@ -32,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
+import shutil
 import zlib
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -53,6 +54,7 @@ CHUNK_ELEMS = 1 << 20              # chunk length of converted datasets (8 MiB o
 DEFLATE_LEVEL = 1
 _PIECE_BYTES = 8 << 20             # contiguous reads are split into pieces of this size among threads
 _MAX_THREADS = 16
+HDF5_OVERHEAD_BYTES = 1 << 20      # metadata of a file written in place (a few KiB), with room to spare
 
 
 def usable_cpus() -> int:
@@ -134,29 +136,41 @@ def pwrite_all(fd: int, data: np.ndarray, offset: int) -> None:
         offset += written
 
 
+def _space_problem(path: str, data_bytes: int) -> str | None:
+    """Why a file of data_bytes (plus HDF5's metadata) does not fit beside `path`, or None."""
+    need = data_bytes + HDF5_OVERHEAD_BYTES
+    free = shutil.disk_usage(os.path.dirname(path)).free
+    if need <= free:
+        return None
+    return (f"cannot write {path}: it needs {need / 1e9:,.1f} GB and its file system has {free / 1e9:,.1f} GB "
+            "free")
+
+
 def write_in_place(path: str, datasets, attrs: dict, fill: Callable, comm=runtime.WORLD,
                    force: bool = False) -> None:
     """Collective: create `path` with contiguous datasets [(name, dtype, length)] and attributes, let
     every rank call fill(fd, offsets) to pwrite its rows (offsets: name -> byte offset of element 0),
-    then rename it into place. A failing rank, or an exception from fill, leaves no file behind; OSError
-    from fill becomes a DbfsError on every rank."""
+    then rename it into place. A file system without room for the datasets is an error before anything
+    is written; a failing rank, or an exception from fill, leaves no file behind; OSError from fill
+    becomes a DbfsError on every rank."""
     path = os.path.abspath(os.fspath(path))
     check_target(path, force, comm)
     rank = comm.Get_rank()
-    error = None
-    if rank == 0:
-        tmp = temporary_name(path)
-        try:
-            offsets = _create_layout(tmp, datasets, attrs)
-        except (OSError, TypeError, ValueError) as exc:     # h5py reports bad attributes as the latter
-            remove_quietly(tmp)
-            offsets, error = None, f"cannot create {path}: {exc}"
-        tmp, offsets = comm.bcast((tmp, offsets), root=0)
-    else:
-        tmp, offsets = comm.bcast(None, root=0)
+    error = _space_problem(path, sum(length * np.dtype(dtype).itemsize for _, dtype, length in datasets)) \
+        if rank == 0 else None
     runtime.agree(error, comm)
-
-    try:
+    tmp = None
+    try:          # from the moment the file exists: an interruption anywhere removes it on every rank
+        if rank == 0:
+            tmp = temporary_name(path)
+            try:
+                offsets = _create_layout(tmp, datasets, attrs)
+            except (OSError, TypeError, ValueError) as exc:     # h5py reports bad attributes as the latter
+                offsets, error = None, f"cannot create {path}: {exc}"
+            tmp, offsets = comm.bcast((tmp, offsets), root=0)
+        else:
+            tmp, offsets = comm.bcast(None, root=0)
+        runtime.agree(error, comm)
         try:
             fd = os.open(tmp, os.O_WRONLY)
             try:
@@ -464,6 +478,15 @@ class GraphInfo:
             return np.arange(lo + self.id_base, hi + self.id_base, dtype=np.int64)
         with _open(self.path) as f:
             return read_slice(f, IDS_DATASET, lo, hi, threads).astype(np.int64, copy=False)
+
+    def unordered_id(self, lo: int, hi: int, threads: int | None = None) -> int | None:
+        """The first dense id k in [lo, hi) whose original id is not below the next one's (the id
+        table must be strictly ascending, or dense_id finds the wrong vertices), or None."""
+        if not self.has_ids or hi <= lo:
+            return None
+        ids = self.original_ids(lo, min(hi + 1, self.n_vertices), threads)
+        bad = np.flatnonzero(ids[1:] <= ids[:-1])
+        return lo + int(bad[0]) if len(bad) else None
 
     def dense_id(self, original: int) -> int | None:
         """The dense id of an original vertex id, or None when the graph has no such vertex."""

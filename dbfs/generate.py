@@ -9,13 +9,15 @@ identical for any number of ranks and to the reference generator 3.0.0 with the 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import time
 
 import numpy as np
 
 from dbfs import edgelist, families, runtime
 from dbfs.backend import select
-from dbfs.errors import DbfsError
+from dbfs.options import parse_seed
 from graph500.generator import (DEFAULT_SEED, GENERATOR_NAME, MAX_SCALE, check_parameters, edge_count,
                                 generate_edges)
 
@@ -38,19 +40,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="replace FILE.h5 if it exists")
     parser.add_argument("--backend", choices=("auto", "gpu", "cpu"), default="auto",
                         help="generate on the GPU (auto: when every rank has one) or with NumPy")
-
-
-def parse_seed(text: str) -> tuple[int, int]:
-    """'A,B' -> (A, B), two integers in [0, 2^64)."""
-    parts = [p.strip() for p in str(text).split(",")]
-    try:
-        seed = tuple(int(p) for p in parts)
-    except ValueError:
-        seed = ()
-    if len(seed) != 2 or not all(0 <= s < 2**64 for s in seed):
-        raise DbfsError(f"--seed must be two unsigned 64-bit integers A,B (e.g. 2,3), got {text!r}",
-                        collective=True)
-    return seed
 
 
 class _Progress:
@@ -93,8 +82,12 @@ def main(args: argparse.Namespace) -> int:
         progress.advance(hi - lo)
         return arrays
 
+    params = {"generator": GENERATOR_NAME, "scale": args.scale, "edgefactor": args.edgefactor, "seed": list(seed)}
+    # the content hash of a generated graph: a digest of the parameters, which determine every edge
+    digest = hashlib.blake2b(json.dumps(params, sort_keys=True).encode(), digest_size=20).hexdigest()
     attrs = {"scale": args.scale, "edgefactor": args.edgefactor, "seed": np.array(seed, np.uint64),
-             "n_vertices": 1 << args.scale, "generator": GENERATOR_NAME}
+             "n_vertices": 1 << args.scale, "n_edges": n_edges, "directed": False, "content_hash": digest,
+             "generator": GENERATOR_NAME}
     started = time.perf_counter()
     edgelist.write_edge_list(args.out, n_edges, attrs, produce, runtime.WORLD, force=args.force,
                              weights=args.weights,

@@ -44,6 +44,25 @@ def default_grid(nranks: int) -> tuple[int, int]:
     return r, nranks // r
 
 
+def fitting_grid(n_vertices: int, ranks: int) -> tuple[int, int]:
+    """A grid whose local index ranges fit Grid's 32-bit limit for n_vertices: the squarest R x C =
+    ranks (R <= C) that fits, else the smallest square grid that does (R * C > ranks: more ranks)."""
+    def fits(r: int, c: int) -> bool:
+        try:
+            Grid(r, c, n_vertices)
+        except ValueError:
+            return False
+        return True
+
+    for r in range(math.isqrt(ranks), 0, -1):
+        if ranks % r == 0 and fits(r, ranks // r):
+            return r, ranks // r
+    side = max(1, n_vertices >> 31)
+    while not fits(side, side):
+        side += 1
+    return side, side
+
+
 @dataclass(frozen=True)
 class Grid:
     """An R x C process grid over n_vertices vertices."""

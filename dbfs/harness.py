@@ -1,284 +1,143 @@
-"""The benchmark harness of the main mode: a Graph500 run from edge list to report.
+"""The benchmark driver of dbfs: one loop for every benchmark, over a small contract of hooks.
 
-Compile the kernels (compile_time) -> stream the tuples, generated or read, into the CSC blocks (kernel
-1, construction_time without the tuple production) -> certify the blocks against the tuples -> sample the
-roots (Graph500 reference stream) -> one untimed warm-up search + validation -> for each
-root: timed search (kernel 2), untimed validation -> Graph500 statistics block on stdout, a per-phase
-breakdown after it, and optionally everything as JSON. Shared by every BFS variant: a search is any
-object with `search(root, log_levels) -> SearchResult`.
+Method: the Graph500 reference's driver (reference 3.0.0 src/main.c: make_graph_data_structure,
+run_bfs, validate_result, get_statistics; graph500.md section 2) in the form of the GAP Benchmark
+Suite's BenchmarkKernel, which takes the kernel, the verifier and the statistics as functions. A
+benchmark (a subclass of `Benchmark`) supplies the hooks; `drive` runs them in this order:
+
+  build()                     kernel 1: construct the data structure; returns figures for the report
+                              (construction_time, graph_generation, ...)
+  certify()                   optional step after build (default: nothing); returns more figures
+  trials()                    what the searches start from (Graph500: the sampled roots)
+  warm_up(first trial)        untimed (Graph500: one search and its validation from the first root)
+  per trial, in order:
+    search(trial)             one search, timed by the benchmark itself (outcome.time, seconds):
+                              only the benchmark knows where its clock starts and stops (kernel 2)
+    validate(trial, outcome)  untimed: None when the result is right, else what is wrong; timed here
+                              (the slowest rank's time), for the validation statistics. It runs before
+                              the next search, so outcomes may be views that the next search reuses.
+                              validates(index) says whether search `index` is validated (every one by
+                              default; a benchmark may skip some, and its record then says so).
+    record(trial, outcome)    the figures of the search kept for the report (a dict)
+    progress(...)             a line on stderr
+  report(run)                 the results: run.figures (build and certify) and run.records
+  close()                     release what the benchmark holds
+
+A run whose validation fails stops at once with the trial and the problem (DbfsError on every rank).
+New steps slot in as hooks: a per-run certificate of the built structure is `certify`, a validation
+policy (all, first, none) is `validates`, more figures (compile time, memory) are keys returned by
+`build` or added to the records; the order of the loop does not change.
+
+Users: the main mode (dbfs.bfs_benchmark: the distributed BFS as a Graph500 run) and the ws mode
+(dbfs.ws.main: its trials are (program, source, method, exchange, repeat) configurations, its
+validation compares the runs of one program from one source, its warm-up loads each program's kernels
+when the program first runs).
 """
 
 from __future__ import annotations
 
-import datetime
-import json
-import os
-import socket
-import sys
 import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
 
-import numpy as np
 from mpi4py import MPI
 
-from dbfs import __version__, exchange, memory, runtime
-from dbfs.backend import select
-from dbfs.bfs import BFS, PHASES, print_levels
-from dbfs.build import add_row_major, build
-from dbfs.certificate import certify
+from dbfs import runtime
 from dbfs.errors import DbfsError
-from dbfs.graph import GridComms
-from dbfs.grid import Grid, default_grid, parse_grid
-from dbfs.partition_cache import PartitionCache
-from dbfs.result import check_save_request, save_result
-from dbfs.source import GraphSource
-from dbfs.warmup import warm_up
-from graph500 import stats
-from graph500.roots import sample_roots
-from graph500.validate import validate_bfs
 
 
-def parse_seed(text: str) -> tuple[int, int]:
-    parts = text.split(",")
-    try:
-        a, b = (int(p, 0) for p in parts)
-    except ValueError:
-        raise DbfsError(f"--seed must be two integers A,B, got {text!r}", collective=True) from None
-    if a < 0 or b < 0 or a >= 2**64 or b >= 2**64:
-        raise DbfsError(f"--seed values must be in [0, 2^64), got {text!r}", collective=True)
-    return a, b
+@dataclass
+class Run:
+    """What a benchmark reports: the figures of build and certify, and one record per search."""
+
+    figures: dict
+    trials: list
+    records: list = field(default_factory=list)
 
 
-def _check_args(args) -> None:
-    world = runtime.WORLD
-    if (args.scale is None) == (args.graph is None):
-        raise DbfsError("give exactly one of --scale S or --graph FILE.h5", collective=True)
-    if args.scale is not None and not 1 <= args.scale <= 42:
-        raise DbfsError(f"--scale must be in 1..42, got {args.scale}", collective=True)
-    if args.edgefactor < 1:
-        raise DbfsError(f"--edgefactor must be >= 1, got {args.edgefactor}", collective=True)
-    if args.roots is not None and args.root is None and args.roots < 1:
-        raise DbfsError(f"--roots must be >= 1, got {args.roots}", collective=True)
-    if args.edges_per_thread < 1:
-        raise DbfsError("--edges-per-thread must be >= 1", collective=True)
-    if args.alpha <= 0 or args.beta <= 0:
-        raise DbfsError("--alpha and --beta must be > 0", collective=True)
-    try:
-        shape = parse_grid(args.grid) if args.grid else default_grid(world.Get_size())
-    except ValueError as e:
-        raise DbfsError(str(e), collective=True) from None
-    if shape[0] * shape[1] != world.Get_size():
-        raise DbfsError(f"grid {shape[0]}x{shape[1]} needs {shape[0] * shape[1]} ranks, the job has "
-                        f"{world.Get_size()}", collective=True)
-    args.grid_shape = shape
-    if args.json:
-        directory = os.path.dirname(os.path.abspath(args.json))
-        if not os.path.isdir(directory) or not os.access(directory, os.W_OK):
-            raise DbfsError(f"cannot write --json {args.json}: directory {directory} is not writable",
-                            collective=True)
+class Benchmark(ABC):
+    """The hooks of one benchmark (see the module docstring). `comm` is the communicator whose ranks
+    run every hook together (None: one process)."""
+
+    comm: MPI.Comm | None = None
+
+    @abstractmethod
+    def build(self) -> dict:
+        """Kernel 1; returns figures for the report."""
+
+    def certify(self) -> dict:
+        """Optional step between build and the searches; returns figures for the report."""
+        return {}
+
+    @abstractmethod
+    def trials(self) -> list:
+        """What to search from, in order (at least one)."""
+
+    def warm_up(self, trial) -> None:
+        """Untimed and unrecorded, before the first recorded search: one search and its validation."""
+        _validated(self, trial, self.search(trial))
+
+    @abstractmethod
+    def search(self, trial):
+        """One search; the outcome has `time`, the seconds the benchmark measured."""
+
+    @abstractmethod
+    def validate(self, trial, outcome) -> str | None:
+        """None when the outcome is right, else a description of what is wrong."""
+
+    def validates(self, index: int) -> bool:
+        """Whether the search of trial `index` is validated (Graph500: every one)."""
+        return True
+
+    @abstractmethod
+    def label(self, trial) -> str:
+        """The trial as the user names it ('root 12'), for messages."""
+
+    @abstractmethod
+    def record(self, trial, outcome) -> dict:
+        """The figures of one search kept for the report."""
+
+    @abstractmethod
+    def progress(self, index: int, count: int, trial, record: dict) -> str:
+        """The progress line of search index (0-based) of count."""
+
+    @abstractmethod
+    def report(self, run: Run) -> None:
+        """Print and write the results."""
+
+    def close(self) -> None:
+        """Release what the benchmark holds (device buffers, communicators)."""
 
 
-def _max_time(t: float) -> float:
-    return runtime.WORLD.allreduce(t, op=MPI.MAX)
+def _slowest(bench: Benchmark, seconds: float) -> float:
+    return seconds if bench.comm is None else bench.comm.allreduce(seconds, op=MPI.MAX)
 
 
-def _construct(args, backend, source, comms, row_major: bool, transport: str, plan):
-    """Kernel 1: this rank's CSC block (and with row_major its CSR copy) from the partition cache when
-    it holds a valid entry, else from the tuples (read or generated, then built over the search's
-    transport, then cached). Returns the graph, the construction time, the load time and the figures
-    for the JSON report."""
-    world = comms.world
-    cache = PartitionCache(args.partition_cache, source, comms.grid) if args.partition_cache else None
-    figures = {"construction_source": "built", "memory_estimate": plan.peak}
-    if cache:
-        world.Barrier()
-        t0 = time.perf_counter()
-        graph = cache.load(comms, backend)
-        if graph is not None:
-            if row_major and graph.row_ptr is None:
-                add_row_major(graph)
-            backend.sync()
-            construction_time = _max_time(time.perf_counter() - t0)
-            runtime.log(f"construction: {construction_time:.3f} s (loaded from the partition cache "
-                        f"{cache.path}), {world.allreduce(graph.nnz)} CSC entries")
-            return graph, construction_time, 0.0, {**figures, "construction_source": "partition cache"}
-    graph, report = build(comms, backend, source, row_major=row_major, transport=transport, plan=plan)
-    construction_time, load_time = report.construction_time, report.producer_time
-    if source.info is not None:
-        figures.update(graph_load=load_time, load_edges_per_s_per_rank=report.producer_rate)
-    figures["memory_estimate"] = report.memory.peak
-    runtime.log(f"tuples {'generated' if source.info is None else 'read'} in both passes: {load_time:.3f} s, "
-                f"{report.producer_rate / 1e6:.1f} M edges/s per rank (slowest rank)")
-    runtime.log(f"construction: {construction_time:.3f} s (built, tuple production excluded), "
-                f"{world.allreduce(graph.nnz)} CSC entries")
-    if cache:
-        cache.store(graph)
-        runtime.log(f"stored in the partition cache {cache.path}")
-    return graph, construction_time, load_time, figures
-
-
-def _has_edge_callback(graph):
-    """Collective has_edge(candidates) for the root sampler from the owners' has_edge flags."""
-    grid, comms, backend = graph.grid, graph.comms, graph.backend
-    owned_has_edge = backend.asnumpy(graph.has_edge)
-    lo = grid.to_global_owned(comms.i, comms.j, 0)
-
-    def has_edge(candidates: np.ndarray) -> np.ndarray:
-        candidates = np.asarray(candidates, np.int64)
-        mine = np.asarray(grid.owner_rank(candidates)) == comms.world.Get_rank()
-        flags = np.zeros(candidates.shape, np.int8)
-        flags[mine] = owned_has_edge[candidates[mine] - lo]
-        comms.world.Allreduce(MPI.IN_PLACE, flags, op=MPI.MAX)
-        return flags.astype(bool)
-    return has_edge
-
-
-def _search_and_validate(bfs, graph, root: int, log_levels: bool):
-    result = bfs.search(root, log_levels=log_levels)
+def _validated(bench: Benchmark, trial, outcome) -> float:
+    """Validate outcome; returns the seconds it took (slowest rank), or stops the run when it is wrong."""
     t0 = time.perf_counter()
-    check = validate_bfs(graph, root, result.parent, result.nedge, level=result.level)
-    validate_time = _max_time(time.perf_counter() - t0)
-    if not check.ok:
-        raise DbfsError(f"validation failed for root {root}: {check.message}", collective=True)
-    return result, validate_time
+    problem = bench.validate(trial, outcome)
+    seconds = _slowest(bench, time.perf_counter() - t0)
+    if problem is not None:
+        raise DbfsError(f"validation failed for {bench.label(trial)}: {problem}", collective=True)
+    return seconds
 
 
-def main(args) -> None:
-    runtime.check_slurm()
-    args.seed_pair = parse_seed(args.seed)
-    _check_args(args)
-    backend = select(args.backend)
-    device_peak = memory.DevicePeak(backend)
-    world = runtime.WORLD
-    R, C = args.grid_shape
-    transport = choose_transport(args.comm, backend, world.Get_size())
-    row_major = args.direction == "auto"
-    runtime.log(f"dbfs {__version__}: {world.Get_size()} ranks, grid {R}x{C}, backend {backend.name}, "
-                f"direction {args.direction}, encoding {args.encoding}, comm {transport}")
-
-    check_save_request(args)
-    source = GraphSource.from_args(args)
-    n_vertices, n_edges = source.n_vertices, source.n_edges
-    scale, edgefactor = source.scale, source.edgefactor
-    grid = Grid(R, C, n_vertices)
-    plan = memory.plan_run(grid, source, args.direction, transport, backend)
-    runtime.log(f"graph: {source.describe}: {n_vertices} vertices, {n_edges} tuples")
-    compile_time = _max_time(warm_up(backend))
-    runtime.log(f"kernels compiled and warmed: {compile_time:.3f} s (outside every timing)")
-    comms = GridComms.create(grid)
-    device_peak.restart()
-    graph, construction_time, gen_time, load_figures = _construct(args, backend, source, comms, row_major,
-                                                                  transport, plan)
-    load_figures["memory_construction_peak"] = device_peak.largest()
-    certificate = certify(graph, source)
-    if not certificate.passed:
-        raise DbfsError(f"construction certificate failed: {certificate.message}", collective=True)
-    runtime.log(f"certificate: the CSC holds exactly the input tuples ({certificate.time:.3f} s)")
-
-    if args.root is not None:
-        roots = np.array([source.dense_root(args.root)], np.int64)
-    else:
-        roots = sample_roots(n_vertices, args.roots, _has_edge_callback(graph), seed=args.seed_pair)
-        if len(roots) == 0:
-            raise DbfsError("no vertex has an edge: nothing to search", collective=True)
-        if len(roots) < args.roots:
-            runtime.log(f"only {len(roots)} vertices qualify as roots (asked for {args.roots})")
-
-    bfs = BFS(graph, edges_per_thread=args.edges_per_thread, encoding=args.encoding, comm=transport,
-              direction=args.direction, alpha=args.alpha, beta=args.beta)
-    _search_and_validate(bfs, graph, int(roots[0]), False)
-    runtime.log("warm-up search validated; timing searches")
-    searches = []
-    for n, root in enumerate(roots):
-        result, validate_time = _search_and_validate(bfs, graph, int(root), args.log_levels)
-        if args.log_levels:
-            print_levels(result)
-        searches.append({
-            "root": int(root), "time": result.time, "nedge": result.nedge,
-            "teps": result.nedge / result.time if result.time > 0 else 0.0,
-            "visited": result.visited, "depth": result.depth, "validated": True,
-            "validate_time": validate_time, "phases": result.phases, "bytes": result.bytes,
-            "bytes_raw": result.bytes_raw})
-        if args.log_levels:
-            searches[-1]["levels"] = result.levels
-        runtime.log(f"search {n + 1}/{len(roots)} root {root}: {result.time * 1e3:.2f} ms, "
-                    f"{searches[-1]['teps'] / 1e9:.3f} GTEPS, depth {result.depth}, "
-                    f"visited {result.visited}")
-    bfs.close()
-    if args.save_result:
-        save_result(args.save_result, graph, source, int(roots[0]), result, world)
-        runtime.log(f"search tree written to {args.save_result}")
-
-    figure_args = dict(
-        scale=scale, edgefactor=edgefactor, graph_generation=gen_time,
-        num_mpi_processes=world.Get_size(), construction_time=construction_time,
-        bfs_times=[s["time"] for s in searches], nedges=[s["nedge"] for s in searches],
-        validate_times=[s["validate_time"] for s in searches])
-    figures = stats.summary_dict(**figure_args)
-    runtime.out(stats.report(**figure_args))
-    runtime.out(breakdown_table(searches))
-    if args.partition_cache:
-        runtime.out(f"construction_source: {load_figures['construction_source']}")
-    runtime.out(f"certificate: passed ({certificate.time:.6f} s, {certificate.tuples} tuples)")
-    memory_peak = device_peak.largest()
-    if memory_peak is not None:
-        runtime.log(f"device memory peak {memory.readable(memory_peak)} (largest rank; estimate "
-                    f"{memory.readable(load_figures['memory_estimate'])})")
-    devices = world.gather(backend.describe(), root=0)
-    if args.json and world.Get_rank() == 0:
-        doc = {"dbfs_version": __version__, "date": datetime.datetime.now().isoformat(timespec="seconds"),
-               "host": socket.gethostname(), "command": " ".join(sys.argv),
-               "mpi_library": runtime.mpi_library(),
-               "scale": scale, "edgefactor": edgefactor, "n_vertices": n_vertices, "n_edges": n_edges,
-               "grid": [R, C], "backend": backend.name, "devices": devices,
-               "graph_generation": gen_time, "construction_time": construction_time,
-               "edges_per_thread": args.edges_per_thread, "direction": args.direction,
-               "alpha": args.alpha, "beta": args.beta, "encoding": args.encoding, "comm": transport,
-               "roots": [int(r) for r in roots],
-               "graph_file": args.graph, "directed": not source.symmetric,
-               "roots_original": source.original_ids(roots), **load_figures,
-               "compile_time": compile_time, "memory_peak": memory_peak, "certificate": certificate.as_json(),
-               **figures, "searches": searches}
-        write_json_atomically(args.json, doc)
-
-
-def choose_transport(choice: str, backend, ranks: int) -> str:
-    """--comm auto: NCCL between GPUs when CuPy has it and no two ranks share a GPU, then CUDA-aware
-    MPI, else host-staged MPI."""
-    if choice != "auto":
-        return choice
-    if backend.is_gpu and ranks > 1:
-        if (runtime.WORLD.allreduce(int(exchange.nccl_available()), op=MPI.MIN)
-                and not exchange.shares_a_gpu(runtime.WORLD, backend)):
-            return "nccl"
-        if runtime.mpi_cuda_aware():
-            return "mpi-cuda"
-    return "mpi"
-
-
-def breakdown_table(searches) -> str:
-    """Mean per-search time of each phase (paper Figure 7) and bytes sent per search."""
-    n = max(1, len(searches))
-    total = sum(s["time"] for s in searches) / n
-    lines = ["", "phase breakdown (mean per search, slowest rank):",
-             f"  {'phase':<14}{'ms':>12}{'% of search':>14}"]
-    for phase in PHASES:
-        ms = 1e3 * sum(s["phases"][phase] for s in searches) / n
-        lines.append(f"  {phase:<14}{ms:12.3f}{100 * ms / (1e3 * total) if total else 0:13.1f}%")
-    lines.append(f"  {'search':<14}{1e3 * total:12.3f}")
-    lines.append(f"  {'bytes':<14}{'sent':>16}{'as lists':>16}")
-    for kind in ("expand", "fold"):
-        lines.append(f"  {kind:<14}{sum(s['bytes'][kind] for s in searches) / n:16.0f}"
-                     f"{sum(s['bytes_raw'][kind] for s in searches) / n:16.0f}")
-    return "\n".join(lines)
-
-
-def write_json_atomically(path: str, doc: dict) -> None:
-    tmp = f"{path}.tmp-{os.getpid()}"
-    try:
-        with open(tmp, "w") as f:
-            json.dump(doc, f, indent=1)
-        os.replace(tmp, path)
-    except OSError as e:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise DbfsError(f"cannot write {path}: {e.strerror}") from None
+def drive(bench: Benchmark) -> Run:
+    """Run the benchmark's hooks in the Graph500 order (see the module docstring)."""
+    figures = dict(bench.build())
+    figures.update(bench.certify())
+    trials = list(bench.trials())
+    run = Run(figures, trials)
+    bench.warm_up(trials[0])
+    for index, trial in enumerate(trials):
+        outcome = bench.search(trial)
+        checked = bench.validates(index)
+        seconds = _validated(bench, trial, outcome) if checked else None
+        record = bench.record(trial, outcome)
+        record.update(validated=checked, validate_time=seconds)
+        run.records.append(record)
+        runtime.log(bench.progress(index, len(trials), trial, record))
+    bench.report(run)
+    bench.close()
+    return run

@@ -7,10 +7,15 @@ n, m, the grid R x C, the storage (both directions or out-edges only), whether t
 and the cache format (the field names of dbfs.graph.LocalGraph, so a change of the graph state
 invalidates old entries).
 Entry DIR/<key>/: rank<r>.npz per rank (its LocalGraph arrays, and its scalar fields as JSON) and
-entry.json, written by rank 0 after every rank has stored its file, holding the key's inputs and the
-graph file's size and modification time. An entry is reused when entry.json matches (a graph file
-rewritten in place is stale even if its content key is not) and every rank finds its file; otherwise
-every rank builds, and the entry is rewritten. Files are written under temporary names and renamed.
+entry.json, written by rank 0 after every rank has stored its file, holding the key's inputs, the
+graph file's size and modification time, and a checksum of every rank's file (CRC32 of each 16 MiB
+piece, computed by several threads, digested together). An entry is reused when entry.json matches (a
+graph file rewritten in place is stale even if its content key is not) and every rank finds its file
+with its checksum; otherwise every rank builds, and the entry is rewritten. A damaged entry (a file
+truncated, emptied or changed) is reported as a warning and rebuilt. Files are written under temporary
+names and renamed. A cache that cannot be written (a read-only or full file system, a path that is
+not a directory) is a warning: the run goes on with the graph it built, and no incomplete entry is
+left behind.
 """
 
 from __future__ import annotations
@@ -19,6 +24,10 @@ import dataclasses
 import hashlib
 import json
 import os
+import shutil
+import zipfile
+import zlib
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -27,10 +36,28 @@ from dbfs.graph import LocalGraph
 
 _FORMAT = "dbfs-partition-cache-1"
 _NOT_STORED = ("comms", "backend")
+_CHECKSUM_PIECE = 16 << 20
+# what np.load raises on a damaged .npz besides the checksum mismatch found first
+_UNREADABLE = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile)
 
 
 def _fields() -> list[str]:
     return [f.name for f in dataclasses.fields(LocalGraph) if f.name not in _NOT_STORED]
+
+
+def _crc(path: str, offset: int) -> int:
+    with open(path, "rb") as f:
+        f.seek(offset)
+        return zlib.crc32(f.read(_CHECKSUM_PIECE))
+
+
+def file_checksum(path: str, threads: int) -> str:
+    """The checksum of a file: CRC32 of every 16 MiB piece (threads read and check the pieces, zlib
+    releases the GIL) digested together with the file's size."""
+    size = os.path.getsize(path)
+    with ThreadPoolExecutor(threads) as pool:
+        crcs = list(pool.map(lambda offset: _crc(path, offset), range(0, size, _CHECKSUM_PIECE)))
+    return hashlib.blake2b(json.dumps([size, crcs]).encode(), digest_size=16).hexdigest()
 
 
 class PartitionCache:
@@ -38,13 +65,16 @@ class PartitionCache:
 
     def __init__(self, directory: str, source, grid, comm=runtime.WORLD):
         self.comm, self.rank = comm, comm.Get_rank()
-        error = None
+        self.threads = edgelist.io_threads(runtime.local_rank()[1])
+        problem = None
         if self.rank == 0:
             try:
                 os.makedirs(directory, exist_ok=True)
             except OSError as e:
-                error = f"cannot use --partition-cache {directory}: {e.strerror or e}"
-        runtime.agree(error, comm)
+                problem = f"cannot use the partition cache {directory} ({e.strerror or e}): the graph is built"
+        self.usable = comm.bcast(problem, root=0) is None
+        if problem:
+            runtime.warn(problem)
         described = None
         if self.rank == 0:
             described = {"format": _FORMAT, "fields": _fields(), "graph": source.content_key(),
@@ -59,35 +89,48 @@ class PartitionCache:
         self.rank_file = os.path.join(self.path, f"rank{self.rank}.npz")
         self.entry_file = os.path.join(self.path, "entry.json")
 
-    def _entry_matches(self) -> bool:
+    def _entry(self) -> dict | None:
+        """entry.json when it describes this key's graph (with the checksums of the rank files)."""
         try:
             with open(self.entry_file) as f:
-                return json.load(f) == self.entry_info
+                entry = json.load(f)
         except (OSError, ValueError):
-            return False
+            return None
+        if not isinstance(entry, dict) or {k: v for k, v in entry.items() if k != "checksums"} != self.entry_info:
+            return None
+        checksums = entry.get("checksums")
+        return entry if isinstance(checksums, list) and len(checksums) == self.comm.Get_size() else None
 
     def load(self, comms, backend) -> LocalGraph | None:
         """Collective: this rank's LocalGraph from the cache, or None on every rank when any rank
-        misses (no entry, a stale one, or an unreadable file)."""
-        valid = self.comm.bcast(self._entry_matches() if self.rank == 0 else None, root=0)
+        misses (no entry or a stale one: silently; a damaged file: with a warning, and rebuilt)."""
+        entry = self._entry() if self.usable and self.rank == 0 else None
+        checksums = self.comm.bcast(entry["checksums"] if entry else None, root=0)
+        if checksums is None:
+            return None
         arrays, problem = {}, None
-        if valid:
-            try:
+        try:
+            if file_checksum(self.rank_file, self.threads) != checksums[self.rank]:
+                problem = f"rank {self.rank}: {self.rank_file} does not match its checksum"
+            else:
                 with np.load(self.rank_file) as stored:
                     arrays = {name: stored[name] for name in stored.files}
                 scalars = json.loads(str(arrays.pop("__scalars__")))
-            except (OSError, ValueError, KeyError) as e:
-                problem = f"rank {self.rank}: {e}"
+        except _UNREADABLE as e:
+            problem = f"rank {self.rank}: {e}"
         problems = [p for p in self.comm.allgather(problem) if p]
         if problems:
-            runtime.log(f"partition cache {self.path} is unreadable ({problems[0]}); rebuilding")
-        if not valid or problems:
+            runtime.warn(f"the partition cache entry {self.path} is damaged ({problems[0]}); rebuilding it")
             return None
         return LocalGraph(comms=comms, backend=backend, **scalars,
                           **{name: backend.asarray(a) for name, a in arrays.items()})
 
-    def store(self, graph: LocalGraph) -> None:
-        """Collective: write every rank's block, then the entry description (rank 0)."""
+    def store(self, graph: LocalGraph) -> bool:
+        """Collective: write every rank's block, then the entry description with the checksums (rank 0).
+        Returns whether the entry was stored; when any rank fails, a warning says why and the entry is
+        removed (the run goes on with the graph it has)."""
+        if not self.usable:
+            return False
         arrays, scalars = {}, {}
         for name in _fields():
             value = getattr(graph, name)
@@ -97,32 +140,41 @@ class PartitionCache:
                 arrays[name] = graph.backend.asnumpy(value)
             else:
                 scalars[name] = value
-        error = None
+        problem = None
         if self.rank == 0:
             try:
                 os.makedirs(self.path, exist_ok=True)
                 edgelist.remove_quietly(self.entry_file)
             except OSError as e:
-                error = f"cannot write the partition cache {self.path}: {e.strerror or e}"
-        runtime.agree(error, self.comm)
-        tmp = edgelist.temporary_name(self.rank_file) + ".npz"
-        try:
-            np.savez(tmp, __scalars__=np.array(json.dumps(scalars)), **arrays)
-            os.replace(tmp, self.rank_file)
-        except (OSError, TypeError) as e:
-            error = f"cannot write the partition cache {self.rank_file}: {e}"
-        finally:
-            edgelist.remove_quietly(tmp)
-        runtime.agree(error, self.comm)
-        if self.rank == 0:
+                problem = f"rank 0: {e.strerror or e}"
+        problem = self.comm.bcast(problem, root=0)
+        checksum = None
+        if problem is None:
+            tmp = edgelist.temporary_name(self.rank_file) + ".npz"
+            try:
+                np.savez(tmp, __scalars__=np.array(json.dumps(scalars)), **arrays)
+                checksum = file_checksum(tmp, self.threads)
+                os.replace(tmp, self.rank_file)
+            except (OSError, TypeError) as e:
+                problem = f"rank {self.rank}: {e}"
+            finally:
+                edgelist.remove_quietly(tmp)
+        problems = [p for p in self.comm.allgather(problem) if p]
+        checksums = self.comm.gather(checksum, root=0)
+        if not problems and self.rank == 0:
             tmp = edgelist.temporary_name(self.entry_file)
             try:
                 with open(tmp, "w") as f:
-                    json.dump(self.entry_info, f)
+                    json.dump({**self.entry_info, "checksums": checksums}, f)
                 os.replace(tmp, self.entry_file)
             except OSError as e:
-                error = f"cannot write the partition cache {self.entry_file}: {e.strerror or e}"
+                problems = [f"rank 0: {e}"]
             finally:
                 edgelist.remove_quietly(tmp)
-        runtime.agree(error, self.comm)
-
+        problems = self.comm.bcast(problems, root=0)
+        if problems:                    # every rank is done with its file (the allgather above)
+            if self.rank == 0:
+                shutil.rmtree(self.path, ignore_errors=True)
+                runtime.warn(f"cannot write the partition cache {self.path} ({problems[0]}): the run goes on "
+                             "without it")
+        return not problems

@@ -12,7 +12,7 @@ import argparse
 from dbfs import memory, runtime
 from dbfs.errors import DbfsError
 from dbfs.grid import Grid, default_grid, parse_grid
-from dbfs.harness import write_json_atomically
+from dbfs.json_output import write_json_atomically
 from graph500.generator import MAX_SCALE
 
 

@@ -18,7 +18,7 @@ import numpy as np
 from mpi4py import MPI
 
 from dbfs import edgelist
-from dbfs.convert import sorted_unique
+from dbfs.arrays import sorted_unique
 from dbfs.errors import DbfsError
 from dbfs.runtime import alltoallv_int32
 

@@ -3,19 +3,22 @@
 Any uncaught exception on any rank aborts the whole MPI job at once (MPI_Abort) after printing that
 rank's traceback, so `mpirun -n P python -m dbfs` never hangs with ranks stuck in a collective.
 Collective user errors (bad arguments seen by every rank) are reported once by rank 0 and all ranks
-exit with status 2.
+exit with status 2. SIGINT and SIGTERM (which mpiexec and srun pass to every rank) become the
+exception Interrupted, so temporary files are removed on the way out as for any other error.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
 import traceback
 
 import numpy as np
 from mpi4py import MPI
 
-from dbfs.errors import DbfsError
+from dbfs.errors import DbfsError, Interrupted
 
 WORLD = MPI.COMM_WORLD
 
@@ -33,6 +36,12 @@ def log(msg: str, all_ranks: bool = False) -> None:
     if all_ranks or WORLD.Get_rank() == 0:
         prefix = f"[dbfs {WORLD.Get_rank()}]" if all_ranks and WORLD.Get_size() > 1 else "[dbfs]"
         print(f"{prefix} {msg}", file=sys.stderr, flush=True)
+
+
+def warn(msg: str) -> None:
+    """A warning to stderr from rank 0: the run goes on."""
+    if WORLD.Get_rank() == 0:
+        print(f"dbfs: warning: {msg}", file=sys.stderr, flush=True)
 
 
 def out(text: str) -> None:
@@ -67,6 +76,22 @@ def install_abort_on_exception() -> None:
     sys.excepthook = _excepthook
 
 
+def _raise_interrupted(signum, frame):
+    raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def signals_interrupt():
+    """Within: SIGINT and SIGTERM raise Interrupted in the main thread (SIGTERM otherwise ends the
+    process at once, leaving temporary files behind); the previous handlers come back afterwards."""
+    previous = {s: signal.signal(s, _raise_interrupted) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
 def agree(error: str | None, comm: MPI.Comm = WORLD) -> None:
     """Collective check: if any rank passes a message, every rank raises the lowest rank's message."""
     errors = comm.allgather(error)
@@ -87,9 +112,9 @@ def local_rank() -> tuple[int, int]:
 def check_slurm() -> None:
     """Stop when Slurm's task count disagrees with the MPI world (a mis-launched job)."""
     ntasks = os.environ.get("SLURM_NTASKS")
-    if ntasks and ntasks.isdigit() and int(ntasks) != WORLD.Get_size():
-        agree(f"SLURM_NTASKS={ntasks} but the MPI world has {WORLD.Get_size()} ranks: launch with "
-              f"`srun` (or `mpirun -n {ntasks}`) inside the allocation")
+    wrong = ntasks and ntasks.isdigit() and int(ntasks) != WORLD.Get_size()
+    agree(f"SLURM_NTASKS={ntasks} but the MPI world has {WORLD.Get_size()} ranks: launch with `srun` (or "
+          f"`mpirun -n {ntasks}`) inside the allocation" if wrong else None)
 
 
 def displacements(counts):

@@ -23,7 +23,7 @@ from dbfs.errors import DbfsError
 from graph500.generator import GENERATOR_NAME, edge_range, generate_edges
 
 
-def rank_io_threads(comm=runtime.WORLD) -> int:
+def rank_io_threads() -> int:
     """Collective: reader threads for this rank: its CPUs when the launcher bound it to a subset,
     else the node's CPUs shared among the node's ranks."""
     per_node = runtime.local_rank()[1]

@@ -8,8 +8,11 @@ per run: GPUs (= MPI ranks), grid, scale, edgefactor, device, transport (`comm`)
 direction, number of searches, the Graph500 harmonic-mean TEPS (paper 004, section 4), the mean search
 time, the mean bytes sent per search in the expand and fold exchanges and what the same messages take
 as plain 32-bit lists (`bytes_raw`; the ratio is the saving of the bitmap encoding, paper section 5),
-and the mean time per search of each phase (the breakdown of paper Figure 7). Rows are sorted by
-device, transport, encoding, direction, edgefactor, GPUs and scale.
+and the mean time per search of each phase (the breakdown of paper Figure 7), and the study the run
+belongs to (`weak`, `strong`, `run`: the first word of the sbatch templates' file names
+`<study>_s<scale>_g<GPUs>_...`, or of their folder `<study>-<job id>`; empty when neither says), so
+that the runs of a weak and a strong scaling study stay apart. Rows are sorted by study, device,
+transport, encoding, direction, edgefactor, GPUs and scale.
 
 Documents written before dbfs had --comm, --encoding and --direction lack those keys; such runs took
 the only path there was: host-staged MPI, list messages, top-down levels, so their rows say mpi, list,
@@ -22,6 +25,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -54,6 +58,16 @@ def device_name(doc: dict) -> str:
     return "+".join(models) or "gpu"
 
 
+def study_of(path: Path) -> str:
+    """The study of a run from the sbatch templates' names: <study>_s<scale>_g<GPUs>_... for the file,
+    <study>-<job id> for its folder; '' when neither names one."""
+    named = re.match(r"([A-Za-z]+)_s\d+_g\d+_", path.name)
+    if named:
+        return named.group(1)
+    folder = re.match(r"([A-Za-z]+)-(\d+|dryrun)$", path.parent.name)
+    return folder.group(1) if folder else ""
+
+
 def _mean(values) -> float:
     values = list(values)
     return sum(values) / len(values) if values else 0.0
@@ -63,7 +77,7 @@ def run_row(path: Path, doc: dict) -> dict:
     """One table row (plain numbers and strings) from one --json document."""
     searches = doc["searches"]
     R, C = doc["grid"]
-    row = {"gpus": R * C, "grid": f"{R}x{C}", "scale": doc["scale"], "edgefactor": doc["edgefactor"],
+    row = {"study": study_of(path), "gpus": R * C, "grid": f"{R}x{C}", "scale": doc["scale"], "edgefactor": doc["edgefactor"],
            "device": device_name(doc), **{k: doc.get(k, v) for k, v in LEGACY.items()},
            "nbfs": len(searches), "harmonic_mean_TEPS": doc["bfs_harmonic_mean_TEPS"],
            "mean_time_ms": 1e3 * doc["bfs_mean_time"]}
@@ -92,7 +106,7 @@ def collect(paths) -> list[dict]:
             print(f"collect_results: skipped {path}: not a dbfs main-mode --json document", file=sys.stderr)
             continue
         rows.append(run_row(path, doc))
-    rows.sort(key=lambda r: (r["device"], r["comm"], r["encoding"], r["direction"], r["edgefactor"],
+    rows.sort(key=lambda r: (r["study"], r["device"], r["comm"], r["encoding"], r["direction"], r["edgefactor"],
                              r["gpus"], r["scale"], r["date"]))
     return rows
 
@@ -115,14 +129,14 @@ def columns(rows) -> list[str]:
 def markdown(rows) -> str:
     phases = phase_names(rows)
     head = ["GPUs", "grid", "scale", "device", "comm", "encoding", "direction", "searches", "GTEPS (hmean)",
-            "search ms", "MB sent", "MB as lists", "lists/sent", *(f"{p} ms" for p in phases)]
+            "search ms", "MB sent", "MB as lists", "lists/sent", "study", *(f"{p} ms" for p in phases)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         sent = sum(r[f"bytes_{k}"] for k in KINDS) / 1e6
         raw = sum(r[f"bytes_raw_{k}"] for k in KINDS) / 1e6
         cells = [r["gpus"], r["grid"], r["scale"], r["device"], r["comm"], r["encoding"], r["direction"],
                  r["nbfs"], f"{r['harmonic_mean_TEPS'] / 1e9:.4g}", f"{r['mean_time_ms']:.4g}",
-                 f"{sent:.4g}", f"{raw:.4g}", f"{r['raw_over_sent']:.2f}",
+                 f"{sent:.4g}", f"{raw:.4g}", f"{r['raw_over_sent']:.2f}", r["study"] or "-",
                  *(f"{r[f'phase_{p}_ms']:.4g}" if f"phase_{p}_ms" in r else "" for p in phases)]
         lines.append("| " + " | ".join(map(str, cells)) + " |")
     return "\n".join(lines) + "\n"

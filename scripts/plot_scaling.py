@@ -6,8 +6,9 @@ Runs are read with collect_results.py and grouped into configurations: device, t
 encoding, direction and edgefactor. Within a configuration,
 - a weak-scaling series is the runs whose scale grows by one per doubling of the GPUs (paper Table 1;
   same scale - log2(GPUs)), and a strong-scaling series the runs of one scale on different GPU counts;
-  a series needs two GPU counts or more. When several runs share a configuration, scale and GPU
-  count, the latest (by date) stands for them.
+  a series needs two GPU counts or more. Runs of a weak study only join weak series and runs of a
+  strong study only strong ones (runs whose study is not known may join either). When several runs
+  share a study, configuration, scale and GPU count, the latest (by date) stands for them.
 Figures (each written only when there is something to draw; the file names are printed):
 - weak_scaling.png / strong_scaling.png: harmonic-mean TEPS against GPUs, one line per series, with
   the linear scaling of its first point dashed (paper Figures 4, 5 and 10);
@@ -46,10 +47,10 @@ def config_label(key) -> str:
 
 
 def latest_runs(rows) -> list[dict]:
-    """One run per configuration, scale and GPU count: the latest."""
+    """One run per study, configuration, scale and GPU count: the latest."""
     best = {}
     for r in rows:
-        key = tuple(r[k] for k in CONFIG) + (r["scale"], r["gpus"])
+        key = tuple(r[k] for k in CONFIG) + (r.get("study", ""), r["scale"], r["gpus"])
         if key not in best or r["date"] >= best[key]["date"]:
             best[key] = r
     return sorted(best.values(), key=lambda r: (tuple(r[k] for k in CONFIG), r["gpus"], r["scale"]))
@@ -62,7 +63,7 @@ def series(rows, weak: bool) -> dict:
     groups, single = {}, {}
     for r in rows:
         p = r["gpus"]
-        if weak and p & (p - 1):
+        if (weak and p & (p - 1)) or r.get("study", "") not in ("", "weak" if weak else "strong"):
             continue
         anchor = r["scale"] - int(math.log2(p)) if weak else r["scale"]
         key = tuple(r[k] for k in CONFIG)
@@ -174,14 +175,16 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("paths", nargs="+", metavar="DIR_OR_FILE", help="--json documents or folders of them")
-    p.add_argument("--out", default=".", help="folder for the PNG files")
+    p.add_argument("--out", default=".", help="folder for the PNG files (made when missing)")
     args = p.parse_args(argv)
-    if not os.path.isdir(args.out):
-        print(f"plot_scaling: error: --out {args.out} is not a folder", file=sys.stderr)
-        return 2
     runs = latest_runs(collect(args.paths))
     if not runs:
         print("plot_scaling: error: no dbfs --json documents found", file=sys.stderr)
+        return 2
+    try:
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as e:
+        print(f"plot_scaling: error: cannot make the folder --out {args.out}: {e.strerror or e}", file=sys.stderr)
         return 2
     for weak, name in ((True, "weak_scaling.png"), (False, "strong_scaling.png")):
         groups = series(runs, weak)

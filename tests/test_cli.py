@@ -50,10 +50,10 @@ def test_mpi_library_is_one_printable_line(monkeypatch, version):
     (["--scale", "8", "--edgefactor", "0"], "--edgefactor must be >= 1"),
     (["--scale", "8", "--grid", "2x2"], "grid 2x2 needs 4 ranks"),
     (["--scale", "8", "--grid", "two"], "grid must look like RxC"),
-    (["--scale", "8", "--seed", "x"], "--seed must be two integers"),
+    (["--scale", "8", "--seed", "x"], "--seed must be two unsigned 64-bit integers"),
     (["--scale", "8", "--root", "256"], "--root 256 is not a vertex"),
     ([], "give exactly one of --scale S or --graph FILE.h5"),
-    (["--scale", "8", "--json", "/nonexistent-dir/x.json"], "is not writable"),
+    (["--scale", "8", "--json", "/nonexistent-dir/x.json"], "directory /nonexistent-dir does not exist"),
 ])
 def test_bad_input_is_one_clear_line(args, message):
     result = dbfs(*args, "--backend", "cpu")

@@ -149,3 +149,40 @@ def test_one_gpu_run_starts_every_transport_and_encoding_series(plot_scaling):
     assert sorted((k[1], k[2]) for k, _ in weak) == [("mpi", "adaptive"), ("mpi", "list"), ("nccl", "adaptive"),
                                                      ("nccl", "list")]
     assert all([(r["gpus"], r["comm"]) for r in v][0] == (1, "mpi") for v in weak.values())
+
+
+def test_rows_carry_their_study(results, tmp_path):
+    collect_results = import_script("collect_results")
+    doc = (results / "s8_2ranks.json").read_text()
+    (tmp_path / "weak-77").mkdir()
+    for name in ("weak_s8_g2_1x2_mpi_adaptive_auto.json", "strong_s8_g2_1x2_mpi_adaptive_auto.json"):
+        (tmp_path / name).write_text(doc)
+    (tmp_path / "weak-77" / "other.json").write_text(doc)
+    (tmp_path / "loose.json").write_text(doc)
+    rows = collect_results.collect([tmp_path])
+    assert sorted(r["study"] for r in rows) == ["", "strong", "weak", "weak"]
+    table = collect_results.markdown(rows)
+    assert "| study |" in table.splitlines()[0] and "| strong |" in table
+
+
+def test_weak_and_strong_studies_stay_apart(plot_scaling):
+    config = {"device": "H200", "comm": "nccl", "encoding": "adaptive", "direction": "auto", "edgefactor": 16,
+              "date": ""}
+    weak_runs = [dict(config, study="weak", gpus=p, scale=26 + d) for d, p in enumerate((1, 2, 4))]
+    strong_runs = [dict(config, study="strong", gpus=p, scale=26) for p in (1, 2, 4)]
+    runs = plot_scaling.latest_runs(weak_runs + strong_runs)
+    assert len(runs) == 6                   # both one-GPU scale 26 runs stay
+    key = tuple(v for k, v in config.items() if k != "date")
+    weak, strong = plot_scaling.series(runs, weak=True), plot_scaling.series(runs, weak=False)
+    assert list(weak) == [(key, 26)] and {r["study"] for r in weak[(key, 26)]} == {"weak"}
+    assert list(strong) == [(key, 26)] and {r["study"] for r in strong[(key, 26)]} == {"strong"}
+    assert [r["gpus"] for r in strong[(key, 26)]] == [1, 2, 4]
+
+
+def test_plot_makes_its_output_folder(plot_scaling, results, tmp_path, capsys):
+    out = tmp_path / "figures" / "new"
+    assert plot_scaling.main([str(results / "s8_1rank.json"), "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["bytes.png", "compute_transfer.png", "phases.png"]
+    (tmp_path / "file").write_text("")
+    assert plot_scaling.main([str(results / "s8_1rank.json"), "--out", str(tmp_path / "file")]) == 2
+    assert "cannot make the folder --out" in capsys.readouterr().err

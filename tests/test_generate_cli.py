@@ -52,8 +52,12 @@ def assert_file_holds(path: Path, scale: int, edgefactor: int, weights: bool, se
     n = edgefactor << scale
     expected = generate_edges(scale, edgefactor, 0, n, seed, weights=weights)
     info = edgelist.read_attrs(path)
+    digest = info.pop("content_hash")
     assert info == {"scale": scale, "edgefactor": edgefactor, "seed": tuple(seed), "n_vertices": 1 << scale,
-                    "generator": "graph500-3.0.0", "n_edges": n, "weights": weights}
+                    "generator": "graph500-3.0.0", "n_edges": n, "directed": False, "weights": weights}
+    # the graph file layout's attributes (README): the content hash depends on what determines the edges
+    assert digest == GENERATED_HASHES.setdefault((scale, edgefactor, tuple(seed)), digest)
+    assert list(GENERATED_HASHES.values()).count(digest) == 1 and len(digest) == 40
     with h5py.File(path, "r") as f:
         assert sorted(f.keys()) == (["dst", "src", "weight"] if weights else ["dst", "src"])
         assert f["src"].dtype == np.int64 and f["src"].chunks is None
@@ -64,6 +68,9 @@ def assert_file_holds(path: Path, scale: int, edgefactor: int, weights: bool, se
     assert len(got) == len(expected)
     for a, b in zip(got, expected):
         assert np.array_equal(a, b[lo:hi])
+
+
+GENERATED_HASHES: dict = {}
 
 
 def leftovers(directory: Path, keep=()) -> list[str]:

@@ -16,7 +16,7 @@ from mpi4py import MPI
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import shortest_path
 
-from dbfs import cli, convert, edgelist, harness
+from dbfs import bfs_benchmark, cli, convert, edgelist
 from dbfs.backend import Backend, gpu_count
 from dbfs.bfs import BFS
 from dbfs.build import build_from_edges
@@ -60,13 +60,13 @@ def convert_args(source, out, *options):
 
 
 def run(*argv):
-    """harness.main in this process on every rank; returns the JSON report."""
+    """The main mode in this process on every rank; returns the JSON report."""
     report = None
     if WORLD.Get_rank() == 0:
         handle, report = tempfile.mkstemp(suffix=".json")
         os.close(handle)
     report = WORLD.bcast(report, root=0)
-    harness.main(cli.main_parser().parse_args([*map(str, argv), "--backend", "cpu", "--json", report]))
+    bfs_benchmark.main(cli.main_parser().parse_args([*map(str, argv), "--backend", "cpu", "--json", report]))
     WORLD.Barrier()
     doc = json.loads(Path(report).read_text())
     WORLD.Barrier()

@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from graph500.stats import report, statistics, summary_dict, teps_statistics
+from graph500.stats import TEPS_STATS, report, statistics, summary_dict, teps_statistics
 
 
 def check(stats, expected):
@@ -87,9 +87,27 @@ def test_teps_rejects_unmeasured_figures():
     with pytest.raises(ValueError):
         teps_statistics([0.0, 1.0], [5, 5])
     with pytest.raises(ValueError):
-        teps_statistics([1.0], [0])
+        teps_statistics([1.0], [-1])
     with pytest.raises(ValueError):
         teps_statistics([1.0, 2.0], [5])
+
+
+def test_searches_without_edges_are_left_out_of_teps():
+    """A root without edges (visited 1, nedge 0) has no rate: the TEPS figures are those of the other
+    searches, and with no other search they are 0; a zero time does not matter there."""
+    check(teps_statistics([1.0, 0.001, 2.0, 0.0], [10, 0, 10, 0]), teps_statistics([1.0, 2.0], [10, 10]))
+    assert teps_statistics([0.0, 0.5], [0, 0]) == dict.fromkeys(TEPS_STATS, 0.0)
+
+
+def test_report_counts_the_searches_left_out_of_teps():
+    args = dict(ARGS, bfs_times=[1.0, 2.0, 0.5], nedges=[10, 10, 0], validate_times=None)
+    block = dict(line.split(":", 1) for line in report(**args).split("\n"))
+    assert block["bfs_zero_edge_searches"].strip() == "1" and block["NBFS"].strip() == "3"
+    assert block["bfs_harmonic_mean_TEPS"].strip() == "6.66667" and block["bfs_min_nedge"].strip() == "0"
+    assert summary_dict(**args)["bfs_zero_edge_searches"] == 1
+    assert "zero_edge" not in report(**ARGS) and "zero_edge" not in report(**args, style="reference")
+    lone = dict(line.split(":", 1) for line in report(**dict(args, bfs_times=[0.5], nedges=[0])).split("\n"))
+    assert lone["bfs_harmonic_mean_TEPS"].strip() == "0" and lone["bfs_max_TEPS"].strip() == "0"
 
 
 ARGS = dict(scale=10, edgefactor=16, graph_generation=0.5, num_mpi_processes=4,
@@ -145,6 +163,50 @@ def test_summary_dict_matches_report():
         fmt = "%d" if isinstance(value, int) else "%.11g" if key.endswith("_nedge") else "%g"
         assert fmt % value == text, key
     assert summary["bfs_harmonic_stddev_TEPS"] == pytest.approx(math.sqrt(0.005) / 0.15**2, rel=1e-12)
+
+
+# Graph500 reference 3.0.0, src/main.c: the BFS lines of its output, character for character
+REFERENCE = """\
+SCALE:                          10
+edgefactor:                     16
+NBFS:                           2
+graph_generation:               0.5
+num_mpi_processes:              4
+construction_time:              0.25
+bfs  min_time:                  1
+bfs  firstquartile_time:        1
+bfs  median_time:               1.5
+bfs  thirdquartile_time:        2
+bfs  max_time:                  2
+bfs  mean_time:                 1.5
+bfs  stddev_time:               0.707107
+min_nedge:                      10
+firstquartile_nedge:            10
+median_nedge:                   10
+thirdquartile_nedge:            10
+max_nedge:                      10
+mean_nedge:                     10
+stddev_nedge:                   0
+bfs  min_TEPS:                  5
+bfs  firstquartile_TEPS:        5
+bfs  median_TEPS:               6.66667
+bfs  thirdquartile_TEPS:        10
+bfs  max_TEPS:                  10
+bfs  harmonic_mean_TEPS:     !  6.66667
+bfs  harmonic_stddev_TEPS:      3.1427
+bfs  min_validate:              0.5
+bfs  firstquartile_validate:    0.5
+bfs  median_validate:           1
+bfs  thirdquartile_validate:    1.5
+bfs  max_validate:              1.5
+bfs  mean_validate:             1
+bfs  stddev_validate:           0.707107"""
+
+
+def test_reference_style_is_the_reference_block():
+    assert report(**ARGS, style="reference") == REFERENCE
+    with pytest.raises(ValueError, match="unknown report style"):
+        report(**ARGS, style="octave")
 
 
 def test_mismatched_lengths_are_errors():

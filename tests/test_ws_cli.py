@@ -75,7 +75,7 @@ def test_help_lists_options_with_defaults():
     (["--scale", "6", "--hub-degree", "-1"], "--hub-degree must be >= 0"),
     (["--scale", "6", "--source", "64"], "--source 64 is not a vertex (0..63)"),
     (["--scale", "6", "--seed", "1"], "--seed must be two unsigned 64-bit integers"),
-    (["--scale", "6", "--json", "/nonexistent-dir/x.json"], "is not writable"),
+    (["--scale", "6", "--json", "/nonexistent-dir/x.json"], "directory /nonexistent-dir does not exist"),
     (["--graph", "/nonexistent-dir/g.h5"], "cannot read edge list"),
     (["--scale", "6", "--load", "/nonexistent-dir/p.py"], "no such file"),
 ])

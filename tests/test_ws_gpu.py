@@ -13,9 +13,9 @@ update only brings values closer to the fixed point); PageRank within 1e-4 relat
 import numpy as np
 import pytest
 
-from dbfs.backend import gpu_count
+from dbfs.backend import Backend, gpu_count
 from dbfs.ws import launch, programs  # noqa: F401
-from dbfs.ws.engine import EXCHANGES, kernel_pointer, pinned_empty
+from dbfs.ws.engine import EXCHANGES, kernel_pointer
 from dbfs.ws.graph import build_csr, split
 from dbfs.ws.program import PROGRAMS, module
 from ws_cases import BFS_PARENT, GRAPHS, kronecker, run, source_of
@@ -98,7 +98,7 @@ def test_outbox_holds_exactly_the_updated_boundary_vertices(method, box):
     values = cupy.asarray(before)
     status = cupy.zeros(2, np.uint32)
     room = part.boundary.shape[0]
-    make = cupy.zeros if box == "device" else pinned_empty
+    make = cupy.zeros if box == "device" else Backend("gpu", 0).pinned_empty
     out_idx, out_val = make(room, np.uint32), make(room, np.uint32)
     nbrs, edges, hubs = cupy.asarray(part.nbrs), cupy.zeros(1, np.uint8), part.hubs.map(cupy.asarray)
     partials = cupy.zeros(hubs.slices, np.uint32)

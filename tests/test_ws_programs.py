@@ -11,6 +11,7 @@ values and the same iteration count as one partition.
 import numpy as np
 import pytest
 
+from dbfs.backend import Backend
 from dbfs.ws import programs  # noqa: F401
 from dbfs.ws.launch import Segments
 from dbfs.ws.program import PROGRAMS, Program
@@ -93,7 +94,7 @@ def test_vertex_refinement_sends_each_updated_boundary_vertex_once():
     n, src, dst, w = graph = GRAPHS["kronecker9"]()
     source = source_of(graph)
     layout = Layout(build_csr(np, n, src, dst, w), 3)
-    engine = Engine(layout, PROGRAMS["bfs"])
+    engine = Engine(layout, PROGRAMS["bfs"], Backend("cpu"))
     runs = {x: engine.run("ws", x, source) for x in ("vr", "all", "ms", "peer")}
     boundary = np.concatenate([p.boundary for p in layout.parts]).astype(np.int64)
     reached = runs["vr"].values[boundary] != programs.UNREACHED

@@ -13,6 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
+from dbfs.backend import Backend
 from dbfs.ws.engine import Engine, Layout
 from dbfs.ws.graph import build_csr
 from dbfs.ws.program import Program
@@ -60,9 +61,11 @@ def run(program, graph, parts=1, exchange=None, method="ws", source=None, device
         with xp.cuda.Device(devices[0]):
             csr = build_csr(xp, n, xp.asarray(src), xp.asarray(dst), xp.asarray(w))
             layout = Layout(csr, parts, devices, **hubs)
+            backend = Backend("gpu", devices[0])
     else:
         layout = Layout(build_csr(xp, n, src, dst, w), parts, None, **hubs)
-    return Engine(layout, program).run(method, exchange, source)
+        backend = Backend("cpu")
+    return Engine(layout, program, backend).run(method, exchange, source)
 
 
 def source_of(graph) -> int:

@@ -242,14 +242,6 @@ class _CpuPart(_Part):
         pass
 
 
-def pinned_empty(n: int, dtype) -> np.ndarray:
-    """A page-locked host array, so that device copies to and from it run asynchronously and kernels
-    of every device can write it directly (cudaHostAlloc memory is portable and mapped under UVA)."""
-    import cupy
-    dtype = np.dtype(dtype)
-    return np.frombuffer(cupy.cuda.alloc_pinned_memory(max(n, 1) * dtype.itemsize), dtype, n)
-
-
 def kernel_pointer(array):
     """A kernel argument for a device array or a pinned host array (its address, valid on the device)."""
     return np.uintp(array.ctypes.data) if isinstance(array, np.ndarray) else array
@@ -258,7 +250,7 @@ def kernel_pointer(array):
 class _GpuPart(_Part):
     """A partition on one GPU: its own stream, the program's kernels loaded on that device."""
 
-    def __init__(self, data: PartitionData, program: Program, n: int):
+    def __init__(self, data: PartitionData, program: Program, n: int, pinned_empty):
         import cupy
         self.cupy = cupy
         self.device = cupy.cuda.Device(data.device)
@@ -352,16 +344,22 @@ class _GpuPart(_Part):
 
 
 class Engine:
-    """A program bound to a layout: its vertex values and boxes on every partition."""
+    """A program bound to a layout: its vertex values and boxes on every partition. The backend's
+    pinned allocator makes the host boxes (page-locked on the GPU backend, so that device copies to and
+    from them run asynchronously and the kernels of every device can write them directly: CuPy's
+    pinned memory is portable and mapped under unified addressing)."""
 
-    def __init__(self, layout: Layout, program: Program):
+    def __init__(self, layout: Layout, program: Program, backend):
+        if backend.is_gpu != (layout.parts[0].device is not None):
+            raise ValueError("the layout's partitions are not on the backend's kind of device")
         self.layout, self.program = layout, program
-        gpu = layout.parts[0].device is not None
-        cls = _GpuPart if gpu else _CpuPart
-        self.parts = [cls(d, program, layout.n) for d in layout.parts]
+        if backend.is_gpu:
+            self.parts = [_GpuPart(d, program, layout.n, backend.pinned_empty) for d in layout.parts]
+        else:
+            self.parts = [_CpuPart(d, program, layout.n) for d in layout.parts]
         for p in self.parts:
             p.attach([q for q in self.parts if q is not p])
-        self.hub = _Hub(self.parts, pinned_empty if gpu else np.empty) if len(self.parts) > 1 else None
+        self.hub = _Hub(self.parts, backend.pinned_empty) if len(self.parts) > 1 else None
 
     def run(self, method: str, exchange: str | None, source: int | None = None,
             max_iterations: int = DEFAULT_MAX_ITERATIONS) -> RunResult:

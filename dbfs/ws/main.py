@@ -8,24 +8,30 @@ each partition's hubs (rows of more than --hub-degree neighbours, see dbfs.ws.gr
 every program, source, method, exchange and repeat: one run to convergence, timed per iteration.
 Runs of the same program and source must agree (exactly, or within 1e-4 relative L1 for PageRank),
 else the command fails. Results: a table on stdout, progress on stderr, everything in --json.
+
+The benchmark driver of the main mode (dbfs.harness) runs this loop: build is the CSR and its
+partitions, a trial is one configuration (program, source, method, exchange, repeat), validation is
+the agreement with the first run of the same program and source, the warm-up loads a program's
+kernels; the report is the table and the speedups, not Graph500 statistics (no per-search TEPS
+statistics are defined across different programs).
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import importlib.util
 import os
-import socket
-import sys
 import time
+from typing import NamedTuple
 
 import numpy as np
 
-from dbfs import __version__, runtime
-from dbfs.backend import gpu_count, host_memory_limit, select
+from dbfs import edgelist, runtime
+from dbfs.backend import describe_device, gpu_count, host_memory_limit, select
 from dbfs.errors import DbfsError
-from dbfs.generate import parse_seed
+from dbfs.harness import Benchmark, Run, drive
+from dbfs.json_output import provenance, write_json_atomically
+from dbfs.options import parse_seed
 from dbfs.ws import launch, programs  # noqa: F401  (registers the five programs)
 from dbfs.ws.engine import DEFAULT_MAX_ITERATIONS, EXCHANGES, Engine, Layout
 from dbfs.ws.graph import HUB_DEGREE, build_csr
@@ -54,7 +60,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpus", type=int, help="GPUs to use (partitions on the CPU backend); "
                    "default: every visible GPU, 1 on the CPU")
     sources = p.add_mutually_exclusive_group()
-    sources.add_argument("--source", type=int, help="source vertex of bfs, sssp and sswp")
+    sources.add_argument("--source", type=int,
+                         help="source vertex of bfs, sssp and sswp (for --graph: its id in the original file)")
     sources.add_argument("--roots", type=int, default=1,
                          help="without --source: Graph500-sampled sources for bfs, sssp and sswp")
     p.add_argument("--repeat", type=int, default=1, help="timed runs of every configuration")
@@ -113,10 +120,7 @@ def _check_args(args) -> None:
     args.exchanges = _choices(args.exchange, EXCHANGES, "exchange")
     args.seed_pair = parse_seed(args.seed)
     if args.json:
-        directory = os.path.dirname(os.path.abspath(args.json))
-        if not os.path.isdir(directory) or not os.access(directory, os.W_OK):
-            raise DbfsError(f"cannot write --json {args.json}: directory {directory} is not writable",
-                            collective=True)
+        edgelist.check_target(args.json, force=True)
 
 
 def _devices(args, backend) -> list[int] | None:
@@ -131,30 +135,52 @@ def _devices(args, backend) -> list[int] | None:
     return list(range(args.parts))
 
 
-def _load_edges(args, xp):
+def _graph_file(args) -> edgelist.GraphInfo | None:
+    """The --graph file, its layout checked and its id table strictly ascending (None for --scale)."""
+    if args.graph is None:
+        return None
+    try:
+        info = edgelist.graph_info(args.graph)
+    except DbfsError as e:
+        raise DbfsError(str(e), collective=True) from None
+    bad = info.unordered_id(0, info.n_vertices)
+    if bad is not None:
+        raise DbfsError(f"{info.path} is not a dbfs graph: its 'ids' are not strictly ascending (dense vertex "
+                        f"{bad} and the next); convert the file again", collective=True)
+    return info
+
+
+def _given_source(args, info) -> int | None:
+    """The dense id of --source, given in the file's original ids (for --scale: a vertex 0..2^SCALE-1)."""
+    if args.source is None:
+        return None
+    if info is None:
+        n = 1 << args.scale
+        if not 0 <= args.source < n:
+            raise DbfsError(f"--source {args.source} is not a vertex (0..{n - 1})", collective=True)
+        return args.source
+    dense = info.dense_id(args.source)
+    if dense is None:
+        raise DbfsError(f"--source {args.source} is not a vertex of {info.path}", collective=True)
+    return dense
+
+
+def _load_edges(args, info, xp):
     """(src, dst, weights or None, n_vertices, description) of the input graph, arrays in xp."""
-    if args.scale is not None:
+    if info is None:
         n_tuples = edge_count(args.scale, args.edgefactor)
         src, dst, weights = generate_edges(args.scale, args.edgefactor, 0, n_tuples, args.seed_pair,
                                            weights=True, xp=xp)
         return src, dst, weights, 1 << args.scale, {"kind": "kronecker", "scale": args.scale,
                                                     "edgefactor": args.edgefactor, "seed": list(args.seed_pair)}
-    from dbfs import edgelist
-    attrs = edgelist.read_attrs(args.graph)
-    if "n_vertices" not in attrs:
-        raise DbfsError(f"{args.graph} has no n_vertices attribute", collective=True)
-    arrays = edgelist.read_edge_slice(args.graph, 0, int(attrs["n_edges"]))
+    arrays = edgelist.read_edge_slice(info.path, 0, info.n_edges)
     src, dst = (xp.asarray(a) for a in arrays[:2])
-    weights = xp.asarray(arrays[2]) if attrs["weights"] else None
-    return src, dst, weights, int(attrs["n_vertices"]), {"kind": "file", "path": args.graph}
+    weights = xp.asarray(arrays[2]) if info.weights else None
+    return src, dst, weights, info.n_vertices, {"kind": "file", "path": args.graph}
 
 
-def _check_memory(args, backend) -> None:
-    if args.scale is not None:
-        tuples = edge_count(args.scale, args.edgefactor)
-    else:
-        from dbfs import edgelist
-        tuples = int(edgelist.read_attrs(args.graph)["n_edges"])
+def _check_memory(args, info, backend) -> None:
+    tuples = edge_count(args.scale, args.edgefactor) if info is None else info.n_edges
     need = BUILD_BYTES_PER_TUPLE * tuples
     limit = backend.memory_limit() if backend.is_gpu else host_memory_limit()
     runtime.log(f"ws: building needs about {need / 2**30:.2f} GiB ({limit / 2**30:.2f} GiB free on "
@@ -164,11 +190,10 @@ def _check_memory(args, backend) -> None:
                         f"{limit / 2**30:.2f} GiB are free on {backend.describe()}", collective=True)
 
 
-def _sources(args, n: int, degree: np.ndarray) -> list[int]:
-    if args.source is not None:
-        if not 0 <= args.source < n:
-            raise DbfsError(f"--source {args.source} is not a vertex (0..{n - 1})", collective=True)
-        return [args.source]
+def _sources(args, source: int | None, n: int, degree: np.ndarray) -> list[int]:
+    """Dense ids: the given source (dense already), or the Graph500-sampled roots."""
+    if source is not None:
+        return [source]
     roots = sample_roots(n, args.roots, lambda c: degree[c] > 0, seed=args.seed_pair)
     if roots.size == 0:
         raise DbfsError("no vertex has an edge: nothing to search from", collective=True)
@@ -254,87 +279,128 @@ def comparison_lines(found: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def _device_names(devices) -> list[str]:
-    if devices is None:
-        return ["cpu (numpy)"]
-    import cupy
-    names = []
-    for d in devices:
-        name = cupy.cuda.runtime.getDeviceProperties(d)["name"]
-        names.append(f"gpu {d} ({name.decode() if isinstance(name, bytes) else name})")
-    return names
+class _Config(NamedTuple):
+    """One trial of the ws benchmark: a program from a source with a method and an exchange."""
+
+    algo: str
+    source: int | None
+    method: str
+    exchange: str | None
+    repeat: int
+
+
+class VertexPrograms(Benchmark):
+    """The ws mode's hooks for the harness (dbfs.harness): build the CSR and its partitions; a trial is
+    one configuration; validation compares every run of a program from a source with its first run;
+    each program's kernels are loaded (one iteration of every method) when the program first runs,
+    before any of its runs is timed (the warm-up does so for the first program)."""
+
+    def __init__(self, args, backend, devices, info, source: int | None):
+        """info: the --graph file (None for --scale); source: the dense id of --source, or None."""
+        self.args, self.backend, self.devices, self.info, self.source = args, backend, devices, info, source
+        self.engine, self.reference = None, (None, None)
+
+    def build(self) -> dict:
+        args, backend = self.args, self.backend
+        started = time.perf_counter()
+        src, dst, weights, n, self.graph_info = _load_edges(args, self.info, backend.xp)
+        backend.sync()
+        generation_time = time.perf_counter() - started
+        started = time.perf_counter()
+        csr = build_csr(backend.xp, n, src, dst, weights)
+        del src, dst, weights
+        self.layout = Layout(csr, args.parts, self.devices, hub_degree=args.hub_degree)
+        backend.sync()
+        build_time = time.perf_counter() - started
+        self.graph_info.update(n_vertices=n, n_tuples=csr.n_tuples, csr_entries=csr.entries,
+                               generation_time=generation_time, build_time=build_time,
+                               hub_degree=args.hub_degree)
+        del csr
+        self.degree = backend.asnumpy(self.layout.degree)
+        self.partitions = self.layout.describe()
+        runtime.log(f"ws: {n} vertices, {self.graph_info['csr_entries']} CSR entries; loaded in "
+                    f"{generation_time:.2f} s, CSR and {args.parts} partition{'s' if args.parts > 1 else ''} in "
+                    f"{build_time:.2f} s; {sum(p['hubs'] for p in self.partitions)} hubs (more than "
+                    f"{args.hub_degree} neighbours) hold "
+                    f"{sum(p['hub_entries'] for p in self.partitions) / max(self.graph_info['csr_entries'], 1):.0%}"
+                    " of the entries")
+        return {"generation_time": generation_time, "build_time": build_time}
+
+    def trials(self) -> list[_Config]:
+        args = self.args
+        self.exchanges = args.exchanges if args.parts > 1 else [None]
+        sourced = any(lookup(algo).needs_source for algo in args.algos)
+        self.sources = _sources(args, self.source, self.layout.n, self.degree) if sourced else None
+        # what the user sees and gives: the file's ids
+        self.original = {None: None, **{v: v if self.info is None else int(self.info.original_ids(v, v + 1)[0])
+                                        for v in self.sources or []}}
+        return [_Config(algo, source, method, exchange, repeat)
+                for algo in args.algos
+                for source in (self.sources if lookup(algo).needs_source else [None])
+                for method in args.methods for exchange in self.exchanges for repeat in range(args.repeat)]
+
+    def _engine(self, algo: str) -> Engine:
+        """The engine of program `algo`, its kernels loaded (one iteration of every method)."""
+        if self.engine is None or self.engine.program.name != algo:
+            program = lookup(algo)
+            self.engine = None
+            self.engine = Engine(self.layout, program, self.backend)
+            source = self.sources[0] if program.needs_source else None
+            for method in self.args.methods:
+                self.engine.run(method, self.exchanges[0], source, max_iterations=1)
+        return self.engine
+
+    def warm_up(self, trial: _Config) -> None:
+        self._engine(trial.algo)
+
+    def search(self, trial: _Config):
+        return self._engine(trial.algo).run(trial.method, trial.exchange, trial.source, self.args.max_iterations)
+
+    def validate(self, trial: _Config, result) -> str | None:
+        key, reference = self.reference
+        if key != (trial.algo, trial.source):
+            self.reference = ((trial.algo, trial.source), (trial, result.values))
+            return None
+        first, values = reference
+        problem = _disagreement(self.engine.program, values, result.values)
+        return None if problem is None else f"disagrees with {first.method}/{first.exchange}: {problem}"
+
+    def label(self, trial: _Config) -> str:
+        return f"{trial.algo} {trial.method}/{trial.exchange} from source {self.original[trial.source]}"
+
+    def record(self, trial: _Config, result) -> dict:
+        return _run_record(self.engine.program, trial.algo, trial.method, trial.exchange, self.args.parts,
+                           self.original[trial.source], trial.repeat, result, self.degree)
+
+    def progress(self, index: int, count: int, trial: _Config, record: dict) -> str:
+        return (f"{trial.algo} {trial.method} {trial.exchange or ''} source {record['source']}: "
+                f"{record['iterations']} iterations, {1e3 * record['time']:.2f} ms"
+                + ("" if record["converged"] else " (did NOT converge)"))
+
+    def report(self, run: Run) -> None:
+        found = comparisons(run.records)
+        runtime.out(table(run.records))
+        if found:
+            runtime.out(comparison_lines(found))
+        if self.args.json:
+            names = [describe_device(d) for d in self.devices] if self.devices else [self.backend.describe()]
+            doc = {**provenance(), "mode": "ws", "backend": self.backend.name, "devices": names,
+                   "gpus": self.args.parts, "graph": self.graph_info, "partitions": self.partitions,
+                   "runs": run.records, "comparisons": found}
+            write_json_atomically(self.args.json, doc)
+
+    def close(self) -> None:
+        self.engine = None
 
 
 def main(args: argparse.Namespace) -> int:
     _check_args(args)
+    info = _graph_file(args)
+    source = _given_source(args, info)
     backend = select(args.backend)
     devices = _devices(args, backend)
-    xp = backend.xp
-    _check_memory(args, backend)
+    _check_memory(args, info, backend)
     runtime.log(f"ws: {', '.join(args.algos)} with {', '.join(args.methods)} on {args.parts} "
                 f"{'GPU' if devices else 'simulated partition'}{'s' if args.parts > 1 else ''}")
-
-    started = time.perf_counter()
-    src, dst, weights, n, graph_info = _load_edges(args, xp)
-    backend.sync()
-    generation_time = time.perf_counter() - started
-    started = time.perf_counter()
-    csr = build_csr(xp, n, src, dst, weights)
-    del src, dst, weights
-    layout = Layout(csr, args.parts, devices, hub_degree=args.hub_degree)
-    backend.sync()
-    build_time = time.perf_counter() - started
-    graph_info.update(n_vertices=n, n_tuples=csr.n_tuples, csr_entries=csr.entries,
-                      generation_time=generation_time, build_time=build_time, hub_degree=args.hub_degree)
-    del csr
-    degree = backend.asnumpy(layout.degree)
-    partitions = layout.describe()
-    runtime.log(f"ws: {n} vertices, {graph_info['csr_entries']} CSR entries; loaded in {generation_time:.2f} s, "
-                f"CSR and {args.parts} partition{'s' if args.parts > 1 else ''} in {build_time:.2f} s; "
-                f"{sum(p['hubs'] for p in partitions)} hubs (more than {args.hub_degree} neighbours) hold "
-                f"{sum(p['hub_entries'] for p in partitions) / max(graph_info['csr_entries'], 1):.0%} of the entries")
-    exchanges = args.exchanges if args.parts > 1 else [None]
-    sources = None
-
-    runs = []
-    for algo in args.algos:
-        program = lookup(algo)
-        engine = Engine(layout, program)
-        if program.needs_source:
-            sources = sources or _sources(args, n, degree)
-        for method in args.methods:             # loads every kernel before anything is timed
-            engine.run(method, exchanges[0], sources[0] if program.needs_source else None, max_iterations=1)
-        for source in (sources if program.needs_source else [None]):
-            reference = None
-            for method in args.methods:
-                for exchange in exchanges:
-                    for repeat in range(args.repeat):
-                        result = engine.run(method, exchange, source, args.max_iterations)
-                        record = _run_record(program, algo, method, exchange, args.parts, source, repeat,
-                                             result, degree)
-                        runs.append(record)
-                        runtime.log(f"{algo} {method} {exchange or ''} source {source}: {result.iterations} "
-                                    f"iterations, {1e3 * result.time:.2f} ms"
-                                    + ("" if result.converged else " (did NOT converge)"))
-                        if reference is None:
-                            reference = result.values
-                            continue
-                        problem = _disagreement(program, reference, result.values)
-                        if problem:
-                            raise DbfsError(f"{algo} from source {source}: {method}/{exchange} disagrees with "
-                                            f"{args.methods[0]}/{exchanges[0]}: {problem}", collective=True)
-        del engine
-
-    found = comparisons(runs)
-    runtime.out(table(runs))
-    if found:
-        runtime.out(comparison_lines(found))
-    if args.json:
-        from dbfs.harness import write_json_atomically
-        doc = {"dbfs_version": __version__, "mode": "ws",
-               "date": datetime.datetime.now().isoformat(timespec="seconds"), "host": socket.gethostname(),
-               "command": " ".join(sys.argv), "backend": backend.name, "devices": _device_names(devices),
-               "gpus": args.parts, "graph": graph_info, "partitions": partitions,
-               "runs": runs, "comparisons": found}
-        write_json_atomically(args.json, doc)
+    drive(VertexPrograms(args, backend, devices, info, source))
     return 0

@@ -4,19 +4,19 @@ Paper 000, section III-B and Figure 5. A program is the CUDA C text that defines
 init_vertex / compute_nbr / reduce_vertices / is_updated (see kernels/ws_engine.cuh for their exact
 signatures), plus NumPy twins of the same four functions working on whole arrays, the initial vertex
 values and, when the program reads per-edge values, how to derive them from the graph. The engine
-places the CUDA text in front of kernels/ws_engine.cuh and compiles one module per program (NVRTC via
-CuPy RawModule); nothing in the engine knows any program. `register` makes a program available to
+places the CUDA text in front of kernels/ws_engine.cuh and compiles one module per program
+(dbfs.backend.compile_source); nothing in the engine knows any program. `register` makes a program available to
 `python -m dbfs ws --algo NAME` (see README, "Single-node mode (ws)", for a complete example).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Callable
 
 import numpy as np
 
+from dbfs.backend import compile_source
 from dbfs.errors import DbfsError
 
 
@@ -92,14 +92,6 @@ def lookup(name: str) -> Program:
     return PROGRAMS[name]
 
 
-@lru_cache(maxsize=None)
-def _module(source: str):
-    import cupy
-
-    from dbfs import kernels
-    return cupy.RawModule(code=source, options=kernels.compile_options())
-
-
 def module(program: Program):
     """The compiled RawModule of `program` (compiled once per process; CuPy loads it per device)."""
-    return _module(program.source())
+    return compile_source(program.source())

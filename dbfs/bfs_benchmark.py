@@ -1,0 +1,377 @@
+"""The main mode: the distributed BFS (dbfs.bfs, paper 004) run as a Graph500 benchmark by the harness.
+
+Pre-flight (every check agreed by all ranks, so that no rank acts on an answer another rank did not
+get; all before anything expensive): the options (finite --alpha and --beta, the --json and
+--save-result targets), the backend and the transport (--comm), the graph's sizes (generator
+parameters or the file's attributes) and a file's id table (strictly ascending), the grid (32-bit
+local ids, else the grid or rank count that works), --root (a vertex, in the file's ids), the memory
+estimate (dbfs.memory). Then the harness (dbfs.harness) drives the hooks:
+  build     compile and warm every kernel first (compile_time, outside every clock), then stream the
+            tuples, generated or read, into this rank's CSC block (Graph500 kernel 1, dbfs.build; timed
+            as construction_time without the tuple production, which is graph_generation for the
+            generator and graph_load for a file), or load the block from the partition cache
+  certify   the construction certificate (dbfs.certificate): the blocks hold exactly the input tuples
+            (skipped with --validate none)
+  trials    the Graph500-sampled roots (graph500.roots), or the one --root
+  search    BFS.search(root): the timed search (kernel 2)
+  validate  graph500.validate.validate_bfs on the search's parents, levels and TEPS edge count, for
+            every search (--validate all, which an official run needs), the first, or none
+  report    the Graph500 statistics block on stdout (graph500.stats; --report spec or reference), the
+            per-phase breakdown after it, and everything as JSON (--json); with --save-result the tree
+            of the one search.
+Vertex ids in messages and progress lines are the ones the user gives and sees: a file's original ids.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+
+import numpy as np
+from mpi4py import MPI
+
+from dbfs import __version__, edgelist, memory, runtime
+from dbfs.backend import select
+from dbfs.bfs import BFS, PHASES, print_levels
+from dbfs.build import add_row_major, build
+from dbfs.certificate import certify
+from dbfs.errors import DbfsError
+from dbfs.graph import GridComms
+from dbfs.grid import Grid, default_grid, fitting_grid, parse_grid
+from dbfs.harness import Benchmark, Run, drive
+from dbfs.json_output import provenance, write_json_atomically
+from dbfs.options import parse_seed
+from dbfs.partition_cache import PartitionCache
+from dbfs.result import check_save_request, save_result
+from dbfs.source import GraphSource, rank_io_threads
+from dbfs.transport import resolve_transport
+from dbfs.warmup import warm_up
+from graph500 import stats
+from graph500.generator import edge_range
+from graph500.roots import sample_roots
+from graph500.validate import validate_bfs
+
+VALIDATE_CHOICES = ("all", "first", "none")
+
+
+def _check_args(args) -> None:
+    world = runtime.WORLD
+    if (args.scale is None) == (args.graph is None):
+        raise DbfsError("give exactly one of --scale S or --graph FILE.h5", collective=True)
+    if args.scale is not None and not 1 <= args.scale <= 42:
+        raise DbfsError(f"--scale must be in 1..42, got {args.scale}", collective=True)
+    if args.edgefactor < 1:
+        raise DbfsError(f"--edgefactor must be >= 1, got {args.edgefactor}", collective=True)
+    if args.roots is not None and args.root is None and args.roots < 1:
+        raise DbfsError(f"--roots must be >= 1, got {args.roots}", collective=True)
+    if args.edges_per_thread < 1:
+        raise DbfsError("--edges-per-thread must be >= 1", collective=True)
+    for name in ("alpha", "beta"):
+        value = getattr(args, name)
+        if not (math.isfinite(value) and value > 0):
+            raise DbfsError(f"--{name} must be a finite number > 0, got {value}", collective=True)
+    if args.undirected and args.graph is None:
+        raise DbfsError("--undirected applies to a directed --graph file; the --scale graph is undirected "
+                        "already", collective=True)
+    try:
+        shape = parse_grid(args.grid) if args.grid else default_grid(world.Get_size())
+    except ValueError as e:
+        raise DbfsError(str(e), collective=True) from None
+    if shape[0] * shape[1] != world.Get_size():
+        raise DbfsError(f"grid {shape[0]}x{shape[1]} needs {shape[0] * shape[1]} ranks, the job has "
+                        f"{world.Get_size()}", collective=True)
+    args.grid_shape = shape
+    if args.json:
+        edgelist.check_target(args.json, force=True)
+
+
+def _make_grid(R: int, C: int, source: GraphSource) -> Grid:
+    """The run's grid; DbfsError naming a grid or rank count that works when the local index ranges of
+    this one would pass 32 bits."""
+    try:
+        return Grid(R, C, source.n_vertices)
+    except ValueError:
+        fit = fitting_grid(source.n_vertices, R * C)
+        advice = (f"use --grid {fit[0]}x{fit[1]}" if fit[0] * fit[1] == R * C else
+                  f"use at least {fit[0] * fit[1]} ranks (e.g. --grid {fit[0]}x{fit[1]})")
+        raise DbfsError(f"{source.n_vertices} vertices on a {R}x{C} grid give local index ranges over 2^31, "
+                        f"and local ids are 32-bit; {advice}", collective=True) from None
+
+
+def _check_ids(source: GraphSource) -> None:
+    """Collective: a graph file's id table (original ids of the dense vertices) must be strictly
+    ascending, or --root and the reported ids would name the wrong vertices. Each rank checks a slice."""
+    info, world = source.info, runtime.WORLD
+    problem = None
+    if info is not None and info.has_ids:
+        lo, hi = edge_range(info.n_vertices, world.Get_rank(), world.Get_size())
+        bad = info.unordered_id(lo, hi, rank_io_threads())
+        if bad is not None:
+            problem = (f"{info.path} is not a dbfs graph: its 'ids' are not strictly ascending (dense vertex "
+                       f"{bad} and the next); convert the file again")
+    runtime.agree(problem)
+
+
+def _max_time(t: float) -> float:
+    return runtime.WORLD.allreduce(t, op=MPI.MAX)
+
+
+def breakdown_table(searches) -> str:
+    """Mean per-search time of each phase (paper Figure 7) and bytes sent per search."""
+    n = max(1, len(searches))
+    total = sum(s["time"] for s in searches) / n
+    lines = ["", "phase breakdown (mean per search, slowest rank):",
+             f"  {'phase':<14}{'ms':>12}{'% of search':>14}"]
+    for phase in PHASES:
+        ms = 1e3 * sum(s["phases"][phase] for s in searches) / n
+        lines.append(f"  {phase:<14}{ms:12.3f}{100 * ms / (1e3 * total) if total else 0:13.1f}%")
+    lines.append(f"  {'search':<14}{1e3 * total:12.3f}")
+    lines.append(f"  {'bytes':<14}{'sent':>16}{'as lists':>16}")
+    for kind in ("expand", "fold"):
+        lines.append(f"  {kind:<14}{sum(s['bytes'][kind] for s in searches) / n:16.0f}"
+                     f"{sum(s['bytes_raw'][kind] for s in searches) / n:16.0f}")
+    return "\n".join(lines)
+
+
+class Graph500BFS(Benchmark):
+    """The hooks of the main mode (see the module docstring); constructed after the pre-flight."""
+
+    def __init__(self, args, backend, transport: str, source: GraphSource, grid: Grid, root: int | None,
+                 plan: memory.Estimate):
+        """root: the dense id of --root (None: sampled roots); plan: the run's memory estimate."""
+        self.args, self.backend, self.transport, self.source, self.grid = args, backend, transport, source, grid
+        self.root, self.plan = root, plan
+        self.device_peak = memory.DevicePeak(backend)
+        self.comm = runtime.WORLD
+        self.row_major = args.direction == "auto"
+        self.comms = GridComms.create(grid)
+        self.graph = self.bfs = self.last = None
+        self.original: dict = {}          # dense root -> the id the user sees (the file's original id)
+
+    # -- build: kernel 1 ---------------------------------------------------------------------------
+    def build(self) -> dict:
+        """Compile and warm every kernel (outside every clock), then this rank's CSC block (and with
+        row_major its row-major copy) from the partition cache when it holds a valid entry, else
+        streamed from the tuples (generated or read, built over the search's transport, then cached)."""
+        args, backend, source, comms = self.args, self.backend, self.source, self.comms
+        world = comms.world
+        compile_time = _max_time(warm_up(backend))
+        runtime.log(f"kernels compiled and warmed: {compile_time:.3f} s (outside every timing)")
+        figures = {"compile_time": compile_time, "memory_estimate": self.plan.peak, "graph_generation": 0.0}
+        self.device_peak.restart()
+        cache = PartitionCache(args.partition_cache, source, comms.grid) if args.partition_cache else None
+        if cache:
+            world.Barrier()
+            t0 = time.perf_counter()
+            graph = cache.load(comms, backend)
+            if graph is not None:
+                if self.row_major and graph.row_ptr is None:
+                    add_row_major(graph)
+                backend.sync()
+                construction_time = _max_time(time.perf_counter() - t0)
+                runtime.log(f"construction: {construction_time:.3f} s (loaded from the partition cache "
+                            f"{cache.path}), {world.allreduce(graph.nnz)} CSC entries")
+                self._ready(graph)
+                return {**figures, "construction_time": construction_time,
+                        "construction_source": "partition cache",
+                        "memory_construction_peak": self.device_peak.largest()}
+        graph, report = build(comms, backend, source, row_major=self.row_major, transport=self.transport,
+                              plan=self.plan)
+        if source.info is None:
+            figures["graph_generation"] = report.producer_time
+        else:
+            figures.update(graph_load=report.producer_time, load_edges_per_s_per_rank=report.producer_rate)
+        figures["memory_estimate"] = report.memory.peak
+        runtime.log(f"tuples {'generated' if source.info is None else 'read'} in both passes: "
+                    f"{report.producer_time:.3f} s, {report.producer_rate / 1e6:.1f} M edges/s per rank "
+                    "(slowest rank)")
+        runtime.log(f"construction: {report.construction_time:.3f} s (built, tuple production excluded), "
+                    f"{world.allreduce(graph.nnz)} CSC entries")
+        if cache and cache.store(graph):
+            runtime.log(f"stored in the partition cache {cache.path}")
+        self._ready(graph)
+        return {**figures, "construction_time": report.construction_time, "construction_source": "built",
+                "memory_construction_peak": self.device_peak.largest()}
+
+    def certify(self) -> dict:
+        """The construction certificate, once per run (not with --validate none)."""
+        if self.args.validate == "none":
+            runtime.log("certificate skipped (--validate none)")
+            return {"certificate": None}
+        certificate = certify(self.graph, self.source)
+        if not certificate.passed:
+            raise DbfsError(f"construction certificate failed: {certificate.message}", collective=True)
+        runtime.log(f"certificate: the CSC holds exactly the input tuples ({certificate.time:.3f} s)")
+        return {"certificate": certificate.as_json()}
+
+    def _ready(self, graph) -> None:
+        """Keep the built graph and allocate the search's state on it (untimed)."""
+        args = self.args
+        self.graph = graph
+        self.bfs = BFS(graph, edges_per_thread=args.edges_per_thread, encoding=args.encoding,
+                       comm=self.transport, direction=args.direction, alpha=args.alpha, beta=args.beta)
+
+    # -- roots -------------------------------------------------------------------------------------
+    def _has_edge_callback(self):
+        """Collective has_edge(candidates) for the root sampler from the owners' has_edge flags."""
+        grid, comms, backend = self.grid, self.comms, self.backend
+        owned_has_edge = backend.asnumpy(self.graph.has_edge)
+        lo = grid.to_global_owned(comms.i, comms.j, 0)
+
+        def has_edge(candidates: np.ndarray) -> np.ndarray:
+            candidates = np.asarray(candidates, np.int64)
+            mine = np.asarray(grid.owner_rank(candidates)) == comms.world.Get_rank()
+            flags = np.zeros(candidates.shape, np.int8)
+            flags[mine] = owned_has_edge[candidates[mine] - lo]
+            comms.world.Allreduce(MPI.IN_PLACE, flags, op=MPI.MAX)
+            return flags.astype(bool)
+        return has_edge
+
+    def trials(self) -> list[int]:
+        args, n = self.args, self.source.n_vertices
+        if self.root is not None:
+            roots = np.array([self.root], np.int64)
+        else:
+            roots = sample_roots(n, args.roots, self._has_edge_callback(), seed=args.seed_pair)
+            if len(roots) == 0:
+                raise DbfsError("no vertex has an edge: nothing to search", collective=True)
+            if len(roots) < args.roots:
+                runtime.log(f"only {len(roots)} vertices qualify as roots (asked for {args.roots})")
+        self.original = dict(zip(roots.tolist(), self.source.original_ids(roots)))
+        return [int(r) for r in roots]
+
+    # -- search and validation ---------------------------------------------------------------------
+    def warm_up(self, root: int) -> None:
+        if self.args.validate == "none":
+            self.search(root)
+            runtime.log("warm-up search done; timing searches")
+            return
+        super().warm_up(root)
+        runtime.log("warm-up search validated; timing searches")
+
+    def validates(self, index: int) -> bool:
+        return self.args.validate == "all" or (self.args.validate == "first" and index == 0)
+
+    def search(self, root: int):
+        self.last = self.bfs.search(root, log_levels=self.args.log_levels)
+        return self.last
+
+    def validate(self, root: int, result) -> str | None:
+        check = validate_bfs(self.graph, root, result.parent, result.nedge, level=result.level)
+        return None if check.ok else check.message
+
+    def label(self, root: int) -> str:
+        return f"root {self.original[root]}"
+
+    def record(self, root: int, result) -> dict:
+        if self.args.log_levels:
+            print_levels(dataclasses.replace(result, root=self.original[root]))
+        record = {"root": root, "time": result.time, "nedge": result.nedge,
+                  "teps": result.nedge / result.time if result.time > 0 else 0.0,
+                  "visited": result.visited, "depth": result.depth, "phases": result.phases,
+                  "bytes": result.bytes, "bytes_raw": result.bytes_raw}
+        if self.args.log_levels:
+            record["levels"] = result.levels
+        return record
+
+    def progress(self, index: int, count: int, root: int, record: dict) -> str:
+        return (f"search {index + 1}/{count} root {self.original[root]}: {record['time'] * 1e3:.2f} ms, "
+                f"{record['teps'] / 1e9:.3f} GTEPS, depth {record['depth']}, visited {record['visited']}")
+
+    # -- report ------------------------------------------------------------------------------------
+    def report(self, run: Run) -> None:
+        args, source, world = self.args, self.source, self.comm
+        if args.save_result:
+            save_result(args.save_result, self.graph, source, run.trials[0], self.last, world)
+            runtime.log(f"search tree written to {args.save_result}")
+        searches = run.records
+        validated = [s for s in searches if s["validated"]]
+        figure_args = dict(
+            scale=source.scale, edgefactor=source.edgefactor, graph_generation=run.figures["graph_generation"],
+            num_mpi_processes=world.Get_size(), construction_time=run.figures["construction_time"],
+            bfs_times=[s["time"] for s in searches], nedges=[s["nedge"] for s in searches],
+            validate_times=[s["validate_time"] for s in validated])
+        figures = stats.summary_dict(**figure_args)
+        runtime.out(stats.report(**figure_args, style=args.report))
+        extras = [breakdown_table(searches)]
+        if args.partition_cache:
+            extras.append(f"construction_source: {run.figures['construction_source']}")
+        certificate = run.figures["certificate"]
+        extras.append(f"certificate: passed ({certificate['time']:.6f} s, {certificate['tuples']} tuples)"
+                      if certificate else "certificate: not run (--validate none)")
+        if len(validated) < len(searches):
+            unchecked = [f"{i + 1}" for i, s in enumerate(searches) if not s["validated"]]
+            extras.append(f"validation: {len(validated)} of {len(searches)} searches validated (--validate "
+                          f"{args.validate}); NOT validated: searches {_ranges(unchecked)}; not an official "
+                          "Graph500 result")
+        # --report reference: stdout holds exactly the reference's block; the rest goes to stderr
+        for text in extras:
+            if args.report == "spec":
+                runtime.out(text)
+            else:
+                runtime.log(text.strip("\n"))
+        excluded = stats.zero_edge_searches([s["nedge"] for s in searches])
+        if excluded:
+            runtime.log(f"{excluded} of {len(searches)} searches traversed no edge (their root has none): "
+                        "left out of the TEPS statistics")
+        memory_peak = self.device_peak.largest()
+        if memory_peak is not None:
+            runtime.log(f"device memory peak {memory.readable(memory_peak)} (largest rank; estimate "
+                        f"{memory.readable(run.figures['memory_estimate'])})")
+        devices = world.gather(self.backend.describe(), root=0)
+        if args.json and world.Get_rank() == 0:
+            file_figures = {k: run.figures[k] for k in ("construction_source", "graph_load",
+                                                         "load_edges_per_s_per_rank", "compile_time",
+                                                         "memory_estimate", "memory_construction_peak",
+                                                         "certificate") if k in run.figures}
+            doc = {**provenance(), "mpi_library": runtime.mpi_library(),
+                   "scale": source.scale, "edgefactor": source.edgefactor, "n_vertices": source.n_vertices,
+                   "n_edges": source.n_edges, "grid": [self.grid.R, self.grid.C], "backend": self.backend.name,
+                   "devices": devices, "graph_generation": run.figures["graph_generation"],
+                   "construction_time": run.figures["construction_time"],
+                   "edges_per_thread": args.edges_per_thread, "direction": args.direction,
+                   "alpha": args.alpha, "beta": args.beta, "encoding": args.encoding, "comm": self.transport,
+                   "roots": run.trials, "graph_file": args.graph, "directed": not source.symmetric,
+                   "validate": args.validate, "memory_peak": memory_peak,
+                   "roots_original": [self.original[r] for r in run.trials], **file_figures,
+                   **figures, "searches": searches}
+            write_json_atomically(args.json, doc)
+
+    def close(self) -> None:
+        self.bfs.close()
+
+
+def main(args) -> None:
+    """Collective: the pre-flight (module docstring), then the harness drives the run."""
+    runtime.check_slurm()
+    args.seed_pair = parse_seed(args.seed)
+    _check_args(args)
+    backend = select(args.backend)
+    world = runtime.WORLD
+    R, C = args.grid_shape
+    transport = resolve_transport(args.comm, backend)
+    runtime.log(f"dbfs {__version__}: {world.Get_size()} ranks, grid {R}x{C}, backend "
+                f"{backend.name}, direction {args.direction}, encoding {args.encoding}, comm {transport}")
+    check_save_request(args)
+    source = GraphSource.from_args(args)
+    _check_ids(source)
+    grid = _make_grid(R, C, source)
+    root = None if args.root is None else source.dense_root(args.root)
+    plan = memory.plan_run(grid, source, args.direction, transport, backend)
+    runtime.log(f"graph: {source.describe}: {source.n_vertices} vertices, {source.n_edges} tuples")
+    drive(Graph500BFS(args, backend, transport, source, grid, root, plan))
+
+
+def _ranges(numbers: list[str]) -> str:
+    """'2, 3, 4, 7' -> '2-4, 7' (consecutive search numbers joined)."""
+    values, parts = [int(x) for x in numbers], []
+    start = prev = values[0]
+    for v in values[1:] + [None]:
+        if v is not None and v == prev + 1:
+            prev = v
+            continue
+        parts.append(f"{start}" if start == prev else f"{start}-{prev}")
+        if v is not None:
+            start = prev = v
+    return ", ".join(parts)
