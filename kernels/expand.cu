@@ -17,7 +17,7 @@
 // over the work, so no count is read back to size a launch. The expansion adds the edge total to
 // stats[STAT_CHECKED] (entries examined, for the per-level log).
 // Launched with a control block, the kernels run only when the next step is a bulk top-down level.
-#include "common.cuh"
+#include "columns.cuh"
 
 #define TOPDOWN_GATE (1 << STEP_TOPDOWN)
 
@@ -147,46 +147,6 @@ frontier_degree_scan(const i64* __restrict__ col_ptr, const i32* __restrict__ fr
         }
         if (tile == ntiles - 1 && threadIdx.x == 0) cumul[nf] = offset + tile_total;
     }
-}
-
-// Largest k in [lo, hi] with cumul[k] <= edge (zero-degree frontier entries are skipped by "largest").
-__device__ __forceinline__ i32 search_columns(const i64* __restrict__ cumul, i32 lo, i32 hi, i64 edge)
-{
-    while (lo < hi) {
-        const i32 mid = lo + ((hi - lo + 1) >> 1);
-        if (cumul[mid] <= edge) lo = mid;
-        else hi = mid - 1;
-    }
-    return lo;
-}
-
-// The frontier column holding edge `first` (section 3.4.1's binary search), found per warp: two lanes
-// search the global scan for the warp's first and last edge; when those lie at most 31 columns apart
-// (the common case once frontiers are large) every lane finishes with a 5-step search over the
-// column starts held in the warp's registers, instead of ~log2(nf) dependent global loads. Wider
-// spans fall back to a per-lane search bounded by the two columns. Warp-collective.
-template <int EPT>
-__device__ __forceinline__ i32 first_column(const i64* __restrict__ cumul, i32 nf, i64 total, i64 first)
-{
-    const int lane = threadIdx.x & 31;
-    const i64 warp_first = first - (i64)lane * EPT;
-    const i64 warp_last = min(warp_first + 32 * EPT, total) - 1;
-    i32 bound = 0;
-    if (lane < 2 && warp_first < total)
-        bound = search_columns(cumul, 0, nf - 1, lane == 0 ? warp_first : warp_last);
-    const i32 k_lo = __shfl_sync(0xffffffffu, bound, 0);
-    const i32 k_hi = __shfl_sync(0xffffffffu, bound, 1);
-    if (k_hi - k_lo >= 32) return first < total ? search_columns(cumul, k_lo, k_hi, first) : k_lo;
-    const i64 start = k_lo + lane <= k_hi ? cumul[k_lo + lane] : 0x7fffffffffffffffLL;
-    i32 lo = 0, hi = k_hi - k_lo;
-#pragma unroll
-    for (int step = 0; step < 5; ++step) {
-        const i32 mid = (lo + hi + 1) >> 1;
-        const i64 mid_start = __shfl_sync(0xffffffffu, start, mid);
-        if (mid_start <= first) lo = mid;
-        else hi = mid - 1;
-    }
-    return k_lo + lo;
 }
 
 template <int EPT>

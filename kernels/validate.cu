@@ -6,19 +6,17 @@
 // root, self-parent, level/visited agreement), the count of vertices with a parent and a level and the
 // deepest level. compact_levels_<L>_<P>: the level array in the narrowest type L that holds the
 // deepest level, all ones for a vertex without a parent or a level, so that the random reads of the
-// entry pass hit a small array. check_entries_<L>_<P>: one pass over the CSC entries u -> v, balanced
-// by a merge path over columns and entries (each warp gets the same number of column ends plus
-// entries, so hubs and runs of empty columns alike are split evenly); a warp walks its entries 32 at a
-// time and finds each entry's column with a 5-step search over a window of 32 column ends held in its
-// registers, from which the column's own level (and parent) reach the lanes by shuffles. Per entry: the
-// span and edge-level rules, the TEPS counts, and the parent-edge test: the entry that joins a vertex
-// to its parent marks the vertex and checks the two levels (parent-level, parent-unreached, cycle).
+// entry pass hit a small array. check_entries_<L>_<P>: one pass over the CSC entries u -> v in equal
+// chunks of consecutive entries (hubs and runs of empty columns cost no more than other entries), each
+// entry's column found by the warp's shared search of col_ptr (columns.cuh). Per entry: the span and
+// edge-level rules, the TEPS counts, and the parent-edge test: the entry that joins a vertex to its
+// parent marks the vertex and checks the two levels (parent-level, parent-unreached, cycle).
 // check_parent_edges_<P>: per owned vertex, its mark (parent-not-neighbour).
 //
 // Every rule keeps its lowest offender (a global vertex id) in one u64 slot by atomicMin, after a
 // warp-level minimum and a read of the slot (a violation is rare, so the valid case issues no atomic);
 // counts go up by one atomic per block.
-#include "common.cuh"
+#include "columns.cuh"
 
 #define NO_VERTEX 0xffffffffffffffffULL
 #define FULL_MASK 0xffffffffu
@@ -134,21 +132,6 @@ __device__ __forceinline__ i32 level_of(L x)
 // ---------------------------------------------------------------------------------------------------
 // The entry pass.
 
-// Merge-path split (Merrill and Garland): the number of column ends that precede the `diagonal`-th
-// item of the merge of the column ends col_ptr[1..ncols] with the entry indices 0..nnz-1 (a column
-// end comes before an entry index it does not exceed).
-__device__ __forceinline__ i64 merge_path_columns(const i64* __restrict__ col_ptr, i64 ncols, i64 nnz,
-                                                  i64 diagonal)
-{
-    i64 lo = max(diagonal - nnz, (i64)0), hi = min(diagonal, ncols);
-    while (lo < hi) {
-        const i64 pivot = (lo + hi) >> 1;
-        if (col_ptr[pivot + 1] <= diagonal - pivot - 1) lo = pivot + 1;
-        else hi = pivot;
-    }
-    return lo;
-}
-
 // Local row of global vertex p on this grid row, or -1. Global block k holds the ids [k*b, (k+1)*b)
 // (dbfs.grid); block_rows[k] is the local row of its first id here, -1 when another grid row owns it.
 __device__ __forceinline__ i32 local_row_of(i64 p, i32 b, i32 nblocks, const i32* __restrict__ block_rows)
@@ -166,9 +149,11 @@ __device__ __forceinline__ i64 global_row(i32 r, i32 b, const i64* __restrict__ 
     return row_starts[m] + (r - m * b);
 }
 
-// One warp's share of the entries: lane l takes entries base + 32 t + l (t < EPT) of each step of
-// 32 * EPT entries, so every load is coalesced and a lane has EPT independent chains (row, row level,
-// row parent) in flight.
+// Entries in chunks of BLOCK_THREADS * EPT taken by the blocks in stride (the stride loop's bound is
+// the same for every thread of a block); a thread holds EPT consecutive entries and finds the column of
+// its first one with the warp's shared search (columns.cuh first_column; empty columns are skipped),
+// then walks forward. Each column's level and (undirected) its parent's local row are read per entry:
+// consecutive entries mostly share a column, so those reads hit the same lines.
 template <int EPT, typename L, typename P>
 __device__ __forceinline__ void entry_rules(
     const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, i32 ncols, i64 nnz,
@@ -177,62 +162,24 @@ __device__ __forceinline__ void entry_rules(
     const i32* __restrict__ block_rows, i32 nblocks, i32 b, u32* __restrict__ marks,
     u64* __restrict__ stats, i32 detail_slot, u64 detail_vertex)
 {
-    const int lane = threadIdx.x & 31;
-    const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
-    const i64 items = (i64)ncols + nnz;
-    const i64 share = (items + warps - 1) / warps;
-    const i64 d0 = min(items, warp * share), d1 = min(items, d0 + share);
-    i64 split = 0;
-    if (lane < 2) split = merge_path_columns(col_ptr, ncols, nnz, lane ? d1 : d0);
-    const i64 first_col = __shfl_sync(FULL_MASK, split, 0);
-    const i64 e_end = d1 - __shfl_sync(FULL_MASK, split, 1);
-
-    // The window: lane k holds column cw + k (its end, level and, undirected, its parent's local row).
-    // It only moves forward, as the entries do.
-    i64 cw = first_col - 32;
-    i64 col_end = 0;
-    i32 col_lv = -1, col_expect = -1;
     u64 counted = 0, leaving = 0;
-    for (i64 base = d0 - first_col; base < e_end; base += 32 * EPT) {
+    const i64 chunk = (i64)BLOCK_THREADS * EPT;
+    for (i64 chunk_base = (i64)blockIdx.x * chunk; chunk_base < nnz; chunk_base += (i64)gridDim.x * chunk) {
+        const i64 first = chunk_base + (i64)threadIdx.x * EPT;
+        i32 k = first_column<EPT>(col_ptr, ncols, nnz, first);
+        i64 column_end = first < nnz ? col_ptr[k + 1] : 0;
         i64 e[EPT];
         i32 col[EPT], lc[EPT], expect[EPT];
 #pragma unroll
         for (int t = 0; t < EPT; ++t) {
-            e[t] = base + 32 * t + lane;
-            col[t] = 0;
-            lc[t] = -1;
-            expect[t] = -1;
-            bool pending = e[t] < e_end;
-            while (__any_sync(FULL_MASK, pending)) {
-                const i64 first_pending = base + 32 * t + __ffs(__ballot_sync(FULL_MASK, pending)) - 1;
-                if (__shfl_sync(FULL_MASK, col_end, 31) <= first_pending) {
-                    cw += 32;
-                    const i64 c = cw + lane;
-                    col_end = c < ncols ? col_ptr[c + 1] : 0x7fffffffffffffffLL;
-                    col_lv = c < ncols ? level_of(col_level[c]) : -1;
-                    col_expect = !directed && col_lv >= 0
-                        ? local_row_of((i64)col_parent[c], b, nblocks, block_rows) : -1;
-                    continue;
-                }
-                const bool here = pending && e[t] < __shfl_sync(FULL_MASK, col_end, 31);
-                int k = 0, hi = 31;   // the first window column whose end exceeds e[t]
-#pragma unroll
-                for (int step = 0; step < 5; ++step) {
-                    const int mid = (k + hi) >> 1;
-                    if (__shfl_sync(FULL_MASK, col_end, mid) > e[t]) hi = mid;
-                    else k = mid + 1;
-                }
-                const i32 window_lv = __shfl_sync(FULL_MASK, col_lv, k);
-                const i32 window_expect = __shfl_sync(FULL_MASK, col_expect, k);
-                if (here) {
-                    col[t] = (i32)(cw + k);
-                    lc[t] = window_lv;
-                    expect[t] = window_expect;
-                }
-                pending = pending && !here;
-            }
+            e[t] = first + t;
+            if (e[t] < nnz)
+                while (column_end <= e[t]) column_end = col_ptr[++k + 1];   // col_ptr[ncols] == nnz bounds it
+            col[t] = k;
+            lc[t] = e[t] < nnz ? level_of(col_level[k]) : -1;
+            expect[t] = !directed && lc[t] >= 0 ? local_row_of((i64)col_parent[k], b, nblocks, block_rows) : -1;
         }
+        const i64 e_end = nnz;
 
         // a lane reads an entry when it is a real one and, undirected, its column has a level
         bool read[EPT];

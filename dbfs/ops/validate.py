@@ -12,11 +12,10 @@ keep the lowest offending global vertex id (NO_VERTEX: none) and whose other slo
                       joins a vertex to its parent: its mark, level (parent more than one level up),
                       parent-unreached, cycle (parent not above the vertex)
   check_parent_edges  per owned vertex: parent-not-neighbour (no mark)
-GPU method (check_entries): a merge path over the column ends and the entries gives every warp the same
-number of both, so hubs and long runs of empty columns are split evenly; lanes take EPT coalesced
-entries per step and find their columns by a 5-step search over a window of 32 column ends held in
-registers; the column's level (and parent) reach the lanes by shuffles, so per entry only the row and
-its compact level (and, directed, its parent) are read. Lowest offenders: warp minimum, then one
+GPU method (check_entries): the entries in equal chunks, EPT consecutive ones per thread, whose
+column the warp finds by one shared binary search of col_ptr (kernels/columns.cuh, as the expansion
+finds frontier columns), so hubs and long runs of empty columns cost no more than other entries; per
+entry the row, its compact level (and, directed, its parent) and the column's level and parent. Lowest offenders: warp minimum, then one
 atomicMin only below the slot's value; counts: one atomic per block. NumPy method: the same rules on
 whole arrays, entries in chunks of whole columns.
 """
@@ -39,8 +38,6 @@ CHECKS = tuple(name.replace("_", "-") for name, slot in sorted(SLOT.items(), key
 NO_VERTEX = (1 << 64) - 1
 ENTRIES_PER_LANE = (4,)               # the check_entries_*_e<EPT> variants compiled
 DEFAULT_ENTRIES_PER_LANE = 4
-BLOCKS_PER_SM = 8                     # entry pass: the whole device, in equal warp shares
-MIN_ITEMS_PER_WARP = 1024             # fewer warps on small blocks
 VERTEX_BLOCKS = 4096                  # grid-stride cap of the per-vertex kernels
 NUMPY_ENTRY_CHUNK = 1 << 22           # NumPy twin: entries per step (whole columns)
 
@@ -186,12 +183,11 @@ def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, direc
             require_array(name, array, dtype)
         if nnz == 0:
             return
-        items = ncols + nnz
-        blocks = min(_sm_count(backend) * BLOCKS_PER_SM,
-                     -(-items // (MIN_ITEMS_PER_WARP * THREADS // 32)))
         name = f"check_entries_{_level_name(col_level)}_{_PARENT_TYPES[parent.dtype]}_e{entries_per_lane}"
-        backend.kernel("validate", name)(
-            (blocks,), (THREADS,),
+        kernel = backend.kernel("validate", name)
+        kernel(
+            (min(backend.resident_blocks(kernel, THREADS), -(-nnz // (THREADS * entries_per_lane))),),
+            (THREADS,),
             (col_ptr, row_idx, np.int32(ncols), np.int64(nnz), col_level, row_level,
              parent, parent, np.int32(directed),
              np.int64(layout.col_base), layout.row_starts, layout.block_rows,
@@ -340,11 +336,3 @@ def _vertex_blocks(b: int) -> int:
     return min(VERTEX_BLOCKS, -(-b // THREADS))
 
 
-_sm_counts: dict = {}
-
-
-def _sm_count(backend) -> int:
-    if backend.device not in _sm_counts:
-        _sm_counts[backend.device] = int(
-            backend.xp.cuda.Device(backend.device).attributes["MultiProcessorCount"])
-    return _sm_counts[backend.device]
