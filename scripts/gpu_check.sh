@@ -4,7 +4,13 @@
 #
 #   scripts/gpu_check.sh tests            GPU tests only
 #   scripts/gpu_check.sh bench SCALES     main-mode benchmark (64 roots) per scale, e.g. "22 24 26"
-#   scripts/gpu_check.sh profile SCALE    host overhead / kernel bandwidth / edges-per-thread sweep
+#   scripts/gpu_check.sh profile SCALE    the level loop per variant (direction, small-level limit): per
+#                                         search and per level, host syncs, small-level times
+#   scripts/gpu_check.sh validate SCALE SIDE  validation time per search (scripts/bench_validate.py) on a
+#                                         Kronecker graph of SCALE and a SIDE x SIDE lattice
+#   scripts/gpu_check.sh lattice SIDE     a SIDE x SIDE lattice with scrambled ids: the main command (16
+#                                         roots, --log-levels) and gapbs on the same edges (needs .peers)
+#   scripts/gpu_check.sh gapbs SCALE      gapbs's own Kronecker graph of SCALE, degree 16, 64 trials
 #   scripts/gpu_check.sh generator SCALES generator identity and speed
 #   scripts/gpu_check.sh multi RANKS      the BFS and exchange GPU tests at each rank count of RANKS, e.g.
 #                                         "2 3 4" (ranks take the GPUs round-robin; beyond one rank per
@@ -35,6 +41,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERE
 export NCCL_NVLS_ENABLE=0
 PY=${PY:-python3}
 status=0
+# a stuck GPU test fails alone (with its traceback) instead of eating the whole call
+TEST_TIMEOUT=$($PY -c "import pytest_timeout" 2>/dev/null && echo "-p timeout --timeout 300")
 
 install() {
     local wheels=()
@@ -61,11 +69,12 @@ while [ $# -gt 0 ]; do
     stage=$1; shift
     case $stage in
     tests)
-        run "$RESULTS/gpu_tests.log" $PY -m pytest -q -m gpu -p no:cacheprovider tests ;;
+        run "$RESULTS/gpu_tests.log" $PY -m pytest -q -m gpu -p no:cacheprovider $TEST_TIMEOUT tests ;;
     multi)
         for p in $1; do
             run "$RESULTS/gpu_tests_${p}ranks_$(ngpus)gpus.log" mpirun -n "$p" $PY -m pytest --with-mpi -q \
-                -m gpu -p no:cacheprovider tests/test_bfs.py tests/test_exchange.py
+                -m gpu -p no:cacheprovider $TEST_TIMEOUT tests/test_bfs.py tests/test_exchange.py \
+                tests/test_validate.py tests/test_build.py tests/test_certificate.py
         done
         shift ;;
     multibench)
@@ -98,7 +107,31 @@ while [ $# -gt 0 ]; do
         done
         shift ;;
     profile)
-        run "$RESULTS/profile_scale$1.log" $PY scripts/profile_levels.py --scale "$1" --out "$RESULTS/profile_scale$1.json"
+        run "$RESULTS/profile_scale$1.log" $PY scripts/profile_levels.py --scale "$1" --roots 16 \
+            --small-edges default,0 --out "$RESULTS/profile_scale$1.json"
+        shift ;;
+    validate)
+        run "$RESULTS/validate.log" $PY scripts/bench_validate.py --scale "$1" --lattice "$2" --roots 4 \
+            --json "$RESULTS/validate.json"
+        shift 2 ;;
+    lattice)
+        work=${LATTICE_WORK:-/tmp/dbfs-lattice}
+        rm -rf "$work"; mkdir -p "$work"
+        run "$RESULTS/lattice$1_generate.log" $PY -m dbfs generate --lattice "$1x$1" --out "$work/lattice.h5"
+        run "$RESULTS/lattice$1_1gpu.log" $PY -m dbfs --graph "$work/lattice.h5" --roots 16 --log-levels \
+            --backend gpu --json "$RESULTS/lattice$1_1gpu.json"
+        run "$RESULTS/lattice$1_profile.log" $PY scripts/profile_levels.py --graph "$work/lattice.h5" --roots 4 \
+            --direction auto --small-edges default,0 --out "$RESULTS/lattice$1_profile.json"
+        if [ -d .peers/gapbs ]; then
+            make -s -C .peers/gapbs -j16 bfs >"$RESULTS/gapbs_build.log" 2>&1
+            run "$RESULTS/lattice$1_export.log" $PY scripts/export_edges.py "$work/lattice.h5" "$work/lattice.el"
+            run "$RESULTS/lattice$1_gapbs.log" .peers/gapbs/bfs -f "$work/lattice.el" -s -n 16
+        fi
+        rm -rf "$work"
+        shift ;;
+    gapbs)
+        make -s -C .peers/gapbs -j16 bfs >"$RESULTS/gapbs_build.log" 2>&1
+        run "$RESULTS/gapbs_scale$1.log" .peers/gapbs/bfs -g "$1" -k 16 -n 64
         shift ;;
     generator)
         run "$RESULTS/generator.log" $PY scripts/bench_generator.py $1 --out "$RESULTS/generator.json"
