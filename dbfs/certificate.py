@@ -25,7 +25,7 @@ import numpy as np
 from mpi4py import MPI
 
 from dbfs import memory
-from dbfs.ops.certificate import hash_entries, hash_tuples
+from dbfs.ops.certificate import ID_SLICE, hash_entries, hash_tuples
 
 MASK64 = (1 << 64) - 1
 
@@ -56,11 +56,20 @@ def tuple_sums(source, backend, comm, keys, chunk_edges: int) -> np.ndarray:
     return backend.asnumpy(acc)
 
 
+def global_ids(xp, count: int, to_global) -> object:
+    """int64 [count]: to_global(local index) of every local index, computed ID_SLICE indices at a time
+    (the ownership math's temporaries are several int64 arrays as long as its input)."""
+    ids = xp.empty(count, xp.int64)
+    for lo in range(0, count, ID_SLICE):
+        ids[lo:lo + ID_SLICE] = to_global(xp.arange(lo, min(lo + ID_SLICE, count), dtype=xp.int64))
+    return ids
+
+
 def entry_sums(graph, keys) -> np.ndarray:
     """The hash (count, first sum, second sum; uint64) of this rank's CSC entries."""
     grid, xp = graph.grid, graph.backend.xp
-    col_ids = grid.to_global_col(graph.j, xp.arange(grid.cols_per_rank, dtype=xp.int64))
-    row_ids = grid.to_global_row(graph.i, xp.arange(grid.rows_per_rank, dtype=xp.int64))
+    col_ids = global_ids(xp, grid.cols_per_rank, lambda c: grid.to_global_col(graph.j, c))
+    row_ids = global_ids(xp, grid.rows_per_rank, lambda r: grid.to_global_row(graph.i, r))
     acc = xp.zeros(3, xp.uint64)
     hash_entries(graph.backend, graph.col_ptr, graph.row_idx, col_ids, row_ids, keys, acc)
     return graph.backend.asnumpy(acc)

@@ -32,7 +32,7 @@ from dbfs import runtime
 from dbfs.errors import DbfsError
 from dbfs.graph import csc_is_row_major
 from dbfs.grid import Grid
-from dbfs.ops.certificate import TWIN_CHUNK
+from dbfs.ops.certificate import ID_SLICE, TWIN_CHUNK
 
 GIB = 1 << 30
 MIN_CHUNK_EDGES = 1 << 16
@@ -117,12 +117,15 @@ def construction_bytes(grid: Grid, n_edges: int, chunk: int, symmetric: bool, ro
 
 def certificate_bytes(grid: Grid, n_edges: int, chunk: int, device: str = "gpu") -> int:
     """dbfs.certificate: first one chunk of tuples (16 B each), then the global ids of the local rows
-    and columns (int64 tables); an accumulator; on the CPU the NumPy twin's temporaries (about 64 B
-    per entry of its step)."""
+    and columns (int64 tables) and, while they are computed, the ownership math's temporaries on one
+    slice of them (at most six int64 arrays of ID_SLICE); an accumulator; on the CPU the NumPy twin's
+    temporaries (about 64 B per entry of its step)."""
     share = -(-n_edges // grid.size)
     tuples = min(chunk, share)
     twin = 64 * min(TWIN_CHUNK, 2 * share) if device == "cpu" else 0
-    return max(16 * tuples, 8 * (grid.rows_per_rank + grid.cols_per_rank)) + 24 + twin
+    tables = 8 * (grid.rows_per_rank + grid.cols_per_rank)
+    slice_temporaries = 6 * 8 * min(ID_SLICE, max(grid.rows_per_rank, grid.cols_per_rank))
+    return max(16 * tuples, tables + slice_temporaries) + 24 + twin
 
 
 def search_state_bytes(grid: Grid, direction: str, transport: str = "mpi", device: str = "gpu") -> int:

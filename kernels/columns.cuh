@@ -16,21 +16,21 @@ __device__ __forceinline__ i32 search_columns(const i64* __restrict__ cumul, i32
     return lo;
 }
 
-// The column holding id `first` (paper 004 section 3.4.1's binary search), found per warp, for threads
-// that hold EPT consecutive ids each, lane by lane: two lanes search the whole array for the warp's
-// first and last id; when those lie at most 31 columns apart (the common case) every lane finishes
-// with a 5-step search over the column starts held in the warp's registers, instead of ~log2(nf)
-// dependent global loads. Wider spans fall back to a per-lane search bounded by the two columns.
-// Warp-collective.
+// The column holding id `first` (paper 004 section 3.4.1's binary search), for threads that hold EPT
+// consecutive ids each, lane by lane, the column known to lie in [lo_bound, hi_bound]: two lanes search
+// that range for the warp's first and last id; when those lie at most 31 columns apart (the common
+// case) every lane finishes with a 5-step search over the column starts held in the warp's registers.
+// Wider spans fall back to a per-lane search bounded by the two columns. Warp-collective.
 template <int EPT>
-__device__ __forceinline__ i32 first_column(const i64* __restrict__ cumul, i32 nf, i64 total, i64 first)
+__device__ __forceinline__ i32 first_column(const i64* __restrict__ cumul, i32 lo_bound, i32 hi_bound, i64 total,
+                                            i64 first)
 {
     const int lane = threadIdx.x & 31;
     const i64 warp_first = first - (i64)lane * EPT;
     const i64 warp_last = min(warp_first + 32 * EPT, total) - 1;
-    i32 bound = 0;
+    i32 bound = lo_bound;
     if (lane < 2 && warp_first < total)
-        bound = search_columns(cumul, 0, nf - 1, lane == 0 ? warp_first : warp_last);
+        bound = search_columns(cumul, lo_bound, hi_bound, lane == 0 ? warp_first : warp_last);
     const i32 k_lo = __shfl_sync(0xffffffffu, bound, 0);
     const i32 k_hi = __shfl_sync(0xffffffffu, bound, 1);
     if (k_hi - k_lo >= 32) return first < total ? search_columns(cumul, k_lo, k_hi, first) : k_lo;
@@ -46,3 +46,19 @@ __device__ __forceinline__ i32 first_column(const i64* __restrict__ cumul, i32 n
     return k_lo + lo;
 }
 
+// The same for a block whose threads hold the consecutive ids of one chunk [chunk_first, chunk_first +
+// chunk_ids): threads 0 and 1 search the whole array once for the chunk's first and last id, and every
+// warp then searches only between those two columns. A search of the whole array is ~log2(n) dependent
+// loads; per warp that made the expansion and the validator latency-bound, per chunk it is shared by
+// the block's eight warps. `bounds` is shared memory, one pair per turn parity: a pair is rewritten two
+// turns later, after the barrier of the turn between. Block-collective (one barrier).
+template <int EPT>
+__device__ __forceinline__ i32 chunk_first_column(const i64* __restrict__ cumul, i32 n, i64 total, i64 chunk_first,
+                                                  i64 chunk_ids, i64 first, i32* bounds)
+{
+    if (threadIdx.x < 2 && chunk_first < total)
+        bounds[threadIdx.x] = search_columns(cumul, 0, n - 1,
+                                             threadIdx.x == 0 ? chunk_first : min(chunk_first + chunk_ids, total) - 1);
+    __syncthreads();
+    return first_column<EPT>(cumul, bounds[0], bounds[1], total, first);
+}

@@ -8,7 +8,7 @@
 // deepest level, all ones for a vertex without a parent or a level, so that the random reads of the
 // entry pass hit a small array. check_entries_<L>_<P>: one pass over the CSC entries u -> v in equal
 // chunks of consecutive entries (hubs and runs of empty columns cost no more than other entries), each
-// entry's column found by the warp's shared search of col_ptr (columns.cuh). Per entry: the span and
+// entry's column found by the block's and the warp's shared searches of col_ptr (columns.cuh). Per entry: the span and
 // edge-level rules, the TEPS counts, and the parent-edge test: the entry that joins a vertex to its
 // parent marks the vertex and checks the two levels (parent-level, parent-unreached, cycle).
 // check_parent_edges_<P>: per owned vertex, its mark (parent-not-neighbour).
@@ -151,8 +151,8 @@ __device__ __forceinline__ i64 global_row(i32 r, i32 b, const i64* __restrict__ 
 
 // Entries in chunks of BLOCK_THREADS * EPT taken by the blocks in stride (the stride loop's bound is
 // the same for every thread of a block); a thread holds EPT consecutive entries and finds the column of
-// its first one with the warp's shared search (columns.cuh first_column; empty columns are skipped),
-// then walks forward. Each column's level and (undirected) its parent's local row are read per entry:
+// its first one with the block's and the warp's shared searches (columns.cuh chunk_first_column; empty
+// columns are skipped), then walks forward. Each column's level and (undirected) its parent's local row are read per entry:
 // consecutive entries mostly share a column, so those reads hit the same lines.
 template <int EPT, typename L, typename P>
 __device__ __forceinline__ void entry_rules(
@@ -164,9 +164,11 @@ __device__ __forceinline__ void entry_rules(
 {
     u64 counted = 0, leaving = 0;
     const i64 chunk = (i64)BLOCK_THREADS * EPT;
-    for (i64 chunk_base = (i64)blockIdx.x * chunk; chunk_base < nnz; chunk_base += (i64)gridDim.x * chunk) {
+    __shared__ i32 bounds[2][2];
+    int turn = 0;
+    for (i64 chunk_base = (i64)blockIdx.x * chunk; chunk_base < nnz; chunk_base += (i64)gridDim.x * chunk, ++turn) {
         const i64 first = chunk_base + (i64)threadIdx.x * EPT;
-        i32 k = first_column<EPT>(col_ptr, ncols, nnz, first);
+        i32 k = chunk_first_column<EPT>(col_ptr, ncols, nnz, chunk_base, chunk, first, bounds[turn & 1]);
         i64 column_end = first < nnz ? col_ptr[k + 1] : 0;
         i64 e[EPT];
         i32 col[EPT], lc[EPT], expect[EPT];
