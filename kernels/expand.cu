@@ -169,7 +169,6 @@ __device__ __forceinline__ void expand_edges(
     // block, where a fixed stride let slow and fast blocks drift apart. Chunks are taken two turns
     // ahead, alternating between two shared slots, so the atomic's round trip overlaps a chunk.
     __shared__ i64 taken[2];
-    __shared__ i32 bounds[2][2];
     if (threadIdx.x == 0) {
         taken[0] = (i64)atomicAdd(chunks, 1ULL);
         taken[1] = (i64)atomicAdd(chunks, 1ULL);
@@ -181,7 +180,7 @@ __device__ __forceinline__ void expand_edges(
     for (int turn = 0; taken[turn & 1] * chunk_edges < total; ++turn) {
         const i64 chunk_base = taken[turn & 1] * chunk_edges;
         const i64 first = chunk_base + (i64)threadIdx.x * EPT;
-        i32 k = chunk_first_column<EPT>(cumul, nf, total, chunk_base, chunk_edges, first, bounds[turn & 1]);
+        i32 k = first_column<EPT>(cumul, 0, nf - 1, total, first);
         i64 column_start = cumul[k], column_end = cumul[k + 1];
 
         bool valid[EPT];
