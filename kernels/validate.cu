@@ -149,14 +149,11 @@ __device__ __forceinline__ i64 global_row(i32 r, i32 b, const i64* __restrict__ 
     return row_starts[m] + (r - m * b);
 }
 
-// Every warp takes an equal share of the entries (hubs are split like any other run of entries) and
-// walks it in steps of 32 * EPT, lane l holding the EPT consecutive entries from base + l * EPT. The
-// column of the step's first entry is known (one search of col_ptr per share, then carried from step
-// to step); the ends of the next 32 columns are loaded at once, a lane finds its first entry's column
-// among them with a 5-step search over the warp's registers (columns.cuh does the same for the
-// expansion) -- or, past those 32 columns (many empty columns), with a search of col_ptr beyond them --
-// and walks forward for the rest. Per entry the column's level and (undirected) its parent's local row
-// are read: consecutive entries mostly share a column, so those reads hit the same lines.
+// Entries in chunks of BLOCK_THREADS * EPT taken by the blocks in stride (the stride loop's bound is
+// the same for every thread of a block); a thread holds EPT consecutive entries and finds the column of
+// its first one with the block's and the warp's shared searches (columns.cuh chunk_first_column; empty
+// columns are skipped), then walks forward. Each column's level and (undirected) its parent's local row are read per entry:
+// consecutive entries mostly share a column, so those reads hit the same lines.
 template <int EPT, typename L, typename P>
 __device__ __forceinline__ void entry_rules(
     const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, i32 ncols, i64 nnz,
@@ -166,44 +163,26 @@ __device__ __forceinline__ void entry_rules(
     u64* __restrict__ stats, i32 detail_slot, u64 detail_vertex)
 {
     u64 counted = 0, leaving = 0;
-    const int lane = threadIdx.x & 31;
-    const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
-    const i64 step_entries = 32 * EPT;
-    // shares are whole steps, so a lane's EPT entries never straddle two warps
-    const i64 share = (nnz + warps * step_entries - 1) / (warps * step_entries) * step_entries;
-    const i64 e_begin = min(nnz, warp * share), e_end = min(nnz, e_begin + share);
-    i32 k0 = 0;
-    if (lane == 0 && e_begin < e_end) k0 = search_columns(col_ptr, 0, ncols - 1, e_begin);
-    k0 = __shfl_sync(FULL_MASK, k0, 0);
-    for (i64 base = e_begin; base < e_end; base += step_entries) {
-        const i64 first = base + (i64)lane * EPT;
-        // lane j holds the end of column k0 + j
-        const i64 window_end = k0 + lane < ncols ? col_ptr[k0 + lane + 1] : 0x7fffffffffffffffLL;
-        i32 lo = 0, hi = 31;                  // the first window column whose end exceeds `first`
-#pragma unroll
-        for (int step = 0; step < 5; ++step) {
-            const i32 mid = (lo + hi) >> 1;
-            if (__shfl_sync(FULL_MASK, window_end, mid) > first) hi = mid;
-            else lo = mid + 1;
-        }
-        i32 k = k0 + lo;
-        if (first >= e_end) k = k0;
-        else if (first >= __shfl_sync(FULL_MASK, window_end, 31)) k = search_columns(col_ptr, k0 + 31, ncols - 1, first);
-        i64 column_end = first < e_end ? col_ptr[k + 1] : 0;
+    const i64 chunk = (i64)BLOCK_THREADS * EPT;
+    __shared__ i32 bounds[2][2];
+    int turn = 0;
+    for (i64 chunk_base = (i64)blockIdx.x * chunk; chunk_base < nnz; chunk_base += (i64)gridDim.x * chunk, ++turn) {
+        const i64 first = chunk_base + (i64)threadIdx.x * EPT;
+        i32 k = chunk_first_column<EPT>(col_ptr, ncols, nnz, chunk_base, chunk, first, bounds[turn & 1]);
+        i64 column_end = first < nnz ? col_ptr[k + 1] : 0;
         i64 e[EPT];
         i32 col[EPT], lc[EPT], expect[EPT];
 #pragma unroll
         for (int t = 0; t < EPT; ++t) {
             e[t] = first + t;
-            if (e[t] < e_end)
+            if (e[t] < nnz)
                 while (column_end <= e[t]) column_end = col_ptr[++k + 1];   // col_ptr[ncols] == nnz bounds it
             col[t] = k;
-            lc[t] = e[t] < e_end ? level_of(col_level[k]) : -1;
+            lc[t] = e[t] < nnz ? level_of(col_level[k]) : -1;
             expect[t] = !directed && lc[t] >= 0 ? local_row_of((i64)col_parent[k], b, nblocks, block_rows) : -1;
         }
-        // the next step starts in the column of this step's last entry
-        k0 = __shfl_sync(FULL_MASK, k, 31);
+        const i64 e_end = nnz;
+
         // a lane reads an entry when it is a real one and, undirected, its column has a level
         bool read[EPT];
         i32 r[EPT], lr[EPT];
