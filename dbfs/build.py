@@ -30,15 +30,14 @@ block, N'/C local columns, N'/R local rows (dbfs.memory.graph_bytes counts exact
   row_ptr  8 (N'/R + 1)  row offsets        } the row-major copy, only with --direction auto and a grid
   col_idx  4 E           local columns      } other than 1x1 or a directed graph
 So on 1x1 an undirected graph takes 8 bytes per input tuple (two 4-byte entries) and 12 per vertex.
-The search adds its per-vertex state (dbfs.memory.search_state_bytes mirrors dbfs.bfs.BFS), the
-harness two searches' parent and level copies, the validator its working memory. Budget per rank on
-one GPU (1x1, direction auto, today's search and validator; `python -m dbfs plan` prints it):
+The search adds its per-vertex state (dbfs.search_state.layout, about 24 B per vertex on 1x1 with
+32-bit parents and no per-search copies), the validator its working memory (about 5 B per vertex).
+Budget per rank on one GPU (1x1, direction auto; `python -m dbfs plan` prints it):
   scale 28: graph 35.0 GiB (row_idx 32.0 at most, col_ptr 2.0, degree 1.0); construction peak 35.0;
-            certificate 39.0; search 70.1 = graph + state 9.1 + result copies 6.0 + validation 20.0:
-            fits one H100 (79.6 GiB).
-  scale 29: graph 70.0, construction 70.0, certificate 78.0, search 140.2 = 70.0 + 18.2 + 12.0 + 40.0:
-            over one H200 (140.4 GiB). It fits once the search keeps 32-bit parents and no per-search
-            copies (-14 GiB) and the validator's depth derivation (40 GiB today) shrinks.
+            certificate 39.2; search 42.2 = graph + state 6.1 + validation 1.0: fits one H100.
+            Measured peak 41.4 GiB (bench/results/2026-11-24-session5/h100/s28.json).
+  scale 29: graph 70.0, construction 70.0, certificate 78.2, search 84.3 = 70.0 + 12.3 + 2.1: fits one
+            H200 (139 GiB). Measured peak 82.8 GiB (bench/results/2026-11-24-session5/h200/s29.json).
 
 Construction transients (dbfs.memory.construction_bytes): one chunk of K tuples (src, dst: 16 B a
 tuple) and one direction's entries in flight (int32 columns and rows, the int64 temporaries of the
