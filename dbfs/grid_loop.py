@@ -169,7 +169,7 @@ class GridLoop:
         """Expand, expansion, fold, update: the new frontier becomes group j of dst."""
         backend, s, g = self.backend, self.state, self.graph
         grid, comms = g.grid, g.comms
-        i, j, b = comms.i, comms.j, grid.block
+        i, j = comms.i, comms.j
         xp = backend.xp
         clock.switch("expand_comm")
         own = queue[grid.owned_row(j, 0):grid.owned_row(j, nf)]
@@ -224,7 +224,7 @@ class GridLoop:
         new frontier is the own frontier bitmap."""
         backend, s, g = self.backend, self.state, self.graph
         grid, comms = g.grid, g.comms
-        j, b, C, w = comms.j, grid.block, grid.C, s.words
+        j, C = comms.j, grid.C
         clock.switch("expand_comm")
         if self.col_x is not None:
             received, sent, raw = self.col_x.round(

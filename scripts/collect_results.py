@@ -77,7 +77,8 @@ def run_row(path: Path, doc: dict) -> dict:
     """One table row (plain numbers and strings) from one --json document."""
     searches = doc["searches"]
     R, C = doc["grid"]
-    row = {"study": study_of(path), "gpus": R * C, "grid": f"{R}x{C}", "scale": doc["scale"], "edgefactor": doc["edgefactor"],
+    row = {"study": study_of(path), "gpus": R * C, "grid": f"{R}x{C}", "scale": doc["scale"],
+           "edgefactor": doc["edgefactor"],
            "device": device_name(doc), **{k: doc.get(k, v) for k, v in LEGACY.items()},
            "nbfs": len(searches), "harmonic_mean_TEPS": doc["bfs_harmonic_mean_TEPS"],
            "mean_time_ms": 1e3 * doc["bfs_mean_time"]}

@@ -3,8 +3,9 @@ one GPU (dbfs.device_loop), with their NumPy twins.
 
 start_search visits the root and fills the control block; small_levels runs small top-down levels in
 one persistent cooperative kernel; finish_level closes a bulk level (the control block advanced by
-Beamer's rule; after a top-down level dbfs.ops.frontier has moved the new frontier back to queue 0). The twins run the same steps
-on NumPy arrays with the same contract; the host mirrors nothing during a GPU search.
+Beamer's rule; after a top-down level dbfs.ops.frontier has moved the new frontier back to queue 0).
+The twins run the same steps on NumPy arrays with the same contract; the host mirrors nothing during
+a GPU search.
 
 Arrays (device, 1-D, C-contiguous), as held by dbfs.search_state.SearchState on a 1x1 grid:
   control  int64 [CTL_WORDS]   the control block (kernels CTL)

@@ -12,12 +12,12 @@ keep the lowest offending global vertex id (NO_VERTEX: none) and whose other slo
                       joins a vertex to its parent: its mark, level (parent more than one level up),
                       parent-unreached, cycle (parent not above the vertex)
   check_parent_edges  per owned vertex: parent-not-neighbour (no mark)
-GPU method (check_entries): the entries in equal chunks, EPT consecutive ones per thread, whose
-column the warp finds by one shared binary search of col_ptr (kernels/columns.cuh, as the expansion
-finds frontier columns), so hubs and long runs of empty columns cost no more than other entries; per
-entry the row, its compact level (and, directed, its parent) and the column's level and parent. Lowest offenders: warp minimum, then one
-atomicMin only below the slot's value; counts: one atomic per block. NumPy method: the same rules on
-whole arrays, entries in chunks of whole columns.
+GPU method (check_entries): the entries in equal chunks, EPT consecutive ones per thread; a chunk's
+first and last column are searched once in col_ptr, and each warp searches only between them
+(kernels/columns.cuh), so hubs and long runs of empty columns cost no more than other entries; per
+entry the row, its compact level (and, directed, its parent) and the column's level and parent.
+Lowest offenders: warp minimum, then one atomicMin only below the slot's value; counts: one atomic per
+block. NumPy method: the same rules on whole arrays, entries in chunks of whole columns.
 """
 
 from __future__ import annotations
