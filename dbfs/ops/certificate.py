@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from dbfs.ops.expand import require_array
+from dbfs.kernels import BLOCK_THREADS as THREADS
+from dbfs.ops.arrays import require_array
 
-THREADS = 256                 # a multiple of 32: the kernels reduce whole warps
 MAX_BLOCKS = 4096
 ENTRIES_PER_THREAD = 16       # CSC entries a thread of hash_entries walks after one binary search
 TWIN_CHUNK = 1 << 20          # entries per step of the NumPy twins (bounds their temporaries)

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from dbfs.ops.expand import require_array
+from dbfs.kernels import BLOCK_THREADS as THREADS
+from dbfs.kernels import SCAN_ITEMS
+from dbfs.ops.arrays import require_array
 
-THREADS = 256                 # block size of every kernel of kernels/csc_build.cu (a multiple of 32)
-SCAN_ITEMS = 8                # consecutive elements per thread in the scan kernels
 MAX_BLOCKS = 65535 * 4
 
 
