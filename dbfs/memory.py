@@ -156,11 +156,14 @@ def _exchange_bytes(peers: int, b: int, transport: str, cpu: bool) -> int:
     return total
 
 
-def validation_bytes(grid: Grid, symmetric: bool) -> int:
-    """graph500.validate.validate_bfs's device arrays, with the widest compact levels (int32)."""
+def validation_bytes(grid: Grid, symmetric: bool, entries: int) -> int:
+    """graph500.validate.validate_bfs's device arrays, with the widest compact levels (int32), and the
+    entry pass's table of chunk columns (dbfs.ops.validate, int32 per chunk of the rank's entries)."""
+    from dbfs.ops.validate import chunk_table_bytes
     from dbfs.search_state import parent_dtype
     from graph500.validate import validation_bytes as validator_bytes
-    return validator_bytes(grid, parent_dtype(grid).itemsize, directed=not symmetric, level_itemsize=4)
+    return (validator_bytes(grid, parent_dtype(grid).itemsize, directed=not symmetric, level_itemsize=4)
+            + chunk_table_bytes(entries))
 
 
 @dataclass(frozen=True)
@@ -229,7 +232,7 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
                                                            device),
              "certificate": certificate_bytes(grid, n_edges, chunk, device),
              "search state": search_state_bytes(grid, direction, transport, device),
-             "validation": validation_bytes(grid, symmetric)}
+             "validation": validation_bytes(grid, symmetric, entries)}
     phases = {"construction": resident - graph["degree"] + max(parts["construction transients"], degrees),
               "certificate": resident + parts["certificate"],
               "search": resident + parts["search state"] + parts["validation"]}

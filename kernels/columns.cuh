@@ -45,20 +45,3 @@ __device__ __forceinline__ i32 first_column(const i64* __restrict__ cumul, i32 l
     }
     return k_lo + lo;
 }
-
-// The same for a block whose threads hold the consecutive ids of one chunk [chunk_first, chunk_first +
-// chunk_ids): threads 0 and 1 search the whole array once for the chunk's first and last id, and every
-// warp then searches only between those two columns. A search of the whole array is ~log2(n) dependent
-// loads; per warp that made the expansion and the validator latency-bound, per chunk it is shared by
-// the block's eight warps. `bounds` is shared memory, one pair per turn parity: a pair is rewritten two
-// turns later, after the barrier of the turn between. Block-collective (one barrier).
-template <int EPT>
-__device__ __forceinline__ i32 chunk_first_column(const i64* __restrict__ cumul, i32 n, i64 total, i64 chunk_first,
-                                                  i64 chunk_ids, i64 first, i32* bounds)
-{
-    if (threadIdx.x < 2 && chunk_first < total)
-        bounds[threadIdx.x] = search_columns(cumul, 0, n - 1,
-                                             threadIdx.x == 0 ? chunk_first : min(chunk_first + chunk_ids, total) - 1);
-    __syncthreads();
-    return first_column<EPT>(cumul, bounds[0], bounds[1], total, first);
-}

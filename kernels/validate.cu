@@ -8,7 +8,8 @@
 // deepest level, all ones for a vertex without a parent or a level, so that the random reads of the
 // entry pass hit a small array. check_entries_<L>_<P>: one pass over the CSC entries u -> v in equal
 // chunks of consecutive entries (hubs and runs of empty columns cost no more than other entries), each
-// entry's column found by the block's and the warp's shared searches of col_ptr (columns.cuh). Per entry: the span and
+// chunk's first column from a table made in one pass over the columns (chunk_columns), each entry's
+// column by the warp's search between two such columns (columns.cuh). Per entry: the span and
 // edge-level rules, the TEPS counts, and the parent-edge test: the entry that joins a vertex to its
 // parent marks the vertex and checks the two levels (parent-level, parent-unreached, cycle).
 // check_parent_edges_<P>: per owned vertex, its mark (parent-not-neighbour).
@@ -149,10 +150,24 @@ __device__ __forceinline__ i64 global_row(i32 r, i32 b, const i64* __restrict__ 
     return row_starts[m] + (r - m * b);
 }
 
-// Entries in chunks of BLOCK_THREADS * EPT taken by the blocks in stride (the stride loop's bound is
-// the same for every thread of a block); a thread holds EPT consecutive entries and finds the column of
-// its first one with the block's and the warp's shared searches (columns.cuh chunk_first_column; empty
-// columns are skipped), then walks forward. Each column's level and (undirected) its parent's local row are read per entry:
+// chunk_columns: chunk_column[q] := the column of entry q * chunk_entries, for every chunk q < nchunks
+// of the entry pass (a thread per column writes the chunks that start inside it; a chunk starts in
+// exactly one non-empty column). With it a chunk's columns are known without searching all of col_ptr:
+// that search, ~log2(ncols) dependent loads per chunk, was what the entry pass waited on.
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+chunk_columns(const i64* __restrict__ col_ptr, i32 ncols, i64 chunk_entries, i64 nchunks, i32* __restrict__ chunk_column)
+{
+    for (i64 c = blockIdx.x * (i64)blockDim.x + threadIdx.x; c < ncols; c += (i64)gridDim.x * blockDim.x) {
+        const i64 end = col_ptr[c + 1];
+        for (i64 q = (col_ptr[c] + chunk_entries - 1) / chunk_entries; q < nchunks && q * chunk_entries < end; ++q)
+            chunk_column[q] = (i32)c;
+    }
+}
+
+// Entries in chunks of BLOCK_THREADS * EPT taken by the blocks in stride; a thread holds EPT consecutive
+// entries and finds the column of its first one with the warp's search (columns.cuh first_column)
+// between the chunk's first column and the next chunk's (chunk_columns; empty columns are skipped),
+// then walks forward. Each column's level and (undirected) its parent's local row are read per entry:
 // consecutive entries mostly share a column, so those reads hit the same lines.
 template <int EPT, typename L, typename P>
 __device__ __forceinline__ void entry_rules(
@@ -160,15 +175,16 @@ __device__ __forceinline__ void entry_rules(
     const L* __restrict__ col_level, const L* __restrict__ row_level, const P* __restrict__ col_parent,
     const P* __restrict__ row_parent, i32 directed, i64 col_base, const i64* __restrict__ row_starts,
     const i32* __restrict__ block_rows, i32 nblocks, i32 b, u32* __restrict__ marks,
-    u64* __restrict__ stats, i32 detail_slot, u64 detail_vertex)
+    u64* __restrict__ stats, i32 detail_slot, u64 detail_vertex, const i32* __restrict__ chunk_column)
 {
     u64 counted = 0, leaving = 0;
     const i64 chunk = (i64)BLOCK_THREADS * EPT;
-    __shared__ i32 bounds[2][2];
-    int turn = 0;
-    for (i64 chunk_base = (i64)blockIdx.x * chunk; chunk_base < nnz; chunk_base += (i64)gridDim.x * chunk, ++turn) {
-        const i64 first = chunk_base + (i64)threadIdx.x * EPT;
-        i32 k = chunk_first_column<EPT>(col_ptr, ncols, nnz, chunk_base, chunk, first, bounds[turn & 1]);
+    const i64 nchunks = (nnz + chunk - 1) / chunk;
+    for (i64 q = blockIdx.x; q < nchunks; q += gridDim.x) {
+        const i64 first = q * chunk + (i64)threadIdx.x * EPT;
+        // the chunk's last entry lies at or before the next chunk's first column
+        const i32 last_column = q + 1 < nchunks ? chunk_column[q + 1] : ncols - 1;
+        i32 k = first_column<EPT>(col_ptr, chunk_column[q], last_column, nnz, first);
         i64 column_end = first < nnz ? col_ptr[k + 1] : 0;
         i64 e[EPT];
         i32 col[EPT], lc[EPT], expect[EPT];
@@ -268,11 +284,12 @@ __device__ __forceinline__ void entry_rules(
         const LT* __restrict__ col_level, const LT* __restrict__ row_level,                              \
         const PT* __restrict__ col_parent, const PT* __restrict__ row_parent, i32 directed, i64 col_base,  \
         const i64* __restrict__ row_starts, const i32* __restrict__ block_rows, i32 nblocks, i32 b,       \
-        u32* __restrict__ marks, u64* __restrict__ stats, i32 detail_slot, u64 detail_vertex)             \
+        u32* __restrict__ marks, u64* __restrict__ stats, i32 detail_slot, u64 detail_vertex,             \
+        const i32* __restrict__ chunk_column)                                                            \
     {                                                                                                    \
         entry_rules<EPT, LT, PT>(col_ptr, row_idx, ncols, nnz, col_level, row_level, col_parent,          \
                                  row_parent, directed, col_base, row_starts, block_rows, nblocks, b,      \
-                                 marks, stats, detail_slot, detail_vertex);                              \
+                                 marks, stats, detail_slot, detail_vertex, chunk_column);                \
     }
 
 #define LEVEL_KERNELS(LN, LT, PN, PT)                                                                    \

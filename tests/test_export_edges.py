@@ -1,7 +1,6 @@
 """scripts/export_edges.py: a graph file as a text edge list, every tuple as stored, for any chunking;
 user errors as one line with nothing left behind."""
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -11,6 +10,7 @@ from mpi4py import MPI
 
 from dbfs import edgelist, families
 from test_collect import import_script
+from test_harness import launch
 
 pytestmark = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1,
                                 reason="one-process script: runs in the single-rank pass")
@@ -18,9 +18,10 @@ pytestmark = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1,
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "export_edges.py"
 
 
-def export(*args, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), *map(str, args)], capture_output=True, text=True,
-                          timeout=120, cwd=cwd)
+def export(*args, cwd):
+    """The script in a process of its own, without the enclosing MPI job's launcher variables (under
+    mpiexec a child that inherits them fails to initialise MPI)."""
+    return launch([sys.executable, str(SCRIPT), *map(str, args)], cwd)
 
 
 def read_text(path) -> np.ndarray:

@@ -12,9 +12,10 @@ keep the lowest offending global vertex id (NO_VERTEX: none) and whose other slo
                       joins a vertex to its parent: its mark, level (parent more than one level up),
                       parent-unreached, cycle (parent not above the vertex)
   check_parent_edges  per owned vertex: parent-not-neighbour (no mark)
-GPU method (check_entries): the entries in equal chunks, EPT consecutive ones per thread; a chunk's
-first and last column are searched once in col_ptr, and each warp searches only between them
-(kernels/columns.cuh), so hubs and long runs of empty columns cost no more than other entries; per
+GPU method (check_entries): the entries in equal chunks, EPT consecutive ones per thread; every
+chunk's first column comes from a table made in one pass over the columns (int32 per chunk of
+BLOCK_THREADS * EPT entries), and each warp searches only between a chunk's first column and the next
+chunk's (kernels/columns.cuh), so hubs and long runs of empty columns cost no more than other entries; per
 entry the row, its compact level (and, directed, its parent) and the column's level and parent.
 Lowest offenders: warp minimum, then one atomicMin only below the slot's value; counts: one atomic per
 block. NumPy method: the same rules on whole arrays, entries in chunks of whole columns.
@@ -28,7 +29,7 @@ import numpy as np
 
 from dbfs.kernels import BLOCK_THREADS as THREADS
 from dbfs.kernels import VALIDATE_SLOTS
-from dbfs.ops.arrays import require_array
+from dbfs.ops.arrays import MAX_BLOCKS, require_array
 
 SLOT = {name.lower(): k for k, name in enumerate(VALIDATE_SLOTS)}
 STATS_SLOTS = len(VALIDATE_SLOTS)
@@ -183,16 +184,21 @@ def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, direc
             require_array(name, array, dtype)
         if nnz == 0:
             return
+        chunk = THREADS * entries_per_lane
+        nchunks = -(-nnz // chunk)
+        chunk_column = backend.xp.empty(nchunks, backend.xp.int32)
+        backend.kernel("validate", "chunk_columns")(
+            (min(MAX_BLOCKS, -(-ncols // THREADS)),), (THREADS,),
+            (col_ptr, np.int32(ncols), np.int64(chunk), np.int64(nchunks), chunk_column))
         name = f"check_entries_{_level_name(col_level)}_{_PARENT_TYPES[parent.dtype]}_e{entries_per_lane}"
         kernel = backend.kernel("validate", name)
         kernel(
-            (min(backend.resident_blocks(kernel, THREADS), -(-nnz // (THREADS * entries_per_lane))),),
-            (THREADS,),
+            (min(backend.resident_blocks(kernel, THREADS), nchunks),), (THREADS,),
             (col_ptr, row_idx, np.int32(ncols), np.int64(nnz), col_level, row_level,
              parent, parent, np.int32(directed),
              np.int64(layout.col_base), layout.row_starts, layout.block_rows,
              np.int32(layout.block_rows.shape[0]), np.int32(layout.b), marks, stats, np.int32(detail_slot),
-             np.uint64(detail_vertex)))
+             np.uint64(detail_vertex), chunk_column))
         return
     col_levels, row_levels = _decode(col_level), _decode(row_level)
     starts = np.searchsorted(col_ptr, np.arange(0, nnz, NUMPY_ENTRY_CHUNK), side="right") - 1
@@ -200,6 +206,11 @@ def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, direc
     for c0, c1 in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
         _entries_numpy(col_ptr, row_idx, col_levels, row_levels, parent, directed, layout, marks, stats,
                        detail_slot, detail_vertex, c0, c1)
+
+
+def chunk_table_bytes(entries: int, entries_per_lane: int = DEFAULT_ENTRIES_PER_LANE) -> int:
+    """Device bytes of check_entries' chunk-column table for a block of `entries` entries (GPU only)."""
+    return 4 * -(-entries // (THREADS * entries_per_lane))
 
 
 def check_parent_edges(backend, parent, marks, n_real: int, first_id: int, root: int, stats) -> None:
