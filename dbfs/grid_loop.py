@@ -106,7 +106,7 @@ class GridLoop:
         nf = 0
         if own_root:
             row = grid.owned_row(j, root_offset)
-            s.visited[row // 32] = np.uint32(1 << (row % 32))
+            s.visited[row // 32:row // 32 + 1] |= np.uint32(1 << (row % 32))   # beside the no-edge marks
             s.level[root_offset] = 0
             queue[grid.owned_row(j, 0)] = root_offset
             nf = 1
