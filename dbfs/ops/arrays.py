@@ -24,9 +24,9 @@ def require_array(name, array, dtype):
                         f"{array.dtype} with shape {array.shape}")
 
 
-def blocks_for(items: int, per_block: int = BLOCK_THREADS) -> int:
-    """Blocks of a grid-stride launch over `items` (at least one, at most MAX_BLOCKS)."""
-    return max(1, min(MAX_BLOCKS, -(-int(items) // per_block)))
+def blocks_for(items: int, per_block: int = BLOCK_THREADS, cap: int = MAX_BLOCKS) -> int:
+    """Blocks of a grid-stride launch over `items` (at least one, at most `cap`)."""
+    return max(1, min(cap, -(-int(items) // per_block)))
 
 
 def length_args(length) -> tuple:

@@ -13,9 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from dbfs.kernels import BLOCK_THREADS as THREADS
-from dbfs.ops.arrays import require_array
+from dbfs.ops.arrays import blocks_for, require_array
 
-MAX_BLOCKS = 4096
 ENTRIES_PER_THREAD = 16       # CSC entries a thread of hash_entries walks after one binary search
 TWIN_CHUNK = 1 << 20          # entries per step of the NumPy twins (bounds their temporaries)
 # Local indices turned into global ids at once by dbfs.certificate (the ownership math's temporaries
@@ -64,9 +63,8 @@ def hash_tuples(backend, src, dst, both_ways: bool, keys, acc) -> None:
         require_array("src", src, np.int64)
         require_array("dst", dst, np.int64)
         if n:
-            blocks = max(1, min(MAX_BLOCKS, -(-n // THREADS)))
             backend.kernel("certificate", "hash_tuples")(
-                (blocks,), (THREADS,),
+                (blocks_for(n, THREADS),), (THREADS,),
                 (src, dst, np.int64(n), np.int32(both_ways), *(np.uint64(k) for k in keys), acc))
         return
     for lo in range(0, n, TWIN_CHUNK):
@@ -97,10 +95,8 @@ def hash_entries(backend, col_ptr, row_idx, col_ids, row_ids, keys, acc) -> None
                                    ("col_ids", col_ids, np.int64), ("row_ids", row_ids, np.int64)):
             require_array(name, array, dtype)
         if nnz:
-            threads_needed = -(-nnz // ENTRIES_PER_THREAD)
-            blocks = max(1, min(MAX_BLOCKS, -(-threads_needed // THREADS)))
             backend.kernel("certificate", "hash_entries")(
-                (blocks,), (THREADS,),
+                (blocks_for(-(-nnz // ENTRIES_PER_THREAD), THREADS),), (THREADS,),
                 (col_ptr, np.int32(ncols), row_idx, np.int64(nnz), col_ids, row_ids,
                  np.int32(ENTRIES_PER_THREAD), *(np.uint64(k) for k in keys), acc))
         return

@@ -14,9 +14,10 @@ import numpy as np
 
 from dbfs.kernels import BLOCK_THREADS as THREADS
 from dbfs.kernels import SCAN_ITEMS
-from dbfs.ops.arrays import require_array
+from dbfs.ops.arrays import blocks_for, require_array
 
-MAX_BLOCKS = 65535 * 4
+# The builder's kernels run over billions of entries: a wider cap than dbfs.ops.arrays.MAX_BLOCKS.
+BUILD_MAX_BLOCKS = 65535 * 4
 
 
 def _launch(backend, function: str, n: int, arrays: dict, args: tuple) -> None:
@@ -25,8 +26,7 @@ def _launch(backend, function: str, n: int, arrays: dict, args: tuple) -> None:
     for name, (array, dtype) in arrays.items():
         require_array(name, array, dtype)
     if n:
-        blocks = max(1, min(MAX_BLOCKS, -(-n // THREADS)))
-        backend.kernel("csc_build", function)((blocks,), (THREADS,), args)
+        backend.kernel("csc_build", function)((blocks_for(n, THREADS, BUILD_MAX_BLOCKS),), (THREADS,), args)
 
 
 def count_keys(backend, keys, counts) -> None:

@@ -29,7 +29,7 @@ import numpy as np
 
 from dbfs.kernels import BLOCK_THREADS as THREADS
 from dbfs.kernels import VALIDATE_SLOTS
-from dbfs.ops.arrays import MAX_BLOCKS, require_array
+from dbfs.ops.arrays import blocks_for, require_array
 
 SLOT = {name.lower(): k for k, name in enumerate(VALIDATE_SLOTS)}
 STATS_SLOTS = len(VALIDATE_SLOTS)
@@ -39,7 +39,6 @@ CHECKS = tuple(name.replace("_", "-") for name, slot in sorted(SLOT.items(), key
 NO_VERTEX = (1 << 64) - 1
 ENTRIES_PER_LANE = (4,)               # the check_entries_*_e<EPT> variants compiled
 DEFAULT_ENTRIES_PER_LANE = 4
-VERTEX_BLOCKS = 4096                  # grid-stride cap of the per-vertex kernels
 NUMPY_ENTRY_CHUNK = 1 << 22           # NumPy twin: entries per step (whole columns)
 
 _LEVEL_TYPES = ((np.uint8, "u8"), (np.uint16, "u16"), (np.int32, "i32"))
@@ -108,7 +107,7 @@ def check_vertices(backend, parent, level, n_real: int, first_id: int, n_vertice
         _require(parent, level, stats)
         if b:
             backend.kernel("validate", f"check_vertices_{_PARENT_TYPES[parent.dtype]}")(
-                (_vertex_blocks(b),), (THREADS,),
+                (blocks_for(b, THREADS),), (THREADS,),
                 (parent, level, np.int32(b), np.int32(n_real), np.int64(first_id), np.int64(n_vertices),
                  np.int64(root), stats))
         return
@@ -142,7 +141,7 @@ def compact_levels(backend, parent, level, out) -> None:
         _require(parent, level)
         if b:
             backend.kernel("validate", f"compact_levels_{_level_name(out)}_{_PARENT_TYPES[parent.dtype]}")(
-                (_vertex_blocks(b),), (THREADS,), (parent, level, np.int32(b), out))
+                (blocks_for(b, THREADS),), (THREADS,), (parent, level, np.int32(b), out))
         return
     out[:] = np.where((parent != -1) & (level >= 0), level, -1).astype(out.dtype)
 
@@ -188,7 +187,7 @@ def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, direc
         nchunks = -(-nnz // chunk)
         chunk_column = backend.xp.empty(nchunks, backend.xp.int32)
         backend.kernel("validate", "chunk_columns")(
-            (min(MAX_BLOCKS, -(-ncols // THREADS)),), (THREADS,),
+            (blocks_for(ncols, THREADS),), (THREADS,),
             (col_ptr, np.int32(ncols), np.int64(chunk), np.int64(nchunks), chunk_column))
         name = f"check_entries_{_level_name(col_level)}_{_PARENT_TYPES[parent.dtype]}_e{entries_per_lane}"
         kernel = backend.kernel("validate", name)
@@ -228,7 +227,7 @@ def check_parent_edges(backend, parent, marks, n_real: int, first_id: int, root:
         _require(parent, marks=marks, stats=stats)
         if b:
             backend.kernel("validate", f"check_parent_edges_{_PARENT_TYPES[parent.dtype]}")(
-                (_vertex_blocks(b),), (THREADS,),
+                (blocks_for(b, THREADS),), (THREADS,),
                 (parent, marks, np.int32(b), np.int32(n_real), np.int64(first_id), np.int64(root), stats))
         return
     marked = np.unpackbits(marks.view(np.uint8), bitorder="little")[:n_real].astype(bool)
@@ -341,9 +340,3 @@ def _require(parent, level=None, stats=None, marks=None) -> None:
                                ("marks", marks, np.uint32)):
         if array is not None:
             require_array(name, array, dtype)
-
-
-def _vertex_blocks(b: int) -> int:
-    return min(VERTEX_BLOCKS, -(-b // THREADS))
-
-
