@@ -82,7 +82,7 @@ class GridLoop:
         self.level_host = self.backend.pinned_empty(STAT_WORDS, np.int64)
         self.counts_host = self.backend.pinned_empty(grid.C, np.int32)
         self.own_visited = state.own_visited()
-        self.own_front = state.own_front(comms.i) if direction == "auto" else None
+        self.own_front = state.front_segment(comms.i) if direction == "auto" else None
 
     def close(self) -> None:
         for x in (self.col_x, self.row_x):
@@ -231,7 +231,7 @@ class GridLoop:
                 {p: OffsetSet(nf, bitmap=self.own_front) for p in self.col_x.peers}, self.col_x.peers)
             traffic.add("expand", sent, raw)
             for p, message in received.items():
-                message.to_bitmap(backend, s.own_front(p))
+                message.to_bitmap(backend, s.front_segment(p))
         clock.switch("expansion")
         succ, pred = (j + 1) % C, (j - 1) % C
         state_in = self.own_visited

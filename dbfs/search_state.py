@@ -88,8 +88,7 @@ class SearchState:
         self.i, self.j = graph.i, graph.j
         self.log_capacity = log_capacity
         xp = backend.xp
-        self.names = layout(grid, direction, log_capacity)
-        for name, (dtype, n) in self.names.items():
+        for name, (dtype, n) in layout(grid, direction, log_capacity).items():
             setattr(self, name, xp.zeros(n, dtype))
         if grid.size == 1:
             self.parent = self.pred_row         # a local column is a global id on one rank
@@ -97,13 +96,10 @@ class SearchState:
         if direction == "auto" and not graph.info.get("directed"):
             self.no_edges[:] = xp.packbits(graph.degree == 0, bitorder="little").view(xp.uint32)
 
-    def own_front(self, i: int):
-        """This rank's frontier bitmap: segment i of the column frontier (rank (i, j))."""
-        return self.col_front[i * self.words:(i + 1) * self.words]
-
-    def arrays(self) -> dict:
-        """{name: device array} of everything allocated (the memory planner's test reads it)."""
-        return {name: getattr(self, name) for name in self.names}
+    def front_segment(self, p: int):
+        """Segment p of the column frontier bitmap: the frontier of grid row p's owner in this grid
+        column (segment i is this rank's own frontier)."""
+        return self.col_front[p * self.words:(p + 1) * self.words]
 
     def own_visited(self):
         """The visited bits of the owned block: segment j of the row bitmap."""
