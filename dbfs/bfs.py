@@ -3,8 +3,8 @@
 `BFS(graph, ...).search(root)` runs one Graph500 kernel-2 search (paper 004, Algorithm 2; top-down or
 direction-optimizing after Beamer et al.) and returns a SearchResult. The per-search arrays live in a
 dbfs.search_state.SearchState; the loop that drives the levels depends on the grid:
-  - one rank (1x1 grid): dbfs.device_loop -- the GPU drives itself; the host enqueues rounds of
-    kernels and reads one status word per round;
+  - one rank (1x1 grid): dbfs.device_loop -- the GPU drives itself; the host replays rounds of
+    kernels captured as CUDA graphs and reads one status word per round;
   - a grid of ranks: dbfs.grid_loop -- the host drives the levels, because every level exchanges
     messages whose sizes MPI must know; one level read beyond the exchanges' own.
 Both take their phase times from dbfs.timing (CUDA events) and report the host waits per level.
@@ -57,7 +57,7 @@ class BFS:
 
     def __init__(self, graph, edges_per_thread: int = 4, encoding: str = "adaptive", comm: str = "mpi",
                  direction: str = "topdown", alpha: float = DEFAULT_ALPHA, beta: float = DEFAULT_BETA,
-                 small_edges: int = DEFAULT_SMALL_EDGES):
+                 small_edges: int = DEFAULT_SMALL_EDGES, round_graphs: bool = True):
         if direction not in DIRECTIONS:
             raise DbfsError(f"unknown direction {direction!r} ({', '.join(DIRECTIONS)})", collective=True)
         if direction == "auto" and graph.row_ptr is None:
@@ -68,7 +68,8 @@ class BFS:
         self.state = SearchState(graph, direction, LOG_CAPACITY if self.one_rank else 0)
         self.clock = PhaseClock(self.backend, PHASES)
         if self.one_rank:
-            self.loop = DeviceLoop(graph, self.state, direction, alpha, beta, edges_per_thread, small_edges)
+            self.loop = DeviceLoop(graph, self.state, direction, alpha, beta, edges_per_thread, small_edges,
+                                   round_graphs)
         else:
             self.loop = GridLoop(graph, self.state, direction, alpha, beta, edges_per_thread, encoding, comm)
 

@@ -70,8 +70,12 @@ When all hold, the arrays are a BFS tree with its exact depths (completeness):
   examines).
 Soundness rests on the CSC being the input graph, which the construction certificate checks once per
 run. The undirected passes also rely on its symmetry: an entry x -> p exists iff p -> x does, so
-column x is searched for its parent, and unvisited columns are not read at all (their entries'
-mirrors from visited columns carry the span rule). ValidationResult.visited and .nedge count the
+column x is searched for its parent, and the span and edge-level rules, which are symmetric in the
+edge's two ends, need only one entry of each edge: either the entries of visited columns (an edge
+with a visited end has one there; unvisited columns are not read), or, when at least a quarter of the
+vertices are visited (on a GPU), the "half form": the entry whose row has the larger global id, every
+column read, which halves the random level reads when most entries belong to the component. Both forms
+count the same totals and name the same offenders (ops.check_entries). ValidationResult.visited and .nedge count the
 vertices with a parent and a level >= 0.
 
 Directed graphs (graph.info["directed"]: the CSC holds only u -> v for each tuple (u, v)) are checked
@@ -164,13 +168,16 @@ class _Check:
 
         stats = ops.new_stats(backend)
         ops.check_vertices(backend, parent, level, n_real, self.first_id, grid.n_vertices, root, stats)
-        deepest = int(backend.asnumpy(stats[ops.SLOT["deepest"]:ops.SLOT["deepest"] + 1])[0])
+        visited, deepest = (int(x) for x in backend.asnumpy(stats[ops.SLOT["visited"]:ops.SLOT["deepest"] + 1]))
         if not self.single:
-            agreed = np.array([deepest, parent.dtype.itemsize], np.int64)
-            comms.world.Allreduce(MPI.IN_PLACE, agreed, op=MPI.MAX)
-            deepest = int(agreed[0])
-            if agreed[1] > parent.dtype.itemsize:
+            everyone = np.empty((comms.world.Get_size(), 3), np.int64)
+            comms.world.Allgather(np.array([visited, deepest, parent.dtype.itemsize], np.int64), everyone)
+            visited, deepest = int(everyone[:, 0].sum()), int(everyone[:, 1].max())
+            if everyone[:, 2].max() > parent.dtype.itemsize:
                 parent = self.parent = parent.astype(xp.int64)
+        # the entry pass's half form when the visited vertices are many (the same choice on every rank);
+        # the NumPy twin reads every entry either way, so the CPU keeps the other form
+        self.half = backend.is_gpu and not self.directed and 4 * visited >= grid.n_vertices
         owned_levels = xp.empty(grid.block, ops.level_dtype(deepest))
         ops.compact_levels(backend, parent, level, owned_levels)
 
@@ -190,7 +197,8 @@ class _Check:
     def _entries(self, stats, detail=None) -> None:
         graph = self.graph
         ops.check_entries(graph.backend, graph.col_ptr, graph.row_idx, self.col_level, self.row_level,
-                          self.edge_parent, self.directed, self.layout, self.marks, stats, detail)
+                          self.edge_parent, self.directed, self.layout, self.marks, stats, detail,
+                          half=self.half)
 
     def _combine(self, stats: np.ndarray) -> np.ndarray:
         """The grid's stats: lowest offenders and witness, summed counts, deepest level."""

@@ -1,7 +1,8 @@
 // Frontier expansion of one BFS level (paper 004, section 3.4, Algorithm 3 and section 3.4.1).
 //
-// Step 1, frontier_degree_scan (+ frontier_tile_degrees / scan_tile_sums when the frontier spans more
-// than one tile): cumul[k] = sum of the CSC degrees of frontier[0..k-1], cumul[nf] = total degree.
+// Step 1, frontier_tile_degrees (each frontier vertex's CSC degree, looked up once, and the sum per
+// tile), scan_tile_sums (when the frontier spans more than one tile) and frontier_degree_scan:
+// cumul[k] = sum of the CSC degrees of frontier[0..k-1], cumul[nf] = total degree.
 // Step 2, expand_frontier_e<EPT>: thread t owns the EPT consecutive frontier edges starting at t*EPT;
 // it finds the column of its first edge (one global binary search per warp boundary, then a search
 // over the warp's registers: first_column) and walks forward for the rest (section 3.4.1),
@@ -60,11 +61,12 @@ __device__ __forceinline__ i64 column_degree(const i64* __restrict__ col_ptr, i3
 }
 
 // tile_sums[t] = total degree of frontier[t*SCAN_TILE .. (t+1)*SCAN_TILE), a block per tile
-// (grid-stride over the tiles).
+// (grid-stride over the tiles); cumul[k] = the degree of frontier[k], so that the scan reads the
+// degrees in order instead of looking them up again at random.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 frontier_tile_degrees(const i64* __restrict__ col_ptr, const i32* __restrict__ frontier,
                       const i32* __restrict__ frontier_count, i32 frontier_length, i64* __restrict__ tile_sums,
-                      const i64* __restrict__ ctl)
+                      i64* __restrict__ cumul, const i64* __restrict__ ctl)
 {
     if (!gate_open(ctl, TOPDOWN_GATE, -1)) return;
     const i32 nf = length_of(frontier_count, frontier_length);
@@ -75,7 +77,11 @@ frontier_tile_degrees(const i64* __restrict__ col_ptr, const i32* __restrict__ f
 #pragma unroll
         for (int e = 0; e < SCAN_ITEMS; ++e) {
             const i64 k = base + e * BLOCK_THREADS + threadIdx.x;
-            if (k < nf) sum += column_degree(col_ptr, frontier[k]);
+            if (k < nf) {
+                const i64 degree = column_degree(col_ptr, frontier[k]);
+                cumul[k] = degree;
+                sum += degree;
+            }
         }
         i64 tile_total;
         block_exclusive_scan(sum, &tile_total);
@@ -112,11 +118,11 @@ scan_tile_sums(i64* __restrict__ tile_sums, const i32* __restrict__ frontier_cou
     }
 }
 
-// cumul[k] (k < nf) = exclusive prefix of the frontier degrees, cumul[nf] = their total, a block per
-// tile (grid-stride); the scanned tile sums offset every tile after the first.
+// cumul[k] (k < nf): the degree of frontier[k] (frontier_tile_degrees) replaced in place by the
+// exclusive prefix of the degrees; cumul[nf] = their total. A block per tile (grid-stride); the scanned
+// tile sums offset every tile after the first.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-frontier_degree_scan(const i64* __restrict__ col_ptr, const i32* __restrict__ frontier,
-                     const i32* __restrict__ frontier_count, i32 frontier_length,
+frontier_degree_scan(const i32* __restrict__ frontier_count, i32 frontier_length,
                      const i64* __restrict__ tile_offsets, i64* __restrict__ cumul, u64* __restrict__ chunks,
                      const i64* __restrict__ ctl)
 {
@@ -134,7 +140,7 @@ frontier_degree_scan(const i64* __restrict__ col_ptr, const i32* __restrict__ fr
         i64 sum = 0;
 #pragma unroll
         for (int e = 0; e < SCAN_ITEMS; ++e) {
-            degree[e] = first + e < nf ? column_degree(col_ptr, frontier[first + e]) : 0;
+            degree[e] = first + e < nf ? cumul[first + e] : 0;
             sum += degree[e];
         }
         i64 tile_total;

@@ -8,10 +8,11 @@
 // deepest level, all ones for a vertex without a parent or a level, so that the random reads of the
 // entry pass hit a small array. check_entries_<L>_<P>: one pass over the CSC entries u -> v in equal
 // chunks of consecutive entries (hubs and runs of empty columns cost no more than other entries), each
-// chunk's first column from a table made in one pass over the columns (chunk_columns), each entry's
-// column by the warp's search between two such columns (columns.cuh). Per entry: the span and
-// edge-level rules, the TEPS counts, and the parent-edge test: the entry that joins a vertex to its
-// parent marks the vertex and checks the two levels (parent-level, parent-unreached, cycle).
+// warp's first column from a table made in one pass over the columns (chunk_columns), each entry's
+// column by a search over the warp's columns held in registers (columns.cuh). Per entry: the span and
+// edge-level rules (undirected, in the half form: per edge, at one of its two entries), the TEPS
+// counts, and the parent-edge test: the entry that joins a vertex to its parent marks the vertex and
+// checks the two levels (parent-level, parent-unreached, cycle).
 // check_parent_edges_<P>: per owned vertex, its mark (parent-not-neighbour).
 //
 // Every rule keeps its lowest offender (a global vertex id) in one u64 slot by atomicMin, after a
@@ -146,14 +147,15 @@ __device__ __forceinline__ i32 local_row_of(i64 p, i32 b, i32 nblocks, const i32
 // Global id of local row r: row_starts[m] is the global id of the first row of local block m.
 __device__ __forceinline__ i64 global_row(i32 r, i32 b, const i64* __restrict__ row_starts)
 {
-    const i32 m = r / b;
+    const i32 m = r < b ? 0 : r / b;   // one grid column: no division
     return row_starts[m] + (r - m * b);
 }
 
 // chunk_columns: chunk_column[q] := the column of entry q * chunk_entries, for every chunk q < nchunks
-// of the entry pass (a thread per column writes the chunks that start inside it; a chunk starts in
-// exactly one non-empty column). With it a chunk's columns are known without searching all of col_ptr:
-// that search, ~log2(ncols) dependent loads per chunk, was what the entry pass waited on.
+// (a thread per column writes the chunks that start inside it; a chunk starts in exactly one non-empty
+// column). The entry pass uses chunks of one warp's entries, so that each warp knows the range of its
+// columns without searching col_ptr: that search, several dependent loads per warp, was what the
+// entry pass waited on.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 chunk_columns(const i64* __restrict__ col_ptr, i32 ncols, i64 chunk_entries, i64 nchunks, i32* __restrict__ chunk_column)
 {
@@ -165,95 +167,142 @@ chunk_columns(const i64* __restrict__ col_ptr, i32 ncols, i64 chunk_entries, i64
 }
 
 // Entries in chunks of BLOCK_THREADS * EPT taken by the blocks in stride; a thread holds EPT consecutive
-// entries and finds the column of its first one with the warp's search (columns.cuh first_column)
-// between the chunk's first column and the next chunk's (chunk_columns; empty columns are skipped),
-// then walks forward. Each column's level and (undirected) its parent's local row are read per entry:
-// consecutive entries mostly share a column, so those reads hit the same lines.
+// entries, loads their rows first (they depend on nothing) and finds their columns among the warp's
+// (columns.cuh columns_of: marks where columns start, then running maxima) between the column of the
+// warp's first entry and the next warp's
+// (chunk_columns at the warp's granularity; empty columns are skipped). Each column's level and
+// (undirected) its parent's local row are read per entry: consecutive entries mostly share a column,
+// so those reads hit the same lines.
+//
+// Which entries carry the span and edge-level rules (the one random read per entry, the row's level,
+// is what the pass waits on). Directed, and undirected with half == 0: every entry of a visited
+// column (its row names the offender). Undirected with half == 1: every edge once, at its entry whose
+// row has the larger global id (the symmetric CSC holds the mirror entry as well), columns visited or
+// not; span names the unvisited end and edge-level the lower end, as the mirror pair of the other
+// form would. The tree entry (undirected: row == the column's parent) reads its row's level either way.
 template <int EPT, typename L, typename P>
 __device__ __forceinline__ void entry_rules(
     const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, i32 ncols, i64 nnz,
     const L* __restrict__ col_level, const L* __restrict__ row_level, const P* __restrict__ col_parent,
-    const P* __restrict__ row_parent, i32 directed, i64 col_base, const i64* __restrict__ row_starts,
+    const P* __restrict__ row_parent, i32 directed, i32 half, i64 col_base, const i64* __restrict__ row_starts,
     const i32* __restrict__ block_rows, i32 nblocks, i32 b, u32* __restrict__ marks,
     u64* __restrict__ stats, i32 detail_slot, u64 detail_vertex, const i32* __restrict__ chunk_column)
 {
+    __shared__ u32 column_slots[BLOCK_THREADS / 32][EPT * 8];   // columns_of's, 32 * EPT bytes per warp
     u64 counted = 0, leaving = 0;
-    const i64 chunk = (i64)BLOCK_THREADS * EPT;
-    const i64 nchunks = (nnz + chunk - 1) / chunk;
+    const i64 chunk = (i64)BLOCK_THREADS * EPT, warp_entries = 32 * EPT;
+    const i64 nchunks = (nnz + chunk - 1) / chunk, nwarps = (nnz + warp_entries - 1) / warp_entries;
     for (i64 q = blockIdx.x; q < nchunks; q += gridDim.x) {
         const i64 first = q * chunk + (i64)threadIdx.x * EPT;
-        // the chunk's last entry lies at or before the next chunk's first column
-        const i32 last_column = q + 1 < nchunks ? chunk_column[q + 1] : ncols - 1;
-        i32 k = first_column<EPT>(col_ptr, chunk_column[q], last_column, nnz, first);
-        i64 column_end = first < nnz ? col_ptr[k + 1] : 0;
-        i64 e[EPT];
+        bool real[EPT];
+        i32 r[EPT];
+#pragma unroll
+        for (int t = 0; t < EPT; ++t) {
+            real[t] = first + t < nnz;
+            r[t] = real[t] ? row_idx[first + t] : -1;
+        }
+        // the warp's last entry lies at or before the next warp's first column
+        const i64 w = first / warp_entries;
+        const i32 k_lo = w < nwarps ? chunk_column[w] : ncols - 1;
+        const i32 k_hi = w + 1 < nwarps ? chunk_column[w + 1] : ncols - 1;
         i32 col[EPT], lc[EPT], expect[EPT];
+        columns_of<EPT>(col_ptr, k_lo, k_hi, nnz, first, (unsigned char*)column_slots[threadIdx.x >> 5], col);
+        if (k_hi - k_lo < 32) {
+            // the warp's columns' levels and parents' rows, one column per lane (a 64-bit division per
+            // column, not per entry), then each entry's by a shuffle
+            const i32 mine = min(k_lo + (i32)(threadIdx.x & 31), k_hi);
+            const i32 lc_mine = level_of(col_level[mine]);
+            const i32 expect_mine = !directed && lc_mine >= 0 ? local_row_of((i64)col_parent[mine], b, nblocks, block_rows) : -1;
 #pragma unroll
-        for (int t = 0; t < EPT; ++t) {
-            e[t] = first + t;
-            if (e[t] < nnz)
-                while (column_end <= e[t]) column_end = col_ptr[++k + 1];   // col_ptr[ncols] == nnz bounds it
-            col[t] = k;
-            lc[t] = e[t] < nnz ? level_of(col_level[k]) : -1;
-            expect[t] = !directed && lc[t] >= 0 ? local_row_of((i64)col_parent[k], b, nblocks, block_rows) : -1;
-        }
-        const i64 e_end = nnz;
-
-        // a lane reads an entry when it is a real one and, undirected, its column has a level
-        bool read[EPT];
-        i32 r[EPT], lr[EPT];
+            for (int t = 0; t < EPT; ++t) {
+                lc[t] = __shfl_sync(FULL_MASK, lc_mine, col[t] - k_lo);
+                expect[t] = __shfl_sync(FULL_MASK, expect_mine, col[t] - k_lo);
+                if (!real[t]) lc[t] = expect[t] = -1;
+            }
+        } else {
 #pragma unroll
-        for (int t = 0; t < EPT; ++t) {
-            read[t] = e[t] < e_end && (directed || lc[t] >= 0);
-            r[t] = read[t] ? row_idx[e[t]] : 0;
-        }
-#pragma unroll
-        for (int t = 0; t < EPT; ++t) lr[t] = read[t] ? level_of(row_level[r[t]]) : -1;
-        bool tree[EPT];
-#pragma unroll
-        for (int t = 0; t < EPT; ++t) {
-            if (directed) tree[t] = read[t] && lr[t] >= 0 && (i64)row_parent[r[t]] == col_base + col[t];
-            else tree[t] = read[t] && r[t] == expect[t];
+            for (int t = 0; t < EPT; ++t) {
+                lc[t] = real[t] ? level_of(col_level[col[t]]) : -1;
+                expect[t] = !directed && lc[t] >= 0 ? local_row_of((i64)col_parent[col[t]], b, nblocks, block_rows) : -1;
+            }
         }
 
+        // an entry carries a rule or is a tree entry only where its row is needed; then its row's level
+        bool pair[EPT], tree[EPT];
+        i32 lr[EPT];
 #pragma unroll
         for (int t = 0; t < EPT; ++t) {
-            bool span = false, steep = false, unreached = false, deep = false, climbs = false;
-            if (read[t] && lc[t] >= 0) {
-                ++counted;
-                span = lr[t] < 0;
-                leaving += span;
+            if (!(directed || half || lc[t] >= 0)) r[t] = -1;
+        }
+#pragma unroll
+        for (int t = 0; t < EPT; ++t) {
+            pair[t] = half ? r[t] >= 0 && global_row(r[t], b, row_starts) > col_base + col[t] : r[t] >= 0 && lc[t] >= 0;
+            tree[t] = !directed && r[t] >= 0 && r[t] == expect[t];
+        }
+#pragma unroll
+        for (int t = 0; t < EPT; ++t) lr[t] = r[t] >= 0 && (pair[t] || tree[t] || directed) ? level_of(row_level[r[t]]) : -1;
+        if (directed) {
+#pragma unroll
+            for (int t = 0; t < EPT; ++t)
+                tree[t] = r[t] >= 0 && lr[t] >= 0 && (i64)row_parent[r[t]] == col_base + col[t];
+        }
+
+        // the rules' verdicts, five bits per entry: a valid search breaks none, so the warp takes the
+        // reporting path once per chunk at most
+        enum { SPAN = 1, STEEP = 2, UNREACHED = 4, DEEP = 8, CLIMBS = 16 };
+        u32 verdicts = 0;
+#pragma unroll
+        for (int t = 0; t < EPT; ++t) {
+            u32 bad = 0;
+            counted += real[t] && lc[t] >= 0;
+            if (pair[t]) {
                 const i64 rise = (i64)lr[t] - lc[t];
-                steep = lr[t] >= 0 && (rise > 1 || (!directed && rise < -1));
+                const bool span = half ? (lc[t] >= 0) != (lr[t] >= 0) : lr[t] < 0;
+                const bool steep = half ? lc[t] >= 0 && lr[t] >= 0 && (rise > 1 || rise < -1)
+                                        : lr[t] >= 0 && (rise > 1 || (!directed && rise < -1));
+                leaving += span;
+                bad |= (span ? SPAN : 0) | (steep ? STEEP : 0);
             }
             if (tree[t]) {
                 // the entry joins a vertex (the child) to its parent
                 const i32 marked = directed ? r[t] : col[t];
                 atomicOr(&marks[marked >> 5], 1u << (marked & 31));
                 const i32 child = directed ? lr[t] : lc[t], up = directed ? lc[t] : lr[t];
-                unreached = up < 0;
-                deep = up >= 0 && up < child - 1;
-                climbs = up >= child;
+                bad |= (up < 0 ? UNREACHED : 0) | (up >= 0 && up < child - 1 ? DEEP : 0) | (up >= child ? CLIMBS : 0);
             }
-            if (!__any_sync(FULL_MASK, span || steep || unreached || deep || climbs)) continue;
-            // offenders: span and steep entries name their row vertex, tree entries their child
+            verdicts |= bad << (5 * t);
+        }
+        if (!__any_sync(FULL_MASK, verdicts != 0)) continue;
+#pragma unroll
+        for (int t = 0; t < EPT; ++t) {
+            const u32 bad = verdicts >> (5 * t);
+            const bool span = bad & SPAN, steep = bad & STEEP, unreached = bad & UNREACHED, deep = bad & DEEP,
+                       climbs = bad & CLIMBS;
             const u64 col_id = (u64)(col_base + col[t]);
-            const u64 row_id = read[t] ? (u64)global_row(r[t], b, row_starts) : 0;
-            const u64 child_id = directed ? row_id : col_id;
+            const u64 row = r[t] >= 0 ? (u64)global_row(r[t], b, row_starts) : 0;
+            // offenders: tree entries name their child; span its unvisited end (a column only in the
+            // half form); edge-level its row (the half form: the lower end, the column)
+            const u64 child_id = directed ? row : col_id;
+            const u64 span_id = half && lc[t] < 0 ? col_id : row;
+            const u64 steep_id = half ? col_id : row;
             report(deep, child_id, &stats[SLOT_LEVEL]);
             report(unreached, child_id, &stats[SLOT_PARENT_UNREACHED]);
             report(climbs, child_id, &stats[SLOT_CYCLE]);
-            report(span, row_id, &stats[SLOT_SPAN]);
-            report(steep, row_id, &stats[SLOT_EDGE_LEVEL]);
+            report(span, span_id, &stats[SLOT_SPAN]);
+            report(steep, steep_id, &stats[SLOT_EDGE_LEVEL]);
             if (detail_slot >= 0) {
-                // the lowest other end of the detail vertex's offending entries
-                const bool by_row = directed || detail_slot == SLOT_SPAN || detail_slot == SLOT_EDGE_LEVEL;
-                const bool hit = (detail_slot == SLOT_LEVEL && deep) ||
-                                 (detail_slot == SLOT_PARENT_UNREACHED && unreached) ||
-                                 (detail_slot == SLOT_CYCLE && climbs) ||
-                                 (detail_slot == SLOT_SPAN && span) || (detail_slot == SLOT_EDGE_LEVEL && steep);
-                if (hit && (by_row ? row_id : col_id) == detail_vertex)
-                    atomicMin(&stats[SLOT_WITNESS], by_row ? col_id : row_id);
+                // the lowest other end of the detail vertex's offending entries (an edge-level edge of the
+                // half form offends at both ends, as its two entries do in the other form)
+                u64 witness = NO_VERTEX;
+                const u64 v = detail_vertex;
+                if (detail_slot == SLOT_SPAN && span && span_id == v) witness = span_id == row ? col_id : row;
+                if (detail_slot == SLOT_EDGE_LEVEL && steep && steep_id == v) witness = steep_id == row ? col_id : row;
+                if (detail_slot == SLOT_EDGE_LEVEL && steep && half && row == v) witness = col_id;
+                const bool tree_hit = (detail_slot == SLOT_LEVEL && deep) ||
+                                      (detail_slot == SLOT_PARENT_UNREACHED && unreached) ||
+                                      (detail_slot == SLOT_CYCLE && climbs);
+                if (tree_hit && child_id == v) witness = directed ? col_id : row;
+                if (witness != NO_VERTEX) atomicMin(&stats[SLOT_WITNESS], witness);
             }
         }
     }
@@ -282,13 +331,13 @@ __device__ __forceinline__ void entry_rules(
     extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) check_entries_##LN##_##PN##_e##EPT(   \
         const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, i32 ncols, i64 nnz,             \
         const LT* __restrict__ col_level, const LT* __restrict__ row_level,                              \
-        const PT* __restrict__ col_parent, const PT* __restrict__ row_parent, i32 directed, i64 col_base,  \
-        const i64* __restrict__ row_starts, const i32* __restrict__ block_rows, i32 nblocks, i32 b,       \
-        u32* __restrict__ marks, u64* __restrict__ stats, i32 detail_slot, u64 detail_vertex,             \
+        const PT* __restrict__ col_parent, const PT* __restrict__ row_parent, i32 directed, i32 half,     \
+        i64 col_base, const i64* __restrict__ row_starts, const i32* __restrict__ block_rows, i32 nblocks,  \
+        i32 b, u32* __restrict__ marks, u64* __restrict__ stats, i32 detail_slot, u64 detail_vertex,      \
         const i32* __restrict__ chunk_column)                                                            \
     {                                                                                                    \
         entry_rules<EPT, LT, PT>(col_ptr, row_idx, ncols, nnz, col_level, row_level, col_parent,          \
-                                 row_parent, directed, col_base, row_starts, block_rows, nblocks, b,      \
+                                 row_parent, directed, half, col_base, row_starts, block_rows, nblocks, b,\
                                  marks, stats, detail_slot, detail_vertex, chunk_column);                \
     }
 

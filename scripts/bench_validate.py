@@ -63,7 +63,8 @@ def timed(backend, work):
 
 
 def entry_pass_ms(backend, graph, result, directed):
-    """check_entries alone per entries-per-lane variant (the search's compact levels and parents)."""
+    """check_entries alone per entries-per-lane variant and form (undirected: full, and half on a GPU),
+    with the search's compact levels and parents."""
     grid, xp = graph.grid, backend.xp
     lo, hi = grid.owned_range(0, 0)
     stats = ops.new_stats(backend)
@@ -75,13 +76,15 @@ def entry_pass_ms(backend, graph, result, directed):
     layout = ops.EntryLayout.of(grid, 0, 0, backend)
     marks = xp.zeros(grid.block // 32, xp.uint32)
     times = {}
+    forms = (False, True) if backend.is_gpu and not directed else (False,)
     for variant in ops.ENTRIES_PER_LANE if backend.is_gpu else (ops.DEFAULT_ENTRIES_PER_LANE,):
-        for _ in range(2):   # the first launch of a variant loads it
-            fresh = ops.new_stats(backend)
-            _, ms, _ = timed(backend, lambda: ops.check_entries(
-                backend, graph.col_ptr, graph.row_idx, compact, compact, result.parent, directed, layout, marks,
-                fresh, entries_per_lane=variant))
-        times[f"e{variant}"] = round(ms, 3)
+        for half in forms:
+            for _ in range(2):   # the first launch of a variant loads it
+                fresh = ops.new_stats(backend)
+                _, ms, _ = timed(backend, lambda: ops.check_entries(
+                    backend, graph.col_ptr, graph.row_idx, compact, compact, result.parent, directed, layout,
+                    marks, fresh, entries_per_lane=variant, half=half))
+            times[f"e{variant}{'-half' if half else ''}"] = round(ms, 3)
     return compact.dtype.name, times
 
 

@@ -4,8 +4,9 @@
 #
 #   scripts/gpu_check.sh tests            GPU tests only
 #   scripts/gpu_check.sh bench SCALES     main-mode benchmark (64 roots) per scale, e.g. "22 24 26"
-#   scripts/gpu_check.sh profile SCALE    the level loop per variant (direction, small-level limit): per
-#                                         search and per level, host syncs, small-level times
+#   scripts/gpu_check.sh profile SCALE    the level loop per variant (direction; rounds as CUDA graphs or
+#                                         kernel by kernel; PROFILE_ARGS for others): per search and per
+#                                         level, host syncs, small-level times
 #   scripts/gpu_check.sh validate SCALE SIDE  validation time per search (scripts/bench_validate.py) on a
 #                                         Kronecker graph of SCALE and a SIDE x SIDE lattice
 #   scripts/gpu_check.sh lattice SIDE     a SIDE x SIDE lattice with scrambled ids: the main command (16
@@ -107,8 +108,9 @@ while [ $# -gt 0 ]; do
         done
         shift ;;
     profile)
+        # shellcheck disable=SC2086
         run "$RESULTS/profile_scale$1.log" $PY scripts/profile_levels.py --scale "$1" --roots 16 \
-            --small-edges default,0 --out "$RESULTS/profile_scale$1.json"
+            ${PROFILE_ARGS:---small-edges default --rounds graph,eager} --out "$RESULTS/profile_scale$1.json"
         shift ;;
     validate)
         run "$RESULTS/validate.log" $PY scripts/bench_validate.py --scale "$1" --lattice "$2" --roots 4 \

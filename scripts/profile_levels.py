@@ -1,14 +1,16 @@
 """Device profile of the main mode's level loop on one GPU: per search and per level, for several loop
 variants on the same graph and roots.
 
-For each variant (direction x small-level edge limit x edges per thread) it runs one untimed warm-up and
+For each variant (direction x small-level edge limit x edges per thread x rounds replayed as CUDA graphs
+or enqueued kernel by kernel) it runs one untimed warm-up and
 then every root with the per-level log, and reports: the mean search time and harmonic-mean TEPS, the
 levels and host synchronisations per search, the time of the levels whose frontier is under
 --small-frontier vertices (median, 90th percentile, sum), the host overhead per level (search wall
 time minus the summed device times of its levels, divided by the levels), and the heaviest level. The
 per-level times come from the GPU's global timer (written by the kernels), so nothing in the loop is
 synchronised to measure it. With --kernel-times every kernel launch is also bracketed by CUDA events
-(which adds a little to the search times) and the device time per kernel and search is reported.
+(which adds a little to the search times; rounds are then enqueued kernel by kernel) and the device
+time per kernel and search is reported.
 Every variant must give each root the same visited count, depth and edge count. Writes one JSON
 document (machine, date, command, figures, and the first search's per-level log of each variant).
 
@@ -154,7 +156,10 @@ def main() -> None:
     ap.add_argument("--edges-per-thread", default="4")
     ap.add_argument("--small-frontier", type=int, default=10_000,
                     help="levels with a frontier under this many vertices count as small levels")
-    ap.add_argument("--kernel-times", action="store_true", help="time every kernel launch with events")
+    ap.add_argument("--rounds", default="graph",
+                    help="comma-separated: graph (rounds replayed as CUDA graphs), eager (kernel by kernel)")
+    ap.add_argument("--kernel-times", action="store_true",
+                    help="time every kernel launch with events (implies --rounds eager)")
     ap.add_argument("--grid-waves", default="1",
                     help="comma-separated multiples of the resident blocks for the grid-stride launches")
     ap.add_argument("--out", required=True)
@@ -173,13 +178,16 @@ def main() -> None:
     roots = sample_roots(n, args.roots, lambda c: has_edge[c])
     variants, reference = {}, {}
     resident_blocks = backend.resident_blocks
-    for direction, small, ept, waves in itertools.product(
+    rounds = ["eager"] if args.kernel_times else args.rounds.split(",")
+    for direction, small, ept, waves, round_kind in itertools.product(
             args.direction.split(","), args.small_edges.split(","),
-            (int(x) for x in args.edges_per_thread.split(",")), (int(x) for x in args.grid_waves.split(","))):
+            [int(x) for x in args.edges_per_thread.split(",")], [int(x) for x in args.grid_waves.split(",")],
+            rounds):
         backend.resident_blocks = lambda kernel, threads, w=waves: w * resident_blocks(kernel, threads)
         small_edges = DEFAULT_SMALL_EDGES if small == "default" else int(small)
-        name = f"{direction} small_edges={small_edges} edges_per_thread={ept} grid_waves={waves}"
-        bfs = BFS(graph, edges_per_thread=ept, direction=direction, small_edges=small_edges)
+        name = f"{direction} small_edges={small_edges} edges_per_thread={ept} grid_waves={waves} rounds={round_kind}"
+        bfs = BFS(graph, edges_per_thread=ept, direction=direction, small_edges=small_edges,
+                  round_graphs=round_kind == "graph")
         figures = profile(bfs, roots, args.small_frontier, kernel_times)
         for s in figures["searches"]:
             key = (s["visited"], s["depth"], s["nedge"])

@@ -36,9 +36,10 @@ def owned_ids(graph):
 
 ALL_VARIANTS = [(d, e) for d in ("topdown", "auto") for e in ("list", "adaptive", "bitmap")]
 MAIN_VARIANTS = [("topdown", "list"), ("auto", "adaptive")]
-# Frontier-edge limits of the persistent small-level kernel (one rank): the default, none (every
-# level is a bulk level), and all (every level whose vertices are light enough runs there).
-SMALL_EDGES = (None, 0, 1 << 40)
+# Loop options on one rank: the small-level kernel's frontier-edge limit at its default, none (every
+# level is a bulk level) and all (every level whose vertices are light enough runs there); the rounds
+# enqueued kernel by kernel instead of replayed as CUDA graphs.
+ONE_RANK_LOOPS = ({}, {"small_edges": 0}, {"small_edges": 1 << 40}, {"round_graphs": False})
 
 
 class SerialReference:
@@ -74,9 +75,8 @@ def check_search(bfs, graph, reference, root):
 
 def run_grids(backend, n_vertices, src, dst, roots=None, nroots=4, variants=ALL_VARIANTS, comm="mpi"):
     """Build (over the transport `comm`) and search every grid of the world's size with every
-    (direction, encoding) variant -- on one rank with every small-level limit instead of every
-    encoding; the per-root figures must not depend on any of it. Returns the set of directions the
-    levels took."""
+    (direction, encoding) variant -- on one rank with every ONE_RANK_LOOPS option as well; the
+    per-root figures must not depend on any of it. Returns the set of directions the levels took."""
     figures, directions = {}, set()
     reference = SerialReference(n_vertices, src, dst)
     for R, C in grids_of(WORLD.Get_size()):
@@ -89,11 +89,10 @@ def run_grids(backend, n_vertices, src, dst, roots=None, nroots=4, variants=ALL_
             has_edge[src[src != dst]] = has_edge[dst[src != dst]] = True
             roots = sample_roots(n_vertices, nroots, lambda c: has_edge[c])
         for direction, encoding in variants:
-            for small_edges in SMALL_EDGES if R * C == 1 else (None,):
-                options = {} if small_edges is None else {"small_edges": small_edges}
+            for options in ONE_RANK_LOOPS if R * C == 1 else ({},):
                 bfs = BFS(graph, direction=direction, encoding=encoding, comm=comm, **options)
                 results = [check_search(bfs, graph, reference, int(r)) for r in roots]
-                figures[(R, C, direction, encoding, small_edges)] = [f for f, _ in results]
+                figures[(R, C, direction, encoding, str(options))] = [f for f, _ in results]
                 directions.update(*(d for _, d in results))
                 bfs.close()
         comms.free()
@@ -212,3 +211,21 @@ def test_gpu_high_diameter_levels_match_serial(name):
                    else HIGH_DIAMETER[name]())
     roots = [int(src[0]), int(dst[-1]), int(src[len(src) // 2])]
     run_grids(gpu_backend_of_rank(), n, src, dst, roots=roots, variants=MAIN_VARIANTS)
+
+
+@pytest.mark.gpu
+def test_gpu_round_graphs_time_their_phases():
+    """Rounds replayed as CUDA graphs time their phases with the event nodes captured with them: as
+    with rounds enqueued kernel by kernel, every phase of the one-GPU loop gets time, and the phases
+    fit in the search's wall time."""
+    n = 1 << 14
+    src, dst = generate_edges(14, 16, 0, 16 * n)[:2]
+    comms = GridComms.create(Grid(1, 1, n), MPI.COMM_SELF)
+    graph = build_from_edges(comms, gpu_backend_of_rank(), src, dst, n, row_major=True)
+    for round_graphs in (True, False):
+        bfs = BFS(graph, direction="auto", round_graphs=round_graphs)
+        result = bfs.search(int(src[0]))
+        assert result.phases["expansion"] > 0 and result.phases["update"] > 0, result.phases
+        assert result.phases["expansion"] + result.phases["update"] <= result.time, (result.phases, result.time)
+        bfs.close()
+    comms.free()

@@ -85,15 +85,55 @@ def random_block(seed, R, C, i, j, n, nnz, directed, level_type, parent_type, he
                  directed)
 
 
-def run_entries(backend, block, detail=None, entries_per_lane=ops.DEFAULT_ENTRIES_PER_LANE):
+def run_entries(backend, block, detail=None, entries_per_lane=ops.DEFAULT_ENTRIES_PER_LANE, half=False):
     """check_entries on `backend`: (stats, marks) as NumPy arrays."""
     to = backend.asarray
     stats = ops.new_stats(backend)
     marks = to(np.zeros(block.marks_words, np.uint32))
     layout = ops.EntryLayout.of(block.grid, block.i, block.j, backend)
     ops.check_entries(backend, to(block.col_ptr), to(block.row_idx), to(block.col_level), to(block.row_level),
-                      to(block.parent), block.directed, layout, marks, stats, detail, entries_per_lane)
+                      to(block.parent), block.directed, layout, marks, stats, detail, entries_per_lane, half)
     return backend.asnumpy(stats), backend.asnumpy(marks)
+
+
+def symmetric_blocks(seed, R, C, n, nedges, level_type, parent_type, depth=6):
+    """A random undirected graph (each edge in both directions; duplicates, a hub, isolated vertices)
+    with a broken search result (random levels, a fifth of them none; half of the vertices with a
+    neighbour as parent, the rest random ids), as the check_entries inputs of every rank of R x C."""
+    rng = np.random.default_rng(seed)
+    grid = Grid(R, C, n)
+    a = rng.integers(0, n // 2, nedges)
+    b = np.concatenate((rng.integers(0, n // 2, nedges - nedges // 10), np.full(nedges // 10, 3)))
+    a, b = a[a != b], b[a != b]
+    again = rng.integers(0, a.size, a.size // 10)
+    u = np.concatenate((a, b, a[again], b[again]))
+    v = np.concatenate((b, a, b[again], a[again]))
+    sentinel = np.iinfo(level_type).max if level_type != np.int32 else -1
+    compact = rng.integers(0, depth, grid.n_padded).astype(level_type)
+    compact[rng.random(grid.n_padded) < 0.2] = sentinel
+    parent = rng.integers(-1, grid.n_padded + 3, grid.n_padded)
+    chosen = rng.permutation(u.size)[:n // 4]
+    parent[u[chosen]] = v[chosen]
+    blocks = []
+    for i in range(R):
+        for j in range(C):
+            mine = (grid.owner(v)[0] == i) & (grid.col_block(u) == j)
+            col_ptr, row_idx = csc(grid.cols_per_rank, grid.to_local_col(u[mine]), grid.to_local_row(v[mine]))
+            columns = grid.to_global_col(j, np.arange(grid.cols_per_rank))
+            rows = grid.to_global_row(i, np.arange(grid.rows_per_rank))
+            blocks.append(Block(grid, i, j, col_ptr, row_idx, compact[columns], compact[rows],
+                                parent[columns].astype(parent_type), False))
+    return blocks
+
+
+def grid_entries(backend, blocks, detail=None, half=False):
+    """check_entries over every rank's block, the stats combined as graph500.validate does (lowest
+    offenders and witness, summed counts); the marks per block."""
+    runs = [run_entries(backend, block, detail, half=half) for block in blocks]
+    stats = np.min([s for s, _ in runs], axis=0)
+    for slot in COUNT_SLOTS:
+        stats[ops.SLOT[slot]] = sum(int(s[ops.SLOT[slot]]) for s, _ in runs)
+    return stats, [m for _, m in runs]
 
 
 def brute_force_entries(block):
@@ -169,6 +209,24 @@ def test_numpy_entries_match_the_brute_force(case):
         assert int(detail_stats[ops.SLOT["witness"]]) == witness, rule
 
 
+SYMMETRIC_CASES = [(R, C, lt) for R, C in ((1, 1), (2, 2), (2, 3), (3, 1), (1, 4)) for lt in LEVEL_TYPES]
+
+
+@pytest.mark.parametrize("R, C, level_type", SYMMETRIC_CASES)
+def test_numpy_half_form_matches_the_full_form(R, C, level_type):
+    """On a symmetric CSC the half form (each edge at one of its entries) finds the same lowest
+    offenders, witnesses, counts and marks as the full form, over the whole grid."""
+    blocks = symmetric_blocks(11, R, C, 600, 2500, level_type, np.int64)
+    full, full_marks = grid_entries(CPU, blocks)
+    half, half_marks = grid_entries(CPU, blocks, half=True)
+    assert np.array_equal(full, half)
+    assert all(np.array_equal(x, y) for x, y in zip(full_marks, half_marks))
+    assert all(int(full[ops.SLOT[rule]]) != ops.NO_VERTEX for rule in ENTRY_RULES)
+    for rule in ENTRY_RULES:
+        detail = (rule, int(full[ops.SLOT[rule]]))
+        assert np.array_equal(grid_entries(CPU, blocks, detail)[0], grid_entries(CPU, blocks, detail, True)[0])
+
+
 def random_vertices(seed, b, n_real, first_id, n_vertices, parent_type):
     rng = np.random.default_rng(seed)
     parent = rng.integers(-1, n_vertices + 3, b)
@@ -235,19 +293,34 @@ def gpu_backend():
     return Backend("gpu", 0)
 
 
-def assert_kernels_match_twins(block, variants=ops.ENTRIES_PER_LANE):
-    cpu_stats, cpu_marks = run_entries(CPU, block)
+def assert_kernels_match_twins(block, variants=ops.ENTRIES_PER_LANE, half=False):
+    cpu_stats, cpu_marks = run_entries(CPU, block, half=half)
     for entries_per_lane in variants:
-        stats, marks = run_entries(gpu_backend(), block, entries_per_lane=entries_per_lane)
+        stats, marks = run_entries(gpu_backend(), block, entries_per_lane=entries_per_lane, half=half)
         assert np.array_equal(stats, cpu_stats), (entries_per_lane, stats, cpu_stats)
         assert np.array_equal(marks, cpu_marks), entries_per_lane
     for rule in ENTRY_RULES:
         vertex = int(cpu_stats[ops.SLOT[rule]])
         if vertex != ops.NO_VERTEX:
-            expected, _ = run_entries(CPU, block, (rule, vertex))
-            got, _ = run_entries(gpu_backend(), block, (rule, vertex))
+            expected, _ = run_entries(CPU, block, (rule, vertex), half=half)
+            got, _ = run_entries(gpu_backend(), block, (rule, vertex), half=half)
             assert int(got[ops.SLOT["witness"]]) == int(expected[ops.SLOT["witness"]]), rule
     return cpu_stats
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("R, C, level_type", SYMMETRIC_CASES)
+def test_gpu_half_form_matches_numpy(R, C, level_type):
+    for block in symmetric_blocks(11, R, C, 600, 2500, level_type, np.int64):
+        assert_kernels_match_twins(block, half=True)
+
+
+@pytest.mark.gpu
+def test_gpu_half_form_refuses_a_directed_block():
+    block = block_of(BLOCK_CASES[0])
+    block.directed = True
+    with pytest.raises(ValueError, match="half form"):
+        run_entries(gpu_backend(), block, half=True)
 
 
 @pytest.mark.gpu

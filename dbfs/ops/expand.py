@@ -114,10 +114,10 @@ def _expand_gpu(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, le
         backend.kernel("expand", name) for name in ("frontier_tile_degrees", "scan_tile_sums",
                                                     "frontier_degree_scan", f"expand_frontier_e{edges_per_thread}"))
     tile_degrees((min(backend.resident_blocks(tile_degrees, BLOCK_THREADS), tiles),), (BLOCK_THREADS,),
-                 (col_ptr, frontier, *count, scratch.tile_sums, gate))
+                 (col_ptr, frontier, *count, scratch.tile_sums, scratch.cumul, gate))
     scan_tiles((1,), (BLOCK_THREADS,), (scratch.tile_sums, *count, gate))
     degree_scan((min(backend.resident_blocks(degree_scan, BLOCK_THREADS), tiles),), (BLOCK_THREADS,),
-                (col_ptr, frontier, *count, scratch.tile_sums, scratch.cumul, scratch.chunks, gate))
+                (*count, scratch.tile_sums, scratch.cumul, scratch.chunks, gate))
     ngroups = dst_cnt.shape[0]
     expansion(
         (backend.resident_blocks(expansion, BLOCK_THREADS),), (BLOCK_THREADS,),

@@ -13,10 +13,11 @@ keep the lowest offending global vertex id (NO_VERTEX: none) and whose other slo
                       parent-unreached, cycle (parent not above the vertex)
   check_parent_edges  per owned vertex: parent-not-neighbour (no mark)
 GPU method (check_entries): the entries in equal chunks, EPT consecutive ones per thread; every
-chunk's first column comes from a table made in one pass over the columns (int32 per chunk of
-BLOCK_THREADS * EPT entries), and each warp searches only between a chunk's first column and the next
-chunk's (kernels/columns.cuh), so hubs and long runs of empty columns cost no more than other entries; per
-entry the row, its compact level (and, directed, its parent) and the column's level and parent.
+warp's first column comes from a table made in one pass over the columns (int32 per 32 * EPT
+entries), and a warp finds its entries' columns among the columns between its first and the next
+warp's, their starts held in registers (kernels/columns.cuh columns_of), so hubs and long runs of
+empty columns cost no more than other entries; per entry the row (loaded first: it depends on
+nothing), its compact level (and, directed, its parent) and the column's level and parent.
 Lowest offenders: warp minimum, then one atomicMin only below the slot's value; counts: one atomic per
 block. NumPy method: the same rules on whole arrays, entries in chunks of whole columns.
 """
@@ -148,7 +149,7 @@ def compact_levels(backend, parent, level, out) -> None:
 
 def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, directed: bool,
                   layout: EntryLayout, marks, stats, detail: tuple[str, int] | None = None,
-                  entries_per_lane: int = DEFAULT_ENTRIES_PER_LANE) -> None:
+                  entries_per_lane: int = DEFAULT_ENTRIES_PER_LANE, half: bool = False) -> None:
     """The entry rules of one CSC block (A[v][u] = 1 for the entry u -> v, u a column, v a row).
 
       col_ptr    int64 [ncols+1]  read
@@ -162,13 +163,19 @@ def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, direc
       stats      uint64 [STATS_SLOTS]  read/write
     An entry u -> v whose column has a level ("visited"): visited-entries += 1; a row without a
     level: span-entries += 1 and span lowered to v; a row with a level more than one away (directed:
-    more than one deeper) lowers edge-level to v. The parent-edge entry of a vertex x (undirected:
+    more than one deeper) lowers edge-level to v. half (undirected only; the CSC must be symmetric):
+    span and edge-level instead on every entry u -> v with v > u (global ids), visited or not, which
+    stands for the edge and its mirror entry: exactly one end visited: span-entries += 1 and span
+    lowered to the unvisited end; both visited, levels more than one apart: edge-level lowered to u
+    (the lower end). The totals equal the full form's on a symmetric CSC; the pass reads a row's level
+    for half the entries. The parent-edge entry of a vertex x (undirected:
     column x holding its parent's row, only visited columns are read; directed: row x, with a
     level, whose parent is column u) marks x and, with the parent's level `up` and x's `lx`: up < 0
     lowers parent-unreached, 0 <= up < lx - 1 lowers level, up >= lx lowers cycle, each to x.
     detail (rule, vertex): also lower the witness slot to the lowest other end of that rule's
     offending entries whose offender is `vertex` (the column vertex for span, edge-level and the
-    directed parent rules; the row vertex, the parent, for the undirected parent rules).
+    directed parent rules; the row vertex, the parent, for the undirected parent rules; half: the
+    other end of an offending edge, either end of an edge-level one).
     GPU: one launch on the current stream; entries_per_lane picks the variant (ENTRIES_PER_LANE).
     """
     ncols, nnz = int(col_ptr.shape[0]) - 1, int(row_idx.shape[0])
@@ -176,6 +183,8 @@ def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, direc
     if backend.is_gpu:
         if entries_per_lane not in ENTRIES_PER_LANE:
             raise ValueError(f"entries_per_lane must be one of {ENTRIES_PER_LANE}, got {entries_per_lane}")
+        if half and directed:
+            raise ValueError("the half form needs an undirected (symmetric) CSC")
         _require(parent, marks=marks, stats=stats)
         for name, array, dtype in (("col_ptr", col_ptr, np.int64), ("row_idx", row_idx, np.int32),
                                    ("col_level", col_level, col_level.dtype),
@@ -183,33 +192,33 @@ def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, direc
             require_array(name, array, dtype)
         if nnz == 0:
             return
-        chunk = THREADS * entries_per_lane
-        nchunks = -(-nnz // chunk)
-        chunk_column = backend.xp.empty(nchunks, backend.xp.int32)
+        warp_entries = 32 * entries_per_lane
+        nwarps = -(-nnz // warp_entries)
+        warp_column = backend.xp.empty(nwarps, backend.xp.int32)
         backend.kernel("validate", "chunk_columns")(
             (blocks_for(ncols, THREADS),), (THREADS,),
-            (col_ptr, np.int32(ncols), np.int64(chunk), np.int64(nchunks), chunk_column))
+            (col_ptr, np.int32(ncols), np.int64(warp_entries), np.int64(nwarps), warp_column))
         name = f"check_entries_{_level_name(col_level)}_{_PARENT_TYPES[parent.dtype]}_e{entries_per_lane}"
         kernel = backend.kernel("validate", name)
         kernel(
-            (min(backend.resident_blocks(kernel, THREADS), nchunks),), (THREADS,),
+            (min(backend.resident_blocks(kernel, THREADS), -(-nnz // (THREADS * entries_per_lane))),), (THREADS,),
             (col_ptr, row_idx, np.int32(ncols), np.int64(nnz), col_level, row_level,
-             parent, parent, np.int32(directed),
+             parent, parent, np.int32(directed), np.int32(half),
              np.int64(layout.col_base), layout.row_starts, layout.block_rows,
              np.int32(layout.block_rows.shape[0]), np.int32(layout.b), marks, stats, np.int32(detail_slot),
-             np.uint64(detail_vertex), chunk_column))
+             np.uint64(detail_vertex), warp_column))
         return
     col_levels, row_levels = _decode(col_level), _decode(row_level)
     starts = np.searchsorted(col_ptr, np.arange(0, nnz, NUMPY_ENTRY_CHUNK), side="right") - 1
     bounds = np.unique(np.append(starts, ncols))
     for c0, c1 in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-        _entries_numpy(col_ptr, row_idx, col_levels, row_levels, parent, directed, layout, marks, stats,
+        _entries_numpy(col_ptr, row_idx, col_levels, row_levels, parent, directed, half, layout, marks, stats,
                        detail_slot, detail_vertex, c0, c1)
 
 
 def chunk_table_bytes(entries: int, entries_per_lane: int = DEFAULT_ENTRIES_PER_LANE) -> int:
-    """Device bytes of check_entries' chunk-column table for a block of `entries` entries (GPU only)."""
-    return 4 * -(-entries // (THREADS * entries_per_lane))
+    """Device bytes of check_entries' warp-column table for a block of `entries` entries (GPU only)."""
+    return 4 * -(-entries // (32 * entries_per_lane))
 
 
 def check_parent_edges(backend, parent, marks, n_real: int, first_id: int, root: int, stats) -> None:
@@ -235,7 +244,7 @@ def check_parent_edges(backend, parent, marks, n_real: int, first_id: int, root:
     _lower(stats, "parent_not_neighbour", v[~marked & (parent[:n_real] != -1) & (v != root)])
 
 
-def _entries_numpy(col_ptr, row_idx, col_levels, row_levels, parent, directed, layout, marks, stats,
+def _entries_numpy(col_ptr, row_idx, col_levels, row_levels, parent, directed, half, layout, marks, stats,
                    detail_slot, detail_vertex, c0, c1) -> None:
     """check_entries on the columns [c0, c1), levels decoded (_decode). Every entry is looked at
     (masks stand for the GPU's skipped reads); one combined test finds the entries that break span
@@ -250,20 +259,6 @@ def _entries_numpy(col_ptr, row_idx, col_levels, row_levels, parent, directed, l
     rows = row_idx[e0:e1]
     lc = np.repeat(column_levels, degree)
     lr = row_levels[rows]
-    rise = lr - lc
-    # a row without a level is NO_LEVEL: far below any column level
-    if directed:
-        bad = (rise > 1) | (lr < 0)
-    else:
-        rise += 1
-        bad = rise.view(np.uint64 if rise.dtype == np.int64 else np.uint32) > 2
-    bad &= np.repeat(visited_columns, degree)
-    span = steep = np.empty(0, np.int64)
-    if bad.any():
-        bad = np.flatnonzero(bad)
-        leaving = lr[bad] < 0
-        span, steep = bad[leaving], bad[~leaving]
-        stats[SLOT["span_entries"]] += np.uint64(span.size)
 
     def col_ids(picked):
         return layout.col_base + np.searchsorted(col_ptr, e0 + picked, side="right") - 1
@@ -271,6 +266,24 @@ def _entries_numpy(col_ptr, row_idx, col_levels, row_levels, parent, directed, l
     def row_ids(picked):
         r = rows[picked].astype(np.int64)
         return layout.row_starts[r // layout.b] + r % layout.b
+
+    # a level of NO_LEVEL (no level) is far below any level: one unsigned test per entry
+    rise = lr - lc
+    if directed:
+        bad = ((rise > 1) | (lr < 0)) & (lc >= 0)
+    elif half:
+        everything = np.arange(rows.size)
+        bad = (np.abs(rise) > 1) & (row_ids(everything) > col_ids(everything))
+    else:
+        rise += 1
+        bad = (rise.view(np.uint64 if rise.dtype == np.int64 else np.uint32) > 2) & (lc >= 0)
+    span = steep = np.empty(0, np.int64)
+    if bad.any():
+        bad = np.flatnonzero(bad)
+        crossing = (lr[bad] < 0) != (lc[bad] < 0)
+        reached = (lr[bad] >= 0) & (lc[bad] >= 0)
+        span, steep = bad[crossing], bad[reached]
+        stats[SLOT["span_entries"]] += np.uint64(span.size)
 
     if directed:
         cols = np.repeat(np.arange(c0, c1, dtype=np.int64), degree)
@@ -283,18 +296,25 @@ def _entries_numpy(col_ptr, row_idx, col_levels, row_levels, parent, directed, l
         child, up, marked = lc[tree], lr[tree], col_ids(tree) - layout.col_base
     np.bitwise_or.at(marks, marked >> 5, np.left_shift(np.uint32(1), (marked & 31).astype(np.uint32)))
 
-    tree_rules = {"parent_unreached": up < 0, "level": (up >= 0) & (up < child - 1), "cycle": up >= child}
-    offences = [(rule, tree[bad]) for rule, bad in tree_rules.items()]
-    offences += [("span", span), ("edge_level", steep)]
-    for rule, picked in offences:
-        if picked.size == 0:
+    # (rule, offender, the other end) per offending entry; the lowest offender counts
+    offences = []
+    for rule, picked in (("parent_unreached", tree[up < 0]), ("level", tree[(up >= 0) & (up < child - 1)]),
+                         ("cycle", tree[up >= child])):
+        c, r = col_ids(picked), row_ids(picked)
+        offences.append((rule, r, c) if directed else (rule, c, r))
+    c, r = col_ids(span), row_ids(span)
+    unvisited_column = lc[span] < 0
+    offences.append(("span", np.where(unvisited_column, c, r), np.where(unvisited_column, r, c)))
+    c, r = col_ids(steep), row_ids(steep)
+    offences.append(("edge_level", r, c))
+    if half:
+        offences.append(("edge_level", c, r))
+    for rule, offender, other in offences:
+        if offender.size == 0:
             continue
-        by_row = directed or rule in ("span", "edge_level")
-        offender = row_ids(picked) if by_row else col_ids(picked)
         _lower(stats, rule, offender)
         if SLOT[rule] == detail_slot:
-            hit = picked[offender == detail_vertex]
-            _lower(stats, "witness", col_ids(hit) if by_row else row_ids(hit))
+            _lower(stats, "witness", other[offender == detail_vertex])
 
 
 # NumPy twin: compact level -> level, NO_LEVEL for all ones (a vertex without a level), one table per
