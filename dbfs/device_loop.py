@@ -70,7 +70,7 @@ class DeviceLoop:
         self.alpha = alpha if self.bottom_up else 0.0
         self.beta, self.edges_per_thread, self.small_edges = beta, edges_per_thread, small_edges
         self.total_degree = int(graph.degree.sum())
-        self.scratch = ExpandScratch(state.cumul, state.tile_sums, state.chunks)
+        self.scratch = ExpandScratch(state.cumul, state.tile_sums, state.columns, state.chunks)
         self.front = state.col_front if self.bottom_up else None
         self.status = self.backend.pinned_empty(STATUS_SLOTS * 2, np.int64)
         self.final = self.backend.pinned_empty(CTL_WORDS, np.int64)

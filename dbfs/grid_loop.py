@@ -78,7 +78,7 @@ class GridLoop:
         self.col_x = Exchange(comms.col, self.backend, b, encoding, comm) if grid.R > 1 else None
         self.row_x = Exchange(comms.row, self.backend, b, encoding, comm) if grid.C > 1 else None
         self.total_degree = comms.world.allreduce(int(graph.degree.sum()))
-        self.scratch = ExpandScratch(state.cumul, state.tile_sums, state.chunks)
+        self.scratch = ExpandScratch(state.cumul, state.tile_sums, state.columns, state.chunks)
         self.level_host = self.backend.pinned_empty(STAT_WORDS, np.int64)
         self.counts_host = self.backend.pinned_empty(grid.C, np.int32)
         self.own_visited = state.own_visited()

@@ -128,13 +128,14 @@ def certificate_bytes(grid: Grid, n_edges: int, chunk: int, device: str = "gpu")
     return max(16 * tuples, tables + slice_temporaries) + 24 + twin
 
 
-def search_state_bytes(grid: Grid, direction: str, transport: str = "mpi", device: str = "gpu") -> int:
+def search_state_bytes(grid: Grid, direction: str, entries: int, transport: str = "mpi",
+                       device: str = "gpu") -> int:
     """What dbfs.bfs.BFS allocates: the search state's arrays (dbfs.search_state.layout, exact), the
     exchanges' buffers, and on the CPU backend the loop's host buffers (pinned host memory on a GPU,
     so not device memory there)."""
     from dbfs import bfs, device_loop, grid_loop, search_state
     one_rank = grid.size == 1
-    total = search_state.layout_bytes(grid, direction, bfs.LOG_CAPACITY if one_rank else 0)
+    total = search_state.layout_bytes(grid, direction, entries, bfs.LOG_CAPACITY if one_rank else 0)
     cpu = device == "cpu"
     for size in (grid.R, grid.C):               # col_x, row_x: dbfs.exchange.Exchange
         if size > 1:
@@ -231,7 +232,7 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
              "construction transients": construction_bytes(grid, n_edges, chunk, symmetric, layout == "copy",
                                                            device),
              "certificate": certificate_bytes(grid, n_edges, chunk, device),
-             "search state": search_state_bytes(grid, direction, transport, device),
+             "search state": search_state_bytes(grid, direction, entries, transport, device),
              "validation": validation_bytes(grid, symmetric, entries)}
     phases = {"construction": resident - graph["degree"] + max(parts["construction transients"], degrees),
               "certificate": resident + parts["certificate"],

@@ -4,7 +4,7 @@ drives it (dbfs.device_loop on one GPU, dbfs.grid_loop on a grid of ranks) and f
 Paper 004, sections 3.2-3.5, with the direction-optimizing additions: the visited bitmap over the
 rank's local rows, the levels and delayed predecessors of the owned block, the two frontier queues
 (C groups of b slots: discoveries grouped by owner grid column, group j being the next frontier), the
-degree-scan scratch of the expansion, and, where the grid or the direction needs them, the gathered
+degree-scan scratch and column table of the expansion, and, where the grid or the direction needs them, the gathered
 column frontier, the fold receive buffer, the bottom-up bitmaps, the predecessor-exchange buffers and
 the one-GPU loop's control block and per-level log.
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dbfs.kernels import CTL_WORDS, LOG_WORDS, SCAN_TILE, STAT_WORDS
+from dbfs.kernels import COLUMN_CHUNK, CTL_WORDS, LOG_WORDS, SCAN_TILE, STAT_WORDS
 from dbfs.ops.level_control import SLOT_WORDS
 
 
@@ -33,8 +33,9 @@ def parent_dtype(grid) -> np.dtype:
     return np.dtype(np.int32 if grid.n_vertices <= np.iinfo(np.int32).max else np.int64)
 
 
-def layout(grid, direction: str, log_capacity: int = 0) -> dict:
-    """{array name: (dtype, length)} of a rank's search state (see the module docstring)."""
+def layout(grid, direction: str, entries: int, log_capacity: int = 0) -> dict:
+    """{array name: (dtype, length)} of a rank's search state (see the module docstring) for a CSC
+    block of `entries` entries."""
     b, R, C = grid.block, grid.R, grid.C
     rows, cols = grid.rows_per_rank, grid.cols_per_rank
     one_gpu = grid.size == 1
@@ -49,6 +50,7 @@ def layout(grid, direction: str, log_capacity: int = 0) -> dict:
         "stats": (np.int64, STAT_WORDS),
         "cumul": (np.int64, cols + 1),          # the expansion's degree scan (ExpandScratch)
         "tile_sums": (np.int64, max(1, -(-cols // SCAN_TILE))),
+        "columns": (np.int32, max(1, -(-entries // COLUMN_CHUNK))),   # the expansion's column table
         "chunks": (np.uint64, 1),                # the expansion's chunk counter
     }
     if not one_gpu:
@@ -74,8 +76,8 @@ def layout(grid, direction: str, log_capacity: int = 0) -> dict:
     return {name: (np.dtype(dtype), int(n)) for name, (dtype, n) in parts.items()}
 
 
-def layout_bytes(grid, direction: str, log_capacity: int = 0) -> int:
-    return sum(dtype.itemsize * n for dtype, n in layout(grid, direction, log_capacity).values())
+def layout_bytes(grid, direction: str, entries: int, log_capacity: int = 0) -> int:
+    return sum(dtype.itemsize * n for dtype, n in layout(grid, direction, entries, log_capacity).values())
 
 
 class SearchState:
@@ -88,7 +90,7 @@ class SearchState:
         self.i, self.j = graph.i, graph.j
         self.log_capacity = log_capacity
         xp = backend.xp
-        for name, (dtype, n) in layout(grid, direction, log_capacity).items():
+        for name, (dtype, n) in layout(grid, direction, graph.nnz, log_capacity).items():
             setattr(self, name, xp.zeros(n, dtype))
         if grid.size == 1:
             self.parent = self.pred_row         # a local column is a global id on one rank

@@ -26,6 +26,9 @@ THREAD_EDGES = 8
 SMALL_THREADS = 512
 SMALL_GROUP = 8
 SMALL_MAX_DEGREE = 256
+# Ids per entry of a column table (the column of every COLUMN_CHUNK-th id, kernels/columns.cuh): one
+# warp's share of the expansion and of the validator's entry pass, at four ids per lane.
+COLUMN_CHUNK = 128
 
 # pred_col of a vertex found by the bottom-up search (its finder is the one rank whose gathered
 # predecessor entry is set).
@@ -62,7 +65,7 @@ CTL_WORDS, STAT_WORDS, LOG_WORDS = len(CONTROL), len(STATS), len(LOG_FIELDS)
 DEFINES = {
     "BLOCK_THREADS": BLOCK_THREADS, "SCAN_ITEMS": SCAN_ITEMS, "SCAN_TILE": SCAN_TILE,
     "THREAD_EDGES": THREAD_EDGES, "SMALL_THREADS": SMALL_THREADS, "SMALL_GROUP": SMALL_GROUP,
-    "SMALL_MAX_DEGREE": SMALL_MAX_DEGREE, "BOTTOM_UP": BOTTOM_UP,
+    "SMALL_MAX_DEGREE": SMALL_MAX_DEGREE, "COLUMN_CHUNK": COLUMN_CHUNK, "BOTTOM_UP": BOTTOM_UP,
     **{f"{prefix}_{name}": value for prefix, space in (("CTL", CTL), ("STEP", STEP), ("FORM", FORM),
                                                        ("STAT", STAT), ("LOG", LOG))
        for name, value in vars(space).items()},

@@ -1,7 +1,13 @@
 // The column of a CSC entry or of a frontier edge: the largest k with cumul[k] <= id in a monotone
 // array of column starts (a CSC's col_ptr, or the expansion's exclusive scan of frontier degrees,
 // with cumul[n] = the total). Shared by the expansion (kernels/expand.cu) and the validator's entry
-// pass (kernels/validate.cu), which both give each thread EPT consecutive ids.
+// pass (kernels/validate.cu), which both give each thread EPT consecutive ids, a warp 32 * EPT.
+//
+// Method: a column table -- the column of every COLUMN_CHUNK-th id, written in one pass over the
+// columns (write_chunk_columns) -- bounds the columns of a warp's ids (warp_columns); the warp loads
+// the starts of those columns, one per lane, and names every id's column from them without a search
+// (columns_of). Paper 004 section 3.4.1 searches cumul per thread instead: ~log2(n) dependent loads
+// that the expansion and the validator waited on.
 #pragma once
 #include "common.cuh"
 
@@ -16,78 +22,81 @@ __device__ __forceinline__ i32 search_columns(const i64* __restrict__ cumul, i32
     return lo;
 }
 
-// The largest j <= span (span < 32) with start_j <= id, where lane j of the warp holds start_j (the
-// column starts of a warp's candidate columns, ascending): a 5-step search over the registers.
-// Warp-collective (every lane takes part in the shuffles, with its own id).
-__device__ __forceinline__ i32 search_lanes(i64 start, i32 span, i64 id)
+// table[q] := c for every chunk start q * COLUMN_CHUNK (q < nchunks) that column c holds (ids
+// cumul[c] .. cumul[c + 1] - 1); `in_range` false: no column. A lane per column writes its starts; a
+// column holding more than 32 is written by the whole warp. Warp-collective (call from a loop whose
+// trip count is the same for the warp's lanes).
+__device__ __forceinline__ void write_chunk_columns(const i64* __restrict__ cumul, i32 c, bool in_range, i64 nchunks,
+                                                    i32* __restrict__ table)
 {
-    i32 lo = 0, hi = span;
-#pragma unroll
-    for (int step = 0; step < 5; ++step) {
-        const i32 mid = (lo + hi + 1) >> 1;
-        const i64 mid_start = __shfl_sync(0xffffffffu, start, mid);
-        if (mid_start <= id) lo = mid;
-        else hi = mid - 1;
+    i64 q0 = 0, q1 = 0;
+    if (in_range) {
+        q0 = (cumul[c] + COLUMN_CHUNK - 1) / COLUMN_CHUNK;
+        q1 = min((cumul[c + 1] + COLUMN_CHUNK - 1) / COLUMN_CHUNK, nchunks);
     }
-    return lo;
+    const bool heavy = q1 - q0 > 32;
+    if (!heavy)
+        for (i64 q = q0; q < q1; ++q) table[q] = c;
+    for (u32 many = __ballot_sync(0xffffffffu, heavy); many; many &= many - 1) {
+        const int owner = __ffs(many) - 1;
+        const i64 first = __shfl_sync(0xffffffffu, q0, owner), end = __shfl_sync(0xffffffffu, q1, owner);
+        const i32 column = __shfl_sync(0xffffffffu, c, owner);
+        for (i64 q = first + (threadIdx.x & 31); q < end; q += 32) table[q] = column;
+    }
 }
 
-// The column holding id `first` (paper 004 section 3.4.1's binary search), for threads that hold EPT
-// consecutive ids each, lane by lane, the column known to lie in [lo_bound, hi_bound]: two lanes search
-// that range for the warp's first and last id; when those lie at most 31 columns apart (the common
-// case) every lane finishes with a search over the column starts held in the warp's registers
-// (search_lanes). Wider spans fall back to a per-lane search bounded by the two columns.
-// Warp-collective.
+// Bounds [*k_lo, *k_hi] on the columns of the warp's ids warp_first .. warp_first + 32 * EPT - 1
+// (those below `total`) from the column table of `total` ids (ncols columns); a warp past the end
+// gets the last column.
 template <int EPT>
-__device__ __forceinline__ i32 first_column(const i64* __restrict__ cumul, i32 lo_bound, i32 hi_bound, i64 total,
-                                            i64 first)
+__device__ __forceinline__ void warp_columns(const i32* __restrict__ table, i64 total, i32 ncols, i64 warp_first,
+                                             i32* k_lo, i32* k_hi)
 {
-    const int lane = threadIdx.x & 31;
-    const i64 warp_first = first - (i64)lane * EPT;
-    const i64 warp_last = min(warp_first + 32 * EPT, total) - 1;
-    i32 bound = lo_bound;
-    if (lane < 2 && warp_first < total)
-        bound = search_columns(cumul, lo_bound, hi_bound, lane == 0 ? warp_first : warp_last);
-    const i32 k_lo = __shfl_sync(0xffffffffu, bound, 0);
-    const i32 k_hi = __shfl_sync(0xffffffffu, bound, 1);
-    if (k_hi - k_lo >= 32) return first < total ? search_columns(cumul, k_lo, k_hi, first) : k_lo;
-    const i64 start = k_lo + lane <= k_hi ? cumul[k_lo + lane] : 0x7fffffffffffffffLL;
-    return k_lo + search_lanes(start, k_hi - k_lo, first);
+    const i64 nchunks = (total + COLUMN_CHUNK - 1) / COLUMN_CHUNK;
+    if (warp_first >= total) {
+        *k_lo = *k_hi = ncols - 1;
+        return;
+    }
+    const i64 last = min(warp_first + 32 * EPT, total) - 1;
+    *k_lo = table[warp_first / COLUMN_CHUNK];
+    // the next chunk's first id lies in the column of `last` or after it
+    *k_hi = last / COLUMN_CHUNK + 1 < nchunks ? table[last / COLUMN_CHUNK + 1] : ncols - 1;
 }
 
-// The columns of the EPT consecutive ids first, first + 1, ... of every lane (lane l's first id is the
-// warp's first plus l * EPT), when the warp's ids are known to lie in the columns [k_lo, k_hi], k_lo
-// the column of the warp's first id (warp-uniform bounds, e.g. from a table of the column of every
-// 32 * EPT-th id). With at most 32 columns in range their starts are loaded once, one per lane; each
-// non-empty column's lane writes its offset in the range into the slot (shared memory, one byte per
-// id of the warp) where the column starts, and a running maximum over the slots -- within a lane's
-// EPT slots, then across the lanes by shuffles -- gives every id its column: no search, no dependent
-// load. Wider ranges fall back to a per-lane search and a walk over cumul. Ids >= total get some
-// column in range. Warp-collective; slots: 32 * EPT bytes of the warp's own, 4-byte aligned.
+// The column col[t] and its start col_start[t] of each of the EPT consecutive ids first, first + 1, ...
+// of every lane (lane l's first id is the warp's first plus l * EPT), the warp's ids lying in the
+// columns [k_lo, k_hi] (warp-uniform bounds, warp_columns). With at most 32 columns in range, their
+// starts are loaded once, one per lane; the lane of each non-empty column starting after the warp's
+// first id writes its offset in the range into the byte slot (shared memory, one per id of the warp)
+// where the column starts, and a running maximum over the slots -- within a lane's EPT slots, then
+// across the lanes by shuffles, from the column holding the warp's first id -- names every id's
+// column: no search, no dependent load. Wider ranges fall back to a per-lane search and a walk over
+// cumul. Ids >= total get some column in range. Warp-collective; slots: the warp's 32 * EPT bytes.
 template <int EPT>
 __device__ __forceinline__ void columns_of(const i64* __restrict__ cumul, i32 k_lo, i32 k_hi, i64 total, i64 first,
-                                           unsigned char* slots, i32 (&col)[EPT])
+                                           unsigned char* slots, i32 (&col)[EPT], i64 (&col_start)[EPT])
 {
-    static_assert(EPT == 4, "a lane's slots are one 32-bit word");
     const int lane = threadIdx.x & 31;
     const i32 span = k_hi - k_lo;
     if (span < 32) {
         const i64 warp_first = first - (i64)lane * EPT;
         const i64 start = lane <= span ? cumul[k_lo + lane] : 0x7fffffffffffffffLL;
         const i64 next = __shfl_down_sync(0xffffffffu, start, 1);
-        reinterpret_cast<u32*>(slots)[lane] = 0;
+        const i32 base = 31 - __clz(__ballot_sync(0xffffffffu, start <= warp_first));   // the first id's column
+#pragma unroll
+        for (int t = 0; t < EPT; ++t) slots[lane * EPT + t] = 0;
         __syncwarp();
         const i64 at = start - warp_first;
-        if (lane > 0 && lane <= span && at < 32 * EPT && (lane == span || next > start)) slots[at] = (unsigned char)lane;
+        if (lane > base && lane <= span && at < 32 * EPT && (lane == span || next > start))
+            slots[at] = (unsigned char)lane;
         __syncwarp();
-        const u32 word = reinterpret_cast<const u32*>(slots)[lane];
-        __syncwarp();   // the slots are rewritten by the warp's next call
-        i32 running = 0, within[EPT];
+        i32 running = base, within[EPT];
 #pragma unroll
         for (int t = 0; t < EPT; ++t) {
-            running = max(running, (i32)((word >> (8 * t)) & 0xffu));
+            running = max(running, (i32)slots[lane * EPT + t]);
             within[t] = running;
         }
+        __syncwarp();   // the slots are rewritten by the warp's next call
         i32 scan = running;
 #pragma unroll
         for (int d = 1; d < 32; d <<= 1) {
@@ -95,17 +104,26 @@ __device__ __forceinline__ void columns_of(const i64* __restrict__ cumul, i32 k_
             if (lane >= d) scan = max(scan, earlier);
         }
         i32 before = __shfl_up_sync(0xffffffffu, scan, 1);
-        if (lane == 0) before = 0;
+        if (lane == 0) before = base;
 #pragma unroll
-        for (int t = 0; t < EPT; ++t) col[t] = k_lo + max(before, within[t]);
+        for (int t = 0; t < EPT; ++t) {
+            const i32 j = max(before, within[t]);
+            col[t] = k_lo + j;
+            col_start[t] = __shfl_sync(0xffffffffu, start, j);
+        }
         return;
     }
     i32 k = first < total ? search_columns(cumul, k_lo, k_hi, first) : k_lo;
-    i64 column_end = first < total ? cumul[k + 1] : 0;
+    i64 column_start = cumul[k], column_end = first < total ? cumul[k + 1] : 0;
 #pragma unroll
     for (int t = 0; t < EPT; ++t) {
-        if (first + t < total)
-            while (column_end <= first + t) column_end = cumul[++k + 1];   // cumul[ncols] == total bounds it
+        if (first + t < total) {
+            while (column_end <= first + t) {   // cumul[ncols] == total bounds it
+                column_start = column_end;
+                column_end = cumul[++k + 1];
+            }
+        }
         col[t] = k;
+        col_start[t] = column_start;
     }
 }

@@ -2,12 +2,13 @@
 //
 // Step 1, frontier_tile_degrees (each frontier vertex's CSC degree, looked up once, and the sum per
 // tile), scan_tile_sums (when the frontier spans more than one tile) and frontier_degree_scan:
-// cumul[k] = sum of the CSC degrees of frontier[0..k-1], cumul[nf] = total degree.
+// cumul[k] = sum of the CSC degrees of frontier[0..k-1], cumul[nf] = total degree; then
+// frontier_column_table: the frontier index of every COLUMN_CHUNK-th edge (columns.cuh).
 // Step 2, expand_frontier_e<EPT>: thread t owns the EPT consecutive frontier edges starting at t*EPT;
-// it finds the column of its first edge (one global binary search per warp boundary, then a search
-// over the warp's registers: first_column) and walks forward for the rest (section 3.4.1),
-// with every stage (source lookup, row load, bitmap test, claim) unrolled over its EPT edges so the
-// independent loads overlap. An edge claims its destination row when its atomicOr flips the row's
+// the warp names the frontier vertex (column) of each of its edges from the table and the columns'
+// starts (columns.cuh columns_of; paper 004 section 3.4.1 searches cumul per thread, ~log2(nf)
+// dependent loads that every chunk waited on), with every stage (source lookup, row load, bitmap
+// test, claim) unrolled over its EPT edges so the independent loads overlap. An edge claims its destination row when its atomicOr flips the row's
 // visited bit; the claimant records the discovery in its owner's group, at a slot reserved for the
 // whole block at once (common.cuh block_reserve; launched with 8*C bytes of dynamic shared memory).
 // The new frontier's figures (size, degree sum) are taken afterwards from its list (kernels/frontier.cu):
@@ -155,11 +156,28 @@ frontier_degree_scan(const i32* __restrict__ frontier_count, i32 frontier_length
     }
 }
 
+// table[q] := the frontier index whose edges hold edge id q * COLUMN_CHUNK, for the cumul[nf] edges of the
+// scanned frontier (columns.cuh write_chunk_columns), a lane per frontier vertex (grid-stride).
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+frontier_column_table(const i64* __restrict__ cumul, const i32* __restrict__ frontier_count, i32 frontier_length,
+                      i32* __restrict__ table, const i64* __restrict__ ctl)
+{
+    if (!gate_open(ctl, TOPDOWN_GATE, -1)) return;
+    const i32 nf = length_of(frontier_count, frontier_length);
+    const i64 nchunks = (cumul[nf] + COLUMN_CHUNK - 1) / COLUMN_CHUNK;
+    const i64 stride = (i64)gridDim.x * blockDim.x;
+    // the warp's lanes take the same number of turns: write_chunk_columns is warp-collective
+    for (i64 base = (i64)blockIdx.x * blockDim.x + (threadIdx.x & ~31); base < nf; base += stride) {
+        const i64 k = base + (threadIdx.x & 31);
+        write_chunk_columns(cumul, (i32)min(k, (i64)nf - 1), k < nf, nchunks, table);
+    }
+}
+
 template <int EPT>
 __device__ __forceinline__ void expand_edges(
     const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, const i32* __restrict__ frontier,
     const i32* __restrict__ frontier_count, i32 frontier_length, const i64* __restrict__ cumul,
-    u32* __restrict__ bitmap, i32* __restrict__ level, i32* __restrict__ pred_row,
+    const i32* __restrict__ column_table, u32* __restrict__ bitmap, i32* __restrict__ level, i32* __restrict__ pred_row,
     i32* __restrict__ pred_col, i32 lvl, i32 j, i32 b, i32 C, i32* __restrict__ dst,
     i32* __restrict__ dst_cnt, u64* __restrict__ chunks, i64* __restrict__ stats, const i64* __restrict__ ctl)
 {
@@ -175,6 +193,7 @@ __device__ __forceinline__ void expand_edges(
     // block, where a fixed stride let slow and fast blocks drift apart. Chunks are taken two turns
     // ahead, alternating between two shared slots, so the atomic's round trip overlaps a chunk.
     __shared__ i64 taken[2];
+    __shared__ u32 column_slots[BLOCK_THREADS / 32][EPT * 8];   // columns_of's, 32 * EPT bytes per warp
     if (threadIdx.x == 0) {
         taken[0] = (i64)atomicAdd(chunks, 1ULL);
         taken[1] = (i64)atomicAdd(chunks, 1ULL);
@@ -186,25 +205,18 @@ __device__ __forceinline__ void expand_edges(
     for (int turn = 0; taken[turn & 1] * chunk_edges < total; ++turn) {
         const i64 chunk_base = taken[turn & 1] * chunk_edges;
         const i64 first = chunk_base + (i64)threadIdx.x * EPT;
-        i32 k = first_column<EPT>(cumul, 0, nf - 1, total, first);
-        i64 column_start = cumul[k], column_end = cumul[k + 1];
+        i32 k_lo, k_hi, column[EPT];
+        i64 column_start[EPT];
+        warp_columns<EPT>(column_table, total, nf, first - (i64)(threadIdx.x & 31) * EPT, &k_lo, &k_hi);
+        columns_of<EPT>(cumul, k_lo, k_hi, total, first, (unsigned char*)column_slots[threadIdx.x >> 5], column,
+                        column_start);
 
         bool valid[EPT];
-        i32 column[EPT];
         i64 within[EPT];
 #pragma unroll
         for (int e = 0; e < EPT; ++e) {
-            const i64 id = first + e;
-            valid[e] = id < total;
-            if (valid[e]) {
-                while (column_end <= id) {   // cumul[nf] == total > id bounds the walk
-                    ++k;
-                    column_start = column_end;
-                    column_end = cumul[k + 1];
-                }
-            }
-            column[e] = k;
-            within[e] = id - column_start;
+            valid[e] = first + e < total;
+            within[e] = first + e - column_start[e];
         }
 
         i32 u[EPT];
@@ -258,13 +270,15 @@ __device__ __forceinline__ void expand_edges(
     extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) expand_frontier_e##EPT(                  \
         const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx,                                 \
         const i32* __restrict__ frontier, const i32* __restrict__ frontier_count, i32 frontier_length,    \
-        const i64* __restrict__ cumul, u32* __restrict__ bitmap, i32* __restrict__ level,                 \
-        i32* __restrict__ pred_row, i32* __restrict__ pred_col, i32 lvl, i32 j, i32 b, i32 C,             \
+        const i64* __restrict__ cumul, const i32* __restrict__ column_table, u32* __restrict__ bitmap,     \
+        i32* __restrict__ level, i32* __restrict__ pred_row, i32* __restrict__ pred_col, i32 lvl, i32 j,  \
+        i32 b, i32 C,                                                                                    \
         i32* __restrict__ dst, i32* __restrict__ dst_cnt, u64* __restrict__ chunks,                       \
         i64* __restrict__ stats, const i64* __restrict__ ctl)                                            \
     {                                                                                                    \
-        expand_edges<EPT>(col_ptr, row_idx, frontier, frontier_count, frontier_length, cumul, bitmap,    \
-                          level, pred_row, pred_col, lvl, j, b, C, dst, dst_cnt, chunks, stats, ctl);    \
+        expand_edges<EPT>(col_ptr, row_idx, frontier, frontier_count, frontier_length, cumul,            \
+                          column_table, bitmap, level, pred_row, pred_col, lvl, j, b, C, dst, dst_cnt,    \
+                          chunks, stats, ctl);                                                           \
     }
 
 EXPAND_VARIANT(1)

@@ -8,8 +8,8 @@
 // deepest level, all ones for a vertex without a parent or a level, so that the random reads of the
 // entry pass hit a small array. check_entries_<L>_<P>: one pass over the CSC entries u -> v in equal
 // chunks of consecutive entries (hubs and runs of empty columns cost no more than other entries), each
-// warp's first column from a table made in one pass over the columns (chunk_columns), each entry's
-// column by a search over the warp's columns held in registers (columns.cuh). Per entry: the span and
+// entry's column from a table of the column of every COLUMN_CHUNK-th entry (entry_column_table) and the
+// starts of the warp's columns (columns.cuh). Per entry: the span and
 // edge-level rules (undirected, in the half form: per edge, at one of its two entries), the TEPS
 // counts, and the parent-edge test: the entry that joins a vertex to its parent marks the vertex and
 // checks the two levels (parent-level, parent-unreached, cycle).
@@ -151,28 +151,23 @@ __device__ __forceinline__ i64 global_row(i32 r, i32 b, const i64* __restrict__ 
     return row_starts[m] + (r - m * b);
 }
 
-// chunk_columns: chunk_column[q] := the column of entry q * chunk_entries, for every chunk q < nchunks
-// (a thread per column writes the chunks that start inside it; a chunk starts in exactly one non-empty
-// column). The entry pass uses chunks of one warp's entries, so that each warp knows the range of its
-// columns without searching col_ptr: that search, several dependent loads per warp, was what the
-// entry pass waited on.
+// entry_column_table: table[q] := the column of entry q * COLUMN_CHUNK (columns.cuh write_chunk_columns), a
+// lane per column.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-chunk_columns(const i64* __restrict__ col_ptr, i32 ncols, i64 chunk_entries, i64 nchunks, i32* __restrict__ chunk_column)
+entry_column_table(const i64* __restrict__ col_ptr, i32 ncols, i64 nchunks, i32* __restrict__ table)
 {
-    for (i64 c = blockIdx.x * (i64)blockDim.x + threadIdx.x; c < ncols; c += (i64)gridDim.x * blockDim.x) {
-        const i64 end = col_ptr[c + 1];
-        for (i64 q = (col_ptr[c] + chunk_entries - 1) / chunk_entries; q < nchunks && q * chunk_entries < end; ++q)
-            chunk_column[q] = (i32)c;
+    const i64 stride = (i64)gridDim.x * blockDim.x;
+    // the warp's lanes take the same number of turns: write_chunk_columns is warp-collective
+    for (i64 base = (i64)blockIdx.x * blockDim.x + (threadIdx.x & ~31); base < ncols; base += stride) {
+        const i64 c = base + (threadIdx.x & 31);
+        write_chunk_columns(col_ptr, (i32)min(c, (i64)ncols - 1), c < ncols, nchunks, table);
     }
 }
 
 // Entries in chunks of BLOCK_THREADS * EPT taken by the blocks in stride; a thread holds EPT consecutive
-// entries, loads their rows first (they depend on nothing) and finds their columns among the warp's
-// (columns.cuh columns_of: marks where columns start, then running maxima) between the column of the
-// warp's first entry and the next warp's
-// (chunk_columns at the warp's granularity; empty columns are skipped). Each column's level and
-// (undirected) its parent's local row are read per entry: consecutive entries mostly share a column,
-// so those reads hit the same lines.
+// entries, loads their rows first (they depend on nothing) and finds their columns from the column
+// table (columns.cuh warp_columns, columns_of). Each column's level and (undirected) its parent's local
+// row are read once per warp lane and handed to the entries by shuffles.
 //
 // Which entries carry the span and edge-level rules (the one random read per entry, the row's level,
 // is what the pass waits on). Directed, and undirected with half == 0: every entry of a visited
@@ -186,12 +181,12 @@ __device__ __forceinline__ void entry_rules(
     const L* __restrict__ col_level, const L* __restrict__ row_level, const P* __restrict__ col_parent,
     const P* __restrict__ row_parent, i32 directed, i32 half, i64 col_base, const i64* __restrict__ row_starts,
     const i32* __restrict__ block_rows, i32 nblocks, i32 b, u32* __restrict__ marks,
-    u64* __restrict__ stats, i32 detail_slot, u64 detail_vertex, const i32* __restrict__ chunk_column)
+    u64* __restrict__ stats, i32 detail_slot, u64 detail_vertex, const i32* __restrict__ column_table)
 {
     __shared__ u32 column_slots[BLOCK_THREADS / 32][EPT * 8];   // columns_of's, 32 * EPT bytes per warp
     u64 counted = 0, leaving = 0;
-    const i64 chunk = (i64)BLOCK_THREADS * EPT, warp_entries = 32 * EPT;
-    const i64 nchunks = (nnz + chunk - 1) / chunk, nwarps = (nnz + warp_entries - 1) / warp_entries;
+    const i64 chunk = (i64)BLOCK_THREADS * EPT;
+    const i64 nchunks = (nnz + chunk - 1) / chunk;
     for (i64 q = blockIdx.x; q < nchunks; q += gridDim.x) {
         const i64 first = q * chunk + (i64)threadIdx.x * EPT;
         bool real[EPT];
@@ -201,12 +196,11 @@ __device__ __forceinline__ void entry_rules(
             real[t] = first + t < nnz;
             r[t] = real[t] ? row_idx[first + t] : -1;
         }
-        // the warp's last entry lies at or before the next warp's first column
-        const i64 w = first / warp_entries;
-        const i32 k_lo = w < nwarps ? chunk_column[w] : ncols - 1;
-        const i32 k_hi = w + 1 < nwarps ? chunk_column[w + 1] : ncols - 1;
-        i32 col[EPT], lc[EPT], expect[EPT];
-        columns_of<EPT>(col_ptr, k_lo, k_hi, nnz, first, (unsigned char*)column_slots[threadIdx.x >> 5], col);
+        i32 k_lo, k_hi, col[EPT], lc[EPT], expect[EPT];
+        i64 col_start[EPT];
+        warp_columns<EPT>(column_table, nnz, ncols, first - (i64)(threadIdx.x & 31) * EPT, &k_lo, &k_hi);
+        columns_of<EPT>(col_ptr, k_lo, k_hi, nnz, first, (unsigned char*)column_slots[threadIdx.x >> 5], col,
+                        col_start);
         if (k_hi - k_lo < 32) {
             // the warp's columns' levels and parents' rows, one column per lane (a 64-bit division per
             // column, not per entry), then each entry's by a shuffle
@@ -334,11 +328,11 @@ __device__ __forceinline__ void entry_rules(
         const PT* __restrict__ col_parent, const PT* __restrict__ row_parent, i32 directed, i32 half,     \
         i64 col_base, const i64* __restrict__ row_starts, const i32* __restrict__ block_rows, i32 nblocks,  \
         i32 b, u32* __restrict__ marks, u64* __restrict__ stats, i32 detail_slot, u64 detail_vertex,      \
-        const i32* __restrict__ chunk_column)                                                            \
+        const i32* __restrict__ column_table)                                                            \
     {                                                                                                    \
         entry_rules<EPT, LT, PT>(col_ptr, row_idx, ncols, nnz, col_level, row_level, col_parent,          \
                                  row_parent, directed, half, col_base, row_starts, block_rows, nblocks, b,\
-                                 marks, stats, detail_slot, detail_vertex, chunk_column);                \
+                                 marks, stats, detail_slot, detail_vertex, column_table);                \
     }
 
 #define LEVEL_KERNELS(LN, LT, PN, PT)                                                                    \

@@ -212,7 +212,7 @@ def run_expand(backend, case, frontier, state, edges_per_thread=4, device_length
     expand(backend, case.grid, case.j, backend.asarray(case.col_ptr), backend.asarray(case.row_idx),
            backend.asarray(frontier), length, state["bitmap"], state["level"], state["pred_row"],
            state["pred_col"], state["dst"], state["dst_cnt"], state["stats"],
-           ExpandScratch.allocate(backend, max(1, frontier.size)), lvl=case.lvl,
+           ExpandScratch.allocate(backend, max(1, frontier.size), case.row_idx.size), lvl=case.lvl,
            edges_per_thread=edges_per_thread)
     return int(backend.asnumpy(state["stats"])[STAT.CHECKED])
 

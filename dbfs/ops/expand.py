@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dbfs.kernels import BLOCK_THREADS, CTL, SCAN_TILE, STAT, STEP
+from dbfs.kernels import BLOCK_THREADS, COLUMN_CHUNK, CTL, SCAN_TILE, STAT, STEP
 from dbfs.ops.arrays import NULL, gate_args, gate_open, host_length, length_args, require_array
 from dbfs.ops.bitmap import set_visited, visited
 
@@ -31,21 +31,23 @@ GROUP_SCRATCH_BYTES = 8       # dynamic shared memory per dst group (common.cuh 
 
 
 class ExpandScratch:
-    """Device buffers of the expansion for frontiers of up to `capacity` vertices: the degree scan's
-    cumul int64 [capacity + 1] and tile_sums int64 [ceil(capacity / SCAN_TILE)], and the chunk counter
-    uint64 [1] (the search state holds them)."""
+    """Device buffers of the expansion for frontiers of up to `capacity` vertices and `entries` edges:
+    the degree scan's cumul int64 [capacity + 1] and tile_sums int64 [ceil(capacity / SCAN_TILE)], the
+    column table int32 [ceil(entries / COLUMN_CHUNK)] and the chunk counter uint64 [1] (the search
+    state holds them)."""
 
-    def __init__(self, cumul, tile_sums, chunks):
-        self.cumul, self.tile_sums, self.chunks = cumul, tile_sums, chunks
+    def __init__(self, cumul, tile_sums, columns, chunks):
+        self.cumul, self.tile_sums, self.columns, self.chunks = cumul, tile_sums, columns, chunks
         self.capacity = int(cumul.shape[0]) - 1
+        self.entries = int(columns.shape[0]) * COLUMN_CHUNK
         if tile_sums.shape[0] < -(-self.capacity // SCAN_TILE):
             raise ValueError(f"{tile_sums.shape[0]} tile sums cannot scan {self.capacity} entries")
 
     @classmethod
-    def allocate(cls, backend, capacity: int) -> "ExpandScratch":
+    def allocate(cls, backend, capacity: int, entries: int) -> "ExpandScratch":
         xp = backend.xp
         return cls(xp.empty(capacity + 1, xp.int64), xp.empty(max(1, -(-capacity // SCAN_TILE)), xp.int64),
-                   xp.zeros(1, xp.uint64))
+                   xp.empty(max(1, -(-entries // COLUMN_CHUNK)), xp.int32), xp.zeros(1, xp.uint64))
 
 
 def expand(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, pred_row, pred_col, dst,
@@ -78,7 +80,7 @@ def expand(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, 
     edge). The groups have room for all rows of their block, so they cannot overflow as long as the
     bitmap covers every row already appended.
 
-    GPU: four kernels on CuPy's current stream, no host synchronisation; `frontier` must not be
+    GPU: five kernels on CuPy's current stream, no host synchronisation; `frontier` must not be
     overwritten before they ran. edges_per_thread selects the kernel variant (one of
     EDGES_PER_THREAD); the expansion takes 8*C bytes of shared memory, so C <= 6144.
     """
@@ -107,21 +109,26 @@ def _expand_gpu(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, le
     if scratch.capacity < frontier.shape[0]:
         raise ValueError(f"scratch holds {scratch.capacity} frontier entries, the frontier buffer "
                          f"{frontier.shape[0]}")
+    if scratch.entries < row_idx.shape[0]:
+        raise ValueError(f"scratch's column table covers {scratch.entries} edges, the CSC block has "
+                         f"{row_idx.shape[0]}")
     count = length_args(length)
     gate = gate_args(control)[0]
     tiles = scratch.tile_sums.shape[0]
-    tile_degrees, scan_tiles, degree_scan, expansion = (
-        backend.kernel("expand", name) for name in ("frontier_tile_degrees", "scan_tile_sums",
-                                                    "frontier_degree_scan", f"expand_frontier_e{edges_per_thread}"))
+    tile_degrees, scan_tiles, degree_scan, column_table, expansion = (
+        backend.kernel("expand", name) for name in ("frontier_tile_degrees", "scan_tile_sums", "frontier_degree_scan",
+                                                    "frontier_column_table", f"expand_frontier_e{edges_per_thread}"))
     tile_degrees((min(backend.resident_blocks(tile_degrees, BLOCK_THREADS), tiles),), (BLOCK_THREADS,),
                  (col_ptr, frontier, *count, scratch.tile_sums, scratch.cumul, gate))
     scan_tiles((1,), (BLOCK_THREADS,), (scratch.tile_sums, *count, gate))
     degree_scan((min(backend.resident_blocks(degree_scan, BLOCK_THREADS), tiles),), (BLOCK_THREADS,),
                 (*count, scratch.tile_sums, scratch.cumul, scratch.chunks, gate))
+    column_table((backend.resident_blocks(column_table, BLOCK_THREADS),), (BLOCK_THREADS,),
+                 (scratch.cumul, *count, scratch.columns, gate))
     ngroups = dst_cnt.shape[0]
     expansion(
         (backend.resident_blocks(expansion, BLOCK_THREADS),), (BLOCK_THREADS,),
-        (col_ptr, row_idx, frontier, *count, scratch.cumul, bitmap, level, pred_row,
+        (col_ptr, row_idx, frontier, *count, scratch.cumul, scratch.columns, bitmap, level, pred_row,
          pred_col if pred_col is not None else NULL, np.int32(lvl), np.int32(j), np.int32(grid.block),
          np.int32(ngroups), dst, dst_cnt, scratch.chunks, stats, gate),
         shared_mem=GROUP_SCRATCH_BYTES * ngroups)

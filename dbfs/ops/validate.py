@@ -12,12 +12,12 @@ keep the lowest offending global vertex id (NO_VERTEX: none) and whose other slo
                       joins a vertex to its parent: its mark, level (parent more than one level up),
                       parent-unreached, cycle (parent not above the vertex)
   check_parent_edges  per owned vertex: parent-not-neighbour (no mark)
-GPU method (check_entries): the entries in equal chunks, EPT consecutive ones per thread; every
-warp's first column comes from a table made in one pass over the columns (int32 per 32 * EPT
-entries), and a warp finds its entries' columns among the columns between its first and the next
-warp's, their starts held in registers (kernels/columns.cuh columns_of), so hubs and long runs of
-empty columns cost no more than other entries; per entry the row (loaded first: it depends on
-nothing), its compact level (and, directed, its parent) and the column's level and parent.
+GPU method (check_entries): the entries in equal chunks, EPT consecutive ones per thread; a table of
+the column of every COLUMN_CHUNK-th entry, made in one pass over the columns, bounds each warp's
+columns, whose starts the warp loads once to name every entry's column (kernels/columns.cuh), so
+hubs and long runs of empty columns cost no more than other entries; per entry the row (loaded
+first: it depends on nothing), its compact level (and, directed, its parent) and the column's level
+and parent (once per warp lane).
 Lowest offenders: warp minimum, then one atomicMin only below the slot's value; counts: one atomic per
 block. NumPy method: the same rules on whole arrays, entries in chunks of whole columns.
 """
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dbfs.kernels import BLOCK_THREADS as THREADS
-from dbfs.kernels import VALIDATE_SLOTS
+from dbfs.kernels import COLUMN_CHUNK, VALIDATE_SLOTS
 from dbfs.ops.arrays import blocks_for, require_array
 
 SLOT = {name.lower(): k for k, name in enumerate(VALIDATE_SLOTS)}
@@ -192,12 +192,10 @@ def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, direc
             require_array(name, array, dtype)
         if nnz == 0:
             return
-        warp_entries = 32 * entries_per_lane
-        nwarps = -(-nnz // warp_entries)
-        warp_column = backend.xp.empty(nwarps, backend.xp.int32)
-        backend.kernel("validate", "chunk_columns")(
-            (blocks_for(ncols, THREADS),), (THREADS,),
-            (col_ptr, np.int32(ncols), np.int64(warp_entries), np.int64(nwarps), warp_column))
+        nchunks = -(-nnz // COLUMN_CHUNK)
+        column_table = backend.xp.empty(nchunks, backend.xp.int32)
+        backend.kernel("validate", "entry_column_table")(
+            (blocks_for(ncols, THREADS),), (THREADS,), (col_ptr, np.int32(ncols), np.int64(nchunks), column_table))
         name = f"check_entries_{_level_name(col_level)}_{_PARENT_TYPES[parent.dtype]}_e{entries_per_lane}"
         kernel = backend.kernel("validate", name)
         kernel(
@@ -206,7 +204,7 @@ def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, direc
              parent, parent, np.int32(directed), np.int32(half),
              np.int64(layout.col_base), layout.row_starts, layout.block_rows,
              np.int32(layout.block_rows.shape[0]), np.int32(layout.b), marks, stats, np.int32(detail_slot),
-             np.uint64(detail_vertex), warp_column))
+             np.uint64(detail_vertex), column_table))
         return
     col_levels, row_levels = _decode(col_level), _decode(row_level)
     starts = np.searchsorted(col_ptr, np.arange(0, nnz, NUMPY_ENTRY_CHUNK), side="right") - 1
@@ -216,9 +214,9 @@ def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, direc
                        detail_slot, detail_vertex, c0, c1)
 
 
-def chunk_table_bytes(entries: int, entries_per_lane: int = DEFAULT_ENTRIES_PER_LANE) -> int:
-    """Device bytes of check_entries' warp-column table for a block of `entries` entries (GPU only)."""
-    return 4 * -(-entries // (32 * entries_per_lane))
+def chunk_table_bytes(entries: int) -> int:
+    """Device bytes of check_entries' column table for a block of `entries` entries (GPU only)."""
+    return 4 * -(-entries // COLUMN_CHUNK)
 
 
 def check_parent_edges(backend, parent, marks, n_real: int, first_id: int, root: int, stats) -> None:
