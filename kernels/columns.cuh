@@ -45,6 +45,18 @@ __device__ __forceinline__ void write_chunk_columns(const i64* __restrict__ cumu
     }
 }
 
+// The column table of the n columns of cumul (cumul[0..n]) for its nchunks chunk starts, written by the
+// calling grid, a lane per column (grid-stride; a warp's lanes take the same number of turns).
+__device__ __forceinline__ void write_column_table(const i64* __restrict__ cumul, i64 n, i64 nchunks,
+                                                   i32* __restrict__ table)
+{
+    const i64 stride = (i64)gridDim.x * blockDim.x;
+    for (i64 base = (i64)blockIdx.x * blockDim.x + (threadIdx.x & ~31); base < n; base += stride) {
+        const i64 c = base + (threadIdx.x & 31);
+        write_chunk_columns(cumul, (i32)min(c, n - 1), c < n, nchunks, table);
+    }
+}
+
 // Bounds [*k_lo, *k_hi] on the columns of the warp's ids warp_first .. warp_first + 32 * EPT - 1
 // (those below `total`) from the column table of `total` ids (ncols columns); a warp past the end
 // gets the last column.

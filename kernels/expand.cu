@@ -157,20 +157,14 @@ frontier_degree_scan(const i32* __restrict__ frontier_count, i32 frontier_length
 }
 
 // table[q] := the frontier index whose edges hold edge id q * COLUMN_CHUNK, for the cumul[nf] edges of the
-// scanned frontier (columns.cuh write_chunk_columns), a lane per frontier vertex (grid-stride).
+// scanned frontier (columns.cuh), a lane per frontier vertex.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 frontier_column_table(const i64* __restrict__ cumul, const i32* __restrict__ frontier_count, i32 frontier_length,
                       i32* __restrict__ table, const i64* __restrict__ ctl)
 {
     if (!gate_open(ctl, TOPDOWN_GATE, -1)) return;
     const i32 nf = length_of(frontier_count, frontier_length);
-    const i64 nchunks = (cumul[nf] + COLUMN_CHUNK - 1) / COLUMN_CHUNK;
-    const i64 stride = (i64)gridDim.x * blockDim.x;
-    // the warp's lanes take the same number of turns: write_chunk_columns is warp-collective
-    for (i64 base = (i64)blockIdx.x * blockDim.x + (threadIdx.x & ~31); base < nf; base += stride) {
-        const i64 k = base + (threadIdx.x & 31);
-        write_chunk_columns(cumul, (i32)min(k, (i64)nf - 1), k < nf, nchunks, table);
-    }
+    write_column_table(cumul, nf, (cumul[nf] + COLUMN_CHUNK - 1) / COLUMN_CHUNK, table);
 }
 
 template <int EPT>

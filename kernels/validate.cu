@@ -151,17 +151,11 @@ __device__ __forceinline__ i64 global_row(i32 r, i32 b, const i64* __restrict__ 
     return row_starts[m] + (r - m * b);
 }
 
-// entry_column_table: table[q] := the column of entry q * COLUMN_CHUNK (columns.cuh write_chunk_columns), a
-// lane per column.
+// entry_column_table: table[q] := the column of entry q * COLUMN_CHUNK (columns.cuh), a lane per column.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 entry_column_table(const i64* __restrict__ col_ptr, i32 ncols, i64 nchunks, i32* __restrict__ table)
 {
-    const i64 stride = (i64)gridDim.x * blockDim.x;
-    // the warp's lanes take the same number of turns: write_chunk_columns is warp-collective
-    for (i64 base = (i64)blockIdx.x * blockDim.x + (threadIdx.x & ~31); base < ncols; base += stride) {
-        const i64 c = base + (threadIdx.x & 31);
-        write_chunk_columns(col_ptr, (i32)min(c, (i64)ncols - 1), c < ncols, nchunks, table);
-    }
+    write_column_table(col_ptr, ncols, nchunks, table);
 }
 
 // Entries in chunks of BLOCK_THREADS * EPT taken by the blocks in stride; a thread holds EPT consecutive
