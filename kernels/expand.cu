@@ -56,6 +56,29 @@ __device__ __forceinline__ i64 block_exclusive_scan(i64 x, i64* total)
     return before + inclusive - x;
 }
 
+// items[k] := offset + the sum of items[tile_first .. k - 1], in place, for the k < n of the tile of
+// SCAN_TILE items from tile_first, each thread taking SCAN_ITEMS consecutive ones; returns the tile's
+// total. Block-collective.
+__device__ __forceinline__ i64 scan_tile_in_place(i64* __restrict__ items, i64 tile_first, i64 n, i64 offset)
+{
+    const i64 first = tile_first + (i64)threadIdx.x * SCAN_ITEMS;
+    i64 item[SCAN_ITEMS];
+    i64 sum = 0;
+#pragma unroll
+    for (int e = 0; e < SCAN_ITEMS; ++e) {
+        item[e] = first + e < n ? items[first + e] : 0;
+        sum += item[e];
+    }
+    i64 total;
+    i64 prefix = offset + block_exclusive_scan(sum, &total);
+#pragma unroll
+    for (int e = 0; e < SCAN_ITEMS; ++e) {
+        if (first + e < n) items[first + e] = prefix;
+        prefix += item[e];
+    }
+    return total;
+}
+
 __device__ __forceinline__ i64 column_degree(const i64* __restrict__ col_ptr, i32 u)
 {
     return col_ptr[u + 1] - col_ptr[u];
@@ -99,24 +122,7 @@ scan_tile_sums(i64* __restrict__ tile_sums, const i32* __restrict__ frontier_cou
     const i32 ntiles = (length_of(frontier_count, frontier_length) + SCAN_TILE - 1) / SCAN_TILE;
     if (ntiles <= 1) return;
     i64 carry = 0;
-    for (i64 base = 0; base < ntiles; base += SCAN_TILE) {
-        const i64 first = base + (i64)threadIdx.x * SCAN_ITEMS;
-        i64 item[SCAN_ITEMS];
-        i64 sum = 0;
-#pragma unroll
-        for (int e = 0; e < SCAN_ITEMS; ++e) {
-            item[e] = first + e < ntiles ? tile_sums[first + e] : 0;
-            sum += item[e];
-        }
-        i64 chunk_total;
-        i64 prefix = carry + block_exclusive_scan(sum, &chunk_total);
-#pragma unroll
-        for (int e = 0; e < SCAN_ITEMS; ++e) {
-            if (first + e < ntiles) tile_sums[first + e] = prefix;
-            prefix += item[e];
-        }
-        carry += chunk_total;
-    }
+    for (i64 base = 0; base < ntiles; base += SCAN_TILE) carry += scan_tile_in_place(tile_sums, base, ntiles, carry);
 }
 
 // cumul[k] (k < nf): the degree of frontier[k] (frontier_tile_degrees) replaced in place by the
@@ -136,22 +142,8 @@ frontier_degree_scan(const i32* __restrict__ frontier_count, i32 frontier_length
         return;
     }
     for (i32 tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
-        const i64 first = (i64)tile * SCAN_TILE + (i64)threadIdx.x * SCAN_ITEMS;
-        i64 degree[SCAN_ITEMS];
-        i64 sum = 0;
-#pragma unroll
-        for (int e = 0; e < SCAN_ITEMS; ++e) {
-            degree[e] = first + e < nf ? cumul[first + e] : 0;
-            sum += degree[e];
-        }
-        i64 tile_total;
         const i64 offset = ntiles > 1 ? tile_offsets[tile] : 0;
-        i64 prefix = offset + block_exclusive_scan(sum, &tile_total);
-#pragma unroll
-        for (int e = 0; e < SCAN_ITEMS; ++e) {
-            if (first + e < nf) cumul[first + e] = prefix;
-            prefix += degree[e];
-        }
+        const i64 tile_total = scan_tile_in_place(cumul, (i64)tile * SCAN_TILE, nf, offset);
         if (tile == ntiles - 1 && threadIdx.x == 0) cumul[nf] = offset + tile_total;
     }
 }
