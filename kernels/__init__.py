@@ -17,8 +17,9 @@ BLOCK_THREADS = 256
 # Frontier entries one scan thread sums (kernels/expand.cu); a scan block covers SCAN_TILE entries.
 SCAN_ITEMS = 8
 SCAN_TILE = BLOCK_THREADS * SCAN_ITEMS
-# Entries a bottom-up lane tests alone before its row is searched by the whole warp.
-THREAD_EDGES = 8
+# Entries a bottom-up lane tests alone before its row is searched by the whole warp (scale 26: 4 beat
+# 2, 8 and 16 by 1-5%, 5% and 28%; bench/NOTES.md, session 6).
+THREAD_EDGES = 4
 # The persistent small-level kernel (kernels/small_levels.cu): threads per block (one block per
 # multiprocessor), lanes that share one frontier vertex's neighbours, and the largest degree a
 # frontier vertex may have for its level to run there (heavier vertices go to the bulk kernels, whose
