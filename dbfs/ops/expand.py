@@ -7,11 +7,11 @@ claims it), its predecessor column u, and is appended to the dst group of its ow
 level and the delayed predecessor column j (section 3.5). The new frontier's figures are taken from
 its list afterwards (dbfs.ops.frontier).
 
-GPU method: an exclusive scan of the frontier degrees (kernels/expand.cu: per-tile sums, one block
-scanning them, the per-entry prefixes), then threads of `edges_per_thread` consecutive frontier edges
-doing a single binary search (two global binary searches per warp, then a 5-step search over the
-warp's registers when the warp's edges span at most 32 columns) plus a linear walk (section 3.4.1);
-the discoveries of a block take their group slots with one global atomic per group (a single hot
+GPU method: an exclusive scan of the frontier degrees (kernels/expand.cu: per-tile sums, each degree
+looked up once; one block scanning the sums; the per-entry prefixes), a table of the frontier vertex
+of every COLUMN_CHUNK-th edge, then threads of `edges_per_thread` consecutive frontier edges whose
+warp names each edge's frontier vertex from the table and the vertices' edge offsets, without the
+per-thread binary search of section 3.4.1 (kernels/columns.cuh); the discoveries of a block take their group slots with one global atomic per group (a single hot
 counter serialises at the L2 otherwise). All launches have fixed grids (the blocks the GPU holds at
 once) that take their work in order from a counter or by stride, and the frontier length may live on
 the device: nothing is read back. NumPy method: the same edges
