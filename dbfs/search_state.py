@@ -4,9 +4,9 @@ drives it (dbfs.device_loop on one GPU, dbfs.grid_loop on a grid of ranks) and f
 Paper 004, sections 3.2-3.5, with the direction-optimizing additions: the visited bitmap over the
 rank's local rows, the levels and delayed predecessors of the owned block, the two frontier queues
 (C groups of b slots: discoveries grouped by owner grid column, group j being the next frontier), the
-degree-scan scratch and column table of the expansion, and, where the grid or the direction needs them, the gathered
-column frontier, the fold receive buffer, the bottom-up bitmaps, the predecessor-exchange buffers and
-the one-GPU loop's control block and per-level log.
+degree-scan scratch and column table of the expansion, and, where the grid or the direction needs
+them, the gathered column frontier, the fold receive buffer, the bottom-up bitmaps, the
+predecessor-exchange buffers and the one-GPU loop's control block and per-level log.
 
 With bottom-up levels on an undirected graph, every search starts with the owned vertices that have no
 edge marked visited: no edge can reach them, so top-down never claims them, and a bottom-up level,

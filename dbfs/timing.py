@@ -11,6 +11,7 @@ reused across searches.
 from __future__ import annotations
 
 import time
+from collections import defaultdict
 
 
 class PhaseClock:
@@ -43,15 +44,11 @@ class PhaseClock:
     def totals(self) -> dict:
         """Seconds per phase since start(); the stream must have been synchronised past the last
         switch."""
-        totals = dict(self._charged)
-        for (phase, begin), (_, end) in zip(self._marks, self._marks[1:]):
-            if phase is not None:
-                totals[phase] += self._elapsed(begin, end)
-        return totals
+        return add_intervals(self._marks, self._elapsed, dict(self._charged))
 
     def _elapsed(self, begin, end) -> float:
         if self.backend.is_gpu:
-            return self.backend.xp.cuda.get_elapsed_time(begin, end) / 1e3
+            return event_seconds(self.backend, begin, end)
         return end - begin
 
 
@@ -74,11 +71,8 @@ class GraphMarks:
 
     def seconds(self) -> dict:
         """Seconds per phase of the last replay, which must have finished (`done` waited for)."""
-        totals: dict = {}
-        for (phase, begin), (_, end) in zip(self._marks, self._marks[1:]):
-            if phase is not None:
-                totals[phase] = totals.get(phase, 0.0) + self.backend.xp.cuda.get_elapsed_time(begin, end) / 1e3
-        return totals
+        return add_intervals(self._marks, lambda begin, end: event_seconds(self.backend, begin, end),
+                             defaultdict(float))
 
 
 class Untimed:
@@ -86,3 +80,16 @@ class Untimed:
 
     def switch(self, phase: str | None) -> None:
         pass
+
+
+def add_intervals(marks, elapsed, totals: dict) -> dict:
+    """totals[phase] += elapsed(begin, end) for each interval between consecutive marks (phase, stamp)
+    charged to a phase; returns totals."""
+    for (phase, begin), (_, end) in zip(marks, marks[1:]):
+        if phase is not None:
+            totals[phase] += elapsed(begin, end)
+    return totals
+
+
+def event_seconds(backend, begin, end) -> float:
+    return backend.xp.cuda.get_elapsed_time(begin, end) / 1e3

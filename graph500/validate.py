@@ -72,11 +72,11 @@ Soundness rests on the CSC being the input graph, which the construction certifi
 run. The undirected passes also rely on its symmetry: an entry x -> p exists iff p -> x does, so
 column x is searched for its parent, and the span and edge-level rules, which are symmetric in the
 edge's two ends, need only one entry of each edge: either the entries of visited columns (an edge
-with a visited end has one there; unvisited columns are not read), or, when at least a quarter of the
-vertices are visited (on a GPU), the "half form": the entry whose row has the larger global id, every
-column read, which halves the random level reads when most entries belong to the component. Both forms
-count the same totals and name the same offenders (ops.check_entries). ValidationResult.visited and .nedge count the
-vertices with a parent and a level >= 0.
+with a visited end has one there; unvisited columns are not read), or, when at least a quarter of
+the vertices are visited (on a GPU), the "half form": the entry whose row has the larger global id,
+every column read, which halves the random level reads when most entries belong to the component.
+Both forms count the same totals and name the same offenders (ops.check_entries).
+ValidationResult.visited and .nedge count the vertices with a parent and a level >= 0.
 
 Directed graphs (graph.info["directed"]: the CSC holds only u -> v for each tuple (u, v)) are checked
 as a BFS along out-edges with the same passes, reading every column (a parent need not be visited to be

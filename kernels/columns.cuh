@@ -75,6 +75,12 @@ __device__ __forceinline__ void warp_columns(const i32* __restrict__ table, i64 
     *k_hi = last / COLUMN_CHUNK + 1 < nchunks ? table[last / COLUMN_CHUNK + 1] : ncols - 1;
 }
 
+// Whether the warp's candidate columns [k_lo, k_hi] fit one per lane (columns_of's fast path).
+__device__ __forceinline__ bool columns_in_lanes(i32 k_lo, i32 k_hi)
+{
+    return k_hi - k_lo < 32;
+}
+
 // The column col[t] and its start col_start[t] of each of the EPT consecutive ids first, first + 1, ...
 // of every lane (lane l's first id is the warp's first plus l * EPT), the warp's ids lying in the
 // columns [k_lo, k_hi] (warp-uniform bounds, warp_columns). With at most 32 columns in range, their
@@ -90,7 +96,7 @@ __device__ __forceinline__ void columns_of(const i64* __restrict__ cumul, i32 k_
 {
     const int lane = threadIdx.x & 31;
     const i32 span = k_hi - k_lo;
-    if (span < 32) {
+    if (columns_in_lanes(k_lo, k_hi)) {
         const i64 warp_first = first - (i64)lane * EPT;
         const i64 start = lane <= span ? cumul[k_lo + lane] : 0x7fffffffffffffffLL;
         const i64 next = __shfl_down_sync(0xffffffffu, start, 1);

@@ -195,7 +195,7 @@ __device__ __forceinline__ void entry_rules(
         warp_columns<EPT>(column_table, nnz, ncols, first - (i64)(threadIdx.x & 31) * EPT, &k_lo, &k_hi);
         columns_of<EPT>(col_ptr, k_lo, k_hi, nnz, first, (unsigned char*)column_slots[threadIdx.x >> 5], col,
                         col_start);
-        if (k_hi - k_lo < 32) {
+        if (columns_in_lanes(k_lo, k_hi)) {
             // the warp's columns' levels and parents' rows, one column per lane (a 64-bit division per
             // column, not per entry), then each entry's by a shuffle
             const i32 mine = min(k_lo + (i32)(threadIdx.x & 31), k_hi);

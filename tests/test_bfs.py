@@ -37,9 +37,10 @@ def owned_ids(graph):
 ALL_VARIANTS = [(d, e) for d in ("topdown", "auto") for e in ("list", "adaptive", "bitmap")]
 MAIN_VARIANTS = [("topdown", "list"), ("auto", "adaptive")]
 # Loop options on one rank: the small-level kernel's frontier-edge limit at its default, none (every
-# level is a bulk level) and all (every level whose vertices are light enough runs there); the rounds
-# enqueued kernel by kernel instead of replayed as CUDA graphs.
-ONE_RANK_LOOPS = ({}, {"small_edges": 0}, {"small_edges": 1 << 40}, {"round_graphs": False})
+# level is a bulk level) and all (every level whose vertices are light enough runs there); on a GPU
+# also the rounds enqueued kernel by kernel instead of replayed as CUDA graphs (the CPU has one way).
+ONE_RANK_LOOPS = ({}, {"small_edges": 0}, {"small_edges": 1 << 40})
+GPU_ONE_RANK_LOOPS = ({"round_graphs": False},)
 
 
 class SerialReference:
@@ -75,7 +76,7 @@ def check_search(bfs, graph, reference, root):
 
 def run_grids(backend, n_vertices, src, dst, roots=None, nroots=4, variants=ALL_VARIANTS, comm="mpi"):
     """Build (over the transport `comm`) and search every grid of the world's size with every
-    (direction, encoding) variant -- on one rank with every ONE_RANK_LOOPS option as well; the
+    (direction, encoding) variant -- on one rank with every one-rank loop option as well; the
     per-root figures must not depend on any of it. Returns the set of directions the levels took."""
     figures, directions = {}, set()
     reference = SerialReference(n_vertices, src, dst)
@@ -89,7 +90,8 @@ def run_grids(backend, n_vertices, src, dst, roots=None, nroots=4, variants=ALL_
             has_edge[src[src != dst]] = has_edge[dst[src != dst]] = True
             roots = sample_roots(n_vertices, nroots, lambda c: has_edge[c])
         for direction, encoding in variants:
-            for options in ONE_RANK_LOOPS if R * C == 1 else ({},):
+            one_rank_loops = ONE_RANK_LOOPS + (GPU_ONE_RANK_LOOPS if backend.is_gpu else ())
+            for options in one_rank_loops if R * C == 1 else ({},):
                 bfs = BFS(graph, direction=direction, encoding=encoding, comm=comm, **options)
                 results = [check_search(bfs, graph, reference, int(r)) for r in roots]
                 figures[(R, C, direction, encoding, str(options))] = [f for f, _ in results]
