@@ -73,14 +73,6 @@ class Backend:
         runtime_api.memcpyAsync(pinned.ctypes.data, device_array.data.ptr, pinned.nbytes,
                                 runtime_api.memcpyDeviceToHost, stream.ptr)
 
-    def record_in_graph(self, event, stream) -> None:
-        """Record `event` on `stream` while it is captured into a CUDA graph, as an event-record node
-        (the driver's external record; CuPy's Event.record would only mark a capture dependency): every
-        replay of the graph records the event again, so its times can be read after each replay."""
-        status = _libcuda().cuEventRecordWithFlags(event.ptr, stream.ptr, _CU_EVENT_RECORD_EXTERNAL)
-        if status:
-            raise RuntimeError(f"cuEventRecordWithFlags failed with CUDA driver error {status}")
-
     def pinned_empty(self, n: int, dtype) -> np.ndarray:
         """Host buffer for MPI staging: page-locked on a GPU rank so copies run at full speed."""
         dtype = np.dtype(dtype)
@@ -150,22 +142,9 @@ def host_memory_limit() -> int:
 
 
 @lru_cache(maxsize=None)
-@lru_cache(maxsize=None)
 def _blocks_per_multiprocessor(kernel, threads: int) -> int:
     per_block = -(-kernel.num_regs // 8) * 8 * threads      # registers are allocated by 8 per thread
     return max(1, min(2048 // threads, 65536 // per_block, 32))
-
-
-_CU_EVENT_RECORD_EXTERNAL = 1
-
-
-@lru_cache(maxsize=None)
-def _libcuda():
-    """The CUDA driver library (for the one driver call CuPy does not wrap)."""
-    import ctypes
-    lib = ctypes.CDLL("libcuda.so.1")
-    lib.cuEventRecordWithFlags.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint]
-    return lib
 
 
 @lru_cache(maxsize=None)

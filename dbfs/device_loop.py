@@ -19,45 +19,65 @@ bulk bottom-up level, finish]. Each kernel of a round runs only if the control b
 next (the others return at once), so a round always advances the search by at least one level and the
 host needs no decision of its own. Every kernel argument of a round is fixed for the loop's lifetime
 (the control block carries what changes), so on a GPU the round is captured once into a CUDA graph,
-with the copy of the STEP and LEVEL words to a pinned status slot at its end: replaying it costs the
+with the copy of the control block to a pinned status slot at its end: replaying it costs the
 host one graph launch (~15 us) where enqueuing its eleven kernels one by one cost ~360 us, which the
 GPU waited for on every round whose levels are short (bench/NOTES.md, session 6). Three captures
 rotate over three status slots. The host keeps two rounds in flight and waits on the older round's
 end only, so the GPU always has the next round queued. The search ends when a round's STEP word reads
-DONE; the round queued behind it does nothing. Host synchronisations per search: one per round (a
-lattice: 2), counted in the per-level log.
+DONE: its status slot holds the final control block, and the round queued behind it, which does
+nothing, is not waited for (session 7). Host synchronisations per search: one per round (a lattice:
+1), counted in the per-level log.
 
-Phase times come from CUDA events (dbfs.timing; a captured round carries its own event-record nodes,
-read after each replay); per-level times from the GPU's global timer, written by the kernels into the
-per-level log. `round_graphs=False` enqueues every round kernel by kernel (for per-kernel profiling).
-The CPU backend runs the same rounds with the NumPy twins and reads the STEP word directly.
+Phase times: a captured round carries its own phase marks, kernel nodes that write the GPU's timer,
+copied to the host with the control block and read after each replay (event-record nodes cost a
+round 22 us of device time, bench/NOTES.md session 7); rounds enqueued kernel by kernel use CUDA events (dbfs.timing). Per-level
+times come from the GPU's global timer, written by the kernels into the per-level log.
+`round_graphs=False` enqueues every round kernel by kernel (for per-kernel profiling), as does a GPU
+whose driver cannot capture the rounds (with a warning).
+The CPU backend runs the same rounds with the NumPy twins and reads the control block directly.
 """
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from contextlib import nullcontext
+from typing import NamedTuple
 
 import numpy as np
 
+from dbfs import runtime
 from dbfs.kernels import CTL, CTL_WORDS, FORM, LOG, LOG_WORDS, STEP
 from dbfs.ops import bitmap, bottom_up
 from dbfs.ops.expand import ExpandScratch, expand
 from dbfs.ops.frontier import frontier_figures
 from dbfs.ops.level_control import finish_level, small_levels, start_search
-from dbfs.timing import GraphMarks, Untimed
+from dbfs.timing import GraphMarks
 
-# Frontier edges below which a top-down level runs in the persistent kernel (bench/NOTES.md, session 5).
-DEFAULT_SMALL_EDGES = 1 << 16
+# Frontier edges up to which a top-down level runs in the persistent kernel: a 256^3 lattice ran 31.5 ms
+# per search at 2^16 (~370 of its levels bulk rounds), 9.7 ms at 2^20; the 4096^2 lattice and
+# Kronecker scale 26 did not move (bench/NOTES.md, session 7).
+DEFAULT_SMALL_EDGES = 1 << 20
 ROUNDS_IN_FLIGHT = 2
-STATUS_SLOTS = ROUNDS_IN_FLIGHT + 1           # pinned copies of the STEP and LEVEL words (and round graphs)
+STATUS_SLOTS = ROUNDS_IN_FLIGHT + 1           # pinned copies of the control block (and round graphs)
+ROUND_MARKS = 8                               # phase marks of a captured round (six used)
 TO_LIST = (1 << STEP.SMALL) | (1 << STEP.TOPDOWN)
 TO_BITS = 1 << STEP.BOTTOMUP
 
 
 def host_buffer_bytes() -> int:
-    """The loop's pinned host buffers (the status slots and the final control block)."""
-    return 8 * (2 * STATUS_SLOTS + CTL_WORDS)
+    """The loop's pinned host buffers: the status slots."""
+    return 8 * STATUS_SLOTS * CTL_WORDS
+
+
+class Round(NamedTuple):
+    """A launched round: the event that ends it (None: it has run), the control block as it ends there
+    (a pinned status slot, or the block itself on the CPU), its captured phase marks, and the phase
+    clock's mark count at its end (eager rounds)."""
+    end: object
+    control: np.ndarray
+    marks: object
+    clock_marks: int
 
 
 class DeviceLoop:
@@ -72,16 +92,18 @@ class DeviceLoop:
         self.total_degree = int(graph.degree.sum())
         self.scratch = ExpandScratch(state.cumul, state.tile_sums, state.columns, state.chunks)
         self.front = state.col_front if self.bottom_up else None
-        self.status = self.backend.pinned_empty(STATUS_SLOTS * 2, np.int64)
-        self.final = self.backend.pinned_empty(CTL_WORDS, np.int64)
+        self.status = self.backend.pinned_empty(STATUS_SLOTS * CTL_WORDS, np.int64)
         self.stream = self.backend.xp.cuda.Stream() if self.backend.is_gpu else None
         self.in_flight = ROUNDS_IN_FLIGHT if self.backend.is_gpu else 1
-        self.rounds = self._capture_rounds() if self.backend.is_gpu and round_graphs else None
+        self.rounds = self._captured_rounds() if self.backend.is_gpu and round_graphs else None
 
     def run(self, root: int, clock) -> dict:
-        """One search from global vertex `root` (the state reset). Returns the control block's
-        figures (depth, visited, unvisited edges) and the host waits by level."""
+        """One search from global vertex `root` (the state reset). Returns its time (from the root's
+        visit to the round that ends the search, output in device memory), the control block's figures
+        (depth, visited, unvisited edges) and the host waits by level. The round queued behind the last
+        one does nothing and is neither waited for nor timed (the next reset is ordered after it)."""
         backend, s, g = self.backend, self.state, self.graph
+        t_start = time.perf_counter()
         with self.stream if self.stream is not None else nullcontext():
             start_search(backend, s.control, s.queue0, s.counts0, s.visited, s.level, s.parent, g.degree, root,
                          self.total_degree, self.small_edges)
@@ -91,7 +113,9 @@ class DeviceLoop:
                 launched += 1
                 if len(pending) < self.in_flight:
                     continue
-                step, level = self._await_round(pending.popleft(), clock)
+                finished = pending.popleft()
+                control = self._await_round(finished)
+                step, level = int(control[CTL.STEP]), int(control[CTL.LEVEL])
                 if backend.is_gpu:
                     waits.append(level)
                 if step == STEP.DONE:
@@ -99,63 +123,82 @@ class DeviceLoop:
                 if level <= last_level:
                     raise RuntimeError(f"device-driven search from {root} made no progress at level {level}")
                 last_level = level
-            clock.switch(None)
-            control = backend.read(s.control, self.final)
-        for _event, _slot, marks in pending:       # finished: the read waited for the stream
-            if marks is not None:
-                clock.charge(marks.seconds())
-        return {"levels": int(control[CTL.LEVEL]), "visited": int(control[CTL.VISITED]),
+                self._charge(finished, clock)
+        elapsed = time.perf_counter() - t_start
+        self._charge(finished, clock)
+        clock.rewind(finished.clock_marks)
+        return {"time": elapsed, "levels": int(control[CTL.LEVEL]), "visited": int(control[CTL.VISITED]),
                 "unvisited_edges": int(control[CTL.UNVISITED_EDGES]), "logged": int(control[CTL.LOGGED]),
                 "start_ns": int(control[CTL.START_NS]), "waits": waits}
 
     def _slot(self, k: int) -> np.ndarray:
-        return self.status[2 * (k % STATUS_SLOTS):2 * (k % STATUS_SLOTS) + 2]
+        return self.status[CTL_WORDS * (k % STATUS_SLOTS):CTL_WORDS * (k % STATUS_SLOTS + 1)]
+
+    def _captured_rounds(self):
+        """The captured rounds, or None (rounds enqueued kernel by kernel, with a warning) where this
+        driver or CUDA cannot capture them: the search is the same, each short level slower."""
+        try:
+            return self._capture_rounds()
+        except (RuntimeError, OSError) as error:    # CuPy's CUDA errors are RuntimeErrors
+            if self.stream.is_capturing():
+                try:
+                    self.stream.end_capture()
+                except RuntimeError:
+                    pass    # an invalidated capture ends with an error of its own
+            self.stream.synchronize()
+            runtime.warn(f"the level loop could not be captured as CUDA graphs ({error}); "
+                         f"enqueuing its rounds kernel by kernel (about 0.3 ms more per round)")
+            return None
 
     def _capture_rounds(self) -> list:
-        """STATUS_SLOTS captured rounds (graph, its GraphMarks), round k copying the STEP and LEVEL words
-        to status slot k. Each kernel is first launched once with the search marked over (all return at
-        once), so that every module is loaded before the capture."""
+        """STATUS_SLOTS captured rounds (graph, its GraphMarks, the event recorded after each launch),
+        round k copying the control block to status slot k. Each kernel is first launched once with the
+        search marked over (all return at once), so that every module is loaded before the capture."""
         control = self.state.control
         control[CTL.STEP] = STEP.DONE
         with self.stream:
-            self._enqueue_round(Untimed())
+            self._enqueue_round(GraphMarks(self.backend, ROUND_MARKS))
         self.stream.synchronize()
         rounds = []
         for k in range(STATUS_SLOTS):
-            marks = GraphMarks(self.backend, self.stream)
+            marks = GraphMarks(self.backend, ROUND_MARKS)
             with self.stream:
                 self.stream.begin_capture()
                 self._enqueue_round(marks)
-                self.backend.copy_to_host_async(self._slot(k), control[:2], self.stream)   # CTL.STEP, CTL.LEVEL
                 marks.switch(None)
-                rounds.append((self.stream.end_capture(), marks))
+                marks.copy_out(self.stream)
+                self.backend.copy_to_host_async(self._slot(k), control, self.stream)
+                rounds.append((self.stream.end_capture(), marks, self.backend.xp.cuda.Event(disable_timing=True)))
         return rounds
 
-    def _launch_round(self, k: int, clock):
-        """Round k on the device: (its end event, its status slot, its GraphMarks or None); None on
-        the CPU backend, where the round has already run."""
+    def _launch_round(self, k: int, clock) -> Round:
+        """Round k on the device (on the CPU backend it has run when this returns)."""
         if self.rounds is not None:
-            graph, marks = self.rounds[k % STATUS_SLOTS]
+            graph, marks, end = self.rounds[k % STATUS_SLOTS]
             graph.launch(self.stream)
-            return marks.done, self._slot(k), marks
+            end.record(self.stream)
+            return Round(end, self._slot(k), marks, 0)
         self._enqueue_round(clock)
+        clock.switch(None)
         if not self.backend.is_gpu:
-            return None
+            return Round(None, self.state.control, None, clock.marks)
         slot = self._slot(k)
-        self.state.control[:2].get(out=slot, blocking=False)   # CTL.STEP, CTL.LEVEL
+        self.state.control.get(out=slot, blocking=False)
         event = self.backend.xp.cuda.Event()
         event.record()
-        return event, slot, None
+        return Round(event, slot, None, clock.marks)
 
-    def _await_round(self, launched, clock) -> tuple[int, int]:
-        """Wait for a launched round; its STEP and LEVEL words."""
-        if launched is None:
-            return int(self.state.control[CTL.STEP]), int(self.state.control[CTL.LEVEL])
-        event, slot, marks = launched
-        self.backend.sync(event)
-        if marks is not None:
-            clock.charge(marks.seconds())
-        return int(slot[0]), int(slot[1])
+    def _await_round(self, launched: Round) -> np.ndarray:
+        """Wait for a launched round; the control block as it ended."""
+        if launched.end is not None:
+            self.backend.sync(launched.end)
+        return launched.control
+
+    @staticmethod
+    def _charge(launched: Round, clock) -> None:
+        """Add a finished round's phase times to the search's (a captured round's marks)."""
+        if launched.marks is not None:
+            clock.charge(launched.marks.seconds())
 
     def _enqueue_round(self, clock) -> None:
         backend, s, g, ctl = self.backend, self.state, self.graph, self.state.control

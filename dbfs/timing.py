@@ -2,8 +2,9 @@
 
 A phase switch records an event (the GPU timestamps it when it reaches it in stream order); the
 elapsed times between consecutive events are summed per phase once, after the search has been
-synchronised anyway. Work replayed from a CUDA graph carries its own switches (GraphMarks: event-record
-nodes captured with the graph); after each replay its phase times are charged to the search's clock.
+synchronised anyway. Work replayed from a CUDA graph carries its own switches (GraphMarks: kernel
+nodes that write the GPU's timer, copied to the host at the end of the replay); after each replay its
+phase times are charged to the search's clock.
 On the CPU backend the same clock reads the host's perf_counter at each switch. Events are kept and
 reused across searches.
 """
@@ -12,6 +13,10 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+
+import numpy as np
+
+from dbfs.ops.clock import stamp
 
 
 class PhaseClock:
@@ -36,6 +41,15 @@ class PhaseClock:
         else:
             self._marks.append((phase, time.perf_counter()))
 
+    @property
+    def marks(self) -> int:
+        """The number of switches so far (a position for rewind)."""
+        return len(self._marks)
+
+    def rewind(self, marks: int) -> None:
+        """Forget the switches after the first `marks` (work enqueued behind the search's end)."""
+        del self._marks[marks:]
+
     def charge(self, seconds: dict) -> None:
         """Add phase times measured elsewhere (one replay of a graph's marks) to this search's."""
         for phase, value in seconds.items():
@@ -53,33 +67,28 @@ class PhaseClock:
 
 
 class GraphMarks:
-    """Phase switches captured into a CUDA graph on `stream`: each an event-record node that every
-    replay records again. The last switch (to None) closes the captured work; `done` is its event."""
+    """Phase switches captured into a CUDA graph: each a one-thread kernel node that writes the GPU's
+    nanosecond timer into a device slot at every replay (dbfs.ops.clock.stamp; an event-record node
+    cost the device three times as much, bench/NOTES.md session 7); `copy_out`, captured after the
+    last switch, copies the slots to pinned host memory, read once the replay has been waited for."""
 
-    def __init__(self, backend, stream):
-        self.backend, self.stream = backend, stream
-        self._marks: list = []
+    def __init__(self, backend, capacity: int):
+        self.backend = backend
+        self.device = backend.xp.zeros(capacity, np.int64)
+        self.stamps = backend.pinned_empty(capacity, np.int64)
+        self._phases: list = []
 
     def switch(self, phase: str | None) -> None:
-        event = self.backend.xp.cuda.Event()
-        self.backend.record_in_graph(event, self.stream)
-        self._marks.append((phase, event))
+        stamp(self.backend, self.device, len(self._phases))
+        self._phases.append(phase)
 
-    @property
-    def done(self):
-        return self._marks[-1][1]
+    def copy_out(self, stream) -> None:
+        self.backend.copy_to_host_async(self.stamps, self.device, stream)
 
     def seconds(self) -> dict:
-        """Seconds per phase of the last replay, which must have finished (`done` waited for)."""
-        return add_intervals(self._marks, lambda begin, end: event_seconds(self.backend, begin, end),
-                             defaultdict(float))
-
-
-class Untimed:
-    """A clock that times nothing (work enqueued only to load its kernels)."""
-
-    def switch(self, phase: str | None) -> None:
-        pass
+        """Seconds per phase of the last replay, which must have finished."""
+        marks = zip(self._phases, self.stamps[:len(self._phases)].tolist())
+        return add_intervals(list(marks), lambda begin, end: (end - begin) / 1e9, defaultdict(float))
 
 
 def add_intervals(marks, elapsed, totals: dict) -> dict:

@@ -18,6 +18,14 @@ __device__ __forceinline__ bool gate_open(const i64* ctl, i32 step_mask, i32 for
     return ((step_mask >> step) & 1) && (form < 0 || ctl[CTL_FORM] == form);
 }
 
+// Nanoseconds of the GPU's global timer (the per-level log, the phase marks of kernels/clock.cu).
+__device__ __forceinline__ i64 global_ns()
+{
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return (i64)t;
+}
+
 // A length known on the device (*device, when given) or on the host (host): the same kernel serves
 // the device-driven loop, where no count comes back to the host, and host callers that know it.
 __device__ __forceinline__ i32 length_of(const i32* device, i32 host)

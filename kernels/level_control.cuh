@@ -5,14 +5,6 @@
 #pragma once
 #include "common.cuh"
 
-// Nanoseconds of the GPU's global timer (for the per-level log).
-__device__ __forceinline__ i64 global_ns()
-{
-    u64 t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return (i64)t;
-}
-
 // The step after a level that produced a frontier of nf_new vertices (nf_old before it), of degree
 // sum mf_new and largest degree max_degree, leaving mu_new unvisited edges. Beamer's rule, as
 // dbfs.direction.next_direction (its host twin, used by the multi-rank loop): top-down -> bottom-up

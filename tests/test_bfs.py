@@ -16,6 +16,7 @@ from dbfs.build import build_from_edges
 from dbfs.kernels import SMALL_MAX_DEGREE
 from dbfs.graph import GridComms
 from dbfs.grid import Grid
+from dbfs.timing import GraphMarks
 from graph500.generator import edge_range, generate_edges
 from graph500.roots import sample_roots
 from graph500.serial import component_nedge, serial_bfs
@@ -37,9 +38,10 @@ def owned_ids(graph):
 ALL_VARIANTS = [(d, e) for d in ("topdown", "auto") for e in ("list", "adaptive", "bitmap")]
 MAIN_VARIANTS = [("topdown", "list"), ("auto", "adaptive")]
 # Loop options on one rank: the small-level kernel's frontier-edge limit at its default, none (every
-# level is a bulk level) and all (every level whose vertices are light enough runs there); on a GPU
+# level is a bulk level), one that these graphs' frontiers cross both ways, and all (every level whose
+# vertices are light enough runs there); on a GPU
 # also the rounds enqueued kernel by kernel instead of replayed as CUDA graphs (the CPU has one way).
-ONE_RANK_LOOPS = ({}, {"small_edges": 0}, {"small_edges": 1 << 40})
+ONE_RANK_LOOPS = ({}, {"small_edges": 0}, {"small_edges": 1 << 12}, {"small_edges": 1 << 40})
 GPU_ONE_RANK_LOOPS = ({"round_graphs": False},)
 
 
@@ -230,4 +232,32 @@ def test_gpu_round_graphs_time_their_phases():
         assert result.phases["expansion"] > 0 and result.phases["update"] > 0, result.phases
         assert result.phases["expansion"] + result.phases["update"] <= result.time, (result.phases, result.time)
         bfs.close()
+    comms.free()
+
+
+@pytest.mark.gpu
+def test_gpu_loop_without_graph_capture_enqueues_kernel_by_kernel(monkeypatch, capsys):
+    """A driver that cannot capture the rounds (a node refused mid-capture) leaves the stream usable:
+    the loop warns once and enqueues its rounds kernel by kernel, with the serial levels."""
+    import cupy
+    switch = GraphMarks.switch
+
+    def refuse_under_capture(self, phase):
+        if cupy.cuda.get_current_stream().is_capturing():
+            raise RuntimeError("cudaErrorStreamCaptureUnsupported: operation not permitted when stream is capturing")
+        switch(self, phase)
+
+    monkeypatch.setattr(GraphMarks, "switch", refuse_under_capture)
+    n = 1 << 12
+    src, dst = generate_edges(12, 16, 0, 16 * n)[:2]
+    comms = GridComms.create(Grid(1, 1, n), MPI.COMM_SELF)
+    graph = build_from_edges(comms, gpu_backend_of_rank(), src, dst, n, row_major=True)
+    bfs = BFS(graph, direction="auto")
+    assert bfs.loop.rounds is None
+    if WORLD.Get_rank() == 0:
+        assert "could not be captured as CUDA graphs" in capsys.readouterr().err
+    reference = SerialReference(n, src, dst)
+    for root in (int(src[0]), int(dst[7])):
+        check_search(bfs, graph, reference, root)
+    bfs.close()
     comms.free()

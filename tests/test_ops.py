@@ -18,6 +18,7 @@ import pytest
 from dbfs.backend import Backend
 from dbfs.grid import Grid
 from dbfs.kernels import STAT, STAT_WORDS
+from dbfs.ops.clock import stamp
 from dbfs.ops.expand import EDGES_PER_THREAD, ExpandScratch, expand
 from dbfs.ops.frontier import frontier_figures
 from dbfs.ops.predecessors import resolve_parents
@@ -539,3 +540,16 @@ def test_resolve_parents_gpu_matches_numpy(seed, dtype):
     parent = cupy.full(grid.block, -7, dtype)
     resolve_parents(gpu_backend(), grid, cupy.asarray(pred_col), cupy.asarray(gathered), parent)
     assert np.array_equal(cupy.asnumpy(parent), expected)
+
+
+@pytest.mark.parametrize("name", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+def test_stamps_are_written_in_stream_order(name):
+    """Phase marks (dbfs.ops.clock): each slot written once, in the order enqueued, nanoseconds apart."""
+    backend = gpu_backend() if name == "gpu" else Backend("cpu")
+    marks = backend.xp.full(5, -1, np.int64)
+    for k in (0, 1, 2, 3):
+        stamp(backend, marks, k)
+    marks = backend.asnumpy(marks)
+    assert marks[4] == -1 and np.all(np.diff(marks[:4]) >= 0) and marks[0] > 0
+    with pytest.raises(IndexError):
+        stamp(backend, backend.xp.zeros(5, np.int64), 5)

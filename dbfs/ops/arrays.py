@@ -1,5 +1,5 @@
 """What every launch wrapper in dbfs.ops shares: argument checks for raw kernels, the fixed grid of a
-grid-stride launch, and the arguments that let a kernel read a length or its gate from the device.
+grid-stride launch (blocks_for, wave_blocks), and the arguments that let a kernel read a length or its gate from the device.
 
 Raw kernels read memory blindly, so every wrapper checks dtype and layout first (require_array). A
 length is passed either as a host int or as an int32 device array of one element that the kernel
@@ -27,6 +27,13 @@ def require_array(name, array, dtype):
 def blocks_for(items: int, per_block: int = BLOCK_THREADS, cap: int = MAX_BLOCKS) -> int:
     """Blocks of a grid-stride launch over `items` (at least one, at most `cap`)."""
     return max(1, min(cap, -(-int(items) // per_block)))
+
+
+def wave_blocks(backend, kernel, items: int) -> int:
+    """Blocks of a grid-stride launch of `kernel` over `items`, at most one wave (the blocks the GPU
+    holds at once): the grid of a launch gated by the control block, where every block of a closed
+    gate still reads the gate (bench/NOTES.md, session 7)."""
+    return min(blocks_for(items), backend.resident_blocks(kernel, BLOCK_THREADS))
 
 
 def length_args(length) -> tuple:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from dbfs.kernels import BLOCK_THREADS
-from dbfs.ops.arrays import blocks_for, gate_args, gate_open, host_length, length_args, require_array
+from dbfs.ops.arrays import gate_args, gate_open, host_length, length_args, require_array, wave_blocks
 
 
 def pack(backend, offsets, length, words, control=None, steps: int = 0, form: int = -1) -> None:
@@ -31,10 +31,10 @@ def pack(backend, offsets, length, words, control=None, steps: int = 0, form: in
         require_array("words", words, np.uint32)
         gate = gate_args(control, steps, form)
         nwords = int(words.shape[0])
-        backend.kernel("bitmap", "zero_words")((blocks_for(nwords),), (BLOCK_THREADS,),
-                                               (words, np.int32(nwords), *gate))
-        backend.kernel("bitmap", "pack_offsets")(
-            (blocks_for(offsets.shape[0]),), (BLOCK_THREADS,), (offsets, *length_args(length), words, *gate))
+        zero, scatter = backend.kernel("bitmap", "zero_words"), backend.kernel("bitmap", "pack_offsets")
+        zero((wave_blocks(backend, zero, nwords),), (BLOCK_THREADS,), (words, np.int32(nwords), *gate))
+        scatter((wave_blocks(backend, scatter, offsets.shape[0]),), (BLOCK_THREADS,),
+                (offsets, *length_args(length), words, *gate))
         return
     if not gate_open(control, steps, form):
         return
@@ -59,9 +59,9 @@ def unpack(backend, words, out, counter, control=None, steps: int = 0, form: int
         require_array("out", out, np.int32)
         if control is None:
             counter.fill(0)
-        backend.kernel("bitmap", "unpack_bitmap")(
-            (blocks_for(nwords),), (BLOCK_THREADS,), (words, np.int32(nwords), out, counter,
-                                                      *gate_args(control, steps, form)))
+        gather = backend.kernel("bitmap", "unpack_bitmap")
+        gather((wave_blocks(backend, gather, nwords),), (BLOCK_THREADS,),
+               (words, np.int32(nwords), out, counter, *gate_args(control, steps, form)))
         return
     if not gate_open(control, steps, form):
         return

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from dbfs.kernels import BLOCK_THREADS, STAT, STEP
-from dbfs.ops.arrays import NULL, blocks_for, gate_args, gate_open, host_length, length_args, require_array
+from dbfs.ops.arrays import NULL, gate_args, gate_open, host_length, length_args, require_array, wave_blocks
 
 
 def frontier_figures(backend, frontier, length, degree, stats, copy_to=None, control=None) -> None:
@@ -26,8 +26,9 @@ def frontier_figures(backend, frontier, length, degree, stats, copy_to=None, con
         for name, array, dtype in (("frontier", frontier, np.int32), ("degree", degree, np.int32),
                                    ("stats", stats, np.int64)):
             require_array(name, array, dtype)
-        backend.kernel("frontier", "frontier_figures")(
-            (blocks_for(frontier.shape[0]),), (BLOCK_THREADS,),
+        figures = backend.kernel("frontier", "frontier_figures")
+        figures(
+            (wave_blocks(backend, figures, frontier.shape[0]),), (BLOCK_THREADS,),
             (frontier, *length_args(length), degree, stats, copy_to if copy_to is not None else NULL,
              gate_args(control)[0]))
         return
