@@ -229,6 +229,8 @@ class DeviceLoop:
         """The per-level log of the last search (with log_levels), host waits attributed to the last
         level finished when each wait returned."""
         n = min(figures["logged"], self.state.log_capacity)
+        if figures["logged"] > n:
+            runtime.log(f"the per-level log holds the first {n} of the search's {figures['logged']} levels")
         log = self.backend.asnumpy(self.state.log[:n * LOG_WORDS]).reshape(n, LOG_WORDS)
         waits = np.bincount(np.clip(np.asarray(figures["waits"], np.int64) - 2, 0, None),
                             minlength=max(n, 1))

@@ -9,8 +9,9 @@
 #                                         level, host syncs, small-level times
 #   scripts/gpu_check.sh validate SCALE SIDE  validation time per search (scripts/bench_validate.py) on a
 #                                         Kronecker graph of SCALE and a SIDE x SIDE lattice
-#   scripts/gpu_check.sh lattice SIDE     a SIDE x SIDE lattice with scrambled ids: the main command (16
-#                                         roots, --log-levels) and gapbs on the same edges (needs .peers)
+#   scripts/gpu_check.sh lattice SIDE     a SIDE x SIDE lattice (or DIMS, e.g. 256x256x256) with scrambled
+#                                         ids: the main command (16 roots, --log-levels), the level loop's
+#                                         profile, and gapbs on the same edges (needs .peers)
 #   scripts/gpu_check.sh gapbs SCALE      gapbs's own Kronecker graph of SCALE, degree 16, 64 trials
 #   scripts/gpu_check.sh generator SCALES generator identity and speed
 #   scripts/gpu_check.sh multi RANKS      the BFS and exchange GPU tests at each rank count of RANKS, e.g.
@@ -117,17 +118,19 @@ while [ $# -gt 0 ]; do
             --json "$RESULTS/validate.json"
         shift 2 ;;
     lattice)
+        # SIDE (a SIDE x SIDE lattice) or DIMS (e.g. 256x256x256)
+        dims=$([[ $1 == *x* ]] && echo "$1" || echo "$1x$1")
         work=${LATTICE_WORK:-/tmp/dbfs-lattice}
         rm -rf "$work"; mkdir -p "$work"
-        run "$RESULTS/lattice$1_generate.log" $PY -m dbfs generate --lattice "$1x$1" --out "$work/lattice.h5"
-        run "$RESULTS/lattice$1_1gpu.log" $PY -m dbfs --graph "$work/lattice.h5" --roots 16 --log-levels \
-            --backend gpu --json "$RESULTS/lattice$1_1gpu.json"
-        run "$RESULTS/lattice$1_profile.log" $PY scripts/profile_levels.py --graph "$work/lattice.h5" --roots 4 \
-            --direction auto --small-edges default,0 --out "$RESULTS/lattice$1_profile.json"
+        run "$RESULTS/lattice${dims}_generate.log" $PY -m dbfs generate --lattice "$dims" --out "$work/lattice.h5"
+        run "$RESULTS/lattice${dims}_1gpu.log" $PY -m dbfs --graph "$work/lattice.h5" --roots 16 --log-levels \
+            --backend gpu --json "$RESULTS/lattice${dims}_1gpu.json"
+        run "$RESULTS/lattice${dims}_profile.log" $PY scripts/profile_levels.py --graph "$work/lattice.h5" --roots 4 \
+            --direction auto --small-edges default,0 --out "$RESULTS/lattice${dims}_profile.json"
         if [ -d .peers/gapbs ]; then
             make -s -C .peers/gapbs -j16 bfs >"$RESULTS/gapbs_build.log" 2>&1
-            run "$RESULTS/lattice$1_export.log" $PY scripts/export_edges.py "$work/lattice.h5" "$work/lattice.el"
-            run "$RESULTS/lattice$1_gapbs.log" .peers/gapbs/bfs -f "$work/lattice.el" -s -n 16
+            run "$RESULTS/lattice${dims}_export.log" $PY scripts/export_edges.py "$work/lattice.h5" "$work/lattice.el"
+            run "$RESULTS/lattice${dims}_gapbs.log" .peers/gapbs/bfs -f "$work/lattice.el" -s -n 16
         fi
         rm -rf "$work"
         shift ;;

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from mpi4py import MPI
 
+from dbfs import bfs as bfs_module
 from dbfs import families
 from dbfs.backend import Backend, gpu_count
 from dbfs.bfs import BFS
@@ -260,4 +261,18 @@ def test_gpu_loop_without_graph_capture_enqueues_kernel_by_kernel(monkeypatch, c
     for root in (int(src[0]), int(dst[7])):
         check_search(bfs, graph, reference, root)
     bfs.close()
+    comms.free()
+
+
+def test_per_level_log_longer_than_its_capacity_says_so(monkeypatch, capsys):
+    """One rank: a search of more levels than the per-level log holds returns the first ones and says
+    on stderr how many it left out."""
+    if WORLD.Get_size() != 1:
+        pytest.skip("the device-driven loop runs on one rank")
+    monkeypatch.setattr(bfs_module, "LOG_CAPACITY", 8)
+    n, src, dst = families.lattice_graph((40, 2))
+    comms = GridComms.create(Grid(1, 1, n))
+    graph = build_from_edges(comms, Backend("cpu"), src, dst, n, row_major=True)
+    check_search(BFS(graph, direction="topdown"), graph, SerialReference(n, src, dst), int(src[0]))
+    assert "the per-level log holds the first 8 of the search's" in capsys.readouterr().err
     comms.free()
