@@ -139,16 +139,17 @@ __device__ __forceinline__ i32 level_of(L x)
 __device__ __forceinline__ i32 local_row_of(i64 p, i32 b, i32 nblocks, const i32* __restrict__ block_rows)
 {
     if (p < 0) return -1;
+    if (nblocks == 1) return p < b ? block_rows[0] + (i32)p : -1;   // a 1x1 grid: no division
     const i64 k = p / b;
     if (k >= nblocks || block_rows[k] < 0) return -1;
     return block_rows[k] + (i32)(p - k * b);
 }
 
-// Global id of local row r: row_starts[m] is the global id of the first row of local block m.
-__device__ __forceinline__ i64 global_row(i32 r, i32 b, const i64* __restrict__ row_starts)
+// Global id of local row r: row_starts[m] is the global id of the first row of local block m, the
+// first held in a register by the caller (on one grid column every local row is in block 0).
+__device__ __forceinline__ i64 global_row(i32 r, i32 b, i64 first_row, const i64* __restrict__ row_starts)
 {
-    const i32 m = r < b ? 0 : r / b;   // one grid column: no division
-    return row_starts[m] + (r - m * b);
+    return r < b ? first_row + r : row_starts[r / b] + r % b;
 }
 
 // entry_column_table: table[q] := the column of entry q * COLUMN_CHUNK (columns.cuh), a lane per column.
@@ -164,32 +165,42 @@ entry_column_table(const i64* __restrict__ col_ptr, i32 ncols, i64 nchunks, i32*
 // row are read once per warp lane and handed to the entries by shuffles.
 //
 // Which entries carry the span and edge-level rules (the one random read per entry, the row's level,
-// is what the pass waits on). Directed, and undirected with half == 0: every entry of a visited
-// column (its row names the offender). Undirected with half == 1: every edge once, at its entry whose
+// is what the pass waits on). Directed, and the undirected full form: every entry of a visited
+// column (its row names the offender). The half form (undirected): every edge once, at its entry whose
 // row has the larger global id (the symmetric CSC holds the mirror entry as well), columns visited or
 // not; span names the unvisited end and edge-level the lower end, as the mirror pair of the other
 // form would. The tree entry (undirected: row == the column's parent) reads its row's level either way.
-template <int EPT, typename L, typename P>
+// The form is a template parameter: each kernel carries the code of one form only (measured: fewer
+// instructions and registers than one kernel testing runtime flags, bench/NOTES.md session 7).
+template <int EPT, bool DIRECTED, bool HALF, typename L, typename P>
 __device__ __forceinline__ void entry_rules(
     const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, i32 ncols, i64 nnz,
     const L* __restrict__ col_level, const L* __restrict__ row_level, const P* __restrict__ col_parent,
-    const P* __restrict__ row_parent, i32 directed, i32 half, i64 col_base, const i64* __restrict__ row_starts,
+    const P* __restrict__ row_parent, i64 col_base, const i64* __restrict__ row_starts,
     const i32* __restrict__ block_rows, i32 nblocks, i32 b, u32* __restrict__ marks,
     u64* __restrict__ stats, i32 detail_slot, u64 detail_vertex, const i32* __restrict__ column_table)
 {
+    constexpr bool directed = DIRECTED, half = HALF;
     __shared__ u32 column_slots[BLOCK_THREADS / 32][EPT * 8];   // columns_of's, 32 * EPT bytes per warp
     u64 counted = 0, leaving = 0;
+    const i64 first_row = row_starts[0];
+    const bool rows_aligned = ((u64)row_idx & 15) == 0;
     const i64 chunk = (i64)BLOCK_THREADS * EPT;
     const i64 nchunks = (nnz + chunk - 1) / chunk;
     for (i64 q = blockIdx.x; q < nchunks; q += gridDim.x) {
         const i64 first = q * chunk + (i64)threadIdx.x * EPT;
+        const i32 held = (i32)max((i64)0, min((i64)EPT, nnz - first));   // this thread's entries below nnz
         bool real[EPT];
         i32 r[EPT];
+        if (EPT == 4 && held == 4 && rows_aligned) {   // one 16-byte load
+            const int4 rows = *reinterpret_cast<const int4*>(row_idx + first);
+            r[0] = rows.x, r[1] = rows.y, r[2] = rows.z, r[3] = rows.w;
+        } else {
 #pragma unroll
-        for (int t = 0; t < EPT; ++t) {
-            real[t] = first + t < nnz;
-            r[t] = real[t] ? row_idx[first + t] : -1;
+            for (int t = 0; t < EPT; ++t) r[t] = t < held ? row_idx[first + t] : -1;
         }
+#pragma unroll
+        for (int t = 0; t < EPT; ++t) real[t] = t < held;
         i32 k_lo, k_hi, col[EPT], lc[EPT], expect[EPT];
         i64 col_start[EPT];
         warp_columns<EPT>(column_table, nnz, ncols, first - (i64)(threadIdx.x & 31) * EPT, &k_lo, &k_hi);
@@ -224,7 +235,7 @@ __device__ __forceinline__ void entry_rules(
         }
 #pragma unroll
         for (int t = 0; t < EPT; ++t) {
-            pair[t] = half ? r[t] >= 0 && global_row(r[t], b, row_starts) > col_base + col[t] : r[t] >= 0 && lc[t] >= 0;
+            pair[t] = half ? r[t] >= 0 && global_row(r[t], b, first_row, row_starts) > col_base + col[t] : r[t] >= 0 && lc[t] >= 0;
             tree[t] = !directed && r[t] >= 0 && r[t] == expect[t];
         }
 #pragma unroll
@@ -238,17 +249,17 @@ __device__ __forceinline__ void entry_rules(
         // the rules' verdicts, five bits per entry: a valid search breaks none, so the warp takes the
         // reporting path once per chunk at most
         enum { SPAN = 1, STEEP = 2, UNREACHED = 4, DEEP = 8, CLIMBS = 16 };
-        u32 verdicts = 0;
+        u32 verdicts = 0, counted_here = 0, leaving_here = 0;
 #pragma unroll
         for (int t = 0; t < EPT; ++t) {
             u32 bad = 0;
-            counted += real[t] && lc[t] >= 0;
+            counted_here += real[t] && lc[t] >= 0;
             if (pair[t]) {
                 const i64 rise = (i64)lr[t] - lc[t];
                 const bool span = half ? (lc[t] >= 0) != (lr[t] >= 0) : lr[t] < 0;
                 const bool steep = half ? lc[t] >= 0 && lr[t] >= 0 && (rise > 1 || rise < -1)
                                         : lr[t] >= 0 && (rise > 1 || (!directed && rise < -1));
-                leaving += span;
+                leaving_here += span;
                 bad |= (span ? SPAN : 0) | (steep ? STEEP : 0);
             }
             if (tree[t]) {
@@ -260,6 +271,8 @@ __device__ __forceinline__ void entry_rules(
             }
             verdicts |= bad << (5 * t);
         }
+        counted += counted_here;
+        leaving += leaving_here;
         if (!__any_sync(FULL_MASK, verdicts != 0)) continue;
 #pragma unroll
         for (int t = 0; t < EPT; ++t) {
@@ -267,7 +280,7 @@ __device__ __forceinline__ void entry_rules(
             const bool span = bad & SPAN, steep = bad & STEEP, unreached = bad & UNREACHED, deep = bad & DEEP,
                        climbs = bad & CLIMBS;
             const u64 col_id = (u64)(col_base + col[t]);
-            const u64 row = r[t] >= 0 ? (u64)global_row(r[t], b, row_starts) : 0;
+            const u64 row = r[t] >= 0 ? (u64)global_row(r[t], b, first_row, row_starts) : 0;
             // offenders: tree entries name their child; span its unvisited end (a column only in the
             // half form); edge-level its row (the half form: the lower end, the column)
             const u64 child_id = directed ? row : col_id;
@@ -315,18 +328,19 @@ __device__ __forceinline__ void entry_rules(
         parent_edge_rule<PT>(parent, marks, b, n_real, first_id, root, stats);                           \
     }
 
-#define ENTRY_KERNEL(LN, LT, PN, PT, EPT)                                                                \
-    extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) check_entries_##LN##_##PN##_e##EPT(   \
+#define ENTRY_KERNEL(LN, LT, PN, PT, EPT, FORM, DIRECTED, HALF)                                        \
+    extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) check_entries_##LN##_##PN##_e##EPT##_##FORM( \
         const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, i32 ncols, i64 nnz,             \
         const LT* __restrict__ col_level, const LT* __restrict__ row_level,                              \
-        const PT* __restrict__ col_parent, const PT* __restrict__ row_parent, i32 directed, i32 half,     \
-        i64 col_base, const i64* __restrict__ row_starts, const i32* __restrict__ block_rows, i32 nblocks,  \
-        i32 b, u32* __restrict__ marks, u64* __restrict__ stats, i32 detail_slot, u64 detail_vertex,      \
+        const PT* __restrict__ col_parent, const PT* __restrict__ row_parent, i64 col_base,              \
+        const i64* __restrict__ row_starts, const i32* __restrict__ block_rows, i32 nblocks, i32 b,       \
+        u32* __restrict__ marks, u64* __restrict__ stats, i32 detail_slot, u64 detail_vertex,            \
         const i32* __restrict__ column_table)                                                            \
     {                                                                                                    \
-        entry_rules<EPT, LT, PT>(col_ptr, row_idx, ncols, nnz, col_level, row_level, col_parent,          \
-                                 row_parent, directed, half, col_base, row_starts, block_rows, nblocks, b,\
-                                 marks, stats, detail_slot, detail_vertex, column_table);                \
+        entry_rules<EPT, DIRECTED, HALF, LT, PT>(col_ptr, row_idx, ncols, nnz, col_level, row_level,      \
+                                                 col_parent, row_parent, col_base, row_starts, block_rows, \
+                                                 nblocks, b, marks, stats, detail_slot, detail_vertex,    \
+                                                 column_table);                                          \
     }
 
 #define LEVEL_KERNELS(LN, LT, PN, PT)                                                                    \
@@ -335,7 +349,9 @@ __device__ __forceinline__ void entry_rules(
     {                                                                                                    \
         compact<LT, PT>(parent, level, b, out);                                                          \
     }                                                                                                    \
-    ENTRY_KERNEL(LN, LT, PN, PT, 4)
+    ENTRY_KERNEL(LN, LT, PN, PT, 4, full, false, false)                                                  \
+    ENTRY_KERNEL(LN, LT, PN, PT, 4, half, false, true)                                                   \
+    ENTRY_KERNEL(LN, LT, PN, PT, 4, directed, true, false)
 
 VERTEX_KERNELS(i32, i32)
 VERTEX_KERNELS(i64, i64)

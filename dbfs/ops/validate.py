@@ -38,7 +38,7 @@ STATS_SLOTS = len(VALIDATE_SLOTS)
 CHECKS = tuple(name.replace("_", "-") for name, slot in sorted(SLOT.items(), key=lambda x: x[1])
                if slot < SLOT["visited"])
 NO_VERTEX = (1 << 64) - 1
-ENTRIES_PER_LANE = (4,)               # the check_entries_*_e<EPT> variants compiled
+ENTRIES_PER_LANE = (4,)               # the check_entries_*_e<EPT>_<form> variants compiled
 DEFAULT_ENTRIES_PER_LANE = 4
 NUMPY_ENTRY_CHUNK = 1 << 22           # NumPy twin: entries per step (whole columns)
 
@@ -196,12 +196,12 @@ def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, direc
         column_table = backend.xp.empty(nchunks, backend.xp.int32)
         backend.kernel("validate", "entry_column_table")(
             (blocks_for(ncols, THREADS),), (THREADS,), (col_ptr, np.int32(ncols), np.int64(nchunks), column_table))
-        name = f"check_entries_{_level_name(col_level)}_{_PARENT_TYPES[parent.dtype]}_e{entries_per_lane}"
+        form = "directed" if directed else "half" if half else "full"
+        name = f"check_entries_{_level_name(col_level)}_{_PARENT_TYPES[parent.dtype]}_e{entries_per_lane}_{form}"
         kernel = backend.kernel("validate", name)
         kernel(
             (min(backend.resident_blocks(kernel, THREADS), -(-nnz // (THREADS * entries_per_lane))),), (THREADS,),
-            (col_ptr, row_idx, np.int32(ncols), np.int64(nnz), col_level, row_level,
-             parent, parent, np.int32(directed), np.int32(half),
+            (col_ptr, row_idx, np.int32(ncols), np.int64(nnz), col_level, row_level, parent, parent,
              np.int64(layout.col_base), layout.row_starts, layout.block_rows,
              np.int32(layout.block_rows.shape[0]), np.int32(layout.b), marks, stats, np.int32(detail_slot),
              np.uint64(detail_vertex), column_table))
