@@ -30,10 +30,10 @@ nothing, is not waited for (session 7). Host synchronisations per search: one pe
 
 Phase times: a captured round carries its own phase marks, kernel nodes that write the GPU's timer,
 copied to the host with the control block and read after each replay (event-record nodes cost a
-round 22 us of device time, bench/NOTES.md session 7); rounds enqueued kernel by kernel use CUDA events (dbfs.timing). Per-level
-times come from the GPU's global timer, written by the kernels into the per-level log.
-`round_graphs=False` enqueues every round kernel by kernel (for per-kernel profiling), as does a GPU
-whose driver cannot capture the rounds (with a warning).
+round 22 us of device time, bench/NOTES.md session 7); rounds enqueued kernel by kernel use CUDA
+events (dbfs.timing). Per-level times come from the GPU's global timer, written by the kernels into
+the per-level log. `round_graphs=False` enqueues every round kernel by kernel (for per-kernel
+profiling), as does a GPU whose driver cannot capture the rounds (with a warning).
 The CPU backend runs the same rounds with the NumPy twins and reads the control block directly.
 """
 

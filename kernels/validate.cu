@@ -6,11 +6,11 @@
 // root, self-parent, level/visited agreement), the count of vertices with a parent and a level and the
 // deepest level. compact_levels_<L>_<P>: the level array in the narrowest type L that holds the
 // deepest level, all ones for a vertex without a parent or a level, so that the random reads of the
-// entry pass hit a small array. check_entries_<L>_<P>: one pass over the CSC entries u -> v in equal
-// chunks of consecutive entries (hubs and runs of empty columns cost no more than other entries), each
-// entry's column from a table of the column of every COLUMN_CHUNK-th entry (entry_column_table) and the
-// starts of the warp's columns (columns.cuh). Per entry: the span and
-// edge-level rules (undirected, in the half form: per edge, at one of its two entries), the TEPS
+// entry pass hit a small array. check_entries_<L>_<P>_e4_<form>: one pass over the CSC entries u -> v
+// in equal chunks of consecutive entries (hubs and runs of empty columns cost no more than other
+// entries), each entry's column from a table of the column of every COLUMN_CHUNK-th entry
+// (entry_column_table) and the starts of the warp's columns (columns.cuh). Per entry: the span and
+// edge-level rules (form full or directed; half: per edge, at one of its two entries), the TEPS
 // counts, and the parent-edge test: the entry that joins a vertex to its parent marks the vertex and
 // checks the two levels (parent-level, parent-unreached, cycle).
 // check_parent_edges_<P>: per owned vertex, its mark (parent-not-neighbour).
@@ -192,10 +192,15 @@ __device__ __forceinline__ void entry_rules(
         const i32 held = (i32)max((i64)0, min((i64)EPT, nnz - first));   // this thread's entries below nnz
         bool real[EPT];
         i32 r[EPT];
-        if (EPT == 4 && held == 4 && rows_aligned) {   // one 16-byte load
-            const int4 rows = *reinterpret_cast<const int4*>(row_idx + first);
-            r[0] = rows.x, r[1] = rows.y, r[2] = rows.z, r[3] = rows.w;
-        } else {
+        bool loaded = false;
+        if constexpr (EPT == 4) {
+            if (held == 4 && rows_aligned) {   // one 16-byte load
+                const int4 rows = *reinterpret_cast<const int4*>(row_idx + first);
+                r[0] = rows.x, r[1] = rows.y, r[2] = rows.z, r[3] = rows.w;
+                loaded = true;
+            }
+        }
+        if (!loaded) {
 #pragma unroll
             for (int t = 0; t < EPT; ++t) r[t] = t < held ? row_idx[first + t] : -1;
         }

@@ -1,5 +1,6 @@
 """What every launch wrapper in dbfs.ops shares: argument checks for raw kernels, the fixed grid of a
-grid-stride launch (blocks_for, wave_blocks), and the arguments that let a kernel read a length or its gate from the device.
+grid-stride launch (blocks_for, wave_blocks), and the arguments that let a kernel read a length or its
+gate from the device.
 
 Raw kernels read memory blindly, so every wrapper checks dtype and layout first (require_array). A
 length is passed either as a host int or as an int32 device array of one element that the kernel
