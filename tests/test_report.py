@@ -86,3 +86,16 @@ def test_reference_block_is_the_reference_codes(capsys):
         assert line == f"{label:<32}" + value_format(key) % doc[key], line
     assert lines[6].startswith("bfs  min_time:   ") and lines[13].startswith("min_nedge:   ")
     assert lines[25].startswith("bfs  harmonic_mean_TEPS:     !  ")
+
+
+def test_small_component_note_names_the_searches_and_the_others_harmonic_mean():
+    """Roots in tiny components (a few edges next to millions) are named on stderr with the harmonic
+    mean of the other searches; without such roots there is no note."""
+    big = [{"time": 0.004, "nedge": 1_000_000_000}, {"time": 0.005, "nedge": 1_000_000_000}]
+    tiny = {"time": 0.0002, "nedge": 1}
+    assert bfs_benchmark.small_component_note(big) is None
+    assert bfs_benchmark.small_component_note([]) is None
+    note = bfs_benchmark.small_component_note([big[0], tiny, big[1], tiny])
+    expected = 2 / (0.004 / 1e9 + 0.005 / 1e9)
+    assert note.startswith("2 of 4 searches (searches 2, 4) reached components of at most 1 edge:")
+    assert f"the other 2: harmonic mean {expected:.6g} TEPS" in note
