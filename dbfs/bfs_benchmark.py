@@ -369,7 +369,8 @@ def main(args) -> None:
     drive(Graph500BFS(args, backend, transport, source, grid, root, plan))
 
 
-# A search whose component has fewer edges than this fraction of the largest traversed component's
+# A search reached a small component when it traversed fewer edges than this fraction of the most any
+# search traversed.
 SMALL_COMPONENT_FRACTION = 1e-3
 
 
@@ -379,11 +380,11 @@ def small_component_note(searches: list[dict]) -> str | None:
     and with them the Graph500 harmonic mean, are orders of magnitude below the others'. The official
     figures stay as they are; the line gives the harmonic mean of the other searches beside them."""
     nedges = [s["nedge"] for s in searches]
-    largest = max(nedges, default=0)
-    small = [i for i, m in enumerate(nedges) if 0 < m < SMALL_COMPONENT_FRACTION * largest]
+    floor = SMALL_COMPONENT_FRACTION * max(nedges, default=0)
+    small = [i for i, m in enumerate(nedges) if 0 < m < floor]
     if not small:
         return None
-    rest = [s for i, s in enumerate(searches) if s["nedge"] >= SMALL_COMPONENT_FRACTION * largest]
+    rest = [s for s in searches if s["nedge"] >= floor]
     others = stats.teps_statistics([s["time"] for s in rest], [s["nedge"] for s in rest])
     edges = max(nedges[i] for i in small)
     which = ("search " if len(small) == 1 else "searches ") + _ranges([str(i + 1) for i in small])

@@ -62,7 +62,7 @@ class PhaseClock:
 
     def _elapsed(self, begin, end) -> float:
         if self.backend.is_gpu:
-            return event_seconds(self.backend, begin, end)
+            return self.backend.xp.cuda.get_elapsed_time(begin, end) / 1e3
         return end - begin
 
 
@@ -98,7 +98,3 @@ def add_intervals(marks, elapsed, totals: dict) -> dict:
         if phase is not None:
             totals[phase] += elapsed(begin, end)
     return totals
-
-
-def event_seconds(backend, begin, end) -> float:
-    return backend.xp.cuda.get_elapsed_time(begin, end) / 1e3

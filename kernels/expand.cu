@@ -10,8 +10,8 @@
 // dependent loads that every chunk waited on), with every stage (source lookup, row load, bitmap
 // test, claim) unrolled over its EPT edges so the independent loads overlap. An edge claims its
 // destination row when its atomicOr flips the row's visited bit; the claimant records the discovery
-// in its owner's group, at a slot reserved for the
-// whole block at once (common.cuh block_reserve; launched with 8*C bytes of dynamic shared memory).
+// in its owner's group, at a slot reserved for the whole block at once (common.cuh block_reserve;
+// launched with 8*C bytes of dynamic shared memory).
 // The new frontier's figures (size, degree sum) are taken afterwards from its list (kernels/frontier.cu):
 // a degree read here, after the claim, would hold every chunk for one more memory round trip.
 //

@@ -40,8 +40,8 @@ ALL_VARIANTS = [(d, e) for d in ("topdown", "auto") for e in ("list", "adaptive"
 MAIN_VARIANTS = [("topdown", "list"), ("auto", "adaptive")]
 # Loop options on one rank: the small-level kernel's frontier-edge limit at its default, none (every
 # level is a bulk level), one that these graphs' frontiers cross both ways, and all (every level whose
-# vertices are light enough runs there); on a GPU
-# also the rounds enqueued kernel by kernel instead of replayed as CUDA graphs (the CPU has one way).
+# vertices are light enough runs there); on a GPU also the rounds enqueued kernel by kernel instead of
+# replayed as CUDA graphs (the CPU has one way).
 ONE_RANK_LOOPS = ({}, {"small_edges": 0}, {"small_edges": 1 << 12}, {"small_edges": 1 << 40})
 GPU_ONE_RANK_LOOPS = ({"round_graphs": False},)
 
@@ -83,6 +83,7 @@ def run_grids(backend, n_vertices, src, dst, roots=None, nroots=4, variants=ALL_
     per-root figures must not depend on any of it. Returns the set of directions the levels took."""
     figures, directions = {}, set()
     reference = SerialReference(n_vertices, src, dst)
+    one_rank_loops = ONE_RANK_LOOPS + (GPU_ONE_RANK_LOOPS if backend.is_gpu else ())
     for R, C in grids_of(WORLD.Get_size()):
         comms = GridComms.create(Grid(R, C, n_vertices))
         lo, hi = edge_range(len(src), WORLD.Get_rank(), WORLD.Get_size())
@@ -93,7 +94,6 @@ def run_grids(backend, n_vertices, src, dst, roots=None, nroots=4, variants=ALL_
             has_edge[src[src != dst]] = has_edge[dst[src != dst]] = True
             roots = sample_roots(n_vertices, nroots, lambda c: has_edge[c])
         for direction, encoding in variants:
-            one_rank_loops = ONE_RANK_LOOPS + (GPU_ONE_RANK_LOOPS if backend.is_gpu else ())
             for options in one_rank_loops if R * C == 1 else ({},):
                 bfs = BFS(graph, direction=direction, encoding=encoding, comm=comm, **options)
                 results = [check_search(bfs, graph, reference, int(r)) for r in roots]

@@ -11,11 +11,12 @@ GPU method: an exclusive scan of the frontier degrees (kernels/expand.cu: per-ti
 looked up once; one block scanning the sums; the per-entry prefixes), a table of the frontier vertex
 of every COLUMN_CHUNK-th edge, then threads of `edges_per_thread` consecutive frontier edges whose
 warp names each edge's frontier vertex from the table and the vertices' edge offsets, without the
-per-thread binary search of section 3.4.1 (kernels/columns.cuh); the discoveries of a block take their group slots with one global atomic per group (a single hot
-counter serialises at the L2 otherwise). All launches have fixed grids (the blocks the GPU holds at
-once) that take their work in order from a counter or by stride, and the frontier length may live on
-the device: nothing is read back. NumPy method: the same edges
-gathered with repeat/cumsum; np.unique picks the first scanned edge of each unvisited row.
+per-thread binary search of section 3.4.1 (kernels/columns.cuh); the discoveries of a block take
+their group slots with one global atomic per group (a single hot counter serialises at the L2
+otherwise). All launches have fixed grids (the blocks the GPU holds at once) that take their work in
+order from a counter or by stride, and the frontier length may live on the device: nothing is read
+back. NumPy method: the same edges gathered with repeat/cumsum; np.unique picks the first scanned
+edge of each unvisited row.
 """
 
 from __future__ import annotations
