@@ -171,6 +171,6 @@ def test_watchdog_ends_a_job_left_in_a_collective(tmp_path):
 def test_exception_on_one_rank_aborts_the_whole_job_at_once(tmp_path):
     job = launch([mpiexec(), "-n", "4", sys.executable, str(CASES / "abort_on_rank_one.py")], tmp_path)
     assert job.returncode != 0, job
-    assert job.seconds < 10, job
+    assert job.seconds < 30, job          # a job that waits for rank 1 runs until the 120 s timeout
     assert "uncaught exception on rank 1" in job.stderr, job
     assert "RuntimeError: rank one raised on purpose" in job.stderr, job
