@@ -33,15 +33,28 @@ __device__ __forceinline__ i32 length_of(const i32* device, i32 host)
     return device != nullptr ? *device : host;
 }
 
-__device__ __forceinline__ i64 warp_sum(i64 x)
+// Warp reductions of a 64-bit value (i64 or u64); every lane gets the result. Warp-collective.
+template <typename T>
+__device__ __forceinline__ T warp_sum(T x)
 {
-    for (int d = 16; d; d >>= 1) x += __shfl_down_sync(0xffffffffu, x, d);
+#pragma unroll
+    for (int d = 16; d; d >>= 1) x += (T)__shfl_xor_sync(0xffffffffu, x, d);
     return x;
 }
 
-__device__ __forceinline__ i64 warp_max(i64 x)
+template <typename T>
+__device__ __forceinline__ T warp_max(T x)
 {
-    for (int d = 16; d; d >>= 1) x = max(x, (i64)__shfl_down_sync(0xffffffffu, x, d));
+#pragma unroll
+    for (int d = 16; d; d >>= 1) x = max(x, (T)__shfl_xor_sync(0xffffffffu, x, d));
+    return x;
+}
+
+template <typename T>
+__device__ __forceinline__ T warp_min(T x)
+{
+#pragma unroll
+    for (int d = 16; d; d >>= 1) x = min(x, (T)__shfl_xor_sync(0xffffffffu, x, d));
     return x;
 }
 

@@ -23,27 +23,6 @@
 #define NO_VERTEX 0xffffffffffffffffULL
 #define FULL_MASK 0xffffffffu
 
-__device__ __forceinline__ u64 warp_min(u64 x)
-{
-#pragma unroll
-    for (int d = 16; d; d >>= 1) x = min(x, (u64)__shfl_xor_sync(FULL_MASK, x, d));
-    return x;
-}
-
-__device__ __forceinline__ u64 warp_max(u64 x)
-{
-#pragma unroll
-    for (int d = 16; d; d >>= 1) x = max(x, (u64)__shfl_xor_sync(FULL_MASK, x, d));
-    return x;
-}
-
-__device__ __forceinline__ u64 warp_sum(u64 x)
-{
-#pragma unroll
-    for (int d = 16; d; d >>= 1) x += __shfl_xor_sync(FULL_MASK, x, d);
-    return x;
-}
-
 // Lowest offender: lanes with `bad` set offer `key`; one lane lowers the slot. Warp-collective.
 __device__ __forceinline__ void report(bool bad, u64 key, u64* slot)
 {
