@@ -1,7 +1,8 @@
 """Every kind of failure a user meets, from the user's side: the exit status, the one line on stderr,
 what is left on disk and, for the checks that must come before the expensive step, that the step never
-began (a watch on the step's entry saw no call, where a run that does the work trips it). The commands run in this process (dbfs.cli.main) on every rank count; the tests that need
-their own processes (signals, ranks that see different directories) run in the one-rank pass."""
+began (a watch on the step's entry sees no call; a run that does the work trips it). The commands run
+in this process (dbfs.cli.main) on every rank count; the tests that need their own processes (signals,
+ranks that see different directories) run in the one-rank pass."""
 
 from __future__ import annotations
 
@@ -128,7 +129,7 @@ def test_bad_runs_are_refused_before_the_graph_is_generated(dbfs, shared, monkey
     built = watch(monkeypatch, bfs_benchmark, "build")
     ok = dbfs(*base, "--roots", 2)
     assert ok.code == 0 and ("tuples generated" in ok.err or WORLD.Get_rank() != 0), ok.err
-    assert built, "the watch on construction saw the run that does the work"
+    assert built, "the watch on construction saw no call in a run that does the work"
     built.clear()
     on_rank_zero((shared / "a_directory.json").mkdir)
     cases = [
