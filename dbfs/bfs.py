@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from mpi4py import MPI
 
-from dbfs.device_loop import DEFAULT_SMALL_EDGES, DeviceLoop
+from dbfs.device_loop import DEFAULT_SMALL_EDGES, DEFAULT_SOLO_WORK, DeviceLoop
 from dbfs.direction import DEFAULT_ALPHA, DEFAULT_BETA
 from dbfs.errors import DbfsError
 from dbfs.grid_loop import GridLoop, Traffic
@@ -56,7 +56,8 @@ class BFS:
 
     def __init__(self, graph, edges_per_thread: int = 4, encoding: str = "adaptive", comm: str = "mpi",
                  direction: str = "topdown", alpha: float = DEFAULT_ALPHA, beta: float = DEFAULT_BETA,
-                 small_edges: int = DEFAULT_SMALL_EDGES, round_graphs: bool = True):
+                 small_edges: int = DEFAULT_SMALL_EDGES, round_graphs: bool = True,
+                 solo_work: int = DEFAULT_SOLO_WORK):
         if direction not in DIRECTIONS:
             raise DbfsError(f"unknown direction {direction!r} ({', '.join(DIRECTIONS)})", collective=True)
         if direction == "auto" and graph.row_ptr is None:
@@ -68,7 +69,7 @@ class BFS:
         self.clock = PhaseClock(self.backend, PHASES)
         if self.one_rank:
             self.loop = DeviceLoop(graph, self.state, direction, alpha, beta, edges_per_thread, small_edges,
-                                   round_graphs)
+                                   round_graphs, solo_work)
         else:
             self.loop = GridLoop(graph, self.state, direction, alpha, beta, edges_per_thread, encoding, comm)
 

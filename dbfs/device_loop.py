@@ -8,7 +8,9 @@ block in device memory, and every kernel reads its sizes and its gate from there
 
 - small top-down levels (at most `small_edges` frontier edges, no vertex of more than
   SMALL_MAX_DEGREE) run back to back inside one persistent cooperative kernel, a grid barrier between
-  levels (kernels/small_levels.cu): a lattice search is a single launch;
+  levels (kernels/small_levels.cu): a lattice search is a single launch; tiny levels (frontier
+  vertices x SMALL_GROUP plus frontier edges at most `solo_work`) run in one block of it, a block
+  barrier between them (a ladder's levels of a few vertices; session 8);
 - larger levels run as bulk levels with the load-balanced kernels of the multi-rank loop (top-down:
   degree scan and expansion, kernels/expand.cu; bottom-up: kernels/bottom_up.cu), launched with fixed
   grids that stride over device-held counts, and closed by a one-thread kernel that applies Beamer's
@@ -47,7 +49,7 @@ from typing import NamedTuple
 import numpy as np
 
 from dbfs import runtime
-from dbfs.kernels import CTL, CTL_WORDS, FORM, LOG, LOG_WORDS, STEP
+from dbfs.kernels import CTL, CTL_WORDS, FORM, LOG, LOG_WORDS, SMALL_THREADS, STEP
 from dbfs.ops import bitmap, bottom_up
 from dbfs.ops.expand import ExpandScratch, expand
 from dbfs.ops.frontier import frontier_figures
@@ -58,6 +60,9 @@ from dbfs.timing import GraphMarks
 # per search at 2^16 (~370 of its levels bulk rounds), 9.7 ms at 2^20; the 4096^2 lattice and
 # Kronecker scale 26 did not move (bench/NOTES.md, session 7).
 DEFAULT_SMALL_EDGES = 1 << 20
+# Work (frontier vertices x SMALL_GROUP + frontier edges) up to which a level runs in one block of the
+# persistent kernel: about one pass of its lanes (bench/NOTES.md, session 8).
+DEFAULT_SOLO_WORK = 2 * SMALL_THREADS
 ROUNDS_IN_FLIGHT = 2
 STATUS_SLOTS = ROUNDS_IN_FLIGHT + 1           # pinned copies of the control block (and round graphs)
 ROUND_MARKS = 8                               # phase marks of a captured round (six used)
@@ -84,11 +89,13 @@ class DeviceLoop:
     """Runs searches on a 1x1 grid's graph with a SearchState; `run(root, clock)` per search."""
 
     def __init__(self, graph, state, direction: str, alpha: float, beta: float, edges_per_thread: int,
-                 small_edges: int = DEFAULT_SMALL_EDGES, round_graphs: bool = True):
+                 small_edges: int = DEFAULT_SMALL_EDGES, round_graphs: bool = True,
+                 solo_work: int = DEFAULT_SOLO_WORK):
         self.graph, self.state, self.backend = graph, state, graph.backend
         self.bottom_up = direction == "auto"
         self.alpha = alpha if self.bottom_up else 0.0
         self.beta, self.edges_per_thread, self.small_edges = beta, edges_per_thread, small_edges
+        self.solo_work = solo_work
         self.total_degree = int(graph.degree.sum())
         self.scratch = ExpandScratch(state.cumul, state.tile_sums, state.columns, state.chunks)
         self.front = state.col_front if self.bottom_up else None
@@ -208,7 +215,8 @@ class DeviceLoop:
             bitmap.unpack(backend, self.front, s.queue0, s.counts0, control=ctl, steps=TO_LIST, form=FORM.BITS)
         clock.switch("expansion")
         small_levels(backend, grid, g.col_ptr, g.row_idx, g.degree, s.queue0, s.queue1, s.counts0, s.visited,
-                     s.level, s.parent, ctl, s.slots, s.log, self.alpha, self.beta, self.small_edges)
+                     s.level, s.parent, ctl, s.slots, s.log, self.alpha, self.beta, self.small_edges,
+                     self.solo_work)
         expand(backend, grid, 0, g.col_ptr, g.row_idx, s.queue0, s.counts0, s.visited, s.level, s.pred_row,
                None, s.queue1, s.counts1, s.stats, self.scratch, edges_per_thread=self.edges_per_thread,
                control=ctl)

@@ -24,8 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dbfs.kernels import COLUMN_CHUNK, CTL_WORDS, LOG_WORDS, SCAN_TILE, STAT_WORDS
-from dbfs.ops.level_control import SLOT_WORDS
+from dbfs.kernels import COLUMN_CHUNK, CTL_WORDS, LOG_WORDS, SCAN_TILE, SMALL_SCRATCH_WORDS, STAT_WORDS
 
 
 def parent_dtype(grid) -> np.dtype:
@@ -71,7 +70,7 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0) -> dict:
         parts["no_edges"] = (np.uint32, b // 32)       # owned vertices without an edge (set once)
     if one_gpu:
         parts["control"] = (np.int64, CTL_WORDS)
-        parts["slots"] = (np.int64, 3 * SLOT_WORDS)
+        parts["slots"] = (np.int64, SMALL_SCRATCH_WORDS)
         parts["log"] = (np.int64, log_capacity * LOG_WORDS)
     return {name: (np.dtype(dtype), int(n)) for name, (dtype, n) in parts.items()}
 

@@ -27,6 +27,11 @@ THREAD_EDGES = 4
 SMALL_THREADS = 512
 SMALL_GROUP = 8
 SMALL_MAX_DEGREE = 256
+# The persistent kernel's scratch (int64): its level counters (new vertices, their degree sum, their
+# largest degree) rotate over COUNTER_SLOTS slots, zero between launches; then a control-block image
+# (CTL_WORDS) through which block 0 hands on the state of the tiny levels it ran alone.
+COUNTERS = ("COUNT", "DEGREES", "MAX_DEGREE")
+COUNTER_SLOTS = 3
 # Ids per entry of a column table (the column of every COLUMN_CHUNK-th id, kernels/columns.cuh): one
 # warp's share of the expansion and of the validator's entry pass, at four ids per lane.
 COLUMN_CHUNK = 128
@@ -62,6 +67,8 @@ def _enumerate(names) -> SimpleNamespace:
 
 CTL, STEP, FORM, STAT, LOG = (_enumerate(names) for names in (CONTROL, STEPS, FORMS, STATS, LOG_FIELDS))
 CTL_WORDS, STAT_WORDS, LOG_WORDS = len(CONTROL), len(STATS), len(LOG_FIELDS)
+COUNTER_WORDS = len(COUNTERS)
+SMALL_SCRATCH_WORDS = COUNTER_SLOTS * COUNTER_WORDS + CTL_WORDS
 
 DEFINES = {
     "BLOCK_THREADS": BLOCK_THREADS, "SCAN_ITEMS": SCAN_ITEMS, "SCAN_TILE": SCAN_TILE,
@@ -71,6 +78,8 @@ DEFINES = {
                                                        ("STAT", STAT), ("LOG", LOG))
        for name, value in vars(space).items()},
     "CTL_WORDS": CTL_WORDS, "STAT_WORDS": STAT_WORDS, "LOG_WORDS": LOG_WORDS,
+    **{f"COUNTER_{name}": k for k, name in enumerate(COUNTERS)}, "COUNTER_WORDS": COUNTER_WORDS,
+    "COUNTER_SLOTS": COUNTER_SLOTS,
     **{f"SLOT_{name}": k for k, name in enumerate(VALIDATE_SLOTS)}, "STATS_SLOTS": len(VALIDATE_SLOTS),
 }
 

@@ -11,7 +11,8 @@
 #                                         Kronecker graph of SCALE and a SIDE x SIDE lattice
 #   scripts/gpu_check.sh lattice SIDE     a SIDE x SIDE lattice (or DIMS, e.g. 256x256x256) with scrambled
 #                                         ids: the main command (16 roots, --log-levels), the level loop's
-#                                         profile, and gapbs on the same edges (needs .peers)
+#                                         profile (its variants: LATTICE_PROFILE, default
+#                                         "--small-edges default,0"), and gapbs on the same edges (needs .peers)
 #   scripts/gpu_check.sh gapbs SCALE      gapbs's own Kronecker graph of SCALE, degree 16, 64 trials
 #   scripts/gpu_check.sh generator SCALES generator identity and speed
 #   scripts/gpu_check.sh multi RANKS      the BFS and exchange GPU tests at each rank count of RANKS, e.g.
@@ -126,7 +127,7 @@ while [ $# -gt 0 ]; do
         run "$RESULTS/lattice${dims}_1gpu.log" $PY -m dbfs --graph "$work/lattice.h5" --roots 16 --log-levels \
             --backend gpu --json "$RESULTS/lattice${dims}_1gpu.json"
         run "$RESULTS/lattice${dims}_profile.log" $PY scripts/profile_levels.py --graph "$work/lattice.h5" --roots 4 \
-            --direction auto --small-edges default,0 --out "$RESULTS/lattice${dims}_profile.json"
+            --direction auto ${LATTICE_PROFILE:---small-edges default,0} --out "$RESULTS/lattice${dims}_profile.json"
         if [ -d .peers/gapbs ]; then
             make -s -C .peers/gapbs -j16 bfs >"$RESULTS/gapbs_build.log" 2>&1
             run "$RESULTS/lattice${dims}_export.log" $PY scripts/export_edges.py "$work/lattice.h5" "$work/lattice.el"

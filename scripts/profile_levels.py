@@ -1,9 +1,9 @@
 """Device profile of the main mode's level loop on one GPU: per search and per level, for several loop
 variants on the same graph and roots.
 
-For each variant (direction x small-level edge limit x edges per thread x rounds replayed as CUDA graphs
-or enqueued kernel by kernel) it runs one untimed warm-up and
-then every root with the per-level log, and reports: the mean search time and harmonic-mean TEPS, the
+For each variant (direction x small-level edge limit x one-block work limit x edges per thread x rounds
+replayed as CUDA graphs or enqueued kernel by kernel) it runs one untimed warm-up and then every root
+with the per-level log, and reports: the mean search time and harmonic-mean TEPS, the
 levels and host synchronisations per search, the time of the levels whose frontier is under
 --small-frontier vertices (median, 90th percentile, sum), the host overhead per level (search wall
 time minus the summed device times of its levels, divided by the levels), and the heaviest level. The
@@ -33,7 +33,7 @@ import numpy as np
 from dbfs.backend import Backend
 from dbfs.bfs import BFS
 from dbfs.build import build_from_edges
-from dbfs.device_loop import DEFAULT_SMALL_EDGES
+from dbfs.device_loop import DEFAULT_SMALL_EDGES, DEFAULT_SOLO_WORK
 from dbfs.edgelist import graph_info, read_edge_slice
 from dbfs.graph import GridComms
 from dbfs.grid import Grid
@@ -153,6 +153,9 @@ def main() -> None:
     ap.add_argument("--small-edges", default="default,0",
                     help=f"comma-separated small-level edge limits ('default' = {DEFAULT_SMALL_EDGES}; "
                          "0: every level a bulk level)")
+    ap.add_argument("--solo-work", default="default",
+                    help=f"comma-separated work limits of the levels run in one block ('default' = "
+                         f"{DEFAULT_SOLO_WORK}; 0: none)")
     ap.add_argument("--edges-per-thread", default="4")
     ap.add_argument("--small-frontier", type=int, default=10_000,
                     help="levels with a frontier under this many vertices count as small levels")
@@ -179,15 +182,17 @@ def main() -> None:
     variants, reference = {}, {}
     resident_blocks = backend.resident_blocks
     rounds = ["eager"] if args.kernel_times else args.rounds.split(",")
-    for direction, small, ept, waves, round_kind in itertools.product(
-            args.direction.split(","), args.small_edges.split(","),
+    for direction, small, solo, ept, waves, round_kind in itertools.product(
+            args.direction.split(","), args.small_edges.split(","), args.solo_work.split(","),
             [int(x) for x in args.edges_per_thread.split(",")], [int(x) for x in args.grid_waves.split(",")],
             rounds):
         backend.resident_blocks = lambda kernel, threads, w=waves: w * resident_blocks(kernel, threads)
         small_edges = DEFAULT_SMALL_EDGES if small == "default" else int(small)
-        name = f"{direction} small_edges={small_edges} edges_per_thread={ept} grid_waves={waves} rounds={round_kind}"
+        solo_work = DEFAULT_SOLO_WORK if solo == "default" else int(solo)
+        name = (f"{direction} small_edges={small_edges} solo_work={solo_work} edges_per_thread={ept} "
+                f"grid_waves={waves} rounds={round_kind}")
         bfs = BFS(graph, edges_per_thread=ept, direction=direction, small_edges=small_edges,
-                  round_graphs=round_kind == "graph")
+                  round_graphs=round_kind == "graph", solo_work=solo_work)
         figures = profile(bfs, roots, args.small_frontier, kernel_times)
         for s in figures["searches"]:
             key = (s["visited"], s["depth"], s["nedge"])

@@ -43,7 +43,7 @@ MAIN_VARIANTS = [("topdown", "list"), ("auto", "adaptive")]
 # vertices are light enough runs there); on a GPU also the rounds enqueued kernel by kernel instead of
 # replayed as CUDA graphs (the CPU has one way).
 ONE_RANK_LOOPS = ({}, {"small_edges": 0}, {"small_edges": 1 << 12}, {"small_edges": 1 << 40})
-GPU_ONE_RANK_LOOPS = ({"round_graphs": False},)
+GPU_ONE_RANK_LOOPS = ({"round_graphs": False}, {"solo_work": 0}, {"solo_work": 1 << 40})
 
 
 class SerialReference:

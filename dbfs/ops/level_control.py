@@ -10,7 +10,7 @@ a GPU search.
 Arrays (device, 1-D, C-contiguous), as held by dbfs.search_state.SearchState on a 1x1 grid:
   control  int64 [CTL_WORDS]   the control block (kernels CTL)
   stats    int64 [STAT_WORDS]  the bulk level's counters
-  slots    int64 [3 * 3]       the persistent kernel's rotating counters (zero between launches)
+  slots    int64 [SMALL_SCRATCH_WORDS]  the persistent kernel's scratch (kernels SMALL_SCRATCH_WORDS)
   q0, q1   int32 [b]           frontier queues; between levels the frontier list is queue 0
   counts0, counts1  int32 [1]  their lengths
   visited  uint32 [b/32], level int32 [b], parent int32 [b], degree int32 [b]
@@ -27,8 +27,6 @@ from dbfs.direction import next_bottom_up
 from dbfs.kernels import CTL, FORM, LOG_WORDS, SMALL_MAX_DEGREE, SMALL_THREADS, STAT, STAT_WORDS, STEP
 from dbfs.ops.expand import _expand_numpy
 from dbfs.ops.frontier import add_discoveries
-
-SLOT_WORDS = 3
 
 
 def next_step(bottom_up: bool, nf_new: int, nf_old: int, mf_new: int, max_degree: int, mu_new: int,
@@ -68,17 +66,20 @@ def start_search(backend, control, q0, counts0, visited, level, parent, degree, 
 
 
 def small_levels(backend, grid, col_ptr, row_idx, degree, q0, q1, counts0, visited, level, parent, control,
-                 slots, log, alpha: float, beta: float, small_edges: int) -> None:
+                 slots, log, alpha: float, beta: float, small_edges: int, solo_work: int) -> None:
     """Run top-down levels while the control block's step is SMALL (none otherwise); leave the
     frontier in queue 0 and the control block at the next step. grid: the 1x1 dbfs.grid.Grid.
-    GPU: one cooperative launch (a block of SMALL_THREADS per multiprocessor) on the current stream."""
+    GPU: one cooperative launch (a block of SMALL_THREADS per multiprocessor) on the current stream;
+    a level whose frontier vertices x SMALL_GROUP plus frontier edges are at most solo_work runs in one
+    block (0: none). The twin's levels are the same either way (solo_work only says where they run)."""
     capacity = log.shape[0] // LOG_WORDS
     n = grid.n_vertices
     if backend.is_gpu:
         backend.kernel("small_levels", "small_levels")(
             (backend.multiprocessors,), (SMALL_THREADS,),
             (col_ptr, row_idx, degree, q0, q1, counts0, visited, level, parent, control, slots, log,
-             np.int64(capacity), np.float64(alpha), np.float64(beta), np.int64(n), np.int64(small_edges)))
+             np.int64(capacity), np.float64(alpha), np.float64(beta), np.int64(n), np.int64(small_edges),
+             np.int64(solo_work)))
         return
     if int(control[CTL.STEP]) != STEP.SMALL:
         return
