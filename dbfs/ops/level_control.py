@@ -10,7 +10,7 @@ a GPU search.
 Arrays (device, 1-D, C-contiguous), as held by dbfs.search_state.SearchState on a 1x1 grid:
   control  int64 [CTL_WORDS]   the control block (kernels CTL)
   stats    int64 [STAT_WORDS]  the bulk level's counters
-  slots    int64 [SMALL_SCRATCH_WORDS]  the persistent kernel's scratch (kernels SMALL_SCRATCH_WORDS)
+  slots    int64 [SMALL_SCRATCH_WORDS]  the persistent kernel's level counters and hand-off (dbfs.kernels)
   q0, q1   int32 [b]           frontier queues; between levels the frontier list is queue 0
   counts0, counts1  int32 [1]  their lengths
   visited  uint32 [b/32], level int32 [b], parent int32 [b], degree int32 [b]
