@@ -13,6 +13,7 @@ import contextlib
 import os
 import signal
 import sys
+import threading
 import traceback
 
 import numpy as np
@@ -21,6 +22,8 @@ from mpi4py import MPI
 from dbfs.errors import DbfsError, Interrupted
 
 WORLD = MPI.COMM_WORLD
+# After this delay an interrupt lost inside a finalizer is sent again (signals_interrupt).
+REDELIVERY_DELAY_S = 0.05
 
 
 def rank() -> int:
@@ -83,11 +86,28 @@ def _raise_interrupted(signum, frame):
 @contextlib.contextmanager
 def signals_interrupt():
     """Within: SIGINT and SIGTERM raise Interrupted in the main thread (SIGTERM otherwise ends the
-    process at once, leaving temporary files behind); the previous handlers come back afterwards."""
+    process at once, leaving temporary files behind); the previous handlers come back afterwards.
+
+    A signal whose handler happens to run inside a finalizer or a weakref callback raises Interrupted
+    where Python cannot propagate it: Python hands it to sys.unraisablehook and goes on. The hook
+    installed here has a timer thread send the signal again a moment later, when the main thread is
+    back in ordinary code (sent at once, its handler would run inside the hook and be lost again)."""
     previous = {s: signal.signal(s, _raise_interrupted) for s in (signal.SIGINT, signal.SIGTERM)}
+    previous_hook = sys.unraisablehook
+
+    def redeliver_lost_interrupt(unraisable):
+        if isinstance(unraisable.exc_value, Interrupted):
+            resend = threading.Timer(REDELIVERY_DELAY_S, os.kill, (os.getpid(), unraisable.exc_value.signum))
+            resend.daemon = True
+            resend.start()
+        else:
+            previous_hook(unraisable)
+
+    sys.unraisablehook = redeliver_lost_interrupt
     try:
         yield
     finally:
+        sys.unraisablehook = previous_hook
         for s, handler in previous.items():
             signal.signal(s, handler)
 

@@ -25,7 +25,8 @@ import numpy as np
 import pytest
 from mpi4py import MPI
 
-from dbfs import bfs_benchmark, cli, convert, edgelist, generate, partition_cache
+from dbfs import bfs_benchmark, cli, convert, edgelist, generate, partition_cache, runtime
+from dbfs.errors import Interrupted
 from dbfs.grid import Grid, fitting_grid
 
 WORLD = MPI.COMM_WORLD
@@ -395,6 +396,18 @@ def interrupted(argv, cwd: Path, ready, sig) -> tuple[int, str]:
 def one_line(stderr: str, text: str) -> None:
     dbfs_lines = [line for line in stderr.splitlines() if line.startswith("dbfs:")]
     assert dbfs_lines == [text] and "Traceback" not in stderr, stderr
+
+
+def test_an_interrupt_lost_in_a_finalizer_is_delivered_again():
+    class SignalsWhenCollected:
+        def __del__(self):
+            signal.raise_signal(signal.SIGINT)      # its handler runs in here, where Python drops Interrupted
+
+    with pytest.raises(Interrupted), runtime.signals_interrupt():
+        SignalsWhenCollected()
+        deadline = time.monotonic() + 100 * runtime.REDELIVERY_DELAY_S
+        while time.monotonic() < deadline:
+            time.sleep(runtime.REDELIVERY_DELAY_S / 10)
 
 
 @single_rank_only
