@@ -61,7 +61,8 @@ from dbfs.timing import GraphMarks
 # Kronecker scale 26 did not move (bench/NOTES.md, session 7).
 DEFAULT_SMALL_EDGES = 1 << 20
 # Work (frontier vertices x SMALL_GROUP + frontier edges) up to which a level runs in one block of the
-# persistent kernel: about one pass of its lanes (bench/NOTES.md, session 8).
+# persistent kernel: about two passes of the block's lanes; 4096 gained nothing on a ladder and lost 3% on
+# a 4096^2 lattice (bench/NOTES.md, session 8).
 DEFAULT_SOLO_WORK = 2 * SMALL_THREADS
 ROUNDS_IN_FLIGHT = 2
 STATUS_SLOTS = ROUNDS_IN_FLIGHT + 1           # pinned copies of the control block (and round graphs)

@@ -68,7 +68,17 @@ struct Levels {
         mf = mf_new;
         ++lvl;
     }
+
+    // A level small enough for block 0 alone (the same answer in every block).
+    __device__ bool tiny(i64 solo_work) const { return nf * SMALL_GROUP + mf <= solo_work; }
 };
+
+__device__ __forceinline__ void swap_queues(i32*& a, i32*& b)
+{
+    i32* t = a;
+    a = b;
+    b = t;
+}
 
 // One top-down level from the nf vertices of cur: groups of SMALL_GROUP lanes take the frontier vertices
 // (group `group` of `groups`, grid- or block-stride), the discoveries go to nxt at slots reserved from
@@ -153,7 +163,7 @@ small_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, c
             i64* ahead = slots + COUNTER_WORDS * ((k + 1) % COUNTER_SLOTS);
             for (int w = 0; w < COUNTER_WORDS; ++w) ahead[w] = 0;
         }
-        if (at.nf * SMALL_GROUP + at.mf <= solo_work) {     // the same decision in every block
+        if (at.tiny(solo_work)) {
             const i64 lvl0 = at.lvl;
             if (blockIdx.x == 0) {
                 i32* from = cur;
@@ -167,20 +177,14 @@ small_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, c
                     __syncthreads();
                     at.advance(block_count, block_degrees, block_max, leader, log, log_capacity, alpha, beta, n,
                                small_edges);
-                    i32* t = from;
-                    from = to;
-                    to = t;
+                    swap_queues(from, to);
                     __syncthreads();     // every thread has read the block's counters before they are reset
-                } while (at.step == STEP_SMALL && at.nf * SMALL_GROUP + at.mf <= solo_work);
+                } while (at.step == STEP_SMALL && at.tiny(solo_work));
                 if (leader) at.store(handoff);
             }
             grid.sync();
             at.load(handoff);
-            if ((at.lvl - lvl0) & 1) {       // the frontier is in the other queue
-                i32* t = cur;
-                cur = nxt;
-                nxt = t;
-            }
+            if ((at.lvl - lvl0) & 1) swap_queues(cur, nxt);     // the frontier is in the other queue
             continue;
         }
         if (threadIdx.x == 0) block_degrees = block_max = 0;
@@ -196,9 +200,7 @@ small_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, c
         grid.sync();
         at.advance(__ldcg(&fill[COUNTER_COUNT]), __ldcg(&fill[COUNTER_DEGREES]), __ldcg(&fill[COUNTER_MAX_DEGREE]),
                    leader, log, log_capacity, alpha, beta, n, small_edges);
-        i32* t = cur;
-        cur = nxt;
-        nxt = t;
+        swap_queues(cur, nxt);
     }
     // Leave the frontier in queue 0 (the bulk kernels' invariant).
     if (cur != q0)
