@@ -34,6 +34,7 @@ class Backend:
         self.name = name
         self.device = device
         self.host_syncs = 0           # host waits on the device so far (counted per level by the loops)
+        self.launches = 0             # kernels, memsets and copies enqueued through kernel(), zero(), copy()
         if name == "gpu":
             import cupy
             cupy.cuda.Device(device).use()
@@ -46,10 +47,11 @@ class Backend:
         return self.name == "gpu"
 
     def sync(self, waitable=None) -> None:
-        """Wait for the current stream (or the given stream or event); counted in host_syncs."""
+        """Wait for the current stream (or the given stream or event); counted in host_syncs (on the
+        CPU backend too, where nothing waits: the count is where a GPU run waits)."""
         if self.is_gpu:
             (waitable or self.xp.cuda.get_current_stream()).synchronize()
-            self.host_syncs += 1
+        self.host_syncs += 1
 
     def read(self, device_array, pinned) -> np.ndarray:
         """pinned[:] = device_array through one copy and one wait (a host synchronisation); the
@@ -86,8 +88,32 @@ class Backend:
         return _compile(name)
 
     def kernel(self, module: str, function: str):
-        """The compiled `function` of kernels/<module>.cu (looked up once per process)."""
-        return _function(module, function)
+        """The compiled `function` of kernels/<module>.cu (looked up once per process), counting its
+        launches in `launches`."""
+        return _CountedKernel(self, _function(module, function))
+
+    def zero(self, device_array) -> None:
+        """device_array[:] = 0 (one memset on the current stream; counted in `launches`)."""
+        if self.is_gpu:
+            device_array.data.memset_async(0, device_array.nbytes)
+            self.launches += 1
+        else:
+            device_array.fill(0)
+
+    def copy(self, dst, src, stream=None) -> None:
+        """dst[:] = src between device and pinned host arrays, either way or device to device, queued on
+        `stream` (default: the current one) without a wait; counted in `launches`."""
+        if not self.is_gpu:
+            dst[:src.shape[0]] = src
+            return
+        runtime_api = self.xp.cuda.runtime
+        on_host = (isinstance(dst, np.ndarray), isinstance(src, np.ndarray))
+        kind = {(True, False): runtime_api.memcpyDeviceToHost, (False, True): runtime_api.memcpyHostToDevice,
+                (False, False): runtime_api.memcpyDeviceToDevice}[on_host]
+        address = [a.ctypes.data if isinstance(a, np.ndarray) else a.data.ptr for a in (dst, src)]
+        stream = stream or self.xp.cuda.get_current_stream()
+        runtime_api.memcpyAsync(address[0], address[1], src.nbytes, kind, stream.ptr)
+        self.launches += 1
 
     @property
     def multiprocessors(self) -> int:
@@ -139,6 +165,29 @@ def host_memory_limit() -> int:
     except OSError:
         pass
     return max(limits) if limits else 2**40
+
+
+class _CountedKernel:
+    """A compiled kernel whose launches are counted on its backend (the per-level log's launches)."""
+
+    __slots__ = ("backend", "function")
+
+    def __init__(self, backend, function):
+        self.backend, self.function = backend, function
+
+    def __call__(self, *args, **kwargs):
+        self.backend.launches += 1
+        return self.function(*args, **kwargs)
+
+    @property
+    def num_regs(self) -> int:
+        return self.function.num_regs
+
+    def __hash__(self):
+        return hash(self.function)
+
+    def __eq__(self, other):
+        return isinstance(other, _CountedKernel) and other.function is self.function
 
 
 @lru_cache(maxsize=None)

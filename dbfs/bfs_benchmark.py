@@ -273,7 +273,8 @@ class Graph500BFS(Benchmark):
         record = {"root": root, "time": result.time, "nedge": result.nedge,
                   "teps": result.nedge / result.time if result.time > 0 else 0.0,
                   "visited": result.visited, "depth": result.depth, "phases": result.phases,
-                  "bytes": result.bytes, "bytes_raw": result.bytes_raw, "host_syncs": result.host_syncs}
+                  "bytes": result.bytes, "bytes_raw": result.bytes_raw, "host_syncs": result.host_syncs,
+                  "launches": result.launches}
         if self.args.log_levels:
             record["levels"] = result.levels
         return record

@@ -27,12 +27,13 @@ from mpi4py import MPI
 
 from dbfs import runtime
 from dbfs.errors import DbfsError
+from dbfs.kernels import HEAD_WORDS
 from dbfs.ops import bitmap
 
 LIST, BITMAP, WORDS = 0, 1, 2
 ENCODINGS = ("adaptive", "list", "bitmap")
 TRANSPORTS = ("mpi", "mpi-cuda", "nccl")
-HEADER_WORDS = 3
+HEADER_WORDS = HEAD_WORDS
 HEADER_BYTES = 4 * HEADER_WORDS
 
 
@@ -94,6 +95,19 @@ class Exchange:
         self.recv_dev = {p: xp.empty(block, xp.uint32) for p in self.peers}
         self.counter = xp.zeros(1, xp.int32)
         self.transport = make_transport(transport, self.comm, backend, self.peers, self.recv_dev)
+
+    @staticmethod
+    def buffer_bytes(peers: int, block: int, transport: str, cpu: bool) -> int:
+        """What an Exchange over a line of peers + 1 ranks allocates with its transport: device buffers
+        (and host staging on the CPU backend, where host memory is the device's)."""
+        total = 2 * 4 * block * peers + 4           # send_scratch, recv_dev, counter
+        if transport == "mpi" and cpu:              # HostStagedMPI: pinned send and receive buffers
+            total += 2 * peers * 4 * (HEADER_WORDS + block)
+        elif transport == "mpi-cuda":               # CudaAwareMPI: landing buffers
+            total += 4 * block * peers
+        elif transport == "nccl":                   # NcclTransport: device headers
+            total += 2 * 4 * HEADER_WORDS * max(1, peers)
+        return total
 
     def round(self, outgoing: dict, sources):
         """Send outgoing[p] (an OffsetSet) to each peer p in it; receive one message from each rank in
@@ -342,3 +356,126 @@ class NcclTransport:
 
     def close(self) -> None:
         self.comm.destroy()
+
+
+class LevelExchange:
+    """One of a level's exchanges among the ranks of a grid line (a grid column: expand; a grid row:
+    fold), everything made once per run: a device message buffer per outgoing message (`shared`: one
+    message for every peer, the expand's own frontier), host staging, receives posted ahead at full
+    capacity (a bitmap of the block bounds every message), and the SourceTable the decoding kernels
+    read. Kernels encode the messages (dbfs.ops.message) and write their heads, so no round needs a
+    header exchange:
+
+    - `mpi`: the encoding kernels' messages are staged into pinned host memory at their exact size by
+      a kernel; after the level's wait, `send` posts them (buffer-based Isend) and waits for the
+      receives, which land in pinned host buffers that the decoding kernels read through their mapped
+      addresses -- no copy up, no decoding launch per peer;
+    - `mpi-cuda`: the same, with the payloads sent from and received into device buffers;
+    - `nccl`: whole-capacity messages sent and received on the compute stream, so the round needs no
+      wait at all (the heads say what the capacity holds).
+    A message's receive is posted again once its decoding kernels have run (`after_wait`)."""
+
+    def __init__(self, comm: MPI.Comm, backend, block: int, encoding: str, transport: str, shared: bool,
+                 tag: int):
+        from dbfs.ops.message import SourceTable, capacity
+        self.backend, self.block, self.encoding, self.transport, self.tag = backend, block, encoding, transport, tag
+        self.comm = comm.Dup()
+        self.me, size = self.comm.Get_rank(), self.comm.Get_size()
+        self.peers = [p for p in range(size) if p != self.me]
+        self.stride = HEADER_WORDS + capacity(block, encoding)
+        xp, messages = backend.xp, 1 if shared else size
+        self.shared = shared
+        self.out = xp.zeros(messages * self.stride, xp.uint32)
+        self.out_host = backend.pinned_empty(messages * self.stride, np.uint32)
+        self.staged = transport == "mpi"
+        self.in_host = ({p: backend.pinned_empty(self.stride, np.uint32) for p in self.peers} if self.staged or
+                        not backend.is_gpu else {})
+        self.in_dev = ({} if self.in_host else {p: xp.zeros(self.stride, xp.uint32) for p in self.peers})
+        landing = self.in_host or self.in_dev
+        self.sources = SourceTable(backend, [self.outgoing(self.me) if p == self.me and shared else landing.get(p)
+                                             for p in range(size)])
+        self.nccl = nccl_communicator(self.comm, backend) if transport == "nccl" else None
+        self.recv_req, self.consumed, self.send_req = {}, False, []
+        self._post()
+
+    @staticmethod
+    def buffer_bytes(size: int, block: int, encoding: str, transport: str, shared: bool) -> tuple[int, int]:
+        """(device, pinned host) bytes of a LevelExchange over a line of `size` ranks."""
+        from dbfs.ops.message import capacity
+        stride = 4 * (HEADER_WORDS + capacity(block, encoding))
+        messages, peers = (1 if shared else size), size - 1
+        landing = peers * stride
+        device = messages * stride + (0 if transport == "mpi" else landing)
+        host = messages * stride + (landing if transport == "mpi" else 0)
+        return device, host
+
+    def outgoing(self, peer: int):
+        """The device message buffer for `peer` (the shared one when every peer gets the same)."""
+        y = 0 if self.shared else peer
+        return self.out[y * self.stride:(y + 1) * self.stride]
+
+    def _post(self) -> None:
+        if self.nccl is None:
+            landing = self.in_host or self.in_dev
+            self.recv_req = {p: self.comm.Irecv([landing[p], MPI.UINT32_T], source=p, tag=self.tag)
+                             for p in self.peers}
+
+    @property
+    def needs_wait(self) -> bool:
+        """Whether `send` needs the encoding kernels to have finished (MPI sends from the host)."""
+        return self.nccl is None
+
+    def stage(self) -> None:
+        """Queue the copy of the encoded messages' heads (and, host-staged, payloads) to out_host."""
+        from dbfs.ops.message import stage
+        MPI.Request.Waitall(self.send_req)     # the previous round's sends are done with out_host
+        self.send_req = []
+        messages = 1 if self.shared else len(self.peers) + 1
+        stage(self.backend, self.out, self.stride, -1 if self.shared else self.me, self.out_host, self.stride,
+              messages, payload_too=self.staged or not self.backend.is_gpu)
+
+    def send(self) -> tuple[int, int]:
+        """Send every peer its message and receive one from each (after the wait `needs_wait` asks for,
+        if any); returns (messages, bytes) sent. The received messages are then in `sources`."""
+        from dbfs.ops.message import size
+        if self.nccl is not None:
+            nccl, stream = self.nccl_api(), self.backend.xp.cuda.get_current_stream().ptr
+            nccl.groupStart()
+            for p in self.peers:
+                self.nccl.send(self.outgoing(p).data.ptr, self.stride, nccl.NCCL_UINT32, p, stream)
+                self.nccl.recv(self.in_dev[p].data.ptr, self.stride, nccl.NCCL_UINT32, p, stream)
+            nccl.groupEnd()
+            self.backend.launches += 1
+            return len(self.peers), 4 * self.stride * len(self.peers)
+        sent = 0
+        for p in self.peers:
+            y = 0 if self.shared else p
+            host = self.out_host[y * self.stride:(y + 1) * self.stride]
+            n = size(host)
+            payload = host[:n] if self.staged or not self.backend.is_gpu else self.outgoing(p)[:n]
+            self.send_req.append(self.comm.Isend([payload, MPI.UINT32_T], dest=p, tag=self.tag))
+            sent += 4 * n
+        MPI.Request.Waitall(list(self.recv_req.values()))
+        self.consumed = True
+        return len(self.peers), sent
+
+    def after_wait(self) -> None:
+        """After a wait on the device that followed the decoding of the last round: post its receives
+        again."""
+        if self.consumed:
+            self.consumed = False
+            self._post()
+
+    @staticmethod
+    def nccl_api():
+        from cupy.cuda import nccl
+        return nccl
+
+    def close(self) -> None:
+        if self.recv_req and not self.consumed:
+            _cancel(list(self.recv_req.values()))
+        MPI.Request.Waitall(self.send_req)
+        self.recv_req, self.send_req = {}, []
+        if self.nccl is not None:
+            self.nccl.destroy()
+        self.comm.Free()

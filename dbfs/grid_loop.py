@@ -1,27 +1,30 @@
 """The level loop on a grid of ranks (paper 004, Algorithm 2, sections 3.2-3.5), top-down or
-direction-optimizing, driven by the host because every level exchanges messages whose sizes the host
-MPI (or NCCL's header round) must know.
+direction-optimizing, driven by the host, lean: per level the host enqueues a few kernels, waits on the
+device as few times as its transport allows, and sends what the kernels encoded.
 
-Top-down level: expand (gather the frontier along the grid column, as local column ids) -> frontier
-expansion (dbfs.ops.expand: atomic bitmap, discoveries grouped by owner grid column) -> fold (send each
-group to its owner along the grid row) -> frontier update (dbfs.ops.update). Predecessors are delayed:
-the owner of a vertex discovered by another rank records the discoverer's grid column, and one row
-exchange after the search (each rank's discoverers of the others' blocks, sent sparse) turns those into
-global parent ids (section 3.5).
+Top-down level: expand (the frontier pieces of the grid column, received as messages and gathered into
+local column ids by one kernel) -> frontier expansion (dbfs.ops.expand: atomic bitmap, discoveries grouped
+by owner grid column) -> fold (each group encoded by the kernels into its message, list or bitmap
+whichever is smaller, and sent to its owner along the grid row) -> frontier update (dbfs.ops.update,
+reading the received messages in place). Predecessors are delayed: the owner of a vertex discovered by
+another rank records the discoverer's grid column, and one row exchange after the search (each rank's
+discoverers of the others' blocks, sent sparse) turns those into global parent ids (section 3.5).
 
 Bottom-up level (direction-optimizing BFS, Beamer et al.; in 2D after Ueno et al. and Checconi and
-Petrini): the frontier is gathered along the grid column as bitmaps; the C segments of a rank's rows
-(one per owner in the grid row) then rotate along the row: in sub-step s rank (i, j) searches segment
-(j - s) mod C for parents (dbfs.ops.bottom_up, through the row-major copy of its block) and passes the
-segment's visited bits to (i, j + 1), so a vertex found by one rank is not searched again by the others
-and after C sub-steps every segment is back with its owner, who commits the new vertices.
+Petrini): the frontier pieces of the grid column are decoded into bitmap segments; the C segments of a
+rank's rows (one per owner in the grid row) then rotate along the row: in sub-step s rank (i, j) searches
+segment (j - s) mod C for parents (dbfs.ops.bottom_up, through the row-major copy of its block) and passes
+the segment's visited bits to (i, j + 1), so a vertex found by one rank is not searched again by the
+others and after C sub-steps every segment is back with its owner, who commits the new vertices.
 
-Host synchronisations: the kernels take their sizes from the device or from message headers the host
-already holds, and phases are timed with CUDA events, so a level waits on the device once beyond what
-its exchanges need -- the level read of the new frontier's size, degree sum and entries examined (the
-discovery kernels accumulate them), whose global sums (one MPI allreduce) decide termination and the
-direction (dbfs.direction). The fold needs the discovery counts per group: that read belongs to the
-exchange. Every wait is counted per level (backend.host_syncs) for the per-level log.
+Host waits (dbfs.exchange.LevelExchange): every level ends with one wait, after which one pinned status
+record holds what the host decides on -- the new frontier's size, degree sum and entries examined, and
+the next expand message, already encoded and staged with its head -- and one allreduce gives everyone
+the totals for termination and the direction. A host-staged transport (`mpi`) adds the waits its
+payloads need before MPI can send them: the fold's (top-down) and each rotation sub-step's (bottom-up);
+NCCL moves whole-capacity messages on the stream and adds none. Message sizes come from heads the
+kernels wrote, buffers and pre-posted receives are made once per run, and no launch depends on a count
+read back. Every wait, launch, message and byte is counted per level for the per-level log.
 
 Timing follows Graph500 kernel 2: from just before the root is visited until the parent array is
 complete on every rank (the slowest rank's time), state reset excluded.
@@ -35,34 +38,50 @@ import numpy as np
 from mpi4py import MPI
 
 from dbfs.direction import next_bottom_up
-from dbfs.exchange import Exchange, OffsetSet
-from dbfs.kernels import STAT, STAT_WORDS
-from dbfs.ops import bitmap, bottom_up
+from dbfs.exchange import Exchange, LevelExchange, OffsetSet
+from dbfs.kernels import HEAD, HEAD_WORDS, STAT, STAT_WORDS
+from dbfs.ops import bitmap, bottom_up, message
 from dbfs.ops.expand import ExpandScratch, expand
 from dbfs.ops.frontier import frontier_figures
 from dbfs.ops.predecessors import resolve_parents
 from dbfs.ops.sparse import pack_present, unpack_present
 from dbfs.ops.update import update
 
+EXPAND_TAG, FOLD_TAG, ROTATE_TAG = 1, 2, 3
+COMPUTE_PHASES = ("expansion", "update")
 
-def host_buffer_bytes(grid) -> int:
-    """The loop's pinned host buffers (the level read and the fold's group counts)."""
-    return 8 * STAT_WORDS + 4 * grid.C
+
+def buffer_bytes(grid, encoding: str, transport: str, cpu: bool) -> int:
+    """What a GridLoop allocates beside the search state: its exchanges' device buffers, the rotation's
+    landing segment, the message cursor and the expand's column bases, and on the CPU backend (where
+    host memory is the device's) the pinned host buffers too: the status record, the rotation's two
+    host segments and the exchanges' staging."""
+    device = 4 + 4 * grid.R + grid.block // 8
+    host = 8 * STAT_WORDS + 2 * (grid.block // 8)
+    for size, shared in ((grid.R, True), (grid.C, False)):
+        if size > 1:
+            on_device, on_host = LevelExchange.buffer_bytes(size, grid.block, encoding, transport, shared)
+            device, host = device + on_device, host + on_host
+    if grid.C > 1:
+        device += Exchange.buffer_bytes(grid.C - 1, grid.block, transport, cpu)
+    return device + (host if cpu else 0)
 
 
 class Traffic:
-    """Bytes sent per phase in one search, as encoded and as lists."""
+    """Messages and bytes sent per phase in one search, as encoded and as lists."""
 
     def __init__(self):
         self.sent = {"expand": 0, "fold": 0}
         self.raw = {"expand": 0, "fold": 0}
+        self.messages = {"expand": 0, "fold": 0}
 
-    def add(self, phase: str, sent: int, raw: int) -> None:
+    def add(self, phase: str, messages: int, sent: int, raw: int) -> None:
+        self.messages[phase] += messages
         self.sent[phase] += sent
         self.raw[phase] += raw
 
-    def totals(self) -> tuple[int, int]:
-        return sum(self.sent.values()), sum(self.raw.values())
+    def snapshot(self) -> tuple:
+        return dict(self.messages), dict(self.sent), dict(self.raw)
 
 
 class GridLoop:
@@ -72,74 +91,101 @@ class GridLoop:
                  encoding: str, comm: str):
         self.graph, self.state, self.backend = graph, state, graph.backend
         grid, comms = graph.grid, graph.comms
+        backend, b, xp = self.backend, grid.block, self.backend.xp
         self.bottom_up_allowed = direction == "auto"
-        self.alpha, self.beta, self.edges_per_thread = alpha, beta, edges_per_thread
-        b = grid.block
-        self.col_x = Exchange(comms.col, self.backend, b, encoding, comm) if grid.R > 1 else None
-        self.row_x = Exchange(comms.row, self.backend, b, encoding, comm) if grid.C > 1 else None
+        self.alpha, self.beta, self.edges_per_thread, self.encoding = alpha, beta, edges_per_thread, encoding
+        self.expand_x = (LevelExchange(comms.col, backend, b, encoding, comm, shared=True, tag=EXPAND_TAG)
+                         if grid.R > 1 else None)
+        self.fold_x = (LevelExchange(comms.row, backend, b, encoding, comm, shared=False, tag=FOLD_TAG)
+                       if grid.C > 1 else None)
+        # the switch back to top-down and the predecessors: whole bitmaps and sparse blocks, once a search
+        self.row_x = Exchange(comms.row, backend, b, encoding, comm) if grid.C > 1 else None
+        self.col_bases = backend.asarray(np.array([grid.owned_col(p, 0) for p in range(grid.R)], np.int32))
         self.total_degree = comms.world.allreduce(int(graph.degree.sum()))
         self.scratch = ExpandScratch(state.cumul, state.tile_sums, state.columns, state.chunks)
-        self.level_host = self.backend.pinned_empty(STAT_WORDS, np.int64)
-        self.counts_host = self.backend.pinned_empty(grid.C, np.int32)
+        self.status = backend.pinned_empty(STAT_WORDS, np.int64)
+        self.cursor = xp.zeros(1, xp.int32)
+        self.rotation = (backend.pinned_empty(b // 32, np.uint32), backend.pinned_empty(b // 32, np.uint32),
+                         xp.zeros(b // 32, xp.uint32))
         self.own_visited = state.own_visited()
         self.own_front = state.front_segment(comms.i) if direction == "auto" else None
 
     def close(self) -> None:
-        for x in (self.col_x, self.row_x):
+        for x in (self.expand_x, self.fold_x, self.row_x):
             if x is not None:
                 x.close()
+
+    def _exchanges(self):
+        return [x for x in (self.expand_x, self.fold_x) if x is not None]
+
+    def _wait(self) -> None:
+        """One wait on the device; the receives whose messages were decoded before it are posted again."""
+        started = time.perf_counter()
+        self.backend.sync()
+        self.wait_seconds += time.perf_counter() - started
+        for x in self._exchanges():
+            x.after_wait()
 
     def run(self, root: int, clock, traffic: Traffic, log_levels: bool) -> dict:
         """One search from global vertex `root` (the state reset); returns the global figures."""
         backend, s, g = self.backend, self.state, self.graph
         grid, comms = g.grid, g.comms
-        i, j = comms.i, comms.j
-        own_root = grid.owns(i, j, root)
+        j = comms.j
+        own_root = grid.owns(comms.i, j, root)
         root_offset = int(grid.owned_offset(root))
         root_degree = comms.world.allreduce(int(g.degree[root_offset]) if own_root else 0)
         backend.sync()
         comms.world.Barrier()
+        self.wait_seconds = 0.0
         t_start = time.perf_counter()
         clock.start()
         queue, spare = s.queue0, s.queue1
         counts, spare_counts = s.counts0, s.counts1
-        nf = 0
         if own_root:
             row = grid.owned_row(j, root_offset)
             s.visited[row // 32:row // 32 + 1] |= np.uint32(1 << (row % 32))   # beside the no-edge marks
             s.level[root_offset] = 0
             queue[grid.owned_row(j, 0)] = root_offset
-            nf = 1
+            counts[j:j + 1] = 1
+        self._end_level(clock, queue, counts, bits=False)
         lvl, levels, frontier_total, visited, reached_degrees = 0, [], 1, 1, root_degree
         unvisited_edges = self.total_degree - root_degree
         bottom_up_level, form = False, "list"
         while True:
-            t_level, syncs_before = time.perf_counter(), backend.host_syncs
-            traffic_before = traffic.totals()
+            t_level, syncs_before, launches_before = time.perf_counter(), backend.host_syncs, backend.launches
+            waited_before, marks_before, traffic_before = self.wait_seconds, clock.marks, traffic.snapshot()
             lvl += 1
             if not bottom_up_level:
                 if form == "bits":
                     self._bits_to_list(clock, traffic, queue, counts)
-                self._top_down_level(clock, traffic, queue, nf, spare, spare_counts, lvl)
+                self._top_down_level(clock, traffic, queue, counts, spare, spare_counts, lvl)
                 queue, spare, counts, spare_counts = spare, queue, spare_counts, counts
                 form = "list"
             else:
-                if form == "list":
+                if form == "list" and self.expand_x is None:
                     clock.switch("update")
-                    bitmap.pack(backend, queue[grid.owned_row(j, 0):], nf, self.own_front)
-                self._bottom_up_level(clock, traffic, nf, lvl)
+                    bitmap.pack(backend, queue[grid.owned_row(j, 0):], counts[j:j + 1], self.own_front)
+                self._bottom_up_level(clock, traffic, lvl)
                 form = "bits"
-            nf, frontier_degrees, checked = self._level_read()
+            self._end_level(clock, queue, counts, bits=bottom_up_level)
+            nf, frontier_degrees, checked = (int(self.status[k]) for k in (STAT.COUNT, STAT.DEGREES, STAT.CHECKED))
+            backend.zero(s.stats)
             clock.switch("fold_comm")
             totals = np.array([nf, frontier_degrees], np.int64)
             comms.world.Allreduce(MPI.IN_PLACE, totals)
             level_frontier, (frontier_total, frontier_degrees) = frontier_total, (int(x) for x in totals)
             if log_levels:
-                sent, raw = (a - b for a, b in zip(traffic.totals(), traffic_before))
+                wall = time.perf_counter() - t_level
+                messages, sent, raw = (
+                    {k: now[k] - then[k] for k in now} for now, then in zip(traffic.snapshot(), traffic_before))
                 levels.append({"level": lvl - 1, "direction": "bottomup" if bottom_up_level else "topdown",
-                               "frontier": level_frontier, "edges": checked,
-                               "time": time.perf_counter() - t_level, "bytes": sent, "bytes_raw": raw,
-                               "host_syncs": backend.host_syncs - syncs_before})
+                               "frontier": level_frontier, "edges": checked, "time": wall,
+                               "host_time": wall - (self.wait_seconds - waited_before),
+                               "marks": (marks_before, clock.marks),
+                               "bytes": sum(sent.values()), "bytes_raw": sum(raw.values()),
+                               "phase_bytes": sent, "messages": messages,
+                               "host_syncs": backend.host_syncs - syncs_before,
+                               "launches": backend.launches - launches_before})
             if frontier_total == 0:
                 break
             visited += frontier_total
@@ -154,86 +200,80 @@ class GridLoop:
         clock.switch(None)
         backend.sync()
         elapsed = comms.world.allreduce(time.perf_counter() - t_start, op=MPI.MAX)
+        for row in levels:
+            phases = clock.totals(*row.pop("marks"))
+            row["device_time"] = sum(phases[phase] for phase in COMPUTE_PHASES)
         return {"time": elapsed, "depth": lvl - 1, "visited": visited, "reached_degrees": reached_degrees,
                 "levels": levels}
 
-    def _level_read(self):
-        """The new owned frontier's size and degree sum and the entries examined here (the discovery
-        kernels count them): one wait."""
-        stats = self.backend.read(self.state.stats, self.level_host).copy()
-        self.state.stats.fill(0)
-        return int(stats[STAT.COUNT]), int(stats[STAT.DEGREES]), int(stats[STAT.CHECKED])
+    def _end_level(self, clock, queue, counts, bits: bool) -> None:
+        """The level's one closing wait: the new own frontier encoded as the next expand message and
+        staged, the level counters copied to the status record."""
+        backend, s, grid, j = self.backend, self.state, self.graph.grid, self.graph.comms.j
+        if self.expand_x is not None:
+            clock.switch("update")
+            x = self.expand_x
+            if bits:
+                message.encode_bits(backend, self.own_front, s.stats, grid.block, self.encoding, x.out, self.cursor)
+            else:
+                message.encode_lists(backend, queue[grid.owned_row(j, 0):], grid.block, counts[j:j + 1], -1,
+                                     grid.block, self.encoding, x.out, x.stride, 1)
+            x.stage()
+        backend.copy(self.status, s.stats)
+        self._wait()
 
     # top-down --------------------------------------------------------------------------------------
-    def _top_down_level(self, clock, traffic, queue, nf: int, dst, dst_cnt, lvl: int) -> None:
+    def _top_down_level(self, clock, traffic, queue, counts, dst, dst_cnt, lvl: int) -> None:
         """Expand, expansion, fold, update: the new frontier becomes group j of dst."""
         backend, s, g = self.backend, self.state, self.graph
-        grid, comms = g.grid, g.comms
-        i, j = comms.i, comms.j
-        xp = backend.xp
+        grid, j, b = g.grid, g.comms.j, g.grid.block
         clock.switch("expand_comm")
-        own = queue[grid.owned_row(j, 0):grid.owned_row(j, nf)]
-        if self.col_x is not None:
-            received, sent, raw = self.col_x.round({p: OffsetSet(nf, list=own) for p in self.col_x.peers},
-                                                   self.col_x.peers)
-            traffic.add("expand", sent, raw)
-            at = 0
-            for p in range(grid.R):
-                part = received[p] if p != i else None
-                n = part.count if part else nf
-                piece = s.front[at:at + n]
-                if part:
-                    part.to_list(backend, piece, s.count)
-                    xp.add(piece, np.int32(grid.owned_col(p, 0)), out=piece)
-                else:
-                    xp.add(own, np.int32(grid.owned_col(i, 0)), out=piece)
-                at += n
-            frontier, length = s.front, at
+        if self.expand_x is not None:
+            self._send(traffic, "expand", self.expand_x)
+            clock.switch("expansion")
+            message.to_list(backend, self.expand_x.sources, self.col_bases, b, s.front, s.count)
+            frontier, length = s.front, s.count
         else:
-            frontier, length = own, nf
-        clock.switch("expansion")
-        dst_cnt.fill(0)
+            clock.switch("expansion")
+            frontier, length = queue[grid.owned_row(j, 0):], counts[j:j + 1]
+        backend.zero(dst_cnt)
         expand(backend, grid, j, g.col_ptr, g.row_idx, frontier, length, s.visited, s.level, s.pred_row,
                s.pred_col, dst, dst_cnt, s.stats, self.scratch, lvl=lvl, edges_per_thread=self.edges_per_thread)
         own_new = dst[grid.owned_row(j, 0):]
-        if grid.C == 1:
-            frontier_figures(backend, own_new, dst_cnt[j:j + 1], g.degree, s.stats)
-            return
-        counts = backend.read(dst_cnt, self.counts_host).copy()
-        clock.switch("fold_comm")
-        peers = self.row_x.peers
-        received, sent, raw = self.row_x.round(
-            {m: OffsetSet(int(counts[m]), list=dst[grid.owned_row(m, 0):grid.owned_row(m, int(counts[m]))])
-             for m in peers}, peers)
-        traffic.add("fold", sent, raw)
-        seg = np.zeros(grid.C + 1, np.int64)
-        for m in range(grid.C):
-            n = received[m].count if m in received else 0
-            if n:
-                received[m].to_list(backend, s.recv[seg[m]:seg[m] + n], s.count)
-            seg[m + 1] = seg[m] + n
-        clock.switch("update")
-        if seg[-1]:
-            update(backend, grid, j, s.recv[:int(seg[-1])], seg.astype(np.int32), s.visited, s.level, s.pred_col,
-                   lvl, dst, dst_cnt)
+        if self.fold_x is not None:
+            x = self.fold_x
+            message.encode_lists(backend, dst, b, dst_cnt, j, b, self.encoding, x.out, x.stride, grid.C)
+            x.stage()
+            clock.switch("fold_comm")
+            if x.needs_wait:
+                self._wait()
+            self._send(traffic, "fold", x)
+            clock.switch("update")
+            update(backend, grid, j, x.sources, s.visited, s.level, s.pred_col, lvl, dst, dst_cnt)
         frontier_figures(backend, own_new, dst_cnt[j:j + 1], g.degree, s.stats)
 
+    def _send(self, traffic, phase: str, x) -> None:
+        messages, sent = x.send()
+        raw = 0
+        if x.needs_wait or not self.backend.is_gpu:
+            for p in x.peers:
+                y = 0 if x.shared else p
+                raw += 4 * (HEAD_WORDS + int(x.out_host[y * x.stride + HEAD.COUNT]))
+        traffic.add(phase, messages, sent, raw or sent)
+
     # bottom-up ------------------------------------------------------------------------------------
-    def _bottom_up_level(self, clock, traffic, nf: int, lvl: int) -> None:
-        """Column gather of the frontier bitmaps, C search sub-steps with the row rotation, commit; the
+    def _bottom_up_level(self, clock, traffic, lvl: int) -> None:
+        """Column gather of the frontier as bitmaps, C search sub-steps with the row rotation, commit; the
         new frontier is the own frontier bitmap."""
         backend, s, g = self.backend, self.state, self.graph
         grid, comms = g.grid, g.comms
         j, C = comms.j, grid.C
         clock.switch("expand_comm")
-        if self.col_x is not None:
-            received, sent, raw = self.col_x.round(
-                {p: OffsetSet(nf, bitmap=self.own_front) for p in self.col_x.peers}, self.col_x.peers)
-            traffic.add("expand", sent, raw)
-            for p, message in received.items():
-                message.to_bitmap(backend, s.front_segment(p))
+        if self.expand_x is not None:
+            self._send(traffic, "expand", self.expand_x)
+            clock.switch("expansion")
+            message.to_bitmaps(backend, self.expand_x.sources, s.words, s.col_front)
         clock.switch("expansion")
-        succ, pred = (j + 1) % C, (j - 1) % C
         state_in = self.own_visited
         for step in range(C):
             bottom_up.search_segment(backend, g.row_ptr, g.col_idx, grid.owned_row((j - step) % C, 0),
@@ -241,13 +281,33 @@ class GridLoop:
             state_in = s.segment
             if C > 1:
                 clock.switch("fold_comm")
-                received, sent, raw = self.row_x.round({succ: OffsetSet(None, bitmap=s.segment)}, [pred])
-                traffic.add("fold", sent, raw)
-                s.segment[:] = received[pred].payload
+                self._rotate(traffic)
                 clock.switch("expansion")
         clock.switch("update")
         bottom_up.commit(backend, s.segment, self.own_visited, self.own_front, s.level, s.pred_col, g.degree,
                          lvl, s.stats)
+
+    def _rotate(self, traffic) -> None:
+        """s.segment goes to (i, j + 1) and is replaced by the one from (i, j - 1)."""
+        backend, segment = self.backend, self.state.segment
+        x, (out_host, in_host, landing) = self.fold_x, self.rotation
+        C, j = self.graph.grid.C, self.graph.comms.j
+        succ, pred = (j + 1) % C, (j - 1) % C
+        if x.nccl is not None:
+            nccl, stream = x.nccl_api(), backend.xp.cuda.get_current_stream().ptr
+            nccl.groupStart()
+            x.nccl.send(segment.data.ptr, segment.shape[0], nccl.NCCL_UINT32, succ, stream)
+            x.nccl.recv(landing.data.ptr, landing.shape[0], nccl.NCCL_UINT32, pred, stream)
+            nccl.groupEnd()
+            backend.launches += 1
+            backend.copy(segment, landing)
+        else:
+            backend.copy(out_host, segment)
+            self._wait()
+            x.comm.Sendrecv([out_host, MPI.UINT32_T], dest=succ, sendtag=ROTATE_TAG,
+                            recvbuf=[in_host, MPI.UINT32_T], source=pred, recvtag=ROTATE_TAG)
+            backend.copy(segment, in_host)
+        traffic.add("fold", 1, segment.nbytes, segment.nbytes)
 
     def _bits_to_list(self, clock, traffic, queue, counts) -> None:
         """Bottom-up -> top-down: the own frontier as a list in group j of `queue`, and every rank's
@@ -262,9 +322,9 @@ class GridLoop:
             peers = self.row_x.peers
             received, sent, raw = self.row_x.round({m: OffsetSet(None, bitmap=self.own_visited) for m in peers},
                                                    peers)
-            traffic.add("fold", sent, raw)
-            for m, message in received.items():
-                s.visited[m * w:(m + 1) * w] = message.payload
+            traffic.add("fold", len(peers), sent, raw)
+            for m, message_ in received.items():
+                s.visited[m * w:(m + 1) * w] = message_.payload
 
     # predecessors ---------------------------------------------------------------------------------
     def _resolve_parents(self, own_root: bool, root: int, root_offset: int) -> None:

@@ -129,32 +129,17 @@ def certificate_bytes(grid: Grid, n_edges: int, chunk: int, device: str = "gpu")
 
 
 def search_state_bytes(grid: Grid, direction: str, entries: int, transport: str = "mpi",
-                       device: str = "gpu") -> int:
+                       device: str = "gpu", encoding: str = "adaptive") -> int:
     """What dbfs.bfs.BFS allocates: the search state's arrays (dbfs.search_state.layout, exact), the
-    exchanges' buffers, and on the CPU backend the loop's host buffers (pinned host memory on a GPU,
-    so not device memory there)."""
+    loop's buffers (the exchanges' among them), and on the CPU backend the loop's host buffers
+    (pinned host memory on a GPU, so not device memory there)."""
     from dbfs import bfs, device_loop, grid_loop, search_state
     one_rank = grid.size == 1
     total = search_state.layout_bytes(grid, direction, entries, bfs.LOG_CAPACITY if one_rank else 0)
     cpu = device == "cpu"
-    for size in (grid.R, grid.C):               # col_x, row_x: dbfs.exchange.Exchange
-        if size > 1:
-            total += _exchange_bytes(size - 1, grid.block, transport, cpu)
-    if cpu:
-        total += device_loop.host_buffer_bytes() if one_rank else grid_loop.host_buffer_bytes(grid)
-    return total
-
-
-def _exchange_bytes(peers: int, b: int, transport: str, cpu: bool) -> int:
-    """dbfs.exchange.Exchange over a line of peers + 1 ranks and its transport's buffers."""
-    total = 2 * 4 * b * peers + 4               # send_scratch, recv_dev, counter
-    if transport == "mpi" and cpu:              # HostStagedMPI: pinned send and receive buffers
-        total += 2 * peers * 4 * (3 + b)
-    elif transport == "mpi-cuda":               # CudaAwareMPI: landing buffers
-        total += 4 * b * peers
-    elif transport == "nccl":                   # NcclTransport: device headers
-        total += 2 * 4 * 3 * max(1, peers)
-    return total
+    if one_rank:
+        return total + (device_loop.host_buffer_bytes() if cpu else 0)
+    return total + grid_loop.buffer_bytes(grid, encoding, transport, cpu)
 
 
 def validation_bytes(grid: Grid, symmetric: bool, entries: int) -> int:

@@ -55,10 +55,13 @@ class PhaseClock:
         for phase, value in seconds.items():
             self._charged[phase] += value
 
-    def totals(self) -> dict:
-        """Seconds per phase since start(); the stream must have been synchronised past the last
+    def totals(self, begin: int = 0, end: int | None = None) -> dict:
+        """Seconds per phase since start(), or of the intervals that switches begin to end - 1 opened
+        (positions from `marks`; one level, say); the stream must have been synchronised past the last
         switch."""
-        return add_intervals(self._marks, self._elapsed, dict(self._charged))
+        if begin == 0 and end is None:
+            return add_intervals(self._marks, self._elapsed, dict(self._charged))
+        return add_intervals(self._marks[begin:end + 1], self._elapsed, dict.fromkeys(self.phases, 0.0))
 
     def _elapsed(self, begin, end) -> float:
         if self.backend.is_gpu:
