@@ -92,7 +92,7 @@ def encode_bits(backend, words, count, block: int, encoding: str, out, cursor) -
     if backend.is_gpu:
         for name, array, dtype in (("words", words, np.uint32), ("count", count, np.int64), ("out", out, np.uint32)):
             require_array(name, array, dtype)
-        cursor.fill(0)
+        backend.zero(cursor)
         kernel = backend.kernel("message", "message_from_bits")
         kernel(_grid(backend, kernel, block // 32, 1), (BLOCK_THREADS,),
                (words, count[STAT.COUNT:], np.int32(block), np.int32(FORCED[encoding]), out, cursor))
@@ -144,7 +144,7 @@ def to_list(backend, sources: SourceTable, bases, block: int, out, count) -> Non
       bases  int32 [len(sources)] (device; host on the CPU)   out  int32 [>= k]   count  int32 [1]
     GPU: a memset and one kernel, no host synchronisation (k stays on the device)."""
     if backend.is_gpu:
-        count.fill(0)
+        backend.zero(count)
         kernel = backend.kernel("message", "messages_to_list")
         kernel(_grid(backend, kernel, block, len(sources)), (BLOCK_THREADS,),
                (sources.pointers, bases, np.int32(block), out, count))
