@@ -425,11 +425,15 @@ class LevelExchange:
         """Whether `send` needs the encoding kernels to have finished (MPI sends from the host)."""
         return self.nccl is None
 
-    def stage(self) -> None:
-        """Queue the copy of the encoded messages' heads (and, host-staged, payloads) to out_host."""
-        from dbfs.ops.message import stage
-        MPI.Request.Waitall(self.send_req)     # the previous round's sends are done with out_host
+    def finish_sends(self) -> None:
+        """Wait for the previous round's sends: out_host may be staged again (before `stage`)."""
+        MPI.Request.Waitall(self.send_req)
         self.send_req = []
+
+    def stage(self) -> None:
+        """Queue the copy of the encoded messages' heads (and, host-staged, payloads) to out_host; the
+        previous round's sends must be finished (`finish_sends`)."""
+        from dbfs.ops.message import stage
         messages = 1 if self.shared else len(self.peers) + 1
         stage(self.backend, self.out, self.stride, -1 if self.shared else self.me, self.out_host, self.stride,
               messages, payload_too=self.staged or not self.backend.is_gpu)

@@ -11,8 +11,9 @@
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 update_from_messages(const u64* __restrict__ sources, i32 j, i32 b, u32* __restrict__ bitmap,
                      i32* __restrict__ level, i32* __restrict__ pred_col, i32 lvl, i32* __restrict__ dst,
-                     i32* __restrict__ dst_cnt)
+                     i32* __restrict__ dst_cnt, const i64* __restrict__ ctl)
 {
+    if (ctl != nullptr) lvl = (i32)ctl[CTL_LEVEL];     // a replayed graph: the level from the control block
     const i32 m = blockIdx.y;
     const u32* message = (const u32*)sources[m];
     if (message == nullptr) return;

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from dbfs.kernels import BLOCK_THREADS
-from dbfs.ops.arrays import blocks_for, require_array
+from dbfs.kernels import BLOCK_THREADS, CTL
+from dbfs.ops.arrays import NULL, blocks_for, require_array
 from dbfs.ops.bitmap import set_visited, visited
 from dbfs.ops.expand import append_grouped
 from dbfs.ops.message import items
 
 
-def update(backend, grid, j, sources, bitmap, level, pred_col, lvl, dst, dst_cnt) -> None:
+def update(backend, grid, j, sources, bitmap, level, pred_col, lvl, dst, dst_cnt, control=None) -> None:
     """Mark the unvisited owned vertices named by the fold messages; append them to dst[j*b ...].
 
       sources   dbfs.ops.message.SourceTable  message m came from grid column m (None: no message,
@@ -31,6 +31,7 @@ def update(backend, grid, j, sources, bitmap, level, pred_col, lvl, dst, dst_cnt
       pred_col  int32 [b]         write  sender grid column m for each newly visited offset
       dst       int32 [C*b]       write  new offsets go to dst[j*b + dst_cnt[j] ...]
       dst_cnt   int32 [C]         read/write  only dst_cnt[j] changes
+      control   int64 [CTL_WORDS] or None: lvl is then its CTL_LEVEL (read on the device)
     grid: the dbfs.grid.Grid; lvl, j: Python ints.
 
     Guarantees: each received offset whose bit was clear is visited exactly once; when several senders
@@ -48,8 +49,10 @@ def update(backend, grid, j, sources, bitmap, level, pred_col, lvl, dst, dst_cnt
         kernel((min(blocks_for(grid.block), backend.resident_blocks(kernel, BLOCK_THREADS)), len(sources)),
                (BLOCK_THREADS,),
                (sources.pointers, np.int32(j), np.int32(grid.block), bitmap, level, pred_col, np.int32(lvl),
-                dst, dst_cnt))
+                dst, dst_cnt, control if control is not None else NULL))
         return
+    if control is not None:
+        lvl = int(control[CTL.LEVEL])
     received = [(m, items(message, grid.block)) for m, message in enumerate(sources.messages)
                 if message is not None]
     if not received:
