@@ -35,9 +35,9 @@ The search adds its per-vertex state (dbfs.search_state.layout, about 24 B per v
 Budget per rank on one GPU (1x1, direction auto; `python -m dbfs plan` prints it):
   scale 28: graph 35.0 GiB (row_idx 32.0 at most, col_ptr 2.0, degree 1.0); construction peak 35.0;
             certificate 39.2; search 42.2 = graph + state 6.1 + validation 1.0: fits one H100.
-            Measured peak 41.4 GiB (bench/results/2026-11-24-session5/h100/s28.json).
+            Measured peak 41.4 GiB (bench/results/2026-11-24-h100-device-driven-loop/s28.json).
   scale 29: graph 70.0, construction 70.0, certificate 78.2, search 84.3 = 70.0 + 12.3 + 2.1: fits one
-            H200 (139 GiB). Measured peak 82.8 GiB (bench/results/2026-11-24-session5/h200/s29.json).
+            H200 (139 GiB). Measured peak 82.8 GiB (bench/results/2026-11-24-h200-scale29-construction/s29.json).
 
 Construction transients (dbfs.memory.construction_bytes): one chunk of K tuples (src, dst: 16 B a
 tuple) and one direction's entries in flight (int32 columns and rows, the int64 temporaries of the
