@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import sys
@@ -143,6 +144,10 @@ def main(argv=None) -> None:
     try:
         with runtime.signals_interrupt():
             _run(argv)
+    except OSError as e:
+        if e.errno != errno.EPIPE:
+            raise
+        runtime.write_stdout("")           # argparse's --help into a closed pipe: as any closed stdout
     except _CollectiveParseError as e:
         if runtime.rank() == 0:
             print(f"{e}\n(see --help)", file=sys.stderr)
@@ -164,6 +169,11 @@ def main(argv=None) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(128 + e.signum)
+    failure = runtime.stdout_failure()
+    if failure:
+        if runtime.rank() == 0:
+            print(f"dbfs: error: {failure}", file=sys.stderr)
+        sys.exit(2)
 
 
 def _run(argv) -> None:

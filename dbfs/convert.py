@@ -39,7 +39,7 @@ import h5py
 import numpy as np
 from mpi4py import MPI
 
-from dbfs import edgelist, runtime
+from dbfs import edgelist, outputs, runtime
 from dbfs.arrays import sorted_unique
 from dbfs.errors import DbfsError
 from dbfs.formats import EXTENSIONS, FORMATS, READERS, detect_format
@@ -226,10 +226,9 @@ def _renumbers(args) -> bool:
 
 
 def _input_problem(args) -> str | None:
-    if not os.path.exists(args.input):
-        return f"cannot read {args.input}: no such file"
-    if not os.path.isfile(args.input) or not os.access(args.input, os.R_OK):
-        return f"cannot read {args.input}: not a readable file"
+    problem = outputs.check_input("INPUT", args.input)
+    if problem:
+        return problem
     if args.format is None and detect_format(args.input) is None:
         return (f"cannot tell the format of {args.input} from its extension; give --format "
                 f"({'|'.join(FORMATS)})")
@@ -237,8 +236,6 @@ def _input_problem(args) -> str | None:
         return f"--threads must be >= 1, got {args.threads}"
     if args.n_vertices is not None and (args.n_vertices < 1 or _renumbers(args)):
         return "--n-vertices needs kept ids (--ids keep) and a positive count"
-    if os.path.exists(args.out) and os.path.samefile(args.input, args.out):
-        return f"--out {args.out} is the input file: write the graph to another name"
     return None
 
 
@@ -274,9 +271,10 @@ def convert(args) -> dict:
         raise DbfsError(problem, collective=True)
     fmt = args.format or detect_format(args.input)
     out = os.path.abspath(args.out)
-    edgelist.check_target(out, args.force, MPI.COMM_SELF)
-    if args.json:
-        edgelist.check_target(args.json, True, MPI.COMM_SELF)
+    outputs.check([outputs.Target("--out", out, args.force), outputs.Target("--json", args.json)],
+                  inputs=[("INPUT", args.input)], comm=MPI.COMM_SELF)
+    if args.json == outputs.STDOUT:
+        runtime.take_stdout()
     started = time.perf_counter()
     raw, stream = _open_input(args.input)
     tmp, spill = edgelist.temporary_name(out), None

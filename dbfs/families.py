@@ -35,7 +35,7 @@ from functools import cached_property
 
 import numpy as np
 
-from dbfs import edgelist, runtime
+from dbfs import edgelist, outputs, runtime
 from dbfs.backend import select
 from dbfs.errors import DbfsError
 from graph500.generator import DEFAULT_SEED, edge_range
@@ -318,7 +318,7 @@ def generate_lattice(args, seed, progress) -> int:
     if args.weights:
         raise DbfsError("--weights applies to --scale graphs only: lattice edges have no weights",
                         collective=True)
-    edgelist.check_target(args.out, args.force)
+    outputs.check([outputs.Target("--out", args.out, args.force)])
     backend = select(args.backend)
     nranks = runtime.size()
     runtime.log(f"generate: lattice {lattice.dims_text}, {lattice.n_vertices} vertices, "

@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from dbfs import edgelist, families, runtime
+from dbfs import edgelist, families, outputs, runtime
 from dbfs.backend import select
 from dbfs.options import parse_seed
 from graph500.generator import (DEFAULT_SEED, GENERATOR_NAME, MAX_SCALE, check_parameters, edge_count,
@@ -67,7 +67,7 @@ def main(args: argparse.Namespace) -> int:
     families.reject_lattice_options(args)
     check_parameters(args.scale, args.edgefactor, seed)
     n_edges = edge_count(args.scale, args.edgefactor)
-    edgelist.check_target(args.out, args.force)
+    outputs.check([outputs.Target("--out", args.out, args.force)])
     backend = select(args.backend)
     nranks = runtime.size()
     runtime.log(f"generate: SCALE {args.scale}, edgefactor {args.edgefactor}, seed {seed[0]},{seed[1]}: "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from dbfs import memory, runtime
+from dbfs import memory, outputs, runtime
 from dbfs.errors import DbfsError
 from dbfs.grid import Grid, default_grid, parse_grid
 from dbfs.json_output import write_json_atomically
@@ -48,6 +48,9 @@ def main(args: argparse.Namespace) -> None:
         raise DbfsError(f"--edgefactor must be >= 1, got {args.edgefactor}", collective=True)
     R, C = _grid_shape(args)
     limit = memory.parse_size(args.memory)
+    outputs.check([outputs.Target("--json", args.json)])
+    if args.json == outputs.STDOUT:
+        runtime.take_stdout()
     try:
         grid = Grid(R, C, 1 << args.scale)
     except ValueError as e:
@@ -67,7 +70,7 @@ def main(args: argparse.Namespace) -> None:
     lines.append("largest scale that fits with these ranks: "
                  + (str(largest) if largest is not None else "none"))
     runtime.out("\n".join(lines))
-    if args.json and runtime.rank() == 0:
+    if args.json is not None and runtime.rank() == 0:
         doc = {"scale": args.scale, "edgefactor": args.edgefactor, "ranks": args.ranks, "grid": [R, C],
                "direction": args.direction, "memory": limit, "fits": plan.fits,
                "bytes_per_rank": plan.peak, "largest_scale": largest, "parts": plan.parts,

@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from dbfs import edgelist, runtime
+from dbfs import edgelist, outputs, runtime
 from dbfs.backend import describe_device, gpu_count, host_memory_limit, select
 from dbfs.errors import DbfsError
 from dbfs.harness import Benchmark, Run, drive
@@ -119,8 +119,12 @@ def _check_args(args) -> None:
     args.methods = _choices(args.method, launch.METHODS, "method")
     args.exchanges = _choices(args.exchange, EXCHANGES, "exchange")
     args.seed_pair = parse_seed(args.seed)
-    if args.json:
-        edgelist.check_target(args.json, force=True)
+    if args.graph is not None:
+        runtime.agree(outputs.check_input("--graph", args.graph))
+    outputs.check([outputs.Target("--json", args.json)],
+                  inputs=[("--graph", args.graph)] + [("--load", path) for path in args.load])
+    if args.json == outputs.STDOUT:
+        runtime.take_stdout()
 
 
 def _devices(args, backend) -> list[int] | None:
@@ -382,7 +386,7 @@ class VertexPrograms(Benchmark):
         runtime.out(table(run.records))
         if found:
             runtime.out(comparison_lines(found))
-        if self.args.json:
+        if self.args.json is not None:
             names = [describe_device(d) for d in self.devices] if self.devices else [self.backend.describe()]
             doc = {**provenance(), "mode": "ws", "backend": self.backend.name, "devices": names,
                    "gpus": self.args.parts, "graph": self.graph_info, "partitions": self.partitions,
