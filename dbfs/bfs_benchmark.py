@@ -38,7 +38,7 @@ from dbfs.build import add_row_major, build
 from dbfs.certificate import certify
 from dbfs.errors import DbfsError
 from dbfs.graph import GridComms
-from dbfs.grid import Grid, default_grid, fitting_grid, parse_grid
+from dbfs.grid import Grid, default_grid, grid_advice, parse_grid
 from dbfs.harness import Benchmark, Run, drive
 from dbfs.json_output import provenance, write_json_atomically
 from dbfs.options import parse_seed
@@ -97,11 +97,7 @@ def _make_grid(R: int, C: int, source: GraphSource) -> Grid:
     try:
         return Grid(R, C, source.n_vertices)
     except ValueError:
-        fit = fitting_grid(source.n_vertices, R * C)
-        advice = (f"use --grid {fit[0]}x{fit[1]}" if fit[0] * fit[1] == R * C else
-                  f"use at least {fit[0] * fit[1]} ranks (e.g. --grid {fit[0]}x{fit[1]})")
-        raise DbfsError(f"{source.n_vertices} vertices on a {R}x{C} grid give local index ranges over 2^31, "
-                        f"and local ids are 32-bit; {advice}", collective=True) from None
+        raise DbfsError(grid_advice(source.n_vertices, R, C), collective=True) from None
 
 
 def _check_ids(source: GraphSource) -> None:
@@ -116,10 +112,6 @@ def _check_ids(source: GraphSource) -> None:
             problem = (f"{info.path} is not a dbfs graph: its 'ids' are not strictly ascending (dense vertex "
                        f"{bad} and the next); convert the file again")
     runtime.agree(problem)
-
-
-def _max_time(t: float) -> float:
-    return runtime.WORLD.allreduce(t, op=MPI.MAX)
 
 
 def breakdown_table(searches) -> str:
@@ -166,8 +158,9 @@ class Graph500BFS(Benchmark):
         streamed from the tuples (generated or read, built over the search's transport, then cached)."""
         args, backend, source, comms = self.args, self.backend, self.source, self.comms
         world = comms.world
-        compile_time = _max_time(warm_up(backend))
-        runtime.log(f"kernels compiled and warmed: {compile_time:.3f} s (outside every timing)")
+        compile_time = self.slowest(warm_up(backend))
+        runtime.log(f"kernels compiled and warmed: {compile_time:.3f} s (outside every timing)" if backend.is_gpu
+                    else "no kernels to compile: the CPU backend runs their NumPy twins")
         figures = {"compile_time": compile_time, "memory_estimate": self.plan.peak, "graph_generation": 0.0}
         self.device_peak.restart()
         cache = PartitionCache(args.partition_cache, source, comms.grid) if args.partition_cache else None
@@ -179,10 +172,12 @@ class Graph500BFS(Benchmark):
                 if self.row_major and graph.row_ptr is None:
                     add_row_major(graph)
                 backend.sync()
-                construction_time = _max_time(time.perf_counter() - t0)
+                construction_time = self.slowest(time.perf_counter() - t0)
                 runtime.log(f"construction: {construction_time:.3f} s (loaded from the partition cache "
                             f"{cache.path}), {world.allreduce(graph.nnz)} CSC entries")
                 self.graph = graph
+                if source.info is not None:        # nothing was read: no reading time, no reading rate
+                    figures.update(graph_load=0.0, load_edges_per_s_per_rank=None)
                 return {**figures, "construction_time": construction_time,
                         "construction_source": "partition cache",
                         "memory_construction_peak": self.device_peak.largest()}
@@ -376,7 +371,7 @@ def main(args) -> None:
     world = runtime.WORLD
     R, C = args.grid_shape
     transport = resolve_transport(args.comm, backend)
-    runtime.log(f"dbfs {__version__}: {world.Get_size()} ranks, grid {R}x{C}, backend "
+    runtime.log(f"dbfs {__version__}: {runtime.count(world.Get_size(), 'rank')}, grid {R}x{C}, backend "
                 f"{backend.name}, direction {args.direction}, encoding {args.encoding}, comm {transport}")
     check_save_request(args)
     source = GraphSource.from_args(args)

@@ -41,6 +41,11 @@ def log(msg: str, all_ranks: bool = False) -> None:
         print(f"{prefix} {msg}", file=sys.stderr, flush=True)
 
 
+def count(n: int, noun: str) -> str:
+    """'1 rank', '4 ranks'."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def warn(msg: str) -> None:
     """A warning to stderr from rank 0: the run goes on."""
     if WORLD.Get_rank() == 0:
