@@ -96,7 +96,7 @@ def test_weighted_program_on_a_file_without_weights(tmp_path):
 
 def test_run_prints_table_comparisons_and_json(tmp_path):
     out = tmp_path / "ws.json"
-    result = ws("--scale", "8", "--algo", "all", "--method", "ws,vwc8", "--gpus", "2", "--exchange", "vr,all",
+    result = ws("--scale", "8", "--algo", "all", "--method", "ws,vwc8", "--gpus", "2", "--exchange", "vr,medusa",
                 "--roots", "2", "--json", str(out))
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[0].split()[:4] == ["algo", "method", "exchange", "gpus"]
