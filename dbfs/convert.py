@@ -42,7 +42,7 @@ from mpi4py import MPI
 from dbfs import edgelist, outputs, runtime
 from dbfs.arrays import sorted_unique
 from dbfs.errors import DbfsError
-from dbfs.formats import EXTENSIONS, FORMATS, READERS, detect_format
+from dbfs.formats import EXTENSIONS, FORMATS, GZIP_MAGIC, READERS, UTF8_BOM, detect_format, unread_compression
 from dbfs.json_output import provenance, write_json_atomically
 
 RUN_IDS = 1 << 23            # ids per sorted run of pass 1
@@ -213,11 +213,14 @@ def _map_edges(spill: _Spill, n_edges: int, n_ids: int, pool, depth: int, stream
         progress.update(done)
 
 
-def _open_input(path: str):
+def _open_input(path: str, text: bool):
+    """(the file, the stream of its bytes: decompressed when it is gzip data); a text file's UTF-8
+    byte-order mark is skipped."""
     raw = open(path, "rb")
-    if path.lower().endswith(".gz"):
-        return raw, gzip.GzipFile(fileobj=raw, mode="rb")
-    return raw, raw
+    stream = gzip.GzipFile(fileobj=raw, mode="rb") if raw.peek(2)[:2] == GZIP_MAGIC else raw
+    if text and stream.peek(3)[:3] == UTF8_BOM:
+        stream.read(3)
+    return raw, stream
 
 
 def _renumbers(args) -> bool:
@@ -229,6 +232,10 @@ def _input_problem(args) -> str | None:
     problem = outputs.check_input("INPUT", args.input)
     if problem:
         return problem
+    compression = unread_compression(args.input)
+    if compression:
+        return (f"{args.input} is {compression}-compressed, which convert does not read: decompress it first "
+                "(or compress it with gzip, which convert reads as it is)")
     if args.format is None and detect_format(args.input) is None:
         return (f"cannot tell the format of {args.input} from its extension; give --format "
                 f"({'|'.join(FORMATS)})")
@@ -276,7 +283,7 @@ def convert(args) -> dict:
     if args.json == outputs.STDOUT:
         runtime.take_stdout()
     started = time.perf_counter()
-    raw, stream = _open_input(args.input)
+    raw, stream = _open_input(args.input, not READERS[fmt].binary)
     tmp, spill = edgelist.temporary_name(out), None
     size = os.path.getsize(args.input)
     try:
