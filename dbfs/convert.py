@@ -44,13 +44,11 @@ from dbfs.arrays import sorted_unique
 from dbfs.errors import DbfsError
 from dbfs.formats import EXTENSIONS, FORMATS, GZIP_MAGIC, READERS, UTF8_BOM, detect_format, unread_compression
 from dbfs.json_output import provenance, write_json_atomically
+from dbfs.progress import Progress
 
 RUN_IDS = 1 << 23            # ids per sorted run of pass 1
 RANGE_IDS = 1 << 21          # ids per key range of the merge
 MAP_EDGES = 1 << 21          # edges per chunk of pass 3
-PROGRESS_AFTER_S = 2.0
-PROGRESS_EVERY_S = 2.0       # on a terminal; lines every PROGRESS_LINE_S otherwise
-PROGRESS_LINE_S = 10.0
 # kept ids over SPARSE_IDS_FACTOR times the vertices that can have an edge (and over SPARSE_IDS_MIN) warn
 SPARSE_IDS_FACTOR = 32
 SPARSE_IDS_MIN = 1 << 20
@@ -75,40 +73,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=int, default=edgelist.io_threads(),
                    help="worker threads for parsing and compression")
     p.add_argument("--json", metavar="FILE", help="write the conversion's figures as JSON")
-
-
-class Progress:
-    """A progress bar on stderr for work that has run over PROGRESS_AFTER_S seconds."""
-
-    def __init__(self, label: str, total: int | None, unit: str, scale: float):
-        self.label, self.total, self.unit, self.scale = label, total, unit, scale
-        self.start = self.last = time.perf_counter()
-        self.tty = sys.stderr.isatty()
-        self.shown = False
-
-    def update(self, done: int) -> None:
-        now = time.perf_counter()
-        every = PROGRESS_EVERY_S if self.tty else PROGRESS_LINE_S
-        if now - self.start < PROGRESS_AFTER_S or now - self.last < every and self.shown:
-            return
-        self.last, self.shown = now, True
-        rate = done / self.scale / max(now - self.start, 1e-9)
-        amount = f"{done / self.scale:.1f}"
-        if self.total:
-            fraction = min(1.0, done / self.total)
-            bar = "#" * int(30 * fraction) + "." * (30 - int(30 * fraction))
-            amount = f"[{bar}] {100 * fraction:3.0f}% {amount}/{self.total / self.scale:.1f}"
-        text = f"[dbfs] convert: {self.label} {amount} {self.unit} ({rate:.1f} {self.unit}/s)"
-        if self.tty:
-            sys.stderr.write("\r" + text)
-        else:
-            sys.stderr.write(text + "\n")
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.shown and self.tty:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
 
 
 def _ordered(pool, function, items, depth: int):
@@ -300,7 +264,7 @@ def convert(args) -> dict:
         timings = {}
         with ThreadPoolExecutor(args.threads) as pool, h5py.File(tmp, "w") as f:
             streams = tuple(edgelist.ChunkStream(f, name, pool, in_flight=depth) for name in ("src", "dst"))
-            reading = Progress("reading", size, "MB", 1e6)
+            reading = Progress("convert: reading", size, "MB", 1e6)
 
             def parsed_edges():
                 for parsed in _ordered(pool, reader.parse_safely, reader.blocks(), depth):
@@ -318,7 +282,7 @@ def convert(args) -> dict:
                 n = _merge_runs(spill, lengths, pool, depth)
                 _check_nonempty(args.input, n)
                 timings["merge_seconds"] = time.perf_counter() - started - timings["parse_seconds"]
-                mapping = Progress("renumbering", n_edges, "M edges", 1e6)
+                mapping = Progress("convert: renumbering", n_edges, "M edges", 1e6)
                 _map_edges(spill, n_edges, n, pool, depth, streams, mapping)
                 mapping.close()
                 ids = edgelist.ChunkStream(f, edgelist.IDS_DATASET, pool, in_flight=depth)
