@@ -34,7 +34,7 @@ from dbfs.json_output import provenance, write_json_atomically
 from dbfs.options import parse_seed
 from dbfs.ws import launch, programs  # noqa: F401  (registers the five programs)
 from dbfs.ws.engine import DEFAULT_MAX_ITERATIONS, EXCHANGES, Engine, Layout
-from dbfs.ws.graph import HUB_DEGREE, build_csr
+from dbfs.ws.graph import HUB_DEGREE, MAX_VERTICES, build_csr
 from dbfs.ws.program import PROGRAMS, lookup
 from graph500.generator import DEFAULT_SEED, edge_count, generate_edges
 from graph500.roots import sample_roots
@@ -157,6 +157,9 @@ def _graph_file(args) -> edgelist.GraphInfo | None:
         info = edgelist.graph_info(args.graph)
     except DbfsError as e:
         raise DbfsError(str(e), collective=True) from None
+    if info.n_vertices > MAX_VERTICES:         # before any size is estimated or allocated from it
+        raise DbfsError(f"{info.path} has {info.n_vertices} vertices; the ws mode's 32-bit ids allow at most "
+                        f"2^31 ({MAX_VERTICES})", collective=True)
     bad = info.unordered_id(0, info.n_vertices)
     if bad is not None:
         raise DbfsError(f"{info.path} is not a dbfs graph: its 'ids' are not strictly ascending (dense vertex "
