@@ -29,7 +29,6 @@ import argparse
 import errno
 import gzip
 import os
-import sys
 import time
 import zlib
 from collections import deque

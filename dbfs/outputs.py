@@ -16,9 +16,13 @@ import errno
 import os
 import shutil
 import stat
+import sys
 from dataclasses import dataclass
 
+from mpi4py import MPI
+
 from dbfs import runtime
+from dbfs.errors import DbfsError
 
 STDOUT = "-"
 _UNITS = ((1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"))
@@ -151,3 +155,11 @@ def check_input(option: str, path: str) -> str | None:
     if not os.access(path, os.R_OK):
         return f"cannot read {path}: {os.strerror(errno.EACCES).lower()}"
     return None
+
+
+def check_or_exit(prog: str, targets, inputs=()) -> None:
+    """check() for a one-process script: its problem as one line `prog: error: ...`, exit status 2."""
+    try:
+        check(targets, inputs, comm=MPI.COMM_SELF)
+    except DbfsError as e:
+        sys.exit(f"{prog}: error: {e}")

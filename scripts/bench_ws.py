@@ -23,6 +23,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from dbfs import outputs  # noqa: E402
+from dbfs.json_output import write_json_atomically  # noqa: E402
 from dbfs.ws.main import comparisons, median_times  # noqa: E402
 
 WS_TARGET = 1.0
@@ -96,6 +98,8 @@ def main(argv=None) -> int:
     p.add_argument("--main", help="--json file of the main mode (python -m dbfs) for the BFS comparison")
     p.add_argument("--out", help="write the summary figures as JSON, per document")
     args = p.parse_args(argv)
+    outputs.check_or_exit("bench_ws.py", [outputs.Target("--out", args.out)],
+                          [("DOCUMENT", path) for path in args.documents] + [("--main", args.main)])
     docs = []
     for path in args.documents:
         with open(path) as f:
@@ -107,10 +111,7 @@ def main(argv=None) -> int:
     lines, summary = summarize(docs, main_doc)
     print("\n".join(lines).lstrip("\n"))
     if args.out:
-        tmp = f"{args.out}.tmp"
-        with open(tmp, "w") as f:
-            json.dump(summary, f, indent=1)
-        os.replace(tmp, args.out)
+        write_json_atomically(args.out, summary)
     return 0
 
 

@@ -123,8 +123,7 @@ def _check_args(args) -> None:
     args.methods = _choices(args.method, launch.METHODS, "method")
     args.exchanges = _choices(args.exchange, EXCHANGES, "exchange")
     args.seed_pair = parse_seed(args.seed)
-    programs = [PROGRAMS[a] for a in args.algos]
-    if args.source is not None and not any(p.needs_source for p in programs):
+    if args.source is not None and not any(PROGRAMS[a].needs_source for a in args.algos):
         raise DbfsError(f"--source applies to programs that start from a source; --algo {','.join(args.algos)} "
                         "has none", collective=True)
     if args.hub_degree != HUB_DEGREE and "ws" not in args.methods:
