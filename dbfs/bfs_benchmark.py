@@ -41,7 +41,7 @@ from dbfs.graph import GridComms
 from dbfs.grid import Grid, default_grid, grid_advice, parse_grid
 from dbfs.harness import Benchmark, Run, drive
 from dbfs.json_output import provenance, write_json_atomically
-from dbfs.options import parse_seed
+from dbfs.options import parse_seed, refuse_inapplicable
 from dbfs.partition_cache import PartitionCache
 from dbfs.result import check_save_request, save_result
 from dbfs.source import GraphSource, rank_io_threads
@@ -71,6 +71,9 @@ def _check_args(args) -> None:
         value = getattr(args, name)
         if not (math.isfinite(value) and value > 0):
             raise DbfsError(f"--{name} must be a finite number > 0, got {value}", collective=True)
+    refuse_inapplicable(args, [("--edgefactor", args.graph is None, "to --scale graphs: a --graph file has its own sizes"),
+                               ("--alpha", args.direction == "auto", "to --direction auto (the switch to bottom-up)"),
+                               ("--beta", args.direction == "auto", "to --direction auto (the switch back to top-down)")])
     if args.undirected and args.graph is None:
         raise DbfsError("--undirected applies to a directed --graph file; the --scale graph is undirected "
                         "already", collective=True)

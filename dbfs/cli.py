@@ -131,11 +131,23 @@ class _CollectiveParseError(Exception):
 
 
 def _parse(parser: argparse.ArgumentParser, argv):
-    """argparse exits on bad input on every rank; keep the message to rank 0 and exit with 2."""
+    """argparse exits on bad input on every rank; keep the message to rank 0 and exit with 2. The
+    namespace's `given` holds the options the command line names (so that one that does not apply to
+    the chosen mode or graph is refused rather than ignored)."""
     def error(message):
         raise _CollectiveParseError(f"{parser.prog}: error: {message}")
     parser.error = error
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    defaults = [(action, action.default) for action in parser._actions]
+    for action, _ in defaults:
+        action.default = argparse.SUPPRESS
+    try:
+        args.given = set(vars(parser.parse_args(argv)))
+    finally:
+        for action, default in defaults:
+            action.default = default
+    return args
+
 
 
 def main(argv=None) -> None:

@@ -17,7 +17,7 @@ import numpy as np
 
 from dbfs import edgelist, families, outputs, runtime
 from dbfs.backend import select
-from dbfs.options import parse_seed
+from dbfs.options import parse_seed, refuse_inapplicable
 from dbfs.progress import Progress
 from graph500.generator import (DEFAULT_SEED, GENERATOR_NAME, MAX_SCALE, check_parameters, edge_count,
                                 generate_edges)
@@ -44,6 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     seed = parse_seed(args.seed)
+    refuse_inapplicable(args, [("--edgefactor", args.lattice is None, "to --scale graphs, not to --lattice")])
     if args.lattice is not None:
         return families.generate_lattice(args, seed)
     families.reject_lattice_options(args)

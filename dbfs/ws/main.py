@@ -31,7 +31,7 @@ from dbfs.backend import describe_device, gpu_count, host_memory_limit, select
 from dbfs.errors import DbfsError
 from dbfs.harness import Benchmark, Run, drive
 from dbfs.json_output import provenance, write_json_atomically
-from dbfs.options import parse_seed
+from dbfs.options import parse_seed, refuse_inapplicable
 from dbfs.ws import launch, programs  # noqa: F401  (registers the five programs)
 from dbfs.ws.engine import DEFAULT_MAX_ITERATIONS, EXCHANGES, Engine, Layout
 from dbfs.ws.graph import HUB_DEGREE, MAX_VERTICES, build_csr
@@ -126,8 +126,8 @@ def _check_args(args) -> None:
     if args.source is not None and not any(PROGRAMS[a].needs_source for a in args.algos):
         raise DbfsError(f"--source applies to programs that start from a source; --algo {','.join(args.algos)} "
                         "has none", collective=True)
-    if args.hub_degree != HUB_DEGREE and "ws" not in args.methods:
-        raise DbfsError("--hub-degree applies to --method ws only", collective=True)
+    refuse_inapplicable(args, [("--hub-degree", "ws" in args.methods, "to --method ws only"),
+                               ("--edgefactor", args.graph is None, "to --scale graphs: a --graph file has its own sizes")])
     if args.graph is not None:
         runtime.agree(outputs.check_input("--graph", args.graph))
     outputs.check([outputs.Target("--json", args.json)],
