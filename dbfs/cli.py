@@ -153,6 +153,7 @@ def _parse(parser: argparse.ArgumentParser, argv):
 def main(argv=None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     runtime.install_abort_on_exception()
+    runtime.reset_stdout()
     try:
         with runtime.signals_interrupt():
             _run(argv)

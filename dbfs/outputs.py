@@ -162,4 +162,5 @@ def check_or_exit(prog: str, targets, inputs=()) -> None:
     try:
         check(targets, inputs, comm=MPI.COMM_SELF)
     except DbfsError as e:
-        sys.exit(f"{prog}: error: {e}")
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        sys.exit(2)

@@ -58,6 +58,12 @@ _stdout_taken = False
 _stdout_error: OSError | None = None
 
 
+def reset_stdout() -> None:
+    """A new command: stdout is the results' and has failed nothing yet."""
+    global _stdout_taken, _stdout_error
+    _stdout_taken, _stdout_error = False, None
+
+
 def take_stdout() -> None:
     """stdout is the --json document's (`--json -`): every other result goes to stderr."""
     global _stdout_taken
@@ -75,9 +81,12 @@ def write_stdout(text: str) -> None:
         sys.stdout.flush()
     except OSError as e:
         _stdout_error = e
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())      # nothing more, not even the flush at exit, fails
-        os.close(devnull)
+        try:                                       # nothing more, not even the flush at exit, fails
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):              # a stdout without a file descriptor
+            pass
 
 
 def stdout_failure() -> str | None:

@@ -208,7 +208,7 @@ def _check_memory(args, info, backend, devices) -> None:
                 f"{runtime.count(sharing, 'partition')}: {outputs.size_text(values)}; {outputs.size_text(limit)} "
                 f"free on {backend.describe()})")
     if need > limit:
-        raise DbfsError(f"the graph does not fit: building its CSR and {runtime.count(sharing, 'copy')} of the "
+        raise DbfsError(f"the graph does not fit: building its CSR and {sharing} cop{'y' if sharing == 1 else 'ies'} of the "
                         f"vertex values need about {outputs.size_text(need)}, {outputs.size_text(limit)} are "
                         f"free on {backend.describe()}", collective=True)
 
@@ -235,11 +235,11 @@ def _weight_problem(args, src, dst, weights, name_vertex) -> str | None:
     if not bad.any():
         return None
     k = int(np.flatnonzero(bad)[0])
-    strict = [a for a in args.algos if PROGRAMS[a].weights == "nonnegative" or not np.isfinite(w[k])]
+    finite = bool(np.isfinite(w[k]))
+    refusing = [a for a in args.algos if PROGRAMS[a].weights == "nonnegative" or (PROGRAMS[a].weights and not finite)]
+    need = "finite, non-negative" if any(PROGRAMS[a].weights == "nonnegative" for a in refusing) else "finite"
     return (f"edge {k} ({name_vertex(int(src[k]))} - {name_vertex(int(dst[k]))}) has weight {float(w[k])}: "
-            f"{', '.join(a for a in strict if PROGRAMS[a].weights)} need"
-            f"{'s' if len(strict) == 1 else ''} finite{', non-negative' if 'nonnegative' in needs else ''} "
-            "weights; no program was run")
+            f"{', '.join(refusing)} need{'s' if len(refusing) == 1 else ''} {need} weights; no program was run")
 
 
 def _sources(args, source: int | None, n: int, degree: np.ndarray) -> list[int]:
