@@ -176,14 +176,11 @@ def _map_edges(spill: _Spill, n_edges: int, n_ids: int, pool, depth: int, stream
         progress.update(done)
 
 
-def _open_input(path: str, text: bool):
-    """(the file, the stream of its bytes: decompressed when it is gzip data); a text file's UTF-8
-    byte-order mark is skipped."""
+def _open_input(path: str):
+    """(the file, the stream of its bytes: decompressed when it is named .gz or starts as gzip data)."""
     raw = open(path, "rb")
-    stream = gzip.GzipFile(fileobj=raw, mode="rb") if raw.peek(2)[:2] == GZIP_MAGIC else raw
-    if text and stream.peek(3)[:3] == UTF8_BOM:
-        stream.read(3)
-    return raw, stream
+    gzipped = path.lower().endswith(".gz") or raw.peek(2)[:2] == GZIP_MAGIC
+    return raw, gzip.GzipFile(fileobj=raw, mode="rb") if gzipped else raw
 
 
 def _renumbers(args) -> bool:
@@ -246,11 +243,13 @@ def convert(args) -> dict:
     if args.json == outputs.STDOUT:
         runtime.take_stdout()
     started = time.perf_counter()
-    raw, stream = _open_input(args.input, not READERS[fmt].binary)
+    raw, stream = _open_input(args.input)
     tmp, spill = edgelist.temporary_name(out), None
     size = os.path.getsize(args.input)
     try:
         reader = READERS[fmt](args.input, stream)
+        if not reader.binary and stream.peek(3)[:3] == UTF8_BOM:      # a text file's UTF-8 byte-order mark
+            stream.read(3)
         if reader.binary and stream is raw:
             reader.check_size(size)
         reader.read_header()

@@ -109,14 +109,14 @@ def target_problem(target: Target, inputs=(), others=()) -> str | None:
     except OSError:
         mode = None
     if mode is not None and not stat.S_ISREG(mode):
-        return f"cannot write {target.path}: it is {_kind(mode)}, and only regular files are replaced"
+        return f"cannot write {path}: it is {_kind(mode)}, and only regular files are replaced"
     if os.path.lexists(path) and not target.force:
         return f"{target.path} already exists (use --force to replace it)"
     directory = os.path.dirname(path)
     if not os.path.isdir(directory):
-        return f"cannot write {target.path}: directory {directory} does not exist"
+        return f"cannot write {path}: directory {directory} does not exist"
     if not os.access(directory, os.W_OK | os.X_OK):
-        return f"cannot write {target.path}: directory {directory} is not writable"
+        return f"cannot write {path}: directory {directory} is not writable"
     if target.size is not None:
         return space_problem(path, target.size)
     return None

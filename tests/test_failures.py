@@ -451,5 +451,5 @@ def test_ranks_that_see_different_directories_agree(tmp_path):
                             timeout=JOB_TIMEOUT_S)
     assert result.returncode == 2, result.stderr
     one_line(result.stderr, f"dbfs: error: cannot write {tmp_path}/node1/out/r.json: directory "
-                            f"{tmp_path}/node1/out does not exist")
+                            f"{tmp_path}/node1/out does not exist (on rank 1)")
     assert listing(tmp_path / "node0" / "out") == []

@@ -76,7 +76,7 @@ def test_help_lists_options_with_defaults():
     (["--scale", "6", "--source", "64"], "--source 64 is not a vertex (0..63)"),
     (["--scale", "6", "--seed", "1"], "--seed must be two unsigned 64-bit integers"),
     (["--scale", "6", "--json", "/nonexistent-dir/x.json"], "directory /nonexistent-dir does not exist"),
-    (["--graph", "/nonexistent-dir/g.h5"], "cannot read edge list"),
+    (["--graph", "/nonexistent-dir/g.h5"], "cannot read /nonexistent-dir/g.h5: no such file"),
     (["--scale", "6", "--load", "/nonexistent-dir/p.py"], "no such file"),
 ])
 def test_bad_input_is_one_clear_line(args, message):
