@@ -56,12 +56,13 @@ UNITS = {"B": 1, "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**1
 
 
 def parse_size(text: str) -> int:
-    """'80GiB', '141GB', '512MiB', '1.5TB' -> bytes (units: see UNITS, case as written there)."""
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)(" + "|".join(UNITS) + r")", text.strip())
-    if not match or float(match.group(1)) <= 0:
+    """'80GiB', '141GB', '512MiB', '1.5TB', '80gib', '80 GiB' -> bytes (units: see UNITS, any case)."""
+    units = {unit.lower(): size for unit, size in UNITS.items()}
+    match = re.fullmatch(r"(\d+(?:\.\d+)?) ?([a-z]+)", text.strip().lower())
+    if not match or match.group(2) not in units or float(match.group(1)) <= 0:
         raise DbfsError(f"--memory must be a positive size with a unit, like 80GiB, 141GB or 512MiB "
-                        f"(units: {', '.join(UNITS)}), got {text!r}", collective=True)
-    return int(float(match.group(1)) * UNITS[match.group(2)])
+                        f"(units: {', '.join(UNITS)}, in any case), got {text!r}", collective=True)
+    return int(float(match.group(1)) * units[match.group(2)])
 
 
 def row_major_layout(grid: Grid, symmetric: bool, direction: str) -> str:

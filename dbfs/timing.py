@@ -72,7 +72,7 @@ class PhaseClock:
 class GraphMarks:
     """Phase switches captured into a CUDA graph: each a one-thread kernel node that writes the GPU's
     nanosecond timer into a device slot at every replay (dbfs.ops.clock.stamp; an event-record node
-    cost the device three times as much, bench/NOTES.md session 7); `copy_out`, captured after the
+    cost the device three times as much, bench/NOTES.md, 2026-11-24, graphs not seen before); `copy_out`, captured after the
     last switch, copies the slots to pinned host memory, read once the replay has been waited for."""
 
     def __init__(self, backend, capacity: int):

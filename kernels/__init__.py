@@ -18,7 +18,7 @@ BLOCK_THREADS = 256
 SCAN_ITEMS = 8
 SCAN_TILE = BLOCK_THREADS * SCAN_ITEMS
 # Entries a bottom-up lane tests alone before its row is searched by the whole warp (scale 26: 4 beat
-# 2, 8 and 16 by 1-5%, 5% and 28%; bench/NOTES.md, session 6).
+# 2, 8 and 16 by 1-5%, 5% and 28%; bench/NOTES.md, 2026-11-24, rounds replayed as CUDA graphs).
 THREAD_EDGES = 4
 # The persistent small-level kernel (kernels/small_levels.cu): threads per block (one block per
 # multiprocessor), lanes that share one frontier vertex's neighbours, and the largest degree a

@@ -29,6 +29,8 @@ import re
 import sys
 from pathlib import Path
 
+from dbfs import outputs
+
 LEGACY = {"comm": "mpi", "encoding": "list", "direction": "topdown"}
 KINDS = ("expand", "fold")
 
@@ -171,6 +173,8 @@ def main(argv=None) -> int:
     p.add_argument("--csv", metavar="FILE", help="also write every column as CSV")
     p.add_argument("--markdown", metavar="FILE", help="write the markdown table here instead of stdout")
     args = p.parse_args(argv)
+    outputs.check_or_exit("collect_results", [outputs.Target("--csv", args.csv), outputs.Target("--markdown", args.markdown)],
+                          [("DIR_OR_FILE", path) for path in args.paths])
     rows = collect(args.paths)
     if not rows:
         print("collect_results: error: no dbfs --json documents found", file=sys.stderr)

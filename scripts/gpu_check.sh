@@ -53,7 +53,10 @@ TEST_TIMEOUT=$($PY -c "import pytest_timeout" 2>/dev/null && echo "-p timeout --
 install() {
     local wheels=()
     [ -d .whl ] && wheels=(.whl/*.whl)
-    $PY -m pip install -q --no-index --no-deps --no-build-isolation "${wheels[@]}" . >"$RESULTS/install.log" 2>&1 \
+    # without the build requirements (a fresh venv has no wheel) pip builds in isolation, fetching them
+    local build=(--no-index --no-build-isolation)
+    $PY -c "import setuptools, wheel" 2>/dev/null || build=(--find-links .whl)
+    $PY -m pip install -q "${build[@]}" --no-deps "${wheels[@]}" . >"$RESULTS/install.log" 2>&1 \
         || { cat "$RESULTS/install.log"; exit 1; }
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >"$RESULTS/machine.txt"
     $PY -m dbfs info >>"$RESULTS/machine.txt" 2>&1

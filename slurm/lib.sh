@@ -152,6 +152,26 @@ print(r, c)
 EOF
 }
 
+# dbfs_check_args ARGS...: fail, before anything is launched, unless dbfs's own parser takes the
+# command line the DBFS_* variables make (a bad DBFS_COMM, DBFS_SCALE or DBFS_EXTRA_ARGS is caught
+# here with dbfs's message, not by every step of the sweep).
+dbfs_check_args() {
+    "$PY" - "$@" <<'EOF'
+import sys
+from dbfs.cli import main_parser
+parser = main_parser()
+def error(message):
+    sys.exit(f"dbfs-slurm: error: {message} (in the dbfs command line the DBFS_* variables make)")
+parser.error = error
+args = parser.parse_args(sys.argv[1:])
+for name in ("scale", "edgefactor", "roots"):
+    if getattr(args, name) is not None and getattr(args, name) < 1:
+        error(f"--{name} must be >= 1, got {getattr(args, name)}")
+if args.scale is not None and args.scale > 42:
+    error(f"--scale must be in 1..42, got {args.scale}")
+EOF
+}
+
 # dbfs_placement C NODES TASKS_PER_NODE: which lines of a grid with C columns stay within a node.
 dbfs_placement() {
     local c=$1 nodes=$2 tpn=$3
@@ -200,9 +220,11 @@ dbfs_add_run() {
     else
         cmd=(mpirun -n "$p" "${MPIRUN_EXTRA[@]}")
     fi
-    cmd+=("$PY" -m dbfs --scale "$scale" --edgefactor "$EDGEFACTOR" --grid "${r}x${c}" --roots "$ROOTS"
+    local args=(--scale "$scale" --edgefactor "$EDGEFACTOR" --grid "${r}x${c}" --roots "$ROOTS"
         --backend "$BACKEND" --comm "$comm" --encoding "$encoding" --direction "$direction"
         --json "$OUT_DIR/$name.json" "${DBFS_EXTRA[@]}")
+    dbfs_check_args "${args[@]}" || exit 2
+    cmd+=("$PY" -m dbfs "${args[@]}")
     local line
     printf -v line '%q ' "${cmd[@]}"
     PLAN+=("${line% }")
