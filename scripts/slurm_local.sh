@@ -96,9 +96,9 @@ start() {
     write_conf
     if ! running "$MUNGE_PID"; then
         [ -s /etc/munge/munge.key ] || mungekey --create --keyfile=/etc/munge/munge.key
-        mkdir -p /run/munge /var/log/munge /var/lib/munge
+        mkdir -p /run/munge /var/lib/munge
         # --force: munged refuses to run as root, or with a key owned by another user, without it.
-        munged --force --pid-file="$MUNGE_PID"
+        munged --force --pid-file="$MUNGE_PID" --log-file="$DIR/munged.log"
         touch "$DIR/munged.ours"
     fi
     running "$DIR/slurmctld.pid" || slurmctld -i   # -i: start even if saved state is unreadable

@@ -47,9 +47,9 @@
 # MPICH, MVAPICH and Intel MPI (pmix for an MPICH configured with PMIx), pmix for Open MPI,
 # cray_shasta (else pmi2) for Cray MPICH. They say on stderr which and why, dry runs included.
 #
-# GPU binding. One task per GPU. Each step asks for --gpus-per-node=<tasks on the node> with
-# --gpu-bind=none, so every task of a node sees the same GPUs and dbfs picks GPU local_rank % GPUs
-# itself. Binding one GPU per task (--gpus-per-task, or CUDA_VISIBLE_DEVICES per task) would hide the
+# GPU binding. One task per GPU. Each step asks for --gpus-per-node=<tasks on the node> (--gres=gpu:
+# <tasks on the node> in a job that got its GPUs with --gres=gpu:G) with --gpu-bind=none, so every
+# task of a node sees the same GPUs and dbfs picks GPU local_rank % GPUs itself. Binding one GPU per task (--gpus-per-task, or CUDA_VISIBLE_DEVICES per task) would hide the
 # node's other GPUs from each process, and with them CUDA peer access and NCCL's direct NVLink path.
 #
 # Packing. Rank (i, j) of the R x C grid is MPI rank i*C + j (dbfs/grid.py), so a grid row is C
@@ -148,7 +148,10 @@ dbfs_slots() {
             dbfs_fail "DBFS_GPUS_PER_NODE must be an integer >= 0, got '$GPN'"
     fi
     if [ "$BACKEND" != cpu ] && [ "${GPN:-0}" -gt 0 ]; then
-        UNIT=GPUs TAG=g COMMS_DEFAULT="mpi nccl"
+        UNIT=GPUs TAG=g COMMS_DEFAULT="mpi nccl" GPU_OPTION=--gpus-per-node=
+        # A job given its GPUs with --gres=gpu:G has SLURM_GPUS_ON_NODE only; its steps ask the same way.
+        [ -n "${DBFS_GPUS_PER_NODE:-${SLURM_GPUS_PER_NODE:-}}" ] || [ -z "${SLURM_GPUS_ON_NODE:-}" ] ||
+            GPU_OPTION=--gres=gpu:
         return
     fi
     if [ "$BACKEND" != cpu ]; then
@@ -309,7 +312,7 @@ dbfs_add_run() {
     local cmd
     if [ "$LAUNCHER" = srun ]; then
         cmd=(srun --nodes="$nodes" --ntasks="$p" --ntasks-per-node="$tpn")
-        [ "$UNIT" = ranks ] || cmd+=(--gpus-per-node="$tpn" --gpu-bind=none)
+        [ "$UNIT" = ranks ] || cmd+=("$GPU_OPTION$tpn" --gpu-bind=none)
         cmd+=(--distribution="$DISTRIBUTION" --kill-on-bad-exit=1)
         [ -z "$CPUS" ] || cmd+=(--cpus-per-task="$CPUS")
         cmd+=("${SRUN_EXTRA[@]}")

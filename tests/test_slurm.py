@@ -292,6 +292,8 @@ def test_launch_loop_writes_outputs_counts_failures_and_resumes(tmp_path):
     for name in names:
         text = (out / f"{name}.txt").read_text()
         assert text.startswith("args: --nodes=1") and f"--json {out}/{name}.json" in text
+        # SLURM_GPUS_ON_NODE without SLURM_GPUS_PER_NODE: a job given its GPUs with --gres=gpu:2.
+        assert f"--gres=gpu:{name.split('_g')[1][0]} --gpu-bind=none" in text and "--gpus-per-node" not in text
     assert len((out / "commands.txt").read_text().splitlines()) == 4
     assert "SLURM_JOB_ID=7" in (out / "env.txt").read_text()
     assert sorted(p.name for p in out.glob("*.json")) == sorted(f"{n}.json" for n in names if "mpi" in n)

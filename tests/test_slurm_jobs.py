@@ -32,8 +32,8 @@ def _slurm_missing() -> str | None:
         return "no sbatch on PATH: scripts/slurm_local.sh start installs and starts a one-node Slurm (as root)"
     ping = subprocess.run(["scontrol", "ping"], capture_output=True, text=True)
     if "UP" not in ping.stdout:
-        return (f"no Slurm controller answers ({(ping.stdout + ping.stderr).strip().splitlines()[-1]}): "
-                "scripts/slurm_local.sh start starts one")
+        said = next((line for line in (ping.stdout + ping.stderr).splitlines() if line.strip("* ")), "no answer")
+        return f"no Slurm controller answers (scontrol ping: {said}): scripts/slurm_local.sh start starts one"
     return None
 
 
