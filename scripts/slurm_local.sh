@@ -107,7 +107,8 @@ start() {
     while :; do
         state=$(sinfo -h -n "$(hostname -s)" -o %T 2>/dev/null || true)
         case $state in idle*) break ;; esac
-        [ "$waited" -lt 30 ] || fail "the node is '${state:-not answering}' after 30 s; see $DIR/slurmctld.log and $DIR/slurmd.log"
+        [ "$waited" -lt 30 ] ||
+            fail "the node is '${state:-not answering}' after 30 s; see $DIR/slurmctld.log and $DIR/slurmd.log"
         sleep 1
         waited=$((waited + 1))
     done

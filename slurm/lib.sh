@@ -49,8 +49,9 @@
 #
 # GPU binding. One task per GPU. Each step asks for --gpus-per-node=<tasks on the node> (--gres=gpu:
 # <tasks on the node> in a job that got its GPUs with --gres=gpu:G) with --gpu-bind=none, so every
-# task of a node sees the same GPUs and dbfs picks GPU local_rank % GPUs itself. Binding one GPU per task (--gpus-per-task, or CUDA_VISIBLE_DEVICES per task) would hide the
-# node's other GPUs from each process, and with them CUDA peer access and NCCL's direct NVLink path.
+# task of a node sees the same GPUs and dbfs picks GPU local_rank % GPUs itself. Binding one GPU per
+# task (--gpus-per-task, or CUDA_VISIBLE_DEVICES per task) would hide the node's other GPUs from each
+# process, and with them CUDA peer access and NCCL's direct NVLink path.
 #
 # Packing. Rank (i, j) of the R x C grid is MPI rank i*C + j (dbfs/grid.py), so a grid row is C
 # consecutive ranks and a grid column is R ranks C apart. The fold exchange runs within grid rows,
@@ -158,7 +159,8 @@ dbfs_slots() {
         [ "${DBFS_BACKEND:-}" != gpu ] || dbfs_fail "DBFS_BACKEND=gpu, but the allocation has no GPUs:" \
             "submit with --gpus-per-node=G (or --gres=gpu:G), or set DBFS_BACKEND=cpu"
         BACKEND=cpu
-        dbfs_note "no GPUs in the allocation (no --gpus-per-node or --gres=gpu): the CPU backend, one rank per task"
+        dbfs_note "no GPUs in the allocation: the CPU backend, one rank per task" \
+            "(for GPUs, submit with --gpus-per-node=G or --gres=gpu:G)"
     fi
     UNIT=ranks TAG=r COMMS_DEFAULT=mpi
     GPN=${DBFS_TASKS_PER_NODE:-${SLURM_NTASKS_PER_NODE:-${SLURM_TASKS_PER_NODE:-}}}
@@ -167,7 +169,8 @@ dbfs_slots() {
         GPN=$(nproc)
     fi
     if [ -z "$GPN" ]; then
-        [ "$DRY" = 1 ] || dbfs_fail "cannot tell the tasks per node: submit with --ntasks-per-node=T or set DBFS_TASKS_PER_NODE"
+        [ "$DRY" = 1 ] ||
+            dbfs_fail "cannot tell the tasks per node: submit with --ntasks-per-node=T or set DBFS_TASKS_PER_NODE"
         GPN=4
     fi
     dbfs_positive DBFS_TASKS_PER_NODE "$GPN"
@@ -200,8 +203,13 @@ dbfs_mpi_plugin() {
         *" ${want}_v"*) want=$(echo "$plugins" | tr ' ' '\n' | grep "^${want}_v" | sort -V | tail -n 1) ;;
         *) continue ;;
         esac
-        printf '%s\t%s speaks %s; the site default (%s) would start every task as a world of one rank\n' \
-            "$want" "$name" "$want" "$default"
+        if [ "$default" = none ]; then
+            printf '%s\t%s speaks %s; the site default (none) gives it no process manager, so every task' \
+                "$want" "$name" "$want"
+            printf ' would start as a world of one rank\n'
+        else
+            printf '%s\t%s speaks %s, not the site default (%s)\n' "$want" "$name" "$want" "$default"
+        fi
         return
     done
     printf '\t%s needs %s, which srun --mpi=list lacks (%s): srun keeps its default (%s)\n' \
@@ -221,12 +229,14 @@ dbfs_launch_plugin() {
         dbfs_note "launch plugin: --mpi=$SLURM_MPI_TYPE from SLURM_MPI_TYPE"
         return
     fi
-    if ! command -v srun >/dev/null || ! default=$(scontrol show config 2>/dev/null | awk '$1 == "MpiDefault" { print $3 }') ||
-        [ -z "$default" ]; then
+    command -v srun >/dev/null && default=$(scontrol show config 2>/dev/null | awk '$1 == "MpiDefault" { print $3 }')
+    if [ -z "${default:-}" ]; then
         dbfs_note "launch plugin: not chosen: no Slurm controller answers here (a job chooses when it starts)"
         return
     fi
-    plugins=$(srun --mpi=list 2>&1 | awk '/^[ \t]/ { print $1 } /versions available:/ { sub(/.*: */, ""); gsub(/,/, " "); print }')
+    # Slurm lists one plugin per indented line, then "specific pmix plugin versions available: pmix_v4,...".
+    plugins=$(srun --mpi=list 2>&1 |
+        awk '/^[ \t]/ { print $1 } /versions available:/ { sub(/.*: */, ""); gsub(/,/, " "); print }')
     library=$("$PY" -c 'import mpi4py; mpi4py.rc.initialize = False
 from mpi4py import MPI; print(MPI.Get_library_version().split("\0")[0].strip())') ||
         dbfs_fail "'$PY' cannot read the MPI library's version (mpi4py)"

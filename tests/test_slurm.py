@@ -215,7 +215,8 @@ def test_dry_run_passes_the_launch_plugin_the_mpi_needs():
     [words] = [shlex.split(line) for line in result.stdout.splitlines()]
     assert split_launch(words)[0]["--mpi"] == wanted
     assert f"# launch plugin: --mpi={wanted}: " in result.stderr
-    assert "the site default (none) would start every task as a world of one rank" in result.stderr
+    assert ("the site default (none) gives it no process manager, so every task would start as a world of one "
+            "rank") in result.stderr
     # A site default that starts the library, a site's SLURM_MPI_TYPE, an --mpi in DBFS_SRUN_ARGS, or no
     # controller to ask: no --mpi added, and the note says why.
     for env, note in (({"SITE_MPI_DEFAULT": wanted}, f"the site default: {first.split()[0]}"),
@@ -232,11 +233,11 @@ def test_dry_run_passes_the_launch_plugin_the_mpi_needs():
 
 @pytest.mark.parametrize("library, default, plugins, chosen, why", [
     ("MPICH Version:      5.0.2\nMPICH configure:    --with-pm=hydra:gforker", "none",
-     "none cray_shasta pmi2 pmix pmix_v4", "pmi2", "MPICH Version: 5.0.2 speaks pmi2; the site default (none)"),
+     "none cray_shasta pmi2 pmix pmix_v4", "pmi2", "MPICH Version: 5.0.2 speaks pmi2; the site default (none) gives it no process manager"),
     ("MPICH Version:      4.2.0\nMPICH configure:    --with-pmix=/opt/pmix", "pmi2", "none pmi2 pmix_v4",
-     "pmix_v4", "speaks pmix_v4; the site default (pmi2)"),
+     "pmix_v4", "speaks pmix_v4, not the site default (pmi2)"),
     ("MVAPICH2 Version     :\t2.3.7", "pmi2", "none pmi2", "", "speaks pmi2, the site default"),
-    ("Intel(R) MPI Library 2021.10 for Linux* OS", "pmix", "none pmi2 pmix", "pmi2", "speaks pmi2"),
+    ("Intel(R) MPI Library 2021.10 for Linux* OS", "pmix", "none pmi2 pmix", "pmi2", "speaks pmi2, not the site default (pmix)"),
     ("Open MPI v5.0.3, package: Open MPI", "none", "none pmi2 pmix pmix_v5", "pmix", "speaks pmix"),
     ("Open MPI v4.1.5, package: Open MPI", "none", "none pmi2 pmix_v3 pmix_v4", "pmix_v4", "speaks pmix_v4"),
     ("Open MPI v4.1.5, package: Open MPI", "pmix_v4", "none pmix_v4", "", "speaks pmix_v4, the site default"),
