@@ -247,7 +247,8 @@ def test_dry_run_passes_the_launch_plugin_the_mpi_needs():
      "cray_shasta", "speaks cray_shasta"),
     ("MPI VERSION    : CRAY MPICH version 8.1.27 (ANL base 3.4a2)", "none", "none pmi2", "pmi2", "speaks pmi2"),
     ("Some MPI 1.0", "none", "none pmi2", "", "Some MPI 1.0 is not a library the templates know"),
-])
+], ids=["mpich-wheel", "mpich-pmix", "mvapich", "intel", "openmpi5", "openmpi4", "openmpi-site-pmix",
+        "openmpi-no-pmix", "cray", "cray-pmi2", "unknown"])
 def test_launch_plugin_table(library, default, plugins, chosen, why):
     result = subprocess.run(["bash", "-c", 'source "$1"; dbfs_mpi_plugin "$2" "$3" "$4"', "-",
                              str(SLURM / "lib.sh"), library, default, plugins], capture_output=True, text=True)
