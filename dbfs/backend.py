@@ -30,9 +30,10 @@ def gpu_count() -> int:
 class Backend:
     """The array namespace and device of one rank."""
 
-    def __init__(self, name: str, device: int | None = None):
+    def __init__(self, name: str, device: int | None = None, sharing: int = 1):
         self.name = name
         self.device = device
+        self.sharing = max(1, sharing)  # ranks of this node on the same GPU (under MPS, side by side)
         self.host_syncs = 0           # host waits on the device so far (counted per level by the loops)
         self.launches = 0             # kernels, memsets and copies enqueued through kernel(), zero(), copy()
         if name == "gpu":
@@ -123,10 +124,12 @@ class Backend:
         return _multiprocessors(self.device)
 
     def resident_blocks(self, kernel, threads: int) -> int:
-        """Blocks of `threads` threads of `kernel` (a compiled RawKernel) that the GPU holds at once:
-        the grid of a grid-stride launch. More blocks would run in a second wave after the first, each
-        with a full share of the work, and stretch the kernel by up to half."""
-        return self.multiprocessors * _blocks_per_multiprocessor(kernel, threads)
+        """Blocks of `threads` threads of `kernel` (a compiled RawKernel) that this rank's share of the
+        GPU holds at once: the grid of a grid-stride launch. More blocks would run in a second wave
+        after the first, each with a full share of the work, and stretch the kernel by up to half. Ranks
+        sharing a GPU (CUDA MPS) each take 1/sharing of it: their kernels then run side by side, and a
+        tiny level's launch does not occupy every multiprocessor that the other ranks' kernels need."""
+        return max(1, self.multiprocessors * _blocks_per_multiprocessor(kernel, threads) // self.sharing)
 
     def memory_limit(self) -> int:
         """Bytes this rank may allocate: free device memory, or host memory shared by this node."""
@@ -240,8 +243,9 @@ def select(choice: str = "auto") -> Backend:
                       "another rank sees no GPU") + " (is CuPy installed: pip install dbfs[gpu]?)")
     if choice == "cpu" or not everyone_has_gpu:
         return Backend("cpu")
-    local, _ = runtime.local_rank()
-    return Backend("gpu", local % ngpus)
+    local, on_node = runtime.local_rank()
+    device = local % ngpus
+    return Backend("gpu", device, sharing=len(range(device, on_node, ngpus)))
 
 
 def _min_op():
