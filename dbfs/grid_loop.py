@@ -57,19 +57,20 @@ EXPAND_TAG, FOLD_TAG, ROTATE_TAG = 1, 2, 3
 COMPUTE_PHASES = ("expansion", "update")
 
 
-def buffer_bytes(grid, encoding: str, transport: str, cpu: bool) -> int:
-    """What a GridLoop allocates beside the search state: its exchanges' device buffers, the rotation's
-    landing segment, the message cursor and the expand's column bases, and on the CPU backend (where
-    host memory is the device's) the pinned host buffers too: the status record, the rotation's two
-    host segments and the exchanges' staging."""
-    device = 4 + 4 * grid.R + grid.block // 8
-    host = 8 * STAT_WORDS + 2 * (grid.block // 8)
+def buffer_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str = "auto") -> int:
+    """What a GridLoop allocates beside the search state: its exchanges' device buffers (the rotation's
+    too), the message cursor, the expand's column bases and the control block, and on the CPU backend
+    (where host memory is the device's) the pinned host buffers too: the status record, the control
+    block's copy and the exchanges' staging."""
+    device = 4 + 4 * grid.R + 8 * CTL_WORDS
+    host = 8 * STAT_WORDS + 8 * CTL_WORDS
     for size, shared in ((grid.R, True), (grid.C, False)):
         if size > 1:
-            on_device, on_host = LevelExchange.buffer_bytes(size, grid.block, encoding, transport, shared)
+            on_device, on_host = LevelExchange.buffer_bytes(size, grid.block, encoding, transport, shared,
+                                                            rotation=not shared and direction == "auto", cpu=cpu)
             device, host = device + on_device, host + on_host
     if grid.C > 1:
-        device += Exchange.buffer_bytes(grid.C - 1, grid.block, transport, cpu)
+        device += Exchange.buffer_bytes(grid.C - 1, grid.block, "mpi" if transport == "nvshmem" else transport, cpu)
     return device + (host if cpu else 0)
 
 
@@ -144,8 +145,8 @@ class GridLoop:
         self.alpha, self.beta, self.edges_per_thread, self.encoding = alpha, beta, edges_per_thread, encoding
         self.expand_x = (LevelExchange(comms.col, backend, b, encoding, comm, shared=True, tag=EXPAND_TAG)
                          if grid.R > 1 else None)
-        self.fold_x = (LevelExchange(comms.row, backend, b, encoding, comm, shared=False, tag=FOLD_TAG)
-                       if grid.C > 1 else None)
+        self.fold_x = (LevelExchange(comms.row, backend, b, encoding, comm, shared=False, tag=FOLD_TAG,
+                                     rotation=direction == "auto") if grid.C > 1 else None)
         # the switch back to top-down and the predecessors: whole bitmaps and sparse blocks, once a search
         self.row_x = Exchange(comms.row, backend, b, encoding, comm) if grid.C > 1 else None
         self.col_bases = backend.asarray(np.array([grid.owned_col(p, 0) for p in range(grid.R)], np.int32))
@@ -153,8 +154,6 @@ class GridLoop:
         self.scratch = ExpandScratch(state.cumul, state.tile_sums, state.columns, state.chunks)
         self.status = backend.pinned_empty(STAT_WORDS, np.int64)
         self.cursor = xp.zeros(1, xp.int32)
-        self.rotation = (backend.pinned_empty(b // 32, np.uint32), backend.pinned_empty(b // 32, np.uint32),
-                         xp.zeros(b // 32, xp.uint32))
         self.own_visited = state.own_visited()
         self.own_front = state.front_segment(comms.i) if direction == "auto" else None
         self.control = xp.zeros(CTL_WORDS, xp.int64)
@@ -367,33 +366,12 @@ class GridLoop:
             state_in = s.segment
             if C > 1:
                 clock.switch("fold_comm")
-                self._rotate(traffic)
+                sent = self.fold_x.rotate(s.segment, step, self._wait)
+                traffic.add("fold", 1, sent, sent)
                 clock.switch("expansion")
         clock.switch("update")
         bottom_up.commit(backend, s.segment, self.own_visited, self.own_front, s.level, s.pred_col, g.degree,
                          lvl, s.stats)
-
-    def _rotate(self, traffic) -> None:
-        """s.segment goes to (i, j + 1) and is replaced by the one from (i, j - 1)."""
-        backend, segment = self.backend, self.state.segment
-        x, (out_host, in_host, landing) = self.fold_x, self.rotation
-        C, j = self.graph.grid.C, self.graph.comms.j
-        succ, pred = (j + 1) % C, (j - 1) % C
-        if x.nccl is not None:
-            nccl, stream = x.nccl_api(), backend.xp.cuda.get_current_stream().ptr
-            nccl.groupStart()
-            x.nccl.send(segment.data.ptr, segment.shape[0], nccl.NCCL_UINT32, succ, stream)
-            x.nccl.recv(landing.data.ptr, landing.shape[0], nccl.NCCL_UINT32, pred, stream)
-            nccl.groupEnd()
-            backend.launches += 1
-            backend.copy(segment, landing)
-        else:
-            backend.copy(out_host, segment)
-            self._wait()
-            x.comm.Sendrecv([out_host, MPI.UINT32_T], dest=succ, sendtag=ROTATE_TAG,
-                            recvbuf=[in_host, MPI.UINT32_T], source=pred, recvtag=ROTATE_TAG)
-            backend.copy(segment, in_host)
-        traffic.add("fold", 1, segment.nbytes, segment.nbytes)
 
     def _bits_to_list(self, clock, traffic, queue, counts) -> None:
         """Bottom-up -> top-down: the own frontier as a list in group j of `queue`, and every rank's

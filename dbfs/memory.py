@@ -140,7 +140,7 @@ def search_state_bytes(grid: Grid, direction: str, entries: int, transport: str 
     cpu = device == "cpu"
     if one_rank:
         return total + (device_loop.host_buffer_bytes() if cpu else 0)
-    return total + grid_loop.buffer_bytes(grid, encoding, transport, cpu)
+    return total + grid_loop.buffer_bytes(grid, encoding, transport, cpu, direction)
 
 
 def validation_bytes(grid: Grid, symmetric: bool, entries: int) -> int:
