@@ -245,7 +245,12 @@ def select(choice: str = "auto") -> Backend:
         return Backend("cpu")
     local, on_node = runtime.local_rank()
     device = local % ngpus
-    return Backend("gpu", device, sharing=len(range(device, on_node, ngpus)))
+    sharing = len(range(device, on_node, ngpus))
+    if sharing > 1 and "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE" not in os.environ:
+        # Under CUDA MPS each rank then gets its share of the multiprocessors (ignored without MPS): the
+        # ranks' kernels run side by side, and NVSHMEM supports several PEs on a GPU only so.
+        os.environ["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = str(max(1, 100 // sharing))
+    return Backend("gpu", device, sharing=sharing)
 
 
 def _min_op():
