@@ -28,7 +28,7 @@ from mpi4py import MPI
 from dbfs import runtime, transport
 from dbfs.errors import DbfsError
 from dbfs.kernels import HEAD_WORDS
-from dbfs.ops import bitmap
+from dbfs.ops import bitmap, message
 
 LIST, BITMAP, WORDS = 0, 1, 2
 ENCODINGS = ("adaptive", "list", "bitmap")
@@ -347,20 +347,21 @@ class LevelExchange:
       mapped addresses -- no copy up, no decoding launch per peer;
     - `mpi-cuda`: the same, with the payloads sent from and received into device buffers;
     - `nccl`: whole-capacity messages sent and received on the compute stream: no wait at all;
-    - `nvshmem`: whole-capacity puts with a signal into the receiver's slot of a symmetric landing
-      buffer, and waits for the peers' signals, queued on the compute stream (dbfs.nvshmem): no wait at
-      all, GPU to GPU. A put of round k comes after the level's allreduce of round k - 1, by which every
-      rank had consumed its landing buffers, so one buffer per peer suffices.
+    - `nvshmem`: kernels copy each message at its size into the receiver's slot of a symmetric landing
+      buffer through NVSHMEM's mapping of the receiver's memory, set the receiver's signal word to the
+      round, and wait for the peers' signals (dbfs.nvshmem, dbfs.ops.message put/signal/wait): three
+      launches a round, no wait on the host, GPU to GPU. A put of round k comes after the level's
+      allreduce of round k - 1, by which every rank had consumed its landing buffers, so one buffer per
+      peer suffices.
     A message's MPI receive is posted again once its decoding kernels have run (`after_wait`)."""
 
     def __init__(self, comm: MPI.Comm, backend, block: int, encoding: str, transport: str, shared: bool,
                  tag: int, rotation: bool = False):
-        from dbfs.ops.message import SourceTable, capacity
         self.backend, self.block, self.encoding, self.transport, self.tag = backend, block, encoding, transport, tag
         self.comm = comm.Dup()
         self.me, size = self.comm.Get_rank(), self.comm.Get_size()
         self.peers = [p for p in range(size) if p != self.me]
-        self.stride = HEADER_WORDS + capacity(block, encoding)
+        self.stride = HEADER_WORDS + message.capacity(block, encoding)
         self.shared, self.round = shared, 0
         self.staged = transport == "mpi" or not backend.is_gpu
         self.shmem = transport == "nvshmem"
@@ -378,7 +379,7 @@ class LevelExchange:
         else:
             landing = {p: backend.xp.zeros(self.stride, backend.xp.uint32) for p in self.peers}
         self.landing_of = landing
-        self.sources = SourceTable(backend, [self.outgoing(self.me) if p == self.me and shared else landing.get(p)
+        self.sources = message.SourceTable(backend, [self.outgoing(self.me) if p == self.me and shared else landing.get(p)
                                              for p in range(size)])
         world = self.comm.Get_group().Translate_ranks(list(range(size)), MPI.COMM_WORLD.Get_group())
         self.pe = dict(enumerate(world))
@@ -386,6 +387,8 @@ class LevelExchange:
         if transport == "nccl" and backend.is_gpu:
             self.nccl = nccl_communicator(self.comm, backend)
         self.rotation = self._rotation_buffers(block // 32, size) if rotation else None
+        if self.shmem:
+            self._map_peers(size)
         self.recv_req, self.consumed, self.send_req = {}, False, []
         self._post()
 
@@ -408,13 +411,33 @@ class LevelExchange:
             return self._device(size * words, np.uint32), self._device(1, np.uint64)
         return (backend.xp.zeros(words, backend.xp.uint32),)
 
+    def _map_peers(self, size: int) -> None:
+        """The addresses, in this process, of the landing slots and signal words this rank writes on
+        its peers (NVSHMEM maps them): dests[y] is this rank's slot on peer y, signal_of[y] its signal
+        word there; the rotation's: a slot on the next rank per sub-step, and that rank's signal word."""
+        from dbfs import nvshmem
+        xp, me = self.backend.xp, self.me
+
+        def table(addresses):
+            return xp.asarray(np.array(addresses, np.uint64))
+
+        slot = self.landing.data.ptr + 4 * me * self.stride
+        self.dests = table([0 if p == me else nvshmem.peer_address(slot, self.pe[p]) for p in range(size)])
+        word = self.signals.data.ptr + 8 * me
+        self.signal_of = table([0 if p == me else nvshmem.peer_address(word, self.pe[p]) for p in range(size)])
+        if self.rotation is not None:
+            landing, signal = self.rotation
+            succ, nbytes = self.pe[(me + 1) % size], 4 * (self.block // 32)
+            self.rotation_dests = table([nvshmem.peer_address(landing.data.ptr + step * nbytes, succ)
+                                         for step in range(size)])
+            self.rotation_signal = table([nvshmem.peer_address(signal.data.ptr, succ)])
+
     @staticmethod
     def buffer_bytes(size: int, block: int, encoding: str, transport: str, shared: bool,
                      rotation: bool = False, cpu: bool = False) -> tuple[int, int]:
         """(device, pinned host) bytes of a LevelExchange over a line of `size` ranks (on the CPU backend
         every transport stages like `mpi`)."""
-        from dbfs.ops.message import capacity
-        stride = 4 * (HEADER_WORDS + capacity(block, encoding))
+        stride = 4 * (HEADER_WORDS + message.capacity(block, encoding))
         messages, peers, segment = (1 if shared else size), size - 1, block // 8
         device, host = messages * stride, messages * stride
         if transport == "mpi" or cpu:
@@ -449,16 +472,14 @@ class LevelExchange:
     def stage(self) -> None:
         """Queue the copy of the encoded messages' heads (and, host-staged, payloads) to out_host; the
         previous round's sends must be finished (`finish_sends`)."""
-        from dbfs.ops.message import stage
         messages = 1 if self.shared else len(self.peers) + 1
-        stage(self.backend, self.out, self.stride, -1 if self.shared else self.me, self.out_host, self.stride,
+        message.stage(self.backend, self.out, self.stride, -1 if self.shared else self.me, self.out_host, self.stride,
               messages, payload_too=self.staged)
 
     def send(self) -> tuple[int, int]:
         """Send every peer its message and receive one from each (after the wait `needs_wait` asks for,
         if any); returns (messages, bytes) sent. The received messages are then in `sources` (for NCCL
         and NVSHMEM: once the compute stream gets there)."""
-        from dbfs.ops.message import size
         self.round += 1
         if not self.mpi:
             self._send_on_stream()
@@ -467,7 +488,7 @@ class LevelExchange:
         for p in self.peers:
             y = 0 if self.shared else p
             host = self.out_host[y * self.stride:(y + 1) * self.stride]
-            n = size(host)
+            n = message.size(host)
             payload = host[:n] if self.staged else self.outgoing(p)[:n]
             self.send_req.append(self.comm.Isend([payload, MPI.UINT32_T], dest=p, tag=self.tag))
             sent += 4 * n
@@ -478,14 +499,9 @@ class LevelExchange:
     def _send_on_stream(self) -> None:
         stream = self.backend.xp.cuda.get_current_stream()
         if self.shmem:
-            from dbfs import nvshmem
-            slot = self.landing[self.me * self.stride:(self.me + 1) * self.stride]
-            for p in self.peers:
-                nvshmem.put_signal(slot, self.outgoing(p), 4 * self.stride, self.signals[self.me:self.me + 1],
-                                   self.round, self.pe[p], stream)
-            for p in self.peers:
-                nvshmem.wait_signal(self.signals[p:p + 1], self.round, stream)
-            self.backend.launches += 2 * len(self.peers)
+            message.put(self.backend, self.out, self.stride, self.shared, 0, self.dests)
+            message.signal(self.backend, self.signal_of, self.round)
+            message.wait(self.backend, self.signals, self.me, self.round)
             return
         nccl = self.nccl_api()
         nccl.groupStart()
@@ -509,15 +525,12 @@ class LevelExchange:
                                recvbuf=[in_host, MPI.UINT32_T], source=pred, recvtag=self.tag + 1)
             backend.copy(segment, in_host)
         elif self.shmem:
-            from dbfs import nvshmem
             landing, signal = self.rotation
             self.round += 1
-            stream = backend.xp.cuda.get_current_stream()
-            slot = landing[step * words:(step + 1) * words]
-            nvshmem.put_signal(slot, segment, segment.nbytes, signal, self.round, self.pe[succ], stream)
-            nvshmem.wait_signal(signal, self.round, stream)
-            backend.launches += 2
-            backend.copy(segment, slot)
+            message.put(backend, segment, words, True, words, self.rotation_dests[step:step + 1])
+            message.signal(backend, self.rotation_signal, self.round)
+            message.wait(backend, signal, -1, self.round)
+            backend.copy(segment, landing[step * words:(step + 1) * words])
         else:
             (landing,) = self.rotation
             nccl, stream = self.nccl_api(), backend.xp.cuda.get_current_stream().ptr

@@ -1,9 +1,10 @@
-"""NVSHMEM for the level's exchanges (--comm nvshmem): the runtime's start and end, symmetric memory,
-and the two stream-ordered operations the exchanges need -- a put of a message with a signal into the
-receiver's symmetric buffer, and a wait for a signal -- both queued on the search's stream by the host
-(nvshmem4py's bindings of nvshmemx_putmem_signal_on_stream and nvshmemx_signal_wait_until_on_stream),
-so no round waits on the device: the data moves GPU to GPU (on one node through NVLink or, for ranks
-sharing a GPU under CUDA MPS, within the GPU), never through host memory.
+"""NVSHMEM for the level's exchanges (--comm nvshmem): the runtime's start and end, symmetric memory, and
+the addresses of the other PEs' symmetric memory that NVSHMEM maps into this process. With them dbfs's
+own kernels (kernels/message.cu: message_put, message_signal, message_wait) write each message into its
+receiver's landing buffer at its exact size, set the receiver's signal word, and wait on their own: the
+GPU sends its messages, no round waits on the host, and the data moves GPU to GPU (through NVLink or,
+for ranks sharing a GPU under CUDA MPS, within the GPU), never through host memory. (NVSHMEM's own
+stream-ordered signal wait refuses to run with several PEs on one GPU; its mappings serve them.)
 
 Processing elements (PEs) are the MPI ranks: the runtime starts with MPI's COMM_WORLD as its bootstrap,
 so PE p is world rank p. Symmetric allocations are collective: every rank makes the same ones in the
@@ -22,6 +23,7 @@ import os
 import numpy as np
 
 from dbfs import runtime
+from dbfs.errors import DbfsError
 
 _started = False
 
@@ -89,15 +91,13 @@ def free(array) -> None:
     bindings.free(array.data.ptr)
 
 
-def put_signal(dest, src, nbytes: int, signal, value: int, pe: int, stream) -> None:
-    """Queue on `stream`: src's first nbytes into `dest` (a symmetric array, as named on this PE) on PE
-    `pe`, then signal (a symmetric uint64 word there) set to value; both are delivered in that order."""
+def peer_address(address: int, pe: int) -> int:
+    """The address, in this process, of PE `pe`'s copy of the symmetric location `address` (its memory
+    mapped here by NVSHMEM); DbfsError when `pe` is not reachable so (another node)."""
     from nvshmem import bindings
-    bindings.putmem_signal_on_stream(dest.data.ptr, src.data.ptr, nbytes, signal.data.ptr, value,
-                                     int(bindings.Signal_op.SIGNAL_SET), pe, stream.ptr)
-
-
-def wait_signal(signal, value: int, stream) -> None:
-    """Queue on `stream` a wait until the symmetric uint64 word `signal` (here) is at least value."""
-    from nvshmem import bindings
-    bindings.signal_wait_until_on_stream(signal.data.ptr, int(bindings.Cmp_type.CMP_GE), value, stream.ptr)
+    mapped = bindings.ptr(address, pe)
+    if not mapped:
+        raise DbfsError(f"--comm nvshmem: PE {pe} is not mapped into this rank's address space (another "
+                        "node): dbfs's kernels put their messages through NVSHMEM's mappings, which reach the "
+                        "GPUs of one node; use --comm nccl or mpi across nodes", collective=True)
+    return mapped

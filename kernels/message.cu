@@ -154,3 +154,39 @@ messages_to_bitmaps(const u64* __restrict__ sources, i32 nwords, u32* __restrict
         atomicOr(&target[o >> 5], 1u << (o & 31));
     }
 }
+
+// GPU-initiated messages between ranks whose memory NVSHMEM mapped into each other's address space
+// (dbfs.nvshmem: the ranks of a node). Message y (out + y * out_stride, or `out` itself for every y
+// when shared; `words` > 0: that many plain words, else the head's size) is copied by the blocks of
+// column y into dests[y], an address of its receiver's landing buffer (0: no message).
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+message_put(const u32* __restrict__ out, i64 out_stride, i32 shared, i32 words, const u64* __restrict__ dests)
+{
+    u32* dest = (u32*)dests[blockIdx.y];
+    if (dest == nullptr) return;
+    const u32* m = shared ? out : out + blockIdx.y * out_stride;
+    const i32 n = words > 0 ? words : HEAD_WORDS + (i32)m[HEAD_SIZE];
+    for (i32 t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += gridDim.x * blockDim.x) dest[t] = m[t];
+}
+
+// After message_put (the kernel boundary: every copy performed): receiver y's signal word (signals[y],
+// an address in its memory) := round, behind a system-wide fence. One thread per message.
+extern "C" __global__ void message_signal(const u64* __restrict__ signals, i32 n, u64 round)
+{
+    const i32 y = threadIdx.x;
+    if (y >= n || signals[y] == 0) return;
+    __threadfence_system();
+    *(volatile u64*)signals[y] = round;
+}
+
+// Waits until every signal word of this rank's `n` (but `skip`) reads at least `round`: the messages of
+// that round have landed. One thread per word, sleeping between reads so that the ranks sharing the GPU
+// keep their multiprocessors.
+extern "C" __global__ void message_wait(const u64* __restrict__ signals, i32 n, i32 skip, u64 round)
+{
+    const i32 y = threadIdx.x;
+    if (y >= n || y == skip) return;
+    const volatile u64* word = signals + y;
+    while (*word < round) __nanosleep(256);
+    __threadfence();
+}

@@ -172,3 +172,45 @@ def to_bitmaps(backend, sources: SourceTable, nwords: int, out) -> None:
             bits = np.zeros(32 * nwords, bool)
             bits[items(message, 32 * nwords)] = True
             out[y * nwords:(y + 1) * nwords] = np.packbits(bits, bitorder="little").view(np.uint32)
+
+
+def put(backend, out, out_stride: int, shared: bool, words: int, dests) -> None:
+    """Message y := out[y*out_stride:] (or `out` for every y when shared), copied into dests[y] at its
+    size (the head's, or `words` plain words when words > 0). GPU: dests is a uint64 device array of
+    addresses (0: none; another rank's memory mapped here, dbfs.nvshmem); one kernel. NumPy: a list of
+    uint32 arrays or None."""
+    if backend.is_gpu:
+        kernel = backend.kernel("message", "message_put")
+        kernel(_grid(backend, kernel, words or out_stride, dests.shape[0]), (BLOCK_THREADS,),
+               (out, np.int64(out_stride), np.int32(shared), np.int32(words), dests))
+        return
+    for y, dest in enumerate(dests):
+        if dest is not None:
+            message = out if shared else out[y * out_stride:(y + 1) * out_stride]
+            n = words or size(message)
+            dest[:n] = message[:n]
+
+
+def signal(backend, signals, value: int) -> None:
+    """Every signal word named by `signals` := value, after the puts queued before (GPU: a uint64
+    device array of addresses, 0 for none; NumPy: a list of one-word uint64 arrays or None)."""
+    if backend.is_gpu:
+        backend.kernel("message", "message_signal")((1,), (max(32, len(signals)),),
+                                                   (signals, np.int32(len(signals)), np.uint64(value)))
+        return
+    for word in signals:
+        if word is not None:
+            word[0] = value
+
+
+def wait(backend, signals, skip: int, value: int) -> None:
+    """Queue a wait until every word of `signals` (uint64, this rank's) but `skip` is at least value.
+    GPU: one kernel of one block that sleeps between reads. NumPy: the words must already be there."""
+    if backend.is_gpu:
+        backend.kernel("message", "message_wait")((1,), (max(32, signals.shape[0]),),
+                                                 (signals, np.int32(signals.shape[0]), np.int32(skip),
+                                                  np.uint64(value)))
+        return
+    late = [y for y in range(signals.shape[0]) if y != skip and int(signals[y]) < value]
+    if late:
+        raise RuntimeError(f"signals {late} are below {value}: their messages have not been put")
