@@ -294,3 +294,4 @@ WS_VWC_KERNEL(4)
 WS_VWC_KERNEL(8)
 WS_VWC_KERNEL(16)
 WS_VWC_KERNEL(32)
+#include "ws_shards.cuh"

@@ -18,6 +18,7 @@ from dbfs.ws import launch, programs  # noqa: F401
 from dbfs.ws.engine import EXCHANGES, kernel_pointer
 from dbfs.ws.graph import build_csr, split
 from dbfs.ws.program import PROGRAMS, module
+from dbfs.ws.shards import SHARD_METHODS
 from ws_cases import BFS_PARENT, GRAPHS, kronecker, run, source_of
 
 pytestmark = pytest.mark.gpu
@@ -59,6 +60,22 @@ def test_hub_split_matches_the_twin(name, graph_name, hubs):
         result = run(program, graph, len(devices), exchange, "ws", source, devices, hub_degree=hub_degree,
                      hub_slice=hub_slice)
         assert_matches_twin(program, twin, result, (devices, exchange))
+
+
+@pytest.mark.parametrize("memory", ["device", "host"])
+@pytest.mark.parametrize("method", SHARD_METHODS)
+@pytest.mark.parametrize("graph_name", sorted(GPU_GRAPHS))
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_shards_match_the_twin(name, graph_name, method, memory):
+    """gs_iterate / cw_iterate with their shards in device memory or in pinned host memory, default and
+    small windows (many shards, most windows short), one partition and two sharing the GPU."""
+    program, graph = CASES[name], GPU_GRAPHS[graph_name]()
+    source = source_of(graph) if program.needs_source else None
+    twin = run(program, graph, method=method, source=source)
+    for devices, exchange, window in (([0], None, None), ([0], None, 64), ([0, 0], "vr", 32)):
+        result = run(program, graph, len(devices), exchange, method, source, devices, shard_window=window,
+                     shard_memory=memory)
+        assert_matches_twin(program, twin, result, (devices, exchange, window))
 
 
 def check_partitions(devices):

@@ -16,7 +16,8 @@ from ws_cases import BFS_PARENT
 pytestmark = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1, reason="compiled once, in the 1-rank pass")
 NVCC = shutil.which("nvcc")
 CASES = {**PROGRAMS, BFS_PARENT.name: BFS_PARENT}
-KERNELS = ["ws_iterate", "ws_hub_slices", "ws_apply", "ws_gather"] + [f"vwc_iterate_{w}" for w in (2, 4, 8, 16, 32)]
+KERNELS = ["ws_iterate", "ws_hub_slices", "ws_apply", "ws_gather", "gs_iterate", "cw_iterate", "gs_refresh",
+           "cw_refresh"] + [f"vwc_iterate_{w}" for w in (2, 4, 8, 16, 32)]
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found on PATH: CUDA sources not compile-checked")

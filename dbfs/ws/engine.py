@@ -31,11 +31,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dbfs.ws import launch
+from dbfs.ws import launch, shards
 from dbfs.ws.graph import CSR, HUB_DEGREE, HUB_SLICE, PartitionData, copy_to_device, split
 from dbfs.ws.program import Program, module
 
 EXCHANGES = ("vr", "all", "ms", "peer")
+METHODS = launch.METHODS + shards.SHARD_METHODS
+SHARD_MEMORY = ("auto", "device", "host")
+# room left on the GPU, per entry, for what each program adds to the shards (its copies and edge values)
+PROGRAM_BYTES_PER_ENTRY = 16
 DEFAULT_MAX_ITERATIONS = 10000
 
 
@@ -54,10 +58,14 @@ class RunResult:
 
 class Layout:
     """The graph cut into partitions, each placed on its device (shared by every program that runs);
-    hub_degree and hub_slice: see dbfs.ws.graph (the hubs of the WS method)."""
+    hub_degree and hub_slice: see dbfs.ws.graph (the hubs of the WS method). shard_methods: the
+    partitions also in G-Shards and/or Concatenated Windows (dbfs.ws.shards) of shard_window vertices,
+    on the device or, with shard_memory "host" (or "auto" where they would leave less than
+    PROGRAM_BYTES_PER_ENTRY per entry free on the GPU), in pinned host memory from pinned_empty."""
 
     def __init__(self, csr: CSR, parts: int, devices: list[int] | None = None, hub_degree: int = HUB_DEGREE,
-                 hub_slice: int = HUB_SLICE):
+                 hub_slice: int = HUB_SLICE, shard_methods=(), shard_window: int = shards.WINDOW,
+                 shard_memory: str = "auto", pinned_empty=None):
         self.n, self.entries, self.n_tuples = csr.n, csr.entries, csr.n_tuples
         self.degree = csr.degree
         datas = split(csr, parts, hub_degree, hub_slice)
@@ -67,20 +75,72 @@ class Layout:
             for d, dev in zip(datas, devices):
                 d.device = dev
         self.parts = datas
+        if shard_memory not in SHARD_MEMORY:
+            raise ValueError(f"unknown shard memory {shard_memory!r}")
+        self.shards = {m: [self._placed(shards.build_on(d, m, shard_window), shard_memory, pinned_empty)
+                           for d in datas] for m in shard_methods}
+
+    @staticmethod
+    def _placed(part_shards: shards.Shards, memory: str, pinned_empty) -> shards.Shards:
+        on_gpu = not isinstance(part_shards.dest, np.ndarray)
+        if memory == "auto":
+            memory = "device"
+            if on_gpu:
+                import cupy
+                with part_shards.dest.device:
+                    free = cupy.cuda.runtime.memGetInfo()[0] + cupy.get_default_memory_pool().free_bytes()
+                if free < PROGRAM_BYTES_PER_ENTRY * part_shards.entries:
+                    memory = "host"
+        if memory == "device":
+            return part_shards
+        if not on_gpu:
+            return part_shards.moved(lambda a: a, True)
+
+        def to_pinned(array):
+            out = pinned_empty(array.size, array.dtype)
+            array.get(out=out)
+            return out
+        moved = part_shards.moved(to_pinned, True)
+        del part_shards
+        import cupy
+        cupy.get_default_memory_pool().free_all_blocks()
+        return moved
+
+    def representation_bytes(self, method: str) -> tuple[int, int]:
+        """(device, host) bytes of the graph structure `method` reads, all partitions (CSR for ws and
+        vwc: row offsets, neighbours, weights and hub tables)."""
+        if method in shards.SHARD_METHODS:
+            held = self.shards[method]
+            device, host = sum(s.nbytes for s in held if not s.on_host), sum(s.nbytes for s in held if s.on_host)
+        else:
+            device, host = 0, 0
+            for d in self.parts:
+                arrays = (d.rowptr, d.nbrs, d.weights, d.hubs.vertices, d.hubs.slice_begin, d.hubs.slice_end,
+                          d.hubs.warp_slice)
+                device += sum(int(a.nbytes) for a in arrays if a is not None)
+        return (0, device + host) if self.parts[0].device is None else (device, host)
 
     def describe(self) -> list[dict]:
-        return [{"lo": d.lo, "hi": d.hi, "entries": int(d.nbrs.shape[0]), "boundary": int(d.boundary.shape[0]),
-                 "hubs": int(d.hubs.vertices.shape[0]), "hub_slices": d.hubs.slices,
-                 "hub_entries": int((d.hubs.slice_end - d.hubs.slice_begin).sum()), "device": d.device}
-                for d in self.parts]
+        out = [{"lo": d.lo, "hi": d.hi, "entries": int(d.nbrs.shape[0]), "boundary": int(d.boundary.shape[0]),
+                "hubs": int(d.hubs.vertices.shape[0]), "hub_slices": d.hubs.slices,
+                "hub_entries": int((d.hubs.slice_end - d.hubs.slice_begin).sum()), "device": d.device}
+               for d in self.parts]
+        for method, held in self.shards.items():
+            for record, s in zip(out, held):
+                record[method] = {"window": s.window, "shards": s.shards, "bytes": s.nbytes,
+                                  "memory": "host" if s.on_host else "device"}
+        return out
 
 
 class _Part:
     """One partition: its CSR share, its copy of VertexValues, its outbox and its inboxes."""
 
-    def __init__(self, data: PartitionData, program: Program, n: int):
+    def __init__(self, data: PartitionData, program: Program, n: int, held: dict):
         xp = self.xp = data.xp
         self.data = data
+        self.program = program
+        self.held = held               # shard method -> this partition's dbfs.ws.shards.Shards
+        self.shard_state: dict = {}    # shard method -> the program's (copies, edge values[, twin plan])
         self.index, self.lo, self.count = data.index, data.lo, data.count
         self.n_boundary = int(data.boundary.shape[0])
         self.itemsize = program.vertex_dtype.itemsize
@@ -183,9 +243,8 @@ class _Hub:
 class _CpuPart(_Part):
     """A simulated partition: NumPy twins and synchronous copies."""
 
-    def __init__(self, data: PartitionData, program: Program, n: int):
-        super().__init__(data, program, n)
-        self.program = program
+    def __init__(self, data: PartitionData, program: Program, n: int, held: dict):
+        super().__init__(data, program, n, held)
         self.typed = self.values.view(program.vertex_dtype)
         rowptr = (data.rowptr & ~np.uint64(1 << 63)).astype(np.int64)
         self.marked = (data.rowptr[:-1] >> np.uint64(63)).astype(bool)
@@ -209,11 +268,34 @@ class _CpuPart(_Part):
     def owned(self) -> np.ndarray:
         return self.typed[self.lo:self.lo + self.count]
 
+    def _state(self, method: str):
+        if method not in self.shard_state:
+            s = self.held[method]
+            copies = np.zeros(s.entries, self.program.vertex_dtype)
+            edges = _edge_values(self.program, shards.edge_view(s, self.data)) if self.program.edge_values else None
+            self.shard_state[method] = (copies, edges, shards.Plan(s))
+        return self.shard_state[method]
+
+    def prepare(self, method: str) -> None:
+        if method in shards.SHARD_METHODS:
+            copies, _, plan = self._state(method)
+            shards.load_twin(plan, self.typed, copies)
+
+    def refresh(self, method: str) -> None:
+        self.mark("exchange")
+        copies, _, plan = self._state(method)
+        shards.refresh_twin(plan, self.typed, copies)
+
     def compute(self, method: str, outbox) -> None:
         self.mark("compute")
-        changed, ids, vals = launch.iterate_twin(self.program, self.plan, self.data.nbrs, self.edges,
-                                                 self.typed, self.lo, self.count, self.marked,
-                                                 outbox is not None)
+        if method in shards.SHARD_METHODS:
+            copies, edges, plan = self._state(method)
+            changed, ids, vals = shards.iterate_twin(self.program, plan, copies, edges, self.typed, self.marked,
+                                                     outbox is not None)
+        else:
+            changed, ids, vals = launch.iterate_twin(self.program, self.plan, self.data.nbrs, self.edges,
+                                                     self.typed, self.lo, self.count, self.marked,
+                                                     outbox is not None)
         n = 0
         if outbox is not None:
             n = ids.shape[0]
@@ -250,12 +332,13 @@ def kernel_pointer(array):
 class _GpuPart(_Part):
     """A partition on one GPU: its own stream, the program's kernels loaded on that device."""
 
-    def __init__(self, data: PartitionData, program: Program, n: int, pinned_empty):
+    def __init__(self, data: PartitionData, program: Program, n: int, held: dict, pinned_empty):
         import cupy
         self.cupy = cupy
+        self.pinned_empty = pinned_empty
         self.device = cupy.cuda.Device(data.device)
         with self.device:
-            super().__init__(data, program, n)
+            super().__init__(data, program, n, held)
             # A blocking stream: it waits for what was set up on the default stream (values, boxes,
             # edge values) before its first operation.
             self.stream = cupy.cuda.Stream()
@@ -265,6 +348,8 @@ class _GpuPart(_Part):
             self.partials = cupy.zeros(max(data.hubs.slices, 1) * self.itemsize, np.uint8)
             mod = module(program)
             self.fn = {m: mod.get_function(launch.kernel_name(m)) for m in launch.METHODS}
+            self.fn.update({m: mod.get_function(shards.kernel_name(m)) for m in shards.SHARD_METHODS})
+            self.refresh_fn = {m: mod.get_function(f"{m}_refresh") for m in shards.SHARD_METHODS}
             self.hub_fn = mod.get_function("ws_hub_slices")
             self.apply_fn, self.gather_fn = mod.get_function("ws_apply"), mod.get_function("ws_gather")
             self.sent = [cupy.cuda.Event(disable_timing=True) for _ in (0, 1)]
@@ -296,17 +381,57 @@ class _GpuPart(_Part):
             typed = self.values.view(np.uint8)[self.lo * self.itemsize:(self.lo + self.count) * self.itemsize]
             return typed.get(stream=self.stream)
 
+    def _state(self, method: str):
+        """The program's copies of the sources and its edge values in shard order, where the shards are."""
+        if method not in self.shard_state:
+            s = self.held[method]
+            with self.device:
+                if s.on_host:
+                    copies = self.pinned_empty(s.entries * self.itemsize, np.uint8)
+                else:
+                    copies = self.cupy.zeros(s.entries * self.itemsize, np.uint8)
+                edges = self.cupy.zeros(1, np.uint8)
+                if self.program.edge_values:
+                    edges = _edge_values(self.program, shards.edge_view(s, self.data))
+                    if s.on_host and edges is not s.weights:
+                        pinned = self.pinned_empty(edges.size, edges.dtype)
+                        pinned[:] = edges
+                        edges = pinned
+            self.shard_state[method] = (copies, edges)
+        return self.shard_state[method]
+
+    def prepare(self, method: str) -> None:
+        if method in shards.SHARD_METHODS:
+            copies, _ = self._state(method)
+            with self.device, self.stream:
+                shards.refresh(self.refresh_fn[method], self.held[method], kernel_pointer, self.values,
+                               kernel_pointer(copies), True)
+            self.stream.synchronize()
+
+    def refresh(self, method: str) -> None:
+        copies, _ = self._state(method)
+        with self.device, self.stream:
+            self.mark("exchange")
+            shards.refresh(self.refresh_fn[method], self.held[method], kernel_pointer, self.values,
+                           kernel_pointer(copies), False)
+
     def compute(self, method: str, outbox) -> None:
         out_idx, out_val = outbox or (self.out_idx, self.out_val)
         with self.device, self.stream:
             self.mark("compute")
             self.status.fill(0)
             d = self.data
-            if method == "ws":
+            if method in shards.SHARD_METHODS:
+                copies, edges = self._state(method)
+                shards.iterate(self.fn[method], self.held[method], kernel_pointer, kernel_pointer(copies),
+                               kernel_pointer(edges), self.values, self.status, outbox is not None,
+                               kernel_pointer(out_idx), kernel_pointer(out_val), self.itemsize)
+            elif method == "ws":
                 launch.hub_slices(self.hub_fn, d.hubs, d.nbrs, self.edges, self.values, self.partials)
-            launch.iterate(self.fn[method], method, d.rowptr, d.nbrs, self.edges, self.values, d.lo, d.count,
-                           self.status, outbox is not None, kernel_pointer(out_idx), kernel_pointer(out_val),
-                           d.hubs, self.partials)
+            if method in launch.METHODS:
+                launch.iterate(self.fn[method], method, d.rowptr, d.nbrs, self.edges, self.values, d.lo,
+                               d.count, self.status, outbox is not None, kernel_pointer(out_idx),
+                               kernel_pointer(out_val), d.hubs, self.partials)
             self.status.data.copy_to_host_async(self.status_host.ctypes.data, 8, self.stream)
             self.mark("idle")
 
@@ -353,10 +478,14 @@ class Engine:
         if backend.is_gpu != (layout.parts[0].device is not None):
             raise ValueError("the layout's partitions are not on the backend's kind of device")
         self.layout, self.program = layout, program
+        for method, held in layout.shards.items():
+            shards.check_window(held[0].window, program.vertex_dtype.itemsize, program.name)
+        helds = [{m: held[i] for m, held in layout.shards.items()} for i in range(len(layout.parts))]
         if backend.is_gpu:
-            self.parts = [_GpuPart(d, program, layout.n, backend.pinned_empty) for d in layout.parts]
+            self.parts = [_GpuPart(d, program, layout.n, h, backend.pinned_empty)
+                          for d, h in zip(layout.parts, helds)]
         else:
-            self.parts = [_CpuPart(d, program, layout.n) for d in layout.parts]
+            self.parts = [_CpuPart(d, program, layout.n, h) for d, h in zip(layout.parts, helds)]
         for p in self.parts:
             p.attach([q for q in self.parts if q is not p])
         self.hub = _Hub(self.parts, backend.pinned_empty) if len(self.parts) > 1 else None
@@ -364,14 +493,17 @@ class Engine:
     def run(self, method: str, exchange: str | None, source: int | None = None,
             max_iterations: int = DEFAULT_MAX_ITERATIONS) -> RunResult:
         """Iterate from the program's initial values until no vertex changes (or max_iterations)."""
-        if method not in launch.METHODS:
+        if method not in METHODS:
             raise ValueError(f"unknown method {method!r}")
+        if method in shards.SHARD_METHODS and method not in self.layout.shards:
+            raise ValueError(f"the layout was built without {method} shards")
         parts, hub = self.parts, self.hub
         if len(parts) > 1 and exchange not in EXCHANGES:
             raise ValueError(f"unknown exchange {exchange!r}")
         initial = self.program.initial(self.layout.n, source)
         for p in parts:
             p.load(initial)
+            p.prepare(method)
         kind = exchange if hub is not None else None   # one partition exchanges nothing
         index_bytes = 4 if kind in ("vr", "peer") else 0  # refined boxes carry each vertex's index
         sent = [0] * len(parts)
@@ -384,6 +516,8 @@ class Engine:
                     for q in parts:
                         if q is not p:
                             p.receive(kind, (t - 1) % 2, q, sent[q.index], hub)
+                    if method in shards.SHARD_METHODS:
+                        p.refresh(method)
                 p.compute(method, p.outbox(kind, t % 2, hub))
             status = [p.wait() for p in parts]
             now = time.perf_counter()
