@@ -490,6 +490,29 @@ class Engine:
             p.attach([q for q in self.parts if q is not p])
         self.hub = _Hub(self.parts, backend.pinned_empty) if len(self.parts) > 1 else None
 
+    def representation(self, method: str) -> dict:
+        """What `method` reads and where: its name (csr, gs, cw), the bytes of the graph structure plus the
+        program's per-entry arrays (edge values other than the weights; for gs and cw the copies of the
+        sources) on the GPUs and in (pinned) host memory; on the CPU backend everything is host memory."""
+        device, host = self.layout.representation_bytes(method)
+        extra_device = extra_host = 0
+        for p in self.parts:
+            if method in shards.SHARD_METHODS:
+                s = self.layout.shards[method][p.index]
+                copies, edges = p._state(method)[:2]
+                arrays, on_host = [copies] + ([] if edges is None or edges is s.weights else [edges]), s.on_host
+            else:
+                edges = p.edges
+                arrays = [] if edges is None or edges is p.data.weights or edges.size == 1 else [edges]
+                on_host = False
+            size = sum(int(a.nbytes) for a in arrays)
+            if on_host or p.data.device is None:
+                extra_host += size
+            else:
+                extra_device += size
+        name = method if method in shards.SHARD_METHODS else "csr"
+        return {"name": name, "device_bytes": device + extra_device, "host_bytes": host + extra_host}
+
     def run(self, method: str, exchange: str | None, source: int | None = None,
             max_iterations: int = DEFAULT_MAX_ITERATIONS) -> RunResult:
         """Iterate from the program's initial values until no vertex changes (or max_iterations)."""

@@ -32,9 +32,10 @@ from dbfs.errors import DbfsError
 from dbfs.harness import Benchmark, Run, drive
 from dbfs.json_output import provenance, write_json_atomically
 from dbfs.options import parse_seed
-from dbfs.ws import launch, programs  # noqa: F401  (registers the five programs)
-from dbfs.ws.engine import DEFAULT_MAX_ITERATIONS, EXCHANGES, Engine, Layout
+from dbfs.ws import programs  # noqa: F401  (registers the five programs)
+from dbfs.ws.engine import DEFAULT_MAX_ITERATIONS, EXCHANGES, METHODS, SHARD_MEMORY, Engine, Layout
 from dbfs.ws.graph import HUB_DEGREE, build_csr
+from dbfs.ws.shards import SHARD_METHODS, WINDOW
 from dbfs.ws.program import PROGRAMS, lookup
 from graph500.generator import DEFAULT_SEED, edge_count, generate_edges
 from graph500.roots import sample_roots
@@ -54,7 +55,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="generator and root-sampling seeds A,B")
     p.add_argument("--algo", default="bfs", help=f"programs, comma-separated, or all ({', '.join(PROGRAMS)})")
     p.add_argument("--method", default="ws",
-                   help=f"iteration kernels, comma-separated, or all ({', '.join(launch.METHODS)})")
+                   help=f"iteration kernels, comma-separated, or all ({', '.join(METHODS)}): Warp Segmentation, "
+                        "virtual warps of 2..32 lanes, CuSha's G-Shards and Concatenated Windows")
     p.add_argument("--exchange", default="vr",
                    help=f"exchanges between GPUs, comma-separated, or all ({', '.join(EXCHANGES)})")
     p.add_argument("--gpus", type=int, help="GPUs to use (partitions on the CPU backend); "
@@ -68,6 +70,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hub-degree", type=int, default=HUB_DEGREE,
                    help="--method ws: rows of more than this many neighbours are hubs, reduced in slices by "
                         "many warps before the warp-segmented pass (0: every non-empty row)")
+    p.add_argument("--shard-window", type=int, default=WINDOW,
+                   help="--method gs, cw: vertices per shard (a multiple of 32; their values stay in shared memory)")
+    p.add_argument("--shard-memory", choices=SHARD_MEMORY, default="auto",
+                   help="--method gs, cw: where the shards live; auto: pinned host memory when they would not "
+                        "leave room on the GPU for the programs' copies")
     p.add_argument("--max-iterations", type=int, default=DEFAULT_MAX_ITERATIONS,
                    help="stop a run that has not converged after this many iterations")
     p.add_argument("--backend", choices=("auto", "gpu", "cpu"), default="auto",
@@ -116,7 +123,10 @@ def _check_args(args) -> None:
     for path in args.load:
         _load_programs(path)
     args.algos = _choices(args.algo, PROGRAMS, "algorithm")
-    args.methods = _choices(args.method, launch.METHODS, "method")
+    args.methods = _choices(args.method, METHODS, "method")
+    if args.shard_window < 32 or args.shard_window % 32:
+        raise DbfsError(f"--shard-window must be a positive multiple of 32, got {args.shard_window}",
+                        collective=True)
     args.exchanges = _choices(args.exchange, EXCHANGES, "exchange")
     args.seed_pair = parse_seed(args.seed)
     if args.json:
@@ -210,8 +220,9 @@ def _disagreement(program, reference: np.ndarray, values: np.ndarray) -> str | N
     return None if distance <= PR_L1_TOLERANCE else f"relative L1 distance {distance:.2e} > {PR_L1_TOLERANCE}"
 
 
-def _run_record(program, algo, method, exchange, parts, source, repeat, result, degree) -> dict:
+def _run_record(program, algo, method, exchange, parts, source, repeat, result, degree, representation) -> dict:
     record = {"algo": algo, "method": method, "exchange": exchange, "gpus": parts, "source": source,
+              "representation": representation,
               "repeat": repeat, "iterations": result.iterations, "converged": result.converged,
               "time": result.time, "iteration_times": result.iteration_times,
               "compute_time": result.compute_time, "exchange_time": result.exchange_time,
@@ -233,12 +244,17 @@ def median_times(runs: list[dict]) -> dict:
 
 
 def comparisons(runs: list[dict]) -> list[dict]:
-    """Speedups the paper reports: WS over each and the best VWC size; VR over ALL, MS and peer."""
+    """Speedups the paper reports: WS over each and the best VWC size, WS over G-Shards and Concatenated
+    Windows (time of the other / time of ws); VR over ALL, MS and peer."""
     times = median_times(runs)
     out = []
     for algo, method, exchange in times:
         if method == "ws":
-            vwc = {m: t for (a, m, e), t in times.items() if a == algo and e == exchange and m != "ws"}
+            for other in SHARD_METHODS:
+                if (algo, other, exchange) in times:
+                    out.append({"algo": algo, "exchange": exchange, "compare": f"ws_over_{other}", "other": other,
+                                "speedup": times[algo, other, exchange] / times[algo, method, exchange]})
+            vwc = {m: t for (a, m, e), t in times.items() if a == algo and e == exchange and m.startswith("vwc")}
             if vwc:
                 best = min(vwc, key=vwc.get)
                 out.append({"algo": algo, "exchange": exchange, "compare": "ws_over_best_vwc",
@@ -274,8 +290,11 @@ def comparison_lines(found: list[dict]) -> str:
             where = f" ({c['exchange']})" if c["exchange"] else ""
             lines.append(f"{c['algo']}{where}: ws is {c['speedup']:.2f}x the best VWC ({c['other']}); "
                          f"over each: {each}")
-        else:
+        elif c["compare"].startswith("vr_over_"):
             lines.append(f"{c['algo']} ({c['method']}): vr is {c['speedup']:.2f}x {c['other']}")
+        else:
+            where = f" ({c['exchange']})" if c["exchange"] else ""
+            lines.append(f"{c['algo']}{where}: ws is {c['speedup']:.2f}x {c['other']}")
     return "\n".join(lines)
 
 
@@ -309,7 +328,10 @@ class VertexPrograms(Benchmark):
         started = time.perf_counter()
         csr = build_csr(backend.xp, n, src, dst, weights)
         del src, dst, weights
-        self.layout = Layout(csr, args.parts, self.devices, hub_degree=args.hub_degree)
+        self.layout = Layout(csr, args.parts, self.devices, hub_degree=args.hub_degree,
+                             shard_methods=[m for m in args.methods if m in SHARD_METHODS],
+                             shard_window=args.shard_window, shard_memory=args.shard_memory,
+                             pinned_empty=backend.pinned_empty)
         backend.sync()
         build_time = time.perf_counter() - started
         self.graph_info.update(n_vertices=n, n_tuples=csr.n_tuples, csr_entries=csr.entries,
@@ -370,7 +392,8 @@ class VertexPrograms(Benchmark):
 
     def record(self, trial: _Config, result) -> dict:
         return _run_record(self.engine.program, trial.algo, trial.method, trial.exchange, self.args.parts,
-                           self.original[trial.source], trial.repeat, result, self.degree)
+                           self.original[trial.source], trial.repeat, result, self.degree,
+                           self.engine.representation(trial.method))
 
     def progress(self, index: int, count: int, trial: _Config, record: dict) -> str:
         return (f"{trial.algo} {trial.method} {trial.exchange or ''} source {record['source']}: "
