@@ -18,6 +18,7 @@ from dbfs.ws import launch, programs  # noqa: F401
 from dbfs.ws.engine import EXCHANGES, kernel_pointer
 from dbfs.ws.graph import build_csr, split
 from dbfs.ws.program import PROGRAMS, module
+from dbfs.ws.frontier import FILTERS
 from dbfs.ws.shards import SHARD_METHODS
 from ws_cases import BFS_PARENT, GRAPHS, kronecker, run, source_of
 
@@ -25,6 +26,8 @@ pytestmark = pytest.mark.gpu
 two_gpus = pytest.mark.skipif(gpu_count() < 2, reason="needs 2 GPUs")
 CASES = {**PROGRAMS, BFS_PARENT.name: BFS_PARENT}
 GPU_GRAPHS = {**GRAPHS, "kronecker12": lambda: kronecker(12, 16)}
+# the Kronecker graphs, the hand-made one (hubs, isolated vertices) and the lattice with isolated parts
+NEW_GRAPHS = ["handmade", "kronecker12", "lattice_holes"]
 
 
 def assert_matches_twin(program, twin, result, label):
@@ -76,6 +79,35 @@ def test_shards_match_the_twin(name, graph_name, method, memory):
         result = run(program, graph, len(devices), exchange, method, source, devices, shard_window=window,
                      shard_memory=memory)
         assert_matches_twin(program, twin, result, (devices, exchange, window))
+
+
+@pytest.mark.parametrize("mode", FILTERS[1:])
+@pytest.mark.parametrize("graph_name", NEW_GRAPHS)
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_filters_match_the_twin(name, graph_name, mode):
+    """Active lists on the GPU (ws_mark, ws_mark_remote, the online, ballot and fallback list builders, the
+    listed launches of ws_iterate, ws_hub_slices and vwc_iterate): the twin's values over all vertices,
+    with the default bins and with bins of one entry (overflows: JIT then takes the ballot filter), with
+    many hubs, on one partition and on two sharing the GPU."""
+    program, graph = CASES[name], GPU_GRAPHS[graph_name]()
+    source = source_of(graph) if program.needs_source else None
+    twin = run(program, graph, source=source)
+    allowed = {"online": {"online", "all"}, "ballot": {"ballot"}, "jit": {"online", "ballot"}}[mode]
+    used = set()
+    for method in ("ws", "vwc8"):
+        for devices, exchange, threshold, hubs in (([0], None, 64, {}), ([0], None, 1, {}),
+                                                   ([0], None, 1, {"hub_degree": 8, "hub_slice": 4}),
+                                                   ([0, 0], "vr", 1, {})):
+            result = run(program, graph, len(devices), exchange, method, source, devices, frontier=mode,
+                         bin_threshold=threshold, **hubs)
+            label = (method, devices, exchange, threshold, hubs)
+            assert_matches_twin(program, twin, result, label)
+            assert result.filters[0] == "all"
+            steps = {f for step in result.filters[1:] for f in step.split("|")}
+            assert steps <= allowed, (label, steps)
+            used |= steps
+    if mode == "jit" and graph_name == "kronecker12":
+        assert used == {"online", "ballot"}
 
 
 def check_partitions(devices):
@@ -143,7 +175,7 @@ def test_csr_built_by_cupy_equals_numpy():
     gpu = build_csr(cupy, n, cupy.asarray(src), cupy.asarray(dst), cupy.asarray(w))
     assert np.array_equal(gpu.rowptr.get(), cpu.rowptr) and np.array_equal(gpu.nbrs.get(), cpu.nbrs)
     for c, g in zip(split(cpu, 3, 16, 8), split(gpu, 3, 16, 8)):
-        for name in ("vertices", "slice_begin", "slice_end", "warp_slice"):
+        for name in ("vertices", "slice_begin", "slice_end", "warp_slice", "slice_vertex"):
             assert np.array_equal(getattr(g.hubs, name).get(), getattr(c.hubs, name)), name
     rows = np.repeat(np.arange(n), np.diff(cpu.rowptr))   # duplicate entries may carry their weights in any order
     weights = [wt[np.lexsort((wt, cpu.nbrs, rows))] for wt in (cpu.weights, gpu.weights.get())]

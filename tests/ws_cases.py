@@ -16,6 +16,7 @@ from scipy.sparse import csgraph
 from dbfs.backend import Backend
 from dbfs.families import lattice_graph, lattice_with_holes
 from dbfs.ws.engine import Engine, Layout
+from dbfs.ws.frontier import THRESHOLD
 from dbfs.ws.graph import build_csr
 from dbfs.ws.program import Program
 from dbfs.ws.shards import SHARD_METHODS, WINDOW
@@ -72,9 +73,10 @@ GRAPHS = {"kronecker9": lambda: kronecker(9), "handmade": handmade, "lattice": l
 
 
 def run(program, graph, parts=1, exchange=None, method="ws", source=None, devices=None, shard_window=None,
-        shard_memory="auto", **hubs):
+        shard_memory="auto", frontier="all", bin_threshold=THRESHOLD, **hubs):
     """One run to convergence; hubs: hub_degree and hub_slice of the Layout (default: the engine's);
-    shard_window and shard_memory for the gs and cw methods (default: the engine's window)."""
+    shard_window and shard_memory for the gs and cw methods (default: the engine's window); frontier and
+    bin_threshold: the active lists (dbfs.ws.frontier)."""
     n, src, dst, w = graph
     xp = np
     shard = {}
@@ -89,7 +91,8 @@ def run(program, graph, parts=1, exchange=None, method="ws", source=None, device
     else:
         layout = Layout(build_csr(xp, n, src, dst, w), parts, None, **shard, **hubs)
         backend = Backend("cpu")
-    return Engine(layout, program, backend).run(method, exchange, source)
+    return Engine(layout, program, backend).run(method, exchange, source, frontier=frontier,
+                                                bin_threshold=bin_threshold)
 
 
 def source_of(graph) -> int:

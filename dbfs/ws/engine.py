@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dbfs.ws import frontier as filters
 from dbfs.ws import launch, shards
 from dbfs.ws.graph import CSR, HUB_DEGREE, HUB_SLICE, PartitionData, copy_to_device, split
 from dbfs.ws.program import Program, module
@@ -54,6 +55,8 @@ class RunResult:
     exchange_time: float = 0.0     # box kernels, copies and waits for them, slowest partition
     sent_vertices: int = 0         # vertex values sent by all partitions, all iterations
     sent_bytes: int = 0
+    filters: list = field(default_factory=list)        # per iteration: the filter that built its list
+    active_groups: list = field(default_factory=list)  # per iteration: groups of 32 vertices processed
 
 
 class Layout:
@@ -206,14 +209,15 @@ class _Part:
         self.record_sent(parity)
         return n
 
-    def receive(self, kind: str, parity: int, sender: "_Part", n: int, hub) -> None:
-        """Apply what `sender` sent at the end of the previous iteration (parity of that iteration)."""
+    def receive(self, kind: str, parity: int, sender: "_Part", n: int, hub):
+        """Apply what `sender` sent at the end of the previous iteration (parity of that iteration);
+        returns the vertices that came: (their ids, or None for the range first .. first + n, first, n)."""
         self.wait_sent(sender, parity)
         isz, q = self.itemsize, sender.index
         idx, val = self.inbox[parity, q]
         if kind == "all":
             self.copy(self.values, sender.lo * isz, hub.val[parity][q], 0, n * isz)
-            return
+            return None, sender.lo, n
         if kind == "ms":
             self.copy(val, 0, hub.val[parity][q], 0, n * isz)
             idx = self.boundary_of[q]
@@ -221,6 +225,7 @@ class _Part:
             self.copy(idx, 0, hub.idx[parity][q], 0, 4 * n)
             self.copy(val, 0, hub.val[parity][q], 0, n * isz)
         self.apply(idx, val, n)
+        return idx, 0, n
 
 
 def _edge_values(program: Program, data: PartitionData):
@@ -251,6 +256,7 @@ class _CpuPart(_Part):
         self.plan = launch.Plan(rowptr, data.hubs)
         self.edges = _edge_values(program, data) if program.edge_values else None
         self.status = (False, 0)
+        self.frontier = None
 
     stamp = staticmethod(time.perf_counter)
 
@@ -286,16 +292,32 @@ class _CpuPart(_Part):
         copies, _, plan = self._state(method)
         shards.refresh_twin(plan, self.typed, copies)
 
-    def compute(self, method: str, outbox) -> None:
+    def start_frontier(self, mode: str, threshold: int) -> None:
+        self.frontier = None if mode == "all" else filters.TwinFrontier(self.data, threshold)
+        self.list_info = (False, -(-self.count // 32))
+
+    def frontier_receive(self, mode: str, came) -> None:
+        idx, first, n = came
+        ids = np.arange(first, first + n) if idx is None else np.asarray(idx[:n], np.int64)
+        self.frontier.mark_remote(ids, mode != "ballot")
+
+    def build_list(self, mode: str) -> None:
+        overflow = self.frontier.build(mode)
+        self.list_info = (overflow, int(self.frontier.list.shape[0]))
+
+    def compute(self, method: str, outbox, mode: str = "all") -> None:
         self.mark("compute")
         if method in shards.SHARD_METHODS:
             copies, edges, plan = self._state(method)
             changed, ids, vals = shards.iterate_twin(self.program, plan, copies, edges, self.typed, self.marked,
                                                      outbox is not None)
         else:
-            changed, ids, vals = launch.iterate_twin(self.program, self.plan, self.data.nbrs, self.edges,
-                                                     self.typed, self.lo, self.count, self.marked,
-                                                     outbox is not None)
+            active = None if self.frontier is None else self.frontier.active()
+            changed, ids, vals, updated = launch.iterate_twin(self.program, self.plan, self.data.nbrs, self.edges,
+                                                              self.typed, self.lo, self.count, self.marked,
+                                                              outbox is not None, active)
+            if self.frontier is not None:
+                self.frontier.mark(updated, mode != "ballot")
         n = 0
         if outbox is not None:
             n = ids.shape[0]
@@ -342,8 +364,10 @@ class _GpuPart(_Part):
             # A blocking stream: it waits for what was set up on the default stream (values, boxes,
             # edge values) before its first operation.
             self.stream = cupy.cuda.Stream()
-            self.status = cupy.zeros(2, np.uint32)
-            self.status_host = pinned_empty(2, np.uint32)
+            # changed, outbox count, and for the active list: bin overflow, list length
+            self.status = cupy.zeros(4, np.uint32)
+            self.status_host = pinned_empty(4, np.uint32)
+            self.frontier = None
             self.edges = _edge_values(program, data) if program.edge_values else cupy.zeros(1, np.uint8)
             self.partials = cupy.zeros(max(data.hubs.slices, 1) * self.itemsize, np.uint8)
             mod = module(program)
@@ -351,6 +375,9 @@ class _GpuPart(_Part):
             self.fn.update({m: mod.get_function(shards.kernel_name(m)) for m in shards.SHARD_METHODS})
             self.refresh_fn = {m: mod.get_function(f"{m}_refresh") for m in shards.SHARD_METHODS}
             self.hub_fn = mod.get_function("ws_hub_slices")
+            self.frontier_fn = {name: mod.get_function(name) for name in (
+                "ws_mark", "ws_mark_remote", "ws_filter_online", "ws_filter_all", "ws_ballot_count",
+                "ws_ballot_write")}
             self.apply_fn, self.gather_fn = mod.get_function("ws_apply"), mod.get_function("ws_gather")
             self.sent = [cupy.cuda.Event(disable_timing=True) for _ in (0, 1)]
 
@@ -415,24 +442,59 @@ class _GpuPart(_Part):
             shards.refresh(self.refresh_fn[method], self.held[method], kernel_pointer, self.values,
                            kernel_pointer(copies), False)
 
-    def compute(self, method: str, outbox) -> None:
+    def start_frontier(self, mode: str, threshold: int) -> None:
+        self.listed = False
+        with self.device, self.stream:
+            self.status.fill(0)
+            if mode != "all":
+                if self.frontier is None or self.frontier.threshold != threshold:
+                    self.frontier = None
+                    self.frontier = filters.DeviceFrontier(self.data, self.frontier_fn, threshold)
+                self.frontier.start()
+
+    def frontier_receive(self, mode: str, came) -> None:
+        idx, first, n = came
+        with self.device, self.stream:
+            self.frontier.mark_remote(idx, first, n, mode != "ballot")
+
+    def build_list(self, mode: str) -> None:
+        with self.device, self.stream:
+            self.frontier.build(mode, self.status)
+        self.listed = True
+
+    @property
+    def list_info(self) -> tuple[bool, int]:
+        """(bin overflow, list length) of the last iteration's list (valid after wait)."""
+        if not self.listed:
+            return False, -(-self.count // 32)
+        return bool(self.status_host[2]), int(self.status_host[3])
+
+    def compute(self, method: str, outbox, mode: str = "all") -> None:
         out_idx, out_val = outbox or (self.out_idx, self.out_val)
         with self.device, self.stream:
             self.mark("compute")
-            self.status.fill(0)
+            self.status[:2].fill(0)
             d = self.data
+            f = None if mode == "all" else self.frontier
+            listed = f is not None and self.listed
+            if f is not None:
+                f.changed.fill(0)
             if method in shards.SHARD_METHODS:
                 copies, edges = self._state(method)
                 shards.iterate(self.fn[method], self.held[method], kernel_pointer, kernel_pointer(copies),
                                kernel_pointer(edges), self.values, self.status, outbox is not None,
                                kernel_pointer(out_idx), kernel_pointer(out_val), self.itemsize)
             elif method == "ws":
-                launch.hub_slices(self.hub_fn, d.hubs, d.nbrs, self.edges, self.values, self.partials)
+                launch.hub_slices(self.hub_fn, d.hubs, d.nbrs, self.edges, self.values, self.partials,
+                                  f.active_bits if listed else None)
             if method in launch.METHODS:
                 launch.iterate(self.fn[method], method, d.rowptr, d.nbrs, self.edges, self.values, d.lo,
                                d.count, self.status, outbox is not None, kernel_pointer(out_idx),
-                               kernel_pointer(out_val), d.hubs, self.partials)
-            self.status.data.copy_to_host_async(self.status_host.ctypes.data, 8, self.stream)
+                               kernel_pointer(out_val), d.hubs, self.partials, f.list if listed else None,
+                               f.list_len if listed else None, None if f is None else f.changed)
+                if f is not None:
+                    f.mark(listed, mode != "ballot")
+            self.status.data.copy_to_host_async(self.status_host.ctypes.data, 16, self.stream)
             self.mark("idle")
 
     def wait(self) -> tuple[bool, int]:
@@ -514,10 +576,17 @@ class Engine:
         return {"name": name, "device_bytes": device + extra_device, "host_bytes": host + extra_host}
 
     def run(self, method: str, exchange: str | None, source: int | None = None,
-            max_iterations: int = DEFAULT_MAX_ITERATIONS) -> RunResult:
-        """Iterate from the program's initial values until no vertex changes (or max_iterations)."""
+            max_iterations: int = DEFAULT_MAX_ITERATIONS, frontier: str = "all",
+            bin_threshold: int = filters.THRESHOLD) -> RunResult:
+        """Iterate from the program's initial values until no vertex changes (or max_iterations); frontier:
+        how each iteration's active list is built, bin_threshold: the online filter's bins (dbfs.ws.frontier;
+        ws and vwc only)."""
         if method not in METHODS:
             raise ValueError(f"unknown method {method!r}")
+        if frontier not in filters.FILTERS:
+            raise ValueError(f"unknown frontier filter {frontier!r}")
+        if frontier != "all" and method not in launch.METHODS:
+            raise ValueError(f"--frontier {frontier} runs with the ws and vwc methods, not {method}")
         if method in shards.SHARD_METHODS and method not in self.layout.shards:
             raise ValueError(f"the layout was built without {method} shards")
         parts, hub = self.parts, self.hub
@@ -527,6 +596,7 @@ class Engine:
         for p in parts:
             p.load(initial)
             p.prepare(method)
+            p.start_frontier(frontier, bin_threshold)
         kind = exchange if hub is not None else None   # one partition exchanges nothing
         index_bytes = 4 if kind in ("vr", "peer") else 0  # refined boxes carry each vertex's index
         sent = [0] * len(parts)
@@ -538,11 +608,18 @@ class Engine:
                     p.mark("exchange")
                     for q in parts:
                         if q is not p:
-                            p.receive(kind, (t - 1) % 2, q, sent[q.index], hub)
+                            came = p.receive(kind, (t - 1) % 2, q, sent[q.index], hub)
+                            if frontier != "all":
+                                p.frontier_receive(frontier, came)
                     if method in shards.SHARD_METHODS:
                         p.refresh(method)
-                p.compute(method, p.outbox(kind, t % 2, hub))
+                if t > 0 and frontier != "all":
+                    p.build_list(frontier)
+                p.compute(method, p.outbox(kind, t % 2, hub), frontier)
             status = [p.wait() for p in parts]
+            used = list(dict.fromkeys(filters.filter_used(frontier, t == 0, p.list_info[0]) for p in parts))
+            result.filters.append("|".join(used))
+            result.active_groups.append(sum(p.list_info[1] for p in parts))
             now = time.perf_counter()
             result.iteration_times.append(now - last)
             last = now

@@ -32,7 +32,7 @@ import numpy as np
 
 from dbfs.errors import DbfsError
 from dbfs.ws.graph import BOUNDARY_BIT, PartitionData
-from dbfs.ws.launch import Segments
+from dbfs.ws.launch import Segments, ranges
 
 WINDOW = 2048               # vertices per shard: 2048 x (4-byte Vertex + 4-byte word) = 16 KiB of shared memory
 THREADS = 256               # WS_SHARD_THREADS
@@ -240,14 +240,6 @@ def refresh(fn, shards: Shards, ptr, values, src_value, everything: bool) -> Non
 
 
 # ---- NumPy twin ----------------------------------------------------------------------------------------
-def _ranges(begin: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Concatenation of arange(b, e) over the pairs."""
-    begin, end = np.asarray(begin, np.int64), np.asarray(end, np.int64)
-    length = np.maximum(end - begin, 0)
-    start = np.cumsum(length) - length
-    return np.repeat(begin - start, length) + np.arange(int(length.sum()), dtype=np.int64)
-
-
 class Plan:
     """How the twin walks one partition's shards (host arrays): the entries in destination order with
     their row tree, the write-back (entries, sources) of the owned windows and the remote entries."""
@@ -268,10 +260,10 @@ class Plan:
         offsets = np.asarray(s.window_ptr, np.int64).reshape(s.shards, s.shards + 1) + shard_ptr[:-1, None]
         if s.method == "gs":
             # window i of every shard j, in block order (i, then j)
-            self.writeback = _ranges(offsets[:, :-1].T.ravel(), offsets[:, 1:].T.ravel())
+            self.writeback = ranges(offsets[:, :-1].T.ravel(), offsets[:, 1:].T.ravel())
             self.writeback_src = np.asarray(s.src, np.int64)[self.writeback]
-            self.remote = np.concatenate((_ranges(shard_ptr[:-1], offsets[:, 0]),
-                                          _ranges(offsets[:, -1], shard_ptr[1:])))
+            self.remote = np.concatenate((ranges(shard_ptr[:-1], offsets[:, 0]),
+                                          ranges(offsets[:, -1], shard_ptr[1:])))
             self.remote_src = np.asarray(s.src, np.int64)[self.remote]
         else:
             own_end = int(s.cw_ptr[-2])
