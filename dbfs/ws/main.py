@@ -34,6 +34,7 @@ from dbfs.json_output import provenance, write_json_atomically
 from dbfs.options import parse_seed
 from dbfs.ws import programs  # noqa: F401  (registers the five programs)
 from dbfs.ws.engine import DEFAULT_MAX_ITERATIONS, EXCHANGES, METHODS, SHARD_MEMORY, Engine, Layout
+from dbfs.ws.frontier import FILTERS, THRESHOLD
 from dbfs.ws.graph import HUB_DEGREE, build_csr
 from dbfs.ws.shards import SHARD_METHODS, WINDOW
 from dbfs.ws.program import PROGRAMS, lookup
@@ -70,6 +71,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hub-degree", type=int, default=HUB_DEGREE,
                    help="--method ws: rows of more than this many neighbours are hubs, reduced in slices by "
                         "many warps before the warp-segmented pass (0: every non-empty row)")
+    p.add_argument("--frontier", default="all",
+                   help=f"active lists of --method ws and vwc, comma-separated ({', '.join(FILTERS)}): every "
+                        "vertex, SIMD-X's online filter (thread bins), ballot filter (warp-ballot scan), or JIT "
+                        "(online, ballot after a bin overflow); gs and cw always process every vertex")
+    p.add_argument("--bin-threshold", type=int, default=THRESHOLD,
+                   help="--frontier online, jit: entries per thread bin of the online filter before it overflows")
     p.add_argument("--shard-window", type=int, default=WINDOW,
                    help="--method gs, cw: vertices per shard (a multiple of 32; their values stay in shared memory)")
     p.add_argument("--shard-memory", choices=SHARD_MEMORY, default="auto",
@@ -124,6 +131,14 @@ def _check_args(args) -> None:
         _load_programs(path)
     args.algos = _choices(args.algo, PROGRAMS, "algorithm")
     args.methods = _choices(args.method, METHODS, "method")
+    # ("all" is a filter here, the processing of every vertex, not the list of every choice)
+    args.frontiers = list(dict.fromkeys(f.strip() for f in args.frontier.split(",") if f.strip()))
+    bad = [f for f in args.frontiers if f not in FILTERS]
+    if bad or not args.frontiers:
+        raise DbfsError(f"unknown frontier filter {', '.join(bad) or repr(args.frontier)} (known: "
+                        f"{', '.join(FILTERS)})", collective=True)
+    if args.bin_threshold < 1:
+        raise DbfsError(f"--bin-threshold must be >= 1, got {args.bin_threshold}", collective=True)
     if args.shard_window < 32 or args.shard_window % 32:
         raise DbfsError(f"--shard-window must be a positive multiple of 32, got {args.shard_window}",
                         collective=True)
@@ -220,9 +235,11 @@ def _disagreement(program, reference: np.ndarray, values: np.ndarray) -> str | N
     return None if distance <= PR_L1_TOLERANCE else f"relative L1 distance {distance:.2e} > {PR_L1_TOLERANCE}"
 
 
-def _run_record(program, algo, method, exchange, parts, source, repeat, result, degree, representation) -> dict:
+def _run_record(program, algo, method, exchange, parts, source, repeat, result, degree, representation,
+                frontier) -> dict:
     record = {"algo": algo, "method": method, "exchange": exchange, "gpus": parts, "source": source,
-              "representation": representation,
+              "representation": representation, "frontier": frontier, "filters": result.filters,
+              "active_groups": result.active_groups,
               "repeat": repeat, "iterations": result.iterations, "converged": result.converged,
               "time": result.time, "iteration_times": result.iteration_times,
               "compute_time": result.compute_time, "exchange_time": result.exchange_time,
@@ -235,26 +252,38 @@ def _run_record(program, algo, method, exchange, parts, source, repeat, result, 
     return record
 
 
+def method_label(record: dict) -> str:
+    """The method of a run with its frontier filter when that is not `all`: ws, ws+jit, vwc8+online."""
+    frontier = record.get("frontier", "all")
+    return record["method"] if frontier == "all" else f"{record['method']}+{frontier}"
+
+
 def median_times(runs: list[dict]) -> dict:
-    """(algo, method, exchange) -> median run time over sources and repeats."""
+    """(algo, method label, exchange) -> median run time over sources and repeats."""
     groups: dict = {}
     for r in runs:
-        groups.setdefault((r["algo"], r["method"], r["exchange"]), []).append(r["time"])
+        groups.setdefault((r["algo"], method_label(r), r["exchange"]), []).append(r["time"])
     return {key: float(np.median(times)) for key, times in groups.items()}
 
 
 def comparisons(runs: list[dict]) -> list[dict]:
     """Speedups the paper reports: WS over each and the best VWC size, WS over G-Shards and Concatenated
-    Windows (time of the other / time of ws); VR over ALL, MS and peer."""
+    Windows (time of the other / time of ws); VR over ALL, MS and peer; each filter over processing all
+    vertices, per method."""
     times = median_times(runs)
     out = []
     for algo, method, exchange in times:
+        if "+" in method and (algo, method.split("+")[0], exchange) in times:
+            base, filt = method.split("+")
+            out.append({"algo": algo, "method": base, "exchange": exchange, "compare": f"{filt}_over_all",
+                        "other": "all", "speedup": times[algo, base, exchange] / times[algo, method, exchange]})
         if method == "ws":
             for other in SHARD_METHODS:
                 if (algo, other, exchange) in times:
                     out.append({"algo": algo, "exchange": exchange, "compare": f"ws_over_{other}", "other": other,
                                 "speedup": times[algo, other, exchange] / times[algo, method, exchange]})
-            vwc = {m: t for (a, m, e), t in times.items() if a == algo and e == exchange and m.startswith("vwc")}
+            vwc = {m: t for (a, m, e), t in times.items()
+                   if a == algo and e == exchange and m.startswith("vwc") and "+" not in m}
             if vwc:
                 best = min(vwc, key=vwc.get)
                 out.append({"algo": algo, "exchange": exchange, "compare": "ws_over_best_vwc",
@@ -269,13 +298,13 @@ def comparisons(runs: list[dict]) -> list[dict]:
 
 
 def table(runs: list[dict]) -> str:
-    lines = [f"{'algo':<6}{'method':<8}{'exchange':<10}{'gpus':>5}{'source':>11}{'iters':>7}{'time ms':>11}"
+    lines = [f"{'algo':<6}{'method':<14}{'exchange':<10}{'gpus':>5}{'source':>11}{'iters':>7}{'time ms':>11}"
              f"{'ms/iter':>9}{'compute':>9}{'exch ms':>9}{'sent MB':>9}{'GTEPS':>8}"]
     for r in runs:
         teps = f"{r['teps'] / 1e9:8.3f}" if "teps" in r else f"{'-':>8}"
         source = "-" if r["source"] is None else str(r["source"])
         lines.append(
-            f"{r['algo']:<6}{r['method']:<8}{r['exchange'] or '-':<10}{r['gpus']:>5}{source:>11}"
+            f"{r['algo']:<6}{method_label(r):<14}{r['exchange'] or '-':<10}{r['gpus']:>5}{source:>11}"
             f"{r['iterations']:>7}{1e3 * r['time']:>11.2f}{1e3 * r['time'] / r['iterations']:>9.3f}"
             f"{1e3 * r['compute_time']:>9.2f}{1e3 * r['exchange_time']:>9.2f}{r['sent_bytes'] / 1e6:>9.2f}{teps}"
             + ("" if r["converged"] else "  NOT CONVERGED"))
@@ -292,6 +321,9 @@ def comparison_lines(found: list[dict]) -> str:
                          f"over each: {each}")
         elif c["compare"].startswith("vr_over_"):
             lines.append(f"{c['algo']} ({c['method']}): vr is {c['speedup']:.2f}x {c['other']}")
+        elif c["compare"].endswith("_over_all"):
+            filt = c["compare"][:-len("_over_all")]
+            lines.append(f"{c['algo']} ({c['method']}): --frontier {filt} is {c['speedup']:.2f}x all")
         else:
             where = f" ({c['exchange']})" if c["exchange"] else ""
             lines.append(f"{c['algo']}{where}: ws is {c['speedup']:.2f}x {c['other']}")
@@ -299,11 +331,13 @@ def comparison_lines(found: list[dict]) -> str:
 
 
 class _Config(NamedTuple):
-    """One trial of the ws benchmark: a program from a source with a method and an exchange."""
+    """One trial of the ws benchmark: a program from a source with a method, a frontier filter and an
+    exchange."""
 
     algo: str
     source: int | None
     method: str
+    frontier: str
     exchange: str | None
     repeat: int
 
@@ -356,10 +390,12 @@ class VertexPrograms(Benchmark):
         # what the user sees and gives: the file's ids
         self.original = {None: None, **{v: v if self.info is None else int(self.info.original_ids(v, v + 1)[0])
                                         for v in self.sources or []}}
-        return [_Config(algo, source, method, exchange, repeat)
+        return [_Config(algo, source, method, frontier, exchange, repeat)
                 for algo in args.algos
                 for source in (self.sources if lookup(algo).needs_source else [None])
-                for method in args.methods for exchange in self.exchanges for repeat in range(args.repeat)]
+                for method in args.methods
+                for frontier in (["all"] if method in SHARD_METHODS else args.frontiers)
+                for exchange in self.exchanges for repeat in range(args.repeat)]
 
     def _engine(self, algo: str) -> Engine:
         """The engine of program `algo`, its kernels loaded (one iteration of every method)."""
@@ -376,7 +412,8 @@ class VertexPrograms(Benchmark):
         self._engine(trial.algo)
 
     def search(self, trial: _Config):
-        return self._engine(trial.algo).run(trial.method, trial.exchange, trial.source, self.args.max_iterations)
+        return self._engine(trial.algo).run(trial.method, trial.exchange, trial.source, self.args.max_iterations,
+                                            trial.frontier, self.args.bin_threshold)
 
     def validate(self, trial: _Config, result) -> str | None:
         key, reference = self.reference
@@ -385,18 +422,19 @@ class VertexPrograms(Benchmark):
             return None
         first, values = reference
         problem = _disagreement(self.engine.program, values, result.values)
-        return None if problem is None else f"disagrees with {first.method}/{first.exchange}: {problem}"
+        return None if problem is None else f"disagrees with {first.method}/{first.frontier}/{first.exchange}: {problem}"
 
     def label(self, trial: _Config) -> str:
-        return f"{trial.algo} {trial.method}/{trial.exchange} from source {self.original[trial.source]}"
+        return (f"{trial.algo} {trial.method}/{trial.frontier}/{trial.exchange} from source "
+                f"{self.original[trial.source]}")
 
     def record(self, trial: _Config, result) -> dict:
         return _run_record(self.engine.program, trial.algo, trial.method, trial.exchange, self.args.parts,
                            self.original[trial.source], trial.repeat, result, self.degree,
-                           self.engine.representation(trial.method))
+                           self.engine.representation(trial.method), trial.frontier)
 
     def progress(self, index: int, count: int, trial: _Config, record: dict) -> str:
-        return (f"{trial.algo} {trial.method} {trial.exchange or ''} source {record['source']}: "
+        return (f"{trial.algo} {method_label(record)} {trial.exchange or ''} source {record['source']}: "
                 f"{record['iterations']} iterations, {1e3 * record['time']:.2f} ms"
                 + ("" if record["converged"] else " (did NOT converge)"))
 
