@@ -32,7 +32,7 @@ from dbfs.errors import DbfsError
 from dbfs.harness import Benchmark, Run, drive
 from dbfs.json_output import provenance, write_json_atomically
 from dbfs.options import parse_seed
-from dbfs.ws import programs  # noqa: F401  (registers the five programs)
+from dbfs.ws import approx, programs  # noqa: F401  (programs registers the five programs)
 from dbfs.ws.engine import DEFAULT_MAX_ITERATIONS, EXCHANGES, METHODS, SHARD_MEMORY, Engine, Layout
 from dbfs.ws.frontier import FILTERS, THRESHOLD
 from dbfs.ws.graph import HUB_DEGREE, build_csr
@@ -77,6 +77,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(online, ballot after a bin overflow); gs and cw always process every vertex")
     p.add_argument("--bin-threshold", type=int, default=THRESHOLD,
                    help="--frontier online, jit: entries per thread bin of the online filter before it overflows")
+    p.add_argument("--approx", default="",
+                   help=f"also run every configuration on approximate layouts of the graph, comma-separated "
+                        f"({', '.join(approx.KINDS)}), and report their speedup and inaccuracy against the exact run")
+    p.add_argument("--approx-threshold", type=int, default=approx.DEFAULTS["threshold"],
+                   help="--approx coalesce: edges into a chunk a vertex needs to be replicated into its holes")
+    p.add_argument("--approx-degree", type=int, default=approx.DEFAULTS["degree"],
+                   help="--approx latency: largest degree of a vertex whose neighbourhood may become a clique")
+    p.add_argument("--approx-fraction", type=float, default=approx.DEFAULTS["fraction"],
+                   help="--approx latency: at most this fraction of the vertices get their neighbourhood completed")
+    p.add_argument("--approx-tolerance", type=float, default=approx.DEFAULTS["tolerance"],
+                   help="--approx divergence: relative distance from the warp's mean degree left alone")
     p.add_argument("--shard-window", type=int, default=WINDOW,
                    help="--method gs, cw: vertices per shard (a multiple of 32; their values stay in shared memory)")
     p.add_argument("--shard-memory", choices=SHARD_MEMORY, default="auto",
@@ -137,6 +148,11 @@ def _check_args(args) -> None:
     if bad or not args.frontiers:
         raise DbfsError(f"unknown frontier filter {', '.join(bad) or repr(args.frontier)} (known: "
                         f"{', '.join(FILTERS)})", collective=True)
+    args.approxes = _choices(args.approx, approx.KINDS, "approximation") if args.approx else []
+    if args.approx_threshold < 1 or args.approx_degree < 2 or not 0 < args.approx_fraction <= 1 \
+            or not 0 <= args.approx_tolerance < 1:
+        raise DbfsError("--approx-threshold must be >= 1, --approx-degree >= 2, --approx-fraction in (0, 1] and "
+                        "--approx-tolerance in [0, 1)", collective=True)
     if args.bin_threshold < 1:
         raise DbfsError(f"--bin-threshold must be >= 1, got {args.bin_threshold}", collective=True)
     if args.shard_window < 32 or args.shard_window % 32:
@@ -236,9 +252,10 @@ def _disagreement(program, reference: np.ndarray, values: np.ndarray) -> str | N
 
 
 def _run_record(program, algo, method, exchange, parts, source, repeat, result, degree, representation,
-                frontier) -> dict:
+                frontier, approximation) -> dict:
     record = {"algo": algo, "method": method, "exchange": exchange, "gpus": parts, "source": source,
-              "representation": representation, "frontier": frontier, "filters": result.filters,
+              "representation": representation, "frontier": frontier, "approx": approximation,
+              "filters": result.filters,
               "active_groups": result.active_groups,
               "repeat": repeat, "iterations": result.iterations, "converged": result.converged,
               "time": result.time, "iteration_times": result.iteration_times,
@@ -253,9 +270,11 @@ def _run_record(program, algo, method, exchange, parts, source, repeat, result, 
 
 
 def method_label(record: dict) -> str:
-    """The method of a run with its frontier filter when that is not `all`: ws, ws+jit, vwc8+online."""
-    frontier = record.get("frontier", "all")
-    return record["method"] if frontier == "all" else f"{record['method']}+{frontier}"
+    """The method of a run with its frontier filter when that is not `all` and its approximation:
+    ws, ws+jit, vwc8+online, ws~coalesce."""
+    frontier, approximation = record.get("frontier", "all"), record.get("approx")
+    label = record["method"] if frontier == "all" else f"{record['method']}+{frontier}"
+    return label if not approximation else f"{label}~{approximation['kind']}"
 
 
 def median_times(runs: list[dict]) -> dict:
@@ -273,6 +292,13 @@ def comparisons(runs: list[dict]) -> list[dict]:
     times = median_times(runs)
     out = []
     for algo, method, exchange in times:
+        if "~" in method:
+            base, kind = method.split("~")
+            if (algo, base, exchange) in times:
+                out.append({"algo": algo, "method": base, "exchange": exchange, "compare": f"{kind}_over_exact",
+                            "other": "exact", "speedup": times[algo, base, exchange] / times[algo, method, exchange],
+                            "inaccuracy": _mean_inaccuracy(runs, algo, method, exchange)})
+            continue
         if "+" in method and (algo, method.split("+")[0], exchange) in times:
             base, filt = method.split("+")
             out.append({"algo": algo, "method": base, "exchange": exchange, "compare": f"{filt}_over_all",
@@ -297,14 +323,22 @@ def comparisons(runs: list[dict]) -> list[dict]:
     return out
 
 
+def _mean_inaccuracy(runs: list[dict], algo: str, label: str, exchange) -> dict:
+    """Mean over the runs of (algo, label, exchange) of their inaccuracy figures."""
+    found = [r["approx"]["inaccuracy"] for r in runs
+             if r["algo"] == algo and method_label(r) == label and r["exchange"] == exchange]
+    return {key: float(np.mean([f[key] for f in found])) for key in ("differ_fraction", "mean_relative_error")}
+
+
 def table(runs: list[dict]) -> str:
-    lines = [f"{'algo':<6}{'method':<14}{'exchange':<10}{'gpus':>5}{'source':>11}{'iters':>7}{'time ms':>11}"
+    width = max([len(method_label(r)) + 2 for r in runs] + [8])
+    lines = [f"{'algo':<6}{'method':<{width}}{'exchange':<10}{'gpus':>5}{'source':>11}{'iters':>7}{'time ms':>11}"
              f"{'ms/iter':>9}{'compute':>9}{'exch ms':>9}{'sent MB':>9}{'GTEPS':>8}"]
     for r in runs:
         teps = f"{r['teps'] / 1e9:8.3f}" if "teps" in r else f"{'-':>8}"
         source = "-" if r["source"] is None else str(r["source"])
         lines.append(
-            f"{r['algo']:<6}{method_label(r):<14}{r['exchange'] or '-':<10}{r['gpus']:>5}{source:>11}"
+            f"{r['algo']:<6}{method_label(r):<{width}}{r['exchange'] or '-':<10}{r['gpus']:>5}{source:>11}"
             f"{r['iterations']:>7}{1e3 * r['time']:>11.2f}{1e3 * r['time'] / r['iterations']:>9.3f}"
             f"{1e3 * r['compute_time']:>9.2f}{1e3 * r['exchange_time']:>9.2f}{r['sent_bytes'] / 1e6:>9.2f}{teps}"
             + ("" if r["converged"] else "  NOT CONVERGED"))
@@ -321,6 +355,11 @@ def comparison_lines(found: list[dict]) -> str:
                          f"over each: {each}")
         elif c["compare"].startswith("vr_over_"):
             lines.append(f"{c['algo']} ({c['method']}): vr is {c['speedup']:.2f}x {c['other']}")
+        elif c["compare"].endswith("_over_exact"):
+            kind = c["compare"][:-len("_over_exact")]
+            lines.append(f"{c['algo']} ({c['method']}): --approx {kind} is {c['speedup']:.2f}x the exact run; "
+                         f"{c['inaccuracy']['differ_fraction']:.1%} of the vertices differ, mean relative error "
+                         f"{c['inaccuracy']['mean_relative_error']:.3g}")
         elif c["compare"].endswith("_over_all"):
             filt = c["compare"][:-len("_over_all")]
             lines.append(f"{c['algo']} ({c['method']}): --frontier {filt} is {c['speedup']:.2f}x all")
@@ -332,9 +371,10 @@ def comparison_lines(found: list[dict]) -> str:
 
 class _Config(NamedTuple):
     """One trial of the ws benchmark: a program from a source with a method, a frontier filter and an
-    exchange."""
+    exchange, on the graph or on one of its approximate layouts."""
 
     algo: str
+    approx: str | None
     source: int | None
     method: str
     frontier: str
@@ -343,15 +383,42 @@ class _Config(NamedTuple):
 
 
 class VertexPrograms(Benchmark):
-    """The ws mode's hooks for the harness (dbfs.harness): build the CSR and its partitions; a trial is
-    one configuration; validation compares every run of a program from a source with its first run;
-    each program's kernels are loaded (one iteration of every method) when the program first runs,
-    before any of its runs is timed (the warm-up does so for the first program)."""
+    """The ws mode's hooks for the harness (dbfs.harness): build the CSR and its partitions (and those of
+    the approximate layouts); a trial is one configuration; validation compares every run of a program
+    from a source on one graph with its first run there; a run on an approximate layout is measured
+    against the first exact run of the same program and source (dbfs.ws.approx.inaccuracy); each
+    program's kernels are loaded (one iteration of every method) when the program first runs on a
+    graph, before any of its runs is timed (the warm-up does so for the first program)."""
 
     def __init__(self, args, backend, devices, info, source: int | None):
         """info: the --graph file (None for --scale); source: the dense id of --source, or None."""
         self.args, self.backend, self.devices, self.info, self.source = args, backend, devices, info, source
         self.engine, self.reference = None, (None, None)
+        self.approximations, self.exact = {}, {}
+
+    def _layout(self, csr) -> Layout:
+        args = self.args
+        return Layout(csr, args.parts, self.devices, hub_degree=args.hub_degree,
+                      shard_methods=[m for m in args.methods if m in SHARD_METHODS], shard_window=args.shard_window,
+                      shard_memory=args.shard_memory, pinned_empty=self.backend.pinned_empty)
+
+    def _approximate(self, n, src, dst, weights) -> None:
+        """The approximate layouts of --approx, each built as the exact one (timed in the log)."""
+        args, xp = self.args, self.backend.xp
+        params = {"threshold": args.approx_threshold, "degree": args.approx_degree,
+                  "fraction": args.approx_fraction, "tolerance": args.approx_tolerance}
+        for kind in args.approxes:
+            started = time.perf_counter()
+            a = approx.approximate(kind, n, src, dst, weights, xp=xp, **params)
+            layout = self._layout(build_csr(xp, a.n, a.src, a.dst, a.weights))
+            self.backend.sync()
+            info = {**a.describe(), "build_time": time.perf_counter() - started,
+                    "representations": {m: dict(zip(("device_bytes", "host_bytes"), layout.representation_bytes(m)))
+                                        for m in args.methods}}
+            self.approximations[kind] = (layout, self.backend.asnumpy(a.position), info,
+                                         self.backend.asnumpy(layout.degree))
+            runtime.log(f"ws: --approx {kind}: {a.n} vertices, {info['tuples']} tuples (+{a.added}, -{a.removed}"
+                        f"{f', {a.replicas} replicas' if a.replicas else ''}) in {info['build_time']:.2f} s")
 
     def build(self) -> dict:
         args, backend = self.args, self.backend
@@ -361,16 +428,16 @@ class VertexPrograms(Benchmark):
         generation_time = time.perf_counter() - started
         started = time.perf_counter()
         csr = build_csr(backend.xp, n, src, dst, weights)
-        del src, dst, weights
-        self.layout = Layout(csr, args.parts, self.devices, hub_degree=args.hub_degree,
-                             shard_methods=[m for m in args.methods if m in SHARD_METHODS],
-                             shard_window=args.shard_window, shard_memory=args.shard_memory,
-                             pinned_empty=backend.pinned_empty)
+        self.layout = self._layout(csr)
         backend.sync()
         build_time = time.perf_counter() - started
+        self._approximate(n, src, dst, weights)
+        del src, dst, weights
         self.graph_info.update(n_vertices=n, n_tuples=csr.n_tuples, csr_entries=csr.entries,
                                generation_time=generation_time, build_time=build_time,
-                               hub_degree=args.hub_degree)
+                               hub_degree=args.hub_degree, representations={
+                                   m: dict(zip(("device_bytes", "host_bytes"), self.layout.representation_bytes(m)))
+                                   for m in args.methods})
         del csr
         self.degree = backend.asnumpy(self.layout.degree)
         self.partitions = self.layout.describe()
@@ -390,48 +457,67 @@ class VertexPrograms(Benchmark):
         # what the user sees and gives: the file's ids
         self.original = {None: None, **{v: v if self.info is None else int(self.info.original_ids(v, v + 1)[0])
                                         for v in self.sources or []}}
-        return [_Config(algo, source, method, frontier, exchange, repeat)
-                for algo in args.algos
+        return [_Config(algo, kind, source, method, frontier, exchange, repeat)
+                for algo in args.algos for kind in [None] + args.approxes
                 for source in (self.sources if lookup(algo).needs_source else [None])
                 for method in args.methods
                 for frontier in (["all"] if method in SHARD_METHODS else args.frontiers)
                 for exchange in self.exchanges for repeat in range(args.repeat)]
 
-    def _engine(self, algo: str) -> Engine:
-        """The engine of program `algo`, its kernels loaded (one iteration of every method)."""
-        if self.engine is None or self.engine.program.name != algo:
+    def _source(self, kind: str | None, source: int | None) -> int | None:
+        """A source in the graph of approximation `kind` (an approximate layout may renumber the vertices)."""
+        if source is None or kind is None:
+            return source
+        return int(self.approximations[kind][1][source])
+
+    def _engine(self, algo: str, kind: str | None) -> Engine:
+        """The engine of program `algo` on the graph (or its approximate layout `kind`), its kernels loaded
+        (one iteration of every method)."""
+        if self.engine is None or (self.engine.program.name, self.engine_kind) != (algo, kind):
             program = lookup(algo)
             self.engine = None
-            self.engine = Engine(self.layout, program, self.backend)
-            source = self.sources[0] if program.needs_source else None
+            layout = self.layout if kind is None else self.approximations[kind][0]
+            self.engine, self.engine_kind = Engine(layout, program, self.backend), kind
+            source = self._source(kind, self.sources[0]) if program.needs_source else None
             for method in self.args.methods:
                 self.engine.run(method, self.exchanges[0], source, max_iterations=1)
         return self.engine
 
     def warm_up(self, trial: _Config) -> None:
-        self._engine(trial.algo)
+        self._engine(trial.algo, trial.approx)
 
     def search(self, trial: _Config):
-        return self._engine(trial.algo).run(trial.method, trial.exchange, trial.source, self.args.max_iterations,
-                                            trial.frontier, self.args.bin_threshold)
+        return self._engine(trial.algo, trial.approx).run(trial.method, trial.exchange,
+                                                          self._source(trial.approx, trial.source),
+                                                          self.args.max_iterations, trial.frontier,
+                                                          self.args.bin_threshold)
 
     def validate(self, trial: _Config, result) -> str | None:
         key, reference = self.reference
-        if key != (trial.algo, trial.source):
-            self.reference = ((trial.algo, trial.source), (trial, result.values))
+        if key != (trial.algo, trial.approx, trial.source):
+            self.reference = ((trial.algo, trial.approx, trial.source), (trial, result.values))
             return None
         first, values = reference
         problem = _disagreement(self.engine.program, values, result.values)
         return None if problem is None else f"disagrees with {first.method}/{first.frontier}/{first.exchange}: {problem}"
 
     def label(self, trial: _Config) -> str:
-        return (f"{trial.algo} {trial.method}/{trial.frontier}/{trial.exchange} from source "
+        where = f" on --approx {trial.approx}" if trial.approx else ""
+        return (f"{trial.algo} {trial.method}/{trial.frontier}/{trial.exchange}{where} from source "
                 f"{self.original[trial.source]}")
 
     def record(self, trial: _Config, result) -> dict:
-        return _run_record(self.engine.program, trial.algo, trial.method, trial.exchange, self.args.parts,
-                           self.original[trial.source], trial.repeat, result, self.degree,
-                           self.engine.representation(trial.method), trial.frontier)
+        program, approximation, degree = self.engine.program, None, self.degree
+        if trial.approx is None:
+            self.exact.setdefault((trial.algo, trial.source), result.values)
+        else:
+            _, position, info, degree = self.approximations[trial.approx]
+            exact = self.exact[trial.algo, trial.source]
+            approximation = {**{k: v for k, v in info.items() if k != "representations"},
+                             "inaccuracy": approx.inaccuracy(program, exact, result.values, position)}
+        return _run_record(program, trial.algo, trial.method, trial.exchange, self.args.parts,
+                           self.original[trial.source], trial.repeat, result, degree,
+                           self.engine.representation(trial.method), trial.frontier, approximation)
 
     def progress(self, index: int, count: int, trial: _Config, record: dict) -> str:
         return (f"{trial.algo} {method_label(record)} {trial.exchange or ''} source {record['source']}: "
@@ -447,11 +533,12 @@ class VertexPrograms(Benchmark):
             names = [describe_device(d) for d in self.devices] if self.devices else [self.backend.describe()]
             doc = {**provenance(), "mode": "ws", "backend": self.backend.name, "devices": names,
                    "gpus": self.args.parts, "graph": self.graph_info, "partitions": self.partitions,
+                   "approximations": {k: info for k, (_, _, info, _) in self.approximations.items()},
                    "runs": run.records, "comparisons": found}
             write_json_atomically(self.args.json, doc)
 
     def close(self) -> None:
-        self.engine = None
+        self.engine, self.approximations = None, {}
 
 
 def main(args: argparse.Namespace) -> int:
