@@ -60,7 +60,9 @@ def test_help_lists_options_with_defaults():
     assert result.returncode == 0
     for text in ("--algo", "--method", "--exchange", "--gpus", "--source", "--roots", "--load", "--json",
                  "--hub-degree", "(default: bfs)", "(default: ws)", "(default: vr)", "(default: 16)", "(default: 1)",
-                 "(default: 1024)"):
+                 "(default: 1024)", "--frontier", "--bin-threshold", "(default: 64)", "--shard-window",
+                 "(default: 2048)", "--shard-memory", "(default: auto)", "--approx", "--approx-threshold",
+                 "--approx-degree", "--approx-fraction", "--approx-tolerance", "gs, cw"):
         assert text in result.stdout
 
 
@@ -78,6 +80,11 @@ def test_help_lists_options_with_defaults():
     (["--scale", "6", "--json", "/nonexistent-dir/x.json"], "directory /nonexistent-dir does not exist"),
     (["--graph", "/nonexistent-dir/g.h5"], "cannot read edge list"),
     (["--scale", "6", "--load", "/nonexistent-dir/p.py"], "no such file"),
+    (["--scale", "6", "--method", "gs", "--shard-window", "40"], "--shard-window must be a positive multiple of 32"),
+    (["--scale", "6", "--frontier", "all,lazy"], "unknown frontier filter lazy"),
+    (["--scale", "6", "--bin-threshold", "0"], "--bin-threshold must be >= 1"),
+    (["--scale", "6", "--approx", "blur"], "unknown approximation blur"),
+    (["--scale", "6", "--approx", "latency", "--approx-fraction", "2"], "--approx-fraction in (0, 1]"),
 ])
 def test_bad_input_is_one_clear_line(args, message):
     result = ws(*args)
@@ -154,3 +161,41 @@ def test_program_from_a_users_file(tmp_path):
     (tmp_path / "broken.py").write_text("raise RuntimeError('no')\n")
     result = ws("--scale", "6", "--load", "broken.py", cwd=tmp_path)
     assert result.returncode == 2 and "--load broken.py: RuntimeError: no" in result.stderr
+
+
+def test_representations_filters_and_approximations_in_the_report_and_json(tmp_path):
+    out = tmp_path / "ws.json"
+    result = ws("--scale", "9", "--algo", "sssp,pr", "--method", "ws,vwc8,gs,cw", "--frontier", "all,jit",
+                "--bin-threshold", "1", "--approx", "coalesce,divergence", "--shard-window", "64",
+                "--shard-memory", "host", "--json", str(out))
+    assert result.returncode == 0, result.stderr
+    for text in ("sssp: ws is", "x gs", "x cw", "sssp (ws): --frontier jit is", "sssp (ws): --approx coalesce is",
+                 "of the vertices differ, mean relative error", "ws+jit~divergence"):
+        assert text in result.stdout, text
+    doc = json.loads(out.read_text())
+    # per program: ws, vwc8 (each all and jit), gs, cw; on the graph and on 2 approximations
+    assert len(doc["runs"]) == 2 * 6 * 3
+    assert set(doc["graph"]["representations"]) == {"ws", "vwc8", "gs", "cw"}
+    assert doc["partitions"][0]["gs"] == {"window": 64, "shards": 8, "bytes": doc["partitions"][0]["gs"]["bytes"],
+                                          "memory": "host"}
+    assert set(doc["approximations"]) == {"coalesce", "divergence"}
+    sizes = {}
+    for run in doc["runs"]:
+        assert run["converged"] and len(run["filters"]) == len(run["active_groups"]) == run["iterations"]
+        rep = run["representation"]
+        assert rep["name"] == {"ws": "csr", "vwc8": "csr", "gs": "gs", "cw": "cw"}[run["method"]]
+        assert rep["device_bytes"] == 0 and rep["host_bytes"] > 0            # the CPU backend: host memory
+        if run["approx"] is None:
+            sizes[run["algo"], rep["name"]] = rep["host_bytes"]
+            assert run["filters"] == ["all"] * run["iterations"] or run["frontier"] == "jit"
+        else:
+            figures = run["approx"]["inaccuracy"]
+            assert 0 <= figures["differ_fraction"] <= 1 and figures["mean_relative_error"] >= 0
+            assert run["approx"]["kind"] in ("coalesce", "divergence")
+        if run["frontier"] == "jit":
+            assert run["filters"][0] == "all" and "ballot" in run["filters"]
+    for algo in ("sssp", "pr"):
+        assert sizes[algo, "csr"] < sizes[algo, "gs"] < sizes[algo, "cw"]   # the paper's ordering of sizes
+    kinds = {c["compare"] for c in doc["comparisons"]}
+    assert kinds >= {"ws_over_gs", "ws_over_cw", "ws_over_best_vwc", "jit_over_all", "coalesce_over_exact",
+                     "divergence_over_exact"}

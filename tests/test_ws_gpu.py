@@ -18,6 +18,7 @@ from dbfs.ws import launch, programs  # noqa: F401
 from dbfs.ws.engine import EXCHANGES, kernel_pointer
 from dbfs.ws.graph import build_csr, split
 from dbfs.ws.program import PROGRAMS, module
+from dbfs.ws.approx import KINDS, approximate
 from dbfs.ws.frontier import FILTERS
 from dbfs.ws.shards import SHARD_METHODS
 from ws_cases import BFS_PARENT, GRAPHS, kronecker, run, source_of
@@ -180,3 +181,21 @@ def test_csr_built_by_cupy_equals_numpy():
     rows = np.repeat(np.arange(n), np.diff(cpu.rowptr))   # duplicate entries may carry their weights in any order
     weights = [wt[np.lexsort((wt, cpu.nbrs, rows))] for wt in (cpu.weights, gpu.weights.get())]
     assert np.array_equal(*weights)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("graph_name", NEW_GRAPHS + ["lattice"])
+def test_approximations_built_by_cupy_equal_numpy(kind, graph_name):
+    import cupy
+    n, src, dst, w = GPU_GRAPHS[graph_name]()
+    cpu = approximate(kind, n, src, dst, w)
+    gpu = approximate(kind, n, cupy.asarray(src), cupy.asarray(dst), cupy.asarray(w), xp=cupy)
+    assert cpu.describe() == gpu.describe()
+    assert np.array_equal(cpu.position, gpu.position.get())
+    tuples = []
+    for a in (cpu, gpu):
+        s, d, wt = (cupy.asnumpy(x) for x in (a.src, a.dst, a.weights))
+        order = np.lexsort((wt, d, s))
+        tuples.append((s[order], d[order], wt[order]))
+    assert np.array_equal(tuples[0][0], tuples[1][0]) and np.array_equal(tuples[0][1], tuples[1][1])
+    np.testing.assert_allclose(tuples[0][2], tuples[1][2], rtol=1e-6)

@@ -17,9 +17,11 @@ of a program's result on the approximate graph against the exact one.
               graph without triangles (a lattice) has no such vertex and stays as it is.
   divergence  renumber the vertices by degree (a warp's 32 vertices have similar degrees), then bring
               every vertex whose degree is more than `tolerance` away from its warp's mean (over the
-              warp's non-isolated vertices; at least 1) to that mean:
-              a vertex above drops edges picked uniformly at random (by a hash of the edge), a vertex
-              below gains edges to 2-hop neighbours (weight: the sum of the two edges' weights).
+              warp's non-isolated vertices; at least 1) to that mean: a vertex above drops edges
+              picked uniformly at random (by a hash of the edge), a vertex below gains edges to 2-hop
+              neighbours (weight: the sum of the two edges' weights). The graph is undirected, so an
+              edge leaves only where both its ends are above their means and picked it, and a new
+              edge joins two vertices below their means.
 
 All three are functions of the graph alone (`approximate`), written for NumPy and CuPy alike.
 `position[v]` is the id of original vertex v in the approximate graph: results are compared there.
@@ -244,8 +246,7 @@ def _divergence(xp, n, src, dst, weights, csr, tolerance):
     vertex_sorted = vertex[by]
     rank = _rank_in_groups(xp, vertex_sorted)
     drop_entry = over[vertex_sorted] & (rank >= target[vertex_sorted])
-    dropped = xp.zeros(src.shape[0], bool)
-    dropped[tuple_of[by][drop_entry]] = True
+    dropped = xp.bincount(tuple_of[by][drop_entry], minlength=src.shape[0]) == 2   # both ends shed it
     # addition: 2-hop neighbours, picked by hashes of (vertex, k)
     deficient = xp.flatnonzero(under)
     need = xp.maximum(target[deficient] - degree[deficient], 0)
@@ -258,7 +259,7 @@ def _divergence(xp, n, src, dst, weights, csr, tolerance):
     degree_b = xp.maximum(degree[b], 1)
     e2 = rowptr[b] + (_hash(xp, key, 3) % degree_b.astype(xp.uint64)).astype(xp.int64)
     c = nbrs[e2]
-    good = c != v
+    good = (c != v) & under[c]
     new_src, new_dst = v[good], c[good]
     new_w = None if csr.weights is None else (csr.weights[e1] + csr.weights[e2])[good]
     return new, dropped, new_src, new_dst, new_w
