@@ -81,7 +81,7 @@ __device__ __forceinline__ void ws_shard_fold(bool active, u32 d, Vertex local, 
                                               u32* word)
 {
     const u32 lane = threadIdx.x & 31;
-    const unsigned peers = active ? __match_any_sync(WS_FULL_MASK, d) : __match_any_sync(WS_FULL_MASK, ~0u);
+    const unsigned peers = __match_any_sync(WS_FULL_MASK, active ? d : ~0u);   // d < window: no clash
     const unsigned below = peers & ((1u << lane) - 1u);
     unsigned above = active ? peers & ~below & ~(1u << lane) : 0u;
     u32 rank = __popc(below);
@@ -151,7 +151,7 @@ __device__ __forceinline__ void ws_shard_update(WS_SHARD_PARAMS, u32 shard, Vert
 extern "C" __global__ void __launch_bounds__(WS_SHARD_THREADS)
 gs_iterate(WS_SHARD_PARAMS, const u32* __restrict__ window_ptr, const u32* __restrict__ src, u32 shards)
 {
-    extern __shared__ unsigned char ws_shard_memory[];
+    extern __shared__ __align__(16) unsigned char ws_shard_memory[];
     const u32 size_of_values = (window * sizeof(Vertex) + 15) & ~15u;
     Vertex* shared_value = reinterpret_cast<Vertex*>(ws_shard_memory);
     u32* word = reinterpret_cast<u32*>(ws_shard_memory + size_of_values);
@@ -175,7 +175,7 @@ extern "C" __global__ void __launch_bounds__(WS_SHARD_THREADS)
 cw_iterate(WS_SHARD_PARAMS, const u64* __restrict__ cw_ptr, const u32* __restrict__ cw_src,
            const u32* __restrict__ cw_map)
 {
-    extern __shared__ unsigned char ws_shard_memory[];
+    extern __shared__ __align__(16) unsigned char ws_shard_memory[];
     const u32 size_of_values = (window * sizeof(Vertex) + 15) & ~15u;
     Vertex* shared_value = reinterpret_cast<Vertex*>(ws_shard_memory);
     u32* word = reinterpret_cast<u32*>(ws_shard_memory + size_of_values);

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from dbfs.ws.graph import BOUNDARY_BIT
-from dbfs.ws.launch import ranges
+from dbfs.ws.launch import NULL, ranges
 
 FILTERS = ("all", "online", "ballot", "jit")
 THRESHOLD = 64               # entries per thread bin (SIMD-X's overflow threshold)
@@ -94,17 +94,17 @@ class DeviceFrontier:
         """ws_mark after an iteration over the list (listed) or every group; bins: record activations."""
         d, hubs = self.part, self.part.hubs
         self.fn["ws_mark"]((MARK_BLOCKS,), (256,), (
-            self.list if listed else 0, self.list_len, np.uint32(self.groups), self.changed, d.rowptr, d.nbrs,
+            self.list if listed else NULL, self.list_len, np.uint32(self.groups), self.changed, d.rowptr, d.nbrs,
             np.uint32(d.lo), np.uint32(d.count), np.uint32(min(hubs.degree, 0xFFFFFFFF)), hubs.slice_begin,
             hubs.slice_end, hubs.slice_vertex, np.uint32(hubs.slices), self.bits[self.next],
-            self.bins if bins else 0, self.bin_count, np.uint32(self.threshold), self.overflow))
+            self.bins if bins else NULL, self.bin_count, np.uint32(self.threshold), self.overflow))
 
     def mark_remote(self, idx, first: int, n: int, bins: bool) -> None:
         """ws_mark_remote for the n received vertices idx[0 .. n) (or first .. first + n)."""
         if n and self.keys.shape[0]:
             self.fn["ws_mark_remote"]((MARK_BLOCKS,), (256,), (
-                0 if idx is None else idx, np.uint32(first), np.uint32(n), self.keys, np.uint32(self.keys.shape[0]),
-                self.key_ptr, self.rows, self.bits[self.next], self.bins if bins else 0, self.bin_count,
+                NULL if idx is None else idx, np.uint32(first), np.uint32(n), self.keys, np.uint32(self.keys.shape[0]),
+                self.key_ptr, self.rows, self.bits[self.next], self.bins if bins else NULL, self.bin_count,
                 np.uint32(self.threshold), self.overflow))
 
     def build(self, mode: str, status) -> None:

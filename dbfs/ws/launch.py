@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 THREADS = 256          # WS_THREADS and WS_BOX_THREADS in the kernels
+NULL = np.uintp(0)     # a null pointer argument (8 bytes, as every pointer)
 METHODS = ("ws", "vwc2", "vwc4", "vwc8", "vwc16", "vwc32")
 
 
@@ -39,7 +40,7 @@ def hub_slices(fn, hubs, nbrs, edges, values, partials, active_bits=None) -> Non
     if hubs.slices:
         fn((-(-hubs.slices * 32 // THREADS),), (THREADS,),
            (hubs.slice_begin, hubs.slice_end, np.uint32(hubs.slices), nbrs, edges, values, partials,
-            hubs.slice_vertex, 0 if active_bits is None else active_bits))
+            hubs.slice_vertex, NULL if active_bits is None else active_bits))
 
 
 def iterate(fn, method: str, rowptr, nbrs, edges, values, lo: int, count: int, status, refine: bool,
@@ -66,8 +67,8 @@ def iterate(fn, method: str, rowptr, nbrs, edges, values, lo: int, count: int, s
         return
     blocks = -(-(-(-count // 32) * 32) * lanes_per_vertex(method) // THREADS)
     args = (rowptr, nbrs, edges, values, np.uint32(lo), np.uint32(count), status, np.int32(refine), status[1:],
-            out_idx, out_val, 0 if groups is None else groups, 0 if group_count is None else group_count,
-            0 if changed_bits is None else changed_bits)
+            out_idx, out_val, NULL if groups is None else groups, NULL if group_count is None else group_count,
+            NULL if changed_bits is None else changed_bits)
     if method == "ws":
         args += (np.uint32(min(hubs.degree, 0xFFFFFFFF)), np.uint32(hubs.slice), hubs.warp_slice, partials)
     fn((blocks,), (THREADS,), args)

@@ -159,18 +159,20 @@ def build(part: PartitionData, method: str, window: int = WINDOW) -> Shards:
     sizes = xp.diff(window_ptr, axis=1)                       # [j, i]
     cw_start = xp.zeros(shards * shards + 1, xp.int64)
     xp.cumsum(sizes.T.ravel(), out=cw_start[1:])
+    del sizes
     own_total = int(cw_start[-1])
-    local = src - lo
-    own = (local >= 0) & (src < hi)
-    i = xp.where(own, local // window, 0)
-    e = xp.arange(entries, dtype=xp.int64)
-    place = e - shard_ptr[shard] - window_ptr[shard, i]
-    remote_rank = xp.cumsum(~own) - 1
-    position = xp.where(own, cw_start[i * shards + shard] + place, own_total + remote_rank)
+    own = (src >= lo) & (src < hi)
+    i = xp.where(own, (src - lo) // window, 0)
+    position = cw_start[i * shards + shard]
+    position -= window_ptr[shard, i]
+    position -= shard_ptr[shard]
+    del i, shard
+    position += xp.arange(entries, dtype=xp.int64)
+    position[~own] = own_total + xp.arange(entries - int(own.sum()), dtype=xp.int64)
     out.cw_src = xp.empty(entries, xp.uint32)
     out.cw_map = xp.empty(entries, xp.uint32)
     out.cw_src[position] = src.astype(xp.uint32)
-    out.cw_map[position] = e.astype(xp.uint32)
+    out.cw_map[position] = xp.arange(entries, dtype=xp.uint32)
     out.cw_ptr = xp.concatenate((cw_start[:-1][::max(shards, 1)], xp.array([own_total, entries], xp.int64))).astype(xp.uint64)
     return out
 
