@@ -99,14 +99,20 @@ __device__ __forceinline__ void ws_shard_fold(bool active, u32 d, Vertex local, 
     const u64* __restrict__ shard_ptr, const u32* __restrict__ dest, Vertex* src_value,               \
     const Edge* __restrict__ edges, Vertex* values, u32 lo, u32 count, u32 window, u32* changed,      \
     int refine, u32* out_count, u32* out_idx, Vertex* out_val, const u32* __restrict__ marked
+#define WS_SHARD_ARGS                                                                                  \
+    shard_ptr, dest, src_value, edges, values, lo, count, window, changed, refine, out_count, out_idx, \
+    out_val, marked
 
-// Steps 1-3 of block `shard`; returns the window's first local vertex and size; the window's updated
-// flags are left in word[0 .. size).
-__device__ __forceinline__ void ws_shard_update(WS_SHARD_PARAMS, u32 shard, Vertex* shared_value, u32* word,
-                                                u32& base, u32& size)
+// Steps 1-3 of this block's shard; returns the window's first local vertex and, in shared memory, its
+// values and, in word[0 .. window size), which of them were updated.
+__device__ __forceinline__ void ws_shard_update(WS_SHARD_PARAMS, Vertex*& shared_value, u32*& word, u32& base)
 {
+    extern __shared__ __align__(16) unsigned char ws_shard_memory[];
+    shared_value = reinterpret_cast<Vertex*>(ws_shard_memory);
+    word = reinterpret_cast<u32*>(ws_shard_memory + ((window * sizeof(Vertex) + 15) & ~15u));
+    const u32 shard = blockIdx.x;
     base = shard * window;
-    size = min(window, count - base);
+    const u32 size = min(window, count - base);
     for (u32 v = threadIdx.x; v < size; v += WS_SHARD_THREADS) {
         const Vertex current = values[lo + base + v];
         init_vertex(&shared_value[v], &current);
@@ -151,13 +157,9 @@ __device__ __forceinline__ void ws_shard_update(WS_SHARD_PARAMS, u32 shard, Vert
 extern "C" __global__ void __launch_bounds__(WS_SHARD_THREADS)
 gs_iterate(WS_SHARD_PARAMS, const u32* __restrict__ window_ptr, const u32* __restrict__ src, u32 shards)
 {
-    extern __shared__ __align__(16) unsigned char ws_shard_memory[];
-    const u32 size_of_values = (window * sizeof(Vertex) + 15) & ~15u;
-    Vertex* shared_value = reinterpret_cast<Vertex*>(ws_shard_memory);
-    u32* word = reinterpret_cast<u32*>(ws_shard_memory + size_of_values);
-    u32 base, size;
-    ws_shard_update(shard_ptr, dest, src_value, edges, values, lo, count, window, changed, refine, out_count,
-                    out_idx, out_val, marked, blockIdx.x, shared_value, word, base, size);
+    Vertex* shared_value;
+    u32 *word, base;
+    ws_shard_update(WS_SHARD_ARGS, shared_value, word, base);
     // Step 4, G-Shards: window W_ij of every shard j, a warp per window.
     const u32 i = blockIdx.x, lane = threadIdx.x & 31;
     for (u32 j = threadIdx.x / 32; j < shards; j += WS_SHARD_THREADS / 32) {
@@ -175,13 +177,9 @@ extern "C" __global__ void __launch_bounds__(WS_SHARD_THREADS)
 cw_iterate(WS_SHARD_PARAMS, const u64* __restrict__ cw_ptr, const u32* __restrict__ cw_src,
            const u32* __restrict__ cw_map)
 {
-    extern __shared__ __align__(16) unsigned char ws_shard_memory[];
-    const u32 size_of_values = (window * sizeof(Vertex) + 15) & ~15u;
-    Vertex* shared_value = reinterpret_cast<Vertex*>(ws_shard_memory);
-    u32* word = reinterpret_cast<u32*>(ws_shard_memory + size_of_values);
-    u32 base, size;
-    ws_shard_update(shard_ptr, dest, src_value, edges, values, lo, count, window, changed, refine, out_count,
-                    out_idx, out_val, marked, blockIdx.x, shared_value, word, base, size);
+    Vertex* shared_value;
+    u32 *word, base;
+    ws_shard_update(WS_SHARD_ARGS, shared_value, word, base);
     // Step 4, Concatenated Windows: CW_i with all the block's threads.
     const u64 stop = cw_ptr[blockIdx.x + 1];
     for (u64 k = cw_ptr[blockIdx.x] + threadIdx.x; k < stop; k += WS_SHARD_THREADS) {
