@@ -199,3 +199,27 @@ def test_representations_filters_and_approximations_in_the_report_and_json(tmp_p
     kinds = {c["compare"] for c in doc["comparisons"]}
     assert kinds >= {"ws_over_gs", "ws_over_cw", "ws_over_best_vwc", "jit_over_all", "coalesce_over_exact",
                      "divergence_over_exact"}
+
+
+def test_table_script_writes_both_tables(tmp_path):
+    """scripts/bench_ws_table.py end to end on the CPU backend, small graphs: every step runs, the
+    markdown holds the method table per graph and the approximation table, the JSON every row."""
+    script = os.path.join(os.path.dirname(__file__), "..", "scripts", "bench_ws_table.py")
+    result = subprocess.run([sys.executable, script, "--out", str(tmp_path), "--scales", "7,8", "--lattice", "24",
+                             "--backend", "cpu"], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    doc = json.loads((tmp_path / "ws_table.json").read_text())
+    assert set(doc["tables"]) == {"Kronecker scale 7", "24x24 lattice", "Kronecker scale 8"}
+    assert set(doc["approx"]) == {"Kronecker scale 7", "24x24 lattice"}
+    for rows in doc["tables"].values():
+        assert {(r["method"][:3], r["frontier"]) for r in rows} == {("ws", "all"), ("ws", "jit"), ("vwc", "all"),
+                                                                    ("vwc", "jit"), ("gs", "all"), ("cw", "all")}
+        assert {r["algo"] for r in rows} == {"bfs", "sssp", "cc", "pr"}
+        assert all(r["vs_ws"] > 0 and r["host_bytes"] > 0 for r in rows)
+    for rows in doc["approx"].values():
+        assert {(r["algo"], r["kind"]) for r in rows} == {(a, k) for a in ("sssp", "pr")
+                                                           for k in ("coalesce", "latency", "divergence")}
+    text = (tmp_path / "ws_table.md").read_text()
+    assert "## 24x24 lattice" in text and "## Approximate layouts" in text and "1.35x, 21%" in text
+    assert not (tmp_path / "runs" / "lattice.h5").exists()
+    assert all(step["outcome"] == "ok" for step in doc["steps"])

@@ -241,7 +241,7 @@ def _divergence(xp, n, src, dst, weights, csr, tolerance):
     tuples = xp.flatnonzero(keep)
     vertex = xp.concatenate((src[tuples], dst[tuples]))
     tuple_of = xp.concatenate((tuples, tuples))
-    salt = _hash(xp, tuple_of, 1)
+    salt = (_hash(xp, tuple_of, 1) >> xp.uint64(1)).astype(xp.int64)     # lexsort keys of one type
     by = xp.lexsort(xp.stack((tuple_of, salt, vertex)))
     vertex_sorted = vertex[by]
     rank = _rank_in_groups(xp, vertex_sorted)
