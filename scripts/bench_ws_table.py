@@ -135,7 +135,7 @@ def approx_rows(doc: dict) -> list[dict]:
 
 
 def markdown(tables: dict, approx: dict, steps: list, device: str) -> str:
-    out = [f"# ws mode: WS, VWC, G-Shards, Concatenated Windows; JIT active lists; approximate layouts",
+    out = ["# ws mode: WS, VWC, G-Shards, Concatenated Windows; JIT active lists; approximate layouts",
            "", f"Device: {device}. One source (Graph500-sampled), median of the timed runs.", ""]
     for graph, rows in tables.items():
         out += [f"## {graph}", "",
@@ -154,7 +154,8 @@ def markdown(tables: dict, approx: dict, steps: list, device: str) -> str:
     if approx:
         out += ["## Approximate layouts (ws, frontier all)", "",
                 "| graph | program | layout | exact ms | approx ms | speedup | vertices that differ | "
-                "mean relative error | poster (SSSP: speedup, inaccuracy) |", "|---|---|---|---:|---:|---:|---:|---:|---|"]
+                "mean relative error | poster (SSSP: speedup, inaccuracy) |",
+                "|---|---|---|---:|---:|---:|---:|---:|---|"]
         for graph, rows in approx.items():
             for r in rows:
                 poster = POSTER_SSSP[r["kind"]]
@@ -162,8 +163,8 @@ def markdown(tables: dict, approx: dict, steps: list, device: str) -> str:
                            f"{1e3 * r['approx_time']:.2f} | {r['speedup']:.2f} | {r['differ_fraction']:.1%} | "
                            f"{r['mean_relative_error']:.3g} | {poster[0]:.2f}x, {poster[1]:.0%} |")
         out.append("")
-    out += ["## Steps", ""] + [f"- `{s['command']}`: {s['outcome']}" + (f" ({s['seconds']} s)" if "seconds" in s else "")
-                               for s in steps]
+    out += ["## Steps", ""]
+    out += [f"- `{s['command']}`: {s['outcome']}" + (f" ({s['seconds']} s)" if "seconds" in s else "") for s in steps]
     return "\n".join(out) + "\n"
 
 

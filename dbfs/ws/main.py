@@ -499,7 +499,9 @@ class VertexPrograms(Benchmark):
             return None
         first, values = reference
         problem = _disagreement(self.engine.program, values, result.values)
-        return None if problem is None else f"disagrees with {first.method}/{first.frontier}/{first.exchange}: {problem}"
+        if problem is None:
+            return None
+        return f"disagrees with {first.method}/{first.frontier}/{first.exchange}: {problem}"
 
     def label(self, trial: _Config) -> str:
         where = f" on --approx {trial.approx}" if trial.approx else ""

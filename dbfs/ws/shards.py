@@ -173,7 +173,8 @@ def build(part: PartitionData, method: str, window: int = WINDOW) -> Shards:
     out.cw_map = xp.empty(entries, xp.uint32)
     out.cw_src[position] = src.astype(xp.uint32)
     out.cw_map[position] = xp.arange(entries, dtype=xp.uint32)
-    out.cw_ptr = xp.concatenate((cw_start[:-1][::max(shards, 1)], xp.array([own_total, entries], xp.int64))).astype(xp.uint64)
+    window_starts = cw_start[:-1][::max(shards, 1)]
+    out.cw_ptr = xp.concatenate((window_starts, xp.array([own_total, entries], xp.int64))).astype(xp.uint64)
     return out
 
 
