@@ -36,8 +36,9 @@
 #   scripts/gpu_check.sh ws-table         ws mode, 1 GPU: its GPU tests, then scripts/bench_ws_table.py (WS, best
 #                                         VWC, G-Shards, CW; frontier all and jit; Kronecker 22 and 24, a
 #                                         2048x2048 lattice; the approximate layouts) within WS_TABLE_SECONDS
-#                                         (default 400) of the start of this script; ws_table.md and
-#                                         ws_table.json also go to $OUT
+#                                         (default 400) of the start of this script, the tests within
+#                                         WS_TESTS_SECONDS (default 210); ws_table.md and ws_table.json also
+#                                         go to $OUT
 # Several stages may be given in one call: scripts/gpu_check.sh tests generator "16 26" bench "22 24 26"
 # Results go to $RESULTS (default bench/results/run-<date>); when the device tool's $OUT is set they
 # are also packed into $RESULTS/results.tgz (that tool returns only a few files).
@@ -192,7 +193,10 @@ print(dict(f.attrs), 'rows', len(level), 'reached', int((level >= 0).sum()), 'de
         run "$RESULTS/ws2_summary.txt" $PY scripts/bench_ws.py "$RESULTS/ws_scale24_2gpu.json" \
             --out "$RESULTS/ws2_summary.json" ;;
     ws-table)
-        run "$RESULTS/ws_gpu_tests.log" $PY -m pytest -q -m gpu -p no:cacheprovider $TEST_TIMEOUT tests/test_ws_gpu.py
+        # tests first, within WS_TESTS_SECONDS (a kernel that hangs ends its test after 60 s), then the table
+        per_test=$($PY -c "import pytest_timeout" 2>/dev/null && echo "-p timeout --timeout 60 --timeout-method thread")
+        run "$RESULTS/ws_gpu_tests.log" timeout "${WS_TESTS_SECONDS:-210}" $PY -m pytest -q -m gpu \
+            -p no:cacheprovider $per_test tests/test_ws_gpu.py
         budget=$(( ${WS_TABLE_SECONDS:-400} - SECONDS ))
         [ "$budget" -ge 60 ] || budget=60
         run "$RESULTS/ws_table.log" $PY scripts/bench_ws_table.py --out "$RESULTS/ws_table" --budget "$budget"

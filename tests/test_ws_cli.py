@@ -223,3 +223,15 @@ def test_table_script_writes_both_tables(tmp_path):
     assert "## 24x24 lattice" in text and "## Approximate layouts" in text and "1.35x, 21%" in text
     assert not (tmp_path / "runs" / "lattice.h5").exists()
     assert all(step["outcome"] == "ok" for step in doc["steps"])
+
+
+def test_a_users_program_runs_on_every_method_and_filter(tmp_path):
+    (tmp_path / "reliability.py").write_text(RELIABILITY)
+    result = ws("--scale", "8", "--load", "reliability.py", "--algo", "reliability", "--gpus", "2",
+                "--method", "ws,vwc4,gs,cw", "--frontier", "all,online,ballot,jit", "--bin-threshold", "1",
+                "--json", "out.json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr        # every run agreed with the first
+    runs = json.loads((tmp_path / "out.json").read_text())["runs"]
+    assert sorted((r["method"], r["frontier"]) for r in runs) == sorted(
+        [(m, f) for m in ("ws", "vwc4") for f in ("all", "online", "ballot", "jit")] + [("gs", "all"), ("cw", "all")])
+    assert len({r["reached"] for r in runs}) == 1 and len({r["iterations"] for r in runs}) == 1
