@@ -129,9 +129,9 @@ class Layout:
                 "hub_entries": int((d.hubs.slice_end - d.hubs.slice_begin).sum()), "device": d.device}
                for d in self.parts]
         for method, held in self.shards.items():
-            for record, s in zip(out, held):
+            for record, s, d in zip(out, held, self.parts):
                 record[method] = {"window": s.window, "shards": s.shards, "bytes": s.nbytes,
-                                  "memory": "host" if s.on_host else "device"}
+                                  "memory": "host" if s.on_host or d.device is None else "device"}
         return out
 
 
