@@ -86,6 +86,14 @@ def median(values: list[float]) -> float:
     return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
 
 
+def filter_counts(filters: list[str]) -> dict:
+    """How many iterations each filter built the list of."""
+    counts: dict = {}
+    for f in filters:
+        counts[f] = counts.get(f, 0) + 1
+    return counts
+
+
 def method_rows(doc: dict) -> list[dict]:
     """Per program: ws, the best VWC, gs, cw, over all vertices and with jit (median times)."""
     groups: dict = {}
@@ -100,7 +108,7 @@ def method_rows(doc: dict) -> list[dict]:
             rep = found[0]["representation"]
             return {"algo": algo, "method": method, "frontier": frontier, "time": median([r["time"] for r in found]),
                     "iterations": found[0]["iterations"], "device_bytes": rep["device_bytes"],
-                    "host_bytes": rep["host_bytes"], "filters": found[0]["filters"]}
+                    "host_bytes": rep["host_bytes"], "filters": filter_counts(found[0]["filters"])}
         vwc = [m for (a, m, f) in groups if a == algo and m.startswith("vwc") and f == "all"]
         best = min(vwc, key=lambda m: figures(m, "all")["time"]) if vwc else None
         base = figures("ws", "all")
@@ -139,12 +147,14 @@ def markdown(tables: dict, approx: dict, steps: list, device: str) -> str:
            "", f"Device: {device}. One source (Graph500-sampled), median of the timed runs.", ""]
     for graph, rows in tables.items():
         out += [f"## {graph}", "",
-                "| program | method | frontier | iterations | time ms | time / ws (all) | device MB | host MB |",
-                "|---|---|---|---:|---:|---:|---:|---:|"]
+                "| program | method | frontier | iterations | time ms | time / ws (all) | device MiB | host MiB | "
+                "lists built by (iterations) |",
+                "|---|---|---|---:|---:|---:|---:|---:|---|"]
         for r in rows:
             label = r["method"] + (" (best VWC)" if r["best_vwc"] and r["frontier"] == "all" else "")
+            lists = ", ".join(f"{f} {k}" for f, k in r["filters"].items())
             out.append(f"| {r['algo']} | {label} | {r['frontier']} | {r['iterations']} | {1e3 * r['time']:.2f} | "
-                       f"{r['vs_ws']:.2f} | {r['device_bytes'] / 2**20:.0f} | {r['host_bytes'] / 2**20:.0f} |")
+                       f"{r['vs_ws']:.2f} | {r['device_bytes'] / 2**20:.1f} | {r['host_bytes'] / 2**20:.1f} | {lists} |")
         for algo in dict.fromkeys(r["algo"] for r in rows):
             mine = [r for r in rows if r["algo"] == algo]
             fastest = min(mine, key=lambda r: r["time"])
