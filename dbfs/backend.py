@@ -30,10 +30,12 @@ def gpu_count() -> int:
 class Backend:
     """The array namespace and device of one rank."""
 
-    def __init__(self, name: str, device: int | None = None):
+    def __init__(self, name: str, device: int | None = None, sharing: int = 1):
         self.name = name
         self.device = device
+        self.sharing = max(1, sharing)  # ranks of this node on the same GPU (under MPS, side by side)
         self.host_syncs = 0           # host waits on the device so far (counted per level by the loops)
+        self.launches = 0             # kernels, memsets and copies enqueued through kernel(), zero(), copy()
         if name == "gpu":
             import cupy
             cupy.cuda.Device(device).use()
@@ -46,10 +48,11 @@ class Backend:
         return self.name == "gpu"
 
     def sync(self, waitable=None) -> None:
-        """Wait for the current stream (or the given stream or event); counted in host_syncs."""
+        """Wait for the current stream (or the given stream or event); counted in host_syncs (on the
+        CPU backend too, where nothing waits: the count is where a GPU run waits)."""
         if self.is_gpu:
             (waitable or self.xp.cuda.get_current_stream()).synchronize()
-            self.host_syncs += 1
+        self.host_syncs += 1
 
     def read(self, device_array, pinned) -> np.ndarray:
         """pinned[:] = device_array through one copy and one wait (a host synchronisation); the
@@ -86,8 +89,32 @@ class Backend:
         return _compile(name)
 
     def kernel(self, module: str, function: str):
-        """The compiled `function` of kernels/<module>.cu (looked up once per process)."""
-        return _function(module, function)
+        """The compiled `function` of kernels/<module>.cu (looked up once per process), counting its
+        launches in `launches`."""
+        return _CountedKernel(self, _function(module, function))
+
+    def zero(self, device_array) -> None:
+        """device_array[:] = 0 (one memset on the current stream; counted in `launches`)."""
+        if self.is_gpu:
+            device_array.data.memset_async(0, device_array.nbytes)
+            self.launches += 1
+        else:
+            device_array.fill(0)
+
+    def copy(self, dst, src, stream=None) -> None:
+        """dst[:] = src between device and pinned host arrays, either way or device to device, queued on
+        `stream` (default: the current one) without a wait; counted in `launches`."""
+        if not self.is_gpu:
+            dst[:src.shape[0]] = src
+            return
+        runtime_api = self.xp.cuda.runtime
+        on_host = (isinstance(dst, np.ndarray), isinstance(src, np.ndarray))
+        kind = {(True, False): runtime_api.memcpyDeviceToHost, (False, True): runtime_api.memcpyHostToDevice,
+                (False, False): runtime_api.memcpyDeviceToDevice}[on_host]
+        address = [a.ctypes.data if isinstance(a, np.ndarray) else a.data.ptr for a in (dst, src)]
+        stream = stream or self.xp.cuda.get_current_stream()
+        runtime_api.memcpyAsync(address[0], address[1], src.nbytes, kind, stream.ptr)
+        self.launches += 1
 
     @property
     def multiprocessors(self) -> int:
@@ -97,10 +124,12 @@ class Backend:
         return _multiprocessors(self.device)
 
     def resident_blocks(self, kernel, threads: int) -> int:
-        """Blocks of `threads` threads of `kernel` (a compiled RawKernel) that the GPU holds at once:
-        the grid of a grid-stride launch. More blocks would run in a second wave after the first, each
-        with a full share of the work, and stretch the kernel by up to half."""
-        return self.multiprocessors * _blocks_per_multiprocessor(kernel, threads)
+        """Blocks of `threads` threads of `kernel` (a compiled RawKernel) that this rank's share of the
+        GPU holds at once: the grid of a grid-stride launch. More blocks would run in a second wave
+        after the first, each with a full share of the work, and stretch the kernel by up to half. Ranks
+        sharing a GPU (CUDA MPS) each take 1/sharing of it: their kernels then run side by side, and a
+        tiny level's launch does not occupy every multiprocessor that the other ranks' kernels need."""
+        return max(1, self.multiprocessors * _blocks_per_multiprocessor(kernel, threads) // self.sharing)
 
     def memory_limit(self) -> int:
         """Bytes this rank may allocate: free device memory, or host memory shared by this node."""
@@ -139,6 +168,29 @@ def host_memory_limit() -> int:
     except OSError:
         pass
     return max(limits) if limits else 2**40
+
+
+class _CountedKernel:
+    """A compiled kernel whose launches are counted on its backend (the per-level log's launches)."""
+
+    __slots__ = ("backend", "function")
+
+    def __init__(self, backend, function):
+        self.backend, self.function = backend, function
+
+    def __call__(self, *args, **kwargs):
+        self.backend.launches += 1
+        return self.function(*args, **kwargs)
+
+    @property
+    def num_regs(self) -> int:
+        return self.function.num_regs
+
+    def __hash__(self):
+        return hash(self.function)
+
+    def __eq__(self, other):
+        return isinstance(other, _CountedKernel) and other.function is self.function
 
 
 @lru_cache(maxsize=None)
@@ -191,8 +243,9 @@ def select(choice: str = "auto") -> Backend:
                       "another rank sees no GPU") + " (is CuPy installed: pip install dbfs[gpu]?)")
     if choice == "cpu" or not everyone_has_gpu:
         return Backend("cpu")
-    local, _ = runtime.local_rank()
-    return Backend("gpu", local % ngpus)
+    local, on_node = runtime.local_rank()
+    device = local % ngpus
+    return Backend("gpu", device, sharing=len(range(device, on_node, ngpus)))
 
 
 def _min_op():

@@ -48,6 +48,7 @@ class SearchResult:
     bytes: dict                    # bytes sent per phase, as encoded
     bytes_raw: dict                # bytes the same messages take as plain lists
     host_syncs: int = 0            # host waits on the device during the search (this rank)
+    launches: int = 0              # kernels, memsets and copies the host enqueued (this rank)
     levels: list = field(default_factory=list)
 
 
@@ -81,7 +82,7 @@ class BFS:
         backend, state = self.backend, self.state
         state.reset()
         backend.sync()
-        syncs = backend.host_syncs
+        syncs, launches = backend.host_syncs, backend.launches
         if self.one_rank:
             return self._search_one_rank(root, log_levels, syncs)
         traffic = Traffic()
@@ -105,7 +106,8 @@ class BFS:
                             depth=figures["depth"], phases=phases,
                             bytes={"expand": totals[0], "fold": totals[1]},
                             bytes_raw={"expand": totals[2], "fold": totals[3]},
-                            host_syncs=backend.host_syncs - syncs, levels=levels)
+                            host_syncs=backend.host_syncs - syncs, launches=backend.launches - launches,
+                            levels=levels)
 
     def _search_one_rank(self, root: int, log_levels: bool, syncs: int) -> SearchResult:
         self.clock.start()
@@ -124,11 +126,18 @@ class BFS:
 
 def print_levels(result: SearchResult) -> None:
     """Per-level direction, frontier size, entries examined, bytes sent (all ranks; as lists), host
-    waits (this rank) and time to stderr (rank 0)."""
+    waits and, on a grid of ranks, launches, messages, host time and device time (rank 0's), and the
+    level's time to stderr (rank 0); then the search's totals."""
     if MPI.COMM_WORLD.Get_rank() != 0:
         return
     for row in result.levels:
+        grid_figures = ""
+        if "launches" in row:
+            grid_figures = (f" launches {row['launches']:>3d} messages {sum(row['messages'].values()):>2d} "
+                            f"host {1e3 * row['host_time']:8.3f} ms device {1e3 * row['device_time']:8.3f} ms")
         print(f"[dbfs] root {result.root} level {row['level']:3d} {row['direction']:>9}: frontier "
               f"{row['frontier']:>12d} edges(rank 0) {row['edges']:>14d} bytes {row['bytes']:>12d} "
-              f"(lists {row['bytes_raw']:>12d}) host syncs {row['host_syncs']:>2d} "
+              f"(lists {row['bytes_raw']:>12d}) host syncs {row['host_syncs']:>2d}{grid_figures} "
               f"{1e3 * row['time']:9.3f} ms", file=sys.stderr)
+    print(f"[dbfs] root {result.root}: {len(result.levels)} levels, host syncs {result.host_syncs}, launches "
+          f"{result.launches} (rank 0), {1e3 * result.time:.3f} ms", file=sys.stderr)

@@ -31,17 +31,17 @@ import time
 import numpy as np
 from mpi4py import MPI
 
-from dbfs import __version__, edgelist, memory, runtime
+from dbfs import __version__, memory, outputs, runtime
 from dbfs.backend import select
 from dbfs.bfs import BFS, PHASES, print_levels
 from dbfs.build import add_row_major, build
 from dbfs.certificate import certify
 from dbfs.errors import DbfsError
 from dbfs.graph import GridComms
-from dbfs.grid import Grid, default_grid, fitting_grid, parse_grid
+from dbfs.grid import Grid, default_grid, grid_advice, parse_grid
 from dbfs.harness import Benchmark, Run, drive
 from dbfs.json_output import provenance, write_json_atomically
-from dbfs.options import parse_seed
+from dbfs.options import parse_seed, refuse_inapplicable
 from dbfs.partition_cache import PartitionCache
 from dbfs.result import check_save_request, save_result
 from dbfs.source import GraphSource, rank_io_threads
@@ -71,6 +71,9 @@ def _check_args(args) -> None:
         value = getattr(args, name)
         if not (math.isfinite(value) and value > 0):
             raise DbfsError(f"--{name} must be a finite number > 0, got {value}", collective=True)
+    refuse_inapplicable(args, [("--edgefactor", args.graph is None, "to --scale graphs: a --graph file has its own sizes"),
+                               ("--alpha", args.direction == "auto", "to --direction auto (the switch to bottom-up)"),
+                               ("--beta", args.direction == "auto", "to --direction auto (the switch back to top-down)")])
     if args.undirected and args.graph is None:
         raise DbfsError("--undirected applies to a directed --graph file; the --scale graph is undirected "
                         "already", collective=True)
@@ -82,8 +85,13 @@ def _check_args(args) -> None:
         raise DbfsError(f"grid {shape[0]}x{shape[1]} needs {shape[0] * shape[1]} ranks, the job has "
                         f"{world.Get_size()}", collective=True)
     args.grid_shape = shape
-    if args.json:
-        edgelist.check_target(args.json, force=True)
+    if args.partition_cache == "":
+        raise DbfsError("--partition-cache needs a directory name, got ''", collective=True)
+    runtime.agree(None if args.graph is None else outputs.check_input("--graph", args.graph))
+    outputs.check([outputs.Target("--json", args.json), outputs.Target("--save-result", args.save_result)],
+                  inputs=[("--graph", args.graph)])
+    if args.json == outputs.STDOUT:
+        runtime.take_stdout()
 
 
 def _make_grid(R: int, C: int, source: GraphSource) -> Grid:
@@ -92,11 +100,7 @@ def _make_grid(R: int, C: int, source: GraphSource) -> Grid:
     try:
         return Grid(R, C, source.n_vertices)
     except ValueError:
-        fit = fitting_grid(source.n_vertices, R * C)
-        advice = (f"use --grid {fit[0]}x{fit[1]}" if fit[0] * fit[1] == R * C else
-                  f"use at least {fit[0] * fit[1]} ranks (e.g. --grid {fit[0]}x{fit[1]})")
-        raise DbfsError(f"{source.n_vertices} vertices on a {R}x{C} grid give local index ranges over 2^31, "
-                        f"and local ids are 32-bit; {advice}", collective=True) from None
+        raise DbfsError(grid_advice(source.n_vertices, R, C), collective=True) from None
 
 
 def _check_ids(source: GraphSource) -> None:
@@ -113,10 +117,6 @@ def _check_ids(source: GraphSource) -> None:
     runtime.agree(problem)
 
 
-def _max_time(t: float) -> float:
-    return runtime.WORLD.allreduce(t, op=MPI.MAX)
-
-
 def breakdown_table(searches) -> str:
     """Mean per-search time of each phase (paper Figure 7) and bytes sent per search."""
     n = max(1, len(searches))
@@ -126,7 +126,12 @@ def breakdown_table(searches) -> str:
     for phase in PHASES:
         ms = 1e3 * sum(s["phases"][phase] for s in searches) / n
         lines.append(f"  {phase:<14}{ms:12.3f}{100 * ms / (1e3 * total) if total else 0:13.1f}%")
+    summed = sum(sum(s["phases"].values()) for s in searches) / n
+    lines.append(f"  {'sum of phases':<14}{1e3 * summed:12.3f}{100 * summed / total if total else 0:13.1f}%")
     lines.append(f"  {'search':<14}{1e3 * total:12.3f}")
+    if summed > total:
+        lines.append("  each phase is its slowest rank's: a rank waiting in an exchange overlaps another rank's "
+                     "expansion or update, so the shares add up past 100%")
     lines.append(f"  {'bytes':<14}{'sent':>16}{'as lists':>16}")
     for kind in ("expand", "fold"):
         lines.append(f"  {kind:<14}{sum(s['bytes'][kind] for s in searches) / n:16.0f}"
@@ -156,8 +161,9 @@ class Graph500BFS(Benchmark):
         streamed from the tuples (generated or read, built over the search's transport, then cached)."""
         args, backend, source, comms = self.args, self.backend, self.source, self.comms
         world = comms.world
-        compile_time = _max_time(warm_up(backend))
-        runtime.log(f"kernels compiled and warmed: {compile_time:.3f} s (outside every timing)")
+        compile_time = self.slowest(warm_up(backend))
+        runtime.log(f"kernels compiled and warmed: {compile_time:.3f} s (outside every timing)" if backend.is_gpu
+                    else "no kernels to compile: the CPU backend runs their NumPy twins")
         figures = {"compile_time": compile_time, "memory_estimate": self.plan.peak, "graph_generation": 0.0}
         self.device_peak.restart()
         cache = PartitionCache(args.partition_cache, source, comms.grid) if args.partition_cache else None
@@ -169,10 +175,12 @@ class Graph500BFS(Benchmark):
                 if self.row_major and graph.row_ptr is None:
                     add_row_major(graph)
                 backend.sync()
-                construction_time = _max_time(time.perf_counter() - t0)
+                construction_time = self.slowest(time.perf_counter() - t0)
                 runtime.log(f"construction: {construction_time:.3f} s (loaded from the partition cache "
                             f"{cache.path}), {world.allreduce(graph.nnz)} CSC entries")
                 self.graph = graph
+                if source.info is not None:        # nothing was read: no reading time, no reading rate
+                    figures.update(graph_load=0.0, load_edges_per_s_per_rank=None)
                 return {**figures, "construction_time": construction_time,
                         "construction_source": "partition cache",
                         "memory_construction_peak": self.device_peak.largest()}
@@ -273,7 +281,8 @@ class Graph500BFS(Benchmark):
         record = {"root": root, "time": result.time, "nedge": result.nedge,
                   "teps": result.nedge / result.time if result.time > 0 else 0.0,
                   "visited": result.visited, "depth": result.depth, "phases": result.phases,
-                  "bytes": result.bytes, "bytes_raw": result.bytes_raw, "host_syncs": result.host_syncs}
+                  "bytes": result.bytes, "bytes_raw": result.bytes_raw, "host_syncs": result.host_syncs,
+                  "launches": result.launches}
         if self.args.log_levels:
             record["levels"] = result.levels
         return record
@@ -290,11 +299,13 @@ class Graph500BFS(Benchmark):
             runtime.log(f"search tree written to {args.save_result}")
         searches = run.records
         validated = [s for s in searches if s["validated"]]
+        # the block's validation statistics need every search's time; with --validate first or none
+        # the line after the block gives the validated searches' mean instead
         figure_args = dict(
             scale=source.scale, edgefactor=source.edgefactor, graph_generation=run.figures["graph_generation"],
             num_mpi_processes=world.Get_size(), construction_time=run.figures["construction_time"],
             bfs_times=[s["time"] for s in searches], nedges=[s["nedge"] for s in searches],
-            validate_times=[s["validate_time"] for s in validated])
+            validate_times=[s["validate_time"] for s in searches] if len(validated) == len(searches) else None)
         figures = stats.summary_dict(**figure_args)
         runtime.out(stats.report(**figure_args, style=args.report))
         extras = [breakdown_table(searches)]
@@ -305,9 +316,15 @@ class Graph500BFS(Benchmark):
                       if certificate else "certificate: not run (--validate none)")
         if len(validated) < len(searches):
             unchecked = [f"{i + 1}" for i, s in enumerate(searches) if not s["validated"]]
+            mean = (f", validation {1e3 * sum(s['validate_time'] for s in validated) / len(validated):.3f} ms "
+                    "per validated search" if validated else "")
             extras.append(f"validation: {len(validated)} of {len(searches)} searches validated (--validate "
-                          f"{args.validate}); NOT validated: searches {_ranges(unchecked)}; not an official "
-                          "Graph500 result")
+                          f"{args.validate}{mean}); NOT validated: searches {_ranges(unchecked)}; not an "
+                          "official Graph500 result")
+        if source.sizes_derived:
+            extras.append(f"SCALE and edgefactor above are derived from the graph file's {source.n_vertices} "
+                          f"vertices and {source.n_edges} tuples (SCALE = ceil(log2 vertices), edgefactor = "
+                          "tuples / vertices): it is not a Graph500 graph")
         # --report reference: stdout holds exactly the reference's block; the rest goes to stderr
         for text in extras:
             if args.report == "spec":
@@ -326,7 +343,7 @@ class Graph500BFS(Benchmark):
             runtime.log(f"device memory peak {memory.readable(memory_peak)} (largest rank; estimate "
                         f"{memory.readable(run.figures['memory_estimate'])})")
         devices = world.gather(self.backend.describe(), root=0)
-        if args.json and world.Get_rank() == 0:
+        if args.json is not None and world.Get_rank() == 0:
             file_figures = {k: run.figures[k] for k in ("construction_source", "graph_load",
                                                          "load_edges_per_s_per_rank", "compile_time",
                                                          "memory_estimate", "memory_construction_peak",
@@ -338,6 +355,7 @@ class Graph500BFS(Benchmark):
                    "construction_time": run.figures["construction_time"],
                    "edges_per_thread": args.edges_per_thread, "direction": args.direction,
                    "alpha": args.alpha, "beta": args.beta, "encoding": args.encoding, "comm": self.transport,
+                   "scale_derived": source.sizes_derived,
                    "roots": run.trials, "graph_file": args.graph, "directed": not source.symmetric,
                    "validate": args.validate, "memory_peak": memory_peak,
                    "roots_original": [self.original[r] for r in run.trials], **file_figures,
@@ -357,7 +375,7 @@ def main(args) -> None:
     world = runtime.WORLD
     R, C = args.grid_shape
     transport = resolve_transport(args.comm, backend)
-    runtime.log(f"dbfs {__version__}: {world.Get_size()} ranks, grid {R}x{C}, backend "
+    runtime.log(f"dbfs {__version__}: {runtime.count(world.Get_size(), 'rank')}, grid {R}x{C}, backend "
                 f"{backend.name}, direction {args.direction}, encoding {args.encoding}, comm {transport}")
     check_save_request(args)
     source = GraphSource.from_args(args)

@@ -35,9 +35,9 @@ The search adds its per-vertex state (dbfs.search_state.layout, about 24 B per v
 Budget per rank on one GPU (1x1, direction auto; `python -m dbfs plan` prints it):
   scale 28: graph 35.0 GiB (row_idx 32.0 at most, col_ptr 2.0, degree 1.0); construction peak 35.0;
             certificate 39.2; search 42.2 = graph + state 6.1 + validation 1.0: fits one H100.
-            Measured peak 41.4 GiB (bench/results/2026-11-24-session5/h100/s28.json).
+            Measured peak 41.4 GiB (bench/results/2026-11-24-h100-device-driven-loop/s28.json).
   scale 29: graph 70.0, construction 70.0, certificate 78.2, search 84.3 = 70.0 + 12.3 + 2.1: fits one
-            H200 (139 GiB). Measured peak 82.8 GiB (bench/results/2026-11-24-session5/h200/s29.json).
+            H200 (139 GiB). Measured peak 82.8 GiB (bench/results/2026-11-24-h200-scale29-construction/s29.json).
 
 Construction transients (dbfs.memory.construction_bytes): one chunk of K tuples (src, dst: 16 B a
 tuple) and one direction's entries in flight (int32 columns and rows, the int64 temporaries of the
@@ -67,6 +67,7 @@ from dbfs.errors import DbfsError
 from dbfs.exchange import nccl_communicator
 from dbfs.graph import GridComms, LocalGraph, csc_is_row_major
 from dbfs.ops.csc_build import count_keys, csr_from_csc, inclusive_scan, scatter_values, segment_lengths
+from dbfs.progress import Progress
 from dbfs.runtime import alltoallv_int32
 from dbfs.source import EdgeArrays
 
@@ -92,12 +93,15 @@ class _ProducerClock:
         self.seconds = self.own_seconds = 0.0
         self.tuples = 0
 
-    def chunks(self, source, chunk_edges: int):
+    def chunks(self, source, chunk_edges: int, label: str):
+        """The chunks of this rank's tuples, rank 0's progress through them on stderr under `label`."""
         xp = self.backend.xp
         rounds = source.chunk_rounds(self.comm, chunk_edges)
         stream = source.tuple_chunks(self.backend, self.comm, chunk_edges)
         error = None
-        for _ in range(rounds):
+        progress = Progress(label, rounds, "chunks", 1)
+        for done in range(rounds):
+            progress.update(done)
             self.backend.sync()
             self.comm.Barrier()
             start = time.perf_counter()
@@ -114,6 +118,7 @@ class _ProducerClock:
             self.own_seconds += produced - start
             self.tuples += int(chunk[0].shape[0])
             yield chunk
+        progress.close()
         runtime.agree(error, self.comm)
 
 
@@ -219,11 +224,12 @@ class _Passes:
             self.exchange = (_NcclExchange if transport == "nccl" and backend.is_gpu
                              else _HostExchange)(comms.world, backend)
 
-    def entries(self, with_rows: bool):
+    def entries(self, with_rows: bool, label: str):
         """Per chunk and direction: (local columns, local rows or None) of the entries this rank owns,
         int32 device arrays; on one rank the self-loops are there with column -1 (row -1)."""
         xp = self.backend.xp
-        for src, dst in self.clock.chunks(self.source, self.chunk_edges):
+        producing = "generating" if self.source.info is None else "reading"
+        for src, dst in self.clock.chunks(self.source, self.chunk_edges, f"construction, {producing} and {label}"):
             keep = src != dst
             for u, v in ((src, dst), (dst, src)) if self.source.symmetric else ((src, dst),):
                 owner, cols, rows = route_entries(self.grid, xp, u, v, keep, self.ranks, with_rows)
@@ -236,7 +242,7 @@ class _Passes:
 
     def count(self, col_ptr, row_ptr) -> None:
         """Pass 1: entries per local column into col_ptr[:-1] (and per local row into row_ptr[:-1])."""
-        for cols, rows in self.entries(with_rows=self.row_copy):
+        for cols, rows in self.entries(with_rows=self.row_copy, label="counting (pass 1 of 2)"):
             count_keys(self.backend, cols, col_ptr[:-1])
             if self.row_copy:
                 count_keys(self.backend, rows, row_ptr[:-1])
@@ -245,7 +251,7 @@ class _Passes:
     def scatter(self, col_ptr, row_idx, row_ptr, col_idx) -> None:
         """Pass 2: every entry below its column's cursor (and its row's), the cursors being the
         segment ends in col_ptr[:-1] (row_ptr[:-1]), which finish as the segment starts."""
-        for cols, rows in self.entries(with_rows=True):
+        for cols, rows in self.entries(with_rows=True, label="placing (pass 2 of 2)"):
             scatter_values(self.backend, cols, rows, col_ptr[:-1], row_idx)
             if self.row_copy:
                 scatter_values(self.backend, rows, cols, row_ptr[:-1], col_idx)

@@ -26,6 +26,7 @@ from mpi4py import MPI
 
 from dbfs import memory
 from dbfs.ops.certificate import ID_SLICE, hash_entries, hash_tuples
+from dbfs.progress import Progress
 
 MASK64 = (1 << 64) - 1
 
@@ -50,9 +51,13 @@ def draw_keys(comm) -> tuple[int, int, int, int]:
 def tuple_sums(source, backend, comm, keys, chunk_edges: int) -> np.ndarray:
     """Collective: the hash (count, first sum, second sum; uint64) of this rank's share of the tuples."""
     acc = backend.xp.zeros(3, backend.xp.uint64)
+    progress = Progress("certificate, hashing the input tuples", source.chunk_rounds(comm, chunk_edges),
+                        "chunks", 1)
     for src, dst in source.tuple_chunks(backend, comm, chunk_edges):
         hash_tuples(backend, src, dst, source.symmetric, keys, acc)
         del src, dst
+        progress.advance(1)
+    progress.close()
     return backend.asnumpy(acc)
 
 

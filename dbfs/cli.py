@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import sys
@@ -77,9 +78,10 @@ def main_parser() -> argparse.ArgumentParser:
     search.add_argument("--encoding", choices=("adaptive", "list", "bitmap"), default="adaptive",
                         help="message form: a list of 32-bit ids, a bitmap of the block, or per "
                              "message whichever is smaller")
-    search.add_argument("--comm", choices=("auto", "mpi", "mpi-cuda", "nccl"), default="auto",
-                        help="transport: host-staged MPI, CUDA-aware MPI, or NCCL between the GPUs; "
-                             "auto: NCCL when every rank has a GPU of its own, else CUDA-aware MPI, else mpi")
+    search.add_argument("--comm", choices=("auto", "mpi", "mpi-cuda", "nccl", "nvshmem"), default="auto",
+                        help="transport: host-staged MPI, CUDA-aware MPI, NCCL between the GPUs, or NVSHMEM "
+                             "puts and signals queued on the GPUs' streams; auto: NCCL when every rank has "
+                             "a GPU of its own, else NVSHMEM when it starts, else CUDA-aware MPI, else mpi")
     real = p.add_argument_group("graph files, results and the partition cache")
     real.add_argument("--undirected", action="store_true",
                       help="traverse a directed graph's edges both ways, not only along out-edges")
@@ -130,19 +132,36 @@ class _CollectiveParseError(Exception):
 
 
 def _parse(parser: argparse.ArgumentParser, argv):
-    """argparse exits on bad input on every rank; keep the message to rank 0 and exit with 2."""
+    """argparse exits on bad input on every rank; keep the message to rank 0 and exit with 2. The
+    namespace's `given` holds the options the command line names (so that one that does not apply to
+    the chosen mode or graph is refused rather than ignored)."""
     def error(message):
         raise _CollectiveParseError(f"{parser.prog}: error: {message}")
     parser.error = error
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    defaults = [(action, action.default) for action in parser._actions]
+    for action, _ in defaults:
+        action.default = argparse.SUPPRESS
+    try:
+        args.given = set(vars(parser.parse_args(argv)))
+    finally:
+        for action, default in defaults:
+            action.default = default
+    return args
+
 
 
 def main(argv=None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     runtime.install_abort_on_exception()
+    runtime.reset_stdout()
     try:
         with runtime.signals_interrupt():
             _run(argv)
+    except OSError as e:
+        if e.errno != errno.EPIPE:
+            raise
+        runtime.write_stdout("")           # argparse's --help into a closed pipe: as any closed stdout
     except _CollectiveParseError as e:
         if runtime.rank() == 0:
             print(f"{e}\n(see --help)", file=sys.stderr)
@@ -164,6 +183,11 @@ def main(argv=None) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(128 + e.signum)
+    failure = runtime.stdout_failure()
+    if failure:
+        if runtime.rank() == 0:
+            print(f"dbfs: error: {failure}", file=sys.stderr)
+        sys.exit(2)
 
 
 def _run(argv) -> None:

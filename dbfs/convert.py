@@ -29,7 +29,6 @@ import argparse
 import errno
 import gzip
 import os
-import sys
 import time
 import zlib
 from collections import deque
@@ -39,18 +38,16 @@ import h5py
 import numpy as np
 from mpi4py import MPI
 
-from dbfs import edgelist, runtime
+from dbfs import edgelist, outputs, runtime
 from dbfs.arrays import sorted_unique
 from dbfs.errors import DbfsError
-from dbfs.formats import EXTENSIONS, FORMATS, READERS, detect_format
+from dbfs.formats import EXTENSIONS, FORMATS, GZIP_MAGIC, READERS, UTF8_BOM, detect_format, unread_compression
 from dbfs.json_output import provenance, write_json_atomically
+from dbfs.progress import Progress
 
 RUN_IDS = 1 << 23            # ids per sorted run of pass 1
 RANGE_IDS = 1 << 21          # ids per key range of the merge
 MAP_EDGES = 1 << 21          # edges per chunk of pass 3
-PROGRESS_AFTER_S = 2.0
-PROGRESS_EVERY_S = 2.0       # on a terminal; lines every PROGRESS_LINE_S otherwise
-PROGRESS_LINE_S = 10.0
 # kept ids over SPARSE_IDS_FACTOR times the vertices that can have an edge (and over SPARSE_IDS_MIN) warn
 SPARSE_IDS_FACTOR = 32
 SPARSE_IDS_MIN = 1 << 20
@@ -75,40 +72,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=int, default=edgelist.io_threads(),
                    help="worker threads for parsing and compression")
     p.add_argument("--json", metavar="FILE", help="write the conversion's figures as JSON")
-
-
-class Progress:
-    """A progress bar on stderr for work that has run over PROGRESS_AFTER_S seconds."""
-
-    def __init__(self, label: str, total: int | None, unit: str, scale: float):
-        self.label, self.total, self.unit, self.scale = label, total, unit, scale
-        self.start = self.last = time.perf_counter()
-        self.tty = sys.stderr.isatty()
-        self.shown = False
-
-    def update(self, done: int) -> None:
-        now = time.perf_counter()
-        every = PROGRESS_EVERY_S if self.tty else PROGRESS_LINE_S
-        if now - self.start < PROGRESS_AFTER_S or now - self.last < every and self.shown:
-            return
-        self.last, self.shown = now, True
-        rate = done / self.scale / max(now - self.start, 1e-9)
-        amount = f"{done / self.scale:.1f}"
-        if self.total:
-            fraction = min(1.0, done / self.total)
-            bar = "#" * int(30 * fraction) + "." * (30 - int(30 * fraction))
-            amount = f"[{bar}] {100 * fraction:3.0f}% {amount}/{self.total / self.scale:.1f}"
-        text = f"[dbfs] convert: {self.label} {amount} {self.unit} ({rate:.1f} {self.unit}/s)"
-        if self.tty:
-            sys.stderr.write("\r" + text)
-        else:
-            sys.stderr.write(text + "\n")
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.shown and self.tty:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
 
 
 def _ordered(pool, function, items, depth: int):
@@ -214,10 +177,10 @@ def _map_edges(spill: _Spill, n_edges: int, n_ids: int, pool, depth: int, stream
 
 
 def _open_input(path: str):
+    """(the file, the stream of its bytes: decompressed when it is named .gz or starts as gzip data)."""
     raw = open(path, "rb")
-    if path.lower().endswith(".gz"):
-        return raw, gzip.GzipFile(fileobj=raw, mode="rb")
-    return raw, raw
+    gzipped = path.lower().endswith(".gz") or raw.peek(2)[:2] == GZIP_MAGIC
+    return raw, gzip.GzipFile(fileobj=raw, mode="rb") if gzipped else raw
 
 
 def _renumbers(args) -> bool:
@@ -226,10 +189,13 @@ def _renumbers(args) -> bool:
 
 
 def _input_problem(args) -> str | None:
-    if not os.path.exists(args.input):
-        return f"cannot read {args.input}: no such file"
-    if not os.path.isfile(args.input) or not os.access(args.input, os.R_OK):
-        return f"cannot read {args.input}: not a readable file"
+    problem = outputs.check_input("INPUT", args.input)
+    if problem:
+        return problem
+    compression = unread_compression(args.input)
+    if compression:
+        return (f"{args.input} is {compression}-compressed, which convert does not read: decompress it first "
+                "(or compress it with gzip, which convert reads as it is)")
     if args.format is None and detect_format(args.input) is None:
         return (f"cannot tell the format of {args.input} from its extension; give --format "
                 f"({'|'.join(FORMATS)})")
@@ -237,8 +203,6 @@ def _input_problem(args) -> str | None:
         return f"--threads must be >= 1, got {args.threads}"
     if args.n_vertices is not None and (args.n_vertices < 1 or _renumbers(args)):
         return "--n-vertices needs kept ids (--ids keep) and a positive count"
-    if os.path.exists(args.out) and os.path.samefile(args.input, args.out):
-        return f"--out {args.out} is the input file: write the graph to another name"
     return None
 
 
@@ -274,15 +238,18 @@ def convert(args) -> dict:
         raise DbfsError(problem, collective=True)
     fmt = args.format or detect_format(args.input)
     out = os.path.abspath(args.out)
-    edgelist.check_target(out, args.force, MPI.COMM_SELF)
-    if args.json:
-        edgelist.check_target(args.json, True, MPI.COMM_SELF)
+    outputs.check([outputs.Target("--out", out, args.force), outputs.Target("--json", args.json)],
+                  inputs=[("INPUT", args.input)], comm=MPI.COMM_SELF)
+    if args.json == outputs.STDOUT:
+        runtime.take_stdout()
     started = time.perf_counter()
     raw, stream = _open_input(args.input)
     tmp, spill = edgelist.temporary_name(out), None
     size = os.path.getsize(args.input)
     try:
         reader = READERS[fmt](args.input, stream)
+        if not reader.binary and stream.peek(3)[:3] == UTF8_BOM:      # a text file's UTF-8 byte-order mark
+            stream.read(3)
         if reader.binary and stream is raw:
             reader.check_size(size)
         reader.read_header()
@@ -295,7 +262,7 @@ def convert(args) -> dict:
         timings = {}
         with ThreadPoolExecutor(args.threads) as pool, h5py.File(tmp, "w") as f:
             streams = tuple(edgelist.ChunkStream(f, name, pool, in_flight=depth) for name in ("src", "dst"))
-            reading = Progress("reading", size, "MB", 1e6)
+            reading = Progress("convert: reading", size, "MB", 1e6)
 
             def parsed_edges():
                 for parsed in _ordered(pool, reader.parse_safely, reader.blocks(), depth):
@@ -313,7 +280,7 @@ def convert(args) -> dict:
                 n = _merge_runs(spill, lengths, pool, depth)
                 _check_nonempty(args.input, n)
                 timings["merge_seconds"] = time.perf_counter() - started - timings["parse_seconds"]
-                mapping = Progress("renumbering", n_edges, "M edges", 1e6)
+                mapping = Progress("convert: renumbering", n_edges, "M edges", 1e6)
                 _map_edges(spill, n_edges, n, pool, depth, streams, mapping)
                 mapping.close()
                 ids = edgelist.ChunkStream(f, edgelist.IDS_DATASET, pool, in_flight=depth)

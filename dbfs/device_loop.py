@@ -1,6 +1,6 @@
 """The level loop on one GPU (a 1x1 grid): the device drives itself, the host only enqueues.
 
-Why this design (measured; bench/NOTES.md, session 5). A level driven from the host cost ~150 us of
+Why this design (measured; bench/NOTES.md, 2026-11-24, the GPU drives the level loop). A level driven from the host cost ~150 us of
 launches, count read-backs and synchronisations, so a 4096 x 4096 lattice (~6000 levels of a few
 thousand vertices) ran slower than a 16-core CPU. Here the search's control state -- the level number,
 the frontier's size, degree sum and form, the unvisited edges, the next step -- lives in a control
@@ -10,7 +10,7 @@ block in device memory, and every kernel reads its sizes and its gate from there
   SMALL_MAX_DEGREE) run back to back inside one persistent cooperative kernel, a grid barrier between
   levels (kernels/small_levels.cu): a lattice search is a single launch; tiny levels (frontier
   vertices x SMALL_GROUP plus frontier edges at most `solo_work`) run in one block of it, a block
-  barrier between them (a ladder's levels of a few vertices; session 8);
+  barrier between them (a ladder's levels of a few vertices; bench/NOTES.md, 2026-11-24, tiny levels in one block);
 - larger levels run as bulk levels with the load-balanced kernels of the multi-rank loop (top-down:
   degree scan and expansion, kernels/expand.cu; bottom-up: kernels/bottom_up.cu), launched with fixed
   grids that stride over device-held counts, and closed by a one-thread kernel that applies Beamer's
@@ -23,16 +23,16 @@ host needs no decision of its own. Every kernel argument of a round is fixed for
 (the control block carries what changes), so on a GPU the round is captured once into a CUDA graph,
 with the copy of the control block to a pinned status slot at its end: replaying it costs the
 host one graph launch (~15 us) where enqueuing its eleven kernels one by one cost ~360 us, which the
-GPU waited for on every round whose levels are short (bench/NOTES.md, session 6). Three captures
+GPU waited for on every round whose levels are short (bench/NOTES.md, 2026-11-24, rounds replayed as CUDA graphs). Three captures
 rotate over three status slots. The host keeps two rounds in flight and waits on the older round's
 end only, so the GPU always has the next round queued. The search ends when a round's STEP word reads
 DONE: its status slot holds the final control block, and the round queued behind it, which does
-nothing, is not waited for (session 7). Host synchronisations per search: one per round (a lattice:
+nothing, is not waited for (bench/NOTES.md, 2026-11-24, the capture fallback). Host synchronisations per search: one per round (a lattice:
 1), counted in the per-level log.
 
 Phase times: a captured round carries its own phase marks, kernel nodes that write the GPU's timer,
 copied to the host with the control block and read after each replay (event-record nodes cost a
-round 22 us of device time, bench/NOTES.md session 7); rounds enqueued kernel by kernel use CUDA
+round 22 us of device time, bench/NOTES.md, 2026-11-24, the capture fallback); rounds enqueued kernel by kernel use CUDA
 events (dbfs.timing). Per-level times come from the GPU's global timer, written by the kernels into
 the per-level log. `round_graphs=False` enqueues every round kernel by kernel (for per-kernel
 profiling), as does a GPU whose driver cannot capture the rounds (with a warning).
@@ -58,11 +58,11 @@ from dbfs.timing import GraphMarks
 
 # Frontier edges up to which a top-down level runs in the persistent kernel: a 256^3 lattice ran 31.5 ms
 # per search at 2^16 (~370 of its levels bulk rounds), 9.7 ms at 2^20; the 4096^2 lattice and
-# Kronecker scale 26 did not move (bench/NOTES.md, session 7).
+# Kronecker scale 26 did not move (bench/NOTES.md, 2026-11-24, the capture fallback).
 DEFAULT_SMALL_EDGES = 1 << 20
 # Work (frontier vertices x SMALL_GROUP + frontier edges) up to which a level runs in one block of the
 # persistent kernel: about two passes of the block's lanes; 4096 gained nothing on a ladder and lost 3% on
-# a 4096^2 lattice (bench/NOTES.md, session 8).
+# a 4096^2 lattice (bench/NOTES.md, 2026-11-24, tiny levels in one block).
 DEFAULT_SOLO_WORK = 2 * SMALL_THREADS
 ROUNDS_IN_FLIGHT = 2
 STATUS_SLOTS = ROUNDS_IN_FLIGHT + 1           # pinned copies of the control block (and round graphs)

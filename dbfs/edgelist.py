@@ -32,7 +32,6 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
-import shutil
 import zlib
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -42,7 +41,7 @@ from typing import Callable
 import h5py
 import numpy as np
 
-from dbfs import runtime
+from dbfs import outputs, runtime
 from dbfs.errors import DbfsError
 from graph500.generator import edge_range
 
@@ -73,25 +72,6 @@ def io_threads(share: int = 1) -> int:
 # ------------------------------------------------------------------------------- parallel in place
 def _datasets(weights: bool):
     return EDGE_DATASETS + ((WEIGHT_DATASET,) if weights else ())
-
-
-def _target_problem(path: str, force: bool) -> str | None:
-    directory = os.path.dirname(path)
-    if os.path.isdir(path):
-        return f"{path} is a directory"
-    if os.path.lexists(path) and not force:
-        return f"{path} already exists (use --force to replace it)"
-    if not os.path.isdir(directory):
-        return f"cannot write {path}: directory {directory} does not exist"
-    if not os.access(directory, os.W_OK | os.X_OK):
-        return f"cannot write {path}: directory {directory} is not writable"
-    return None
-
-
-def check_target(path: str, force: bool = False, comm=runtime.WORLD) -> None:
-    """Collective: DbfsError on every rank when `path` cannot be written (exists without force, is a
-    directory, or its directory is missing or not writable)."""
-    runtime.agree(_target_problem(os.path.abspath(os.fspath(path)), force), comm)
 
 
 def temporary_name(path: str) -> str:
@@ -136,30 +116,18 @@ def pwrite_all(fd: int, data: np.ndarray, offset: int) -> None:
         offset += written
 
 
-def _space_problem(path: str, data_bytes: int) -> str | None:
-    """Why a file of data_bytes (plus HDF5's metadata) does not fit beside `path`, or None."""
-    need = data_bytes + HDF5_OVERHEAD_BYTES
-    free = shutil.disk_usage(os.path.dirname(path)).free
-    if need <= free:
-        return None
-    return (f"cannot write {path}: it needs {need / 1e9:,.1f} GB and its file system has {free / 1e9:,.1f} GB "
-            "free")
-
-
 def write_in_place(path: str, datasets, attrs: dict, fill: Callable, comm=runtime.WORLD,
-                   force: bool = False) -> None:
+                   force: bool = False, option: str = "--out") -> None:
     """Collective: create `path` with contiguous datasets [(name, dtype, length)] and attributes, let
     every rank call fill(fd, offsets) to pwrite its rows (offsets: name -> byte offset of element 0),
     then rename it into place. A file system without room for the datasets is an error before anything
     is written; a failing rank, or an exception from fill, leaves no file behind; OSError from fill
     becomes a DbfsError on every rank."""
     path = os.path.abspath(os.fspath(path))
-    check_target(path, force, comm)
+    size = sum(length * np.dtype(dtype).itemsize for _, dtype, length in datasets) + HDF5_OVERHEAD_BYTES
+    outputs.check([outputs.Target(option, path, force, size)], comm=comm)
     rank = comm.Get_rank()
-    error = _space_problem(path, sum(length * np.dtype(dtype).itemsize for _, dtype, length in datasets)) \
-        if rank == 0 else None
-    runtime.agree(error, comm)
-    tmp = None
+    error = tmp = None
     try:          # from the moment the file exists: an interruption anywhere removes it on every rank
         if rank == 0:
             tmp = temporary_name(path)

@@ -25,14 +25,14 @@ from dataclasses import dataclass
 import numpy as np
 from mpi4py import MPI
 
-from dbfs import runtime
+from dbfs import runtime, transport
 from dbfs.errors import DbfsError
+from dbfs.kernels import HEAD_WORDS
 from dbfs.ops import bitmap
 
 LIST, BITMAP, WORDS = 0, 1, 2
 ENCODINGS = ("adaptive", "list", "bitmap")
-TRANSPORTS = ("mpi", "mpi-cuda", "nccl")
-HEADER_WORDS = 3
+HEADER_WORDS = HEAD_WORDS
 HEADER_BYTES = 4 * HEADER_WORDS
 
 
@@ -95,6 +95,19 @@ class Exchange:
         self.counter = xp.zeros(1, xp.int32)
         self.transport = make_transport(transport, self.comm, backend, self.peers, self.recv_dev)
 
+    @staticmethod
+    def buffer_bytes(peers: int, block: int, transport: str, cpu: bool) -> int:
+        """What an Exchange over a line of peers + 1 ranks allocates with its transport: device buffers
+        (and host staging on the CPU backend, where host memory is the device's)."""
+        total = 2 * 4 * block * peers + 4           # send_scratch, recv_dev, counter
+        if transport == "mpi" and cpu:              # HostStagedMPI: pinned send and receive buffers
+            total += 2 * peers * 4 * (HEADER_WORDS + block)
+        elif transport == "mpi-cuda":               # CudaAwareMPI: landing buffers
+            total += 4 * block * peers
+        elif transport == "nccl":                   # NcclTransport: device headers
+            total += 2 * 4 * HEADER_WORDS * max(1, peers)
+        return total
+
     def round(self, outgoing: dict, sources):
         """Send outgoing[p] (an OffsetSet) to each peer p in it; receive one message from each rank in
         `sources`. Returns ({source: Message}, bytes sent, bytes the same sends take as lists (as
@@ -139,46 +152,22 @@ class Exchange:
 
 
 def make_transport(name: str, comm, backend, peers, recv_dev):
-    if name == "mpi":
-        return HostStagedMPI(comm, backend, peers, recv_dev)
+    """Collective: the transport object of a whole-message Exchange (refusals: dbfs.transport.problem;
+    NVSHMEM runs carry these once-a-search rounds over host-staged MPI)."""
+    runtime.agree(transport.problem(name, backend, comm), comm)
     if name == "mpi-cuda":
-        if not backend.is_gpu:
-            raise DbfsError("--comm mpi-cuda needs the GPU backend", collective=True)
-        if not runtime.mpi_cuda_aware():
-            raise DbfsError(f"--comm mpi-cuda: this MPI ({runtime.mpi_library()}) does not report CUDA "
-                            "support; use --comm mpi (host-staged) or nccl", collective=True)
         return CudaAwareMPI(comm, backend, peers, recv_dev)
     if name == "nccl":
-        if not backend.is_gpu:
-            raise DbfsError("--comm nccl needs the GPU backend", collective=True)
         return NcclTransport(comm, backend, peers, recv_dev)
-    raise DbfsError(f"unknown transport {name!r} ({', '.join(TRANSPORTS)})", collective=True)
+    return HostStagedMPI(comm, backend, peers, recv_dev)
 
 
 def nccl_communicator(comm, backend):
-    """Collective over the MPI communicator `comm`: an NCCL communicator of the same ranks. NCCL
-    refuses two ranks on one GPU, so that case stops first with a clear error."""
+    """Collective over the MPI communicator `comm`: an NCCL communicator of the same ranks (the
+    transport was checked: one GPU per rank)."""
     from cupy.cuda import nccl
-    if shares_a_gpu(comm, backend):
-        raise DbfsError("--comm nccl needs one GPU per rank, but ranks here share a GPU; use --comm mpi "
-                        "or fewer ranks per node", collective=True)
     uid = nccl.get_unique_id() if comm.Get_rank() == 0 else None
     return nccl.NcclCommunicator(comm.Get_size(), comm.bcast(uid, root=0), comm.Get_rank())
-
-
-def shares_a_gpu(comm, backend) -> bool:
-    """Collective: does some rank of `comm` use the same GPU (same node, same device) as another?"""
-    place = (MPI.Get_processor_name(), backend.device) if backend.is_gpu else None
-    places = [p for p in comm.allgather(place) if p is not None]
-    return len(set(places)) < len(places)
-
-
-def nccl_available() -> bool:
-    try:
-        from cupy.cuda import nccl
-        return nccl.get_version() > 0
-    except Exception:  # no CuPy, no NCCL library: both mean "not available"
-        return False
 
 
 class HostStagedMPI:
@@ -209,7 +198,7 @@ class HostStagedMPI:
             else:
                 buf[HEADER_WORDS:HEADER_WORDS + n] = payload
         if gpu and sends:
-            self.copy_stream.synchronize()
+            self.backend.sync(self.copy_stream)
         send_req = [self.comm.Isend([self.send_buf[p][:HEADER_WORDS + int(payload.shape[0])],
                                      MPI.UINT32_T], dest=p, tag=0)
                     for p, (_, _, payload) in sends.items()]
@@ -226,7 +215,7 @@ class HostStagedMPI:
             received[p] = (kind, count, n)
         if gpu and sources:
             # the pinned receive buffers are reposted below: their copies must have finished
-            self.copy_stream.synchronize()
+            self.backend.sync(self.copy_stream)
         for p in sources:
             self.recv_req[p] = self._post(p)
         MPI.Request.Waitall(send_req)
@@ -328,7 +317,7 @@ class NcclTransport:
             self.comm.recv(self._hdr(self.recv_hdr, p).data.ptr, HEADER_WORDS, u32, p, stream.ptr)
         nccl.groupEnd()
         _copy_async(self.recv_hdr_host, self.recv_hdr, stream)
-        stream.synchronize()
+        self.backend.sync(stream)
         received = {p: tuple(int(x) for x in self._hdr(self.recv_hdr_host, p)) for p in sources}
         nccl.groupStart()
         for p, (_, _, payload) in sends.items():
@@ -342,3 +331,226 @@ class NcclTransport:
 
     def close(self) -> None:
         self.comm.destroy()
+
+
+class LevelExchange:
+    """One of a level's exchanges among the ranks of a grid line (a grid column: expand; a grid row:
+    fold, and with `rotation` the bottom-up rotation of row segments), everything made once per run: a
+    device message buffer per outgoing message (`shared`: one message for every peer, the expand's own
+    frontier), host staging, landing buffers (a bitmap of the block bounds every message), and the
+    SourceTable the decoding kernels read. Kernels encode the messages (dbfs.ops.message) and write their
+    heads, so no round needs a header exchange:
+
+    - `mpi`: a kernel stages the messages into pinned host memory at their exact size; after the
+      level's wait, `send` posts them (buffer-based Isend) and waits for the receives, which were posted
+      ahead at full capacity into pinned host buffers that the decoding kernels read through their
+      mapped addresses -- no copy up, no decoding launch per peer;
+    - `mpi-cuda`: the same, with the payloads sent from and received into device buffers;
+    - `nccl`: whole-capacity messages sent and received on the compute stream: no wait at all;
+    - `nvshmem`: whole-capacity puts with a signal into the receiver's slot of a symmetric landing
+      buffer, and waits for the peers' signals, queued on the compute stream (dbfs.nvshmem): no wait at
+      all, GPU to GPU. A put of round k comes after the level's allreduce of round k - 1, by which every
+      rank had consumed its landing buffers, so one buffer per peer suffices.
+    A message's MPI receive is posted again once its decoding kernels have run (`after_wait`)."""
+
+    def __init__(self, comm: MPI.Comm, backend, block: int, encoding: str, transport: str, shared: bool,
+                 tag: int, rotation: bool = False):
+        from dbfs.ops.message import SourceTable, capacity
+        self.backend, self.block, self.encoding, self.transport, self.tag = backend, block, encoding, transport, tag
+        self.comm = comm.Dup()
+        self.me, size = self.comm.Get_rank(), self.comm.Get_size()
+        self.peers = [p for p in range(size) if p != self.me]
+        self.stride = HEADER_WORDS + capacity(block, encoding)
+        self.shared, self.round = shared, 0
+        self.staged = transport == "mpi" or not backend.is_gpu
+        self.shmem = transport == "nvshmem"
+        self.mpi = transport in ("mpi", "mpi-cuda") or not backend.is_gpu
+        self.symmetric = []
+        messages = 1 if shared else size
+        self.out = self._device(messages * self.stride, np.uint32)
+        self.out_host = backend.pinned_empty(messages * self.stride, np.uint32)
+        if self.staged:
+            landing = {p: backend.pinned_empty(self.stride, np.uint32) for p in self.peers}
+        elif self.shmem:
+            self.landing = self._device(size * self.stride, np.uint32)
+            self.signals = self._device(size, np.uint64)
+            landing = {p: self.landing[p * self.stride:(p + 1) * self.stride] for p in self.peers}
+        else:
+            landing = {p: backend.xp.zeros(self.stride, backend.xp.uint32) for p in self.peers}
+        self.landing_of = landing
+        self.sources = SourceTable(backend, [self.outgoing(self.me) if p == self.me and shared else landing.get(p)
+                                             for p in range(size)])
+        world = self.comm.Get_group().Translate_ranks(list(range(size)), MPI.COMM_WORLD.Get_group())
+        self.pe = dict(enumerate(world))
+        self.nccl = None
+        if transport == "nccl" and backend.is_gpu:
+            self.nccl = nccl_communicator(self.comm, backend)
+        self.rotation = self._rotation_buffers(block // 32, size) if rotation else None
+        self.recv_req, self.consumed, self.send_req = {}, False, []
+        self._post()
+
+    def _device(self, n: int, dtype):
+        """A zeroed device array; on the symmetric heap (collective) for NVSHMEM."""
+        if self.shmem:
+            from dbfs import nvshmem
+            array = nvshmem.symmetric(self.backend, n, dtype)
+            self.symmetric.append(array)
+            return array
+        return self.backend.xp.zeros(n, dtype)
+
+    def _rotation_buffers(self, words: int, size: int):
+        """The rotation's staging: pinned out and in segments (MPI), a landing segment (NCCL), or a
+        landing slot per sub-step and a signal word (NVSHMEM)."""
+        backend = self.backend
+        if self.mpi:
+            return backend.pinned_empty(words, np.uint32), backend.pinned_empty(words, np.uint32)
+        if self.shmem:
+            return self._device(size * words, np.uint32), self._device(1, np.uint64)
+        return (backend.xp.zeros(words, backend.xp.uint32),)
+
+    @staticmethod
+    def buffer_bytes(size: int, block: int, encoding: str, transport: str, shared: bool,
+                     rotation: bool = False, cpu: bool = False) -> tuple[int, int]:
+        """(device, pinned host) bytes of a LevelExchange over a line of `size` ranks (on the CPU backend
+        every transport stages like `mpi`)."""
+        from dbfs.ops.message import capacity
+        stride = 4 * (HEADER_WORDS + capacity(block, encoding))
+        messages, peers, segment = (1 if shared else size), size - 1, block // 8
+        device, host = messages * stride, messages * stride
+        if transport == "mpi" or cpu:
+            host += peers * stride + (2 * segment if rotation else 0)
+        elif transport == "nvshmem":
+            device += size * stride + 8 * size + ((size * segment + 8) if rotation else 0)
+        else:
+            device += peers * stride + (segment if rotation else 0)
+            host += 2 * segment if rotation and transport == "mpi-cuda" else 0
+        return device, host
+
+    def outgoing(self, peer: int):
+        """The device message buffer for `peer` (the shared one when every peer gets the same)."""
+        y = 0 if self.shared else peer
+        return self.out[y * self.stride:(y + 1) * self.stride]
+
+    def _post(self) -> None:
+        if self.mpi:
+            self.recv_req = {p: self.comm.Irecv([self.landing_of[p], MPI.UINT32_T], source=p, tag=self.tag)
+                             for p in self.peers}
+
+    @property
+    def needs_wait(self) -> bool:
+        """Whether `send` needs the encoding kernels to have finished (MPI sends from the host)."""
+        return self.mpi
+
+    def finish_sends(self) -> None:
+        """Wait for the previous round's sends: out_host may be staged again (before `stage`)."""
+        MPI.Request.Waitall(self.send_req)
+        self.send_req = []
+
+    def stage(self) -> None:
+        """Queue the copy of the encoded messages' heads (and, host-staged, payloads) to out_host; the
+        previous round's sends must be finished (`finish_sends`)."""
+        from dbfs.ops.message import stage
+        messages = 1 if self.shared else len(self.peers) + 1
+        stage(self.backend, self.out, self.stride, -1 if self.shared else self.me, self.out_host, self.stride,
+              messages, payload_too=self.staged)
+
+    def send(self) -> tuple[int, int]:
+        """Send every peer its message and receive one from each (after the wait `needs_wait` asks for,
+        if any); returns (messages, bytes) sent. The received messages are then in `sources` (for NCCL
+        and NVSHMEM: once the compute stream gets there)."""
+        from dbfs.ops.message import size
+        self.round += 1
+        if not self.mpi:
+            self._send_on_stream()
+            return len(self.peers), 4 * self.stride * len(self.peers)
+        sent = 0
+        for p in self.peers:
+            y = 0 if self.shared else p
+            host = self.out_host[y * self.stride:(y + 1) * self.stride]
+            n = size(host)
+            payload = host[:n] if self.staged else self.outgoing(p)[:n]
+            self.send_req.append(self.comm.Isend([payload, MPI.UINT32_T], dest=p, tag=self.tag))
+            sent += 4 * n
+        MPI.Request.Waitall(list(self.recv_req.values()))
+        self.consumed = True
+        return len(self.peers), sent
+
+    def _send_on_stream(self) -> None:
+        stream = self.backend.xp.cuda.get_current_stream()
+        if self.shmem:
+            from dbfs import nvshmem
+            slot = self.landing[self.me * self.stride:(self.me + 1) * self.stride]
+            for p in self.peers:
+                nvshmem.put_signal(slot, self.outgoing(p), 4 * self.stride, self.signals[self.me:self.me + 1],
+                                   self.round, self.pe[p], stream)
+            for p in self.peers:
+                nvshmem.wait_signal(self.signals[p:p + 1], self.round, stream)
+            self.backend.launches += 2 * len(self.peers)
+            return
+        nccl = self.nccl_api()
+        nccl.groupStart()
+        for p in self.peers:
+            self.nccl.send(self.outgoing(p).data.ptr, self.stride, nccl.NCCL_UINT32, p, stream.ptr)
+            self.nccl.recv(self.landing_of[p].data.ptr, self.stride, nccl.NCCL_UINT32, p, stream.ptr)
+        nccl.groupEnd()
+        self.backend.launches += 1
+
+    def rotate(self, segment, step: int, wait) -> int:
+        """Bottom-up sub-step `step` of a level: `segment` (uint32, block/32 words) goes to the next rank
+        of the line and is replaced by the previous rank's; `wait` waits on the device (host-staged
+        transports need the segment in host memory). Returns the bytes sent."""
+        backend, succ, pred = self.backend, (self.me + 1) % (len(self.peers) + 1), (self.me - 1) % (len(self.peers) + 1)
+        words = segment.shape[0]
+        if self.mpi:
+            out_host, in_host = self.rotation
+            backend.copy(out_host, segment)
+            wait()
+            self.comm.Sendrecv([out_host, MPI.UINT32_T], dest=succ, sendtag=self.tag + 1,
+                               recvbuf=[in_host, MPI.UINT32_T], source=pred, recvtag=self.tag + 1)
+            backend.copy(segment, in_host)
+        elif self.shmem:
+            from dbfs import nvshmem
+            landing, signal = self.rotation
+            self.round += 1
+            stream = backend.xp.cuda.get_current_stream()
+            slot = landing[step * words:(step + 1) * words]
+            nvshmem.put_signal(slot, segment, segment.nbytes, signal, self.round, self.pe[succ], stream)
+            nvshmem.wait_signal(signal, self.round, stream)
+            backend.launches += 2
+            backend.copy(segment, slot)
+        else:
+            (landing,) = self.rotation
+            nccl, stream = self.nccl_api(), backend.xp.cuda.get_current_stream().ptr
+            nccl.groupStart()
+            self.nccl.send(segment.data.ptr, words, nccl.NCCL_UINT32, succ, stream)
+            self.nccl.recv(landing.data.ptr, words, nccl.NCCL_UINT32, pred, stream)
+            nccl.groupEnd()
+            backend.launches += 1
+            backend.copy(segment, landing)
+        return segment.nbytes
+
+    def after_wait(self) -> None:
+        """After a wait on the device that followed the decoding of the last round: post its receives
+        again."""
+        if self.consumed:
+            self.consumed = False
+            self._post()
+
+    @staticmethod
+    def nccl_api():
+        from cupy.cuda import nccl
+        return nccl
+
+    def close(self) -> None:
+        """Collective (the symmetric heap's buffers are given back together)."""
+        if self.recv_req and not self.consumed:
+            _cancel(list(self.recv_req.values()))
+        MPI.Request.Waitall(self.send_req)
+        self.recv_req, self.send_req = {}, []
+        if self.nccl is not None:
+            self.nccl.destroy()
+        if self.symmetric:
+            from dbfs import nvshmem
+            for array in reversed(self.symmetric):
+                nvshmem.free(array)
+        self.comm.Free()

@@ -35,7 +35,8 @@ from functools import cached_property
 
 import numpy as np
 
-from dbfs import edgelist, runtime
+from dbfs import edgelist, outputs, runtime
+from dbfs.progress import Progress
 from dbfs.backend import select
 from dbfs.errors import DbfsError
 from graph500.generator import DEFAULT_SEED, edge_range
@@ -310,15 +311,14 @@ def reject_lattice_options(args) -> None:
             raise DbfsError(f"{option} applies to --lattice graphs only", collective=True)
 
 
-def generate_lattice(args, seed, progress) -> int:
-    """`generate --lattice`: check everything, then write the file with every rank (runtime.WORLD).
-
-    progress(total) -> an object with advance(edges) that reports rank 0's share on stderr."""
+def generate_lattice(args, seed) -> int:
+    """`generate --lattice`: check everything, then write the file with every rank (runtime.WORLD),
+    rank 0's share of the work shown on stderr."""
     lattice = Lattice(parse_dims(args.lattice), args.remove_fraction, seed, not args.no_scramble)
     if args.weights:
         raise DbfsError("--weights applies to --scale graphs only: lattice edges have no weights",
                         collective=True)
-    edgelist.check_target(args.out, args.force)
+    outputs.check([outputs.Target("--out", args.out, args.force)])
     backend = select(args.backend)
     nranks = runtime.size()
     runtime.log(f"generate: lattice {lattice.dims_text}, {lattice.n_vertices} vertices, "
@@ -327,7 +327,8 @@ def generate_lattice(args, seed, progress) -> int:
                 f"{nranks} rank{'s' if nranks > 1 else ''} ({backend.describe()}) -> {args.out}")
     started = time.perf_counter()
     n_edges = write_lattice(args.out, lattice, runtime.WORLD, args.force, backend.xp,
-                            GPU_CHUNK_EDGES if backend.is_gpu else CPU_CHUNK_EDGES, progress)
+                            GPU_CHUNK_EDGES if backend.is_gpu else CPU_CHUNK_EDGES,
+                            lambda total: Progress("generate", total, "M edges (rank 0)"))
     runtime.log(f"generate: wrote {n_edges} edges in {time.perf_counter() - started:.2f} s")
     runtime.out(f"{args.out}: lattice {lattice.dims_text}, {lattice.n_vertices} vertices, {n_edges} edges")
     return 0

@@ -38,6 +38,19 @@ EXTENSIONS = {".txt": "snap", ".tsv": "snap", ".edges": "snap", ".el": "snap", "
               ".g500": "g500", ".bin": "g500"}
 
 
+# Compressed files that convert does not read, by their magic bytes (gzip, 1f 8b, is read).
+UNREAD_COMPRESSION = {b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"\x28\xb5\x2f\xfd": "zstd"}
+GZIP_MAGIC = b"\x1f\x8b"
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def unread_compression(path: str) -> str | None:
+    """The name of the compression of `path` when it is one that convert does not read, else None."""
+    with open(path, "rb") as f:
+        head = f.read(8)
+    return next((name for magic, name in UNREAD_COMPRESSION.items() if head.startswith(magic)), None)
+
+
 def detect_format(path: str) -> str | None:
     """The format named by the file's extension (after a trailing .gz), or None."""
     name = os.path.basename(path).lower()

@@ -15,15 +15,15 @@ import time
 
 import numpy as np
 
-from dbfs import edgelist, families, runtime
+from dbfs import edgelist, families, outputs, runtime
 from dbfs.backend import select
-from dbfs.options import parse_seed
+from dbfs.options import parse_seed, refuse_inapplicable
+from dbfs.progress import Progress
 from graph500.generator import (DEFAULT_SEED, GENERATOR_NAME, MAX_SCALE, check_parameters, edge_count,
                                 generate_edges)
 
 GPU_CHUNK_EDGES = 1 << 25          # 640 MiB of device arrays with weights
 CPU_CHUNK_EDGES = 1 << 20
-PROGRESS_SECONDS = 5.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,38 +42,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="generate on the GPU (auto: when every rank has one) or with NumPy")
 
 
-class _Progress:
-    """Rank 0's share of the work, reported on stderr at most every PROGRESS_SECONDS."""
-
-    def __init__(self, total: int):
-        self.total = max(total, 1)
-        self.done = 0
-        self.start = self.last = time.perf_counter()
-
-    def advance(self, edges: int) -> None:
-        self.done += edges
-        now = time.perf_counter()
-        if now - self.last >= PROGRESS_SECONDS and self.done < self.total:
-            self.last = now
-            rate = self.done / (now - self.start)
-            runtime.log(f"generate: {100 * self.done / self.total:.0f}% "
-                        f"({rate / 1e6:.1f} M edges/s per rank)")
-
-
 def main(args: argparse.Namespace) -> int:
     seed = parse_seed(args.seed)
+    refuse_inapplicable(args, [("--edgefactor", args.lattice is None, "to --scale graphs, not to --lattice")])
     if args.lattice is not None:
-        return families.generate_lattice(args, seed, _Progress)
+        return families.generate_lattice(args, seed)
     families.reject_lattice_options(args)
     check_parameters(args.scale, args.edgefactor, seed)
     n_edges = edge_count(args.scale, args.edgefactor)
-    edgelist.check_target(args.out, args.force)
+    outputs.check([outputs.Target("--out", args.out, args.force)])
     backend = select(args.backend)
     nranks = runtime.size()
     runtime.log(f"generate: SCALE {args.scale}, edgefactor {args.edgefactor}, seed {seed[0]},{seed[1]}: "
                 f"{n_edges} edges{' with weights' if args.weights else ''} on {nranks} rank"
                 f"{'s' if nranks > 1 else ''} ({backend.describe()}) -> {args.out}")
-    progress = _Progress(-(-n_edges // nranks))
+    progress = Progress("generate", -(-n_edges // nranks), "M edges (rank 0)")
 
     def produce(lo: int, hi: int):
         arrays = generate_edges(args.scale, args.edgefactor, lo, hi, seed, weights=args.weights,

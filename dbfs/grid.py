@@ -63,6 +63,15 @@ def fitting_grid(n_vertices: int, ranks: int) -> tuple[int, int]:
     return side, side
 
 
+def grid_advice(n_vertices: int, R: int, C: int) -> str:
+    """Why an R x C grid cannot hold n_vertices (local ids are 32-bit) and the grid or rank count that can."""
+    fit = fitting_grid(n_vertices, R * C)
+    advice = (f"use --grid {fit[0]}x{fit[1]}" if fit[0] * fit[1] == R * C else
+              f"use at least {fit[0] * fit[1]} ranks (e.g. --grid {fit[0]}x{fit[1]})")
+    return (f"{n_vertices} vertices on a {R}x{C} grid give local index ranges over 2^31, and local ids are "
+            f"32-bit; {advice}")
+
+
 @dataclass(frozen=True)
 class Grid:
     """An R x C process grid over n_vertices vertices."""

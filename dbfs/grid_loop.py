@@ -1,27 +1,34 @@
 """The level loop on a grid of ranks (paper 004, Algorithm 2, sections 3.2-3.5), top-down or
-direction-optimizing, driven by the host because every level exchanges messages whose sizes the host
-MPI (or NCCL's header round) must know.
+direction-optimizing, driven by the host, lean: per level the host enqueues a few kernels, waits on the
+device as few times as its transport allows, and sends what the kernels encoded.
 
-Top-down level: expand (gather the frontier along the grid column, as local column ids) -> frontier
-expansion (dbfs.ops.expand: atomic bitmap, discoveries grouped by owner grid column) -> fold (send each
-group to its owner along the grid row) -> frontier update (dbfs.ops.update). Predecessors are delayed:
-the owner of a vertex discovered by another rank records the discoverer's grid column, and one row
-exchange after the search (each rank's discoverers of the others' blocks, sent sparse) turns those into
-global parent ids (section 3.5).
+Top-down level: expand (the frontier pieces of the grid column, received as messages and gathered into
+local column ids by one kernel) -> frontier expansion (dbfs.ops.expand: atomic bitmap, discoveries grouped
+by owner grid column) -> fold (each group encoded by the kernels into its message, list or bitmap
+whichever is smaller, and sent to its owner along the grid row) -> frontier update (dbfs.ops.update,
+reading the received messages in place). Predecessors are delayed: the owner of a vertex discovered by
+another rank records the discoverer's grid column, and one row exchange after the search (each rank's
+discoverers of the others' blocks, sent sparse) turns those into global parent ids (section 3.5).
 
 Bottom-up level (direction-optimizing BFS, Beamer et al.; in 2D after Ueno et al. and Checconi and
-Petrini): the frontier is gathered along the grid column as bitmaps; the C segments of a rank's rows
-(one per owner in the grid row) then rotate along the row: in sub-step s rank (i, j) searches segment
-(j - s) mod C for parents (dbfs.ops.bottom_up, through the row-major copy of its block) and passes the
-segment's visited bits to (i, j + 1), so a vertex found by one rank is not searched again by the others
-and after C sub-steps every segment is back with its owner, who commits the new vertices.
+Petrini): the frontier pieces of the grid column are decoded into bitmap segments; the C segments of a
+rank's rows (one per owner in the grid row) then rotate along the row: in sub-step s rank (i, j) searches
+segment (j - s) mod C for parents (dbfs.ops.bottom_up, through the row-major copy of its block) and passes
+the segment's visited bits to (i, j + 1), so a vertex found by one rank is not searched again by the
+others and after C sub-steps every segment is back with its owner, who commits the new vertices.
 
-Host synchronisations: the kernels take their sizes from the device or from message headers the host
-already holds, and phases are timed with CUDA events, so a level waits on the device once beyond what
-its exchanges need -- the level read of the new frontier's size, degree sum and entries examined (the
-discovery kernels accumulate them), whose global sums (one MPI allreduce) decide termination and the
-direction (dbfs.direction). The fold needs the discovery counts per group: that read belongs to the
-exchange. Every wait is counted per level (backend.host_syncs) for the per-level log.
+Host waits (dbfs.exchange.LevelExchange): every level ends with one wait, after which one pinned status
+record holds what the host decides on -- the new frontier's size, degree sum and entries examined, and
+the next expand message, already encoded and staged with its head -- and one allreduce gives everyone
+the totals for termination and the direction. A host-staged transport (`mpi`) adds the waits its
+payloads need before MPI can send them: the fold's (top-down) and each rotation sub-step's (bottom-up);
+NCCL moves whole-capacity messages on the stream and adds none. Message sizes come from heads the
+kernels wrote, buffers and pre-posted receives are made once per run, and no launch depends on a count
+read back. On a GPU a top-down level's three kernel sequences (gather and expansion and fold encoding;
+update; the next expand message and the status record) are captured once as CUDA graphs (`Replays`)
+and replayed, the level number coming from a control block copied up at the start of each replay:
+launched one by one, their ~18 kernels cost the host ~0.5 ms a level. Every wait, launch, message and
+byte is counted per level for the per-level log.
 
 Timing follows Graph500 kernel 2: from just before the root is visited until the parent array is
 complete on every rank (the slowest rank's time), state reset excluded.
@@ -30,39 +37,100 @@ complete on every rank (the slowest rank's time), state reset excluded.
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 
 import numpy as np
 from mpi4py import MPI
 
+from dbfs import runtime
 from dbfs.direction import next_bottom_up
-from dbfs.exchange import Exchange, OffsetSet
-from dbfs.kernels import STAT, STAT_WORDS
-from dbfs.ops import bitmap, bottom_up
+from dbfs.exchange import Exchange, LevelExchange, OffsetSet
+from dbfs.kernels import CTL, CTL_WORDS, HEAD, HEAD_WORDS, STAT, STAT_WORDS, STEP
+from dbfs.ops import bitmap, bottom_up, message
 from dbfs.ops.expand import ExpandScratch, expand
 from dbfs.ops.frontier import frontier_figures
 from dbfs.ops.predecessors import resolve_parents
 from dbfs.ops.sparse import pack_present, unpack_present
 from dbfs.ops.update import update
 
+EXPAND_TAG, FOLD_TAG, ROTATE_TAG = 1, 2, 3
+COMPUTE_PHASES = ("expansion", "update")
 
-def host_buffer_bytes(grid) -> int:
-    """The loop's pinned host buffers (the level read and the fold's group counts)."""
-    return 8 * STAT_WORDS + 4 * grid.C
+
+def buffer_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str = "auto") -> int:
+    """What a GridLoop allocates beside the search state: its exchanges' device buffers (the rotation's
+    too), the message cursor, the expand's column bases and the control block, and on the CPU backend
+    (where host memory is the device's) the pinned host buffers too: the status record, the control
+    block's copy and the exchanges' staging."""
+    device = 4 + 4 * grid.R + 8 * CTL_WORDS
+    host = 8 * STAT_WORDS + 8 * CTL_WORDS
+    for size, shared in ((grid.R, True), (grid.C, False)):
+        if size > 1:
+            on_device, on_host = LevelExchange.buffer_bytes(size, grid.block, encoding, transport, shared,
+                                                            rotation=not shared and direction == "auto", cpu=cpu)
+            device, host = device + on_device, host + on_host
+    if grid.C > 1:
+        device += Exchange.buffer_bytes(grid.C - 1, grid.block, "mpi" if transport == "nvshmem" else transport, cpu)
+    return device + (host if cpu else 0)
 
 
 class Traffic:
-    """Bytes sent per phase in one search, as encoded and as lists."""
+    """Messages and bytes sent per phase in one search, as encoded and as lists."""
 
     def __init__(self):
         self.sent = {"expand": 0, "fold": 0}
         self.raw = {"expand": 0, "fold": 0}
+        self.messages = {"expand": 0, "fold": 0}
 
-    def add(self, phase: str, sent: int, raw: int) -> None:
+    def add(self, phase: str, messages: int, sent: int, raw: int) -> None:
+        self.messages[phase] += messages
         self.sent[phase] += sent
         self.raw[phase] += raw
 
-    def totals(self) -> tuple[int, int]:
-        return sum(self.sent.values()), sum(self.raw.values())
+    def snapshot(self) -> tuple:
+        return dict(self.messages), dict(self.sent), dict(self.raw)
+
+
+class Replays:
+    """Fixed kernel sequences of a level replayed as CUDA graphs: a sequence runs eagerly the first time
+    (its modules load), is captured the second time and replayed with one launch from then on. On the
+    CPU backend, and after a failed capture (with a warning), sequences are enqueued call by call."""
+
+    def __init__(self, backend, stream):
+        self.backend, self.stream = backend, stream
+        self.graphs, self.seen, self.enabled = {}, set(), backend.is_gpu
+
+    def run(self, key, enqueue) -> None:
+        graph = self.graphs.get(key)
+        if graph is None and self.enabled and key in self.seen:
+            graph = self._capture(key, enqueue)
+        if graph is None:
+            self.seen.add(key)
+            enqueue()
+            return
+        graph.launch(self.stream)
+        self.backend.launches += 1
+
+    def _capture(self, key, enqueue):
+        launches = self.backend.launches
+        try:
+            self.stream.begin_capture()
+            enqueue()
+            self.graphs[key] = self.stream.end_capture()
+        except (RuntimeError, OSError) as error:    # CuPy's CUDA errors are RuntimeErrors
+            if self.stream.is_capturing():
+                try:
+                    self.stream.end_capture()
+                except RuntimeError:
+                    pass    # an invalidated capture ends with an error of its own
+            self.stream.synchronize()
+            self.enabled = False
+            runtime.warn(f"the grid loop's levels could not be captured as CUDA graphs ({error}); enqueuing "
+                         "their kernels one by one")
+            return None
+        finally:
+            self.backend.launches = launches
+        return self.graphs[key]
 
 
 class GridLoop:
@@ -72,74 +140,109 @@ class GridLoop:
                  encoding: str, comm: str):
         self.graph, self.state, self.backend = graph, state, graph.backend
         grid, comms = graph.grid, graph.comms
+        backend, b, xp = self.backend, grid.block, self.backend.xp
         self.bottom_up_allowed = direction == "auto"
-        self.alpha, self.beta, self.edges_per_thread = alpha, beta, edges_per_thread
-        b = grid.block
-        self.col_x = Exchange(comms.col, self.backend, b, encoding, comm) if grid.R > 1 else None
-        self.row_x = Exchange(comms.row, self.backend, b, encoding, comm) if grid.C > 1 else None
+        self.alpha, self.beta, self.edges_per_thread, self.encoding = alpha, beta, edges_per_thread, encoding
+        self.expand_x = (LevelExchange(comms.col, backend, b, encoding, comm, shared=True, tag=EXPAND_TAG)
+                         if grid.R > 1 else None)
+        self.fold_x = (LevelExchange(comms.row, backend, b, encoding, comm, shared=False, tag=FOLD_TAG,
+                                     rotation=direction == "auto") if grid.C > 1 else None)
+        # the switch back to top-down and the predecessors: whole bitmaps and sparse blocks, once a search
+        self.row_x = Exchange(comms.row, backend, b, encoding, comm) if grid.C > 1 else None
+        self.col_bases = backend.asarray(np.array([grid.owned_col(p, 0) for p in range(grid.R)], np.int32))
         self.total_degree = comms.world.allreduce(int(graph.degree.sum()))
         self.scratch = ExpandScratch(state.cumul, state.tile_sums, state.columns, state.chunks)
-        self.level_host = self.backend.pinned_empty(STAT_WORDS, np.int64)
-        self.counts_host = self.backend.pinned_empty(grid.C, np.int32)
+        self.status = backend.pinned_empty(STAT_WORDS, np.int64)
+        self.cursor = xp.zeros(1, xp.int32)
         self.own_visited = state.own_visited()
         self.own_front = state.front_segment(comms.i) if direction == "auto" else None
+        self.control = xp.zeros(CTL_WORDS, xp.int64)
+        self.control_host = backend.pinned_empty(CTL_WORDS, np.int64)
+        self.control_host[:] = 0
+        self.control_host[CTL.STEP] = STEP.TOPDOWN
+        self.stream = xp.cuda.Stream(non_blocking=True) if backend.is_gpu else None
+        self.replays = Replays(backend, self.stream)
 
     def close(self) -> None:
-        for x in (self.col_x, self.row_x):
+        for x in (self.expand_x, self.fold_x, self.row_x):
             if x is not None:
                 x.close()
 
+    def _exchanges(self):
+        return [x for x in (self.expand_x, self.fold_x) if x is not None]
+
+    def _wait(self) -> None:
+        """One wait on the device; the receives whose messages were decoded before it are posted again."""
+        started = time.perf_counter()
+        self.backend.sync()
+        self.wait_seconds += time.perf_counter() - started
+        for x in self._exchanges():
+            x.after_wait()
+
     def run(self, root: int, clock, traffic: Traffic, log_levels: bool) -> dict:
         """One search from global vertex `root` (the state reset); returns the global figures."""
+        with self.stream if self.stream is not None else nullcontext():
+            return self._run(root, clock, traffic, log_levels)
+
+    def _run(self, root: int, clock, traffic: Traffic, log_levels: bool) -> dict:
         backend, s, g = self.backend, self.state, self.graph
         grid, comms = g.grid, g.comms
-        i, j = comms.i, comms.j
-        own_root = grid.owns(i, j, root)
+        j = comms.j
+        own_root = grid.owns(comms.i, j, root)
         root_offset = int(grid.owned_offset(root))
         root_degree = comms.world.allreduce(int(g.degree[root_offset]) if own_root else 0)
         backend.sync()
         comms.world.Barrier()
+        self.wait_seconds = 0.0
         t_start = time.perf_counter()
         clock.start()
         queue, spare = s.queue0, s.queue1
         counts, spare_counts = s.counts0, s.counts1
-        nf = 0
         if own_root:
             row = grid.owned_row(j, root_offset)
             s.visited[row // 32:row // 32 + 1] |= np.uint32(1 << (row % 32))   # beside the no-edge marks
             s.level[root_offset] = 0
             queue[grid.owned_row(j, 0)] = root_offset
-            nf = 1
+            counts[j:j + 1] = 1
+        self._end_level(clock, queue, counts, bits=False)
         lvl, levels, frontier_total, visited, reached_degrees = 0, [], 1, 1, root_degree
         unvisited_edges = self.total_degree - root_degree
         bottom_up_level, form = False, "list"
         while True:
-            t_level, syncs_before = time.perf_counter(), backend.host_syncs
-            traffic_before = traffic.totals()
+            t_level, syncs_before, launches_before = time.perf_counter(), backend.host_syncs, backend.launches
+            waited_before, marks_before, traffic_before = self.wait_seconds, clock.marks, traffic.snapshot()
             lvl += 1
             if not bottom_up_level:
                 if form == "bits":
                     self._bits_to_list(clock, traffic, queue, counts)
-                self._top_down_level(clock, traffic, queue, nf, spare, spare_counts, lvl)
+                self.control_host[CTL.LEVEL] = lvl
+                self._top_down_level(clock, traffic, queue, counts, spare, spare_counts, lvl)
                 queue, spare, counts, spare_counts = spare, queue, spare_counts, counts
                 form = "list"
             else:
-                if form == "list":
+                if form == "list" and self.expand_x is None:
                     clock.switch("update")
-                    bitmap.pack(backend, queue[grid.owned_row(j, 0):], nf, self.own_front)
-                self._bottom_up_level(clock, traffic, nf, lvl)
+                    bitmap.pack(backend, queue[grid.owned_row(j, 0):], counts[j:j + 1], self.own_front)
+                self._bottom_up_level(clock, traffic, lvl)
                 form = "bits"
-            nf, frontier_degrees, checked = self._level_read()
+            self._end_level(clock, queue, counts, bits=bottom_up_level)
+            nf, frontier_degrees, checked = (int(self.status[k]) for k in (STAT.COUNT, STAT.DEGREES, STAT.CHECKED))
             clock.switch("fold_comm")
             totals = np.array([nf, frontier_degrees], np.int64)
             comms.world.Allreduce(MPI.IN_PLACE, totals)
             level_frontier, (frontier_total, frontier_degrees) = frontier_total, (int(x) for x in totals)
             if log_levels:
-                sent, raw = (a - b for a, b in zip(traffic.totals(), traffic_before))
+                wall = time.perf_counter() - t_level
+                messages, sent, raw = (
+                    {k: now[k] - then[k] for k in now} for now, then in zip(traffic.snapshot(), traffic_before))
                 levels.append({"level": lvl - 1, "direction": "bottomup" if bottom_up_level else "topdown",
-                               "frontier": level_frontier, "edges": checked,
-                               "time": time.perf_counter() - t_level, "bytes": sent, "bytes_raw": raw,
-                               "host_syncs": backend.host_syncs - syncs_before})
+                               "frontier": level_frontier, "edges": checked, "time": wall,
+                               "host_time": wall - (self.wait_seconds - waited_before),
+                               "marks": (marks_before, clock.marks),
+                               "bytes": sum(sent.values()), "bytes_raw": sum(raw.values()),
+                               "phase_bytes": sent, "messages": messages,
+                               "host_syncs": backend.host_syncs - syncs_before,
+                               "launches": backend.launches - launches_before})
             if frontier_total == 0:
                 break
             visited += frontier_total
@@ -154,86 +257,108 @@ class GridLoop:
         clock.switch(None)
         backend.sync()
         elapsed = comms.world.allreduce(time.perf_counter() - t_start, op=MPI.MAX)
+        for row in levels:
+            phases = clock.totals(*row.pop("marks"))
+            row["device_time"] = sum(phases[phase] for phase in COMPUTE_PHASES)
         return {"time": elapsed, "depth": lvl - 1, "visited": visited, "reached_degrees": reached_degrees,
                 "levels": levels}
 
-    def _level_read(self):
-        """The new owned frontier's size and degree sum and the entries examined here (the discovery
-        kernels count them): one wait."""
-        stats = self.backend.read(self.state.stats, self.level_host).copy()
-        self.state.stats.fill(0)
-        return int(stats[STAT.COUNT]), int(stats[STAT.DEGREES]), int(stats[STAT.CHECKED])
+    def _end_level(self, clock, queue, counts, bits: bool) -> None:
+        """The level's one closing wait: the new own frontier encoded as the next expand message and
+        staged, the level counters copied to the status record and cleared for the next level."""
+        clock.switch("update")
+        if self.expand_x is not None:
+            self.expand_x.finish_sends()        # this level's expand sends read the staging buffer
+        self.replays.run(("end", bits, queue is self.state.queue0), lambda: self._enqueue_end(queue, counts, bits))
+        self._wait()
+
+    def _enqueue_end(self, queue, counts, bits: bool) -> None:
+        backend, s, grid, j = self.backend, self.state, self.graph.grid, self.graph.comms.j
+        if self.expand_x is not None:
+            x = self.expand_x
+            if bits:
+                message.encode_bits(backend, self.own_front, s.stats, grid.block, self.encoding, x.out, self.cursor)
+            else:
+                message.encode_lists(backend, queue[grid.owned_row(j, 0):], grid.block, counts[j:j + 1], -1,
+                                     grid.block, self.encoding, x.out, x.stride, 1)
+            x.stage()
+        backend.copy(self.status, s.stats)
+        backend.zero(s.stats)
 
     # top-down --------------------------------------------------------------------------------------
-    def _top_down_level(self, clock, traffic, queue, nf: int, dst, dst_cnt, lvl: int) -> None:
+    def _top_down_level(self, clock, traffic, queue, counts, dst, dst_cnt, lvl: int) -> None:
         """Expand, expansion, fold, update: the new frontier becomes group j of dst."""
-        backend, s, g = self.backend, self.state, self.graph
-        grid, comms = g.grid, g.comms
-        i, j = comms.i, comms.j
-        xp = backend.xp
+        parity = queue is self.state.queue0
         clock.switch("expand_comm")
-        own = queue[grid.owned_row(j, 0):grid.owned_row(j, nf)]
-        if self.col_x is not None:
-            received, sent, raw = self.col_x.round({p: OffsetSet(nf, list=own) for p in self.col_x.peers},
-                                                   self.col_x.peers)
-            traffic.add("expand", sent, raw)
-            at = 0
-            for p in range(grid.R):
-                part = received[p] if p != i else None
-                n = part.count if part else nf
-                piece = s.front[at:at + n]
-                if part:
-                    part.to_list(backend, piece, s.count)
-                    xp.add(piece, np.int32(grid.owned_col(p, 0)), out=piece)
-                else:
-                    xp.add(own, np.int32(grid.owned_col(i, 0)), out=piece)
-                at += n
-            frontier, length = s.front, at
-        else:
-            frontier, length = own, nf
+        if self.expand_x is not None:
+            self._send(traffic, "expand", self.expand_x)
         clock.switch("expansion")
-        dst_cnt.fill(0)
+        if self.fold_x is not None:
+            self.fold_x.finish_sends()
+        self.replays.run(("expansion", parity), lambda: self._enqueue_expansion(queue, counts, dst, dst_cnt))
+        x = self.fold_x
+        if x is not None:
+            clock.switch("fold_comm")
+            if x.needs_wait:
+                self._wait()
+            self._send(traffic, "fold", x)
+            clock.switch("update")
+            self.replays.run(("update", parity), lambda: self._enqueue_update(dst, dst_cnt))
+
+    def _enqueue_expansion(self, queue, counts, dst, dst_cnt) -> None:
+        """The expand messages gathered into the column frontier, its expansion, and the fold messages
+        encoded and staged (without a fold: the new frontier's figures)."""
+        backend, s, g = self.backend, self.state, self.graph
+        grid, j, b = g.grid, g.comms.j, g.grid.block
+        backend.copy(self.control, self.control_host)
+        if self.expand_x is not None:
+            message.to_list(backend, self.expand_x.sources, self.col_bases, b, s.front, s.count)
+            frontier, length = s.front, s.count
+        else:
+            frontier, length = queue[grid.owned_row(j, 0):grid.owned_row(j, b)], counts[j:j + 1]
+        backend.zero(dst_cnt)
         expand(backend, grid, j, g.col_ptr, g.row_idx, frontier, length, s.visited, s.level, s.pred_row,
-               s.pred_col, dst, dst_cnt, s.stats, self.scratch, lvl=lvl, edges_per_thread=self.edges_per_thread)
-        own_new = dst[grid.owned_row(j, 0):]
-        if grid.C == 1:
-            frontier_figures(backend, own_new, dst_cnt[j:j + 1], g.degree, s.stats)
+               s.pred_col, dst, dst_cnt, s.stats, self.scratch, edges_per_thread=self.edges_per_thread,
+               control=self.control)
+        if self.fold_x is None:
+            frontier_figures(backend, dst[grid.owned_row(j, 0):], dst_cnt[j:j + 1], g.degree, s.stats,
+                             control=self.control)
             return
-        counts = backend.read(dst_cnt, self.counts_host).copy()
-        clock.switch("fold_comm")
-        peers = self.row_x.peers
-        received, sent, raw = self.row_x.round(
-            {m: OffsetSet(int(counts[m]), list=dst[grid.owned_row(m, 0):grid.owned_row(m, int(counts[m]))])
-             for m in peers}, peers)
-        traffic.add("fold", sent, raw)
-        seg = np.zeros(grid.C + 1, np.int64)
-        for m in range(grid.C):
-            n = received[m].count if m in received else 0
-            if n:
-                received[m].to_list(backend, s.recv[seg[m]:seg[m] + n], s.count)
-            seg[m + 1] = seg[m] + n
-        clock.switch("update")
-        if seg[-1]:
-            update(backend, grid, j, s.recv[:int(seg[-1])], seg.astype(np.int32), s.visited, s.level, s.pred_col,
-                   lvl, dst, dst_cnt)
-        frontier_figures(backend, own_new, dst_cnt[j:j + 1], g.degree, s.stats)
+        x = self.fold_x
+        message.encode_lists(backend, dst, b, dst_cnt, j, b, self.encoding, x.out, x.stride, grid.C)
+        x.stage()
+
+    def _enqueue_update(self, dst, dst_cnt) -> None:
+        """The fold messages' owned vertices, and the new frontier's figures."""
+        backend, s, g = self.backend, self.state, self.graph
+        grid, j = g.grid, g.comms.j
+        update(backend, grid, j, self.fold_x.sources, s.visited, s.level, s.pred_col, 0, dst, dst_cnt,
+               control=self.control)
+        frontier_figures(backend, dst[grid.owned_row(j, 0):], dst_cnt[j:j + 1], g.degree, s.stats,
+                         control=self.control)
+
+    def _send(self, traffic, phase: str, x) -> None:
+        messages, sent = x.send()
+        raw = 0
+        if x.needs_wait or not self.backend.is_gpu:
+            for p in x.peers:
+                y = 0 if x.shared else p
+                raw += 4 * (HEAD_WORDS + int(x.out_host[y * x.stride + HEAD.COUNT]))
+        traffic.add(phase, messages, sent, raw or sent)
 
     # bottom-up ------------------------------------------------------------------------------------
-    def _bottom_up_level(self, clock, traffic, nf: int, lvl: int) -> None:
-        """Column gather of the frontier bitmaps, C search sub-steps with the row rotation, commit; the
+    def _bottom_up_level(self, clock, traffic, lvl: int) -> None:
+        """Column gather of the frontier as bitmaps, C search sub-steps with the row rotation, commit; the
         new frontier is the own frontier bitmap."""
         backend, s, g = self.backend, self.state, self.graph
         grid, comms = g.grid, g.comms
         j, C = comms.j, grid.C
         clock.switch("expand_comm")
-        if self.col_x is not None:
-            received, sent, raw = self.col_x.round(
-                {p: OffsetSet(nf, bitmap=self.own_front) for p in self.col_x.peers}, self.col_x.peers)
-            traffic.add("expand", sent, raw)
-            for p, message in received.items():
-                message.to_bitmap(backend, s.front_segment(p))
+        if self.expand_x is not None:
+            self._send(traffic, "expand", self.expand_x)
+            clock.switch("expansion")
+            message.to_bitmaps(backend, self.expand_x.sources, s.words, s.col_front)
         clock.switch("expansion")
-        succ, pred = (j + 1) % C, (j - 1) % C
         state_in = self.own_visited
         for step in range(C):
             bottom_up.search_segment(backend, g.row_ptr, g.col_idx, grid.owned_row((j - step) % C, 0),
@@ -241,9 +366,8 @@ class GridLoop:
             state_in = s.segment
             if C > 1:
                 clock.switch("fold_comm")
-                received, sent, raw = self.row_x.round({succ: OffsetSet(None, bitmap=s.segment)}, [pred])
-                traffic.add("fold", sent, raw)
-                s.segment[:] = received[pred].payload
+                sent = self.fold_x.rotate(s.segment, step, self._wait)
+                traffic.add("fold", 1, sent, sent)
                 clock.switch("expansion")
         clock.switch("update")
         bottom_up.commit(backend, s.segment, self.own_visited, self.own_front, s.level, s.pred_col, g.degree,
@@ -262,9 +386,9 @@ class GridLoop:
             peers = self.row_x.peers
             received, sent, raw = self.row_x.round({m: OffsetSet(None, bitmap=self.own_visited) for m in peers},
                                                    peers)
-            traffic.add("fold", sent, raw)
-            for m, message in received.items():
-                s.visited[m * w:(m + 1) * w] = message.payload
+            traffic.add("fold", len(peers), sent, raw)
+            for m, message_ in received.items():
+                s.visited[m * w:(m + 1) * w] = message_.payload
 
     # predecessors ---------------------------------------------------------------------------------
     def _resolve_parents(self, own_root: bool, root: int, root_offset: int) -> None:

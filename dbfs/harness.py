@@ -108,16 +108,17 @@ class Benchmark(ABC):
     def close(self) -> None:
         """Release what the benchmark holds (device buffers, communicators)."""
 
-
-def _slowest(bench: Benchmark, seconds: float) -> float:
-    return seconds if bench.comm is None else bench.comm.allreduce(seconds, op=MPI.MAX)
+    def slowest(self, seconds: float) -> float:
+        """Collective over comm: the largest of the ranks' `seconds` (a phase ends when its last rank
+        does)."""
+        return seconds if self.comm is None else self.comm.allreduce(seconds, op=MPI.MAX)
 
 
 def _validated(bench: Benchmark, trial, outcome) -> float:
     """Validate outcome; returns the seconds it took (slowest rank), or stops the run when it is wrong."""
     t0 = time.perf_counter()
     problem = bench.validate(trial, outcome)
-    seconds = _slowest(bench, time.perf_counter() - t0)
+    seconds = bench.slowest(time.perf_counter() - t0)
     if problem is not None:
         raise DbfsError(f"validation failed for {bench.label(trial)}: {problem}", collective=True)
     return seconds

@@ -9,7 +9,7 @@ import os
 import socket
 import sys
 
-from dbfs import __version__
+from dbfs import __version__, outputs, runtime
 from dbfs.errors import DbfsError
 
 
@@ -20,7 +20,11 @@ def provenance() -> dict:
 
 
 def write_json_atomically(path: str, doc: dict) -> None:
-    """Write doc to path through a temporary file renamed onto it (no half-written document)."""
+    """Write doc to path through a temporary file renamed onto it (no half-written document); path `-`
+    (outputs.STDOUT) writes it to stdout."""
+    if path == outputs.STDOUT:
+        runtime.write_stdout(json.dumps(doc, indent=1) + "\n")
+        return
     tmp = f"{path}.tmp-{os.getpid()}"
     try:
         with open(tmp, "w") as f:

@@ -56,12 +56,13 @@ UNITS = {"B": 1, "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**1
 
 
 def parse_size(text: str) -> int:
-    """'80GiB', '141GB', '512MiB', '1.5TB' -> bytes (units: see UNITS, case as written there)."""
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)(" + "|".join(UNITS) + r")", text.strip())
-    if not match or float(match.group(1)) <= 0:
+    """'80GiB', '141GB', '512MiB', '1.5TB', '80gib', '80 GiB' -> bytes (units: see UNITS, any case)."""
+    units = {unit.lower(): size for unit, size in UNITS.items()}
+    match = re.fullmatch(r"(\d+(?:\.\d+)?) ?([a-z]+)", text.strip().lower())
+    if not match or match.group(2) not in units or float(match.group(1)) <= 0:
         raise DbfsError(f"--memory must be a positive size with a unit, like 80GiB, 141GB or 512MiB "
-                        f"(units: {', '.join(UNITS)}), got {text!r}", collective=True)
-    return int(float(match.group(1)) * UNITS[match.group(2)])
+                        f"(units: {', '.join(UNITS)}, in any case), got {text!r}", collective=True)
+    return int(float(match.group(1)) * units[match.group(2)])
 
 
 def row_major_layout(grid: Grid, symmetric: bool, direction: str) -> str:
@@ -129,32 +130,17 @@ def certificate_bytes(grid: Grid, n_edges: int, chunk: int, device: str = "gpu")
 
 
 def search_state_bytes(grid: Grid, direction: str, entries: int, transport: str = "mpi",
-                       device: str = "gpu") -> int:
+                       device: str = "gpu", encoding: str = "adaptive") -> int:
     """What dbfs.bfs.BFS allocates: the search state's arrays (dbfs.search_state.layout, exact), the
-    exchanges' buffers, and on the CPU backend the loop's host buffers (pinned host memory on a GPU,
-    so not device memory there)."""
+    loop's buffers (the exchanges' among them), and on the CPU backend the loop's host buffers
+    (pinned host memory on a GPU, so not device memory there)."""
     from dbfs import bfs, device_loop, grid_loop, search_state
     one_rank = grid.size == 1
     total = search_state.layout_bytes(grid, direction, entries, bfs.LOG_CAPACITY if one_rank else 0)
     cpu = device == "cpu"
-    for size in (grid.R, grid.C):               # col_x, row_x: dbfs.exchange.Exchange
-        if size > 1:
-            total += _exchange_bytes(size - 1, grid.block, transport, cpu)
-    if cpu:
-        total += device_loop.host_buffer_bytes() if one_rank else grid_loop.host_buffer_bytes(grid)
-    return total
-
-
-def _exchange_bytes(peers: int, b: int, transport: str, cpu: bool) -> int:
-    """dbfs.exchange.Exchange over a line of peers + 1 ranks and its transport's buffers."""
-    total = 2 * 4 * b * peers + 4               # send_scratch, recv_dev, counter
-    if transport == "mpi" and cpu:              # HostStagedMPI: pinned send and receive buffers
-        total += 2 * peers * 4 * (3 + b)
-    elif transport == "mpi-cuda":               # CudaAwareMPI: landing buffers
-        total += 4 * b * peers
-    elif transport == "nccl":                   # NcclTransport: device headers
-        total += 2 * 4 * 3 * max(1, peers)
-    return total
+    if one_rank:
+        return total + (device_loop.host_buffer_bytes() if cpu else 0)
+    return total + grid_loop.buffer_bytes(grid, encoding, transport, cpu, direction)
 
 
 def validation_bytes(grid: Grid, symmetric: bool, entries: int) -> int:

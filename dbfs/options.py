@@ -1,5 +1,6 @@
 """Values of command-line options that several commands take, parsed in one place: the generator
-seeds (--seed of the main mode, `generate` and `ws`)."""
+seeds (--seed of the main mode, `generate` and `ws`), and the refusal of options given where they do
+not apply (the parser in dbfs.cli records which options the command line names)."""
 
 from __future__ import annotations
 
@@ -26,3 +27,11 @@ def parse_seed(text: str) -> tuple[int, int]:
         raise DbfsError(f"--seed must be two unsigned 64-bit integers A,B (e.g. 2,3 or 0x2,0x3), got "
                         f"{text!r}", collective=True)
     return seed
+
+
+def refuse_inapplicable(args, rules) -> None:
+    """DbfsError for the first (option, applies, where it applies) rule whose option was given on the
+    command line although it does not apply."""
+    for option, applies, where in rules:
+        if option.lstrip("-").replace("-", "_") in getattr(args, "given", ()) and not applies:
+            raise DbfsError(f"{option} applies {where}", collective=True)

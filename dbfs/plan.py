@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import argparse
 
-from dbfs import memory, runtime
+from dbfs import memory, outputs, runtime
 from dbfs.errors import DbfsError
-from dbfs.grid import Grid, default_grid, parse_grid
+from dbfs.grid import Grid, default_grid, grid_advice, parse_grid
 from dbfs.json_output import write_json_atomically
 from graph500.generator import MAX_SCALE
 
@@ -41,6 +41,17 @@ def _grid_shape(args) -> tuple[int, int]:
     return shape
 
 
+def _largest_reason(largest: int | None, R: int, C: int) -> str:
+    """What stops the next scale: the memory, or the 32-bit local ids (then the ranks that lift it)."""
+    if largest is None or largest >= MAX_SCALE:
+        return ""
+    try:
+        Grid(R, C, 1 << (largest + 1))
+    except ValueError:
+        return f" (set by the 32-bit local ids, not the memory: {grid_advice(1 << (largest + 1), R, C).split('; ')[1]} for scale {largest + 1})"
+    return " (set by the memory)"
+
+
 def main(args: argparse.Namespace) -> None:
     if not 1 <= args.scale <= MAX_SCALE:
         raise DbfsError(f"--scale must be in 1..{MAX_SCALE}, got {args.scale}", collective=True)
@@ -48,14 +59,17 @@ def main(args: argparse.Namespace) -> None:
         raise DbfsError(f"--edgefactor must be >= 1, got {args.edgefactor}", collective=True)
     R, C = _grid_shape(args)
     limit = memory.parse_size(args.memory)
+    outputs.check([outputs.Target("--json", args.json)])
+    if args.json == outputs.STDOUT:
+        runtime.take_stdout()
     try:
         grid = Grid(R, C, 1 << args.scale)
-    except ValueError as e:
-        raise DbfsError(str(e), collective=True) from None
+    except ValueError:
+        raise DbfsError(grid_advice(1 << args.scale, R, C), collective=True) from None
     plan = memory.estimate(grid, args.edgefactor << args.scale, True, args.direction, limit=limit)
     largest = memory.largest_scale(R, C, args.edgefactor, limit, args.direction)
-    lines = [f"plan: SCALE {args.scale}, edgefactor {args.edgefactor}, {args.ranks} rank"
-             f"{'s' if args.ranks > 1 else ''} (grid {R}x{C}), direction {args.direction}, GPU backend",
+    lines = [f"plan: SCALE {args.scale}, edgefactor {args.edgefactor}, {runtime.count(args.ranks, 'rank')} "
+             f"(grid {R}x{C}), direction {args.direction}, GPU backend",
              f"  {'per rank':<26}{'GiB':>10}"]
     lines.append(f"  {'graph (resident)':<26}{memory.gib(plan.resident):>10}")
     lines += [f"  {('  ' if name in memory.GRAPH_ARRAYS else '') + name:<26}{memory.gib(size):>10}"
@@ -65,9 +79,9 @@ def main(args: argparse.Namespace) -> None:
     lines.append(f"peak per rank: {memory.gib(plan.peak)} GiB ({plan.peak_phase}); {memory.gib(limit)} GiB "
                  f"available: {'fits' if plan.fits else 'does not fit'}")
     lines.append("largest scale that fits with these ranks: "
-                 + (str(largest) if largest is not None else "none"))
+                 + (str(largest) if largest is not None else "none") + _largest_reason(largest, R, C))
     runtime.out("\n".join(lines))
-    if args.json and runtime.rank() == 0:
+    if args.json is not None and runtime.rank() == 0:
         doc = {"scale": args.scale, "edgefactor": args.edgefactor, "ranks": args.ranks, "grid": [R, C],
                "direction": args.direction, "memory": limit, "fits": plan.fits,
                "bytes_per_rank": plan.peak, "largest_scale": largest, "parts": plan.parts,

@@ -52,13 +52,12 @@ def original_parents(comm: MPI.Comm, grid, parent: np.ndarray, own_ids: np.ndarr
 
 
 def check_save_request(args) -> None:
-    """Collective: --save-result needs one --root and a writable target (checked before the run)."""
+    """Collective: --save-result needs one --root (its target is checked with the run's other outputs)."""
     if args.save_result is None:
         return
     if args.root is None:
         raise DbfsError("--save-result needs a single --root V (the search whose tree is saved)",
                         collective=True)
-    edgelist.check_target(args.save_result, force=True)
 
 
 def save_result(path: str, graph, source, root: int, result, comm: MPI.Comm) -> None:
@@ -86,4 +85,4 @@ def save_result(path: str, graph, source, root: int, result, comm: MPI.Comm) -> 
             edgelist.pwrite_all(fd, rows[name].astype(dtype, copy=False), offsets[name] + lo * dtype.itemsize)
 
     edgelist.write_in_place(path, [(name, dtype, grid.n_vertices) for name, dtype in DATASETS], attrs,
-                            fill, comm, force=True)
+                            fill, comm, force=True, option="--save-result")

@@ -41,16 +41,71 @@ def log(msg: str, all_ranks: bool = False) -> None:
         print(f"{prefix} {msg}", file=sys.stderr, flush=True)
 
 
+def count(n: int, noun: str) -> str:
+    """'1 rank', '4 ranks'."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def warn(msg: str) -> None:
     """A warning to stderr from rank 0: the run goes on."""
     if WORLD.Get_rank() == 0:
         print(f"dbfs: warning: {msg}", file=sys.stderr, flush=True)
 
 
+# Set when stdout carries a --json document (`--json -`): the other results then go to stderr.
+_stdout_taken = False
+# The OSError that stdout gave (a closed pipe, a full disk), kept until the command ends (stdout_failure).
+_stdout_error: OSError | None = None
+
+
+def reset_stdout() -> None:
+    """A new command: stdout is the results' and has failed nothing yet."""
+    global _stdout_taken, _stdout_error
+    _stdout_taken, _stdout_error = False, None
+
+
+def take_stdout() -> None:
+    """stdout is the --json document's (`--json -`): every other result goes to stderr."""
+    global _stdout_taken
+    _stdout_taken = True
+
+
+def write_stdout(text: str) -> None:
+    """text to stdout; a closed or full stdout is remembered (stdout_failure), not raised, so that the
+    ranks finish the command together, and later writes are dropped."""
+    global _stdout_error
+    if _stdout_error is not None:
+        return
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as e:
+        _stdout_error = e
+        try:                                       # nothing more, not even the flush at exit, fails
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):              # a stdout without a file descriptor
+            pass
+
+
+def stdout_failure() -> str | None:
+    """None when stdout took everything, '' for a closed pipe (a reader such as `head` that has had
+    enough: the command ends quietly), else the one line that says why the results were lost."""
+    if _stdout_error is None:
+        return None
+    if isinstance(_stdout_error, BrokenPipeError):
+        return ""
+    return f"cannot write the results to stdout: {_stdout_error.strerror or _stdout_error}"
+
+
 def out(text: str) -> None:
-    """Results to stdout from rank 0."""
+    """Results to stdout from rank 0 (to stderr when stdout holds the --json document)."""
     if WORLD.Get_rank() == 0:
-        print(text, flush=True)
+        if _stdout_taken:
+            print(text, file=sys.stderr, flush=True)
+        else:
+            write_stdout(text + "\n")
 
 
 def abort(message: str, code: int = 1) -> None:
@@ -113,10 +168,14 @@ def signals_interrupt():
 
 
 def agree(error: str | None, comm: MPI.Comm = WORLD) -> None:
-    """Collective check: if any rank passes a message, every rank raises the lowest rank's message."""
+    """Collective check: if any rank passes a message, every rank raises the lowest rank's message,
+    naming that rank when not every rank saw a problem."""
     errors = comm.allgather(error)
-    first = next((e for e in errors if e), None)
-    if first:
+    failing = [r for r, e in enumerate(errors) if e]
+    if failing:
+        first = errors[failing[0]]
+        if len(failing) < len(errors) and len(errors) > 1:        # only some ranks see it: say which
+            first += f" (on rank {failing[0]}" + (f" and {len(failing) - 1} more" if len(failing) > 1 else "") + ")"
         raise DbfsError(first, collective=True)
 
 

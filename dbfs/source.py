@@ -61,6 +61,11 @@ class GraphSource:
                    tuple(args.seed_pair))
 
     @property
+    def sizes_derived(self) -> bool:
+        """SCALE and edgefactor were derived from the file's sizes (it is no Graph500 graph of a scale)."""
+        return self.info is not None and "scale" not in self.info.attrs
+
+    @property
     def describe(self) -> str:
         if self.info is None:
             return f"Graph500 SCALE {self.scale}, edgefactor {self.edgefactor}"

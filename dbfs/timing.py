@@ -55,10 +55,13 @@ class PhaseClock:
         for phase, value in seconds.items():
             self._charged[phase] += value
 
-    def totals(self) -> dict:
-        """Seconds per phase since start(); the stream must have been synchronised past the last
+    def totals(self, begin: int = 0, end: int | None = None) -> dict:
+        """Seconds per phase since start(), or of the intervals that switches begin to end - 1 opened
+        (positions from `marks`; one level, say); the stream must have been synchronised past the last
         switch."""
-        return add_intervals(self._marks, self._elapsed, dict(self._charged))
+        if begin == 0 and end is None:
+            return add_intervals(self._marks, self._elapsed, dict(self._charged))
+        return add_intervals(self._marks[begin:end + 1], self._elapsed, dict.fromkeys(self.phases, 0.0))
 
     def _elapsed(self, begin, end) -> float:
         if self.backend.is_gpu:
@@ -69,7 +72,7 @@ class PhaseClock:
 class GraphMarks:
     """Phase switches captured into a CUDA graph: each a one-thread kernel node that writes the GPU's
     nanosecond timer into a device slot at every replay (dbfs.ops.clock.stamp; an event-record node
-    cost the device three times as much, bench/NOTES.md session 7); `copy_out`, captured after the
+    cost the device three times as much, bench/NOTES.md, 2026-11-24, graphs not seen before); `copy_out`, captured after the
     last switch, copies the slots to pinned host memory, read once the replay has been waited for."""
 
     def __init__(self, backend, capacity: int):

@@ -1,18 +1,24 @@
-"""Which transport the exchanges of a run use (--comm), decided once, before anything expensive.
+"""Which transport the exchanges of a run use (--comm), decided once, before anything expensive, and
+the one place that says why a transport cannot run in a job.
 
-`auto` takes NCCL between the GPUs when every rank runs on a GPU of its own and NCCL is there, then a
-CUDA-aware MPI (device buffers straight to MPI), else MPI staged through pinned host memory; on one
-rank, which exchanges nothing, `mpi`. An explicit choice that cannot work in this job (nccl or
-mpi-cuda without the GPU backend, NCCL missing or two ranks on one GPU, mpi-cuda with an MPI that does
-not report CUDA support) is refused on every rank alike, before the graph is generated or read. The
-transports themselves live in dbfs.exchange.
+`auto`, on several ranks with a GPU each: NCCL between the GPUs when every rank has a GPU of its own
+and NCCL is there; else NVSHMEM when it starts on every rank (ranks sharing a GPU under CUDA MPS,
+where NCCL refuses to run); else a CUDA-aware MPI (device buffers straight to MPI); else MPI staged
+through pinned host memory -- and it says on stderr which it took and why. On one rank, which
+exchanges nothing, and on the CPU backend: `mpi`. An explicit choice that cannot work in this job
+(nccl, nvshmem or mpi-cuda without the GPU backend, NCCL missing or two ranks on one GPU, NVSHMEM
+missing or not starting, mpi-cuda with an MPI that does not report CUDA support) is refused on every
+rank alike, before the graph is generated or read. The transports themselves live in dbfs.exchange.
 """
 
 from __future__ import annotations
 
 from mpi4py import MPI
 
-from dbfs import exchange, runtime
+from dbfs import nvshmem, runtime
+
+TRANSPORTS = ("mpi", "mpi-cuda", "nccl", "nvshmem")
+DEVICE_TRANSPORTS = ("mpi-cuda", "nccl", "nvshmem")
 
 
 def _everywhere(flag: bool, comm) -> bool:
@@ -20,17 +26,42 @@ def _everywhere(flag: bool, comm) -> bool:
     return bool(comm.allreduce(int(bool(flag)), op=MPI.MIN))
 
 
-def _problem(choice: str, backend, comm) -> str | None:
-    """Collective: why `choice` cannot run here (the same answer on every rank), or None."""
-    if choice in ("nccl", "mpi-cuda") and not backend.is_gpu:
+def nccl_available() -> bool:
+    try:
+        from cupy.cuda import nccl
+        return nccl.get_version() > 0
+    except Exception:  # no CuPy, no NCCL library: both mean "not available"
+        return False
+
+
+def shares_a_gpu(comm, backend) -> bool:
+    """Collective: does some rank of `comm` use the same GPU (same node, same device) as another?"""
+    place = (MPI.Get_processor_name(), backend.device) if backend.is_gpu else None
+    places = [p for p in comm.allgather(place) if p is not None]
+    return len(set(places)) < len(places)
+
+
+def problem(choice: str, backend, comm) -> str | None:
+    """Collective: why `choice` cannot run here (the same answer on every rank), or None. A nvshmem
+    choice that can run has started NVSHMEM."""
+    if choice not in TRANSPORTS:
+        return f"unknown transport {choice!r} ({', '.join(TRANSPORTS)})"
+    if choice in DEVICE_TRANSPORTS and not backend.is_gpu:
         return (f"--comm {choice} moves device buffers, but this run uses the CPU backend (no GPU on "
                 "every rank, --backend cpu or DBFS_BACKEND=cpu); use --comm mpi or auto")
     if choice == "nccl":
-        if not _everywhere(exchange.nccl_available(), comm):
+        if not _everywhere(nccl_available(), comm):
             return "--comm nccl: NCCL is not available (CuPy without NCCL) on every rank; use --comm mpi or auto"
-        if exchange.shares_a_gpu(comm, backend):
-            return ("--comm nccl needs one GPU per rank, but ranks here share a GPU; use --comm mpi or "
-                    "fewer ranks per node")
+        if shares_a_gpu(comm, backend):
+            return ("--comm nccl needs one GPU per rank, but ranks here share a GPU; use --comm nvshmem, mpi "
+                    "or fewer ranks per node")
+    if choice == "nvshmem":
+        if not _everywhere(nvshmem.available(), comm):
+            return ("--comm nvshmem: NVSHMEM is not available on every rank (pip install 'dbfs[nvshmem]' "
+                    "brings nvshmem4py and the library); use --comm mpi or auto")
+        failure = nvshmem.start(backend)
+        if failure:
+            return f"--comm nvshmem: {failure}; use --comm mpi or auto"
     if choice == "mpi-cuda" and not _everywhere(runtime.mpi_cuda_aware(), comm):
         return (f"--comm mpi-cuda: this MPI ({runtime.mpi_library()}) does not report CUDA support; use "
                 "--comm mpi (host-staged) or nccl")
@@ -38,14 +69,31 @@ def _problem(choice: str, backend, comm) -> str | None:
 
 
 def resolve_transport(choice: str, backend, comm=runtime.WORLD) -> str:
-    """Collective: the transport for --comm `choice` (auto decided here); DbfsError on every rank when
-    an explicit choice cannot run."""
+    """Collective: the transport for --comm `choice` (auto decided here, and said on stderr);
+    DbfsError on every rank when an explicit choice cannot run."""
     if choice != "auto":
-        runtime.agree(_problem(choice, backend, comm), comm)
+        runtime.agree(problem(choice, backend, comm), comm)
         return choice
-    if backend.is_gpu and comm.Get_size() > 1:
-        if _everywhere(exchange.nccl_available(), comm) and not exchange.shares_a_gpu(comm, backend):
-            return "nccl"
-        if _everywhere(runtime.mpi_cuda_aware(), comm):
-            return "mpi-cuda"
-    return "mpi"
+    chosen, why = _auto(backend, comm)
+    if comm.Get_size() > 1:
+        runtime.log(f"--comm auto: {chosen} ({why})")
+    return chosen
+
+
+def _auto(backend, comm) -> tuple[str, str]:
+    if comm.Get_size() == 1:
+        return "mpi", "one rank exchanges nothing"
+    if not backend.is_gpu:
+        return "mpi", "the CPU backend"
+    if _everywhere(nccl_available(), comm):
+        if not shares_a_gpu(comm, backend):
+            return "nccl", "every rank has a GPU of its own and NCCL is there"
+    if _everywhere(nvshmem.available(), comm):
+        failure = nvshmem.start(backend)
+        if failure is None:
+            return "nvshmem", "NVSHMEM started on every rank" + (" (ranks share a GPU: NCCL refuses)"
+                                                                 if shares_a_gpu(comm, backend) else "")
+        runtime.warn(f"--comm auto: {failure}; not using nvshmem")
+    if _everywhere(runtime.mpi_cuda_aware(), comm):
+        return "mpi-cuda", "this MPI reports CUDA support"
+    return "mpi", "no NCCL for these ranks, no NVSHMEM, no CUDA-aware MPI: staged through host memory"

@@ -18,7 +18,7 @@ BLOCK_THREADS = 256
 SCAN_ITEMS = 8
 SCAN_TILE = BLOCK_THREADS * SCAN_ITEMS
 # Entries a bottom-up lane tests alone before its row is searched by the whole warp (scale 26: 4 beat
-# 2, 8 and 16 by 1-5%, 5% and 28%; bench/NOTES.md, session 6).
+# 2, 8 and 16 by 1-5%, 5% and 28%; bench/NOTES.md, 2026-11-24, rounds replayed as CUDA graphs).
 THREAD_EDGES = 4
 # The persistent small-level kernel (kernels/small_levels.cu): threads per block (one block per
 # multiprocessor), lanes that share one frontier vertex's neighbours, and the largest degree a
@@ -52,6 +52,11 @@ FORMS = ("LIST", "BITS")
 # Per-level counters of the bulk kernels (int64): new vertices, their degree sum, entries examined,
 # their largest degree.
 STATS = ("COUNT", "DEGREES", "CHECKED", "MAX_DEGREE")
+# An exchange message (kernels/message.cuh, dbfs.exchange): a head of uint32 words, then the payload: a
+# list of offsets, a bitmap of the receiver's block, or plain words; a kernel writes the head, so the
+# size is known on the device and no exchange needs a header round.
+MESSAGE_HEAD = ("FORM", "COUNT", "SIZE")     # SIZE: payload words
+MESSAGE_FORMS = ("LIST", "BITMAP", "WORDS")
 # One record of the per-level log (int64 each).
 LOG_FIELDS = ("LEVEL", "DIRECTION", "FRONTIER", "EDGES", "END_NS")
 # The validator's uint64 result slots (kernels/validate.cu, dbfs.ops.validate): the rule slots first, in
@@ -65,8 +70,9 @@ def _enumerate(names) -> SimpleNamespace:
     return SimpleNamespace(**{name: k for k, name in enumerate(names)})
 
 
-CTL, STEP, FORM, STAT, LOG = (_enumerate(names) for names in (CONTROL, STEPS, FORMS, STATS, LOG_FIELDS))
-CTL_WORDS, STAT_WORDS, LOG_WORDS = len(CONTROL), len(STATS), len(LOG_FIELDS)
+CTL, STEP, FORM, STAT, LOG, HEAD, MSG = (_enumerate(names) for names in (
+    CONTROL, STEPS, FORMS, STATS, LOG_FIELDS, MESSAGE_HEAD, MESSAGE_FORMS))
+CTL_WORDS, STAT_WORDS, LOG_WORDS, HEAD_WORDS = len(CONTROL), len(STATS), len(LOG_FIELDS), len(MESSAGE_HEAD)
 COUNTER_WORDS = len(COUNTERS)
 SMALL_SCRATCH_WORDS = COUNTER_SLOTS * COUNTER_WORDS + CTL_WORDS
 
@@ -75,9 +81,10 @@ DEFINES = {
     "THREAD_EDGES": THREAD_EDGES, "SMALL_THREADS": SMALL_THREADS, "SMALL_GROUP": SMALL_GROUP,
     "SMALL_MAX_DEGREE": SMALL_MAX_DEGREE, "COLUMN_CHUNK": COLUMN_CHUNK, "BOTTOM_UP": BOTTOM_UP,
     **{f"{prefix}_{name}": value for prefix, space in (("CTL", CTL), ("STEP", STEP), ("FORM", FORM),
-                                                       ("STAT", STAT), ("LOG", LOG))
+                                                       ("STAT", STAT), ("LOG", LOG), ("HEAD", HEAD),
+                                                       ("MSG", MSG))
        for name, value in vars(space).items()},
-    "CTL_WORDS": CTL_WORDS, "STAT_WORDS": STAT_WORDS, "LOG_WORDS": LOG_WORDS,
+    "CTL_WORDS": CTL_WORDS, "STAT_WORDS": STAT_WORDS, "LOG_WORDS": LOG_WORDS, "HEAD_WORDS": HEAD_WORDS,
     **{f"COUNTER_{name}": k for k, name in enumerate(COUNTERS)}, "COUNTER_WORDS": COUNTER_WORDS,
     "COUNTER_SLOTS": COUNTER_SLOTS,
     **{f"SLOT_{name}": k for k, name in enumerate(VALIDATE_SLOTS)}, "STATS_SLOTS": len(VALIDATE_SLOTS),

@@ -150,7 +150,7 @@ entry_column_table(const i64* __restrict__ col_ptr, i32 ncols, i64 nchunks, i32*
 // not; span names the unvisited end and edge-level the lower end, as the mirror pair of the other
 // form would. The tree entry (undirected: row == the column's parent) reads its row's level either way.
 // The form is a template parameter: each kernel carries the code of one form only (measured: fewer
-// instructions and registers than one kernel testing runtime flags, bench/NOTES.md session 7).
+// instructions and registers than one kernel testing runtime flags, bench/NOTES.md, 2026-11-24, rounds replayed as CUDA graphs).
 template <int EPT, bool DIRECTED, bool HALF, typename L, typename P>
 __device__ __forceinline__ void entry_rules(
     const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, i32 ncols, i64 nnz,

@@ -28,7 +28,9 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from dbfs import outputs  # noqa: E402
 from dbfs.backend import gpu_count  # noqa: E402
+from dbfs.json_output import write_json_atomically  # noqa: E402
 from graph500.generator import edge_count, generate_edges  # noqa: E402
 
 
@@ -74,6 +76,8 @@ def main() -> int:
     parser.add_argument("--numpy-edges", type=int, default=1 << 22, help="edges timed with NumPy per scale")
     parser.add_argument("--repeat", type=int, default=3, help="GPU timings per scale (best is kept)")
     args = parser.parse_args()
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    outputs.check_or_exit("bench_generator.py", [outputs.Target("--out", args.out)])
     weights = not args.no_weights
 
     cupy = None
@@ -111,10 +115,7 @@ def main() -> int:
         report["results"].append(result)
         print(json.dumps(result), flush=True)
 
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(report, f, indent=2)
-        f.write("\n")
+    write_json_atomically(args.out, report)
     failed = any(r["identical"] is False for r in report["results"])
     return 1 if failed else 0
 

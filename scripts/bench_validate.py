@@ -15,18 +15,19 @@ lattice.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 
 import numpy as np
 from mpi4py import MPI
 
+from dbfs import outputs
 from dbfs.backend import Backend, gpu_count
 from dbfs.bfs import BFS
 from dbfs.build import build_from_edges
 from dbfs.graph import GridComms
 from dbfs.grid import Grid
+from dbfs.json_output import write_json_atomically
 from dbfs.ops import validate as ops
 from graph500.generator import generate_edges
 from graph500.validate import validate_bfs
@@ -145,6 +146,7 @@ def main() -> None:
     parser.add_argument("--json", help="write the rows to this file")
     parser.add_argument("--cpu", action="store_true", help="NumPy backend (a smoke run at small sizes)")
     args = parser.parse_args()
+    outputs.check_or_exit("bench_validate.py", [outputs.Target("--json", args.json)])
     if not args.cpu and gpu_count() == 0:
         raise SystemExit("bench_validate: no GPU visible (--cpu runs the NumPy backend)")
     backend = Backend("cpu") if args.cpu else Backend("gpu", 0)
@@ -172,8 +174,7 @@ def main() -> None:
         print(f"{row['graph']} | {row['root']} | {row['depth']} | {row['level_type']} | {row['search_ms']:.2f} | "
               f"{row['validate_ms']:.2f} | {row['validate_wall_ms']:.2f} | {passes}")
     if args.json:
-        with open(args.json, "w") as out:
-            json.dump({"device": device, "rows": rows}, out, indent=1)
+        write_json_atomically(args.json, {"device": device, "rows": rows})
 
 
 if __name__ == "__main__":

@@ -153,8 +153,9 @@ def markdown(tables: dict, approx: dict, steps: list, device: str) -> str:
         for r in rows:
             label = r["method"] + (" (best VWC)" if r["best_vwc"] and r["frontier"] == "all" else "")
             lists = ", ".join(f"{f} {k}" for f, k in r["filters"].items())
+            sizes = f"{r['device_bytes'] / 2**20:.1f} | {r['host_bytes'] / 2**20:.1f}"
             out.append(f"| {r['algo']} | {label} | {r['frontier']} | {r['iterations']} | {1e3 * r['time']:.2f} | "
-                       f"{r['vs_ws']:.2f} | {r['device_bytes'] / 2**20:.1f} | {r['host_bytes'] / 2**20:.1f} | {lists} |")
+                       f"{r['vs_ws']:.2f} | {sizes} | {lists} |")
         for algo in dict.fromkeys(r["algo"] for r in rows):
             mine = [r for r in rows if r["algo"] == algo]
             fastest = min(mine, key=lambda r: r["time"])

@@ -10,9 +10,9 @@ time, the mean bytes sent per search in the expand and fold exchanges and what t
 as plain 32-bit lists (`bytes_raw`; the ratio is the saving of the bitmap encoding, paper section 5),
 and the mean time per search of each phase (the breakdown of paper Figure 7), and the study the run
 belongs to (`weak`, `strong`, `run`: the first word of the sbatch templates' file names
-`<study>_s<scale>_g<GPUs>_...`, or of their folder `<study>-<job id>`; empty when neither says), so
-that the runs of a weak and a strong scaling study stay apart. Rows are sorted by study, device,
-transport, encoding, direction, edgefactor, GPUs and scale.
+`<study>_s<scale>_g<GPUs>_...` (`r<ranks>` on the CPU backend), or of their folder `<study>-<job id>`;
+empty when neither says), so that the runs of a weak and a strong scaling study stay apart. Rows are
+sorted by study, device, transport, encoding, direction, edgefactor, GPUs and scale.
 
 Documents written before dbfs had --comm, --encoding and --direction lack those keys; such runs took
 the only path there was: host-staged MPI, list messages, top-down levels, so their rows say mpi, list,
@@ -28,6 +28,8 @@ import os
 import re
 import sys
 from pathlib import Path
+
+from dbfs import outputs
 
 LEGACY = {"comm": "mpi", "encoding": "list", "direction": "topdown"}
 KINDS = ("expand", "fold")
@@ -59,9 +61,9 @@ def device_name(doc: dict) -> str:
 
 
 def study_of(path: Path) -> str:
-    """The study of a run from the sbatch templates' names: <study>_s<scale>_g<GPUs>_... for the file,
-    <study>-<job id> for its folder; '' when neither names one."""
-    named = re.match(r"([A-Za-z]+)_s\d+_g\d+_", path.name)
+    """The study of a run from the sbatch templates' names: <study>_s<scale>_g<GPUs>_... (r<ranks> on
+    the CPU backend) for the file, <study>-<job id> for its folder; '' when neither names one."""
+    named = re.match(r"([A-Za-z]+)_s\d+_[gr]\d+_", path.name)
     if named:
         return named.group(1)
     folder = re.match(r"([A-Za-z]+)-(\d+|dryrun)$", path.parent.name)
@@ -171,6 +173,8 @@ def main(argv=None) -> int:
     p.add_argument("--csv", metavar="FILE", help="also write every column as CSV")
     p.add_argument("--markdown", metavar="FILE", help="write the markdown table here instead of stdout")
     args = p.parse_args(argv)
+    outputs.check_or_exit("collect_results", [outputs.Target("--csv", args.csv), outputs.Target("--markdown", args.markdown)],
+                          [("DIR_OR_FILE", path) for path in args.paths])
     rows = collect(args.paths)
     if not rows:
         print("collect_results: error: no dbfs --json documents found", file=sys.stderr)

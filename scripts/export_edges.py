@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from mpi4py import MPI
 
-from dbfs import edgelist
+from dbfs import edgelist, outputs
 from dbfs.errors import DbfsError
 from make_edge_files import snap_text
 
@@ -39,7 +39,7 @@ GAPBS_MAX_ID = 2**31 - 1
 def export(path: str, out: str, force: bool = False, threads: int = 1, chunk_edges: int = CHUNK_EDGES) -> int:
     """Write the edge list of graph file `path` to `out` as text; returns the number of lines."""
     info = edgelist.graph_info(path)
-    edgelist.check_target(out, force, MPI.COMM_SELF)
+    outputs.check([outputs.Target("OUT.el", out, force)], [("GRAPH.h5", path)], comm=MPI.COMM_SELF)
     if info.n_vertices - 1 > GAPBS_MAX_ID:
         print(f"export_edges: note: ids reach {info.n_vertices - 1}, beyond gapbs's 32-bit NodeID",
               file=sys.stderr)

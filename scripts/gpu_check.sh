@@ -18,6 +18,9 @@
 #   scripts/gpu_check.sh multi RANKS      the BFS and exchange GPU tests at each rank count of RANKS, e.g.
 #                                         "2 3 4" (ranks take the GPUs round-robin; beyond one rank per
 #                                         GPU they share them, and the NCCL cases check NCCL's refusal)
+#   scripts/gpu_check.sh mps-start | mps-stop  start (stop) the CUDA MPS daemon (scripts/mps.sh): the
+#                                         ranks of later stages that share a GPU then run side by side
+#   scripts/gpu_check.sh lattice-file DIMS FILE  write a DIMS lattice (e.g. 2048x2048) with scrambled ids
 #   scripts/gpu_check.sh multibench SCALE main-mode run (16 roots, validated) on 2 and 4 GPUs
 #   scripts/gpu_check.sh main P NAME "ARGS"  `mpirun -n P python -m dbfs ARGS --backend gpu` (one rank
 #                                         per GPU), log and --json as NAME.log / NAME.json
@@ -47,7 +50,7 @@ cd "$(dirname "$0")/.."
 RESULTS=${RESULTS:-bench/results/run-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$RESULTS"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERED=1
-export NCCL_NVLS_ENABLE=0
+export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
 PY=${PY:-python3}
 status=0
 # a stuck GPU test fails alone (with its traceback) instead of eating the whole call
@@ -56,7 +59,10 @@ TEST_TIMEOUT=$($PY -c "import pytest_timeout" 2>/dev/null && echo "-p timeout --
 install() {
     local wheels=()
     [ -d .whl ] && wheels=(.whl/*.whl)
-    $PY -m pip install -q --no-index --no-deps --no-build-isolation "${wheels[@]}" . >"$RESULTS/install.log" 2>&1 \
+    # without the build requirements (a fresh venv has no wheel) pip builds in isolation, fetching them
+    local build=(--no-index --no-build-isolation)
+    $PY -c "import setuptools, wheel" 2>/dev/null || build=(--find-links .whl)
+    $PY -m pip install -q "${build[@]}" --no-deps "${wheels[@]}" . >"$RESULTS/install.log" 2>&1 \
         || { cat "$RESULTS/install.log"; exit 1; }
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >"$RESULTS/machine.txt"
     $PY -m dbfs info >>"$RESULTS/machine.txt" 2>&1
@@ -64,6 +70,7 @@ install() {
 }
 
 ngpus() { nvidia-smi -L | wc -l; }
+mpirun_() { mpirun ${CUDA_MPS_PIPE_DIRECTORY:+-x CUDA_MPS_PIPE_DIRECTORY} "$@"; }
 
 run() {  # run LOG CMD...: run a command, its output to the terminal and LOG; remember a failure
     local log=$1; shift
@@ -81,9 +88,9 @@ while [ $# -gt 0 ]; do
         run "$RESULTS/gpu_tests.log" $PY -m pytest -q -m gpu -p no:cacheprovider $TEST_TIMEOUT tests ;;
     multi)
         for p in $1; do
-            run "$RESULTS/gpu_tests_${p}ranks_$(ngpus)gpus.log" mpirun -n "$p" $PY -m pytest --with-mpi -q \
+            run "$RESULTS/gpu_tests_${p}ranks_$(ngpus)gpus.log" mpirun_ -n "$p" $PY -m pytest --with-mpi -q \
                 -m gpu -p no:cacheprovider $TEST_TIMEOUT tests/test_bfs.py tests/test_exchange.py \
-                tests/test_validate.py tests/test_build.py tests/test_certificate.py
+                tests/test_grid_loop.py tests/test_validate.py tests/test_build.py tests/test_certificate.py
         done
         shift ;;
     multibench)
@@ -96,8 +103,17 @@ while [ $# -gt 0 ]; do
         shift ;;
     main)
         # shellcheck disable=SC2086
-        run "$RESULTS/$2.log" mpirun -n "$1" $PY -m dbfs $3 --backend gpu --json "$RESULTS/$2.json"
+        run "$RESULTS/$2.log" mpirun_ -n "$1" $PY -m dbfs $3 --backend gpu --json "$RESULTS/$2.json"
         shift 3 ;;
+    mps-start)
+        eval "$(scripts/mps.sh start)"
+        echo "+ MPS: $CUDA_MPS_PIPE_DIRECTORY" | tee -a "$RESULTS/commands.txt" ;;
+    mps-stop)
+        scripts/mps.sh stop
+        unset CUDA_MPS_PIPE_DIRECTORY ;;
+    lattice-file)
+        run "$RESULTS/generate_lattice$1.log" $PY -m dbfs generate --lattice "$1" --out "$2" --force
+        shift 2 ;;
     study)
         run "$RESULTS/study_weak$1.log" env DBFS_LAUNCHER=mpirun DBFS_PYTHON="$PY" DBFS_BASE_SCALE="$1" \
             DBFS_ROOTS="${DBFS_ROOTS:-16}" DBFS_OUT="$RESULTS/weak" bash slurm/weak_scaling.sbatch

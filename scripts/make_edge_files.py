@@ -22,7 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from dbfs import edgelist, outputs
 from dbfs.backend import select
+from dbfs.json_output import write_json_atomically
 from graph500.generator import edge_count, generate_edges
 
 SNAP_ID_SCALE = 1_000_003
@@ -60,13 +62,41 @@ def main() -> int:
     p.add_argument("--snap", metavar="FILE", help="SNAP text edge list to write")
     p.add_argument("--backend", choices=("auto", "gpu", "cpu"), default="auto")
     p.add_argument("--threads", type=int, default=min(16, os.cpu_count() or 1))
-    p.add_argument("--json", metavar="FILE")
+    p.add_argument("--json", metavar="FILE", help="write the timings as JSON (- for stdout)")
+    p.add_argument("--force", action="store_true", help="replace the --g500 and --snap files if they exist")
     args = p.parse_args()
+    outputs.check_or_exit("make_edge_files.py", [outputs.Target("--g500", args.g500, args.force),
+                                                 outputs.Target("--snap", args.snap, args.force),
+                                                 outputs.Target("--json", args.json)])
     backend = select(args.backend)
     m = edge_count(args.scale, args.edgefactor)
     seconds = {"generate": 0.0, "g500": 0.0, "snap": 0.0}
-    files = {k: open(path, "wb") for k, path in (("g500", args.g500), ("snap", args.snap)) if path}
     started = time.perf_counter()
+    targets = {k: path for k, path in (("g500", args.g500), ("snap", args.snap)) if path}
+    temporary = {k: edgelist.temporary_name(path) for k, path in targets.items()}
+    files = {k: open(path, "wb") for k, path in temporary.items()}
+    try:
+        write(args, backend, m, files, seconds)
+    except BaseException:
+        for k, f in files.items():
+            f.close()
+            edgelist.remove_quietly(temporary[k])
+        raise
+    for k, f in files.items():
+        f.close()
+        os.replace(temporary[k], targets[k])
+    doc = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "host": socket.gethostname(),
+           "command": " ".join(sys.argv), "scale": args.scale, "edgefactor": args.edgefactor, "edges": m,
+           "backend": backend.name, "seconds": time.perf_counter() - started, "phases": seconds,
+           "bytes": {k: os.path.getsize(path) for k, path in targets.items()}}
+    print(json.dumps(doc))
+    if args.json:
+        write_json_atomically(args.json, doc)
+    return 0
+
+
+def write(args, backend, m: int, files: dict, seconds: dict) -> None:
+    """Generate the edges chunk by chunk and write them to the open files (g500 and/or snap)."""
     with ThreadPoolExecutor(args.threads) as pool:
         for lo in range(0, m, CHUNK_EDGES * args.threads):
             t0 = time.perf_counter()
@@ -94,17 +124,6 @@ def main() -> int:
                 seconds["snap"] += time.perf_counter() - t0
             print(f"[make_edge_files] {min(m, lo + CHUNK_EDGES * args.threads) / m:.0%}", file=sys.stderr,
                   flush=True)
-    for f in files.values():
-        f.close()
-    doc = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "host": socket.gethostname(),
-           "command": " ".join(sys.argv), "scale": args.scale, "edgefactor": args.edgefactor, "edges": m,
-           "backend": backend.name, "seconds": time.perf_counter() - started, "phases": seconds,
-           "bytes": {k: os.path.getsize(getattr(args, k)) for k in files}}
-    print(json.dumps(doc))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(doc, f, indent=1)
-    return 0
 
 
 if __name__ == "__main__":

@@ -35,6 +35,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from collect_results import KINDS, collect, phase_names  # noqa: E402
+from dbfs import outputs  # noqa: E402
+
+FIGURES = ("weak_scaling.png", "strong_scaling.png", "phases.png", "compute_transfer.png", "bytes.png")
 
 CONFIG = ("device", "comm", "encoding", "direction", "edgefactor")
 COMPUTE = ("expansion", "update")
@@ -186,6 +189,8 @@ def main(argv=None) -> int:
     except OSError as e:
         print(f"plot_scaling: error: cannot make the folder --out {args.out}: {e.strerror or e}", file=sys.stderr)
         return 2
+    outputs.check_or_exit("plot_scaling", [outputs.Target("--out", os.path.join(args.out, name)) for name in FIGURES],
+                          [("DIR_OR_FILE", path) for path in args.paths])
     for weak, name in ((True, "weak_scaling.png"), (False, "strong_scaling.png")):
         groups = series(runs, weak)
         if groups:

@@ -23,20 +23,21 @@ from __future__ import annotations
 import argparse
 import datetime
 import itertools
-import json
 import socket
 import sys
 import time
 
 import numpy as np
 
-from dbfs.backend import Backend
+from dbfs import outputs
+from dbfs.backend import Backend, gpu_count
 from dbfs.bfs import BFS
 from dbfs.build import build_from_edges
 from dbfs.device_loop import DEFAULT_SMALL_EDGES, DEFAULT_SOLO_WORK
 from dbfs.edgelist import graph_info, read_edge_slice
 from dbfs.graph import GridComms
 from dbfs.grid import Grid
+from dbfs.json_output import write_json_atomically
 from graph500.generator import generate_edges
 from graph500.roots import sample_roots
 
@@ -142,7 +143,7 @@ def profile(bfs, roots, small_frontier: int, kernel_times=None) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "),
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     source = ap.add_mutually_exclusive_group(required=True)
     source.add_argument("--scale", type=int, help="Graph500 Kronecker scale")
@@ -167,6 +168,10 @@ def main() -> None:
                     help="comma-separated multiples of the resident blocks for the grid-stride launches")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
+    if gpu_count() == 0:
+        sys.exit("profile_levels.py: error: it profiles the level loop on a GPU, and CuPy sees none "
+                 "(pip install \".[gpu]\" on a machine with a CUDA GPU)")
+    outputs.check_or_exit("profile_levels.py", [outputs.Target("--out", args.out)], [("--graph", args.graph)])
 
     import cupy
     backend = Backend("gpu", 0)
@@ -211,8 +216,7 @@ def main() -> None:
            "graph": args.graph or f"kronecker scale {args.scale} edgefactor {args.edgefactor}",
            "n_vertices": n, "csc_entries": graph.nnz, "roots": [int(r) for r in roots],
            "copy_ceiling_GBps": ceiling / 1e9, "variants": variants}
-    with open(args.out, "w") as f:
-        json.dump(doc, f, indent=1)
+    write_json_atomically(args.out, doc)
 
 
 if __name__ == "__main__":

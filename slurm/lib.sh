@@ -9,16 +9,19 @@
 #                           DBFS_GPUS_PER_NODE
 #   DBFS_NODES              nodes of the allocation (SLURM_JOB_NUM_NODES, else 1)
 #   DBFS_GPUS_PER_NODE      GPUs per node (SLURM_GPUS_PER_NODE, else SLURM_GPUS_ON_NODE; with
-#                           DBFS_LAUNCHER=mpirun, else nvidia-smi's count; dry run: else 4)
+#                           DBFS_LAUNCHER=mpirun, else nvidia-smi's count; dry run: else 4); none or
+#                           0: a CPU-only allocation (below)
+#   DBFS_TASKS_PER_NODE     ranks per node of a CPU-only run (SLURM_NTASKS_PER_NODE, else the first
+#                           count of SLURM_TASKS_PER_NODE; with DBFS_LAUNCHER=mpirun, else nproc; dry
+#                           run: else 4)
 #   DBFS_OUT                output folder (dbfs-results/<study>-<SLURM_JOB_ID, or "dryrun">)
 #   DBFS_PYTHON=python      the interpreter that has dbfs installed
 #   DBFS_EDGEFACTOR=16
 #   DBFS_ROOTS=64           Graph500 roots per run
-#   DBFS_BACKEND=gpu        --backend; cpu: the NumPy backend on GPU-less nodes (no GPU options to
-#                           srun; "GPUs" then means tasks)
+#   DBFS_BACKEND=gpu        --backend; cpu: the NumPy backend, one rank per task (below)
 #   DBFS_PACK=rows          rows: grid rows stay within a node; columns: grid columns do (see below)
 #   DBFS_LAUNCHER=srun      srun, or mpirun for one node without Slurm (e.g. a lone GPU server)
-#   DBFS_SRUN_ARGS=         extra srun options, e.g. "--mpi=pmix" where the site needs it
+#   DBFS_SRUN_ARGS=         extra srun options; an --mpi=... here replaces the chosen launch plugin
 #   DBFS_MPIRUN_ARGS=       extra mpirun options (DBFS_LAUNCHER=mpirun)
 #   DBFS_CPUS_PER_TASK      srun --cpus-per-task (SLURM_CPUS_PER_TASK; empty: not passed)
 #   DBFS_EXTRA_ARGS=        extra options of python -m dbfs, e.g. "--log-levels"
@@ -26,12 +29,29 @@
 #
 # Outputs: $DBFS_OUT/<name>.json (the --json document), <name>.txt (stdout: the Graph500 block),
 # <name>.log (stderr: progress), commands.txt (every command launched), env.txt (DBFS_* and SLURM_*).
-# <name> = <study>_s<scale>_g<GPUs>_<R>x<C>_<comm>_<encoding>_<direction>.
+# <name> = <study>_s<scale>_g<GPUs>_<R>x<C>_<comm>_<encoding>_<direction>, with r<ranks> for g<GPUs>
+# in a CPU-only run.
 #
-# GPU binding. One task per GPU. Each step asks for --gpus-per-node=<tasks on the node> with
-# --gpu-bind=none, so every task of a node sees the same GPUs and dbfs picks GPU local_rank % GPUs
-# itself. Binding one GPU per task (--gpus-per-task, or CUDA_VISIBLE_DEVICES per task) would hide the
-# node's other GPUs from each process, and with them CUDA peer access and NCCL's direct NVLink path.
+# CPU-only allocations. With DBFS_BACKEND=cpu, or when the allocation has no GPUs (submitted without
+# --gpus-per-node or --gres=gpu, or with --gpus-per-node=0: DBFS_BACKEND then defaults to cpu), every
+# task is one rank on the NumPy backend: GPU counts (DBFS_GPUS, DBFS_GPU_COUNTS) count ranks, whole
+# nodes hold DBFS_TASKS_PER_NODE ranks, srun gets no GPU options and the sweeps' transports default
+# to mpi (nccl needs GPUs).
+#
+# Launch plugin. srun starts MPI through a plugin (srun --mpi=...); a site's default (MpiDefault in
+# slurm.conf, Slurm's own default is none) may give the installed MPI no process-management
+# interface, and every task then starts as a world of one rank. Unless DBFS_SRUN_ARGS holds --mpi=...
+# or SLURM_MPI_TYPE is set (both left alone), the templates read the MPI library from mpi4py (as
+# `python -m dbfs info` reports it), the default from `scontrol show config` and the plugins from
+# `srun --mpi=list`, and pass the plugin the library speaks when the default is another: pmi2 for
+# MPICH, MVAPICH and Intel MPI (pmix for an MPICH configured with PMIx), pmix for Open MPI,
+# cray_shasta (else pmi2) for Cray MPICH. They say on stderr which and why, dry runs included.
+#
+# GPU binding. One task per GPU. Each step asks for --gpus-per-node=<tasks on the node> (--gres=gpu:
+# <tasks on the node> in a job that got its GPUs with --gres=gpu:G) with --gpu-bind=none, so every
+# task of a node sees the same GPUs and dbfs picks GPU local_rank % GPUs itself. Binding one GPU per
+# task (--gpus-per-task, or CUDA_VISIBLE_DEVICES per task) would hide the node's other GPUs from each
+# process, and with them CUDA peer access and NCCL's direct NVLink path.
 #
 # Packing. Rank (i, j) of the R x C grid is MPI rank i*C + j (dbfs/grid.py), so a grid row is C
 # consecutive ranks and a grid column is R ranks C apart. The fold exchange runs within grid rows,
@@ -96,32 +116,141 @@ dbfs_setup() {
         command -v "$LAUNCHER" >/dev/null || dbfs_fail "$LAUNCHER not found"
     fi
     NODES=${DBFS_NODES:-${SLURM_JOB_NUM_NODES:-1}}
-    GPN=${DBFS_GPUS_PER_NODE:-${SLURM_GPUS_PER_NODE:-${SLURM_GPUS_ON_NODE:-}}}
-    GPN=${GPN##*:}  # Slurm writes typed requests as "h100:4"
-    if [ -z "$GPN" ] && [ "$LAUNCHER" = mpirun ] && command -v nvidia-smi >/dev/null; then
-        GPN=$(nvidia-smi -L | grep -c '^GPU')
-    fi
-    if [ -z "$GPN" ]; then
-        [ "$DRY" = 1 ] || dbfs_fail "cannot tell the GPUs per node: submit with --gpus-per-node=G or set DBFS_GPUS_PER_NODE"
-        GPN=4
-    fi
     dbfs_positive DBFS_NODES "$NODES"
-    dbfs_positive DBFS_GPUS_PER_NODE "$GPN"
     dbfs_positive DBFS_EDGEFACTOR "$EDGEFACTOR"
     dbfs_positive DBFS_ROOTS "$ROOTS"
     [ -z "$CPUS" ] || dbfs_positive DBFS_CPUS_PER_TASK "$CPUS"
     if [ "$LAUNCHER" = mpirun ] && [ "$NODES" -ne 1 ]; then
         dbfs_fail "DBFS_LAUNCHER=mpirun runs on one node; use srun for $NODES nodes"
     fi
+    dbfs_slots
     "$PY" -c "import dbfs.grid" 2>/dev/null ||
         dbfs_fail "'$PY' cannot import dbfs: activate the environment that has dbfs or set DBFS_PYTHON"
+    [ "$LAUNCHER" != srun ] || dbfs_launch_plugin
     PLAN=()
     NAMES=()
     declare -gA GRID_CACHE=()
-    dbfs_note "$STUDY: $NODES node(s) x $GPN GPUs, pack $PACK, outputs in $OUT_DIR"
+    dbfs_note "$STUDY: $NODES node(s) x $GPN $UNIT, pack $PACK, outputs in $OUT_DIR"
 }
 
-# dbfs_gpu_counts [LIST]: LIST, or the powers of two that fill whole nodes of the allocation.
+# dbfs_slots: GPN (ranks per node: its GPUs, or its tasks in a CPU-only run), UNIT (GPUs or ranks),
+# TAG (g or r, of run names) and COMMS_DEFAULT (the sweeps' transports); BACKEND becomes cpu when
+# the allocation has no GPUs and DBFS_BACKEND is unset or auto.
+dbfs_slots() {
+    GPN=
+    if [ "$BACKEND" != cpu ]; then
+        GPN=${DBFS_GPUS_PER_NODE:-${SLURM_GPUS_PER_NODE:-${SLURM_GPUS_ON_NODE:-}}}
+        GPN=${GPN##*:}  # Slurm writes typed requests as "h100:4"
+        if [ -z "$GPN" ] && [ "$LAUNCHER" = mpirun ] && command -v nvidia-smi >/dev/null; then
+            GPN=$(nvidia-smi -L | grep -c '^GPU')
+        fi
+        [ -n "$GPN" ] || [ "$DRY" != 1 ] || GPN=4
+        [ -z "$GPN" ] || [[ $GPN =~ ^[0-9]+$ ]] ||
+            dbfs_fail "DBFS_GPUS_PER_NODE must be an integer >= 0, got '$GPN'"
+    fi
+    if [ "$BACKEND" != cpu ] && [ "${GPN:-0}" -gt 0 ]; then
+        UNIT=GPUs TAG=g COMMS_DEFAULT="mpi nccl" GPU_OPTION=--gpus-per-node=
+        # A job given its GPUs with --gres=gpu:G has SLURM_GPUS_ON_NODE only; its steps ask the same way.
+        [ -n "${DBFS_GPUS_PER_NODE:-${SLURM_GPUS_PER_NODE:-}}" ] || [ -z "${SLURM_GPUS_ON_NODE:-}" ] ||
+            GPU_OPTION=--gres=gpu:
+        return
+    fi
+    if [ "$BACKEND" != cpu ]; then
+        [ "${DBFS_BACKEND:-}" != gpu ] || dbfs_fail "DBFS_BACKEND=gpu, but the allocation has no GPUs:" \
+            "submit with --gpus-per-node=G (or --gres=gpu:G), or set DBFS_BACKEND=cpu"
+        BACKEND=cpu
+        dbfs_note "no GPUs in the allocation: the CPU backend, one rank per task" \
+            "(for GPUs, submit with --gpus-per-node=G or --gres=gpu:G)"
+    fi
+    UNIT=ranks TAG=r COMMS_DEFAULT=mpi
+    GPN=${DBFS_TASKS_PER_NODE:-${SLURM_NTASKS_PER_NODE:-${SLURM_TASKS_PER_NODE:-}}}
+    GPN=${GPN%%[(,]*}  # SLURM_TASKS_PER_NODE reads like "4(x2),3"
+    if [ -z "$GPN" ] && [ "$LAUNCHER" = mpirun ]; then
+        GPN=$(nproc)
+    fi
+    if [ -z "$GPN" ]; then
+        [ "$DRY" = 1 ] ||
+            dbfs_fail "cannot tell the tasks per node: submit with --ntasks-per-node=T or set DBFS_TASKS_PER_NODE"
+        GPN=4
+    fi
+    dbfs_positive DBFS_TASKS_PER_NODE "$GPN"
+}
+
+# dbfs_mpi_plugin LIBRARY DEFAULT PLUGINS: the srun --mpi plugin that starts LIBRARY (MPI_Get_library_
+# version's text) where srun's DEFAULT plugin may not, among PLUGINS (srun --mpi=list's names); prints
+# "PLUGIN<tab>why", or "<tab>why" to keep the default.
+dbfs_mpi_plugin() {
+    local library=$1 default=$2 plugins=" $3 " name wanted want
+    name=$(echo "${library%%$'\n'*}" | tr -s ' \t' ' ')
+    case $library in
+    "Open MPI"*) wanted="pmix" ;;
+    *"CRAY MPICH"*) wanted="cray_shasta pmi2" ;;
+    MPICH* | MVAPICH* | "Intel(R) MPI"*)
+        case $library in *--with-pmix* | *--with-pmi=pmix*) wanted="pmix" ;; *) wanted="pmi2" ;; esac ;;
+    *)
+        printf '\t%s is not a library the templates know: srun keeps its default (%s)\n' "$name" "$default"
+        return ;;
+    esac
+    for want in $wanted; do
+        if [ "${default%%_v*}" = "$want" ]; then
+            printf '\t%s speaks %s, the site default\n' "$name" "$default"
+            return
+        fi
+    done
+    for want in $wanted; do
+        case $plugins in
+        *" $want "*) ;;
+        *" ${want}_v"*) want=$(echo "$plugins" | tr ' ' '\n' | grep "^${want}_v" | sort -V | tail -n 1) ;;
+        *) continue ;;
+        esac
+        if [ "$default" = none ]; then
+            printf '%s\t%s speaks %s; the site default (none) gives it no process manager, so every task' \
+                "$want" "$name" "$want"
+            printf ' would start as a world of one rank\n'
+        else
+            printf '%s\t%s speaks %s, not the site default (%s)\n' "$want" "$name" "$want" "$default"
+        fi
+        return
+    done
+    printf '\t%s needs %s, which srun --mpi=list lacks (%s): srun keeps its default (%s)\n' \
+        "$name" "${wanted// / or }" "$(echo $3)" "$default"
+}
+
+# dbfs_launch_plugin: add the launch plugin the installed MPI needs to SRUN_EXTRA (see "Launch plugin").
+dbfs_launch_plugin() {
+    local arg library default plugins choice
+    for arg in "${SRUN_EXTRA[@]}"; do
+        case $arg in --mpi | --mpi=*)
+            dbfs_note "launch plugin: $arg from DBFS_SRUN_ARGS"
+            return ;;
+        esac
+    done
+    if [ -n "${SLURM_MPI_TYPE:-}" ]; then
+        dbfs_note "launch plugin: --mpi=$SLURM_MPI_TYPE from SLURM_MPI_TYPE"
+        return
+    fi
+    command -v srun >/dev/null && default=$(scontrol show config 2>/dev/null | awk '$1 == "MpiDefault" { print $3 }')
+    if [ -z "${default:-}" ]; then
+        dbfs_note "launch plugin: not chosen: no Slurm controller answers here (a job chooses when it starts)"
+        return
+    fi
+    # Slurm lists one plugin per indented line, then "specific pmix plugin versions available: pmix_v4,...".
+    plugins=$(srun --mpi=list 2>&1 |
+        awk '/^[ \t]/ { print $1 } /versions available:/ { sub(/.*: */, ""); gsub(/,/, " "); print }')
+    library=$("$PY" -c 'import mpi4py; mpi4py.rc.initialize = False
+from mpi4py import MPI; print(MPI.Get_library_version().split("\0")[0].strip())') ||
+        dbfs_fail "'$PY' cannot read the MPI library's version (mpi4py)"
+    choice=$(dbfs_mpi_plugin "$library" "$default" "$(echo $plugins)")
+    if [ -n "${choice%%$'\t'*}" ]; then
+        SRUN_EXTRA+=("--mpi=${choice%%$'\t'*}")
+        dbfs_note "launch plugin: --mpi=${choice%%$'\t'*}: ${choice#*$'\t'}"
+    else
+        dbfs_note "launch plugin: the site default: ${choice#*$'\t'}"
+    fi
+}
+
+# dbfs_gpu_counts [LIST]: LIST, or the powers of two (GPUs, or ranks) that fill whole nodes of the
+# allocation.
 dbfs_gpu_counts() {
     if [ -n "${1:-}" ]; then
         echo "$1"
@@ -138,17 +267,37 @@ dbfs_gpu_counts() {
 # dbfs_grid P [RxC]: "R C", the grid dbfs runs P ranks on (--grid RxC, else its default), from
 # dbfs/grid.py so that the scripts and dbfs cannot disagree.
 dbfs_grid() {
-    "$PY" - "$1" "${2:-}" <<'EOF'
+    "$PY" - "$1" "${2:-}" "$UNIT" <<'EOF'
 import sys
 from dbfs.grid import default_grid, parse_grid
-ranks, text = int(sys.argv[1]), sys.argv[2]
+ranks, text, unit = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 try:
     r, c = parse_grid(text) if text else default_grid(ranks)
 except ValueError as e:
     sys.exit(f"dbfs-slurm: error: {e}")
 if r * c != ranks:
-    sys.exit(f"dbfs-slurm: error: grid {r}x{c} needs {r * c} GPUs, the run has {ranks}")
+    sys.exit(f"dbfs-slurm: error: grid {r}x{c} needs {r * c} {unit}, the run has {ranks}")
 print(r, c)
+EOF
+}
+
+# dbfs_check_args ARGS...: fail, before anything is launched, unless dbfs's own parser takes the
+# command line the DBFS_* variables make (a bad DBFS_COMM, DBFS_SCALE or DBFS_EXTRA_ARGS is caught
+# here with dbfs's message, not by every step of the sweep).
+dbfs_check_args() {
+    "$PY" - "$@" <<'EOF'
+import sys
+from dbfs.cli import main_parser
+parser = main_parser()
+def error(message):
+    sys.exit(f"dbfs-slurm: error: {message} (in the dbfs command line the DBFS_* variables make)")
+parser.error = error
+args = parser.parse_args(sys.argv[1:])
+for name in ("scale", "edgefactor", "roots"):
+    if getattr(args, name) is not None and getattr(args, name) < 1:
+        error(f"--{name} must be >= 1, got {getattr(args, name)}")
+if args.scale is not None and args.scale > 42:
+    error(f"--scale must be in 1..42, got {args.scale}")
 EOF
 }
 
@@ -173,7 +322,7 @@ dbfs_placement() {
 # dbfs_add_run P SCALE GRID COMM ENCODING DIRECTION: plan one run (GRID: RxC or empty for dbfs's default).
 dbfs_add_run() {
     local p=$1 scale=$2 grid=$3 comm=$4 encoding=$5 direction=$6 shape r c nodes tpn name
-    dbfs_positive "GPU count" "$p"
+    dbfs_positive "${UNIT%s} count" "$p"
     dbfs_positive "scale" "$scale"
     shape=${GRID_CACHE["$p/$grid"]:-}
     if [ -z "$shape" ]; then
@@ -186,39 +335,46 @@ dbfs_add_run() {
     elif [ $((p % GPN)) -eq 0 ]; then
         nodes=$((p / GPN)) tpn=$GPN
     else
-        dbfs_fail "$p GPUs do not fill whole nodes of $GPN GPUs: use at most $GPN or a multiple of $GPN"
+        dbfs_fail "$p $UNIT do not fill whole nodes of $GPN $UNIT: use at most $GPN or a multiple of $GPN"
     fi
-    [ "$nodes" -le "$NODES" ] || dbfs_fail "$p GPUs need $nodes nodes of $GPN GPUs, the allocation has $NODES"
-    name=${STUDY}_s${scale}_g${p}_${r}x${c}_${comm}_${encoding}_${direction}
+    [ "$nodes" -le "$NODES" ] || dbfs_fail "$p $UNIT need $nodes nodes of $GPN $UNIT, the allocation has $NODES"
+    name=${STUDY}_s${scale}_${TAG}${p}_${r}x${c}_${comm}_${encoding}_${direction}
     local cmd
     if [ "$LAUNCHER" = srun ]; then
         cmd=(srun --nodes="$nodes" --ntasks="$p" --ntasks-per-node="$tpn")
-        [ "$BACKEND" = cpu ] || cmd+=(--gpus-per-node="$tpn" --gpu-bind=none)
+        [ "$UNIT" = ranks ] || cmd+=("$GPU_OPTION$tpn" --gpu-bind=none)
         cmd+=(--distribution="$DISTRIBUTION" --kill-on-bad-exit=1)
         [ -z "$CPUS" ] || cmd+=(--cpus-per-task="$CPUS")
         cmd+=("${SRUN_EXTRA[@]}")
     else
         cmd=(mpirun -n "$p" "${MPIRUN_EXTRA[@]}")
     fi
-    cmd+=("$PY" -m dbfs --scale "$scale" --edgefactor "$EDGEFACTOR" --grid "${r}x${c}" --roots "$ROOTS"
+    local args=(--scale "$scale" --edgefactor "$EDGEFACTOR" --grid "${r}x${c}" --roots "$ROOTS"
         --backend "$BACKEND" --comm "$comm" --encoding "$encoding" --direction "$direction"
         --json "$OUT_DIR/$name.json" "${DBFS_EXTRA[@]}")
+    dbfs_check_args "${args[@]}" || exit 2
+    cmd+=("$PY" -m dbfs "${args[@]}")
     local line
     printf -v line '%q ' "${cmd[@]}"
     PLAN+=("${line% }")
     NAMES+=("$name")
-    dbfs_note "$name: $p GPUs on $nodes node(s), grid ${r}x${c}; $(dbfs_placement "$c" "$nodes" "$tpn")"
+    dbfs_note "$name: $p $UNIT on $nodes node(s), grid ${r}x${c}; $(dbfs_placement "$c" "$nodes" "$tpn")"
 }
 
 # dbfs_launch: print the planned commands (dry run) or run them in order; exit 1 if any run failed.
+# SIGTERM (scancel) or SIGINT reaches the run in progress too, which ends with its one line; then the
+# sweep stops, exit 128 + the signal, and a resubmission with DBFS_RESUME=1 skips the finished runs.
 dbfs_launch() {
-    local i name rc ran=0 failed=0
+    local i name rc ran=0 failed=0 signal=
     if [ "$DRY" = 1 ]; then
         printf '%s\n' "${PLAN[@]}"
         return 0
     fi
     mkdir -p "$OUT_DIR" || dbfs_fail "cannot create $OUT_DIR"
     env | grep -E '^(DBFS|SLURM)_' | sort >"$OUT_DIR/env.txt"
+    # Traps run after the step in progress (a foreground command) has ended.
+    trap 'signal=TERM' TERM
+    trap 'signal=INT' INT
     for i in "${!PLAN[@]}"; do
         name=${NAMES[i]}
         if [ "$RESUME" = 1 ] && [ -f "$OUT_DIR/$name.json" ]; then
@@ -235,6 +391,11 @@ dbfs_launch() {
             failed=$((failed + 1))
             echo "FAILED: $name (exit $rc); the end of $OUT_DIR/$name.log:" >&2
             tail -n 5 "$OUT_DIR/$name.log" >&2
+        fi
+        if [ -n "$signal" ]; then
+            dbfs_note "$STUDY: SIG$signal during $name: stopped after $ran of ${#PLAN[@]} runs;" \
+                "resubmit with DBFS_RESUME=1 to skip the runs that wrote their JSON"
+            exit $((128 + $(kill -l "$signal")))
         fi
     done
     dbfs_note "$STUDY: ran $ran of ${#PLAN[@]} runs, $failed failed; collect with: python scripts/collect_results.py $OUT_DIR"

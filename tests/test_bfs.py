@@ -196,16 +196,38 @@ def gpu_backend_of_rank():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("comm", ["mpi", "nccl"])
+@pytest.mark.parametrize("comm", ["mpi", "nccl", "nvshmem"])
 @pytest.mark.parametrize("scale", [10, 14, 16])
 def test_gpu_levels_match_serial(scale, comm):
-    from dbfs.exchange import nccl_available, shares_a_gpu
     backend = gpu_backend_of_rank()
-    if comm == "nccl" and (WORLD.Get_size() == 1 or not nccl_available() or shares_a_gpu(WORLD, backend)):
-        pytest.skip("NCCL needs several ranks, one GPU each, and the NCCL library")
+    skip_unless_transport_runs(comm, backend)
     src, dst = generate_edges(scale, 16, 0, 16 << scale)[:2]
     directions = run_grids(backend, 1 << scale, src, dst, nroots=4, comm=comm)
     assert directions == {"topdown", "bottomup"}
+
+
+def skip_unless_transport_runs(comm, backend):
+    """Skip (on every rank) where the transport cannot run: NCCL needs a GPU per rank, NVSHMEM its
+    library; both need several ranks."""
+    from dbfs.transport import problem
+    if comm != "mpi" and (WORLD.Get_size() == 1 or problem(comm, backend, WORLD)):
+        pytest.skip(f"--comm {comm} cannot run here (one rank, or {problem(comm, backend, WORLD)})")
+
+
+@pytest.mark.gpu
+@pytest.mark.mpi(min_size=2)
+@pytest.mark.parametrize("comm", ["nccl", "nvshmem"])
+@pytest.mark.parametrize("name", ["caterpillar", "lattice 300x300"])
+def test_gpu_stream_transports_on_high_diameter_graphs(name, comm):
+    """Rounds queued on the stream (NCCL, NVSHMEM puts and signal waits) over hundreds of levels, with
+    a root of degree zero and a graph with isolated parts among the roots."""
+    backend = gpu_backend_of_rank()
+    skip_unless_transport_runs(comm, backend)
+    n, src, dst = (families.lattice_graph((300, 300), remove_fraction=0.05) if name == "lattice 300x300"
+                   else HIGH_DIAMETER[name]())
+    isolated = int(np.setdiff1d(np.arange(n), np.concatenate([src, dst]))[:1].sum()) if n > 0 else 0
+    roots = [int(src[0]), int(dst[-1]), isolated]
+    run_grids(backend, n, src, dst, roots=roots, variants=ALL_VARIANTS, comm=comm)
 
 
 @pytest.mark.gpu

@@ -228,7 +228,7 @@ def on_host(graph):
 @pytest.mark.parametrize("comm", ["mpi", "nccl"])
 def test_gpu_build_equals_the_whole_list_and_passes_the_certificate(comm):
     from dbfs.backend import gpu_count
-    from dbfs.exchange import nccl_available, shares_a_gpu
+    from dbfs.transport import nccl_available, shares_a_gpu
     from dbfs.warmup import warm_up
     backend = Backend("gpu", runtime.local_rank()[0] % gpu_count())
     if comm == "nccl" and (WORLD.Get_size() == 1 or not nccl_available() or shares_a_gpu(WORLD, backend)):

@@ -13,7 +13,8 @@ from mpi4py import MPI
 
 from dbfs.backend import Backend, gpu_count
 from dbfs.errors import DbfsError
-from dbfs.exchange import BITMAP, HEADER_BYTES, LIST, Exchange, OffsetSet, shares_a_gpu, wire_kind
+from dbfs.exchange import BITMAP, HEADER_BYTES, LIST, Exchange, OffsetSet, wire_kind
+from dbfs.transport import shares_a_gpu
 
 WORLD = MPI.COMM_WORLD
 BLOCK = 4096
@@ -88,9 +89,11 @@ def test_ring_rounds_stay_matched():
 
 
 def test_device_transports_refuse_the_cpu_backend():
-    for transport in ("nccl", "mpi-cuda"):
-        with pytest.raises(DbfsError, match="GPU backend"):
+    for transport in ("nccl", "mpi-cuda", "nvshmem"):
+        with pytest.raises(DbfsError, match="CPU backend"):
             Exchange(WORLD, Backend("cpu"), BLOCK, "adaptive", transport)
+    with pytest.raises(DbfsError, match="unknown transport"):
+        Exchange(WORLD, Backend("cpu"), BLOCK, "adaptive", "carrier-pigeon")
     with pytest.raises(DbfsError, match="unknown encoding"):
         Exchange(WORLD, Backend("cpu"), BLOCK, "gzip")
 

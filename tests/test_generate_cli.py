@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from mpi4py import MPI
 
-from dbfs import edgelist, generate
+from dbfs import edgelist, generate, outputs
 from dbfs.errors import DbfsError
 from graph500.generator import generate_edges
 
@@ -173,14 +173,16 @@ def test_main_rejects_bad_input(argv, message, tmp_path):
 
 
 def test_target_checks(tmp_path):
+    def check(path, force=False):
+        outputs.check([outputs.Target("--out", path, force)], comm=MPI.COMM_SELF)
     with pytest.raises(DbfsError, match="does not exist"):
-        edgelist.check_target(tmp_path / "missing" / "x.h5", comm=MPI.COMM_SELF)
+        check(tmp_path / "missing" / "x.h5")
     (tmp_path / "d").mkdir()
     with pytest.raises(DbfsError, match="is a directory"):
-        edgelist.check_target(tmp_path / "d", force=True, comm=MPI.COMM_SELF)
+        check(tmp_path / "d", force=True)
     (tmp_path / "file").write_text("")
     with pytest.raises(DbfsError, match="does not exist"):
-        edgelist.check_target(tmp_path / "file" / "x.h5", comm=MPI.COMM_SELF)
+        check(tmp_path / "file" / "x.h5")
 
 
 # ---------------------------------------------------------------------------------------- readers

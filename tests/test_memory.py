@@ -91,12 +91,13 @@ def test_default_entry_count_bounds_the_real_one():
 
 
 @pytest.mark.parametrize("text, size", [("80GiB", 80 << 30), ("141GB", 141 * 10**9), ("512MiB", 512 << 20),
-                                        ("1.5TB", 15 * 10**11), ("4096B", 4096), ("2kB", 2000)])
+                                        ("1.5TB", 15 * 10**11), ("4096B", 4096), ("2kB", 2000),
+                                        ("80gib", 80 << 30), ("80 GiB", 80 << 30), ("141gb", 141 * 10**9)])
 def test_sizes_parse(text, size):
     assert memory.parse_size(text) == size
 
 
-@pytest.mark.parametrize("text", ["80", "80G", "80 GiB x", "80gib", "-1GiB", "0GiB", "GiB", "1e3GiB"])
+@pytest.mark.parametrize("text", ["80", "80G", "80 GiB x", "80gibs", "-1GiB", "0GiB", "GiB", "1e3GiB"])
 def test_bad_sizes_are_one_clear_error(text):
     with pytest.raises(DbfsError, match="--memory must be a positive size with a unit"):
         memory.parse_size(text)

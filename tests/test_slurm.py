@@ -1,8 +1,10 @@
 """The sbatch templates in slurm/ without a cluster: every file parses (`bash -n`), and the dry run
 prints the srun lines each template would launch -- GPU counts, nodes, tasks per node, GPU binding,
-grids and scales (paper 004, Table 1 for the weak-scaling sweep), dbfs options and output names --
-or stops with one clear error for an impossible plan. One test runs the real launch loop with a
-stand-in `srun` on PATH, to check output files, failure accounting and DBFS_RESUME."""
+grids and scales (paper 004, Table 1 for the weak-scaling sweep), dbfs options and output names, the
+launch plugin -- or stops with one clear error for an impossible plan. Stand-ins for `srun` and
+`scontrol` on PATH play the site (its MpiDefault and plugins) and run the real launch loop, to check
+output files, failure accounting, CPU-only allocations, SIGTERM and DBFS_RESUME.
+tests/test_slurm_jobs.py submits the templates to a real Slurm."""
 
 from __future__ import annotations
 
@@ -25,12 +27,47 @@ TABLE_1 = {1: ("1x1", 21), 2: ("1x2", 22), 4: ("2x2", 23), 8: ("2x4", 24), 16: (
            32: ("4x8", 26), 64: ("8x8", 27), 128: ("8x16", 28)}
 
 
-def template(name: str, *args: str, path_prefix: str | None = None, **env: str):
-    """Run slurm/NAME with a clean environment (no SLURM_*) plus env; return the CompletedProcess."""
+# Stand-ins for the site's Slurm commands. scontrol reports MpiDefault=$SITE_MPI_DEFAULT, and fails
+# when it is "unreachable"; srun --mpi=list lists $SITE_MPI_PLUGINS as Slurm 22.05 does. Any other srun
+# prints its arguments and writes the --json file, except that nccl runs fail and bitmap runs behave
+# like a scancel arriving mid-run (SIGTERM to the batch script, then the run ends with dbfs's line).
+SCONTROL = """#!/usr/bin/env bash
+[ "$SITE_MPI_DEFAULT" != unreachable ] || { echo "slurm_load_ctl_conf error" >&2; exit 1; }
+echo "MpiDefault              = $SITE_MPI_DEFAULT"
+"""
+SRUN = """#!/usr/bin/env bash
+if [ "$1" = --mpi=list ]; then
+    echo "MPI plugin types are..."
+    for p in $SITE_MPI_PLUGINS; do case $p in pmix_v*) ;; *) printf '\\t%s\\n' "$p" ;; esac; done
+    versions=$(for p in $SITE_MPI_PLUGINS; do case $p in pmix_v*) echo "$p" ;; esac; done)
+    [ -z "$versions" ] || echo "specific pmix plugin versions available: $(echo $versions | tr ' ' ,)"
+    exit 0
+fi
+echo "args: $*"
+case " $* " in *" nccl "*) echo "nccl unavailable" >&2; exit 3 ;; esac
+case " $* " in *" bitmap "*) kill -TERM "$PPID"; echo "dbfs: interrupted by SIGTERM" >&2; exit 143 ;; esac
+echo "bfs_harmonic_mean_TEPS: 1"
+for a; do [ "$prev" = --json ] && echo "{}" >"$a"; prev=$a; done
+"""
+
+
+@pytest.fixture(scope="module", autouse=True)
+def site(tmp_path_factory):
+    """The stand-in srun and scontrol, first on every template's PATH."""
+    global STAND_INS
+    STAND_INS = tmp_path_factory.mktemp("bin")
+    for name, text in (("srun", SRUN), ("scontrol", SCONTROL)):
+        (STAND_INS / name).write_text(text)
+        (STAND_INS / name).chmod((STAND_INS / name).stat().st_mode | stat.S_IEXEC)
+
+
+def template(name: str, *args: str, **env: str):
+    """Run slurm/NAME with a clean environment (no SLURM_*) plus env, on a site whose MpiDefault is
+    pmi2 unless env says otherwise; return the CompletedProcess."""
     full = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "DBFS_"))}
-    full.update({"DBFS_PYTHON": sys.executable, **env})
-    if path_prefix:
-        full["PATH"] = f"{path_prefix}{os.pathsep}{full['PATH']}"
+    full.update({"DBFS_PYTHON": sys.executable, "SITE_MPI_DEFAULT": "pmi2",
+                 "SITE_MPI_PLUGINS": "none cray_shasta pmi2 pmix pmix_v4", **env})
+    full["PATH"] = f"{STAND_INS}{os.pathsep}{full['PATH']}"
     return subprocess.run(["bash", str(SLURM / name), *args], capture_output=True, text=True, env=full,
                           timeout=120)
 
@@ -135,12 +172,89 @@ def test_run_passes_every_option():
 
 
 def test_cpu_backend_and_mpirun_launcher():
-    [words] = dry_run("run.sbatch", DBFS_LAUNCHER="mpirun", DBFS_BACKEND="cpu", DBFS_GPUS_PER_NODE="2",
+    [words] = dry_run("run.sbatch", DBFS_LAUNCHER="mpirun", DBFS_BACKEND="cpu", DBFS_TASKS_PER_NODE="2",
                       DBFS_MPIRUN_ARGS="--bind-to none", DBFS_SCALE="10")
     assert words[:5] == ["mpirun", "-n", "2", "--bind-to", "none"]
     assert options(words, words.index("dbfs") + 1)["--backend"] == "cpu"
-    [words] = dry_run("run.sbatch", DBFS_BACKEND="cpu", DBFS_GPUS_PER_NODE="2")
+    [words] = dry_run("run.sbatch", DBFS_BACKEND="cpu", DBFS_TASKS_PER_NODE="2")
     assert "--gpus-per-node" not in options(words)
+
+
+def test_cpu_only_plan_counts_ranks_and_uses_mpi():
+    result = template("weak_scaling.sbatch", DBFS_DRY_RUN="1", DBFS_GPUS_PER_NODE="0", DBFS_TASKS_PER_NODE="2",
+                      DBFS_ENCODINGS="list")
+    assert result.returncode == 0, result.stderr
+    plan = [split_launch(shlex.split(line)) for line in result.stdout.splitlines()]
+    assert [(s["--ntasks"], d["--backend"], d["--comm"], d["--json"].split("/")[-1]) for s, d in plan] == [
+        ("1", "cpu", "mpi", "weak_s26_r1_1x1_mpi_list_auto.json"),
+        ("2", "cpu", "mpi", "weak_s27_r2_1x2_mpi_list_auto.json")]
+    assert not any("--gpus-per-node" in s or "--gpu-bind" in s for s, _ in plan)
+    assert "no GPUs in the allocation" in result.stderr and "1 node(s) x 2 ranks" in result.stderr
+    assert "weak_s27_r2_1x2_mpi_list_auto: 2 ranks on 1 node(s)" in result.stderr
+    result = template("run.sbatch", DBFS_DRY_RUN="1", DBFS_GPUS_PER_NODE="0", DBFS_BACKEND="gpu")
+    assert result.returncode == 2 and result.stderr.strip().endswith(
+        "DBFS_BACKEND=gpu, but the allocation has no GPUs: submit with --gpus-per-node=G (or --gres=gpu:G), "
+        "or set DBFS_BACKEND=cpu")
+
+
+def mpi_library() -> str:
+    """The MPI library's version text, read as the templates read it."""
+    return subprocess.run([sys.executable, "-c", "import mpi4py; mpi4py.rc.initialize = False\n"
+                           "from mpi4py import MPI; print(MPI.Get_library_version())"],
+                          capture_output=True, text=True, check=True).stdout
+
+
+def test_dry_run_passes_the_launch_plugin_the_mpi_needs():
+    library = mpi_library()
+    first = library.splitlines()[0]
+    wanted = "pmi2" if first.startswith("MPICH") else "pmix" if first.startswith("Open MPI") else None
+    if wanted is None or "pmix" in library.partition("configure:")[2].partition("\n")[0]:
+        pytest.skip(f"this test knows the plugins of the MPICH wheel and Open MPI, not {first}")
+    result = template("run.sbatch", DBFS_DRY_RUN="1", SITE_MPI_DEFAULT="none")
+    assert result.returncode == 0, result.stderr
+    [words] = [shlex.split(line) for line in result.stdout.splitlines()]
+    assert split_launch(words)[0]["--mpi"] == wanted
+    assert f"# launch plugin: --mpi={wanted}: " in result.stderr
+    assert ("the site default (none) gives it no process manager, so every task would start as a world of one "
+            "rank") in result.stderr
+    # A site default that starts the library, a site's SLURM_MPI_TYPE, an --mpi in DBFS_SRUN_ARGS, or no
+    # controller to ask: no --mpi added, and the note says why.
+    for env, note in (({"SITE_MPI_DEFAULT": wanted}, f"the site default: {first.split()[0]}"),
+                      ({"SITE_MPI_DEFAULT": "none", "SLURM_MPI_TYPE": "pmix"}, "--mpi=pmix from SLURM_MPI_TYPE"),
+                      ({"SITE_MPI_DEFAULT": "none", "DBFS_SRUN_ARGS": "--mpi=cray_shasta"},
+                       "--mpi=cray_shasta from DBFS_SRUN_ARGS"),
+                      ({"SITE_MPI_DEFAULT": "unreachable"}, "not chosen: no Slurm controller answers here")):
+        result = template("run.sbatch", DBFS_DRY_RUN="1", **env)
+        assert result.returncode == 0, result.stderr
+        [words] = [shlex.split(line) for line in result.stdout.splitlines()]
+        assert sum(w.startswith("--mpi") for w in words) == ("DBFS_SRUN_ARGS" in env)
+        assert f"# launch plugin: {note}" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("library, default, plugins, chosen, why", [
+    ("MPICH Version:      5.0.2\nMPICH configure:    --with-pm=hydra:gforker", "none",
+     "none cray_shasta pmi2 pmix pmix_v4", "pmi2", "MPICH Version: 5.0.2 speaks pmi2; the site default (none) gives it no process manager"),
+    ("MPICH Version:      4.2.0\nMPICH configure:    --with-pmix=/opt/pmix", "pmi2", "none pmi2 pmix_v4",
+     "pmix_v4", "speaks pmix_v4, not the site default (pmi2)"),
+    ("MVAPICH2 Version     :\t2.3.7", "pmi2", "none pmi2", "", "speaks pmi2, the site default"),
+    ("Intel(R) MPI Library 2021.10 for Linux* OS", "pmix", "none pmi2 pmix", "pmi2", "speaks pmi2, not the site default (pmix)"),
+    ("Open MPI v5.0.3, package: Open MPI", "none", "none pmi2 pmix pmix_v5", "pmix", "speaks pmix"),
+    ("Open MPI v4.1.5, package: Open MPI", "none", "none pmi2 pmix_v3 pmix_v4", "pmix_v4", "speaks pmix_v4"),
+    ("Open MPI v4.1.5, package: Open MPI", "pmix_v4", "none pmix_v4", "", "speaks pmix_v4, the site default"),
+    ("Open MPI v5.0.3, package: Open MPI", "none", "none pmi2", "",
+     "needs pmix, which srun --mpi=list lacks (none pmi2): srun keeps its default (none)"),
+    ("MPI VERSION    : CRAY MPICH version 8.1.27 (ANL base 3.4a2)", "none", "none cray_shasta pmi2",
+     "cray_shasta", "speaks cray_shasta"),
+    ("MPI VERSION    : CRAY MPICH version 8.1.27 (ANL base 3.4a2)", "none", "none pmi2", "pmi2", "speaks pmi2"),
+    ("Some MPI 1.0", "none", "none pmi2", "", "Some MPI 1.0 is not a library the templates know"),
+], ids=["mpich-wheel", "mpich-pmix", "mvapich", "intel", "openmpi5", "openmpi4", "openmpi-site-pmix",
+        "openmpi-no-pmix", "cray", "cray-pmi2", "unknown"])
+def test_launch_plugin_table(library, default, plugins, chosen, why):
+    result = subprocess.run(["bash", "-c", 'source "$1"; dbfs_mpi_plugin "$2" "$3" "$4"', "-",
+                             str(SLURM / "lib.sh"), library, default, plugins], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    plugin, reason = result.stdout.rstrip("\n").split("\t")
+    assert plugin == chosen and why in reason, result.stdout
 
 
 @pytest.mark.parametrize("name, env, message", [
@@ -168,19 +282,10 @@ def test_unknown_argument_is_refused():
 
 
 def test_launch_loop_writes_outputs_counts_failures_and_resumes(tmp_path):
-    """A stand-in srun prints its arguments and writes the --json file, except for nccl runs: those fail."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    srun = bin_dir / "srun"
-    srun.write_text('#!/usr/bin/env bash\necho "args: $*"\n'
-                    'case " $* " in *" nccl "*) echo "nccl unavailable" >&2; exit 3 ;; esac\n'
-                    'echo "bfs_harmonic_mean_TEPS: 1"\n'
-                    'for a; do [ "$prev" = --json ] && echo "{}" >"$a"; prev=$a; done\n')
-    srun.chmod(srun.stat().st_mode | stat.S_IEXEC)
     out = tmp_path / "out"
     env = dict(SLURM_JOB_ID="7", SLURM_JOB_NUM_NODES="1", SLURM_GPUS_ON_NODE="2", DBFS_OUT=str(out),
                DBFS_ENCODINGS="list")
-    result = template("weak_scaling.sbatch", path_prefix=str(bin_dir), **env)
+    result = template("weak_scaling.sbatch", **env)
     assert result.returncode == 1
     assert result.stderr.count("FAILED: ") == 2 and "nccl unavailable" in result.stderr
     assert "ran 4 of 4 runs, 2 failed" in result.stderr
@@ -189,10 +294,42 @@ def test_launch_loop_writes_outputs_counts_failures_and_resumes(tmp_path):
     for name in names:
         text = (out / f"{name}.txt").read_text()
         assert text.startswith("args: --nodes=1") and f"--json {out}/{name}.json" in text
+        # SLURM_GPUS_ON_NODE without SLURM_GPUS_PER_NODE: a job given its GPUs with --gres=gpu:2.
+        assert f"--gres=gpu:{name.split('_g')[1][0]} --gpu-bind=none" in text and "--gpus-per-node" not in text
     assert len((out / "commands.txt").read_text().splitlines()) == 4
     assert "SLURM_JOB_ID=7" in (out / "env.txt").read_text()
     assert sorted(p.name for p in out.glob("*.json")) == sorted(f"{n}.json" for n in names if "mpi" in n)
     # A resubmitted sweep with DBFS_RESUME=1 runs again only what left no JSON.
-    result = template("weak_scaling.sbatch", path_prefix=str(bin_dir), DBFS_RESUME="1", **env)
+    result = template("weak_scaling.sbatch", DBFS_RESUME="1", **env)
     assert result.returncode == 1 and "ran 2 of 4 runs, 2 failed" in result.stderr
     assert result.stderr.count("exists, skipped (DBFS_RESUME=1)") == 2
+
+
+def test_cpu_only_allocation_runs_one_rank_per_task(tmp_path):
+    """sbatch --ntasks-per-node=2 --gpus-per-node=0, with no DBFS_* variable but the output folder."""
+    out = tmp_path / "out"
+    result = template("strong_scaling.sbatch", SLURM_JOB_ID="8", SLURM_JOB_NUM_NODES="1", SLURM_GPUS_PER_NODE="0",
+                      SLURM_NTASKS_PER_NODE="2", SLURM_TASKS_PER_NODE="2", DBFS_OUT=str(out),
+                      SITE_MPI_DEFAULT="none")
+    assert result.returncode == 0, result.stderr
+    assert "ran 4 of 4 runs, 0 failed" in result.stderr
+    runs = sorted(p.name for p in out.glob("*.json"))
+    assert runs == [f"strong_s26_r{p}_1x{p}_mpi_{e}_auto.json" for p in (1, 2) for e in ("adaptive", "list")]
+    text = (out / "strong_s26_r2_1x2_mpi_list_auto.txt").read_text()
+    assert "--ntasks=2 --ntasks-per-node=2 --distribution=block" in text and "--backend cpu" in text
+    assert "--gpus-per-node" not in text
+
+
+def test_sigterm_stops_the_sweep_after_the_run_in_progress(tmp_path):
+    """The stand-in sends the batch script SIGTERM during the bitmap run, as scancel does."""
+    out = tmp_path / "out"
+    result = template("weak_scaling.sbatch", SLURM_JOB_ID="9", SLURM_JOB_NUM_NODES="1", SLURM_GPUS_ON_NODE="1",
+                      DBFS_OUT=str(out), DBFS_COMMS="mpi", DBFS_ENCODINGS="adaptive bitmap list")
+    assert result.returncode == 143
+    assert "FAILED: weak_s26_g1_1x1_mpi_bitmap_auto (exit 143)" in result.stderr
+    assert "dbfs: interrupted by SIGTERM" in result.stderr
+    assert result.stderr.rstrip().endswith("weak: SIGTERM during weak_s26_g1_1x1_mpi_bitmap_auto: stopped after "
+                                           "2 of 3 runs; resubmit with DBFS_RESUME=1 to skip the runs that wrote "
+                                           "their JSON")
+    assert [p.name for p in out.glob("*.json")] == ["weak_s26_g1_1x1_mpi_adaptive_auto.json"]
+    assert not (out / "weak_s26_g1_1x1_mpi_list_auto.txt").exists()

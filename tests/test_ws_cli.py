@@ -78,13 +78,17 @@ def test_help_lists_options_with_defaults():
     (["--scale", "6", "--source", "64"], "--source 64 is not a vertex (0..63)"),
     (["--scale", "6", "--seed", "1"], "--seed must be two unsigned 64-bit integers"),
     (["--scale", "6", "--json", "/nonexistent-dir/x.json"], "directory /nonexistent-dir does not exist"),
-    (["--graph", "/nonexistent-dir/g.h5"], "cannot read edge list"),
+    (["--graph", "/nonexistent-dir/g.h5"], "cannot read /nonexistent-dir/g.h5: no such file"),
     (["--scale", "6", "--load", "/nonexistent-dir/p.py"], "no such file"),
     (["--scale", "6", "--method", "gs", "--shard-window", "40"], "--shard-window must be a positive multiple of 32"),
     (["--scale", "6", "--frontier", "all,lazy"], "unknown frontier filter lazy"),
     (["--scale", "6", "--bin-threshold", "0"], "--bin-threshold must be >= 1"),
     (["--scale", "6", "--approx", "blur"], "unknown approximation blur"),
     (["--scale", "6", "--approx", "latency", "--approx-fraction", "2"], "--approx-fraction in (0, 1]"),
+    (["--scale", "6", "--shard-window", "64"], "--shard-window applies to --method gs and cw only"),
+    (["--scale", "6", "--method", "gs", "--frontier", "ballot", "--bin-threshold", "8"],
+     "--bin-threshold applies to --frontier online and jit only"),
+    (["--scale", "6", "--approx", "coalesce", "--approx-degree", "8"], "--approx-degree applies to --approx latency"),
 ])
 def test_bad_input_is_one_clear_line(args, message):
     result = ws(*args)
@@ -103,7 +107,7 @@ def test_weighted_program_on_a_file_without_weights(tmp_path):
 
 def test_run_prints_table_comparisons_and_json(tmp_path):
     out = tmp_path / "ws.json"
-    result = ws("--scale", "8", "--algo", "all", "--method", "ws,vwc8", "--gpus", "2", "--exchange", "vr,all",
+    result = ws("--scale", "8", "--algo", "all", "--method", "ws,vwc8", "--gpus", "2", "--exchange", "vr,medusa",
                 "--roots", "2", "--json", str(out))
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[0].split()[:4] == ["algo", "method", "exchange", "gpus"]

@@ -1,8 +1,9 @@
 """ws mode, CPU: active lists (dbfs.ws.frontier). Every program with the online, ballot and JIT filters,
-on 1, 2 and 3 simulated partitions with the vr, all and ms exchanges, must give the values and the iteration count of
-the run over all vertices (the twin is synchronous, so the lists change neither), and the exact
-references; the filter recorded per iteration must be one the mode allows, and a small bin threshold
-must make the JIT rule switch to the ballot filter. The remote index against brute force."""
+on 1, 2 and 3 simulated partitions with the vr, medusa and ms exchanges, must give the values and the
+iteration count of the run over all vertices (the twin is synchronous, so the lists change neither),
+and the exact references; the filter recorded per iteration must be one the mode allows, and a small
+bin threshold must make the JIT rule switch to the ballot filter. The remote index against brute
+force."""
 
 import numpy as np
 import pytest
@@ -30,7 +31,7 @@ def test_filters_keep_the_exact_results(name, graph_name):
     program, graph = program_named(name), GRAPHS[graph_name]()
     source = source_of(graph) if program.needs_source else None
     switched = set()
-    for parts, exchange in [(1, None), (2, "vr"), (3, "all"), (2, "ms")]:
+    for parts, exchange in [(1, None), (2, "vr"), (3, "medusa"), (2, "ms")]:
         engine = engines(graph_name, parts, program)
         every = engine.run("ws", exchange, source)
         assert every.filters == ["all"] * every.iterations

@@ -18,7 +18,7 @@ from dbfs.ws.program import PROGRAMS, Program
 from ws_cases import (BFS_PARENT, GRAPHS, bfs_reference, cc_reference, pagerank_reference, run, source_of,
                       sssp_reference, sswp_reference)
 
-SPLITS = [(2, "vr"), (3, "all"), (3, "ms"), (2, "peer"), (4, "vr")]
+SPLITS = [(2, "vr"), (3, "medusa"), (3, "ms"), (2, "peer"), (4, "vr")]
 
 
 def check_against_reference(name, graph, result, source):
@@ -95,16 +95,16 @@ def test_vertex_refinement_sends_each_updated_boundary_vertex_once():
     source = source_of(graph)
     layout = Layout(build_csr(np, n, src, dst, w), 3)
     engine = Engine(layout, PROGRAMS["bfs"], Backend("cpu"))
-    runs = {x: engine.run("ws", x, source) for x in ("vr", "all", "ms", "peer")}
+    runs = {x: engine.run("ws", x, source) for x in ("vr", "medusa", "ms", "peer")}
     boundary = np.concatenate([p.boundary for p in layout.parts]).astype(np.int64)
     reached = runs["vr"].values[boundary] != programs.UNREACHED
     assert runs["vr"].sent_vertices == np.count_nonzero(reached & (boundary != source))
     assert runs["peer"].sent_vertices == 2 * runs["vr"].sent_vertices          # one copy per receiver
     exchanges = runs["vr"].iterations - 1
     assert runs["ms"].sent_vertices == exchanges * boundary.size
-    assert runs["all"].sent_vertices == exchanges * n
+    assert runs["medusa"].sent_vertices == exchanges * n
     assert runs["vr"].sent_bytes == 8 * runs["vr"].sent_vertices
-    assert 0 < runs["vr"].sent_vertices < runs["ms"].sent_vertices < runs["all"].sent_vertices
+    assert 0 < runs["vr"].sent_vertices < runs["ms"].sent_vertices < runs["medusa"].sent_vertices
 
 
 def test_segments_reduce_every_row():

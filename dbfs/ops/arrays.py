@@ -33,7 +33,7 @@ def blocks_for(items: int, per_block: int = BLOCK_THREADS, cap: int = MAX_BLOCKS
 def wave_blocks(backend, kernel, items: int) -> int:
     """Blocks of a grid-stride launch of `kernel` over `items`, at most one wave (the blocks the GPU
     holds at once): the grid of a launch gated by the control block, where every block of a closed
-    gate still reads the gate (bench/NOTES.md, session 7)."""
+    gate still reads the gate (bench/NOTES.md, 2026-11-24, graphs not seen before)."""
     return min(blocks_for(items), backend.resident_blocks(kernel, BLOCK_THREADS))
 
 

@@ -7,7 +7,7 @@ with the WS method each iteration first runs the hub pass, see dbfs.ws.launch) a
 copy of VertexValues; after an iteration in which anything changed, each partition sends what the
 others may need, and they apply it at the start of the next iteration:
   vr    the kernel's outbox: the updated boundary vertices (index and value), through the host hub
-  all   its whole vertex range (Medusa's scheme, the paper's ALL), through the host hub
+  medusa its whole vertex range (Medusa's scheme, the paper's ALL), through the host hub
   ms    the values of its whole offline boundary list (TOTEM's maximal subset, MS), through the hub
   peer  the vr outbox copied device to device into every other partition's inbox (no host hub)
 The hub is a set of pinned host buffers [2][P] (double buffering: iteration t writes parity t % 2,
@@ -21,7 +21,7 @@ outbox counts (needed to copy only the filled part of each box).
 
 The exchange logic lives in `_Part` and `Engine` and is shared by both backends; `_GpuPart` moves
 bytes with CuPy copies and kernels, `_CpuPart` with NumPy (its "events" are no-ops), so the CPU backend
-with --gpus N runs the same VR / ALL / MS / peer protocol on N partitions.
+with --gpus N runs the same VR / Medusa / MS / peer protocol on N partitions.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from dbfs.ws import launch, shards
 from dbfs.ws.graph import CSR, HUB_DEGREE, HUB_SLICE, PartitionData, copy_to_device, split
 from dbfs.ws.program import Program, module
 
-EXCHANGES = ("vr", "all", "ms", "peer")
+EXCHANGES = ("vr", "medusa", "ms", "peer")
 METHODS = launch.METHODS + shards.SHARD_METHODS
 SHARD_MEMORY = ("auto", "device", "host")
 # room left on the GPU, per entry, for what each program adds to the shards (its copies and edge values)
@@ -191,7 +191,7 @@ class _Part:
     def send(self, kind: str, parity: int, outbox_count: int, hub, receivers: list["_Part"]) -> int:
         """Issue this partition's part of the exchange after an iteration; returns the vertices per box."""
         isz = self.itemsize
-        if kind == "all":
+        if kind == "medusa":
             n = self.count
             self.copy(hub.val[parity][self.index], 0, self.values, self.lo * isz, n * isz)
         elif kind == "ms":
@@ -215,7 +215,7 @@ class _Part:
         self.wait_sent(sender, parity)
         isz, q = self.itemsize, sender.index
         idx, val = self.inbox[parity, q]
-        if kind == "all":
+        if kind == "medusa":
             self.copy(self.values, sender.lo * isz, hub.val[parity][q], 0, n * isz)
             return None, sender.lo, n
         if kind == "ms":

@@ -26,16 +26,16 @@ from typing import NamedTuple
 
 import numpy as np
 
-from dbfs import edgelist, runtime
+from dbfs import edgelist, outputs, runtime
 from dbfs.backend import describe_device, gpu_count, host_memory_limit, select
 from dbfs.errors import DbfsError
 from dbfs.harness import Benchmark, Run, drive
 from dbfs.json_output import provenance, write_json_atomically
-from dbfs.options import parse_seed
+from dbfs.options import parse_seed, refuse_inapplicable
 from dbfs.ws import approx, programs  # noqa: F401  (programs registers the five programs)
 from dbfs.ws.engine import DEFAULT_MAX_ITERATIONS, EXCHANGES, METHODS, SHARD_MEMORY, Engine, Layout
 from dbfs.ws.frontier import FILTERS, THRESHOLD
-from dbfs.ws.graph import HUB_DEGREE, build_csr
+from dbfs.ws.graph import HUB_DEGREE, MAX_VERTICES, build_csr
 from dbfs.ws.shards import SHARD_METHODS, WINDOW
 from dbfs.ws.program import PROGRAMS, lookup
 from graph500.generator import DEFAULT_SEED, edge_count, generate_edges
@@ -104,7 +104,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _choices(text: str, known, what: str) -> list[str]:
-    names = list(known) if text == "all" else [t.strip() for t in text.split(",") if t.strip()]
+    """The names of a comma-separated list, or every known one for `all` alone."""
+    names = list(known) if text.strip() == "all" else [t.strip() for t in text.split(",") if t.strip()]
+    if what == "exchange" and "all" in names:
+        raise DbfsError("--exchange all alone runs every exchange; in a list, Medusa's whole-range exchange "
+                        "is called medusa (it was called all)", collective=True)
     bad = [n for n in names if n not in known]
     if bad or not names:
         raise DbfsError(f"unknown {what} {', '.join(bad) or repr(text)} (known: {', '.join(known)}, or all)",
@@ -160,8 +164,26 @@ def _check_args(args) -> None:
                         collective=True)
     args.exchanges = _choices(args.exchange, EXCHANGES, "exchange")
     args.seed_pair = parse_seed(args.seed)
-    if args.json:
-        edgelist.check_target(args.json, force=True)
+    if args.source is not None and not any(PROGRAMS[a].needs_source for a in args.algos):
+        raise DbfsError(f"--source applies to programs that start from a source; --algo {','.join(args.algos)} "
+                        "has none", collective=True)
+    sharded = any(m in SHARD_METHODS for m in args.methods)
+    binned = any(f in ("online", "jit") for f in args.frontiers)
+    refuse_inapplicable(args, [("--hub-degree", "ws" in args.methods, "to --method ws only"),
+                               ("--edgefactor", args.graph is None, "to --scale graphs: a --graph file has its own sizes"),
+                               ("--shard-window", sharded, "to --method gs and cw only"),
+                               ("--shard-memory", sharded, "to --method gs and cw only"),
+                               ("--bin-threshold", binned, "to --frontier online and jit only"),
+                               ("--approx-threshold", "coalesce" in args.approxes, "to --approx coalesce only"),
+                               ("--approx-degree", "latency" in args.approxes, "to --approx latency only"),
+                               ("--approx-fraction", "latency" in args.approxes, "to --approx latency only"),
+                               ("--approx-tolerance", "divergence" in args.approxes, "to --approx divergence only")])
+    if args.graph is not None:
+        runtime.agree(outputs.check_input("--graph", args.graph))
+    outputs.check([outputs.Target("--json", args.json)],
+                  inputs=[("--graph", args.graph)] + [("--load", path) for path in args.load])
+    if args.json == outputs.STDOUT:
+        runtime.take_stdout()
 
 
 def _devices(args, backend) -> list[int] | None:
@@ -184,6 +206,9 @@ def _graph_file(args) -> edgelist.GraphInfo | None:
         info = edgelist.graph_info(args.graph)
     except DbfsError as e:
         raise DbfsError(str(e), collective=True) from None
+    if info.n_vertices > MAX_VERTICES:         # before any size is estimated or allocated from it
+        raise DbfsError(f"{info.path} has {info.n_vertices} vertices; the ws mode's 32-bit ids allow at most "
+                        f"2^31 ({MAX_VERTICES})", collective=True)
     bad = info.unordered_id(0, info.n_vertices)
     if bad is not None:
         raise DbfsError(f"{info.path} is not a dbfs graph: its 'ids' are not strictly ascending (dense vertex "
@@ -220,15 +245,51 @@ def _load_edges(args, info, xp):
     return src, dst, weights, info.n_vertices, {"kind": "file", "path": args.graph}
 
 
-def _check_memory(args, info, backend) -> None:
+def _check_memory(args, info, backend, devices) -> None:
+    """The CSR build's peak plus the copy of every vertex's value that each partition holds (as many
+    partitions as share one device), against the device's (the host's on the CPU) free memory."""
     tuples = edge_count(args.scale, args.edgefactor) if info is None else info.n_edges
-    need = BUILD_BYTES_PER_TUPLE * tuples
+    n = (1 << args.scale) if info is None else info.n_vertices
+    sharing = -(-args.parts // len(devices)) if devices else args.parts
+    values = sharing * n * max(PROGRAMS[a].vertex_dtype.itemsize for a in args.algos)
+    need = BUILD_BYTES_PER_TUPLE * tuples + values
     limit = backend.memory_limit() if backend.is_gpu else host_memory_limit()
-    runtime.log(f"ws: building needs about {need / 2**30:.2f} GiB ({limit / 2**30:.2f} GiB free on "
-                f"{backend.describe()})")
+    runtime.log(f"ws: building and running need about {outputs.size_text(need)} (the vertex values of "
+                f"{runtime.count(sharing, 'partition')}: {outputs.size_text(values)}; {outputs.size_text(limit)} "
+                f"free on {backend.describe()})")
     if need > limit:
-        raise DbfsError(f"the graph does not fit: building its CSR needs about {need / 2**30:.2f} GiB, "
-                        f"{limit / 2**30:.2f} GiB are free on {backend.describe()}", collective=True)
+        raise DbfsError(f"the graph does not fit: building its CSR and {sharing} cop{'y' if sharing == 1 else 'ies'} of the "
+                        f"vertex values need about {outputs.size_text(need)}, {outputs.size_text(limit)} are "
+                        f"free on {backend.describe()}", collective=True)
+
+
+def _check_weights(args, info) -> None:
+    """Collective: every program that needs edge weights can have them (before any program runs)."""
+    needing = [a for a in args.algos if PROGRAMS[a].weights]
+    if needing and info is not None and not info.weights:
+        raise DbfsError(f"--algo {','.join(needing)} needs edge weights and {info.path} has none (write them "
+                        "with `python -m dbfs generate --weights`, or use --scale); no program was run",
+                        collective=True)
+
+
+def _weight_problem(args, src, dst, weights, name_vertex) -> str | None:
+    """The first edge whose weight a selected program cannot take (NaN, infinite, or negative where the
+    program needs non-negative weights), named by its vertices, or None."""
+    if weights is None:
+        return None
+    needs = {PROGRAMS[a].weights for a in args.algos} - {None}
+    if not needs:
+        return None
+    w = np.asarray(weights)
+    bad = ~np.isfinite(w) | ((w < 0) if "nonnegative" in needs else False)
+    if not bad.any():
+        return None
+    k = int(np.flatnonzero(bad)[0])
+    finite = bool(np.isfinite(w[k]))
+    refusing = [a for a in args.algos if PROGRAMS[a].weights == "nonnegative" or (PROGRAMS[a].weights and not finite)]
+    need = "finite, non-negative" if any(PROGRAMS[a].weights == "nonnegative" for a in refusing) else "finite"
+    return (f"edge {k} ({name_vertex(int(src[k]))} - {name_vertex(int(dst[k]))}) has weight {float(w[k])}: "
+            f"{', '.join(refusing)} need{'s' if len(refusing) == 1 else ''} {need} weights; no program was run")
 
 
 def _sources(args, source: int | None, n: int, degree: np.ndarray) -> list[int]:
@@ -287,8 +348,8 @@ def median_times(runs: list[dict]) -> dict:
 
 def comparisons(runs: list[dict]) -> list[dict]:
     """Speedups the paper reports: WS over each and the best VWC size, WS over G-Shards and Concatenated
-    Windows (time of the other / time of ws); VR over ALL, MS and peer; each filter over processing all
-    vertices, per method."""
+    Windows (time of the other / time of ws); VR over Medusa (the paper's ALL), MS and peer; each filter
+    over processing all vertices, per method."""
     times = median_times(runs)
     out = []
     for algo, method, exchange in times:
@@ -316,9 +377,11 @@ def comparisons(runs: list[dict]) -> list[dict]:
                             "other": best, "speedup": vwc[best] / times[algo, method, exchange],
                             "over_each": {m: t / times[algo, method, exchange] for m, t in vwc.items()}})
         if exchange == "vr":
-            for other in ("all", "ms", "peer"):
+            for other in ("medusa", "ms", "peer"):
                 if (algo, method, other) in times:
-                    out.append({"algo": algo, "method": method, "compare": f"vr_over_{other}", "other": other,
+                    # the key keeps the paper's name of Medusa's scheme, ALL
+                    key = "vr_over_all" if other == "medusa" else f"vr_over_{other}"
+                    out.append({"algo": algo, "method": method, "compare": key, "other": other,
                                 "speedup": times[algo, method, other] / times[algo, method, exchange]})
     return out
 
@@ -330,19 +393,25 @@ def _mean_inaccuracy(runs: list[dict], algo: str, label: str, exchange) -> dict:
     return {key: float(np.mean([f[key] for f in found])) for key in ("differ_fraction", "mean_relative_error")}
 
 
+TABLE_COLUMNS = ("algo", "method", "exchange", "gpus", "source", "iters", "time ms", "ms/iter", "compute",
+                 "exch ms", "sent MB", "GTEPS")
+
+
 def table(runs: list[dict]) -> str:
-    width = max([len(method_label(r)) + 2 for r in runs] + [8])
-    lines = [f"{'algo':<6}{'method':<{width}}{'exchange':<10}{'gpus':>5}{'source':>11}{'iters':>7}{'time ms':>11}"
-             f"{'ms/iter':>9}{'compute':>9}{'exch ms':>9}{'sent MB':>9}{'GTEPS':>8}"]
+    """One row per run; every column as wide as its widest cell, two spaces apart (names and numbers
+    of any length stay apart); the method with its frontier filter and approximation (method_label)."""
+    rows = [TABLE_COLUMNS]
     for r in runs:
-        teps = f"{r['teps'] / 1e9:8.3f}" if "teps" in r else f"{'-':>8}"
-        source = "-" if r["source"] is None else str(r["source"])
-        lines.append(
-            f"{r['algo']:<6}{method_label(r):<{width}}{r['exchange'] or '-':<10}{r['gpus']:>5}{source:>11}"
-            f"{r['iterations']:>7}{1e3 * r['time']:>11.2f}{1e3 * r['time'] / r['iterations']:>9.3f}"
-            f"{1e3 * r['compute_time']:>9.2f}{1e3 * r['exchange_time']:>9.2f}{r['sent_bytes'] / 1e6:>9.2f}{teps}"
-            + ("" if r["converged"] else "  NOT CONVERGED"))
-    return "\n".join(lines)
+        rows.append((r["algo"], method_label(r), r["exchange"] or "-", str(r["gpus"]),
+                     "-" if r["source"] is None else str(r["source"]), str(r["iterations"]),
+                     f"{1e3 * r['time']:.2f}", f"{1e3 * r['time'] / r['iterations']:.3f}",
+                     f"{1e3 * r['compute_time']:.2f}", f"{1e3 * r['exchange_time']:.2f}",
+                     f"{r['sent_bytes'] / 1e6:.2f}", f"{r['teps'] / 1e9:.3f}" if "teps" in r else "-"))
+    widths = [max(len(row[k]) for row in rows) for k in range(len(TABLE_COLUMNS))]
+    lines = ["  ".join(cell.ljust(w) if k < 3 else cell.rjust(w) for k, (cell, w) in enumerate(zip(row, widths)))
+             for row in rows]
+    return "\n".join(line + ("" if i == 0 or runs[i - 1]["converged"] else "  NOT CONVERGED")
+                     for i, line in enumerate(lines))
 
 
 def comparison_lines(found: list[dict]) -> str:
@@ -424,6 +493,12 @@ class VertexPrograms(Benchmark):
         args, backend = self.args, self.backend
         started = time.perf_counter()
         src, dst, weights, n, self.graph_info = _load_edges(args, self.info, backend.xp)
+        if weights is not None:
+            name = (lambda v: v) if self.info is None else (lambda v: int(self.info.original_ids(v, v + 1)[0]))
+            problem = _weight_problem(args, backend.asnumpy(src), backend.asnumpy(dst), backend.asnumpy(weights),
+                                      name)
+            if problem:
+                raise DbfsError(problem, collective=True)
         backend.sync()
         generation_time = time.perf_counter() - started
         started = time.perf_counter()
@@ -504,9 +579,10 @@ class VertexPrograms(Benchmark):
         return f"disagrees with {first.method}/{first.frontier}/{first.exchange}: {problem}"
 
     def label(self, trial: _Config) -> str:
-        where = f" on --approx {trial.approx}" if trial.approx else ""
-        return (f"{trial.algo} {trial.method}/{trial.frontier}/{trial.exchange}{where} from source "
-                f"{self.original[trial.source]}")
+        where = "" if trial.source is None else f" from source {self.original[trial.source]}"
+        on = f" on --approx {trial.approx}" if trial.approx else ""
+        return (f"{trial.algo} {trial.method}/{trial.frontier}{'/' + trial.exchange if trial.exchange else ''}"
+                f"{on}{where}")
 
     def record(self, trial: _Config, result) -> dict:
         program, approximation, degree = self.engine.program, None, self.degree
@@ -522,7 +598,8 @@ class VertexPrograms(Benchmark):
                            self.engine.representation(trial.method), trial.frontier, approximation)
 
     def progress(self, index: int, count: int, trial: _Config, record: dict) -> str:
-        return (f"{trial.algo} {method_label(record)} {trial.exchange or ''} source {record['source']}: "
+        source = "" if record["source"] is None else f" source {record['source']}"
+        return (f"{trial.algo} {method_label(record)}{' ' + trial.exchange if trial.exchange else ''}{source}: "
                 f"{record['iterations']} iterations, {1e3 * record['time']:.2f} ms"
                 + ("" if record["converged"] else " (did NOT converge)"))
 
@@ -531,7 +608,7 @@ class VertexPrograms(Benchmark):
         runtime.out(table(run.records))
         if found:
             runtime.out(comparison_lines(found))
-        if self.args.json:
+        if self.args.json is not None:
             names = [describe_device(d) for d in self.devices] if self.devices else [self.backend.describe()]
             doc = {**provenance(), "mode": "ws", "backend": self.backend.name, "devices": names,
                    "gpus": self.args.parts, "graph": self.graph_info, "partitions": self.partitions,
@@ -549,7 +626,8 @@ def main(args: argparse.Namespace) -> int:
     source = _given_source(args, info)
     backend = select(args.backend)
     devices = _devices(args, backend)
-    _check_memory(args, info, backend)
+    _check_weights(args, info)
+    _check_memory(args, info, backend, devices)
     runtime.log(f"ws: {', '.join(args.algos)} with {', '.join(args.methods)} on {args.parts} "
                 f"{'GPU' if devices else 'simulated partition'}{'s' if args.parts > 1 else ''}")
     drive(VertexPrograms(args, backend, devices, info, source))

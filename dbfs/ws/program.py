@@ -20,6 +20,9 @@ from dbfs.backend import compile_source
 from dbfs.errors import DbfsError
 
 
+WEIGHT_NEEDS = (None, "finite", "nonnegative")
+
+
 @dataclass(frozen=True, eq=False)
 class Program:
     """One vertex program.
@@ -36,6 +39,8 @@ class Program:
                    of every vertex, xp, all on the partition's device.
     needs_source   the program starts from --source / the sampled roots.
     reached(values) -> bool mask of vertices the search reached (for the traversed-edge count), or None.
+    weights        what the program needs of the graph's edge weights, checked before any program runs:
+                   None (it reads none), "finite" (no NaN or infinity) or "nonnegative" (finite and >= 0).
     exact          the fixed point does not depend on the order of updates (results compared exactly;
                    otherwise within 1e-4 relative L1).
     """
@@ -54,6 +59,7 @@ class Program:
     needs_source: bool = False
     reached: Callable | None = None
     exact: bool = True
+    weights: str | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "vertex_dtype", np.dtype(self.vertex_dtype))
@@ -62,6 +68,8 @@ class Program:
         if self.vertex_dtype.itemsize % 4:
             raise ValueError(f"program {self.name}: Vertex must be a multiple of 4 bytes, "
                              f"{self.vertex_dtype} has {self.vertex_dtype.itemsize}")
+        if self.weights not in WEIGHT_NEEDS:
+            raise ValueError(f"program {self.name}: weights must be one of {WEIGHT_NEEDS}, got {self.weights!r}")
         if (self.edge_dtype is None) != (self.edge_values is None):
             raise ValueError(f"program {self.name}: give both edge_dtype and edge_values, or neither")
 

@@ -50,7 +50,7 @@ __device__ __forceinline__ bool is_updated(const Vertex* computed, const Vertex*
 
 register(Program(
     name="sssp", description="shortest-path length from the source over the edge weights (unreached: inf)",
-    vertex_dtype=np.float32, edge_dtype=np.float32, needs_source=True, cuda=r"""
+    vertex_dtype=np.float32, edge_dtype=np.float32, needs_source=True, weights="nonnegative", cuda=r"""
 typedef float Vertex;
 typedef float Edge;
 """ + _COPY_INIT + r"""
@@ -68,7 +68,7 @@ __device__ __forceinline__ bool is_updated(const Vertex* computed, const Vertex*
 
 register(Program(
     name="sswp", description="widest-path bandwidth from the source (paper Figure 5; unreached: 0)",
-    vertex_dtype=np.float32, edge_dtype=np.float32, needs_source=True, cuda=r"""
+    vertex_dtype=np.float32, edge_dtype=np.float32, needs_source=True, weights="finite", cuda=r"""
 typedef float Vertex;
 typedef float Edge;
 """ + _COPY_INIT + r"""

@@ -1,0 +1,174 @@
+"""Exchange messages on the device (kernels/message.cu) and their NumPy twins: encoding a level's
+outgoing sets into fixed-capacity message buffers whose heads the kernels write (paper 004, section 5:
+each message a list of offsets or a bitmap of the receiver's block, whichever is smaller), copying
+them at their exact size to host staging buffers, and decoding received messages into the gathered
+frontier, as a list (top-down) or as bitmap segments (bottom-up).
+
+A message buffer is uint32 [HEAD_WORDS + capacity]: head (form, count, payload words), payload. A
+launch handles several messages at once (message y at buffer base + y * stride; a skipped y is the
+sender's own group), so a level costs the same number of launches whatever the number of peers.
+Received messages are named by a SourceTable (one per exchange and run): on a GPU a device array of
+their addresses, which may be mapped pinned host memory that the kernels read in place.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dbfs.kernels import BLOCK_THREADS, HEAD, HEAD_WORDS, MSG, STAT
+from dbfs.ops.arrays import blocks_for, require_array
+
+FORCED = {"adaptive": -1, "list": MSG.LIST, "bitmap": MSG.BITMAP}
+
+
+def capacity(block: int, encoding: str) -> int:
+    """Payload words of the largest message over a block of `block` vertices: a bitmap bounds every
+    adaptive message; forced lists may name every vertex."""
+    return block if encoding == "list" else block // 32
+
+
+def form(count: int, block: int, encoding: str) -> int:
+    """NumPy twin of message.cuh message_form."""
+    forced = FORCED[encoding]
+    if forced >= 0:
+        return forced
+    return MSG.BITMAP if 32 * count > block else MSG.LIST
+
+
+def size(message) -> int:
+    """Head plus payload words of an encoded message (a host or NumPy array)."""
+    return HEAD_WORDS + int(message[HEAD.SIZE])
+
+
+class SourceTable:
+    """The messages a decoding launch reads: entry y is a uint32 message buffer (a device array or a
+    pinned host array, which the GPU reads through its mapped address) or None."""
+
+    def __init__(self, backend, messages):
+        self.messages = list(messages)
+        self.pointers = None
+        if backend.is_gpu:
+            addresses = [0 if m is None else (m.ctypes.data if isinstance(m, np.ndarray) else m.data.ptr)
+                         for m in self.messages]
+            self.pointers = backend.xp.asarray(np.array(addresses, np.uint64))
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+
+def _grid(backend, kernel, items: int, messages: int):
+    return (min(blocks_for(items), backend.resident_blocks(kernel, BLOCK_THREADS)), messages)
+
+
+def encode_lists(backend, lists, list_stride: int, counts, skip: int, block: int, encoding: str, out,
+                 out_stride: int, messages: int) -> None:
+    """Message y (y < messages, y != skip) := group y of `lists` (lists[y*list_stride:], counts[y]
+    offsets in [0, block)), in out[y*out_stride:].
+
+      lists   int32 [>= messages*list_stride]  read
+      counts  int32 [messages]                 read (on the device)
+      out     uint32 [messages*out_stride]     write  head and payload of each message
+    GPU: two kernels (head and zeroed bitmap; payload), no host synchronisation."""
+    if backend.is_gpu:
+        for name, array, dtype in (("lists", lists, np.int32), ("counts", counts, np.int32), ("out", out, np.uint32)):
+            require_array(name, array, dtype)
+        begin, fill = backend.kernel("message", "message_begin"), backend.kernel("message", "message_fill")
+        begin(_grid(backend, begin, block // 32, messages), (BLOCK_THREADS,),
+              (counts, np.int32(skip), np.int32(block), np.int32(FORCED[encoding]), out, np.int64(out_stride)))
+        fill(_grid(backend, fill, list_stride, messages), (BLOCK_THREADS,),
+             (lists, np.int64(list_stride), counts, np.int32(skip), out, np.int64(out_stride)))
+        return
+    for y in range(messages):
+        if y != skip:
+            count = int(counts[y])
+            _encode(lists[y * list_stride:y * list_stride + count], count, block, encoding,
+                    out[y * out_stride:(y + 1) * out_stride])
+
+
+def encode_bits(backend, words, count, block: int, encoding: str, out, cursor) -> None:
+    """One message := the set bits of `words` (uint32 [block/32]), count[STAT.COUNT] of them (the level
+    counters, int64, on the device), in `out`; cursor: int32 [1] scratch. GPU: one kernel (and a
+    memset), no host synchronisation."""
+    if backend.is_gpu:
+        for name, array, dtype in (("words", words, np.uint32), ("count", count, np.int64), ("out", out, np.uint32)):
+            require_array(name, array, dtype)
+        backend.zero(cursor)
+        kernel = backend.kernel("message", "message_from_bits")
+        kernel(_grid(backend, kernel, block // 32, 1), (BLOCK_THREADS,),
+               (words, count[STAT.COUNT:], np.int32(block), np.int32(FORCED[encoding]), out, cursor))
+        return
+    offsets = np.flatnonzero(np.unpackbits(words.view(np.uint8), bitorder="little")).astype(np.int32)
+    _encode(offsets, int(count[STAT.COUNT]), block, encoding, out)
+
+
+def _encode(offsets, count: int, block: int, encoding: str, out) -> None:
+    kind = form(count, block, encoding)
+    payload = block // 32 if kind == MSG.BITMAP else count
+    out[:HEAD_WORDS] = (kind, count, payload)
+    if kind == MSG.BITMAP:
+        bits = np.zeros(block, bool)
+        bits[offsets] = True
+        out[HEAD_WORDS:HEAD_WORDS + payload] = np.packbits(bits, bitorder="little").view(np.uint32)
+    else:
+        out[HEAD_WORDS:HEAD_WORDS + count] = offsets
+
+
+def stage(backend, out, out_stride: int, skip: int, host, host_stride: int, messages: int,
+          payload_too: bool = True) -> None:
+    """host[y*host_stride:] := message y's head and (payload_too) payload, at its exact size (host:
+    pinned memory, written by the GPU through its mapped address). GPU: one kernel."""
+    if backend.is_gpu:
+        kernel = backend.kernel("message", "message_stage")
+        kernel(_grid(backend, kernel, out_stride, messages), (BLOCK_THREADS,),
+               (out, np.int64(out_stride), np.int32(skip), np.uint64(host.ctypes.data), np.int64(host_stride),
+                np.int32(payload_too)))
+        return
+    for y in range(messages):
+        if y != skip:
+            message = out[y * out_stride:(y + 1) * out_stride]
+            n = size(message) if payload_too else HEAD_WORDS
+            host[y * host_stride:y * host_stride + n] = message[:n]
+
+
+def items(message, block: int) -> np.ndarray:
+    """NumPy twin of message.cuh message_item over a whole message: its offsets (int64)."""
+    payload = message[HEAD_WORDS:]
+    if int(message[HEAD.FORM]) == MSG.BITMAP:
+        return np.flatnonzero(np.unpackbits(payload[:block // 32].view(np.uint8), bitorder="little"))
+    return payload[:int(message[HEAD.COUNT])].astype(np.int64)
+
+
+def to_list(backend, sources: SourceTable, bases, block: int, out, count) -> None:
+    """out[:k] := every offset of every source message plus bases[y] (any order); count[0] := k.
+
+      bases  int32 [len(sources)] (device; host on the CPU)   out  int32 [>= k]   count  int32 [1]
+    GPU: a memset and one kernel, no host synchronisation (k stays on the device)."""
+    if backend.is_gpu:
+        backend.zero(count)
+        kernel = backend.kernel("message", "messages_to_list")
+        kernel(_grid(backend, kernel, block, len(sources)), (BLOCK_THREADS,),
+               (sources.pointers, bases, np.int32(block), out, count))
+        return
+    at = 0
+    for message, base in zip(sources.messages, bases):
+        if message is not None:
+            offsets = items(message, block)
+            out[at:at + offsets.shape[0]] = offsets + int(base)
+            at += offsets.shape[0]
+    count[0] = at
+
+
+def to_bitmaps(backend, sources: SourceTable, nwords: int, out) -> None:
+    """out[y*nwords:(y+1)*nwords] := source y's set as a bitmap (sources that are None: untouched).
+    GPU: two kernels (zero the targets of list messages; copy or set bits)."""
+    if backend.is_gpu:
+        clear, fill = (backend.kernel("message", name) for name in ("messages_clear_lists", "messages_to_bitmaps"))
+        clear(_grid(backend, clear, nwords, len(sources)), (BLOCK_THREADS,), (sources.pointers, np.int32(nwords), out))
+        fill(_grid(backend, fill, 32 * nwords, len(sources)), (BLOCK_THREADS,),
+             (sources.pointers, np.int32(nwords), out))
+        return
+    for y, message in enumerate(sources.messages):
+        if message is not None:
+            bits = np.zeros(32 * nwords, bool)
+            bits[items(message, 32 * nwords)] = True
+            out[y * nwords:(y + 1) * nwords] = np.packbits(bits, bitorder="little").view(np.uint32)

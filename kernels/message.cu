@@ -1,0 +1,156 @@
+// Exchange messages on the device (paper 004, section 5; dbfs.ops.message): encoding the lists or
+// bitmaps a level sends into fixed-capacity message buffers whose heads the kernels write, copying
+// them to host staging buffers at their exact size, and decoding received messages into the gathered
+// frontier (a list, top-down) or its bitmap segments (bottom-up). Message y of a launch is blockIdx.y;
+// its buffer is base + y * stride (u32 words); a message's sources and targets may be mapped pinned
+// host memory, which kernels read and write directly.
+#include "message.cuh"
+
+// Head of message y (group y of the lists, counts[y] offsets), and its bitmap payload zeroed when the
+// message is a bitmap. Message `skip` (the sender's own group) is left alone.
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+message_begin(const i32* __restrict__ counts, i32 skip, i32 b, i32 forced, u32* __restrict__ out,
+              i64 out_stride)
+{
+    const i32 y = blockIdx.y;
+    if (y == skip) return;
+    const i32 count = counts[y];
+    const i32 form = message_form(count, b, forced);
+    u32* m = out + y * out_stride;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        m[HEAD_FORM] = form;
+        m[HEAD_COUNT] = count;
+        m[HEAD_SIZE] = message_size(form, count, b);
+    }
+    if (form != MSG_BITMAP) return;
+    for (i32 w = blockIdx.x * blockDim.x + threadIdx.x; w < b / 32; w += gridDim.x * blockDim.x)
+        m[HEAD_WORDS + w] = 0;
+}
+
+// Payload of message y from group y of the lists (lists + y * list_stride): the offsets themselves, or
+// their bits (the payload zeroed by message_begin).
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+message_fill(const i32* __restrict__ lists, i64 list_stride, const i32* __restrict__ counts, i32 skip,
+             u32* __restrict__ out, i64 out_stride)
+{
+    const i32 y = blockIdx.y;
+    if (y == skip) return;
+    const i32 count = counts[y];
+    const i32* list = lists + y * list_stride;
+    u32* m = out + y * out_stride;
+    u32* payload = m + HEAD_WORDS;
+    const bool bits = m[HEAD_FORM] == MSG_BITMAP;
+    for (i32 t = blockIdx.x * blockDim.x + threadIdx.x; t < count; t += gridDim.x * blockDim.x) {
+        const i32 o = list[t];
+        if (bits) atomicOr(&payload[o >> 5], 1u << (o & 31));
+        else payload[t] = (u32)o;
+    }
+}
+
+// One message from a bitmap of b bits holding *count set bits (the own frontier after a bottom-up
+// level): the words themselves, or the list of set bits (warp-centric: a warp's 32 words, a prefix of
+// their popcounts, one atomicAdd on *cursor per warp; *cursor zeroed by the caller).
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+message_from_bits(const u32* __restrict__ words, const i64* __restrict__ count, i32 b, i32 forced,
+                  u32* __restrict__ out, i32* __restrict__ cursor)
+{
+    const i64 n = *count;
+    const i32 form = message_form(n, b, forced);
+    const i32 nwords = b / 32;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        out[HEAD_FORM] = form;
+        out[HEAD_COUNT] = (u32)n;
+        out[HEAD_SIZE] = message_size(form, (i32)n, b);
+    }
+    u32* payload = out + HEAD_WORDS;
+    if (form == MSG_BITMAP) {
+        for (i32 w = blockIdx.x * blockDim.x + threadIdx.x; w < nwords; w += gridDim.x * blockDim.x)
+            payload[w] = words[w];
+        return;
+    }
+    const i32 lane = threadIdx.x & 31;
+    const i32 warps = (gridDim.x * blockDim.x) >> 5;
+    for (i32 base = ((blockIdx.x * blockDim.x + threadIdx.x) >> 5) * 32; base < nwords; base += warps * 32) {
+        const i32 w = base + lane;
+        u32 word = w < nwords ? words[w] : 0u;
+        const i32 bits = __popc(word);
+        i32 before = bits;
+        for (i32 d = 1; d < 32; d <<= 1) {
+            const i32 up = __shfl_up_sync(0xffffffffu, before, d);
+            if (lane >= d) before += up;
+        }
+        const i32 total = __shfl_sync(0xffffffffu, before, 31);
+        if (total == 0) continue;
+        i32 at = 0;
+        if (lane == 31) at = atomicAdd(cursor, total);
+        at = __shfl_sync(0xffffffffu, at, 31) + before - bits;
+        while (word) {
+            payload[at++] = (u32)(w * 32 + __ffs(word) - 1);
+            word &= word - 1;
+        }
+    }
+}
+
+// Message y's head and (payload_too) payload, at its exact size, from out to host (mapped pinned
+// memory): what a host-staged transport hands to MPI.
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+message_stage(const u32* __restrict__ out, i64 out_stride, i32 skip, u32* __restrict__ host, i64 host_stride,
+              i32 payload_too)
+{
+    const i32 y = blockIdx.y;
+    if (y == skip) return;
+    const u32* m = out + y * out_stride;
+    u32* h = host + y * host_stride;
+    const i32 n = HEAD_WORDS + (payload_too ? (i32)m[HEAD_SIZE] : 0);
+    for (i32 t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += gridDim.x * blockDim.x) h[t] = m[t];
+}
+
+// The offsets of every message (sources[y], null for none), each plus bases[y], appended to out in
+// any order; *count (zeroed by the caller) ends as their number. The top-down expand's gather.
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+messages_to_list(const u64* __restrict__ sources, const i32* __restrict__ bases, i32 b, i32* __restrict__ out,
+                 i32* __restrict__ count)
+{
+    const u32* m = (const u32*)sources[blockIdx.y];
+    if (m == nullptr) return;
+    const i64 items = message_items(m, b);
+    const i32 base = bases[blockIdx.y];
+    // Loop bounds uniform across the warp: warp_reserve is warp-collective.
+    const i64 stride = (i64)gridDim.x * blockDim.x;
+    for (i64 first = (i64)blockIdx.x * blockDim.x + (threadIdx.x & ~31); first < items; first += stride) {
+        const i64 t = first + (threadIdx.x & 31);
+        const i32 o = t < items ? message_item(m, t) : -1;
+        const i32 slot = warp_reserve(o >= 0, count);
+        if (o >= 0) out[slot] = o + base;
+    }
+}
+
+// Bottom-up expand, first pass: the target segment of every list message (out + y * nwords) zeroed.
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+messages_clear_lists(const u64* __restrict__ sources, i32 nwords, u32* __restrict__ out)
+{
+    const u32* m = (const u32*)sources[blockIdx.y];
+    if (m == nullptr || m[HEAD_FORM] == MSG_BITMAP) return;
+    u32* target = out + (i64)blockIdx.y * nwords;
+    for (i32 w = blockIdx.x * blockDim.x + threadIdx.x; w < nwords; w += gridDim.x * blockDim.x) target[w] = 0;
+}
+
+// Bottom-up expand, second pass: message y as the bitmap segment y of out (copied, or its list's bits set).
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+messages_to_bitmaps(const u64* __restrict__ sources, i32 nwords, u32* __restrict__ out)
+{
+    const u32* m = (const u32*)sources[blockIdx.y];
+    if (m == nullptr) return;
+    u32* target = out + (i64)blockIdx.y * nwords;
+    const u32* payload = m + HEAD_WORDS;
+    const i32 stride = gridDim.x * blockDim.x;
+    if (m[HEAD_FORM] == MSG_BITMAP) {
+        for (i32 w = blockIdx.x * blockDim.x + threadIdx.x; w < nwords; w += stride) target[w] = payload[w];
+        return;
+    }
+    const i32 n = (i32)m[HEAD_COUNT];
+    for (i32 t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += stride) {
+        const u32 o = payload[t];
+        atomicOr(&target[o >> 5], 1u << (o & 31));
+    }
+}

@@ -1,0 +1,90 @@
+"""The lean host-driven level on a grid of ranks (dbfs.grid_loop): what each level costs the host -- its
+waits on the device, messages and bytes per phase, launches, host and device time -- as the per-level
+log and the per-search JSON report them, and the status record the host decides on. Every grid of the
+job's size (two ranks or more), both directions, every encoding; on a GPU also the launches a level
+enqueues."""
+
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+from dbfs.backend import Backend, gpu_count
+from dbfs.bfs import BFS
+from dbfs.build import build_from_edges
+from dbfs.graph import GridComms
+from dbfs.grid import Grid
+from dbfs.kernels import STAT
+from graph500.generator import edge_range, generate_edges
+
+WORLD = MPI.COMM_WORLD
+SCALE = 11
+pytestmark = pytest.mark.mpi(min_size=2)
+
+
+def grids():
+    size = WORLD.Get_size()
+    return [(r, size // r) for r in range(1, size + 1) if size % r == 0]
+
+
+def expected_waits(row, R, C, switched: bool) -> int:
+    """One wait closing every level; host-staged MPI adds the fold's (top-down, C > 1) and one per
+    rotation sub-step (bottom-up, C > 1)."""
+    if row["direction"] == "topdown":
+        return 1 + (C > 1)
+    return 1 + (C if C > 1 else 0)
+
+
+def expected_messages(row, R, C, switched: bool) -> dict:
+    """Messages this rank sends: its frontier to the R - 1 others of its grid column; top-down, a fold
+    message to each of the C - 1 others of its grid row; bottom-up, C rotation sub-steps."""
+    fold = (C - 1) if row["direction"] == "topdown" else (C if C > 1 else 0)
+    return {"expand": R - 1, "fold": fold + (C - 1 if switched else 0)}
+
+
+def searches(backend, direction, encoding):
+    src, dst = generate_edges(SCALE, 16, 0, 16 << SCALE)[:2]
+    lo, hi = edge_range(len(src), WORLD.Get_rank(), WORLD.Get_size())
+    for R, C in grids():
+        comms = GridComms.create(Grid(R, C, 1 << SCALE))
+        graph = build_from_edges(comms, backend, src[lo:hi], dst[lo:hi], 1 << SCALE,
+                                 row_major=direction == "auto")
+        bfs = BFS(graph, direction=direction, encoding=encoding)
+        for root in (int(src[0]), int(dst[7])):
+            yield R, C, bfs, bfs.search(root, log_levels=True)
+        bfs.close()
+        comms.free()
+
+
+@pytest.mark.parametrize("encoding", ["adaptive", "list", "bitmap"])
+@pytest.mark.parametrize("direction", ["topdown", "auto"])
+def test_levels_report_waits_messages_bytes_and_times(direction, encoding):
+    for R, C, bfs, result in searches(Backend("cpu"), direction, encoding):
+        previous = "topdown"
+        assert sum(row["frontier"] for row in result.levels) == result.visited
+        for row in result.levels:
+            switched = previous == "bottomup" and row["direction"] == "topdown"
+            previous = row["direction"]
+            assert row["host_syncs"] == expected_waits(row, R, C, switched), (R, C, row)
+            assert row["messages"] == expected_messages(row, R, C, switched), (R, C, row)
+            sent = np.array([sum(row["phase_bytes"].values())], np.int64)
+            WORLD.Allreduce(MPI.IN_PLACE, sent)
+            assert int(sent[0]) == row["bytes"], (R, C, row)
+            assert 0 <= row["device_time"] and 0 <= row["host_time"] <= row["time"], row
+            assert row["launches"] >= 0
+        # the levels' own waits, the one before the clock starts, the one that stages the root's expand
+        # message and the one after the predecessors are resolved
+        assert result.host_syncs == 3 + sum(row["host_syncs"] for row in result.levels)
+        # the status record of the last level: an empty frontier on every rank
+        assert int(bfs.loop.status[STAT.COUNT]) == 0
+
+
+@pytest.mark.gpu
+def test_gpu_level_launches_stay_few():
+    """A top-down level enqueues a fixed number of operations, whatever the number of peers: the
+    expand gather, the five expansion kernels, the fold's encoding and staging, the update and the
+    frontier figures, the next expand message, the status copy (and its memsets)."""
+    local = WORLD.Split_type(MPI.COMM_TYPE_SHARED).Get_rank()
+    backend = Backend("gpu", local % gpu_count())
+    for R, C, bfs, result in searches(backend, "topdown", "adaptive"):
+        for row in result.levels:
+            assert row["launches"] <= 20, (R, C, row)

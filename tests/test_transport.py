@@ -1,0 +1,66 @@
+"""The choice of transport (dbfs.transport): explicit choices that cannot run are refused on every rank
+alike, `auto` takes the first that works in NCCL, NVSHMEM, CUDA-aware MPI, host-staged MPI order and
+says why on stderr. NVSHMEM and NCCL are absent here: a stand-in GPU backend and stand-ins for the
+probes show each decision."""
+
+from types import SimpleNamespace
+
+import pytest
+from mpi4py import MPI
+
+from dbfs import nvshmem, runtime, transport
+from dbfs.backend import Backend
+from dbfs.errors import DbfsError
+
+WORLD = MPI.COMM_WORLD
+
+
+def gpu_stand_in(device=0):
+    """A backend that says it runs on GPU `device` (every rank of the node on the same one)."""
+    return SimpleNamespace(is_gpu=True, device=device, name="gpu")
+
+
+def test_device_transports_refuse_the_cpu_backend():
+    for choice in transport.DEVICE_TRANSPORTS:
+        with pytest.raises(DbfsError, match=f"--comm {choice} moves device buffers, but this run uses the CPU"):
+            transport.resolve_transport(choice, Backend("cpu"))
+
+
+def test_nvshmem_refused_where_it_is_missing(monkeypatch):
+    monkeypatch.setattr(nvshmem, "available", lambda: False)
+    with pytest.raises(DbfsError, match=r"NVSHMEM is not available on every rank \(pip install 'dbfs\[nvshmem\]'"):
+        transport.resolve_transport("nvshmem", gpu_stand_in())
+
+
+def test_nvshmem_refused_when_it_does_not_start(monkeypatch):
+    monkeypatch.setattr(nvshmem, "available", lambda: True)
+    monkeypatch.setattr(nvshmem, "start", lambda backend: "NVSHMEM did not start (NvshmemError: no heap)")
+    with pytest.raises(DbfsError, match="--comm nvshmem: NVSHMEM did not start"):
+        transport.resolve_transport("nvshmem", gpu_stand_in())
+
+
+def test_auto_on_the_cpu_backend_or_one_rank_is_mpi():
+    assert transport.resolve_transport("auto", Backend("cpu")) == "mpi"
+    assert transport.resolve_transport("auto", gpu_stand_in(), MPI.COMM_SELF) == "mpi"
+
+
+@pytest.mark.mpi(min_size=2)
+@pytest.mark.parametrize("nvshmem_starts", [True, False])
+def test_auto_takes_nvshmem_where_ranks_share_a_gpu(monkeypatch, capsys, nvshmem_starts):
+    monkeypatch.setattr(transport, "nccl_available", lambda: True)
+    monkeypatch.setattr(nvshmem, "available", lambda: True)
+    monkeypatch.setattr(nvshmem, "start", lambda backend: None if nvshmem_starts else "NVSHMEM did not start (x)")
+    monkeypatch.setattr(runtime, "mpi_cuda_aware", lambda: False)
+    chosen = transport.resolve_transport("auto", gpu_stand_in())
+    assert chosen == ("nvshmem" if nvshmem_starts else "mpi")
+    err = capsys.readouterr().err
+    if WORLD.Get_rank() == 0:
+        assert f"--comm auto: {chosen} (" in err
+        assert ("NCCL refuses" in err) == nvshmem_starts
+
+
+@pytest.mark.mpi(min_size=2)
+def test_auto_takes_nccl_where_every_rank_has_its_gpu(monkeypatch):
+    monkeypatch.setattr(transport, "nccl_available", lambda: True)
+    monkeypatch.setattr(nvshmem, "available", lambda: pytest.fail("NVSHMEM probed although NCCL serves"))
+    assert transport.resolve_transport("auto", gpu_stand_in(device=WORLD.Get_rank())) == "nccl"
