@@ -77,9 +77,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(online, ballot after a bin overflow); gs and cw always process every vertex")
     p.add_argument("--bin-threshold", type=int, default=THRESHOLD,
                    help="--frontier online, jit: entries per thread bin of the online filter before it overflows")
-    p.add_argument("--approx", default="",
+    p.add_argument("--approx", metavar="KINDS",
                    help=f"also run every configuration on approximate layouts of the graph, comma-separated "
-                        f"({', '.join(approx.KINDS)}), and report their speedup and inaccuracy against the exact run")
+                        f"({', '.join(approx.KINDS)}), and report their speedup and inaccuracy against the exact "
+                        "run (default: none)")
     p.add_argument("--approx-threshold", type=int, default=approx.DEFAULTS["threshold"],
                    help="--approx coalesce: edges into a chunk a vertex needs to be replicated into its holes")
     p.add_argument("--approx-degree", type=int, default=approx.DEFAULTS["degree"],
