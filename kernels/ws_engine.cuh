@@ -104,19 +104,28 @@ __device__ __forceinline__ unsigned ws_hub_lanes(const u32* nidx, u32 hub_degree
     return __ballot_sync(WS_FULL_MASK, nidx[lane + 1] - nidx[lane] > hub_degree);
 }
 
+// groups, group_count: with an active list (ws_frontier.cuh), the listed groups of 32 vertices and their
+// number (on the device); null: every vertex. changed_bits (or null): the updated vertices, one bit each.
 #define WS_ITERATE_PARAMS                                                                              \
     const u64* __restrict__ rowptr, const u32* __restrict__ nbrs, const Edge* __restrict__ edges,     \
     Vertex* values, u32 lo, u32 count, u32* changed, int refine, u32* out_count, u32* out_idx,        \
-    Vertex* out_val
+    Vertex* out_val, const u32* __restrict__ groups, const u32* __restrict__ group_count,              \
+    u32* changed_bits
+#define WS_ITERATE_ARGS                                                                                \
+    rowptr, nbrs, edges, values, lo, count, changed, refine, out_count, out_idx, out_val, groups,     \
+    group_count, changed_bits
 
-// The hub pass: warp s reduces the entries [slice_begin[s], slice_end[s]) (never empty) into partials[s].
+// The hub pass: warp s reduces the entries [slice_begin[s], slice_end[s]) (never empty) into partials[s];
+// with an active list, only the slices of hubs (slice_vertex, local) whose group is active.
 extern "C" __global__ void __launch_bounds__(WS_THREADS)
 ws_hub_slices(const u64* __restrict__ slice_begin, const u64* __restrict__ slice_end, u32 slices,
               const u32* __restrict__ nbrs, const Edge* __restrict__ edges, const Vertex* values,
-              Vertex* __restrict__ partials)
+              Vertex* __restrict__ partials, const u32* __restrict__ slice_vertex,
+              const u32* __restrict__ active_bits)
 {
     const u32 s = (blockIdx.x * WS_THREADS + threadIdx.x) / 32, lane = threadIdx.x & 31;
     if (s >= slices) return;                        // the whole warp is past the last slice
+    if (active_bits && !active_bits[slice_vertex[s] >> 5]) return;
     Vertex acc = Vertex();
     bool has = false;
     ws_stride<32>(nbrs, edges, values, slice_begin[s], slice_end[s], lane, acc, has);
@@ -131,7 +140,11 @@ ws_iterate(WS_ITERATE_PARAMS, u32 hub_degree, u32 hub_slice, const u32* __restri
     __shared__ u32 nidx_block[WS_THREADS / 32 * 33];
     __shared__ Vertex vertex_block[WS_THREADS];
     const u32 lane = threadIdx.x & 31, warp_offset = threadIdx.x & ~31u;
-    const u32 first = blockIdx.x * WS_THREADS + warp_offset;
+    u32 first = blockIdx.x * WS_THREADS + warp_offset;
+    if (groups) {
+        if (first / 32 >= *group_count) return;
+        first = groups[first / 32] * 32;
+    }
     if (first >= count) return;
     u32* nidx = nidx_block + warp_offset / 32 * 33;
     Vertex* shared_value = vertex_block + warp_offset;
@@ -247,6 +260,10 @@ ws_iterate(WS_ITERATE_PARAMS, u32 hub_degree, u32 hub_slice, const u32* __restri
             updated = true;
         }
     }
+    if (changed_bits) {
+        const unsigned bits = __ballot_sync(WS_FULL_MASK, updated);
+        if (lane == 0 && bits) atomicOr(&changed_bits[first / 32], bits);
+    }
     ws_finish_warp(updated, updated && refine && (row & WS_BOUNDARY), lo + v, computed, changed, out_count,
                    out_idx, out_val);
 }
@@ -255,8 +272,15 @@ template <int W>
 __device__ __forceinline__ void vwc_iterate(WS_ITERATE_PARAMS)
 {
     const u64 t = (u64)blockIdx.x * WS_THREADS + threadIdx.x;
-    if ((t & ~31ull) / W >= count) return;          // the whole warp is past the partition
-    const u32 v = (u32)(t / W), sub = (u32)(t % W);
+    const u32 sub = (u32)(t % W);
+    u32 v;
+    if (groups) {                                   // a listed group is 32 * W threads, whole warps
+        if (t / (32 * W) >= *group_count) return;
+        v = groups[t / (32 * W)] * 32 + (u32)(t % (32 * W)) / W;
+    } else {
+        if ((t & ~31ull) / W >= count) return;      // the whole warp is past the partition
+        v = (u32)(t / W);
+    }
     const bool own = v < count;
     u64 row = 0, begin = 0, end = 0;
     if (own) {
@@ -279,6 +303,14 @@ __device__ __forceinline__ void vwc_iterate(WS_ITERATE_PARAMS)
             updated = true;
         }
     }
+    if (changed_bits) {                             // the warp's 32 / W vertices are consecutive in a group
+        const unsigned lanes = __ballot_sync(WS_FULL_MASK, updated);
+        const u32 first = __shfl_sync(WS_FULL_MASK, v, 0);
+        unsigned bits = 0;
+#pragma unroll
+        for (int k = 0; k < 32 / W; ++k) bits |= ((lanes >> (k * W)) & 1u) << k;
+        if ((threadIdx.x & 31) == 0 && bits) atomicOr(&changed_bits[first / 32], bits << (first & 31));
+    }
     ws_finish_warp(updated, updated && refine && (row & WS_BOUNDARY), lo + v, computed, changed, out_count,
                    out_idx, out_val);
 }
@@ -286,11 +318,12 @@ __device__ __forceinline__ void vwc_iterate(WS_ITERATE_PARAMS)
 #define WS_VWC_KERNEL(W)                                                                               \
     extern "C" __global__ void __launch_bounds__(WS_THREADS) vwc_iterate_##W(WS_ITERATE_PARAMS)        \
     {                                                                                                  \
-        vwc_iterate<W>(rowptr, nbrs, edges, values, lo, count, changed, refine, out_count, out_idx,    \
-                       out_val);                                                                       \
+        vwc_iterate<W>(WS_ITERATE_ARGS);                                                               \
     }
 WS_VWC_KERNEL(2)
 WS_VWC_KERNEL(4)
 WS_VWC_KERNEL(8)
 WS_VWC_KERNEL(16)
 WS_VWC_KERNEL(32)
+#include "ws_shards.cuh"
+#include "ws_frontier.cuh"

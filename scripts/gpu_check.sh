@@ -36,6 +36,12 @@
 #   scripts/gpu_check.sh ws1              ws mode, 1 GPU: its GPU tests, WS vs every VWC size for the five
 #                                         programs at scale 24, ws-mode BFS vs the main mode (16 roots)
 #   scripts/gpu_check.sh ws2              ws mode, 2 GPUs: 2-GPU tests, VR vs ALL vs MS vs peer at scale 24
+#   scripts/gpu_check.sh ws-table         ws mode, 1 GPU: its GPU tests, then scripts/bench_ws_table.py (WS, best
+#                                         VWC, G-Shards, CW; frontier all and jit; Kronecker 22 and 24, a
+#                                         2048x2048 lattice; the approximate layouts) within WS_TABLE_SECONDS
+#                                         (default 400) of the start of this script, the tests within
+#                                         WS_TESTS_SECONDS (default 210); ws_table.md and ws_table.json also
+#                                         go to $OUT
 # Several stages may be given in one call: scripts/gpu_check.sh tests generator "16 26" bench "22 24 26"
 # Results go to $RESULTS (default bench/results/run-<date>); when the device tool's $OUT is set they
 # are also packed into $RESULTS/results.tgz (that tool returns only a few files).
@@ -202,6 +208,17 @@ print(dict(f.attrs), 'rows', len(level), 'reached', int((level >= 0).sum()), 'de
             --method ws --exchange all --repeat 2 --max-iterations 500 --json "$RESULTS/ws_scale24_2gpu.json"
         run "$RESULTS/ws2_summary.txt" $PY scripts/bench_ws.py "$RESULTS/ws_scale24_2gpu.json" \
             --out "$RESULTS/ws2_summary.json" ;;
+    ws-table)
+        # tests first, within WS_TESTS_SECONDS (a kernel that hangs ends its test after 60 s), then the table
+        per_test=$($PY -c "import pytest_timeout" 2>/dev/null && echo "-p timeout --timeout 60 --timeout-method thread")
+        run "$RESULTS/ws_gpu_tests.log" timeout "${WS_TESTS_SECONDS:-210}" $PY -m pytest -q -m gpu \
+            -p no:cacheprovider $per_test tests/test_ws_gpu.py
+        budget=$(( ${WS_TABLE_SECONDS:-400} - SECONDS ))
+        [ "$budget" -ge 60 ] || budget=60
+        run "$RESULTS/ws_table.log" $PY scripts/bench_ws_table.py --out "$RESULTS/ws_table" --budget "$budget"
+        if [ -n "${OUT:-}" ]; then
+            cp "$RESULTS/ws_table/ws_table.md" "$RESULTS/ws_table/ws_table.json" "$OUT/" 2>/dev/null
+        fi ;;
     *) echo "unknown stage $stage"; exit 2 ;;
     esac
 done

@@ -60,7 +60,9 @@ def test_help_lists_options_with_defaults():
     assert result.returncode == 0
     for text in ("--algo", "--method", "--exchange", "--gpus", "--source", "--roots", "--load", "--json",
                  "--hub-degree", "(default: bfs)", "(default: ws)", "(default: vr)", "(default: 16)", "(default: 1)",
-                 "(default: 1024)"):
+                 "(default: 1024)", "--frontier", "--bin-threshold", "(default: 64)", "--shard-window",
+                 "(default: 2048)", "--shard-memory", "(default: auto)", "--approx", "--approx-threshold",
+                 "--approx-degree", "--approx-fraction", "--approx-tolerance", "gs, cw"):
         assert text in result.stdout
 
 
@@ -78,6 +80,15 @@ def test_help_lists_options_with_defaults():
     (["--scale", "6", "--json", "/nonexistent-dir/x.json"], "directory /nonexistent-dir does not exist"),
     (["--graph", "/nonexistent-dir/g.h5"], "cannot read /nonexistent-dir/g.h5: no such file"),
     (["--scale", "6", "--load", "/nonexistent-dir/p.py"], "no such file"),
+    (["--scale", "6", "--method", "gs", "--shard-window", "40"], "--shard-window must be a positive multiple of 32"),
+    (["--scale", "6", "--frontier", "all,lazy"], "unknown frontier filter lazy"),
+    (["--scale", "6", "--bin-threshold", "0"], "--bin-threshold must be >= 1"),
+    (["--scale", "6", "--approx", "blur"], "unknown approximation blur"),
+    (["--scale", "6", "--approx", "latency", "--approx-fraction", "2"], "--approx-fraction in (0, 1]"),
+    (["--scale", "6", "--shard-window", "64"], "--shard-window applies to --method gs and cw only"),
+    (["--scale", "6", "--method", "gs", "--frontier", "ballot", "--bin-threshold", "8"],
+     "--bin-threshold applies to --frontier online and jit only"),
+    (["--scale", "6", "--approx", "coalesce", "--approx-degree", "8"], "--approx-degree applies to --approx latency"),
 ])
 def test_bad_input_is_one_clear_line(args, message):
     result = ws(*args)
@@ -154,3 +165,77 @@ def test_program_from_a_users_file(tmp_path):
     (tmp_path / "broken.py").write_text("raise RuntimeError('no')\n")
     result = ws("--scale", "6", "--load", "broken.py", cwd=tmp_path)
     assert result.returncode == 2 and "--load broken.py: RuntimeError: no" in result.stderr
+
+
+def test_representations_filters_and_approximations_in_the_report_and_json(tmp_path):
+    out = tmp_path / "ws.json"
+    result = ws("--scale", "9", "--algo", "sssp,pr", "--method", "ws,vwc8,gs,cw", "--frontier", "all,jit",
+                "--bin-threshold", "1", "--approx", "coalesce,divergence", "--shard-window", "64",
+                "--shard-memory", "host", "--json", str(out))
+    assert result.returncode == 0, result.stderr
+    for text in ("sssp: ws is", "x gs", "x cw", "sssp (ws): --frontier jit is", "sssp (ws): --approx coalesce is",
+                 "of the vertices differ, mean relative error", "ws+jit~divergence"):
+        assert text in result.stdout, text
+    doc = json.loads(out.read_text())
+    # per program: ws, vwc8 (each all and jit), gs, cw; on the graph and on 2 approximations
+    assert len(doc["runs"]) == 2 * 6 * 3
+    assert set(doc["graph"]["representations"]) == {"ws", "vwc8", "gs", "cw"}
+    assert doc["partitions"][0]["gs"] == {"window": 64, "shards": 8, "bytes": doc["partitions"][0]["gs"]["bytes"],
+                                          "memory": "host"}
+    assert set(doc["approximations"]) == {"coalesce", "divergence"}
+    sizes = {}
+    for run in doc["runs"]:
+        assert run["converged"] and len(run["filters"]) == len(run["active_groups"]) == run["iterations"]
+        rep = run["representation"]
+        assert rep["name"] == {"ws": "csr", "vwc8": "csr", "gs": "gs", "cw": "cw"}[run["method"]]
+        assert rep["device_bytes"] == 0 and rep["host_bytes"] > 0            # the CPU backend: host memory
+        if run["approx"] is None:
+            sizes[run["algo"], rep["name"]] = rep["host_bytes"]
+            assert run["filters"] == ["all"] * run["iterations"] or run["frontier"] == "jit"
+        else:
+            figures = run["approx"]["inaccuracy"]
+            assert 0 <= figures["differ_fraction"] <= 1 and figures["mean_relative_error"] >= 0
+            assert run["approx"]["kind"] in ("coalesce", "divergence")
+        if run["frontier"] == "jit":
+            assert run["filters"][0] == "all" and "ballot" in run["filters"]
+    for algo in ("sssp", "pr"):
+        assert sizes[algo, "csr"] < sizes[algo, "gs"] < sizes[algo, "cw"]   # the paper's ordering of sizes
+    kinds = {c["compare"] for c in doc["comparisons"]}
+    assert kinds >= {"ws_over_gs", "ws_over_cw", "ws_over_best_vwc", "jit_over_all", "coalesce_over_exact",
+                     "divergence_over_exact"}
+
+
+def test_table_script_writes_both_tables(tmp_path):
+    """scripts/bench_ws_table.py end to end on the CPU backend, small graphs: every step runs, the
+    markdown holds the method table per graph and the approximation table, the JSON every row."""
+    script = os.path.join(os.path.dirname(__file__), "..", "scripts", "bench_ws_table.py")
+    result = subprocess.run([sys.executable, script, "--out", str(tmp_path), "--scales", "7,8", "--lattice", "24",
+                             "--backend", "cpu"], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    doc = json.loads((tmp_path / "ws_table.json").read_text())
+    assert set(doc["tables"]) == {"Kronecker scale 7", "24x24 lattice", "Kronecker scale 8"}
+    assert set(doc["approx"]) == {"Kronecker scale 7", "24x24 lattice"}
+    for rows in doc["tables"].values():
+        assert {(r["method"][:3], r["frontier"]) for r in rows} == {("ws", "all"), ("ws", "jit"), ("vwc", "all"),
+                                                                    ("vwc", "jit"), ("gs", "all"), ("cw", "all")}
+        assert {r["algo"] for r in rows} == {"bfs", "sssp", "cc", "pr"}
+        assert all(r["vs_ws"] > 0 and r["host_bytes"] > 0 for r in rows)
+    for rows in doc["approx"].values():
+        assert {(r["algo"], r["kind"]) for r in rows} == {(a, k) for a in ("sssp", "pr")
+                                                           for k in ("coalesce", "latency", "divergence")}
+    text = (tmp_path / "ws_table.md").read_text()
+    assert "## 24x24 lattice" in text and "## Approximate layouts" in text and "1.35x, 21%" in text
+    assert not (tmp_path / "runs" / "lattice.h5").exists()
+    assert all(step["outcome"] == "ok" for step in doc["steps"])
+
+
+def test_a_users_program_runs_on_every_method_and_filter(tmp_path):
+    (tmp_path / "reliability.py").write_text(RELIABILITY)
+    result = ws("--scale", "8", "--load", "reliability.py", "--algo", "reliability", "--gpus", "2",
+                "--method", "ws,vwc4,gs,cw", "--frontier", "all,online,ballot,jit", "--bin-threshold", "1",
+                "--json", "out.json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr        # every run agreed with the first
+    runs = json.loads((tmp_path / "out.json").read_text())["runs"]
+    assert sorted((r["method"], r["frontier"]) for r in runs) == sorted(
+        [(m, f) for m in ("ws", "vwc4") for f in ("all", "online", "ballot", "jit")] + [("gs", "all"), ("cw", "all")])
+    assert len({r["reached"] for r in runs}) == 1 and len({r["iterations"] for r in runs}) == 1

@@ -18,12 +18,17 @@ from dbfs.ws import launch, programs  # noqa: F401
 from dbfs.ws.engine import EXCHANGES, kernel_pointer
 from dbfs.ws.graph import build_csr, split
 from dbfs.ws.program import PROGRAMS, module
+from dbfs.ws.approx import KINDS, approximate
+from dbfs.ws.frontier import FILTERS
+from dbfs.ws.shards import SHARD_METHODS
 from ws_cases import BFS_PARENT, GRAPHS, kronecker, run, source_of
 
 pytestmark = pytest.mark.gpu
 two_gpus = pytest.mark.skipif(gpu_count() < 2, reason="needs 2 GPUs")
 CASES = {**PROGRAMS, BFS_PARENT.name: BFS_PARENT}
 GPU_GRAPHS = {**GRAPHS, "kronecker12": lambda: kronecker(12, 16)}
+# the Kronecker graphs, the hand-made one (hubs, isolated vertices) and the lattice with isolated parts
+NEW_GRAPHS = ["handmade", "kronecker12", "lattice_holes"]
 
 
 def assert_matches_twin(program, twin, result, label):
@@ -59,6 +64,51 @@ def test_hub_split_matches_the_twin(name, graph_name, hubs):
         result = run(program, graph, len(devices), exchange, "ws", source, devices, hub_degree=hub_degree,
                      hub_slice=hub_slice)
         assert_matches_twin(program, twin, result, (devices, exchange))
+
+
+@pytest.mark.parametrize("memory", ["device", "host"])
+@pytest.mark.parametrize("method", SHARD_METHODS)
+@pytest.mark.parametrize("graph_name", sorted(GPU_GRAPHS))
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_shards_match_the_twin(name, graph_name, method, memory):
+    """gs_iterate / cw_iterate with their shards in device memory or in pinned host memory, default and
+    small windows (many shards, most windows short), one partition and two sharing the GPU."""
+    program, graph = CASES[name], GPU_GRAPHS[graph_name]()
+    source = source_of(graph) if program.needs_source else None
+    twin = run(program, graph, method=method, source=source)
+    for devices, exchange, window in (([0], None, None), ([0], None, 64), ([0, 0], "vr", 32)):
+        result = run(program, graph, len(devices), exchange, method, source, devices, shard_window=window,
+                     shard_memory=memory)
+        assert_matches_twin(program, twin, result, (devices, exchange, window))
+
+
+@pytest.mark.parametrize("mode", FILTERS[1:])
+@pytest.mark.parametrize("graph_name", NEW_GRAPHS)
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_filters_match_the_twin(name, graph_name, mode):
+    """Active lists on the GPU (ws_mark, ws_mark_remote, the online, ballot and fallback list builders, the
+    listed launches of ws_iterate, ws_hub_slices and vwc_iterate): the twin's values over all vertices,
+    with the default bins and with bins of one entry (overflows: JIT then takes the ballot filter), with
+    many hubs, on one partition and on two sharing the GPU."""
+    program, graph = CASES[name], GPU_GRAPHS[graph_name]()
+    source = source_of(graph) if program.needs_source else None
+    twin = run(program, graph, source=source)
+    allowed = {"online": {"online", "all"}, "ballot": {"ballot"}, "jit": {"online", "ballot"}}[mode]
+    used = set()
+    for method in ("ws", "vwc8"):
+        for devices, exchange, threshold, hubs in (([0], None, 64, {}), ([0], None, 1, {}),
+                                                   ([0], None, 1, {"hub_degree": 8, "hub_slice": 4}),
+                                                   ([0, 0], "vr", 1, {})):
+            result = run(program, graph, len(devices), exchange, method, source, devices, frontier=mode,
+                         bin_threshold=threshold, **hubs)
+            label = (method, devices, exchange, threshold, hubs)
+            assert_matches_twin(program, twin, result, label)
+            assert result.filters[0] == "all"
+            steps = {f for step in result.filters[1:] for f in step.split("|")}
+            assert steps <= allowed, (label, steps)
+            used |= steps
+    if mode == "jit" and graph_name == "kronecker12":
+        assert used == {"online", "ballot"}
 
 
 def check_partitions(devices):
@@ -126,8 +176,26 @@ def test_csr_built_by_cupy_equals_numpy():
     gpu = build_csr(cupy, n, cupy.asarray(src), cupy.asarray(dst), cupy.asarray(w))
     assert np.array_equal(gpu.rowptr.get(), cpu.rowptr) and np.array_equal(gpu.nbrs.get(), cpu.nbrs)
     for c, g in zip(split(cpu, 3, 16, 8), split(gpu, 3, 16, 8)):
-        for name in ("vertices", "slice_begin", "slice_end", "warp_slice"):
+        for name in ("vertices", "slice_begin", "slice_end", "warp_slice", "slice_vertex"):
             assert np.array_equal(getattr(g.hubs, name).get(), getattr(c.hubs, name)), name
     rows = np.repeat(np.arange(n), np.diff(cpu.rowptr))   # duplicate entries may carry their weights in any order
     weights = [wt[np.lexsort((wt, cpu.nbrs, rows))] for wt in (cpu.weights, gpu.weights.get())]
     assert np.array_equal(*weights)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("graph_name", NEW_GRAPHS + ["lattice"])
+def test_approximations_built_by_cupy_equal_numpy(kind, graph_name):
+    import cupy
+    n, src, dst, w = GPU_GRAPHS[graph_name]()
+    cpu = approximate(kind, n, src, dst, w)
+    gpu = approximate(kind, n, cupy.asarray(src), cupy.asarray(dst), cupy.asarray(w), xp=cupy)
+    assert cpu.describe() == gpu.describe()
+    assert np.array_equal(cpu.position, gpu.position.get())
+    tuples = []
+    for a in (cpu, gpu):
+        s, d, wt = (cupy.asnumpy(x) for x in (a.src, a.dst, a.weights))
+        order = np.lexsort((wt, d, s))
+        tuples.append((s[order], d[order], wt[order]))
+    assert np.array_equal(tuples[0][0], tuples[1][0]) and np.array_equal(tuples[0][1], tuples[1][1])
+    np.testing.assert_allclose(tuples[0][2], tuples[1][2], rtol=1e-6)

@@ -85,7 +85,9 @@ def test_hubs_are_the_long_rows_cut_into_slices(parts, hub_degree, hub_slice):
         before = np.concatenate(([0], np.cumsum(per_vertex)))
         warps = -(-p.count // 32)
         assert np.array_equal(hubs.warp_slice, before[np.minimum(32 * np.arange(warps + 1), p.count)])
-        for table in (hubs.vertices, hubs.warp_slice):
+        owners = [v for v in hubs.vertices for _ in range(rowptr[v], rowptr[v + 1], hub_slice)]
+        assert hubs.slice_vertex.tolist() == owners
+        for table in (hubs.vertices, hubs.warp_slice, hubs.slice_vertex):
             assert table.dtype == np.uint32
         assert hubs.slice_begin.dtype == hubs.slice_end.dtype == np.uint64
 

@@ -1,6 +1,7 @@
-"""Every vertex program of the ws mode, placed into the engine template (kernels/ws_engine.cuh and
-ws_refine.cuh) exactly as the engine compiles it with NVRTC, compiles for sm_90 with nvcc; so does a
-program with a struct vertex (the generic shuffle path)."""
+"""Every vertex program of the ws mode, placed into the engine template (kernels/ws_engine.cuh, with
+ws_refine.cuh, ws_shards.cuh and ws_frontier.cuh) exactly as the engine compiles it with NVRTC,
+compiles for sm_90 with nvcc, every kernel present; so does a program with a struct vertex (the generic
+shuffle path, and the locked fold of G-Shards and Concatenated Windows)."""
 
 import shutil
 import subprocess
@@ -16,7 +17,9 @@ from ws_cases import BFS_PARENT
 pytestmark = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1, reason="compiled once, in the 1-rank pass")
 NVCC = shutil.which("nvcc")
 CASES = {**PROGRAMS, BFS_PARENT.name: BFS_PARENT}
-KERNELS = ["ws_iterate", "ws_hub_slices", "ws_apply", "ws_gather"] + [f"vwc_iterate_{w}" for w in (2, 4, 8, 16, 32)]
+KERNELS = ["ws_iterate", "ws_hub_slices", "ws_apply", "ws_gather", "gs_iterate", "cw_iterate", "gs_refresh",
+           "cw_refresh", "ws_mark", "ws_mark_remote", "ws_filter_online", "ws_filter_all", "ws_ballot_count",
+           "ws_ballot_write"] + [f"vwc_iterate_{w}" for w in (2, 4, 8, 16, 32)]
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found on PATH: CUDA sources not compile-checked")

@@ -14,9 +14,12 @@ import scipy.sparse as sp
 from scipy.sparse import csgraph
 
 from dbfs.backend import Backend
+from dbfs.families import lattice_graph, lattice_with_holes
 from dbfs.ws.engine import Engine, Layout
+from dbfs.ws.frontier import THRESHOLD
 from dbfs.ws.graph import build_csr
 from dbfs.ws.program import Program
+from dbfs.ws.shards import SHARD_METHODS, WINDOW
 from dbfs.ws.programs import UNREACHED
 from graph500.generator import generate_edges
 from graph500.serial import serial_bfs
@@ -49,23 +52,47 @@ def handmade():
     return n, src, dst, w
 
 
-GRAPHS = {"kronecker9": lambda: kronecker(9), "handmade": handmade}
+def _weighted(n, src, dst, seed):
+    return n, src, dst, np.random.default_rng(seed).uniform(0.01, 1.0, src.shape[0]).astype(np.float32)
 
 
-def run(program, graph, parts=1, exchange=None, method="ws", source=None, devices=None, **hubs):
-    """One run to convergence; hubs: hub_degree and hub_slice of the Layout (default: the engine's)."""
+@lru_cache(maxsize=None)
+def lattice():
+    """A 48 x 40 lattice with scrambled ids (long paths: many iterations), random weights."""
+    return _weighted(*lattice_graph((48, 40)), seed=12)
+
+
+@lru_cache(maxsize=None)
+def lattice_holes():
+    """A 40 x 60 lattice whose square holes are isolated vertices (many components), random weights."""
+    return _weighted(*lattice_with_holes(), seed=13)
+
+
+GRAPHS = {"kronecker9": lambda: kronecker(9), "handmade": handmade, "lattice": lattice,
+          "lattice_holes": lattice_holes}
+
+
+def run(program, graph, parts=1, exchange=None, method="ws", source=None, devices=None, shard_window=None,
+        shard_memory="auto", frontier="all", bin_threshold=THRESHOLD, **hubs):
+    """One run to convergence; hubs: hub_degree and hub_slice of the Layout (default: the engine's);
+    shard_window and shard_memory for the gs and cw methods (default: the engine's window); frontier and
+    bin_threshold: the active lists (dbfs.ws.frontier)."""
     n, src, dst, w = graph
     xp = np
+    shard = {}
+    if method in SHARD_METHODS:
+        shard = dict(shard_methods=(method,), shard_window=shard_window or WINDOW, shard_memory=shard_memory)
     if devices is not None:
         import cupy as xp
         with xp.cuda.Device(devices[0]):
-            csr = build_csr(xp, n, xp.asarray(src), xp.asarray(dst), xp.asarray(w))
-            layout = Layout(csr, parts, devices, **hubs)
             backend = Backend("gpu", devices[0])
+            csr = build_csr(xp, n, xp.asarray(src), xp.asarray(dst), xp.asarray(w))
+            layout = Layout(csr, parts, devices, pinned_empty=backend.pinned_empty, **shard, **hubs)
     else:
-        layout = Layout(build_csr(xp, n, src, dst, w), parts, None, **hubs)
+        layout = Layout(build_csr(xp, n, src, dst, w), parts, None, **shard, **hubs)
         backend = Backend("cpu")
-    return Engine(layout, program, backend).run(method, exchange, source)
+    return Engine(layout, program, backend).run(method, exchange, source, frontier=frontier,
+                                                bin_threshold=bin_threshold)
 
 
 def source_of(graph) -> int:

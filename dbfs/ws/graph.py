@@ -122,6 +122,7 @@ class Hubs:
     slice_begin: object    # uint64 [slices]: first edge of each slice (partition offsets)
     slice_end: object      # uint64 [slices]: one past its last edge
     warp_slice: object     # uint32 [warps + 1]: first slice of the hubs of rows 32w .. 32w + 31
+    slice_vertex: object   # uint32 [slices]: the hub (local row) each slice belongs to
 
     @property
     def slices(self) -> int:
@@ -131,7 +132,7 @@ class Hubs:
         """A copy with every array replaced by move(array)."""
         return Hubs(degree=self.degree, slice=self.slice, vertices=move(self.vertices),
                     slice_begin=move(self.slice_begin), slice_end=move(self.slice_end),
-                    warp_slice=move(self.warp_slice))
+                    warp_slice=move(self.warp_slice), slice_vertex=move(self.slice_vertex))
 
 
 def find_hubs(xp, rowptr, degree: int, slice_edges: int) -> Hubs:
@@ -153,7 +154,7 @@ def find_hubs(xp, rowptr, degree: int, slice_edges: int) -> Hubs:
     warp_first_hub = xp.searchsorted(vertices, 32 * xp.arange(warps + 1, dtype=xp.int64))
     return Hubs(degree=degree, slice=slice_edges, vertices=vertices.astype(xp.uint32),
                 slice_begin=slice_begin.astype(xp.uint64), slice_end=slice_end.astype(xp.uint64),
-                warp_slice=first[warp_first_hub].astype(xp.uint32))
+                warp_slice=first[warp_first_hub].astype(xp.uint32), slice_vertex=vertices[hub].astype(xp.uint32))
 
 
 @dataclass

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 THREADS = 256          # WS_THREADS and WS_BOX_THREADS in the kernels
+NULL = np.uintp(0)     # a null pointer argument (8 bytes, as every pointer)
 METHODS = ("ws", "vwc2", "vwc4", "vwc8", "vwc16", "vwc32")
 
 
@@ -31,17 +32,20 @@ def kernel_name(method: str) -> str:
     return "ws_iterate" if method == "ws" else f"vwc_iterate_{method[3:]}"
 
 
-def hub_slices(fn, hubs, nbrs, edges, values, partials) -> None:
+def hub_slices(fn, hubs, nbrs, edges, values, partials, active_bits=None) -> None:
     """ws_hub_slices: partials[s] = the reduction of compute_nbr over slice s of the hubs' rows (one warp
-    per slice; hubs is the partition's dbfs.ws.graph.Hubs, partials Vertex [>= hubs.slices]). Current
-    stream; nothing is launched when the partition has no hub."""
+    per slice; hubs is the partition's dbfs.ws.graph.Hubs, partials Vertex [>= hubs.slices]); with
+    active_bits (uint32 words of the partition's vertices, dbfs.ws.frontier), only the slices of hubs in
+    an active group. Current stream; nothing is launched when the partition has no hub."""
     if hubs.slices:
         fn((-(-hubs.slices * 32 // THREADS),), (THREADS,),
-           (hubs.slice_begin, hubs.slice_end, np.uint32(hubs.slices), nbrs, edges, values, partials))
+           (hubs.slice_begin, hubs.slice_end, np.uint32(hubs.slices), nbrs, edges, values, partials,
+            hubs.slice_vertex, NULL if active_bits is None else active_bits))
 
 
 def iterate(fn, method: str, rowptr, nbrs, edges, values, lo: int, count: int, status, refine: bool,
-            out_idx, out_val, hubs=None, partials=None) -> None:
+            out_idx, out_val, hubs=None, partials=None, groups=None, group_count=None,
+            changed_bits=None) -> None:
     """One iteration of partition [lo, lo + count) with kernel `fn` (kernel_name(method) of the program).
 
       rowptr   uint64 [count + 1]  read   offsets into nbrs/edges, bit 63 of rowptr[v] = boundary vertex
@@ -53,13 +57,18 @@ def iterate(fn, method: str, rowptr, nbrs, edges, values, lo: int, count: int, s
       out_idx  uint32 [>= boundary count], out_val Vertex [same]  write  the outbox, when refine: device
                                           arrays, or the addresses of pinned (mapped) host buffers
       hubs, partials  WS only: the partition's Hubs and what hub_slices wrote for them this iteration
-    On CuPy's current device and stream; no synchronisation; nothing is launched for count = 0.
+      groups, group_count  uint32 [groups], uint32 [1]  read  the active list (dbfs.ws.frontier): only the
+                                          listed groups of 32 vertices are processed; None: every vertex
+      changed_bits  uint32 [groups]       or-ed  bit v of the updated vertices (caller zeroes); or None
+    On CuPy's current device and stream; no synchronisation; nothing is launched for count = 0 (the grid
+    covers every vertex, with a list too: warps past the list's length return at once).
     """
     if count == 0:
         return
-    blocks = -(-count * lanes_per_vertex(method) // THREADS)
+    blocks = -(-(-(-count // 32) * 32) * lanes_per_vertex(method) // THREADS)
     args = (rowptr, nbrs, edges, values, np.uint32(lo), np.uint32(count), status, np.int32(refine), status[1:],
-            out_idx, out_val)
+            out_idx, out_val, NULL if groups is None else groups, NULL if group_count is None else group_count,
+            NULL if changed_bits is None else changed_bits)
     if method == "ws":
         args += (np.uint32(min(hubs.degree, 0xFFFFFFFF)), np.uint32(hubs.slice), hubs.warp_slice, partials)
     fn((blocks,), (THREADS,), args)
@@ -75,6 +84,14 @@ def gather(fn, idx, n: int, values, out) -> None:
     """ws_gather: out[k] = values[idx[k]] for k < n (MS outbox loading). Current stream."""
     if n:
         fn((-(-n // THREADS),), (THREADS,), (idx, np.uint32(n), values, out))
+
+
+def ranges(begin, end) -> np.ndarray:
+    """The concatenation of arange(b, e) over the pairs (b, e) of two NumPy arrays (int64)."""
+    begin, end = np.asarray(begin, np.int64), np.asarray(end, np.int64)
+    length = np.maximum(end - begin, 0)
+    start = np.cumsum(length) - length
+    return np.repeat(begin - start, length) + np.arange(int(length.sum()), dtype=np.int64)
 
 
 class Segments:
@@ -134,8 +151,9 @@ class Plan:
 
 
 def iterate_twin(program, plan: Plan, nbrs, edges, values: np.ndarray, lo: int, count: int,
-                 marked: np.ndarray, refine: bool):
-    """Twin of `iterate` on typed NumPy arrays; returns (any updated, outbox ids, outbox values)."""
+                 marked: np.ndarray, refine: bool, active: np.ndarray | None = None):
+    """Twin of `iterate` on typed NumPy arrays; returns (any updated, outbox ids, outbox values, updated
+    mask). active: bool [count], the vertices of the listed groups (None: all); only they may update."""
     current = values[lo:lo + count]
     shared = program.init(current.copy())
     if nbrs.size:
@@ -148,8 +166,10 @@ def iterate_twin(program, plan: Plan, nbrs, edges, values: np.ndarray, lo: int, 
             hubs = plan.hubs
             shared[hubs] = program.reduce(shared[hubs], plan.partials.reduce(partials, program.reduce))
     updated = program.is_updated(shared, current)
+    if active is not None:
+        updated &= active
     current[updated] = shared[updated]
     if not refine:
-        return bool(updated.any()), None, None
+        return bool(updated.any()), None, None, updated
     send = np.flatnonzero(updated & marked)
-    return bool(updated.any()), (send + lo).astype(np.uint32), shared[send]
+    return bool(updated.any()), (send + lo).astype(np.uint32), shared[send], updated

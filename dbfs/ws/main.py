@@ -32,9 +32,11 @@ from dbfs.errors import DbfsError
 from dbfs.harness import Benchmark, Run, drive
 from dbfs.json_output import provenance, write_json_atomically
 from dbfs.options import parse_seed, refuse_inapplicable
-from dbfs.ws import launch, programs  # noqa: F401  (registers the five programs)
-from dbfs.ws.engine import DEFAULT_MAX_ITERATIONS, EXCHANGES, Engine, Layout
+from dbfs.ws import approx, programs  # noqa: F401  (programs registers the five programs)
+from dbfs.ws.engine import DEFAULT_MAX_ITERATIONS, EXCHANGES, METHODS, SHARD_MEMORY, Engine, Layout
+from dbfs.ws.frontier import FILTERS, THRESHOLD
 from dbfs.ws.graph import HUB_DEGREE, MAX_VERTICES, build_csr
+from dbfs.ws.shards import SHARD_METHODS, WINDOW
 from dbfs.ws.program import PROGRAMS, lookup
 from graph500.generator import DEFAULT_SEED, edge_count, generate_edges
 from graph500.roots import sample_roots
@@ -54,7 +56,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="generator and root-sampling seeds A,B")
     p.add_argument("--algo", default="bfs", help=f"programs, comma-separated, or all ({', '.join(PROGRAMS)})")
     p.add_argument("--method", default="ws",
-                   help=f"iteration kernels, comma-separated, or all ({', '.join(launch.METHODS)})")
+                   help=f"iteration kernels, comma-separated, or all ({', '.join(METHODS)}): Warp Segmentation, "
+                        "virtual warps of 2..32 lanes, CuSha's G-Shards and Concatenated Windows")
     p.add_argument("--exchange", default="vr",
                    help=f"exchanges between GPUs, comma-separated, or all ({', '.join(EXCHANGES)})")
     p.add_argument("--gpus", type=int, help="GPUs to use (partitions on the CPU backend); "
@@ -68,6 +71,29 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hub-degree", type=int, default=HUB_DEGREE,
                    help="--method ws: rows of more than this many neighbours are hubs, reduced in slices by "
                         "many warps before the warp-segmented pass (0: every non-empty row)")
+    p.add_argument("--frontier", default="all",
+                   help=f"active lists of --method ws and vwc, comma-separated ({', '.join(FILTERS)}): every "
+                        "vertex, SIMD-X's online filter (thread bins), ballot filter (warp-ballot scan), or JIT "
+                        "(online, ballot after a bin overflow); gs and cw always process every vertex")
+    p.add_argument("--bin-threshold", type=int, default=THRESHOLD,
+                   help="--frontier online, jit: entries per thread bin of the online filter before it overflows")
+    p.add_argument("--approx", metavar="KINDS",
+                   help=f"also run every configuration on approximate layouts of the graph, comma-separated "
+                        f"({', '.join(approx.KINDS)}), and report their speedup and inaccuracy against the exact "
+                        "run (default: none)")
+    p.add_argument("--approx-threshold", type=int, default=approx.DEFAULTS["threshold"],
+                   help="--approx coalesce: edges into a chunk a vertex needs to be replicated into its holes")
+    p.add_argument("--approx-degree", type=int, default=approx.DEFAULTS["degree"],
+                   help="--approx latency: largest degree of a vertex whose neighbourhood may become a clique")
+    p.add_argument("--approx-fraction", type=float, default=approx.DEFAULTS["fraction"],
+                   help="--approx latency: at most this fraction of the vertices get their neighbourhood completed")
+    p.add_argument("--approx-tolerance", type=float, default=approx.DEFAULTS["tolerance"],
+                   help="--approx divergence: relative distance from the warp's mean degree left alone")
+    p.add_argument("--shard-window", type=int, default=WINDOW,
+                   help="--method gs, cw: vertices per shard (a multiple of 32; their values stay in shared memory)")
+    p.add_argument("--shard-memory", choices=SHARD_MEMORY, default="auto",
+                   help="--method gs, cw: where the shards live; auto: pinned host memory when they would not "
+                        "leave room on the GPU for the programs' copies")
     p.add_argument("--max-iterations", type=int, default=DEFAULT_MAX_ITERATIONS,
                    help="stop a run that has not converged after this many iterations")
     p.add_argument("--backend", choices=("auto", "gpu", "cpu"), default="auto",
@@ -120,14 +146,39 @@ def _check_args(args) -> None:
     for path in args.load:
         _load_programs(path)
     args.algos = _choices(args.algo, PROGRAMS, "algorithm")
-    args.methods = _choices(args.method, launch.METHODS, "method")
+    args.methods = _choices(args.method, METHODS, "method")
+    # ("all" is a filter here, the processing of every vertex, not the list of every choice)
+    args.frontiers = list(dict.fromkeys(f.strip() for f in args.frontier.split(",") if f.strip()))
+    bad = [f for f in args.frontiers if f not in FILTERS]
+    if bad or not args.frontiers:
+        raise DbfsError(f"unknown frontier filter {', '.join(bad) or repr(args.frontier)} (known: "
+                        f"{', '.join(FILTERS)})", collective=True)
+    args.approxes = _choices(args.approx, approx.KINDS, "approximation") if args.approx else []
+    if args.approx_threshold < 1 or args.approx_degree < 2 or not 0 < args.approx_fraction <= 1 \
+            or not 0 <= args.approx_tolerance < 1:
+        raise DbfsError("--approx-threshold must be >= 1, --approx-degree >= 2, --approx-fraction in (0, 1] and "
+                        "--approx-tolerance in [0, 1)", collective=True)
+    if args.bin_threshold < 1:
+        raise DbfsError(f"--bin-threshold must be >= 1, got {args.bin_threshold}", collective=True)
+    if args.shard_window < 32 or args.shard_window % 32:
+        raise DbfsError(f"--shard-window must be a positive multiple of 32, got {args.shard_window}",
+                        collective=True)
     args.exchanges = _choices(args.exchange, EXCHANGES, "exchange")
     args.seed_pair = parse_seed(args.seed)
     if args.source is not None and not any(PROGRAMS[a].needs_source for a in args.algos):
         raise DbfsError(f"--source applies to programs that start from a source; --algo {','.join(args.algos)} "
                         "has none", collective=True)
+    sharded = any(m in SHARD_METHODS for m in args.methods)
+    binned = any(f in ("online", "jit") for f in args.frontiers)
     refuse_inapplicable(args, [("--hub-degree", "ws" in args.methods, "to --method ws only"),
-                               ("--edgefactor", args.graph is None, "to --scale graphs: a --graph file has its own sizes")])
+                               ("--edgefactor", args.graph is None, "to --scale graphs: a --graph file has its own sizes"),
+                               ("--shard-window", sharded, "to --method gs and cw only"),
+                               ("--shard-memory", sharded, "to --method gs and cw only"),
+                               ("--bin-threshold", binned, "to --frontier online and jit only"),
+                               ("--approx-threshold", "coalesce" in args.approxes, "to --approx coalesce only"),
+                               ("--approx-degree", "latency" in args.approxes, "to --approx latency only"),
+                               ("--approx-fraction", "latency" in args.approxes, "to --approx latency only"),
+                               ("--approx-tolerance", "divergence" in args.approxes, "to --approx divergence only")])
     if args.graph is not None:
         runtime.agree(outputs.check_input("--graph", args.graph))
     outputs.check([outputs.Target("--json", args.json)],
@@ -262,8 +313,12 @@ def _disagreement(program, reference: np.ndarray, values: np.ndarray) -> str | N
     return None if distance <= PR_L1_TOLERANCE else f"relative L1 distance {distance:.2e} > {PR_L1_TOLERANCE}"
 
 
-def _run_record(program, algo, method, exchange, parts, source, repeat, result, degree) -> dict:
+def _run_record(program, algo, method, exchange, parts, source, repeat, result, degree, representation,
+                frontier, approximation) -> dict:
     record = {"algo": algo, "method": method, "exchange": exchange, "gpus": parts, "source": source,
+              "representation": representation, "frontier": frontier, "approx": approximation,
+              "filters": result.filters,
+              "active_groups": result.active_groups,
               "repeat": repeat, "iterations": result.iterations, "converged": result.converged,
               "time": result.time, "iteration_times": result.iteration_times,
               "compute_time": result.compute_time, "exchange_time": result.exchange_time,
@@ -276,22 +331,47 @@ def _run_record(program, algo, method, exchange, parts, source, repeat, result, 
     return record
 
 
+def method_label(record: dict) -> str:
+    """The method of a run with its frontier filter when that is not `all` and its approximation:
+    ws, ws+jit, vwc8+online, ws~coalesce."""
+    frontier, approximation = record.get("frontier", "all"), record.get("approx")
+    label = record["method"] if frontier == "all" else f"{record['method']}+{frontier}"
+    return label if not approximation else f"{label}~{approximation['kind']}"
+
+
 def median_times(runs: list[dict]) -> dict:
-    """(algo, method, exchange) -> median run time over sources and repeats."""
+    """(algo, method label, exchange) -> median run time over sources and repeats."""
     groups: dict = {}
     for r in runs:
-        groups.setdefault((r["algo"], r["method"], r["exchange"]), []).append(r["time"])
+        groups.setdefault((r["algo"], method_label(r), r["exchange"]), []).append(r["time"])
     return {key: float(np.median(times)) for key, times in groups.items()}
 
 
 def comparisons(runs: list[dict]) -> list[dict]:
-    """Speedups the paper reports: WS over each and the best VWC size; VR over Medusa (the paper's ALL),
-    MS and peer."""
+    """Speedups the paper reports: WS over each and the best VWC size, WS over G-Shards and Concatenated
+    Windows (time of the other / time of ws); VR over Medusa (the paper's ALL), MS and peer; each filter
+    over processing all vertices, per method."""
     times = median_times(runs)
     out = []
     for algo, method, exchange in times:
+        if "~" in method:
+            base, kind = method.split("~")
+            if (algo, base, exchange) in times:
+                out.append({"algo": algo, "method": base, "exchange": exchange, "compare": f"{kind}_over_exact",
+                            "other": "exact", "speedup": times[algo, base, exchange] / times[algo, method, exchange],
+                            "inaccuracy": _mean_inaccuracy(runs, algo, method, exchange)})
+            continue
+        if "+" in method and (algo, method.split("+")[0], exchange) in times:
+            base, filt = method.split("+")
+            out.append({"algo": algo, "method": base, "exchange": exchange, "compare": f"{filt}_over_all",
+                        "other": "all", "speedup": times[algo, base, exchange] / times[algo, method, exchange]})
         if method == "ws":
-            vwc = {m: t for (a, m, e), t in times.items() if a == algo and e == exchange and m != "ws"}
+            for other in SHARD_METHODS:
+                if (algo, other, exchange) in times:
+                    out.append({"algo": algo, "exchange": exchange, "compare": f"ws_over_{other}", "other": other,
+                                "speedup": times[algo, other, exchange] / times[algo, method, exchange]})
+            vwc = {m: t for (a, m, e), t in times.items()
+                   if a == algo and e == exchange and m.startswith("vwc") and "+" not in m}
             if vwc:
                 best = min(vwc, key=vwc.get)
                 out.append({"algo": algo, "exchange": exchange, "compare": "ws_over_best_vwc",
@@ -307,16 +387,23 @@ def comparisons(runs: list[dict]) -> list[dict]:
     return out
 
 
+def _mean_inaccuracy(runs: list[dict], algo: str, label: str, exchange) -> dict:
+    """Mean over the runs of (algo, label, exchange) of their inaccuracy figures."""
+    found = [r["approx"]["inaccuracy"] for r in runs
+             if r["algo"] == algo and method_label(r) == label and r["exchange"] == exchange]
+    return {key: float(np.mean([f[key] for f in found])) for key in ("differ_fraction", "mean_relative_error")}
+
+
 TABLE_COLUMNS = ("algo", "method", "exchange", "gpus", "source", "iters", "time ms", "ms/iter", "compute",
                  "exch ms", "sent MB", "GTEPS")
 
 
 def table(runs: list[dict]) -> str:
     """One row per run; every column as wide as its widest cell, two spaces apart (names and numbers
-    of any length stay apart)."""
+    of any length stay apart); the method with its frontier filter and approximation (method_label)."""
     rows = [TABLE_COLUMNS]
     for r in runs:
-        rows.append((r["algo"], r["method"], r["exchange"] or "-", str(r["gpus"]),
+        rows.append((r["algo"], method_label(r), r["exchange"] or "-", str(r["gpus"]),
                      "-" if r["source"] is None else str(r["source"]), str(r["iterations"]),
                      f"{1e3 * r['time']:.2f}", f"{1e3 * r['time'] / r['iterations']:.3f}",
                      f"{1e3 * r['compute_time']:.2f}", f"{1e3 * r['exchange_time']:.2f}",
@@ -336,31 +423,72 @@ def comparison_lines(found: list[dict]) -> str:
             where = f" ({c['exchange']})" if c["exchange"] else ""
             lines.append(f"{c['algo']}{where}: ws is {c['speedup']:.2f}x the best VWC ({c['other']}); "
                          f"over each: {each}")
-        else:
+        elif c["compare"].startswith("vr_over_"):
             lines.append(f"{c['algo']} ({c['method']}): vr is {c['speedup']:.2f}x {c['other']}")
+        elif c["compare"].endswith("_over_exact"):
+            kind = c["compare"][:-len("_over_exact")]
+            lines.append(f"{c['algo']} ({c['method']}): --approx {kind} is {c['speedup']:.2f}x the exact run; "
+                         f"{c['inaccuracy']['differ_fraction']:.1%} of the vertices differ, mean relative error "
+                         f"{c['inaccuracy']['mean_relative_error']:.3g}")
+        elif c["compare"].endswith("_over_all"):
+            filt = c["compare"][:-len("_over_all")]
+            lines.append(f"{c['algo']} ({c['method']}): --frontier {filt} is {c['speedup']:.2f}x all")
+        else:
+            where = f" ({c['exchange']})" if c["exchange"] else ""
+            lines.append(f"{c['algo']}{where}: ws is {c['speedup']:.2f}x {c['other']}")
     return "\n".join(lines)
 
 
 class _Config(NamedTuple):
-    """One trial of the ws benchmark: a program from a source with a method and an exchange."""
+    """One trial of the ws benchmark: a program from a source with a method, a frontier filter and an
+    exchange, on the graph or on one of its approximate layouts."""
 
     algo: str
+    approx: str | None
     source: int | None
     method: str
+    frontier: str
     exchange: str | None
     repeat: int
 
 
 class VertexPrograms(Benchmark):
-    """The ws mode's hooks for the harness (dbfs.harness): build the CSR and its partitions; a trial is
-    one configuration; validation compares every run of a program from a source with its first run;
-    each program's kernels are loaded (one iteration of every method) when the program first runs,
-    before any of its runs is timed (the warm-up does so for the first program)."""
+    """The ws mode's hooks for the harness (dbfs.harness): build the CSR and its partitions (and those of
+    the approximate layouts); a trial is one configuration; validation compares every run of a program
+    from a source on one graph with its first run there; a run on an approximate layout is measured
+    against the first exact run of the same program and source (dbfs.ws.approx.inaccuracy); each
+    program's kernels are loaded (one iteration of every method) when the program first runs on a
+    graph, before any of its runs is timed (the warm-up does so for the first program)."""
 
     def __init__(self, args, backend, devices, info, source: int | None):
         """info: the --graph file (None for --scale); source: the dense id of --source, or None."""
         self.args, self.backend, self.devices, self.info, self.source = args, backend, devices, info, source
         self.engine, self.reference = None, (None, None)
+        self.approximations, self.exact = {}, {}
+
+    def _layout(self, csr) -> Layout:
+        args = self.args
+        return Layout(csr, args.parts, self.devices, hub_degree=args.hub_degree,
+                      shard_methods=[m for m in args.methods if m in SHARD_METHODS], shard_window=args.shard_window,
+                      shard_memory=args.shard_memory, pinned_empty=self.backend.pinned_empty)
+
+    def _approximate(self, n, src, dst, weights) -> None:
+        """The approximate layouts of --approx, each built as the exact one (timed in the log)."""
+        args, xp = self.args, self.backend.xp
+        params = {"threshold": args.approx_threshold, "degree": args.approx_degree,
+                  "fraction": args.approx_fraction, "tolerance": args.approx_tolerance}
+        for kind in args.approxes:
+            started = time.perf_counter()
+            a = approx.approximate(kind, n, src, dst, weights, xp=xp, **params)
+            layout = self._layout(build_csr(xp, a.n, a.src, a.dst, a.weights))
+            self.backend.sync()
+            info = {**a.describe(), "build_time": time.perf_counter() - started,
+                    "representations": {m: dict(zip(("device_bytes", "host_bytes"), layout.representation_bytes(m)))
+                                        for m in args.methods}}
+            self.approximations[kind] = (layout, self.backend.asnumpy(a.position), info,
+                                         self.backend.asnumpy(layout.degree))
+            runtime.log(f"ws: --approx {kind}: {a.n} vertices, {info['tuples']} tuples (+{a.added}, -{a.removed}"
+                        f"{f', {a.replicas} replicas' if a.replicas else ''}) in {info['build_time']:.2f} s")
 
     def build(self) -> dict:
         args, backend = self.args, self.backend
@@ -376,13 +504,16 @@ class VertexPrograms(Benchmark):
         generation_time = time.perf_counter() - started
         started = time.perf_counter()
         csr = build_csr(backend.xp, n, src, dst, weights)
-        del src, dst, weights
-        self.layout = Layout(csr, args.parts, self.devices, hub_degree=args.hub_degree)
+        self.layout = self._layout(csr)
         backend.sync()
         build_time = time.perf_counter() - started
+        self._approximate(n, src, dst, weights)
+        del src, dst, weights
         self.graph_info.update(n_vertices=n, n_tuples=csr.n_tuples, csr_entries=csr.entries,
                                generation_time=generation_time, build_time=build_time,
-                               hub_degree=args.hub_degree)
+                               hub_degree=args.hub_degree, representations={
+                                   m: dict(zip(("device_bytes", "host_bytes"), self.layout.representation_bytes(m)))
+                                   for m in args.methods})
         del csr
         self.degree = backend.asnumpy(self.layout.degree)
         self.partitions = self.layout.describe()
@@ -402,48 +533,74 @@ class VertexPrograms(Benchmark):
         # what the user sees and gives: the file's ids
         self.original = {None: None, **{v: v if self.info is None else int(self.info.original_ids(v, v + 1)[0])
                                         for v in self.sources or []}}
-        return [_Config(algo, source, method, exchange, repeat)
-                for algo in args.algos
+        return [_Config(algo, kind, source, method, frontier, exchange, repeat)
+                for algo in args.algos for kind in [None] + args.approxes
                 for source in (self.sources if lookup(algo).needs_source else [None])
-                for method in args.methods for exchange in self.exchanges for repeat in range(args.repeat)]
+                for method in args.methods
+                for frontier in (["all"] if method in SHARD_METHODS else args.frontiers)
+                for exchange in self.exchanges for repeat in range(args.repeat)]
 
-    def _engine(self, algo: str) -> Engine:
-        """The engine of program `algo`, its kernels loaded (one iteration of every method)."""
-        if self.engine is None or self.engine.program.name != algo:
+    def _source(self, kind: str | None, source: int | None) -> int | None:
+        """A source in the graph of approximation `kind` (an approximate layout may renumber the vertices)."""
+        if source is None or kind is None:
+            return source
+        return int(self.approximations[kind][1][source])
+
+    def _engine(self, algo: str, kind: str | None) -> Engine:
+        """The engine of program `algo` on the graph (or its approximate layout `kind`), its kernels loaded
+        (one iteration of every method)."""
+        if self.engine is None or (self.engine.program.name, self.engine_kind) != (algo, kind):
             program = lookup(algo)
             self.engine = None
-            self.engine = Engine(self.layout, program, self.backend)
-            source = self.sources[0] if program.needs_source else None
+            layout = self.layout if kind is None else self.approximations[kind][0]
+            self.engine, self.engine_kind = Engine(layout, program, self.backend), kind
+            source = self._source(kind, self.sources[0]) if program.needs_source else None
             for method in self.args.methods:
                 self.engine.run(method, self.exchanges[0], source, max_iterations=1)
         return self.engine
 
     def warm_up(self, trial: _Config) -> None:
-        self._engine(trial.algo)
+        self._engine(trial.algo, trial.approx)
 
     def search(self, trial: _Config):
-        return self._engine(trial.algo).run(trial.method, trial.exchange, trial.source, self.args.max_iterations)
+        return self._engine(trial.algo, trial.approx).run(trial.method, trial.exchange,
+                                                          self._source(trial.approx, trial.source),
+                                                          self.args.max_iterations, trial.frontier,
+                                                          self.args.bin_threshold)
 
     def validate(self, trial: _Config, result) -> str | None:
         key, reference = self.reference
-        if key != (trial.algo, trial.source):
-            self.reference = ((trial.algo, trial.source), (trial, result.values))
+        if key != (trial.algo, trial.approx, trial.source):
+            self.reference = ((trial.algo, trial.approx, trial.source), (trial, result.values))
             return None
         first, values = reference
         problem = _disagreement(self.engine.program, values, result.values)
-        return None if problem is None else f"disagrees with {first.method}/{first.exchange}: {problem}"
+        if problem is None:
+            return None
+        return f"disagrees with {first.method}/{first.frontier}/{first.exchange}: {problem}"
 
     def label(self, trial: _Config) -> str:
         where = "" if trial.source is None else f" from source {self.original[trial.source]}"
-        return f"{trial.algo} {trial.method}{'/' + trial.exchange if trial.exchange else ''}{where}"
+        on = f" on --approx {trial.approx}" if trial.approx else ""
+        return (f"{trial.algo} {trial.method}/{trial.frontier}{'/' + trial.exchange if trial.exchange else ''}"
+                f"{on}{where}")
 
     def record(self, trial: _Config, result) -> dict:
-        return _run_record(self.engine.program, trial.algo, trial.method, trial.exchange, self.args.parts,
-                           self.original[trial.source], trial.repeat, result, self.degree)
+        program, approximation, degree = self.engine.program, None, self.degree
+        if trial.approx is None:
+            self.exact.setdefault((trial.algo, trial.source), result.values)
+        else:
+            _, position, info, degree = self.approximations[trial.approx]
+            exact = self.exact[trial.algo, trial.source]
+            approximation = {**{k: v for k, v in info.items() if k != "representations"},
+                             "inaccuracy": approx.inaccuracy(program, exact, result.values, position)}
+        return _run_record(program, trial.algo, trial.method, trial.exchange, self.args.parts,
+                           self.original[trial.source], trial.repeat, result, degree,
+                           self.engine.representation(trial.method), trial.frontier, approximation)
 
     def progress(self, index: int, count: int, trial: _Config, record: dict) -> str:
         source = "" if record["source"] is None else f" source {record['source']}"
-        return (f"{trial.algo} {trial.method}{' ' + trial.exchange if trial.exchange else ''}{source}: "
+        return (f"{trial.algo} {method_label(record)}{' ' + trial.exchange if trial.exchange else ''}{source}: "
                 f"{record['iterations']} iterations, {1e3 * record['time']:.2f} ms"
                 + ("" if record["converged"] else " (did NOT converge)"))
 
@@ -456,11 +613,12 @@ class VertexPrograms(Benchmark):
             names = [describe_device(d) for d in self.devices] if self.devices else [self.backend.describe()]
             doc = {**provenance(), "mode": "ws", "backend": self.backend.name, "devices": names,
                    "gpus": self.args.parts, "graph": self.graph_info, "partitions": self.partitions,
+                   "approximations": {k: info for k, (_, _, info, _) in self.approximations.items()},
                    "runs": run.records, "comparisons": found}
             write_json_atomically(self.args.json, doc)
 
     def close(self) -> None:
-        self.engine = None
+        self.engine, self.approximations = None, {}
 
 
 def main(args: argparse.Namespace) -> int:
