@@ -227,8 +227,10 @@ def _function(module: str, function: str):
     return _compile(module).get_function(function)
 
 
-def select(choice: str = "auto") -> Backend:
-    """Collective: pick the backend for all ranks and bind this rank's GPU by its node-local rank."""
+def select(choice: str = "auto", share_multiprocessors: bool = False) -> Backend:
+    """Collective: pick the backend for all ranks and bind this rank's GPU by its node-local rank;
+    share_multiprocessors: ranks sharing a GPU each ask CUDA MPS for their share of it (NVSHMEM supports
+    several PEs on a GPU only so)."""
     if choice not in ("auto", "gpu", "cpu"):
         raise DbfsError(f"unknown backend {choice!r} (auto, gpu or cpu)", collective=True)
     forced = os.environ.get("DBFS_BACKEND")
@@ -246,10 +248,8 @@ def select(choice: str = "auto") -> Backend:
     local, on_node = runtime.local_rank()
     device = local % ngpus
     sharing = len(range(device, on_node, ngpus))
-    if sharing > 1 and "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE" not in os.environ:
-        # Under CUDA MPS each rank then gets its share of the multiprocessors (ignored without MPS): the
-        # ranks' kernels run side by side, and NVSHMEM supports several PEs on a GPU only so.
-        os.environ["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = str(max(1, 100 // sharing))
+    if share_multiprocessors and sharing > 1 and "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE" not in os.environ:
+        os.environ["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = str(max(1, 100 // sharing))   # before the context
     return Backend("gpu", device, sharing=sharing)
 
 

@@ -371,7 +371,7 @@ def main(args) -> None:
     runtime.check_slurm()
     args.seed_pair = parse_seed(args.seed)
     _check_args(args)
-    backend = select(args.backend)
+    backend = select(args.backend, share_multiprocessors=args.comm == "nvshmem")
     world = runtime.WORLD
     R, C = args.grid_shape
     transport = resolve_transport(args.comm, backend)

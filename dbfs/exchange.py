@@ -483,6 +483,8 @@ class LevelExchange:
         self.round += 1
         if not self.mpi:
             self._send_on_stream()
+            if self.shmem:      # exact sizes: known here once staged and waited for (the expand's)
+                return len(self.peers), self.staged_bytes() if self.shared else None
             return len(self.peers), 4 * self.stride * len(self.peers)
         sent = 0
         for p in self.peers:
@@ -495,6 +497,10 @@ class LevelExchange:
         MPI.Request.Waitall(list(self.recv_req.values()))
         self.consumed = True
         return len(self.peers), sent
+
+    def staged_bytes(self) -> int:
+        """Bytes of this round's messages, from their heads in out_host (staged and waited for)."""
+        return sum(4 * message.size(self.out_host[(0 if self.shared else p) * self.stride:]) for p in self.peers)
 
     def _send_on_stream(self) -> None:
         stream = self.backend.xp.cuda.get_current_stream()

@@ -161,6 +161,7 @@ class GridLoop:
         self.control_host[:] = 0
         self.control_host[CTL.STEP] = STEP.TOPDOWN
         self.stream = xp.cuda.Stream(non_blocking=True) if backend.is_gpu else None
+        self.unsettled = []                     # (traffic, phase, exchange) whose bytes the heads will give
         self.replays = Replays(backend, self.stream)
 
     def close(self) -> None:
@@ -271,6 +272,10 @@ class GridLoop:
             self.expand_x.finish_sends()        # this level's expand sends read the staging buffer
         self.replays.run(("end", bits, queue is self.state.queue0), lambda: self._enqueue_end(queue, counts, bits))
         self._wait()
+        for traffic, phase, x in self.unsettled:
+            sent = x.staged_bytes()
+            traffic.add(phase, 0, sent, sent)
+        self.unsettled.clear()
 
     def _enqueue_end(self, queue, counts, bits: bool) -> None:
         backend, s, grid, j = self.backend, self.state, self.graph.grid, self.graph.comms.j
@@ -339,6 +344,10 @@ class GridLoop:
 
     def _send(self, traffic, phase: str, x) -> None:
         messages, sent = x.send()
+        if sent is None:                        # known once the level's wait has staged the heads
+            self.unsettled.append((traffic, phase, x))
+            traffic.add(phase, messages, 0, 0)
+            return
         raw = 0
         if x.needs_wait or not self.backend.is_gpu:
             for p in x.peers:

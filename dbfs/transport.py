@@ -2,16 +2,19 @@
 the one place that says why a transport cannot run in a job.
 
 `auto`, on several ranks with a GPU each: NCCL between the GPUs when every rank has a GPU of its own
-and NCCL is there; else NVSHMEM when it starts on every rank (ranks sharing a GPU under CUDA MPS,
-where NCCL refuses to run); else a CUDA-aware MPI (device buffers straight to MPI); else MPI staged
-through pinned host memory -- and it says on stderr which it took and why. On one rank, which
-exchanges nothing, and on the CPU backend: `mpi`. An explicit choice that cannot work in this job
+and NCCL is there; else a CUDA-aware MPI (device buffers straight to MPI); else MPI staged through
+pinned host memory -- and it says on stderr which it took and why. On one rank, which exchanges
+nothing, and on the CPU backend: `mpi`. NVSHMEM runs only when asked for (`--comm nvshmem`): on ranks
+sharing one H100 under MPS it beat host-staged MPI at 4 ranks (scale 24) and lost at 2 and 16 ranks and
+on a lattice (bench/NOTES.md, 2026-11-25), so `auto` does not start it. An explicit choice that cannot work in this job
 (nccl, nvshmem or mpi-cuda without the GPU backend, NCCL missing or two ranks on one GPU, NVSHMEM
 missing or not starting, mpi-cuda with an MPI that does not report CUDA support) is refused on every
 rank alike, before the graph is generated or read. The transports themselves live in dbfs.exchange.
 """
 
 from __future__ import annotations
+
+import os
 
 from mpi4py import MPI
 
@@ -59,6 +62,10 @@ def problem(choice: str, backend, comm) -> str | None:
         if not _everywhere(nvshmem.available(), comm):
             return ("--comm nvshmem: NVSHMEM is not available on every rank (pip install 'dbfs[nvshmem]' "
                     "brings nvshmem4py and the library); use --comm mpi or auto")
+        if shares_a_gpu(comm, backend) and not _everywhere("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE" in os.environ, comm):
+            return ("--comm nvshmem: ranks share a GPU, and NVSHMEM runs several PEs on a GPU only under CUDA "
+                    "MPS with CUDA_MPS_ACTIVE_THREAD_PERCENTAGE set (the main command sets it; see "
+                    "scripts/mps.sh); use --comm mpi")
         failure = nvshmem.start(backend)
         if failure:
             return f"--comm nvshmem: {failure}; use --comm mpi or auto"
@@ -85,15 +92,10 @@ def _auto(backend, comm) -> tuple[str, str]:
         return "mpi", "one rank exchanges nothing"
     if not backend.is_gpu:
         return "mpi", "the CPU backend"
-    if _everywhere(nccl_available(), comm):
-        if not shares_a_gpu(comm, backend):
-            return "nccl", "every rank has a GPU of its own and NCCL is there"
-    if _everywhere(nvshmem.available(), comm):
-        failure = nvshmem.start(backend)
-        if failure is None:
-            return "nvshmem", "NVSHMEM started on every rank" + (" (ranks share a GPU: NCCL refuses)"
-                                                                 if shares_a_gpu(comm, backend) else "")
-        runtime.warn(f"--comm auto: {failure}; not using nvshmem")
+    shared = shares_a_gpu(comm, backend)
+    if _everywhere(nccl_available(), comm) and not shared:
+        return "nccl", "every rank has a GPU of its own and NCCL is there"
     if _everywhere(runtime.mpi_cuda_aware(), comm):
         return "mpi-cuda", "this MPI reports CUDA support"
-    return "mpi", "no NCCL for these ranks, no NVSHMEM, no CUDA-aware MPI: staged through host memory"
+    return "mpi", ("ranks share a GPU, where NCCL refuses, and this MPI does not report CUDA support" if shared
+                   else "no NCCL on every rank and no CUDA-aware MPI") + ": staged through host memory"

@@ -1,6 +1,6 @@
 """The choice of transport (dbfs.transport): explicit choices that cannot run are refused on every rank
-alike, `auto` takes the first that works in NCCL, NVSHMEM, CUDA-aware MPI, host-staged MPI order and
-says why on stderr. NVSHMEM and NCCL are absent here: a stand-in GPU backend and stand-ins for the
+alike, `auto` takes the first that works in NCCL, CUDA-aware MPI, host-staged MPI order (NVSHMEM only
+when asked for) and says why on stderr. NVSHMEM and NCCL are absent here: a stand-in GPU backend and stand-ins for the
 probes show each decision."""
 
 from types import SimpleNamespace
@@ -34,8 +34,18 @@ def test_nvshmem_refused_where_it_is_missing(monkeypatch):
 
 def test_nvshmem_refused_when_it_does_not_start(monkeypatch):
     monkeypatch.setattr(nvshmem, "available", lambda: True)
+    monkeypatch.setenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "50")
     monkeypatch.setattr(nvshmem, "start", lambda backend: "NVSHMEM did not start (NvshmemError: no heap)")
     with pytest.raises(DbfsError, match="--comm nvshmem: NVSHMEM did not start"):
+        transport.resolve_transport("nvshmem", gpu_stand_in())
+
+
+@pytest.mark.mpi(min_size=2)
+def test_nvshmem_on_a_shared_gpu_needs_the_mps_share(monkeypatch):
+    monkeypatch.setattr(nvshmem, "available", lambda: True)
+    monkeypatch.setattr(nvshmem, "start", lambda backend: pytest.fail("started without the MPS share"))
+    monkeypatch.delenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", raising=False)
+    with pytest.raises(DbfsError, match="ranks share a GPU, and NVSHMEM runs several PEs on a GPU only under"):
         transport.resolve_transport("nvshmem", gpu_stand_in())
 
 
@@ -45,18 +55,14 @@ def test_auto_on_the_cpu_backend_or_one_rank_is_mpi():
 
 
 @pytest.mark.mpi(min_size=2)
-@pytest.mark.parametrize("nvshmem_starts", [True, False])
-def test_auto_takes_nvshmem_where_ranks_share_a_gpu(monkeypatch, capsys, nvshmem_starts):
+def test_auto_where_ranks_share_a_gpu_stages_through_host_memory(monkeypatch, capsys):
     monkeypatch.setattr(transport, "nccl_available", lambda: True)
-    monkeypatch.setattr(nvshmem, "available", lambda: True)
-    monkeypatch.setattr(nvshmem, "start", lambda backend: None if nvshmem_starts else "NVSHMEM did not start (x)")
+    monkeypatch.setattr(nvshmem, "available", lambda: pytest.fail("auto started NVSHMEM"))
     monkeypatch.setattr(runtime, "mpi_cuda_aware", lambda: False)
-    chosen = transport.resolve_transport("auto", gpu_stand_in())
-    assert chosen == ("nvshmem" if nvshmem_starts else "mpi")
+    assert transport.resolve_transport("auto", gpu_stand_in()) == "mpi"
     err = capsys.readouterr().err
     if WORLD.Get_rank() == 0:
-        assert f"--comm auto: {chosen} (" in err
-        assert ("NCCL refuses" in err) == nvshmem_starts
+        assert "--comm auto: mpi (ranks share a GPU, where NCCL refuses" in err
 
 
 @pytest.mark.mpi(min_size=2)
