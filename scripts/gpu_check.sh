@@ -88,9 +88,14 @@ while [ $# -gt 0 ]; do
         run "$RESULTS/gpu_tests.log" $PY -m pytest -q -m gpu -p no:cacheprovider $TEST_TIMEOUT tests ;;
     multi)
         for p in $1; do
+            # ranks sharing a GPU under MPS take their share of it (NVSHMEM runs several PEs on a GPU only so)
+            share=$(( 100 * $(ngpus) / p )); [ "$share" -lt 100 ] && [ -n "${CUDA_MPS_PIPE_DIRECTORY:-}" ] \
+                && export CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$share
             run "$RESULTS/gpu_tests_${p}ranks_$(ngpus)gpus.log" mpirun_ -n "$p" $PY -m pytest --with-mpi -q \
                 -m gpu -p no:cacheprovider $TEST_TIMEOUT tests/test_bfs.py tests/test_exchange.py \
-                tests/test_grid_loop.py tests/test_validate.py tests/test_build.py tests/test_certificate.py
+                tests/test_grid_loop.py tests/test_transport.py tests/test_validate.py tests/test_build.py \
+                tests/test_certificate.py
+            unset CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
         done
         shift ;;
     multibench)
