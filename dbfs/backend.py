@@ -142,6 +142,17 @@ class Backend:
         return describe_device(self.device if self.is_gpu else None)
 
 
+def abandon_capture(stream) -> None:
+    """After a failed CUDA graph capture on `stream`: end the capture (an invalidated one ends with an
+    error of its own) and let the stream drain, so that the work can be enqueued call by call."""
+    if stream.is_capturing():
+        try:
+            stream.end_capture()
+        except RuntimeError:
+            pass
+    stream.synchronize()
+
+
 def describe_device(device: int | None) -> str:
     """'gpu D (model)' for CUDA device D, 'cpu (numpy)' for None."""
     if device is None:

@@ -49,6 +49,7 @@ from typing import NamedTuple
 import numpy as np
 
 from dbfs import runtime
+from dbfs.backend import abandon_capture
 from dbfs.kernels import CTL, CTL_WORDS, FORM, LOG, LOG_WORDS, SMALL_THREADS, STEP
 from dbfs.ops import bitmap, bottom_up
 from dbfs.ops.expand import ExpandScratch, expand
@@ -148,12 +149,7 @@ class DeviceLoop:
         try:
             return self._capture_rounds()
         except (RuntimeError, OSError) as error:    # CuPy's CUDA errors are RuntimeErrors
-            if self.stream.is_capturing():
-                try:
-                    self.stream.end_capture()
-                except RuntimeError:
-                    pass    # an invalidated capture ends with an error of its own
-            self.stream.synchronize()
+            abandon_capture(self.stream)
             runtime.warn(f"the level loop could not be captured as CUDA graphs ({error}); "
                          f"enqueuing its rounds kernel by kernel (about 0.3 ms more per round)")
             return None

@@ -43,6 +43,7 @@ import numpy as np
 from mpi4py import MPI
 
 from dbfs import runtime
+from dbfs.backend import abandon_capture
 from dbfs.direction import next_bottom_up
 from dbfs.exchange import Exchange, LevelExchange, OffsetSet
 from dbfs.kernels import CTL, CTL_WORDS, HEAD, HEAD_WORDS, STAT, STAT_WORDS, STEP
@@ -118,12 +119,7 @@ class Replays:
             enqueue()
             self.graphs[key] = self.stream.end_capture()
         except (RuntimeError, OSError) as error:    # CuPy's CUDA errors are RuntimeErrors
-            if self.stream.is_capturing():
-                try:
-                    self.stream.end_capture()
-                except RuntimeError:
-                    pass    # an invalidated capture ends with an error of its own
-            self.stream.synchronize()
+            abandon_capture(self.stream)
             self.enabled = False
             runtime.warn(f"the grid loop's levels could not be captured as CUDA graphs ({error}); enqueuing "
                          "their kernels one by one")

@@ -28,34 +28,11 @@ pack_offsets(const i32* __restrict__ offsets, const i32* __restrict__ count, i32
     }
 }
 
-// Warp-centric unpack: each warp takes 32 consecutive words, lane l one word; a warp prefix sum of the
-// words' popcounts places every lane's bits, and one atomicAdd per warp on *count (zeroed by the
-// caller) reserves the warp's slots. The output order is by warp arrival, ascending inside a warp.
+// The offsets of the set bits, in any order (common.cuh unpack_words); *count zeroed by the caller.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 unpack_bitmap(const u32* __restrict__ words, i32 nwords, i32* __restrict__ out, i32* __restrict__ count,
               const i64* __restrict__ ctl, i32 step_mask, i32 form)
 {
     if (!gate_open(ctl, step_mask, form)) return;
-    const i32 lane = threadIdx.x & 31;
-    const i32 warps = (gridDim.x * blockDim.x) >> 5;
-    for (i32 base = ((blockIdx.x * blockDim.x + threadIdx.x) >> 5) * 32; base < nwords; base += warps * 32) {
-        const i32 w = base + lane;
-        u32 word = w < nwords ? words[w] : 0u;
-        const i32 bits = __popc(word);
-        i32 before = bits;
-        for (i32 d = 1; d < 32; d <<= 1) {
-            const i32 up = __shfl_up_sync(0xffffffffu, before, d);
-            if (lane >= d) before += up;
-        }
-        const i32 total = __shfl_sync(0xffffffffu, before, 31);
-        if (total == 0) continue;
-        i32 at = 0;
-        if (lane == 31) at = atomicAdd(count, total);
-        at = __shfl_sync(0xffffffffu, at, 31) + before - bits;
-        while (word) {
-            const i32 bit = __ffs(word) - 1;
-            out[at++] = w * 32 + bit;
-            word &= word - 1;
-        }
-    }
+    unpack_words(words, nwords, out, count);
 }

@@ -112,3 +112,35 @@ __device__ __forceinline__ void block_reserve(const bool (&active)[ITEMS], const
     for (int e = 0; e < ITEMS; ++e)
         if (active[e]) slot[e] += block_base[group[e]];
 }
+
+// The offsets of the set bits of words[0 .. nwords) appended to out, warp-centric: each warp takes 32
+// consecutive words, lane l one word; a warp prefix sum of the words' popcounts places every lane's
+// bits, and one atomicAdd per warp on *count (zeroed by the caller) reserves the warp's slots. The
+// output order is by warp arrival, ascending inside a warp. Every lane of the grid's warps must call it.
+template <typename T>
+__device__ __forceinline__ void unpack_words(const u32* __restrict__ words, i32 nwords, T* __restrict__ out,
+                                             i32* __restrict__ count)
+{
+    const i32 lane = threadIdx.x & 31;
+    const i32 warps = (gridDim.x * blockDim.x) >> 5;
+    for (i32 base = ((blockIdx.x * blockDim.x + threadIdx.x) >> 5) * 32; base < nwords; base += warps * 32) {
+        const i32 w = base + lane;
+        u32 word = w < nwords ? words[w] : 0u;
+        const i32 bits = __popc(word);
+        i32 before = bits;
+        for (i32 d = 1; d < 32; d <<= 1) {
+            const i32 up = __shfl_up_sync(0xffffffffu, before, d);
+            if (lane >= d) before += up;
+        }
+        const i32 total = __shfl_sync(0xffffffffu, before, 31);
+        if (total == 0) continue;
+        i32 at = 0;
+        if (lane == 31) at = atomicAdd(count, total);
+        at = __shfl_sync(0xffffffffu, at, 31) + before - bits;
+        while (word) {
+            out[at++] = (T)(w * 32 + __ffs(word) - 1);
+            word &= word - 1;
+        }
+    }
+}
+

@@ -48,8 +48,8 @@ message_fill(const i32* __restrict__ lists, i64 list_stride, const i32* __restri
 }
 
 // One message from a bitmap of b bits holding *count set bits (the own frontier after a bottom-up
-// level): the words themselves, or the list of set bits (warp-centric: a warp's 32 words, a prefix of
-// their popcounts, one atomicAdd on *cursor per warp; *cursor zeroed by the caller).
+// level): the words themselves, or the list of set bits (common.cuh unpack_words; *cursor zeroed by
+// the caller).
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 message_from_bits(const u32* __restrict__ words, const i64* __restrict__ count, i32 b, i32 forced,
                   u32* __restrict__ out, i32* __restrict__ cursor)
@@ -68,27 +68,7 @@ message_from_bits(const u32* __restrict__ words, const i64* __restrict__ count, 
             payload[w] = words[w];
         return;
     }
-    const i32 lane = threadIdx.x & 31;
-    const i32 warps = (gridDim.x * blockDim.x) >> 5;
-    for (i32 base = ((blockIdx.x * blockDim.x + threadIdx.x) >> 5) * 32; base < nwords; base += warps * 32) {
-        const i32 w = base + lane;
-        u32 word = w < nwords ? words[w] : 0u;
-        const i32 bits = __popc(word);
-        i32 before = bits;
-        for (i32 d = 1; d < 32; d <<= 1) {
-            const i32 up = __shfl_up_sync(0xffffffffu, before, d);
-            if (lane >= d) before += up;
-        }
-        const i32 total = __shfl_sync(0xffffffffu, before, 31);
-        if (total == 0) continue;
-        i32 at = 0;
-        if (lane == 31) at = atomicAdd(cursor, total);
-        at = __shfl_sync(0xffffffffu, at, 31) + before - bits;
-        while (word) {
-            payload[at++] = (u32)(w * 32 + __ffs(word) - 1);
-            word &= word - 1;
-        }
-    }
+    unpack_words(words, nwords, payload, cursor);
 }
 
 // Message y's head and (payload_too) payload, at its exact size, from out to host (mapped pinned
