@@ -22,7 +22,8 @@ record holds what the host decides on -- the new frontier's size, degree sum and
 the next expand message, already encoded and staged with its head -- and one allreduce gives everyone
 the totals for termination and the direction. A host-staged transport (`mpi`) adds the waits its
 payloads need before MPI can send them: the fold's (top-down) and each rotation sub-step's (bottom-up);
-NCCL moves whole-capacity messages on the stream and adds none. Message sizes come from heads the
+NCCL (whole-capacity messages) and NVSHMEM (kernels putting each message into its receiver's memory,
+signalling and waiting on the device) move them on the stream and add none. Message sizes come from heads the
 kernels wrote, buffers and pre-posted receives are made once per run, and no launch depends on a count
 read back. On a GPU a top-down level's three kernel sequences (gather and expansion and fold encoding;
 update; the next expand message and the status record) are captured once as CUDA graphs (`Replays`)
@@ -54,7 +55,7 @@ from dbfs.ops.predecessors import resolve_parents
 from dbfs.ops.sparse import pack_present, unpack_present
 from dbfs.ops.update import update
 
-EXPAND_TAG, FOLD_TAG, ROTATE_TAG = 1, 2, 3
+EXPAND_TAG, FOLD_TAG = 1, 2            # the rotation uses FOLD_TAG + 1 on the fold's communicator
 COMPUTE_PHASES = ("expansion", "update")
 
 
@@ -213,7 +214,7 @@ class GridLoop:
                 if form == "bits":
                     self._bits_to_list(clock, traffic, queue, counts)
                 self.control_host[CTL.LEVEL] = lvl
-                self._top_down_level(clock, traffic, queue, counts, spare, spare_counts, lvl)
+                self._top_down_level(clock, traffic, queue, counts, spare, spare_counts)
                 queue, spare, counts, spare_counts = spare, queue, spare_counts, counts
                 form = "list"
             else:
@@ -287,8 +288,9 @@ class GridLoop:
         backend.zero(s.stats)
 
     # top-down --------------------------------------------------------------------------------------
-    def _top_down_level(self, clock, traffic, queue, counts, dst, dst_cnt, lvl: int) -> None:
-        """Expand, expansion, fold, update: the new frontier becomes group j of dst."""
+    def _top_down_level(self, clock, traffic, queue, counts, dst, dst_cnt) -> None:
+        """Expand, expansion, fold, update (the level number in the control block): the new frontier
+        becomes group j of dst."""
         parity = queue is self.state.queue0
         clock.switch("expand_comm")
         if self.expand_x is not None:
