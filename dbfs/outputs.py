@@ -19,9 +19,6 @@ import stat
 import sys
 from dataclasses import dataclass
 
-from mpi4py import MPI
-
-from dbfs import runtime
 from dbfs.errors import DbfsError
 
 STDOUT = "-"
@@ -130,12 +127,17 @@ def space_problem(path: str, size: int) -> str | None:
     return f"cannot write {path}: it needs {size_text(size)} and its file system has {size_text(free)} free"
 
 
-def check(targets, inputs=(), comm=runtime.WORLD) -> None:
-    """Collective: DbfsError on every rank when any target cannot be written on any rank (the first
-    problem, naming the rank when only some ranks see it). Targets whose path is None are skipped."""
+def first_problem(targets, inputs=()) -> str | None:
+    """The first reason a target cannot be written, or None. Targets whose path is None are skipped."""
     targets = [t for t in targets if t.path is not None]
-    problem = next((p for p in (target_problem(t, inputs, targets) for t in targets) if p), None)
-    runtime.agree(problem, comm)
+    return next((p for p in (target_problem(t, inputs, targets) for t in targets) if p), None)
+
+
+def check(targets, inputs=(), comm=None) -> None:
+    """Collective over comm (default: the world): DbfsError on every rank when any target cannot be
+    written on any rank (the first problem, naming the rank when only some ranks see it)."""
+    from dbfs import runtime    # here, not at import: one-process scripts never start MPI
+    runtime.agree(first_problem(targets, inputs), comm or runtime.WORLD)
 
 
 def check_input(option: str, path: str) -> str | None:
@@ -158,9 +160,9 @@ def check_input(option: str, path: str) -> str | None:
 
 
 def check_or_exit(prog: str, targets, inputs=()) -> None:
-    """check() for a one-process script: its problem as one line `prog: error: ...`, exit status 2."""
-    try:
-        check(targets, inputs, comm=MPI.COMM_SELF)
-    except DbfsError as e:
-        print(f"{prog}: error: {e}", file=sys.stderr)
+    """The check of a one-process script (no MPI): its problem as one line `prog: error: ...`, exit
+    status 2."""
+    problem = first_problem(targets, inputs)
+    if problem:
+        print(f"{prog}: error: {problem}", file=sys.stderr)
         sys.exit(2)

@@ -287,6 +287,8 @@ EOF
 dbfs_check_args() {
     "$PY" - "$@" <<'EOF'
 import sys
+import mpi4py
+mpi4py.rc.initialize = False     # parsing needs no MPI (and a launcher's environment may not allow one)
 from dbfs.cli import main_parser
 parser = main_parser()
 def error(message):

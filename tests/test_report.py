@@ -60,9 +60,10 @@ def test_default_block_keys_order_and_formats(capsys):
     assert block[4] == f"num_mpi_processes:              {WORLD.Get_size()}"
     rest = lines[len(SPEC_BLOCK):]
     assert rest[:3] == BREAKDOWN
-    assert [line.split()[0] for line in rest[3:9]] == [*bfs_benchmark.PHASES, "search"]
+    assert [line.split()[0] for line in rest[3:10]] == [*bfs_benchmark.PHASES, "sum", "search"]
     certificate = doc["certificate"]
-    assert rest[12:] == [f"certificate: passed ({certificate['time']:.6f} s, {certificate['tuples']} tuples)"]
+    assert rest[-1] == f"certificate: passed ({certificate['time']:.6f} s, {certificate['tuples']} tuples)"
+    assert [line.split()[0] for line in rest[-4:-1]] == ["bytes", "expand", "fold"]
 
 
 def reference_key(spec_key: str) -> str:
