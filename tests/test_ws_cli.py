@@ -44,8 +44,13 @@ __device__ __forceinline__ bool is_updated(const Vertex* computed, const Vertex*
 '''
 
 
+def launcher_free_env() -> dict:
+    """This environment without the MPI launcher's variables (a child that inherits them cannot start)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(LAUNCHER_ENV_PREFIXES)}
+
+
 def dbfs(*args, cwd=None):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(LAUNCHER_ENV_PREFIXES)}
+    env = launcher_free_env()
     env["COLUMNS"] = "250"                  # argparse wraps --help at the terminal width
     return subprocess.run([sys.executable, "-m", "dbfs", *args], capture_output=True, text=True, timeout=300,
                           env=env, cwd=cwd)
@@ -210,7 +215,8 @@ def test_table_script_writes_both_tables(tmp_path):
     markdown holds the method table per graph and the approximation table, the JSON every row."""
     script = os.path.join(os.path.dirname(__file__), "..", "scripts", "bench_ws_table.py")
     result = subprocess.run([sys.executable, script, "--out", str(tmp_path), "--scales", "7,8", "--lattice", "24",
-                             "--backend", "cpu"], capture_output=True, text=True, timeout=600)
+                             "--backend", "cpu"], capture_output=True, text=True, timeout=600,
+                            env=launcher_free_env())
     assert result.returncode == 0, result.stdout + result.stderr
     doc = json.loads((tmp_path / "ws_table.json").read_text())
     assert set(doc["tables"]) == {"Kronecker scale 7", "24x24 lattice", "Kronecker scale 8"}
