@@ -17,17 +17,22 @@
 //                  arrays); block i walks CW_i with all its threads. The remote entries follow as one
 //                  last range [cw_ptr[shards], cw_ptr[shards+1]).
 // One block per shard (gs_iterate, cw_iterate): (1) init_vertex of the window's vertices into shared
-// memory; (2) every entry's compute_nbr(src_value, edge) is folded into its destination's shared value:
-// lanes of a warp with the same destination first combine theirs with shuffles (reduce by key, at most
-// five steps), then the leader folds the result in with a compare-and-swap loop (4- and 8-byte vertices)
-// or under a per-vertex lock in shared memory (larger ones); (3) is_updated decides, the winners are
-// written to values, flagged, refined as in ws_iterate; (4) the copies of the updated vertices are
-// refreshed in the windows (gs) or the concatenated window (cw). Copies are updated while other blocks
-// run, so, as with ws_iterate, a block may already read values of the same iteration.
+// memory; (2) every entry's compute_nbr(src_value, edge) is folded into its destination's shared value,
+// in rounds of WS_SHARD_CHUNKS x 256 consecutive entries: each warp takes WS_SHARD_CHUNKS groups of 32,
+// the lanes of a group with the same destination combine theirs with shuffles (reduce by key, at most
+// five steps), then the warps fold their groups' results in warp order, one warp at a time, so every
+// vertex reduces its entries in the same order in every iteration. A non-associative reduction
+// (PageRank's float sum) in an order that followed the warps' timing rounded differently each time: hubs
+// of thousands of entries then moved by more than PageRank's 1e-6 tolerance in every iteration and
+// never settled. (3) is_updated decides, the winners are written to values, flagged, refined as in
+// ws_iterate; (4) the copies of the updated vertices are refreshed in the windows (gs) or the
+// concatenated window (cw). Copies are updated while other blocks run, so, as with ws_iterate, a block
+// may already read values of the same iteration.
 // Dynamic shared memory: window * (sizeof(Vertex) + 4) bytes.
 #pragma once
 
 #define WS_SHARD_THREADS 256
+#define WS_SHARD_CHUNKS 4   // groups of 32 entries a warp takes per round of step 2
 
 // Shuffle of any trivial vertex type from lane `src` (every lane of the warp must call it).
 template <typename T>
@@ -40,45 +45,10 @@ __device__ __forceinline__ T ws_shfl(T value, int src)
     return w.value;
 }
 
-// *slot = *slot (+) item in shared memory, atomically with respect to the other threads of the block.
-template <typename Word>
-__device__ __forceinline__ void ws_cas_fold(Vertex* slot, const Vertex& item)
-{
-    union Bits { Vertex value; Word word; };
-    Word* word = reinterpret_cast<Word*>(slot);
-    Word old = *(volatile Word*)word;
-    for (;;) {
-        Bits next;
-        next.word = old;
-        reduce_vertices(&next.value, &item);
-        if (next.word == old) return;                  // nothing changes (e.g. min with a larger value)
-        const Word seen = atomicCAS(word, old, next.word);
-        if (seen == old) return;
-        old = seen;
-    }
-}
-
-__device__ __forceinline__ void ws_shared_fold(Vertex* slot, u32* lock, const Vertex& item)
-{
-    if constexpr (sizeof(Vertex) == 4) {
-        ws_cas_fold<unsigned int>(slot, item);
-    } else if constexpr (sizeof(Vertex) == 8) {
-        ws_cas_fold<unsigned long long>(slot, item);
-    } else {
-        // Independent thread scheduling (sm_70 on) lets a lane spin while another lane of its warp holds
-        // the lock.
-        while (atomicCAS(lock, 0u, 1u) != 0u) {}
-        __threadfence_block();
-        reduce_vertices(slot, &item);
-        __threadfence_block();
-        atomicExch(lock, 0u);
-    }
-}
-
-// Step 2 for one entry per lane: lanes with the same destination combine (reduce by key over the warp),
-// their lowest lane folds the result into the shared value. Every lane of the warp must call it.
-__device__ __forceinline__ void ws_shard_fold(bool active, u32 d, Vertex local, Vertex* shared_value,
-                                              u32* word)
+// Reduce by key over the warp, one entry per lane: lanes with the same destination d combine their
+// `local` in a fixed tree; returns whether this lane is the lowest of its destination (its `local` then
+// holds the group's reduction). Every lane of the warp must call it.
+__device__ __forceinline__ bool ws_shard_combine(bool active, u32 d, Vertex& local)
 {
     const u32 lane = threadIdx.x & 31;
     const unsigned peers = __match_any_sync(WS_FULL_MASK, active ? d : ~0u);   // d < window: no clash
@@ -92,7 +62,7 @@ __device__ __forceinline__ void ws_shard_fold(bool active, u32 d, Vertex local, 
         above &= __ballot_sync(WS_FULL_MASK, (rank & 1u) == 0);   // lanes at odd ranks are done
         rank >>= 1;
     }
-    if (active && below == 0) ws_shared_fold(&shared_value[d], &word[d], local);
+    return active && below == 0;
 }
 
 #define WS_SHARD_PARAMS                                                                                \
@@ -116,26 +86,49 @@ __device__ __forceinline__ void ws_shard_update(WS_SHARD_PARAMS, Vertex*& shared
     for (u32 v = threadIdx.x; v < size; v += WS_SHARD_THREADS) {
         const Vertex current = values[lo + base + v];
         init_vertex(&shared_value[v], &current);
-        word[v] = 0;
     }
     __syncthreads();
+    // Step 2: a round's loads first, then its reductions by key, then the warps' folds in warp order (a
+    // warp's groups in entry order): each destination's entries in shard order.
+    const u32 warp = threadIdx.x / 32, lane = threadIdx.x & 31;
     const u64 end = shard_ptr[shard + 1];
-    for (u64 first = shard_ptr[shard]; first < end; first += WS_SHARD_THREADS) {
-        const u64 e = first + threadIdx.x;
-        const bool active = e < end;
-        Vertex local = Vertex();
-        u32 d = 0;
-        if (active) {
-            Edge edge = Edge();
+    for (u64 round = shard_ptr[shard]; round < end; round += WS_SHARD_THREADS * WS_SHARD_CHUNKS) {
+        const u64 first = round + (u64)warp * 32 * WS_SHARD_CHUNKS + lane;
+        Vertex local[WS_SHARD_CHUNKS];
+        Edge edge[WS_SHARD_CHUNKS];
+        u32 d[WS_SHARD_CHUNKS];
+#pragma unroll
+        for (int k = 0; k < WS_SHARD_CHUNKS; ++k) {
+            const u64 e = first + 32 * k;
+            local[k] = Vertex();
+            edge[k] = Edge();
+            d[k] = 0;
+            if (e < end) {
+                local[k] = src_value[e];
 #if WS_EDGE_VALUES
-            edge = edges[e];
+                edge[k] = edges[e];
 #endif
-            compute_nbr(src_value[e], &edge, &local);
-            d = dest[e] - base;
+                d[k] = dest[e] - base;
+            }
         }
-        ws_shard_fold(active, d, local, shared_value, word);
+        bool head[WS_SHARD_CHUNKS];
+#pragma unroll
+        for (int k = 0; k < WS_SHARD_CHUNKS; ++k) {
+            const bool active = first + 32 * k < end;
+            if (active) compute_nbr(local[k], &edge[k], &local[k]);
+            head[k] = ws_shard_combine(active, d[k], local[k]);
+        }
+        for (u32 turn = 0; turn < WS_SHARD_THREADS / 32; ++turn) {
+            if (warp == turn) {
+#pragma unroll
+                for (int k = 0; k < WS_SHARD_CHUNKS; ++k) {
+                    if (head[k]) reduce_vertices(&shared_value[d[k]], &local[k]);
+                    __syncwarp();
+                }
+            }
+            __syncthreads();
+        }
     }
-    __syncthreads();
     for (u32 first = 0; first < size; first += WS_SHARD_THREADS) {
         const u32 v = first + threadIdx.x;
         bool updated = false, boundary = false;

@@ -1,7 +1,7 @@
 """Every vertex program of the ws mode, placed into the engine template (kernels/ws_engine.cuh, with
 ws_refine.cuh, ws_shards.cuh and ws_frontier.cuh) exactly as the engine compiles it with NVRTC,
 compiles for sm_90 with nvcc, every kernel present; so does a program with a struct vertex (the generic
-shuffle path, and the locked fold of G-Shards and Concatenated Windows)."""
+shuffle paths of WS and of G-Shards and Concatenated Windows)."""
 
 import shutil
 import subprocess
