@@ -1,21 +1,24 @@
 """Expand and fold exchanges: rounds of point-to-point messages between the ranks of one grid line.
 
-Method (paper 004, section 3.3): each round (1) starts the sends, (2) waits for the receives posted in
-the previous round, (3) posts the receives of the next round, so receives are always posted ahead of
-the matching sends; buffers are allocated once per run. A message carries a set of offsets within a
-block of b vertices (the sender's block for expand, the receiver's for fold and for the bottom-up
-rotation), so one Exchange per grid communicator serves every message type; all ranks of the line run
-the same sequence of rounds, which keeps the k-th message from a peer matched with the k-th receive.
+Method (paper 004, section 3.3): receives are posted ahead of the matching sends and buffers are made
+once per run; all ranks of a line run the same sequence of rounds, which keeps the k-th message from a
+peer matched with the k-th receive. A message carries a set of offsets within a block of b vertices
+(the sender's block for expand, the receiver's for fold and for the bottom-up rotation).
 
 Encoding (paper 004, section 5): a message is a list of 32-bit offsets or a bitmap of the b/32 words of
 the block, whichever is smaller (`adaptive`: bitmap when 32 * count > b, i.e. when b/8 bitmap bytes
 are fewer than 4 * count list bytes), chosen per message, or always one form (`list`, `bitmap`). A
-3-word header [encoding, count, payload words] precedes the payload.
+3-word head [form, count, payload words] precedes the payload.
 
-Transports (one interface, `round`): `mpi` stages device data through pinned host buffers (MPI here is
-not CUDA-aware), device<->host copies on their own stream, each receive copied up as soon as it lands;
-`mpi-cuda` hands device buffers to a CUDA-aware MPI; `nccl` uses NCCL send/recv between the GPUs
-(headers first, then payloads), MPI only to set the communicators up.
+Two kinds of round:
+- LevelExchange, a level's expand, fold and rotation: kernels encode the messages on the device and
+  write their heads (dbfs.ops.message), so the host never reads a count before a round; per transport
+  the messages travel staged through pinned host memory at their exact size (`mpi`), from device
+  buffers (`mpi-cuda`), as whole-capacity NCCL sends on the stream (`nccl`), or put by dbfs's kernels
+  into the receiver's NVSHMEM symmetric memory with a signal (`nvshmem`);
+- Exchange, the rounds of whole bitmaps and sparse blocks made once a search (the switch back to
+  top-down, the predecessors): `round`/`transfer` with `mpi` (device<->host copies on their own stream),
+  `mpi-cuda`, or NCCL with a header round first. Which transport may run is dbfs.transport's decision.
 """
 
 from __future__ import annotations
