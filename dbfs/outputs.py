@@ -19,7 +19,6 @@ import stat
 import sys
 from dataclasses import dataclass
 
-from dbfs.errors import DbfsError
 
 STDOUT = "-"
 _UNITS = ((1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"))

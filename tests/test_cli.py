@@ -2,18 +2,18 @@
 exit status 2 for bad input, and a small end-to-end run that prints the Graph500 block and JSON."""
 
 import json
-import os
 import subprocess
 import sys
 
 import pytest
 from mpi4py import MPI
+from launcher import launcher_free_env
 
 pytestmark = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1, reason="subprocess tests run in the 1-rank pass")
 
 
 def dbfs(*args, env=None, cwd=None):
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "HYDI_", "MPIR_"))}
+    full_env = launcher_free_env()
     full_env.update(env or {})
     return subprocess.run([sys.executable, "-m", "dbfs", *args], capture_output=True, text=True,
                           timeout=120, env=full_env, cwd=cwd)

@@ -19,11 +19,11 @@ from mpi4py import MPI
 
 from dbfs import convert, edgelist, formats
 from dbfs.errors import DbfsError
+from launcher import launcher_free_env
 
 pytestmark = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1, reason="one-process tool: single-rank pass")
 
 DATA = Path(__file__).resolve().parent / "data"
-LAUNCHER_ENV_PREFIXES = ("PMI_", "PMIX_", "HYDI_", "HYDRA_", "MPI_LOCALNRANKS", "MPI_LOCALRANKID", "OMPI_")
 BIG = 8589934592
 
 
@@ -278,7 +278,7 @@ def test_existing_output_needs_force(tmp_path):
 
 # ------------------------------------------------------------------------------------ command line
 def run_cli(*argv, cwd: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(LAUNCHER_ENV_PREFIXES)}
+    env = launcher_free_env()
     return subprocess.run([sys.executable, "-m", "dbfs", *map(str, argv)], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=120)
 

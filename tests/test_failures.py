@@ -28,13 +28,13 @@ from mpi4py import MPI
 from dbfs import bfs_benchmark, cli, convert, edgelist, generate, partition_cache, runtime
 from dbfs.errors import Interrupted
 from dbfs.grid import Grid, fitting_grid
+from launcher import launcher_free_env
 
 WORLD = MPI.COMM_WORLD
 DATA = Path(__file__).resolve().parent / "data"
 BIG = 8589934592
 single_rank_only = pytest.mark.skipif(WORLD.Get_size() > 1, reason="starts its own processes or is a "
                                       "one-process tool: runs in the single-rank pass")
-LAUNCHER_ENV_PREFIXES = ("PMI_", "PMIX_", "HYDI_", "HYDRA_", "MPI_LOCALNRANKS", "MPI_LOCALRANKID", "OMPI_")
 JOB_TIMEOUT_S = 120
 
 
@@ -361,7 +361,7 @@ def test_help_gives_each_default_once_and_names_every_command():
 
 # ---------------------------------------------------------------- their own processes: signals, paths
 def clean_env() -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(LAUNCHER_ENV_PREFIXES)}
+    env = launcher_free_env()
     env["DBFS_BACKEND"] = "cpu"
     return env
 

@@ -3,7 +3,6 @@ errors (one line, non-zero exit, no file left behind), failures during the write
 
 import argparse
 import errno
-import os
 import shutil
 import subprocess
 import sys
@@ -18,8 +17,8 @@ from mpi4py import MPI
 from dbfs import edgelist, generate, outputs
 from dbfs.errors import DbfsError
 from graph500.generator import generate_edges
+from launcher import launcher_free_env
 
-LAUNCHER_ENV_PREFIXES = ("PMI_", "PMIX_", "HYDI_", "HYDRA_", "MPI_LOCALNRANKS", "MPI_LOCALRANKID", "OMPI_")
 single_rank_only = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1,
                                       reason="starts its own processes: runs in the single-rank pass")
 
@@ -31,7 +30,7 @@ def parse(*argv: str) -> argparse.Namespace:
 
 
 def run_cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(LAUNCHER_ENV_PREFIXES)}
+    env = launcher_free_env()
     return subprocess.run([sys.executable, "-m", "dbfs", "generate", *argv], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=120)
 

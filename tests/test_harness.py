@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from mpi4py import MPI
+from launcher import launcher_free_env
 
 pytestmark = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1,
                                 reason="launches its own MPI jobs: runs in the single-rank pass")
@@ -33,7 +34,6 @@ JOB_TIMEOUT_S = 120
 # A harness that hangs must be cut by its own watchdog well before the job timeout.
 CASE_WATCHDOG_S = "60"
 # Variables the launcher of an enclosing MPI job sets; a nested mpiexec must not inherit them.
-LAUNCHER_ENV_PREFIXES = ("PMI_", "PMIX_", "HYDI_", "HYDRA_", "MPI_LOCALNRANKS", "MPI_LOCALRANKID", "OMPI_")
 # `python -m pytest` (pytest.main() on the command line's arguments) plus one stderr line per rank
 # with that rank's exit status.
 PYTEST_REPORTING_STATUS = (
@@ -78,7 +78,7 @@ def mpiexec() -> str:
 
 def launch(argv: list[str], cwd: Path, **env_overrides: str) -> Job:
     """Run argv in its own process group; kill the group and fail if it outlives JOB_TIMEOUT_S."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(LAUNCHER_ENV_PREFIXES)}
+    env = launcher_free_env()
     # Wide lines: pytest then keeps each failure's message on its short-summary line.
     env.update({"COLUMNS": "300", "DBFS_TEST_TIMEOUT": CASE_WATCHDOG_S}, **env_overrides)
     start = time.perf_counter()

@@ -2,7 +2,6 @@
 keys, and one clear error with status 2 for a bad --memory, grid or scale."""
 
 import json
-import os
 import subprocess
 import sys
 
@@ -11,12 +10,13 @@ from mpi4py import MPI
 
 from dbfs import memory
 from dbfs.grid import Grid
+from launcher import launcher_free_env
 
 pytestmark = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1, reason="subprocess tests run in the 1-rank pass")
 
 
 def plan(*args):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "HYDI_", "MPIR_"))}
+    env = launcher_free_env()
     return subprocess.run([sys.executable, "-m", "dbfs", "plan", *map(str, args)], capture_output=True,
                           text=True, timeout=120, env=env)
 

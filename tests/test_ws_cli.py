@@ -10,8 +10,9 @@ import sys
 import pytest
 from mpi4py import MPI
 
+from launcher import launcher_free_env
+
 pytestmark = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1, reason="subprocess tests run in the 1-rank pass")
-LAUNCHER_ENV_PREFIXES = ("PMI_", "PMIX_", "HYDI_", "HYDRA_", "MPI_LOCALNRANKS", "MPI_LOCALRANKID", "OMPI_")
 
 RELIABILITY = r'''
 import numpy as np
@@ -42,11 +43,6 @@ __device__ __forceinline__ bool is_updated(const Vertex* computed, const Vertex*
     initial=initial, init=np.copy, compute=np.multiply, reduce=np.maximum, is_updated=np.greater,
     reached=lambda values: values > 0))
 '''
-
-
-def launcher_free_env() -> dict:
-    """This environment without the MPI launcher's variables (a child that inherits them cannot start)."""
-    return {k: v for k, v in os.environ.items() if not k.startswith(LAUNCHER_ENV_PREFIXES)}
 
 
 def dbfs(*args, cwd=None):
