@@ -69,13 +69,6 @@ class Backend:
     def asarray(self, a, dtype=None):
         return self.xp.asarray(a, dtype=dtype)
 
-    def copy_to_host_async(self, pinned: np.ndarray, device_array, stream) -> None:
-        """pinned[:] = device_array, queued on `stream` without a wait (allowed under graph capture,
-        where CuPy's own device-to-host copy is refused)."""
-        runtime_api = self.xp.cuda.runtime
-        runtime_api.memcpyAsync(pinned.ctypes.data, device_array.data.ptr, pinned.nbytes,
-                                runtime_api.memcpyDeviceToHost, stream.ptr)
-
     def pinned_empty(self, n: int, dtype) -> np.ndarray:
         """Host buffer for MPI staging: page-locked on a GPU rank so copies run at full speed."""
         dtype = np.dtype(dtype)
@@ -103,7 +96,8 @@ class Backend:
 
     def copy(self, dst, src, stream=None) -> None:
         """dst[:] = src between device and pinned host arrays, either way or device to device, queued on
-        `stream` (default: the current one) without a wait; counted in `launches`."""
+        `stream` (default: the current one) without a wait (allowed under graph capture, where CuPy's own
+        device-to-host copy is refused); counted in `launches`."""
         if not self.is_gpu:
             dst[:src.shape[0]] = src
             return

@@ -171,7 +171,7 @@ class DeviceLoop:
                 self._enqueue_round(marks)
                 marks.switch(None)
                 marks.copy_out(self.stream)
-                self.backend.copy_to_host_async(self._slot(k), control, self.stream)
+                self.backend.copy(self._slot(k), control, self.stream)
                 rounds.append((self.stream.end_capture(), marks, self.backend.xp.cuda.Event(disable_timing=True)))
         return rounds
 

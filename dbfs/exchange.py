@@ -197,7 +197,7 @@ class HostStagedMPI:
             buf, n = self.send_buf[p], int(payload.shape[0])
             buf[:HEADER_WORDS] = (kind, count, n)
             if gpu:
-                _copy_async(buf[HEADER_WORDS:HEADER_WORDS + n], payload, self.copy_stream)
+                self.backend.copy(buf[HEADER_WORDS:HEADER_WORDS + n], payload, self.copy_stream)
             else:
                 buf[HEADER_WORDS:HEADER_WORDS + n] = payload
         if gpu and sends:
@@ -212,7 +212,7 @@ class HostStagedMPI:
             buf = self.recv_buf[p]
             kind, count, n = (int(x) for x in buf[:HEADER_WORDS])
             if gpu:
-                _copy_async(self.recv_dev[p][:n], buf[HEADER_WORDS:HEADER_WORDS + n], self.copy_stream)
+                self.backend.copy(self.recv_dev[p][:n], buf[HEADER_WORDS:HEADER_WORDS + n], self.copy_stream)
             else:
                 self.recv_dev[p][:n] = buf[HEADER_WORDS:HEADER_WORDS + n]
             received[p] = (kind, count, n)
@@ -234,19 +234,6 @@ def _cancel(requests) -> None:
     for req in requests:
         req.Cancel()
     MPI.Request.Waitall(requests)
-
-
-def _copy_async(dst, src, stream) -> None:
-    """One cudaMemcpyAsync between a device array and a pinned NumPy array (either direction)."""
-    import cupy
-    nbytes = src.nbytes
-    if nbytes == 0:
-        return
-    if isinstance(dst, np.ndarray):
-        kind, d, s = cupy.cuda.runtime.memcpyDeviceToHost, dst.ctypes.data, src.data.ptr
-    else:
-        kind, d, s = cupy.cuda.runtime.memcpyHostToDevice, dst.data.ptr, src.ctypes.data
-    cupy.cuda.runtime.memcpyAsync(d, s, nbytes, kind, stream.ptr)
 
 
 class CudaAwareMPI:
@@ -312,14 +299,14 @@ class NcclTransport:
         stream = self.backend.xp.cuda.get_current_stream()
         for p, (kind, count, payload) in sends.items():
             self._hdr(self.send_hdr_host, p)[:] = (kind, count, int(payload.shape[0]))
-        _copy_async(self.send_hdr, self.send_hdr_host, stream)
+        self.backend.copy(self.send_hdr, self.send_hdr_host, stream)
         nccl.groupStart()
         for p in sends:
             self.comm.send(self._hdr(self.send_hdr, p).data.ptr, HEADER_WORDS, u32, p, stream.ptr)
         for p in sources:
             self.comm.recv(self._hdr(self.recv_hdr, p).data.ptr, HEADER_WORDS, u32, p, stream.ptr)
         nccl.groupEnd()
-        _copy_async(self.recv_hdr_host, self.recv_hdr, stream)
+        self.backend.copy(self.recv_hdr_host, self.recv_hdr, stream)
         self.backend.sync(stream)
         received = {p: tuple(int(x) for x in self._hdr(self.recv_hdr_host, p)) for p in sources}
         nccl.groupStart()

@@ -86,7 +86,7 @@ class GraphMarks:
         self._phases.append(phase)
 
     def copy_out(self, stream) -> None:
-        self.backend.copy_to_host_async(self.stamps, self.device, stream)
+        self.backend.copy(self.stamps, self.device, stream)
 
     def seconds(self) -> dict:
         """Seconds per phase of the last replay, which must have finished."""
