@@ -1,6 +1,7 @@
 // Exchange messages on the device (paper 004, section 5; dbfs.ops.message): encoding the lists or
 // bitmaps a level sends into fixed-capacity message buffers whose heads the kernels write, copying
-// them to host staging buffers at their exact size, and decoding received messages into the gathered
+// them to host staging buffers at their exact size, putting them into other ranks' memory with a signal
+// and waiting for signals (GPU-initiated messages), and decoding received messages into the gathered
 // frontier (a list, top-down) or its bitmap segments (bottom-up). Message y of a launch is blockIdx.y;
 // its buffer is base + y * stride (u32 words); a message's sources and targets may be mapped pinned
 // host memory, which kernels read and write directly.

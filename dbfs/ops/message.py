@@ -1,8 +1,9 @@
 """Exchange messages on the device (kernels/message.cu) and their NumPy twins: encoding a level's
 outgoing sets into fixed-capacity message buffers whose heads the kernels write (paper 004, section 5:
 each message a list of offsets or a bitmap of the receiver's block, whichever is smaller), copying
-them at their exact size to host staging buffers, and decoding received messages into the gathered
-frontier, as a list (top-down) or as bitmap segments (bottom-up).
+them at their exact size to host staging buffers, putting them from the GPU into other ranks' memory
+with a signal and waiting for the peers' signals (the `nvshmem` transport), and decoding received
+messages into the gathered frontier, as a list (top-down) or as bitmap segments (bottom-up).
 
 A message buffer is uint32 [HEAD_WORDS + capacity]: head (form, count, payload words), payload. A
 launch handles several messages at once (message y at buffer base + y * stride; a skipped y is the
