@@ -347,9 +347,10 @@ class LevelExchange:
 
     def __init__(self, comm: MPI.Comm, backend, block: int, encoding: str, transport: str, shared: bool,
                  tag: int, rotation: bool = False):
-        self.backend, self.block, self.encoding, self.transport, self.tag = backend, block, encoding, transport, tag
+        self.backend, self.block, self.tag = backend, block, tag
         self.comm = comm.Dup()
-        self.me, size = self.comm.Get_rank(), self.comm.Get_size()
+        self.me, self.size = self.comm.Get_rank(), self.comm.Get_size()
+        size = self.size
         self.peers = [p for p in range(size) if p != self.me]
         self.stride = HEADER_WORDS + message.capacity(block, encoding)
         self.shared, self.round = shared, 0
@@ -369,8 +370,8 @@ class LevelExchange:
         else:
             landing = {p: backend.xp.zeros(self.stride, backend.xp.uint32) for p in self.peers}
         self.landing_of = landing
-        self.sources = message.SourceTable(backend, [self.outgoing(self.me) if p == self.me and shared else landing.get(p)
-                                             for p in range(size)])
+        self.sources = message.SourceTable(
+            backend, [self.outgoing(self.me) if p == self.me and shared else landing.get(p) for p in range(size)])
         world = self.comm.Get_group().Translate_ranks(list(range(size)), MPI.COMM_WORLD.Get_group())
         self.pe = dict(enumerate(world))
         self.nccl = None
@@ -462,9 +463,8 @@ class LevelExchange:
     def stage(self) -> None:
         """Queue the copy of the encoded messages' heads (and, host-staged, payloads) to out_host; the
         previous round's sends must be finished (`finish_sends`)."""
-        messages = 1 if self.shared else len(self.peers) + 1
-        message.stage(self.backend, self.out, self.stride, -1 if self.shared else self.me, self.out_host, self.stride,
-              messages, payload_too=self.staged)
+        message.stage(self.backend, self.out, self.stride, -1 if self.shared else self.me, self.out_host,
+                      self.stride, 1 if self.shared else self.size, payload_too=self.staged)
 
     def send(self) -> tuple[int, int]:
         """Send every peer its message and receive one from each (after the wait `needs_wait` asks for,
@@ -476,30 +476,30 @@ class LevelExchange:
             if self.shmem:      # exact sizes: known here once staged and waited for (the expand's)
                 return len(self.peers), self.staged_bytes() if self.shared else None
             return len(self.peers), 4 * self.stride * len(self.peers)
-        sent = 0
         for p in self.peers:
-            y = 0 if self.shared else p
-            host = self.out_host[y * self.stride:(y + 1) * self.stride]
-            n = message.size(host)
-            payload = host[:n] if self.staged else self.outgoing(p)[:n]
+            n = self._staged_words(p)
+            payload = (self.out_host[(0 if self.shared else p) * self.stride:][:n] if self.staged
+                       else self.outgoing(p)[:n])
             self.send_req.append(self.comm.Isend([payload, MPI.UINT32_T], dest=p, tag=self.tag))
-            sent += 4 * n
         MPI.Request.Waitall(list(self.recv_req.values()))
         self.consumed = True
-        return len(self.peers), sent
+        return len(self.peers), self.staged_bytes()
+
+    def _staged_words(self, peer: int) -> int:
+        """Head and payload words of this round's message to `peer`, from its head in out_host."""
+        return message.size(self.out_host[(0 if self.shared else peer) * self.stride:])
 
     def staged_bytes(self) -> int:
         """Bytes of this round's messages, from their heads in out_host (staged and waited for)."""
-        return sum(4 * message.size(self.out_host[(0 if self.shared else p) * self.stride:]) for p in self.peers)
+        return sum(4 * self._staged_words(p) for p in self.peers)
 
     def _send_on_stream(self) -> None:
-        stream = self.backend.xp.cuda.get_current_stream()
         if self.shmem:
             message.put(self.backend, self.out, self.stride, self.shared, 0, self.dests)
             message.signal(self.backend, self.signal_of, self.round)
             message.wait(self.backend, self.signals, self.me, self.round)
             return
-        nccl = self.nccl_api()
+        nccl, stream = self.nccl_api(), self.backend.xp.cuda.get_current_stream()
         nccl.groupStart()
         for p in self.peers:
             self.nccl.send(self.outgoing(p).data.ptr, self.stride, nccl.NCCL_UINT32, p, stream.ptr)
@@ -511,7 +511,7 @@ class LevelExchange:
         """Bottom-up sub-step `step` of a level: `segment` (uint32, block/32 words) goes to the next rank
         of the line and is replaced by the previous rank's; `wait` waits on the device (host-staged
         transports need the segment in host memory). Returns the bytes sent."""
-        backend, succ, pred = self.backend, (self.me + 1) % (len(self.peers) + 1), (self.me - 1) % (len(self.peers) + 1)
+        backend, succ, pred = self.backend, (self.me + 1) % self.size, (self.me - 1) % self.size
         words = segment.shape[0]
         if self.mpi:
             out_host, in_host = self.rotation
