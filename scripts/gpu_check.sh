@@ -2,7 +2,7 @@
 # The device check: on a GPU machine, install dbfs, run the GPU tests (1 rank and one rank per GPU),
 # and the benchmarks; logs and JSON results go to $RESULTS.
 #
-#   scripts/gpu_check.sh tests            GPU tests only
+#   scripts/gpu_check.sh tests            GPU tests only (GPU_TESTS: the test files, default all of tests/)
 #   scripts/gpu_check.sh bench SCALES     main-mode benchmark (64 roots) per scale, e.g. "22 24 26"
 #   scripts/gpu_check.sh profile SCALE    the level loop per variant (direction; rounds as CUDA graphs or
 #                                         kernel by kernel; PROFILE_ARGS for others): per search and per
@@ -62,8 +62,9 @@ install() {
     # without the build requirements (a fresh venv has no wheel) pip builds in isolation, fetching them
     local build=(--no-index --no-build-isolation)
     $PY -c "import setuptools, wheel" 2>/dev/null || build=(--find-links .whl)
-    $PY -m pip install -q "${build[@]}" --no-deps "${wheels[@]}" . >"$RESULTS/install.log" 2>&1 \
-        || { cat "$RESULTS/install.log"; exit 1; }
+    # DBFS_INSTALLED=1: installed already (by a gpu_check.sh running beside this one on another GPU)
+    [ -n "${DBFS_INSTALLED:-}" ] || $PY -m pip install -q "${build[@]}" --no-deps "${wheels[@]}" . \
+        >"$RESULTS/install.log" 2>&1 || { cat "$RESULTS/install.log"; exit 1; }
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >"$RESULTS/machine.txt"
     $PY -m dbfs info >>"$RESULTS/machine.txt" 2>&1
     cat "$RESULTS/machine.txt"
@@ -85,7 +86,8 @@ while [ $# -gt 0 ]; do
     stage=$1; shift
     case $stage in
     tests)
-        run "$RESULTS/gpu_tests.log" $PY -m pytest -q -m gpu -p no:cacheprovider $TEST_TIMEOUT tests ;;
+        # shellcheck disable=SC2086
+        run "$RESULTS/gpu_tests.log" $PY -m pytest -q -m gpu -p no:cacheprovider $TEST_TIMEOUT ${GPU_TESTS:-tests} ;;
     multi)
         for p in $1; do
             # ranks sharing a GPU under MPS take their share of it (NVSHMEM runs several PEs on a GPU only so)
