@@ -14,7 +14,8 @@ Two kinds of round:
 - LevelExchange, a level's expand, fold and rotation: kernels encode the messages on the device and
   write their heads (dbfs.ops.message), so the host never reads a count before a round; per transport
   the messages travel staged through pinned host memory at their exact size (`mpi`), from device
-  buffers (`mpi-cuda`), as whole-capacity NCCL sends on the stream (`nccl`), or put by dbfs's kernels
+  buffers (`mpi-cuda`), as NCCL sends on the stream (`nccl`; the expand's at the sizes the level's
+  allgather gave, the fold's at whole capacity), or put by dbfs's kernels
   into the receiver's NVSHMEM symmetric memory with a signal (`nvshmem`);
 - Exchange, the rounds of whole bitmaps and sparse blocks made once a search (the switch back to
   top-down, the predecessors): `round`/`transfer` with `mpi` (device<->host copies on their own stream),
@@ -336,7 +337,9 @@ class LevelExchange:
       ahead at full capacity into pinned host buffers that the decoding kernels read through their
       mapped addresses -- no copy up, no decoding launch per peer;
     - `mpi-cuda`: the same, with the payloads sent from and received into device buffers;
-    - `nccl`: whole-capacity messages sent and received on the compute stream: no wait at all;
+    - `nccl`: messages sent and received on the compute stream, no wait at all: the expand's at their
+      sizes, which the level's closing allgather gave every rank (`expect`), the fold's (encoded
+      mid-level) at whole capacity;
     - `nvshmem`: kernels copy each message at its size into the receiver's slot of a symmetric landing
       buffer through NVSHMEM's mapping of the receiver's memory, set the receiver's signal word to the
       round, and wait for the peers' signals (dbfs.nvshmem, dbfs.ops.message put/signal/wait): three
@@ -354,6 +357,10 @@ class LevelExchange:
         self.peers = [p for p in range(size) if p != self.me]
         self.stride = HEADER_WORDS + message.capacity(block, encoding)
         self.shared, self.round = shared, 0
+        # NCCL can move a shared message at its size when the level's allgather told every receiver
+        # the sizes (expect); without them it moves whole capacities
+        self.sized = transport == "nccl" and shared and backend.is_gpu
+        self.expected = None
         self.staged = transport == "mpi" or not backend.is_gpu
         self.shmem = transport == "nvshmem"
         self.mpi = transport in ("mpi", "mpi-cuda") or not backend.is_gpu
@@ -473,7 +480,7 @@ class LevelExchange:
         self.round += 1
         if not self.mpi:
             self._send_on_stream()
-            if self.shmem:      # exact sizes: known here once staged and waited for (the expand's)
+            if self.shmem or self.expected is not None:  # exact sizes, known once staged and waited for
                 return len(self.peers), self.staged_bytes() if self.shared else None
             return len(self.peers), 4 * self.stride * len(self.peers)
         for p in self.peers:
@@ -484,6 +491,14 @@ class LevelExchange:
         MPI.Request.Waitall(list(self.recv_req.values()))
         self.consumed = True
         return len(self.peers), self.staged_bytes()
+
+    def own_words(self) -> int:
+        """Head and payload words of this round's shared message (staged and waited for)."""
+        return self._staged_words(self.me)
+
+    def expect(self, words: dict | None) -> None:
+        """The head and payload words of each peer's next message (None: unknown, whole capacities)."""
+        self.expected = words
 
     def _staged_words(self, peer: int) -> int:
         """Head and payload words of this round's message to `peer`, from its head in out_host."""
@@ -500,10 +515,13 @@ class LevelExchange:
             message.wait(self.backend, self.signals, self.me, self.round)
             return
         nccl, stream = self.nccl_api(), self.backend.xp.cuda.get_current_stream()
+        sized = self.expected is not None
+        own = self.own_words() if sized else self.stride
         nccl.groupStart()
         for p in self.peers:
-            self.nccl.send(self.outgoing(p).data.ptr, self.stride, nccl.NCCL_UINT32, p, stream.ptr)
-            self.nccl.recv(self.landing_of[p].data.ptr, self.stride, nccl.NCCL_UINT32, p, stream.ptr)
+            self.nccl.send(self.outgoing(p).data.ptr, own, nccl.NCCL_UINT32, p, stream.ptr)
+            self.nccl.recv(self.landing_of[p].data.ptr, self.expected[p] if sized else self.stride,
+                           nccl.NCCL_UINT32, p, stream.ptr)
         nccl.groupEnd()
         self.backend.launches += 1
 

@@ -37,16 +37,19 @@ def parse_grid(text: str) -> tuple[int, int]:
 
 
 def default_grid(nranks: int) -> tuple[int, int]:
-    """The squarest R x C = nranks with R <= C."""
-    r = int(math.isqrt(nranks))
-    while nranks % r:
-        r -= 1
-    return r, nranks // r
+    """The squarest R x C = nranks with R >= C. Tall rather than wide: a bottom-up level runs C rotation
+    sub-steps along a grid row, and a top-down level folds over C ranks, so C = 1 at 2 ranks makes both
+    local (two H100 on NVLink, scale 28: 2x1 searches 1.26x faster than 1x2, bench/NOTES.md,
+    2026-11-25, two H100 on NVLink)."""
+    c = int(math.isqrt(nranks))
+    while nranks % c:
+        c -= 1
+    return nranks // c, c
 
 
 def fitting_grid(n_vertices: int, ranks: int) -> tuple[int, int]:
     """A grid whose local index ranges fit Grid's 32-bit limit for n_vertices: the squarest R x C =
-    ranks (R <= C) that fits, else the smallest square grid that does (R * C > ranks: more ranks)."""
+    ranks (R >= C) that fits, else the smallest square grid that does (R * C > ranks: more ranks)."""
     def fits(r: int, c: int) -> bool:
         try:
             Grid(r, c, n_vertices)
@@ -54,9 +57,9 @@ def fitting_grid(n_vertices: int, ranks: int) -> tuple[int, int]:
             return False
         return True
 
-    for r in range(math.isqrt(ranks), 0, -1):
-        if ranks % r == 0 and fits(r, ranks // r):
-            return r, ranks // r
+    for c in range(math.isqrt(ranks), 0, -1):
+        if ranks % c == 0 and fits(ranks // c, c):
+            return ranks // c, c
     side = max(1, n_vertices >> 31)
     while not fits(side, side):
         side += 1

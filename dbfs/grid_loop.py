@@ -20,9 +20,10 @@ others and after C sub-steps every segment is back with its owner, who commits t
 Host waits (dbfs.exchange.LevelExchange): every level ends with one wait, after which one pinned status
 record holds what the host decides on -- the new frontier's size, degree sum and entries examined, and
 the next expand message, already encoded and staged with its head -- and one allreduce gives everyone
-the totals for termination and the direction. A host-staged transport (`mpi`) adds the waits its
+the totals for termination and the direction (with NCCL an allgather, which also gives every rank the
+size of each next expand message, so NCCL moves it at its size). A host-staged transport (`mpi`) adds the waits its
 payloads need before MPI can send them: the fold's (top-down) and each rotation sub-step's (bottom-up);
-NCCL (whole-capacity messages) and NVSHMEM (kernels putting each message into its receiver's memory,
+NCCL (messages on the stream) and NVSHMEM (kernels putting each message into its receiver's memory,
 signalling and waiting on the device) move them on the stream and add none. Message sizes come from heads the
 kernels wrote, buffers and pre-posted receives are made once per run, and no launch depends on a count
 read back. On a GPU a top-down level's three kernel sequences (gather and expansion and fold encoding;
@@ -203,6 +204,8 @@ class GridLoop:
             queue[grid.owned_row(j, 0)] = root_offset
             counts[j:j + 1] = 1
         self._end_level(clock, queue, counts, bits=False)
+        if self.expand_x is not None and self.expand_x.sized:
+            self._level_totals()                # the sizes of the first expand messages
         lvl, levels, frontier_total, visited, reached_degrees = 0, [], 1, 1, root_degree
         unvisited_edges = self.total_degree - root_degree
         bottom_up_level, form = False, "list"
@@ -224,11 +227,9 @@ class GridLoop:
                 self._bottom_up_level(clock, traffic, lvl)
                 form = "bits"
             self._end_level(clock, queue, counts, bits=bottom_up_level)
-            nf, frontier_degrees, checked = (int(self.status[k]) for k in (STAT.COUNT, STAT.DEGREES, STAT.CHECKED))
+            checked = int(self.status[STAT.CHECKED])
             clock.switch("fold_comm")
-            totals = np.array([nf, frontier_degrees], np.int64)
-            comms.world.Allreduce(MPI.IN_PLACE, totals)
-            level_frontier, (frontier_total, frontier_degrees) = frontier_total, (int(x) for x in totals)
+            level_frontier, (frontier_total, frontier_degrees) = frontier_total, self._level_totals()
             if log_levels:
                 wall = time.perf_counter() - t_level
                 messages, sent, raw = (
@@ -273,6 +274,21 @@ class GridLoop:
             sent = x.staged_bytes()
             traffic.add(phase, 0, sent, sent)
         self.unsettled.clear()
+
+    def _level_totals(self) -> tuple[int, int]:
+        """The new frontier's global size and degree sum, from every rank's status record, in one
+        collective: an allreduce, or, where the expand goes through NCCL, an allgather that also gives
+        every rank the size of each next expand message, so that round moves only those words."""
+        world, x = self.graph.comms.world, self.expand_x
+        mine = [int(self.status[STAT.COUNT]), int(self.status[STAT.DEGREES])]
+        if x is None or not x.sized:
+            totals = np.array(mine, np.int64)
+            world.Allreduce(MPI.IN_PLACE, totals)
+            return int(totals[0]), int(totals[1])
+        every = np.empty((world.Get_size(), 3), np.int64)
+        world.Allgather(np.array(mine + [x.own_words()], np.int64), every)
+        x.expect({p: int(every[x.pe[p], 2]) for p in x.peers})
+        return int(every[:, 0].sum()), int(every[:, 1].sum())
 
     def _enqueue_end(self, queue, counts, bits: bool) -> None:
         backend, s, grid, j = self.backend, self.state, self.graph.grid, self.graph.comms.j
@@ -403,7 +419,7 @@ class GridLoop:
         pred_row (its discoverers of the vertices owned by grid column m) goes to that owner as a
         presence bitmap and the present ids in offset order (dbfs.ops.sparse), two rounds through the
         search's transport; from column c we receive its discoverers of our block, so gathered[c*b + o]
-        is column c's answer (-1: none)."""
+        is column c's answer (-1: none). On a grid of one column pred_row is the parent array already."""
         backend, s, g = self.backend, self.state, self.graph
         grid, comms = g.grid, g.comms
         b, j, w = grid.block, comms.j, s.words
@@ -424,8 +440,6 @@ class GridLoop:
             for m, values in received.items():
                 unpack_present(backend, recv_bits[m], values.view(np.int32), s.presence_starts,
                                gathered[grid.owned_row(m, 0):grid.owned_row(m, b)])
-        else:
-            gathered = s.pred_row
-        resolve_parents(backend, grid, s.pred_col, gathered, s.parent)
+            resolve_parents(backend, grid, s.pred_col, gathered, s.parent)
         if own_root:
             s.parent[root_offset] = root

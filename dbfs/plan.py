@@ -20,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scale", type=int, required=True, help=f"Graph500 scale (1..{MAX_SCALE})")
     parser.add_argument("--edgefactor", type=int, default=16, help="tuples per vertex")
     parser.add_argument("--ranks", type=int, required=True, help="MPI ranks (one GPU each)")
-    parser.add_argument("--grid", metavar="RxC", help="process grid (default: squarest with R <= C)")
+    parser.add_argument("--grid", metavar="RxC", help="process grid (default: squarest with R >= C)")
     parser.add_argument("--memory", metavar="SIZE", required=True,
                         help="device memory per rank, with its unit: e.g. 80GiB, 141GB, 512MiB")
     parser.add_argument("--direction", choices=("auto", "topdown"), default="auto",

@@ -16,8 +16,9 @@ them. (A directed graph's vertex without out-edges may still be reached: there n
 
 One table (`layout`) says what is allocated for a grid and direction, so the memory planner counts
 exactly what the constructor allocates. Parents are int32 when every global id fits (the validator and
-the report take either); on a 1x1 grid the discoverer array is the parent array itself (a local column
-is a global id there), so a search leaves its result in place and nothing is copied.
+the report take either); on a grid of one column (1x1, R x 1) the discoverer array is the parent array
+itself (a local column is a global id there, and the local rows are the owned block), so a search leaves
+its result in place and nothing is copied or resolved.
 """
 
 from __future__ import annotations
@@ -54,9 +55,9 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0) -> dict:
     }
     if not one_gpu:
         parts["pred_col"] = (np.int32, b)        # the discoverer's grid column (delayed predecessor)
-        parts["parent"] = (parent_dtype(grid), b)
         parts["count"] = (np.int32, 1)           # scratch counter of message decoding
     if C > 1:
+        parts["parent"] = (parent_dtype(grid), b)
         parts["recv"] = (np.int32, (C - 1) * b)  # fold messages, decoded
         parts["pred_gathered"] = (np.int32, rows)
         parts["sent_presence"] = (np.uint32, (C - 1) * b // 32)
@@ -91,8 +92,8 @@ class SearchState:
         xp = backend.xp
         for name, (dtype, n) in layout(grid, direction, graph.nnz, log_capacity).items():
             setattr(self, name, xp.zeros(n, dtype))
-        if grid.size == 1:
-            self.parent = self.pred_row         # a local column is a global id on one rank
+        if grid.C == 1:
+            self.parent = self.pred_row         # a local column is a global id on one grid column
         self.words = grid.block // 32
         if direction == "auto" and not graph.info.get("directed"):
             self.no_edges[:] = xp.packbits(graph.degree == 0, bitorder="little").view(xp.uint32)
@@ -115,8 +116,9 @@ class SearchState:
         self.level.fill(-1)
         self.pred_row.fill(-1)
         if self.grid.size > 1:
-            self.parent.fill(-1)
             self.pred_col.fill(-1)
+        if self.grid.C > 1:
+            self.parent.fill(-1)
         self.counts0.fill(0)
         self.counts1.fill(0)
         self.stats.fill(0)

@@ -56,10 +56,11 @@
 # Packing. Rank (i, j) of the R x C grid is MPI rank i*C + j (dbfs/grid.py), so a grid row is C
 # consecutive ranks and a grid column is R ranks C apart. The fold exchange runs within grid rows,
 # the expand exchange within grid columns (paper 004, section 2.2). dbfs's default grid is the
-# squarest with R <= C (paper Table 1), so rows are the larger group: each rank folds to C - 1 peers
-# and expands to R - 1. Hence the default DBFS_PACK=rows: Slurm's block distribution fills a node
-# with consecutive ranks, which keeps every grid row inside one node whenever C divides the tasks per
-# node, and the fold stays on the node's links (NVLink). DBFS_PACK=columns uses the cyclic
+# squarest with R >= C (dbfs/grid.py says why): each rank folds to C - 1 peers and expands to R - 1,
+# and a bottom-up level's C rotation sub-steps, one exchange each, run along the grid row. Hence the
+# default DBFS_PACK=rows: Slurm's block distribution fills a node with consecutive ranks, which keeps
+# every grid row inside one node whenever C divides the tasks per node, so the fold and the rotation
+# stay on the node's links (NVLink) and the expand, once a level, crosses nodes. DBFS_PACK=columns uses the cyclic
 # distribution (rank r on node r mod nodes), which keeps every grid column inside one node whenever
 # the node count divides C -- for when the expand exchange is the heavier one. Runs fill whole
 # nodes: a run of P GPUs takes one node when P <= GPUs per node, else P / (GPUs per node) full

@@ -20,16 +20,17 @@ pytestmark = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1,
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 RESULTS = Path(__file__).resolve().parents[1] / "bench" / "results"
-RUNS = {"s8_1rank.json": (1, 8), "s9_2ranks.json": (2, 9), "s8_2ranks.json": (2, 8)}
+# file -> (ranks, scale, grid); the 1x2 run folds (a 2x1 grid, the default, has no fold)
+RUNS = {"s8_1rank.json": (1, 8, "1x1"), "s9_2ranks.json": (2, 9, "2x1"), "s8_2ranks.json": (2, 8, "1x2")}
 PHASES = ("expand_comm", "expansion", "fold_comm", "update", "pred_resolve")
 
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("results")
-    for name, (ranks, scale) in RUNS.items():
-        argv = [sys.executable, "-m", "dbfs", "--scale", str(scale), "--backend", "cpu", "--roots", "2",
-                "--json", str(folder / name)]
+    for name, (ranks, scale, grid) in RUNS.items():
+        argv = [sys.executable, "-m", "dbfs", "--scale", str(scale), "--grid", grid, "--backend", "cpu",
+                "--roots", "2", "--json", str(folder / name)]
         job = launch([mpiexec(), "-n", str(ranks), *argv] if ranks > 1 else argv, folder)
         assert job.returncode == 0, job
     (folder / "other.json").write_text('{"machine": "not a run"}')
@@ -59,11 +60,11 @@ def test_collect_table_and_csv_match_the_documents(results, tmp_path):
     with open(tmp_path / "runs.csv") as f:
         rows = {Path(r["file"]).name: r for r in csv.DictReader(f)}
     assert set(rows) == set(RUNS)
-    for name, (ranks, scale) in RUNS.items():
+    for name, (ranks, scale, grid) in RUNS.items():
         doc, row = json.loads((results / name).read_text()), rows[name]
         searches = doc["searches"]
         assert len(searches) == 2
-        assert (int(row["gpus"]), int(row["scale"]), row["grid"]) == (ranks, scale, f"1x{ranks}")
+        assert (int(row["gpus"]), int(row["scale"]), row["grid"]) == (ranks, scale, grid)
         assert (row["device"], row["comm"], row["encoding"], row["direction"]) == (
             "cpu", doc.get("comm", "mpi"), doc.get("encoding", "list"), doc.get("direction", "topdown"))
         assert float(row["harmonic_mean_TEPS"]) == pytest.approx(doc["bfs_harmonic_mean_TEPS"])
@@ -72,7 +73,7 @@ def test_collect_table_and_csv_match_the_documents(results, tmp_path):
             assert float(row[f"phase_{phase}_ms"]) == pytest.approx(expected)
         for kind in ("expand", "fold"):
             assert float(row[f"bytes_{kind}"]) == pytest.approx(sum(s["bytes"][kind] for s in searches) / 2)
-        cells = next(line for line in table[2:] if f"| {ranks} | 1x{ranks} | {scale} |" in line).split("|")
+        cells = next(line for line in table[2:] if f"| {ranks} | {grid} | {scale} |" in line).split("|")
         assert float(cells[9]) == pytest.approx(doc["bfs_harmonic_mean_TEPS"] / 1e9, rel=1e-3)
     assert float(rows["s8_2ranks.json"]["bytes_fold"]) > 0
 

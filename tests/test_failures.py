@@ -158,7 +158,7 @@ def test_bad_runs_are_refused_before_the_graph_is_generated(dbfs, shared, monkey
 
 def test_grid_advice_names_a_grid_that_fits():
     assert fitting_grid(1 << 34, 4) == (9, 9) and fitting_grid(4 * 10**9, 2) == (2, 2)
-    assert fitting_grid(4 * 10**9, 8) == (2, 4) and fitting_grid(100, 6) == (2, 3)
+    assert fitting_grid(4 * 10**9, 8) == (4, 2) and fitting_grid(100, 6) == (3, 2)
     for n, ranks in ((1 << 34, 4), (4 * 10**9, 2), (4 * 10**9, 8)):
         r, c = fitting_grid(n, ranks)
         Grid(r, c, n)                                   # fits
@@ -354,7 +354,7 @@ def test_help_gives_each_default_once_and_names_every_command():
     main_help = " ".join(cli.main_parser().format_help().split())
     for name in ("info", "generate", "convert", "ws"):
         assert f"`python -m dbfs {name}`" in main_help
-    assert "(default: squarest with R <= C)" in main_help and "auto, mpi, mpi-cuda, nccl" not in main_help
+    assert "(default: squarest with R >= C)" in main_help and "auto, mpi, mpi-cuda, nccl" not in main_help
     comm = next(a for a in cli.main_parser()._actions if a.dest == "comm")
     assert comm.default == "auto"
 

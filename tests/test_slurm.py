@@ -22,9 +22,10 @@ pytestmark = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1, reason="subproces
 
 SLURM = Path(__file__).resolve().parents[1] / "slurm"
 TEMPLATES = ("run.sbatch", "weak_scaling.sbatch", "strong_scaling.sbatch")
-# Paper 004, Table 1: GPUs -> (grid, scale) with scale 21 on one GPU.
-TABLE_1 = {1: ("1x1", 21), 2: ("1x2", 22), 4: ("2x2", 23), 8: ("2x4", 24), 16: ("4x4", 25),
-           32: ("4x8", 26), 64: ("8x8", 27), 128: ("8x16", 28)}
+# Paper 004, Table 1: GPUs -> (grid, scale) with scale 21 on one GPU; the grids transposed, as dbfs's
+# default grid is the squarest with R >= C where the paper's has R <= C.
+TABLE_1 = {1: ("1x1", 21), 2: ("2x1", 22), 4: ("2x2", 23), 8: ("4x2", 24), 16: ("4x4", 25),
+           32: ("8x4", 26), 64: ("8x8", 27), 128: ("16x8", 28)}
 
 
 # Stand-ins for the site's Slurm commands. scontrol reports MpiDefault=$SITE_MPI_DEFAULT, and fails
@@ -140,7 +141,7 @@ def test_strong_scaling_keeps_the_scale_and_packs_columns_on_request():
     plan = [split_launch(shlex.split(line)) for line in result.stdout.splitlines()]
     assert [(s["--ntasks"], s["--nodes"], d["--grid"], d["--direction"]) for s, d in plan] == [
         (str(p), str(max(1, p // 8)), grid, direction)
-        for p, grid in ((1, "1x1"), (2, "1x2"), (4, "2x2"), (8, "2x4"), (16, "4x4"))
+        for p, grid in ((1, "1x1"), (2, "2x1"), (4, "2x2"), (8, "4x2"), (16, "4x4"))
         for direction in ("topdown", "auto")]
     assert {d["--scale"] for _, d in plan} == {"25"}
     assert {s["--distribution"] for s, _ in plan} == {"cyclic"}
@@ -152,7 +153,7 @@ def test_rows_packing_says_when_a_grid_row_leaves_the_node():
     result = template("strong_scaling.sbatch", DBFS_DRY_RUN="1", DBFS_NODES="4", DBFS_GPUS_PER_NODE="4",
                       DBFS_GPU_COUNTS="8 16", DBFS_COMMS="mpi", DBFS_ENCODINGS="list")
     assert result.returncode == 0, result.stderr
-    assert "g8_2x4_mpi_list_auto: 8 GPUs on 2 node(s), grid 2x4; grid rows (fold) within a node" in result.stderr
+    assert "g8_4x2_mpi_list_auto: 8 GPUs on 2 node(s), grid 4x2; grid rows (fold) within a node" in result.stderr
     result = template("run.sbatch", DBFS_DRY_RUN="1", DBFS_NODES="4", DBFS_GPUS_PER_NODE="4", DBFS_GRID="2x8")
     assert result.returncode == 0, result.stderr
     assert "grid rows (fold) cross nodes: C=8 does not divide the 4 tasks per node" in result.stderr
@@ -187,10 +188,10 @@ def test_cpu_only_plan_counts_ranks_and_uses_mpi():
     plan = [split_launch(shlex.split(line)) for line in result.stdout.splitlines()]
     assert [(s["--ntasks"], d["--backend"], d["--comm"], d["--json"].split("/")[-1]) for s, d in plan] == [
         ("1", "cpu", "mpi", "weak_s26_r1_1x1_mpi_list_auto.json"),
-        ("2", "cpu", "mpi", "weak_s27_r2_1x2_mpi_list_auto.json")]
+        ("2", "cpu", "mpi", "weak_s27_r2_2x1_mpi_list_auto.json")]
     assert not any("--gpus-per-node" in s or "--gpu-bind" in s for s, _ in plan)
     assert "no GPUs in the allocation" in result.stderr and "1 node(s) x 2 ranks" in result.stderr
-    assert "weak_s27_r2_1x2_mpi_list_auto: 2 ranks on 1 node(s)" in result.stderr
+    assert "weak_s27_r2_2x1_mpi_list_auto: 2 ranks on 1 node(s)" in result.stderr
     result = template("run.sbatch", DBFS_DRY_RUN="1", DBFS_GPUS_PER_NODE="0", DBFS_BACKEND="gpu")
     assert result.returncode == 2 and result.stderr.strip().endswith(
         "DBFS_BACKEND=gpu, but the allocation has no GPUs: submit with --gpus-per-node=G (or --gres=gpu:G), "
@@ -289,7 +290,7 @@ def test_launch_loop_writes_outputs_counts_failures_and_resumes(tmp_path):
     assert result.returncode == 1
     assert result.stderr.count("FAILED: ") == 2 and "nccl unavailable" in result.stderr
     assert "ran 4 of 4 runs, 2 failed" in result.stderr
-    names = [f"weak_s{26 + d}_g{p}_{grid}_{comm}_list_auto" for d, (p, grid) in enumerate(((1, "1x1"), (2, "1x2")))
+    names = [f"weak_s{26 + d}_g{p}_{grid}_{comm}_list_auto" for d, (p, grid) in enumerate(((1, "1x1"), (2, "2x1")))
              for comm in ("mpi", "nccl")]
     for name in names:
         text = (out / f"{name}.txt").read_text()
@@ -314,8 +315,8 @@ def test_cpu_only_allocation_runs_one_rank_per_task(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "ran 4 of 4 runs, 0 failed" in result.stderr
     runs = sorted(p.name for p in out.glob("*.json"))
-    assert runs == [f"strong_s26_r{p}_1x{p}_mpi_{e}_auto.json" for p in (1, 2) for e in ("adaptive", "list")]
-    text = (out / "strong_s26_r2_1x2_mpi_list_auto.txt").read_text()
+    assert runs == [f"strong_s26_r{p}_{p}x1_mpi_{e}_auto.json" for p in (1, 2) for e in ("adaptive", "list")]
+    text = (out / "strong_s26_r2_2x1_mpi_list_auto.txt").read_text()
     assert "--ntasks=2 --ntasks-per-node=2 --distribution=block" in text and "--backend cpu" in text
     assert "--gpus-per-node" not in text
 
