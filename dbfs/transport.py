@@ -10,6 +10,10 @@ on a lattice (bench/NOTES.md, 2026-11-25), so `auto` does not start it. An expli
 (nccl, nvshmem or mpi-cuda without the GPU backend, NCCL missing or two ranks on one GPU, NVSHMEM
 missing or not starting, mpi-cuda with an MPI that does not report CUDA support) is refused on every
 rank alike, before the graph is generated or read. The transports themselves live in dbfs.exchange.
+
+Construction moves every tuple once per pass, in bulk, so it takes NCCL between GPUs of their own
+whatever the search's transport (`construction_transport`): staged through the host, scale 28 on two
+H100 took 116.8 s against 8.5 s over NCCL (bench/NOTES.md, 2026-11-25, two H100 on NVLink).
 """
 
 from __future__ import annotations
@@ -99,3 +103,16 @@ def _auto(backend, comm) -> tuple[str, str]:
         return "mpi-cuda", "this MPI reports CUDA support"
     return "mpi", ("ranks share a GPU, where NCCL refuses, and this MPI does not report CUDA support" if shared
                    else "no NCCL on every rank and no CUDA-aware MPI") + ": staged through host memory"
+
+
+def construction_transport(search: str, backend, comm=runtime.WORLD) -> tuple[str, str]:
+    """Collective: (transport, why) for construction's tuple exchange: NCCL where every rank has a GPU of
+    its own and NCCL is there, else the host-staged MPI (dbfs.build takes "nccl" or any other value)."""
+    if comm.Get_size() == 1:
+        return "mpi", "one rank exchanges nothing"
+    if search == "nccl":
+        return "nccl", "the search's transport"
+    if backend.is_gpu and _everywhere(nccl_available(), comm) and not shares_a_gpu(comm, backend):
+        return "nccl", "every rank has a GPU of its own and NCCL is there"
+    return "mpi", ("ranks share a GPU or NCCL is missing" if backend.is_gpu else "the CPU backend") + \
+        ": staged through host memory"
