@@ -45,7 +45,7 @@ from dbfs.options import parse_seed, refuse_inapplicable
 from dbfs.partition_cache import PartitionCache
 from dbfs.result import check_save_request, save_result
 from dbfs.source import GraphSource, rank_io_threads
-from dbfs.transport import construction_transport, resolve_transport
+from dbfs.transport import bulk_transport, resolve_transport
 from dbfs.warmup import warm_up
 from graph500 import stats
 from graph500.generator import edge_range
@@ -158,14 +158,16 @@ class Graph500BFS(Benchmark):
     def build(self) -> dict:
         """Compile and warm every kernel (outside every clock), then this rank's CSC block (and with
         row_major its row-major copy) from the partition cache when it holds a valid entry, else
-        streamed from the tuples (generated or read, built over NCCL where it can run, else staged through
-        the host: dbfs.transport.construction_transport; then cached)."""
+        streamed from the tuples (generated or read, built over the run's bulk transport -- NCCL where it
+        can run, else staged through the host: dbfs.transport.bulk_transport -- then cached)."""
         args, backend, source, comms = self.args, self.backend, self.source, self.comms
         world = comms.world
         compile_time = self.slowest(warm_up(backend))
         runtime.log(f"kernels compiled and warmed: {compile_time:.3f} s (outside every timing)" if backend.is_gpu
                     else "no kernels to compile: the CPU backend runs their NumPy twins")
         figures = {"compile_time": compile_time, "memory_estimate": self.plan.peak, "graph_generation": 0.0}
+        bulk, why = bulk_transport(self.transport, backend, world)
+        comms.bulk = bulk
         self.device_peak.restart()
         cache = PartitionCache(args.partition_cache, source, comms.grid) if args.partition_cache else None
         if cache:
@@ -185,12 +187,10 @@ class Graph500BFS(Benchmark):
                 return {**figures, "construction_time": construction_time,
                         "construction_source": "partition cache",
                         "memory_construction_peak": self.device_peak.largest()}
-        transport, why = construction_transport(self.transport, backend, world)
         if world.Get_size() > 1:
-            runtime.log(f"construction over {transport} ({why})")
-        graph, report = build(comms, backend, source, row_major=self.row_major, transport=transport,
-                              plan=self.plan)
-        figures["construction_comm"] = transport
+            runtime.log(f"construction over {bulk} ({why})")
+        graph, report = build(comms, backend, source, row_major=self.row_major, transport=bulk, plan=self.plan)
+        figures["construction_comm"] = bulk
         if source.info is None:
             figures["graph_generation"] = report.producer_time
         else:
@@ -369,6 +369,7 @@ class Graph500BFS(Benchmark):
 
     def close(self) -> None:
         self.bfs.close()
+        self.comms.free()
 
 
 def main(args) -> None:

@@ -20,7 +20,9 @@ from dbfs.grid import Grid
 
 @dataclass
 class GridComms:
-    """World, row (same i, ordered by j, size C) and column (same j, ordered by i, size R) communicators."""
+    """World, row (same i, ordered by j, size C) and column (same j, ordered by i, size R) communicators,
+    and the run's bulk transport (dbfs.collectives): "nccl" gives each line its NCCL communicator, made
+    on first use."""
 
     grid: Grid
     world: MPI.Comm
@@ -28,6 +30,8 @@ class GridComms:
     col: MPI.Comm
     i: int
     j: int
+    bulk: str = "mpi"
+    lines: dict = field(default_factory=dict)     # id of a line's MPI communicator -> its NCCL one
 
     @classmethod
     def create(cls, grid: Grid, world: MPI.Comm = MPI.COMM_WORLD) -> "GridComms":
@@ -38,7 +42,20 @@ class GridComms:
         col = world.Split(color=j, key=i)
         return cls(grid, world, row, col, i, j)
 
+    def nccl(self, comm: MPI.Comm, backend):
+        """Collective over `comm` (self.row or self.col) on first use: its NCCL communicator when the
+        bulk transport is NCCL, else None."""
+        if self.bulk != "nccl" or not backend.is_gpu:
+            return None
+        if id(comm) not in self.lines:
+            from dbfs.exchange import nccl_communicator
+            self.lines[id(comm)] = nccl_communicator(comm, backend)
+        return self.lines[id(comm)]
+
     def free(self) -> None:
+        for line in self.lines.values():
+            line.destroy()
+        self.lines.clear()
         self.row.Free()
         self.col.Free()
 

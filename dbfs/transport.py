@@ -11,9 +11,10 @@ on a lattice (bench/NOTES.md, 2026-11-25), so `auto` does not start it. An expli
 missing or not starting, mpi-cuda with an MPI that does not report CUDA support) is refused on every
 rank alike, before the graph is generated or read. The transports themselves live in dbfs.exchange.
 
-Construction moves every tuple once per pass, in bulk, so it takes NCCL between GPUs of their own
-whatever the search's transport (`construction_transport`): staged through the host, scale 28 on two
-H100 took 116.8 s against 8.5 s over NCCL (bench/NOTES.md, 2026-11-25, two H100 on NVLink).
+A run's bulk rounds -- construction's tuples, once a pass, and validation's gathers, once a search --
+take NCCL between GPUs of their own whatever the search's transport (`bulk_transport`): staged through
+the host, scale 28 on two H100 took 116.8 s to build against 8.5 s over NCCL (bench/NOTES.md,
+2026-11-25, two H100 on NVLink).
 """
 
 from __future__ import annotations
@@ -105,9 +106,10 @@ def _auto(backend, comm) -> tuple[str, str]:
                    else "no NCCL on every rank and no CUDA-aware MPI") + ": staged through host memory"
 
 
-def construction_transport(search: str, backend, comm=runtime.WORLD) -> tuple[str, str]:
-    """Collective: (transport, why) for construction's tuple exchange: NCCL where every rank has a GPU of
-    its own and NCCL is there, else the host-staged MPI (dbfs.build takes "nccl" or any other value)."""
+def bulk_transport(search: str, backend, comm=runtime.WORLD) -> tuple[str, str]:
+    """Collective: (transport, why) for the run's bulk rounds (construction's tuple exchange,
+    validation's gathers): NCCL where every rank has a GPU of its own and NCCL is there, else MPI
+    staged through host memory (dbfs.build and dbfs.collectives take "nccl" or any other value)."""
     if comm.Get_size() == 1:
         return "mpi", "one rank exchanges nothing"
     if search == "nccl":

@@ -10,8 +10,9 @@ CUDA kernels on a GPU, NumPy twins on the CPU):
    GPU's L2 cache (64 MB at 2^26 vertices).
 2. compact_levels; on several ranks the compact levels of the local rows (gathered along the grid row)
    and columns (along the grid column), and the parents of the local columns (undirected; gathered
-   along the column) or rows (directed; along the row), through host MPI. On one rank the owned block
-   is every row and column: nothing is gathered and MPI is not used.
+   along the column) or rows (directed; along the row), through the run's bulk transport
+   (dbfs.collectives: NCCL between GPUs of their own, else host MPI). On one rank the owned block is
+   every row and column: nothing is gathered and MPI is not used.
 3. check_entries, one pass over the CSC entries u -> v: span and edge-level, the TEPS counts, and the
    entry joining each vertex to its parent, found from the vertex's own side (undirected: column x,
    read sequentially, holds the parent's row; directed: row x's parent is column u), which marks the
@@ -91,8 +92,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from mpi4py import MPI
 
+from dbfs import collectives
 from dbfs.ops import validate as ops
 
 
@@ -117,7 +118,8 @@ def validation_bytes(grid, parent_itemsize: int, directed: bool = False, level_i
     (R*b * L) and the gathered parents (undirected: R*b, directed: C*b, times parent_itemsize), the
     parent-edge marks (R*b / 8 or C*b / 8, and b / 8 after their reduction), plus constants (the
     stats and the layout tables). GPU ranks of a multi-rank grid stage the gathered arrays through
-    host memory of the same sizes. Arrays of another dtype than int32 levels and int32/int64
+    host memory of the same sizes, or, over NCCL, receive the line's mark blocks once more (another
+    R*b / 8 or C*b / 8, not counted). Arrays of another dtype than int32 levels and int32/int64
     parents are converted first (not counted)."""
     b, R, C = grid.block, grid.R, grid.C
     edge_group = C if directed else R
@@ -184,13 +186,13 @@ class _Check:
         # the arrays of the local columns and rows; on one rank the owned ones
         edge_comm = comms.row if self.directed else comms.col
         edge_group = grid.C if self.directed else grid.R
-        self.col_level = _gather(comms.col, grid.R, backend, owned_levels)
-        self.row_level = _gather(comms.row, grid.C, backend, owned_levels)
-        self.edge_parent = _gather(edge_comm, edge_group, backend, parent)
+        self.col_level = collectives.allgather(comms, comms.col, backend, owned_levels)
+        self.row_level = collectives.allgather(comms, comms.row, backend, owned_levels)
+        self.edge_parent = collectives.allgather(comms, edge_comm, backend, parent)
         self.marks = xp.zeros(edge_group * grid.block // 32, xp.uint32)
         self.layout = ops.EntryLayout.of(grid, graph.i, graph.j, backend)
         self._entries(stats)
-        owned_marks = _or_to_owners(edge_comm, edge_group, backend, self.marks)
+        owned_marks = collectives.or_to_owners(comms, edge_comm, backend, self.marks)
         ops.check_parent_edges(backend, parent, owned_marks, n_real, self.first_id, root, stats)
         self.totals = self._combine(backend.asnumpy(stats))
 
@@ -281,26 +283,3 @@ class _Check:
         return (f"vertex {v} (parent {p}): the parent's level {up} is not below the vertex's level {lv}, "
                 f"so following parents never descends to the root {root} (the parent links form a cycle "
                 "or climb)")
-
-
-def _gather(comm: MPI.Comm, size: int, backend, owned):
-    """The concatenation of every rank's equally long `owned` in the order of `comm` (of `size`
-    ranks), on the device; the owned array itself when size is 1 (no MPI)."""
-    if size == 1:
-        return owned
-    send = np.ascontiguousarray(backend.asnumpy(owned))
-    recv = np.empty(send.size * size, send.dtype)
-    comm.Allgather(send, recv)
-    return backend.asarray(recv)
-
-
-def _or_to_owners(comm: MPI.Comm, size: int, backend, marks):
-    """Bitwise OR of the marks of the `size` ranks of `comm`, each keeping its own block (rank k:
-    words k*b/32 ..); the marks themselves when size is 1 (no MPI)."""
-    if size == 1:
-        return marks
-    send = np.ascontiguousarray(backend.asnumpy(marks))
-    mine = np.empty(send.size // size, np.uint32)
-    comm.Reduce_scatter_block(send, mine, op=MPI.BOR)
-    return backend.asarray(mine)
-

@@ -96,7 +96,7 @@ while [ $# -gt 0 ]; do
             run "$RESULTS/gpu_tests_${p}ranks_$(ngpus)gpus.log" mpirun_ -n "$p" $PY -m pytest --with-mpi -q \
                 -m gpu -p no:cacheprovider $TEST_TIMEOUT tests/test_bfs.py tests/test_exchange.py \
                 tests/test_grid_loop.py tests/test_transport.py tests/test_validate.py tests/test_build.py \
-                tests/test_certificate.py
+                tests/test_certificate.py tests/test_collectives.py
             unset CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
         done
         shift ;;

@@ -73,19 +73,19 @@ def test_auto_takes_nccl_where_every_rank_has_its_gpu(monkeypatch):
 
 
 @pytest.mark.mpi(min_size=2)
-def test_construction_takes_nccl_between_gpus_of_their_own_whatever_the_search_uses(monkeypatch):
+def test_bulk_rounds_take_nccl_between_gpus_of_their_own_whatever_the_search_uses(monkeypatch):
     monkeypatch.setattr(transport, "nccl_available", lambda: True)
     own = gpu_stand_in(device=WORLD.Get_rank())
     for search in ("mpi", "mpi-cuda", "nvshmem", "nccl"):
-        assert transport.construction_transport(search, own)[0] == "nccl"
-    assert transport.construction_transport("mpi", gpu_stand_in()) == (
+        assert transport.bulk_transport(search, own)[0] == "nccl"
+    assert transport.bulk_transport("mpi", gpu_stand_in()) == (
         "mpi", "ranks share a GPU or NCCL is missing: staged through host memory")
-    assert transport.construction_transport("mpi", Backend("cpu")) == (
+    assert transport.bulk_transport("mpi", Backend("cpu")) == (
         "mpi", "the CPU backend: staged through host memory")
     monkeypatch.setattr(transport, "nccl_available", lambda: False)
-    assert transport.construction_transport("nvshmem", own)[0] == "mpi"
+    assert transport.bulk_transport("nvshmem", own)[0] == "mpi"
 
 
-def test_construction_on_one_rank_exchanges_nothing():
-    assert transport.construction_transport("nccl", gpu_stand_in(), MPI.COMM_SELF) == (
+def test_bulk_rounds_on_one_rank_exchanges_nothing():
+    assert transport.bulk_transport("nccl", gpu_stand_in(), MPI.COMM_SELF) == (
         "mpi", "one rank exchanges nothing")
