@@ -70,12 +70,12 @@ def group_by_owner(backend, owner, cols, rows, cursor, out) -> None:
                 (owner, cols, NULL if rows is None else rows, np.int64(n), np.int32(ranks), cursor, out,
                  np.int64(capacity)))
         return
-    kept = np.flatnonzero((owner >= 0) & (owner < ranks))
-    order = kept[np.argsort(owner[kept], kind="stable")]
-    grouped = owner[order]
-    counts = np.bincount(grouped, minlength=ranks)
-    group_starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    slots = cursor[grouped] + np.arange(order.shape[0]) - group_starts[grouped]
+    grouping = np.where((owner >= 0) & (owner < ranks), owner, np.int32(ranks))   # left out: a last group
+    order = np.argsort(grouping, kind="stable")
+    counts = np.bincount(grouping, minlength=ranks + 1)[:ranks]
+    order = order[:int(counts.sum())]
+    slots = np.arange(order.shape[0], dtype=np.int64)
+    slots += np.repeat(cursor - (np.cumsum(counts) - counts), counts)   # cursor less the group's start
     inside = (slots >= 0) & (slots < capacity)
     slots, order = slots[inside], order[inside]
     if rows is None:
