@@ -7,10 +7,13 @@ as (local column of u, local row of v), all ownership math being dbfs.grid's. Se
 out, duplicates stay. The edge list is never resident: the source streams this rank's tuples in
 chunks (GraphSource.tuple_chunks: generated on the device, deterministic by edge index, or read from
 the graph file) twice.
-  1. Count: each chunk's entries go to their owners (several ranks: one all-to-all per chunk and
-     direction over the run's transport, host-staged MPI Alltoallv or grouped NCCL send/recv between
-     the GPUs, the counts by MPI first) and are counted per local column into col_ptr, and per local
-     row into row_ptr when a row-major copy is built.
+  1. Count: each chunk's entries go to their owners and are counted per local column into col_ptr,
+     and per local row into row_ptr when a row-major copy is built. On several ranks both directions
+     of a chunk travel in one all-to-all: the entries are grouped by owner rank into one send buffer
+     by a counting partition (dbfs.ops.owner_groups: per-owner counts, their scan, a scatter; no sort),
+     column and row interleaved; the counts go by MPI Alltoall, then one message per peer over the
+     run's transport (host-staged MPI Alltoallv or grouped NCCL send/recv between the GPUs), and the
+     rank's own group is copied on its device.
   2. Scatter: the counts are scanned in place into segment ends, row_idx is allocated at its exact
      size, the tuples are produced and routed again, and every entry takes the slot below its column's
      cursor, which is col_ptr itself: a column fills from its end and its cursor finishes at the
@@ -40,14 +43,16 @@ Budget per rank on one GPU (1x1, direction auto; `python -m dbfs plan` prints it
             H200 (139 GiB). Measured peak 82.8 GiB (bench/results/2026-11-24-h200-scale29-construction/s29.json).
 
 Construction transients (dbfs.memory.construction_bytes): one chunk of K tuples (src, dst: 16 B a
-tuple) and one direction's entries in flight (int32 columns and rows, the int64 temporaries of the
-ownership math, on several ranks the owner ranks, their sort and the received entries): 53 B a
-tuple on one rank and 81 on several; K is chosen by dbfs.memory.chunk_edges so that this stays
-within 5% of the resident graph (K at most 2^24, at least 2^16). The device peak during construction
-is therefore the resident CSC plus at most 5%. Host staging (host-staged MPI): per chunk and
-direction, the outgoing entries (8 B each, at most K) and the received ones twice (the message and
-its two contiguous halves, 16 B each): at most 8 K (1 + 2P) bytes, about 24 K bytes for balanced
-owners; a graph file's chunk adds 16 K bytes of tuples read.
+tuple, the self-loop mask 1) and its entries in flight: on one rank one direction at a time (int32
+columns and rows, the int64 temporaries of the ownership math), 53 B a tuple; on several ranks both
+directions at once (owner ranks, columns and rows: 24 B a tuple, while one direction's ownership math
+holds 32; then the send buffer, the received one and its split columns and rows, less than that), 73
+B a tuple (61 for a directed graph). K is chosen by dbfs.memory.chunk_edges so that this stays within
+5% of the resident graph (K at most 2^24, at least 2^16). The device peak during construction is
+therefore the resident CSC plus at most 5%. Host staging (host-staged MPI on a GPU): page-locked send
+and receive buffers kept for the build, grown to the largest chunk's words (about 16 K bytes each for
+balanced owners); only the other ranks' groups cross PCIe. A graph file's chunk adds 16 K bytes of
+tuples read.
 
 Timing: construction_time is the build alone. The tuple producer runs between two device
 synchronisations and two barriers per chunk; those intervals (the same on every rank) are summed and
@@ -67,8 +72,9 @@ from dbfs.errors import DbfsError
 from dbfs.exchange import nccl_communicator
 from dbfs.graph import GridComms, LocalGraph, csc_is_row_major
 from dbfs.ops.csc_build import count_keys, csr_from_csc, inclusive_scan, scatter_values, segment_lengths
+from dbfs.ops.owner_groups import count_owners, group_by_owner
 from dbfs.progress import Progress
-from dbfs.runtime import alltoallv_int32
+from dbfs.runtime import displacements
 from dbfs.source import EdgeArrays
 
 
@@ -122,85 +128,140 @@ class _ProducerClock:
         runtime.agree(error, self.comm)
 
 
-def route_entries(grid, xp, u, v, keep, ranks: int, with_rows: bool):
-    """The entries u -> v of one chunk and direction: (owner rank, local columns, local rows).
-    Columns and rows are int32 (rows None unless with_rows). On several ranks the owner is an int64
-    array, `ranks` for the entries to leave out (keep False: self-loops); on one rank it is None and
-    those entries get column -1 (and row -1)."""
+def local_entries(grid, xp, u, v, keep, with_rows: bool):
+    """One rank: the entries u -> v of one chunk and direction as (local columns, local rows or None),
+    int32, with column -1 (row -1) where keep is False (self-loops)."""
     cols = grid.to_local_col(u).astype(xp.int32)
     rows = grid.to_local_row(v).astype(xp.int32) if with_rows else None
-    if ranks == 1:
-        cols = xp.where(keep, cols, np.int32(-1))
-        rows = None if rows is None else xp.where(keep, rows, np.int32(-1))
-        return None, cols, rows
-    owner = grid.rank(grid.owner(v)[0], grid.col_block(u))
-    return xp.where(keep, owner, ranks), cols, rows
+    cols = xp.where(keep, cols, np.int32(-1))
+    rows = None if rows is None else xp.where(keep, rows, np.int32(-1))
+    return cols, rows
 
 
-def group_by_owner(backend, owner, ranks: int):
-    """(permutation of the kept entries grouped by owner rank, host int64 count per rank); entries
-    whose owner is `ranks` are left out."""
+def owned_entries(grid, xp, directions, drop, with_rows: bool):
+    """Several ranks: the entries u -> v of every (u, v) in `directions` (one chunk's, one after the
+    other) as (owner rank, local columns, local rows or None), int32, the owner grid.size (no rank)
+    where drop is True (self-loops). Each direction's int64 ownership math is cast into its part of
+    the arrays as it is computed, so its temporaries are one direction's."""
+    n, total = drop.shape[0], drop.shape[0] * len(directions)
+    owner, cols = xp.empty(total, xp.int32), xp.empty(total, xp.int32)
+    rows = xp.empty(total, xp.int32) if with_rows else None
+    for d, (u, v) in enumerate(directions):
+        part = slice(d * n, (d + 1) * n)
+        owner[part] = grid.rank(grid.owner(v)[0], grid.col_block(u))
+        xp.copyto(owner[part], np.int32(grid.size), where=drop)
+        cols[part] = grid.to_local_col(u)
+        if with_rows:
+            rows[part] = grid.to_local_row(v)
+    return owner, cols, rows
+
+
+def pack_by_owner(backend, grid, directions, drop, with_rows: bool):
+    """The send side of one chunk's exchange: owned_entries grouped by owner rank into one int32
+    buffer, a column (and its row, interleaved, with_rows) per entry, by a counting partition
+    (dbfs.ops.owner_groups; no sort); returns (buffer, host int64 entries per rank). The counts come
+    to the host (one wait) for the groups' starts and the count exchange."""
     xp = backend.xp
-    order = xp.argsort(owner, kind="stable") if xp is np else xp.argsort(owner)
-    bounds = xp.searchsorted(owner[order], xp.arange(ranks + 1, dtype=owner.dtype))
-    bounds = backend.asnumpy(bounds).astype(np.int64)
-    return order[:int(bounds[-1])], np.diff(bounds)
+    owner, cols, rows = owned_entries(grid, xp, directions, drop, with_rows)
+    counts = xp.zeros(grid.size, xp.int64)
+    count_owners(backend, owner, counts)
+    counts = backend.asnumpy(counts)
+    send = xp.empty((2 if with_rows else 1) * int(counts.sum()), xp.int32)
+    group_by_owner(backend, owner, cols, rows, backend.asarray(displacements(counts)), send)
+    return send, counts
 
 
-class _HostExchange:
-    """Entries to their owners through one host-staged MPI Alltoallv of interleaved int32 arrays."""
+def split_pairs(xp, words, with_rows: bool):
+    """Received words -> (columns, rows or None), contiguous int32 arrays."""
+    if not with_rows:
+        return words, None
+    pairs = words.reshape(-1, 2)
+    return xp.ascontiguousarray(pairs[:, 0]), xp.ascontiguousarray(pairs[:, 1])
+
+
+class _Exchange:
+    """Entries grouped by owner rank to their owners: the counts by MPI Alltoall, this rank's own group
+    copied on the device, the other groups moved by the transport (the subclass's _move) in one round
+    for the whole chunk, one message per peer."""
 
     def __init__(self, comm: MPI.Comm, backend):
         self.comm, self.backend = comm, backend
+        self.me = comm.Get_rank()
 
-    def __call__(self, owner, arrays):
-        """Send entry e of every array in `arrays` to rank owner[e]; returns the arrays of the entries
-        this rank received, on the device."""
-        backend, xp = self.backend, self.backend.xp
-        order, counts = group_by_owner(backend, owner, self.comm.Get_size())
-        width = len(arrays)
-        outgoing = backend.asnumpy(xp.stack([a[order] for a in arrays], axis=1)).ravel()
-        incoming = alltoallv_int32(self.comm, outgoing, width * counts).reshape(-1, width)
-        return tuple(backend.asarray(np.ascontiguousarray(incoming[:, k])) for k in range(width))
+    def __call__(self, send, send_counts, width: int):
+        """`send`: int32 words grouped by owner rank, send_counts[p] entries of `width` words for rank
+        p. Returns the words this rank received, grouped by source rank, on the device."""
+        recv_counts = np.empty_like(send_counts)
+        self.comm.Alltoall(send_counts, recv_counts)
+        send_at = width * np.concatenate(([0], np.cumsum(send_counts)))
+        recv_at = width * np.concatenate(([0], np.cumsum(recv_counts)))
+        incoming = self.backend.xp.empty(int(recv_at[-1]), np.int32)
+        me = self.me
+        if send_at[me + 1] > send_at[me]:
+            self.backend.copy(incoming[recv_at[me]:recv_at[me + 1]], send[send_at[me]:send_at[me + 1]])
+        self._move(send, send_at, incoming, recv_at)
+        return incoming
 
     def close(self) -> None:
         pass
 
 
-class _NcclExchange:
-    """Entries to their owners between GPUs: counts by MPI Alltoall, then one grouped round of NCCL
-    send/recv per array on the current stream (the entries never leave the devices)."""
+class _HostExchange(_Exchange):
+    """The other ranks' groups through one host-staged MPI Alltoallv. On a GPU only those groups cross
+    PCIe, through page-locked buffers kept from chunk to chunk (grown when a chunk needs more); on the
+    CPU backend MPI reads and writes the arrays themselves."""
+
+    def __init__(self, comm: MPI.Comm, backend):
+        super().__init__(comm, backend)
+        self.staged = {"send": backend.pinned_empty(0, np.int32), "recv": backend.pinned_empty(0, np.int32)}
+
+    def _move(self, send, send_at, incoming, recv_at):
+        backend, me = self.backend, self.me
+        outgoing, arriving = send, incoming
+        if backend.is_gpu:
+            outgoing, arriving = self._buffer("send", send_at[-1]), self._buffer("recv", recv_at[-1])
+            for lo, hi in _around(send_at, me):
+                backend.copy(outgoing[lo:hi], send[lo:hi])
+            backend.sync()
+        send_words, recv_words = np.diff(send_at), np.diff(recv_at)
+        send_words[me] = recv_words[me] = 0
+        self.comm.Alltoallv([outgoing, (send_words, send_at[:-1]), MPI.INT32_T],
+                            [arriving, (recv_words, recv_at[:-1]), MPI.INT32_T])
+        if backend.is_gpu:
+            for lo, hi in _around(recv_at, me):
+                backend.copy(incoming[lo:hi], arriving[lo:hi])
+
+    def _buffer(self, name: str, words: int) -> np.ndarray:
+        """The page-locked buffer `name`, at least `words` long."""
+        if self.staged[name].shape[0] < words:
+            self.staged[name] = self.backend.pinned_empty(int(words), np.int32)
+        return self.staged[name]
+
+
+def _around(at, me: int):
+    """The non-empty word ranges [lo, hi) of the groups before and after group `me` (offsets `at`)."""
+    return [(int(lo), int(hi)) for lo, hi in ((at[0], at[me]), (at[me + 1], at[-1])) if hi > lo]
+
+
+class _NcclExchange(_Exchange):
+    """The other ranks' groups between GPUs: one grouped round of NCCL send/recv, one message per peer,
+    on the current stream (the entries never leave the devices)."""
 
     def __init__(self, comm: MPI.Comm, backend):
         from cupy.cuda import nccl
-        self.comm, self.backend, self.nccl = comm, backend, nccl
+        super().__init__(comm, backend)
+        self.nccl = nccl
         self.nccl_comm = nccl_communicator(comm, backend)
 
-    def __call__(self, owner, arrays):
-        xp, me = self.backend.xp, self.comm.Get_rank()
-        order, send_counts = group_by_owner(self.backend, owner, self.comm.Get_size())
-        recv_counts = np.empty_like(send_counts)
-        self.comm.Alltoall(send_counts, recv_counts)
-        send_at = np.concatenate(([0], np.cumsum(send_counts)))
-        recv_at = np.concatenate(([0], np.cumsum(recv_counts)))
-        received = []
-        for array in arrays:
-            outgoing = array[order]
-            incoming = xp.empty(int(recv_at[-1]), xp.int32)
-            incoming[recv_at[me]:recv_at[me + 1]] = outgoing[send_at[me]:send_at[me + 1]]
-            self._exchange(outgoing, send_at, incoming, recv_at)
-            received.append(incoming)
-        return tuple(received)
-
-    def _exchange(self, outgoing, send_at, incoming, recv_at):
-        nccl, me = self.nccl, self.comm.Get_rank()
+    def _move(self, send, send_at, incoming, recv_at):
+        nccl, me = self.nccl, self.me
         stream = self.backend.xp.cuda.get_current_stream().ptr
         nccl.groupStart()
         for p in range(self.comm.Get_size()):
             if p == me:
                 continue
             if send_at[p + 1] > send_at[p]:
-                self.nccl_comm.send(outgoing[send_at[p]:].data.ptr, int(send_at[p + 1] - send_at[p]),
+                self.nccl_comm.send(send[send_at[p]:].data.ptr, int(send_at[p + 1] - send_at[p]),
                                     nccl.NCCL_INT32, p, stream)
             if recv_at[p + 1] > recv_at[p]:
                 self.nccl_comm.recv(incoming[recv_at[p]:].data.ptr, int(recv_at[p + 1] - recv_at[p]),
@@ -212,7 +273,7 @@ class _NcclExchange:
 
 
 class _Passes:
-    """The two streaming passes of one build: this rank's entries, chunk by chunk and direction."""
+    """The two streaming passes of one build: this rank's entries, chunk by chunk."""
 
     def __init__(self, comms: GridComms, backend, source, row_copy: bool, transport: str, chunk_edges: int):
         self.grid, self.backend, self.source = comms.grid, backend, source
@@ -225,20 +286,26 @@ class _Passes:
                              else _HostExchange)(comms.world, backend)
 
     def entries(self, with_rows: bool, label: str):
-        """Per chunk and direction: (local columns, local rows or None) of the entries this rank owns,
-        int32 device arrays; on one rank the self-loops are there with column -1 (row -1)."""
-        xp = self.backend.xp
+        """(local columns, local rows or None) of the entries this rank owns, int32 device arrays: on
+        one rank per chunk and direction, the self-loops there with column -1 (row -1); on several
+        ranks per chunk, both directions routed together."""
+        xp, grid = self.backend.xp, self.grid
         producing = "generating" if self.source.info is None else "reading"
         for src, dst in self.clock.chunks(self.source, self.chunk_edges, f"construction, {producing} and {label}"):
-            keep = src != dst
-            for u, v in ((src, dst), (dst, src)) if self.source.symmetric else ((src, dst),):
-                owner, cols, rows = route_entries(self.grid, xp, u, v, keep, self.ranks, with_rows)
-                if self.exchange is not None:
-                    cols, *rest = self.exchange(owner, (cols, rows) if with_rows else (cols,))
-                    rows = rest[0] if with_rows else None
-                yield cols, rows
-                del owner, cols, rows
-            del src, dst, keep                  # before the next chunk is produced
+            directions = ((src, dst), (dst, src)) if self.source.symmetric else ((src, dst),)
+            if self.exchange is None:
+                keep = src != dst
+                for u, v in directions:
+                    yield local_entries(grid, xp, u, v, keep, with_rows)
+                del keep
+            else:                               # the send buffer lives only until the exchange returns
+                words = self.exchange(*pack_by_owner(self.backend, grid, directions, src == dst, with_rows),
+                                      2 if with_rows else 1)
+                entries = split_pairs(xp, words, with_rows)
+                del words
+                yield entries
+                del entries
+            del src, dst, directions            # before the next chunk is produced
 
     def count(self, col_ptr, row_ptr) -> None:
         """Pass 1: entries per local column into col_ptr[:-1] (and per local row into row_ptr[:-1])."""

@@ -39,18 +39,23 @@ MIN_CHUNK_EDGES = 1 << 16
 MAX_CHUNK_EDGES = 1 << 24
 CHUNK_SHARE = 0.05            # construction transients at most this share of the resident graph
 # Transient bytes per tuple of a chunk at the peak of a streaming pass (dbfs.build), counted from its
-# code: the chunk's src and dst and the kept mask (17), then routing one direction: on one rank the
-# int32 columns (4) while to_local_row holds four int64 temporaries (32); on several ranks columns and
-# rows (8), the owner ranks (8), their argsort (result 8, CuPy's key copy 8, radix-sort buffers 16)
-# and the gathered and received entries (16). The CPU backend's peak is instead the NumPy scatter
-# twin's sort of a chunk (columns and rows 8, its temporaries 40; measured 64 B a tuple in all on one
-# rank) and, on several ranks, the host staging copies as well (8; measured 81 to 90 B a tuple).
+# code: the chunk's src and dst and the self-loop mask (17), then routing. One rank routes one direction
+# at a time: the int32 columns (4) while to_local_row holds four int64 temporaries (32). Several ranks
+# route a chunk's d entries a tuple together (d = 2, both directions; 1 for a directed graph): owner
+# ranks, columns and rows (int32, 12 d) while one direction's ownership math holds its four int64
+# temporaries (32); what follows is smaller for d <= 4 (the grouped send buffer beside them, 20 d; the
+# send and the received buffers, 16 d; the received one and its columns and rows, 16 d). The CPU
+# backend's peak is instead its NumPy twins': on one rank the scatter twin's sort of a chunk (columns
+# and rows 8, its temporaries 40; measured 64 B a tuple in all), on several ranks the grouping by owner
+# and the scatter over the d entries of a tuple (about 64 B an entry; measured 133 to 147 B a tuple in
+# all at d = 2). The host-staged exchange's page-locked buffers are host memory, not counted.
 # Not counted: the NumPy generator's own buffers, about 8192 x (32 SCALE + 380) bytes (CPU only).
 CHUNK_TUPLE_BYTES = 17
 ROUTE_ONE_RANK_BYTES = 4 + 32
-ROUTE_SEVERAL_RANKS_BYTES = 8 + 8 + 32 + 16
+ROUTED_ENTRY_BYTES = 12
+OWNERSHIP_TEMPORARY_BYTES = 32
 TWIN_SCATTER_BYTES = 8 + 40
-HOST_STAGING_BYTES = 8
+TWIN_ROUTED_ENTRY_BYTES = 64
 UNITS = {"B": 1, "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
          "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
 
@@ -102,10 +107,11 @@ def _tuple_bytes(grid: Grid, symmetric: bool, row_copy: bool, device: str) -> in
     """Transient bytes per tuple of a chunk during the scatter pass (see CHUNK_TUPLE_BYTES)."""
     if grid.size == 1:
         route = ROUTE_ONE_RANK_BYTES + (4 if row_copy else 0)      # the marked rows as well
-    else:
-        route = ROUTE_SEVERAL_RANKS_BYTES + (HOST_STAGING_BYTES if device == "cpu" else 0)
+        return CHUNK_TUPLE_BYTES + (max(route, TWIN_SCATTER_BYTES) if device == "cpu" else route)
+    entries = 2 if symmetric else 1
+    route = ROUTED_ENTRY_BYTES * entries + OWNERSHIP_TEMPORARY_BYTES
     if device == "cpu":
-        route = max(route, TWIN_SCATTER_BYTES)
+        route = max(route, TWIN_ROUTED_ENTRY_BYTES * entries)
     return CHUNK_TUPLE_BYTES + route
 
 

@@ -8,8 +8,8 @@ machine that compiled them once loads them); new kernel files are picked up with
 Then the real build and certificate run on a tiny generated graph on this process alone (a 1x1 grid
 over MPI.COMM_SELF, undirected and directed, with the row-major copy), and the owner routing of
 several ranks runs on a tiny chunk, launching every generic CuPy kernel those paths use (elementwise
-ownership math, where, argsort, searchsorted, stack, gathers, slice copies). CuPy compiles elementwise
-kernels per operand types, not sizes, and the build and the certificate use no CuPy reduction (those
+ownership math cast into int32 parts, copyto with a mask, the received pairs' split, slice copies).
+CuPy compiles elementwise kernels per operand types, not sizes, and the build and the certificate use no CuPy reduction (those
 compile per shape), so the real run compiles nothing more. The search's generic calls are warmed by
 the harness's untimed warm-up search. On the CPU backend there is nothing to compile.
 """
@@ -21,7 +21,7 @@ import time
 from mpi4py import MPI
 
 from dbfs import kernels
-from dbfs.build import build, group_by_owner, route_entries
+from dbfs.build import build, pack_by_owner, split_pairs
 from dbfs.certificate import certify
 from dbfs.graph import GridComms
 from dbfs.grid import Grid
@@ -50,10 +50,9 @@ def warm_up(backend) -> float:
     comms.free()
     grid, xp = Grid(2, 2, n), backend.xp
     u, v = xp.asarray(src), xp.asarray(dst)
-    owner, cols, rows = route_entries(grid, xp, u, v, u != v, grid.size, with_rows=True)
-    order, _ = group_by_owner(backend, owner, grid.size)
-    xp.stack([cols[order], rows[order]], axis=1)               # the host-staged exchange's message
-    incoming = xp.empty(order.shape[0], xp.int32)               # the NCCL exchange's own part
-    incoming[:order.shape[0] // 2] = cols[order][:order.shape[0] // 2]
+    send, _ = pack_by_owner(backend, grid, ((u, v), (v, u)), u == v, with_rows=True)
+    split_pairs(xp, send, with_rows=True)                       # the received pairs: the same kernels
+    incoming = xp.empty(send.shape[0], xp.int32)                # this rank's own group: a slice copy
+    backend.copy(incoming[:send.shape[0] // 2], send[:send.shape[0] // 2])
     backend.sync()
     return time.perf_counter() - started
