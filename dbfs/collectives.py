@@ -56,4 +56,8 @@ def or_to_owners(comms, comm: MPI.Comm, backend, marks):
             line.send(marks[p * words:].data.ptr, words, nccl.NCCL_UINT32, p, stream)
             line.recv(received[p].data.ptr, words, nccl.NCCL_UINT32, p, stream)
     nccl.groupEnd()
-    return xp.bitwise_or.reduce(received, axis=0)
+    mine = received[me]
+    for p in range(size):
+        if p != me:
+            mine |= received[p]
+    return mine
