@@ -12,8 +12,8 @@ the graph file) twice.
      of a chunk travel in one all-to-all: the entries are grouped by owner rank into one send buffer
      by a counting partition (dbfs.ops.owner_groups: per-owner counts, their scan, a scatter; no sort),
      column and row interleaved; the counts go by MPI Alltoall, then one message per peer over the
-     run's transport (host-staged MPI Alltoallv or grouped NCCL send/recv between the GPUs), and the
-     rank's own group is copied on its device.
+     run's bulk transport (dbfs.transport.bulk_transport: grouped NCCL send/recv between GPUs of their
+     own, else a host-staged MPI Alltoallv), and the rank's own group is copied on its device.
   2. Scatter: the counts are scanned in place into segment ends, row_idx is allocated at its exact
      size, the tuples are produced and routed again, and every entry takes the slot below its column's
      cursor, which is col_ptr itself: a column fills from its end and its cursor finishes at the

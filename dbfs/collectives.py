@@ -1,9 +1,9 @@
 """Collectives of device arrays along one grid line for a run's bulk rounds (validation's gathers of
 levels and parents, and the OR-reduction of its marks): NCCL between GPUs of their own, on the current
 stream, where the run's bulk transport is NCCL (GridComms.bulk, dbfs.transport.bulk_transport); else
-staged through host memory and MPI. Two H100 on NVLink, scale 28 on a 2x1 grid: the host-staged gathers
-of the parents took a validation 1.01 s against 0.05 s for scale 27 on one GPU (bench/NOTES.md,
-2026-11-25, two H100 on NVLink).
+staged through host memory and MPI. Two H100 on NVLink, scale 28 on a 2x1 grid: a validation took
+1.01 s with the gathers staged through the host, 0.079 s over NCCL (bench/NOTES.md, 2026-11-25, two
+H100 on NVLink).
 """
 
 from __future__ import annotations
@@ -15,38 +15,51 @@ from mpi4py import MPI
 def allgather(comms, comm: MPI.Comm, backend, owned):
     """The concatenation of every rank's equally long `owned` in the order of `comm` (a line of
     `comms`), on the device; `owned` itself on a line of one rank."""
-    size = comm.Get_size()
-    if size == 1:
-        return owned
-    line = comms.nccl(comm, backend)
-    if line is None:
-        send = np.ascontiguousarray(backend.asnumpy(owned))
-        recv = np.empty(send.size * size, send.dtype)
-        comm.Allgather(send, recv)
-        return backend.asarray(recv)
-    from cupy.cuda import nccl
-    xp = backend.xp
-    owned = xp.ascontiguousarray(owned)
-    recv = xp.empty(owned.size * size, owned.dtype)
-    line.allGather(owned.data.ptr, recv.data.ptr, owned.nbytes, nccl.NCCL_UINT8,
-                   xp.cuda.get_current_stream().ptr)
-    return recv
+    return _on_line(comms, comm, backend, owned, _allgather_host, _allgather_nccl)
 
 
 def or_to_owners(comms, comm: MPI.Comm, backend, marks):
     """Bitwise OR of the uint32 `marks` of the ranks of `comm`, each rank keeping its own block (rank k:
     words k * len / size ..); `marks` itself on a line of one rank."""
-    size = comm.Get_size()
-    if size == 1:
-        return marks
+    return _on_line(comms, comm, backend, marks, _or_host, _or_nccl)
+
+
+def _on_line(comms, comm, backend, array, host, nccl_round):
+    if comm.Get_size() == 1:
+        return array
     line = comms.nccl(comm, backend)
-    if line is None:
-        send = np.ascontiguousarray(backend.asnumpy(marks))
-        mine = np.empty(send.size // size, np.uint32)
-        comm.Reduce_scatter_block(send, mine, op=MPI.BOR)
-        return backend.asarray(mine)
+    return host(comm, backend, array) if line is None else nccl_round(line, comm, backend, array)
+
+
+def _allgather_host(comm, backend, owned):
+    send = np.ascontiguousarray(backend.asnumpy(owned))
+    recv = np.empty(send.size * comm.Get_size(), send.dtype)
+    comm.Allgather(send, recv)
+    return backend.asarray(recv)
+
+
+def _allgather_nccl(line, comm, backend, owned):
     from cupy.cuda import nccl
-    xp, me, words = backend.xp, comm.Get_rank(), marks.size // size
+    xp = backend.xp
+    owned = xp.ascontiguousarray(owned)
+    recv = xp.empty(owned.size * comm.Get_size(), owned.dtype)
+    line.allGather(owned.data.ptr, recv.data.ptr, owned.nbytes, nccl.NCCL_UINT8, xp.cuda.get_current_stream().ptr)
+    return recv
+
+
+def _or_host(comm, backend, marks):
+    send = np.ascontiguousarray(backend.asnumpy(marks))
+    mine = np.empty(send.size // comm.Get_size(), np.uint32)
+    comm.Reduce_scatter_block(send, mine, op=MPI.BOR)
+    return backend.asarray(mine)
+
+
+def _or_nccl(line, comm, backend, marks):
+    """Each peer's block of this rank's marks to it, one grouped round; the blocks received ORed
+    elementwise into this rank's own."""
+    from cupy.cuda import nccl
+    xp, me, size = backend.xp, comm.Get_rank(), comm.Get_size()
+    words = marks.size // size
     received = xp.empty((size, words), xp.uint32)
     received[me] = marks[me * words:(me + 1) * words]
     stream = xp.cuda.get_current_stream().ptr

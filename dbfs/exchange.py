@@ -496,8 +496,8 @@ class LevelExchange:
         """Head and payload words of this round's shared message (staged and waited for)."""
         return self._staged_words(self.me)
 
-    def expect(self, words: dict | None) -> None:
-        """The head and payload words of each peer's next message (None: unknown, whole capacities)."""
+    def expect(self, words: dict) -> None:
+        """The head and payload words of each peer's next message (until then: whole capacities)."""
         self.expected = words
 
     def _staged_words(self, peer: int) -> int:

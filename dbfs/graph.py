@@ -6,7 +6,8 @@ for the bottom-up search optionally the same block row-major (`row_ptr`, `col_id
 an undirected graph the block is symmetric, so its CSC is its CSR: the row-major fields then name the
 same arrays (nothing is stored twice). Undirected input is stored in both directions; self-loops are
 left out of the CSC, duplicates kept. What each byte is for: dbfs.build; index math: dbfs.grid; this
-module only holds the state.
+module holds the state (and, for the run's bulk rounds, each grid line's NCCL communicator, made on
+first use).
 """
 
 from __future__ import annotations

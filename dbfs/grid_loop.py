@@ -8,7 +8,8 @@ by owner grid column) -> fold (each group encoded by the kernels into its messag
 whichever is smaller, and sent to its owner along the grid row) -> frontier update (dbfs.ops.update,
 reading the received messages in place). Predecessors are delayed: the owner of a vertex discovered by
 another rank records the discoverer's grid column, and one row exchange after the search (each rank's
-discoverers of the others' blocks, sent sparse) turns those into global parent ids (section 3.5).
+discoverers of the others' blocks, sent sparse) turns those into global parent ids (section 3.5); on a
+grid of one column every discoverer is the owner and pred_row is the parent array.
 
 Bottom-up level (direction-optimizing BFS, Beamer et al.; in 2D after Ueno et al. and Checconi and
 Petrini): the frontier pieces of the grid column are decoded into bitmap segments; the C segments of a
@@ -19,18 +20,18 @@ others and after C sub-steps every segment is back with its owner, who commits t
 
 Host waits (dbfs.exchange.LevelExchange): every level ends with one wait, after which one pinned status
 record holds what the host decides on -- the new frontier's size, degree sum and entries examined, and
-the next expand message, already encoded and staged with its head -- and one allreduce gives everyone
-the totals for termination and the direction (with NCCL an allgather, which also gives every rank the
-size of each next expand message, so NCCL moves it at its size). A host-staged transport (`mpi`) adds the waits its
-payloads need before MPI can send them: the fold's (top-down) and each rotation sub-step's (bottom-up);
-NCCL (messages on the stream) and NVSHMEM (kernels putting each message into its receiver's memory,
-signalling and waiting on the device) move them on the stream and add none. Message sizes come from heads the
-kernels wrote, buffers and pre-posted receives are made once per run, and no launch depends on a count
-read back. On a GPU a top-down level's three kernel sequences (gather and expansion and fold encoding;
-update; the next expand message and the status record) are captured once as CUDA graphs (`Replays`)
-and replayed, the level number coming from a control block copied up at the start of each replay:
-launched one by one, their ~18 kernels cost the host ~0.5 ms a level. Every wait, launch, message and
-byte is counted per level for the per-level log.
+the next expand message, already encoded and staged with its head -- and one allreduce gives everyone the
+totals for termination and the direction (where an expand goes through NCCL, an allgather, which also
+gives every rank the size of each next expand message, so NCCL moves it at its size). A host-staged
+transport (`mpi`) adds the waits its payloads need before MPI can send them: the fold's (top-down) and
+each rotation sub-step's (bottom-up); NCCL (messages on the stream) and NVSHMEM (kernels putting each
+message into its receiver's memory, signalling and waiting on the device) move them on the stream and add
+none. Message sizes come from heads the kernels wrote, buffers and pre-posted receives are made once per
+run, and no launch depends on a count read back. On a GPU a top-down level's three kernel sequences
+(gather and expansion and fold encoding; update; the next expand message and the status record) are
+captured once as CUDA graphs (`Replays`) and replayed, the level number coming from a control block
+copied up at the start of each replay: launched one by one, their ~18 kernels cost the host ~0.5 ms a
+level. Every wait, launch, message and byte is counted per level for the per-level log.
 
 Timing follows Graph500 kernel 2: from just before the root is visited until the parent array is
 complete on every rank (the slowest rank's time), state reset excluded.
@@ -287,7 +288,8 @@ class GridLoop:
             return int(totals[0]), int(totals[1])
         every = np.empty((world.Get_size(), 3), np.int64)
         world.Allgather(np.array(mine + [x.own_words()], np.int64), every)
-        x.expect({p: int(every[x.pe[p], 2]) for p in x.peers})
+        grid, j = self.graph.grid, self.graph.comms.j       # rank p of the column line is grid row p
+        x.expect({p: int(every[grid.rank(p, j), 2]) for p in x.peers})
         return int(every[:, 0].sum()), int(every[:, 1].sum())
 
     def _enqueue_end(self, queue, counts, bits: bool) -> None:

@@ -47,7 +47,7 @@ CHUNK_SHARE = 0.05            # construction transients at most this share of th
 # send and the received buffers, 16 d; the received one and its columns and rows, 16 d). The CPU
 # backend's peak is instead its NumPy twins': on one rank the scatter twin's sort of a chunk (columns
 # and rows 8, its temporaries 40; measured 64 B a tuple in all), on several ranks the grouping by owner
-# and the scatter over the d entries of a tuple (about 64 B an entry; measured 133 to 147 B a tuple in
+# and the scatter over the d entries of a tuple (about 65 B an entry; measured 133 to 147 B a tuple in
 # all at d = 2). The host-staged exchange's page-locked buffers are host memory, not counted.
 # Not counted: the NumPy generator's own buffers, about 8192 x (32 SCALE + 380) bytes (CPU only).
 CHUNK_TUPLE_BYTES = 17
@@ -55,7 +55,7 @@ ROUTE_ONE_RANK_BYTES = 4 + 32
 ROUTED_ENTRY_BYTES = 12
 OWNERSHIP_TEMPORARY_BYTES = 32
 TWIN_SCATTER_BYTES = 8 + 40
-TWIN_ROUTED_ENTRY_BYTES = 64
+TWIN_ROUTED_ENTRY_BYTES = 65
 UNITS = {"B": 1, "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
          "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
 

@@ -54,9 +54,9 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0) -> dict:
         "chunks": (np.uint64, 1),                # the expansion's chunk counter
     }
     if not one_gpu:
-        parts["pred_col"] = (np.int32, b)        # the discoverer's grid column (delayed predecessor)
         parts["count"] = (np.int32, 1)           # scratch counter of message decoding
     if C > 1:
+        parts["pred_col"] = (np.int32, b)        # the discoverer's grid column (delayed predecessor)
         parts["parent"] = (parent_dtype(grid), b)
         parts["recv"] = (np.int32, (C - 1) * b)  # fold messages, decoded
         parts["pred_gathered"] = (np.int32, rows)
@@ -94,6 +94,7 @@ class SearchState:
             setattr(self, name, xp.zeros(n, dtype))
         if grid.C == 1:
             self.parent = self.pred_row         # a local column is a global id on one grid column
+            self.pred_col = None                # every discoverer is the owner
         self.words = grid.block // 32
         if direction == "auto" and not graph.info.get("directed"):
             self.no_edges[:] = xp.packbits(graph.degree == 0, bitorder="little").view(xp.uint32)
@@ -115,9 +116,8 @@ class SearchState:
             self.own_visited()[:] = self.no_edges
         self.level.fill(-1)
         self.pred_row.fill(-1)
-        if self.grid.size > 1:
-            self.pred_col.fill(-1)
         if self.grid.C > 1:
+            self.pred_col.fill(-1)
             self.parent.fill(-1)
         self.counts0.fill(0)
         self.counts1.fill(0)

@@ -92,14 +92,23 @@ def resolve_transport(choice: str, backend, comm=runtime.WORLD) -> str:
     return chosen
 
 
+OWN_GPUS_WITH_NCCL = "every rank has a GPU of its own and NCCL is there"
+
+
+def _nccl_between_own_gpus(backend, comm, shared: bool) -> bool:
+    """Collective: NCCL can carry this job's rounds (the GPU backend, NCCL on every rank, and, as
+    `shared` says, no GPU used by two ranks)."""
+    return backend.is_gpu and not shared and _everywhere(nccl_available(), comm)
+
+
 def _auto(backend, comm) -> tuple[str, str]:
     if comm.Get_size() == 1:
         return "mpi", "one rank exchanges nothing"
     if not backend.is_gpu:
         return "mpi", "the CPU backend"
     shared = shares_a_gpu(comm, backend)
-    if _everywhere(nccl_available(), comm) and not shared:
-        return "nccl", "every rank has a GPU of its own and NCCL is there"
+    if _nccl_between_own_gpus(backend, comm, shared):
+        return "nccl", OWN_GPUS_WITH_NCCL
     if _everywhere(runtime.mpi_cuda_aware(), comm):
         return "mpi-cuda", "this MPI reports CUDA support"
     return "mpi", ("ranks share a GPU, where NCCL refuses, and this MPI does not report CUDA support" if shared
@@ -114,7 +123,7 @@ def bulk_transport(search: str, backend, comm=runtime.WORLD) -> tuple[str, str]:
         return "mpi", "one rank exchanges nothing"
     if search == "nccl":
         return "nccl", "the search's transport"
-    if backend.is_gpu and _everywhere(nccl_available(), comm) and not shares_a_gpu(comm, backend):
-        return "nccl", "every rank has a GPU of its own and NCCL is there"
+    if _nccl_between_own_gpus(backend, comm, shares_a_gpu(comm, backend)):
+        return "nccl", OWN_GPUS_WITH_NCCL
     return "mpi", ("ranks share a GPU or NCCL is missing" if backend.is_gpu else "the CPU backend") + \
         ": staged through host memory"

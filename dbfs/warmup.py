@@ -6,13 +6,12 @@ Method: every kernels/*.cu module (dbfs.kernels.names(); the ws mode's *.cuh hea
 is compiled by NVRTC into the process's module cache (CuPy also keeps the binaries on disk, so a
 machine that compiled them once loads them); new kernel files are picked up without a list here.
 Then the real build and certificate run on a tiny generated graph on this process alone (a 1x1 grid
-over MPI.COMM_SELF, undirected and directed, with the row-major copy), and the owner routing of
-several ranks runs on a tiny chunk, launching every generic CuPy kernel those paths use (elementwise
-ownership math cast into int32 parts, copyto with a mask, the received pairs' split, slice copies).
-CuPy compiles elementwise kernels per operand types, not sizes, and the build and the certificate use no CuPy reduction (those
-compile per shape), so the real run compiles nothing more. The search's generic calls are warmed by
-the harness's untimed warm-up search. On the CPU backend there is nothing to compile.
-"""
+over MPI.COMM_SELF, undirected and directed, with the row-major copy), and the owner routing of several
+ranks runs on a tiny chunk, launching every generic CuPy kernel those paths use (elementwise ownership
+math cast into int32 parts, copyto with a mask, the received pairs' split). CuPy compiles elementwise
+kernels per operand types, not sizes, and the build and the certificate use no CuPy reduction (those
+compile per shape), so the real run compiles nothing more. The search's generic calls are warmed by the
+harness's untimed warm-up search. On the CPU backend there is nothing to compile. """
 
 from __future__ import annotations
 
@@ -52,7 +51,5 @@ def warm_up(backend) -> float:
     u, v = xp.asarray(src), xp.asarray(dst)
     send, _ = pack_by_owner(backend, grid, ((u, v), (v, u)), u == v, with_rows=True)
     split_pairs(xp, send, with_rows=True)                       # the received pairs: the same kernels
-    incoming = xp.empty(send.shape[0], xp.int32)                # this rank's own group: a slice copy
-    backend.copy(incoming[:send.shape[0] // 2], send[:send.shape[0] // 2])
     backend.sync()
     return time.perf_counter() - started

@@ -30,6 +30,20 @@ def blocks_for(items: int, per_block: int = BLOCK_THREADS, cap: int = MAX_BLOCKS
     return max(1, min(cap, -(-int(items) // per_block)))
 
 
+# The builder's kernels run over billions of entries: a wider cap than MAX_BLOCKS.
+BUILD_MAX_BLOCKS = 65535 * 4
+
+
+def launch_checked(backend, module: str, function: str, n: int, arrays: dict, args: tuple,
+                   cap: int = MAX_BLOCKS) -> None:
+    """Check the layout of `arrays` (name -> (array, dtype)), then launch `function` of kernels/MODULE.cu
+    as a grid-stride loop over n items, at most `cap` blocks (nothing for n = 0)."""
+    for name, (array, dtype) in arrays.items():
+        require_array(name, array, dtype)
+    if n:
+        backend.kernel(module, function)((blocks_for(n, BLOCK_THREADS, cap),), (BLOCK_THREADS,), args)
+
+
 def wave_blocks(backend, kernel, items: int) -> int:
     """Blocks of a grid-stride launch of `kernel` over `items`, at most one wave (the blocks the GPU
     holds at once): the grid of a launch gated by the control block, where every block of a closed

@@ -14,20 +14,7 @@ import numpy as np
 
 from dbfs.kernels import BLOCK_THREADS as THREADS
 from dbfs.kernels import SCAN_ITEMS
-from dbfs.ops.arrays import blocks_for, require_array
-
-# The builder's kernels run over billions of entries: a wider cap than dbfs.ops.arrays.MAX_BLOCKS.
-BUILD_MAX_BLOCKS = 65535 * 4
-
-
-def _launch(backend, function: str, n: int, arrays: dict, args: tuple) -> None:
-    """Check the layout of `arrays` (name -> (array, dtype)), then launch `function` of
-    kernels/csc_build.cu over n items (nothing for n = 0)."""
-    for name, (array, dtype) in arrays.items():
-        require_array(name, array, dtype)
-    if n:
-        backend.kernel("csc_build", function)((blocks_for(n, THREADS, BUILD_MAX_BLOCKS),), (THREADS,), args)
-
+from dbfs.ops.arrays import BUILD_MAX_BLOCKS, launch_checked, require_array
 
 def count_keys(backend, keys, counts) -> None:
     """counts[k] += the number of entries with key k, for every key >= 0 (negative keys are skipped).
@@ -38,8 +25,9 @@ def count_keys(backend, keys, counts) -> None:
     """
     n = int(keys.shape[0])
     if backend.is_gpu:
-        _launch(backend, "count_keys", n, {"keys": (keys, np.int32), "counts": (counts, np.int64)},
-                (keys, np.int64(n), counts))
+        launch_checked(backend, "csc_build", "count_keys", n,
+                       {"keys": (keys, np.int32), "counts": (counts, np.int64)},
+                       (keys, np.int64(n), counts), BUILD_MAX_BLOCKS)
         return
     kept = keys[keys >= 0]
     if counts.shape[0] <= 4 * kept.shape[0]:
@@ -84,10 +72,10 @@ def scatter_values(backend, keys, values, cursor, out) -> None:
     """
     n = int(keys.shape[0])
     if backend.is_gpu:
-        _launch(backend, "scatter_values", n,
-                {"keys": (keys, np.int32), "values": (values, np.int32), "cursor": (cursor, np.int64),
-                 "out": (out, np.int32)},
-                (keys, values, np.int64(n), cursor, out, np.int64(out.shape[0])))
+        launch_checked(backend, "csc_build", "scatter_values", n,
+                       {"keys": (keys, np.int32), "values": (values, np.int32), "cursor": (cursor, np.int64),
+                        "out": (out, np.int32)},
+                       (keys, values, np.int64(n), cursor, out, np.int64(out.shape[0])), BUILD_MAX_BLOCKS)
         return
     kept = keys >= 0
     keys, values = keys[kept], values[kept]
@@ -110,8 +98,8 @@ def segment_lengths(backend, ptr, out) -> None:
     """
     n = int(out.shape[0])
     if backend.is_gpu:
-        _launch(backend, "segment_lengths", n, {"ptr": (ptr, np.int64), "out": (out, np.int32)},
-                (ptr, np.int64(n), out))
+        launch_checked(backend, "csc_build", "segment_lengths", n,
+                       {"ptr": (ptr, np.int64), "out": (out, np.int32)}, (ptr, np.int64(n), out), BUILD_MAX_BLOCKS)
         return
     np.subtract(ptr[1:n + 1], ptr[:n], out=out, casting="unsafe")
 
@@ -129,10 +117,10 @@ def csr_from_csc(backend, col_ptr, row_idx, cursor, col_idx) -> None:
     """
     nnz, ncols = int(row_idx.shape[0]), int(col_ptr.shape[0]) - 1
     if backend.is_gpu:
-        _launch(backend, "csr_from_csc", nnz,
-                {"col_ptr": (col_ptr, np.int64), "row_idx": (row_idx, np.int32), "cursor": (cursor, np.int64),
-                 "col_idx": (col_idx, np.int32)},
-                (col_ptr, np.int32(ncols), row_idx, np.int64(nnz), cursor, col_idx))
+        launch_checked(backend, "csc_build", "csr_from_csc", nnz,
+                       {"col_ptr": (col_ptr, np.int64), "row_idx": (row_idx, np.int32),
+                        "cursor": (cursor, np.int64), "col_idx": (col_idx, np.int32)},
+                       (col_ptr, np.int32(ncols), row_idx, np.int64(nnz), cursor, col_idx), BUILD_MAX_BLOCKS)
         return
     columns = np.repeat(np.arange(ncols, dtype=np.int32), np.diff(col_ptr))
     scatter_values(backend, row_idx, columns, cursor, col_idx)

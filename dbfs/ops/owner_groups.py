@@ -12,18 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dbfs.kernels import BLOCK_THREADS as THREADS
-from dbfs.ops.arrays import NULL, blocks_for, require_array
-from dbfs.ops.csc_build import BUILD_MAX_BLOCKS
-
-
-def _launch(backend, function: str, n: int, arrays: dict, args: tuple) -> None:
-    """Check the layout of `arrays` (name -> (array, dtype)), then launch `function` of
-    kernels/owner_groups.cu over n items (nothing for n = 0)."""
-    for name, (array, dtype) in arrays.items():
-        require_array(name, array, dtype)
-    if n:
-        backend.kernel("owner_groups", function)((blocks_for(n, THREADS, BUILD_MAX_BLOCKS),), (THREADS,), args)
+from dbfs.ops.arrays import BUILD_MAX_BLOCKS, NULL, launch_checked
 
 
 def count_owners(backend, owner, counts) -> None:
@@ -36,8 +25,9 @@ def count_owners(backend, owner, counts) -> None:
     """
     n, ranks = int(owner.shape[0]), int(counts.shape[0])
     if backend.is_gpu:
-        _launch(backend, "owner_counts", n, {"owner": (owner, np.int32), "counts": (counts, np.int64)},
-                (owner, np.int64(n), np.int32(ranks), counts))
+        launch_checked(backend, "owner_groups", "owner_counts", n,
+                       {"owner": (owner, np.int32), "counts": (counts, np.int64)},
+                       (owner, np.int64(n), np.int32(ranks), counts), BUILD_MAX_BLOCKS)
         return
     kept = owner[(owner >= 0) & (owner < ranks)]
     counts += np.bincount(kept, minlength=ranks)
@@ -66,9 +56,9 @@ def group_by_owner(backend, owner, cols, rows, cursor, out) -> None:
                   "out": (out, np.int32)}
         if rows is not None:
             arrays["rows"] = (rows, np.int32)
-        _launch(backend, "owner_scatter", n, arrays,
-                (owner, cols, NULL if rows is None else rows, np.int64(n), np.int32(ranks), cursor, out,
-                 np.int64(capacity)))
+        launch_checked(backend, "owner_groups", "owner_scatter", n, arrays,
+                       (owner, cols, NULL if rows is None else rows, np.int64(n), np.int32(ranks), cursor, out,
+                        np.int64(capacity)), BUILD_MAX_BLOCKS)
         return
     grouping = np.where((owner >= 0) & (owner < ranks), owner, np.int32(ranks))   # left out: a last group
     order = np.argsort(grouping, kind="stable")
