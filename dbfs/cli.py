@@ -79,9 +79,10 @@ def main_parser() -> argparse.ArgumentParser:
                         help="message form: a list of 32-bit ids, a bitmap of the block, or per "
                              "message whichever is smaller")
     search.add_argument("--comm", choices=("auto", "mpi", "mpi-cuda", "nccl", "nvshmem"), default="auto",
-                        help="transport: host-staged MPI, CUDA-aware MPI, NCCL between the GPUs, or NVSHMEM "
-                             "puts and signals queued on the GPUs' streams; auto: NCCL when every rank has "
-                             "a GPU of its own, else NVSHMEM when it starts, else CUDA-aware MPI, else mpi")
+                        help="the search's transport: host-staged MPI, CUDA-aware MPI, NCCL between the GPUs, "
+                             "or NVSHMEM puts and signals from dbfs's kernels; auto: NCCL when every rank has a "
+                             "GPU of its own, else CUDA-aware MPI, else mpi (nvshmem only when asked for). "
+                             "Construction and validation use NCCL wherever every rank has a GPU of its own")
     real = p.add_argument_group("graph files, results and the partition cache")
     real.add_argument("--undirected", action="store_true",
                       help="traverse a directed graph's edges both ways, not only along out-edges")
