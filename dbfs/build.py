@@ -76,6 +76,7 @@ from dbfs.ops.owner_groups import count_owners, group_by_owner
 from dbfs.progress import Progress
 from dbfs.runtime import displacements
 from dbfs.source import EdgeArrays
+from dbfs.timing import PhaseClock
 
 
 @dataclass
@@ -84,7 +85,13 @@ class BuildReport:
     producer_time: float          # seconds generating or reading tuples in both passes (synchronised)
     producer_rate: float          # tuples a rank produced per second of its own producing, slowest rank
     chunk_edges: int              # tuples per chunk
+    phases: dict                  # seconds per BUILD_PHASES step, slowest rank each
     memory: object = None         # dbfs.memory.Estimate with the exact entry counts (when given a plan)
+
+
+# Where construction's time goes, per chunk: the ownership math and the grouping by owner rank, the
+# count exchange and the entries' round between the ranks, the counting or placing of the entries.
+BUILD_PHASES = ("route", "exchange", "place")
 
 
 class _ProducerClock:
@@ -280,6 +287,7 @@ class _Passes:
         self.row_copy, self.chunk_edges = row_copy, chunk_edges
         self.ranks = comms.world.Get_size()
         self.clock = _ProducerClock(backend, comms.world)
+        self.phases = PhaseClock(backend, BUILD_PHASES)
         self.exchange = None
         if self.ranks > 1:
             self.exchange = (_NcclExchange if transport == "nccl" and backend.is_gpu
@@ -293,23 +301,29 @@ class _Passes:
         producing = "generating" if self.source.info is None else "reading"
         for src, dst in self.clock.chunks(self.source, self.chunk_edges, f"construction, {producing} and {label}"):
             directions = ((src, dst), (dst, src)) if self.source.symmetric else ((src, dst),)
+            self.phases.switch("route")
             if self.exchange is None:
                 keep = src != dst
                 for u, v in directions:
                     yield local_entries(grid, xp, u, v, keep, with_rows)
+                    self.phases.switch("route")
                 del keep
             else:                               # the send buffer lives only until the exchange returns
-                words = self.exchange(*pack_by_owner(self.backend, grid, directions, src == dst, with_rows),
-                                      2 if with_rows else 1)
+                packed = pack_by_owner(self.backend, grid, directions, src == dst, with_rows)
+                self.phases.switch("exchange")
+                words = self.exchange(*packed, 2 if with_rows else 1)
+                del packed
                 entries = split_pairs(xp, words, with_rows)
                 del words
                 yield entries
                 del entries
+            self.phases.switch(None)            # the producer's time is the producer clock's
             del src, dst, directions            # before the next chunk is produced
 
     def count(self, col_ptr, row_ptr) -> None:
         """Pass 1: entries per local column into col_ptr[:-1] (and per local row into row_ptr[:-1])."""
         for cols, rows in self.entries(with_rows=self.row_copy, label="counting (pass 1 of 2)"):
+            self.phases.switch("place")
             count_keys(self.backend, cols, col_ptr[:-1])
             if self.row_copy:
                 count_keys(self.backend, rows, row_ptr[:-1])
@@ -319,6 +333,7 @@ class _Passes:
         """Pass 2: every entry below its column's cursor (and its row's), the cursors being the
         segment ends in col_ptr[:-1] (row_ptr[:-1]), which finish as the segment starts."""
         for cols, rows in self.entries(with_rows=True, label="placing (pass 2 of 2)"):
+            self.phases.switch("place")
             scatter_values(self.backend, cols, rows, col_ptr[:-1], row_idx)
             if self.row_copy:
                 scatter_values(self.backend, rows, cols, row_ptr[:-1], col_idx)
@@ -380,9 +395,11 @@ def build(comms: GridComms, backend, source, row_major: bool = False, transport:
     clock = passes.clock
     build_seconds = time.perf_counter() - started - clock.seconds
     rate = clock.tuples / clock.own_seconds if clock.own_seconds > 0 else float("inf")
+    phases = passes.phases.totals()
     report = BuildReport(construction_time=world.allreduce(build_seconds, op=MPI.MAX),
                          producer_time=world.allreduce(clock.seconds, op=MPI.MAX),
-                         producer_rate=world.allreduce(rate, op=MPI.MIN), chunk_edges=chunk_edges, memory=plan)
+                         producer_rate=world.allreduce(rate, op=MPI.MIN), chunk_edges=chunk_edges,
+                         phases={k: world.allreduce(phases[k], op=MPI.MAX) for k in BUILD_PHASES}, memory=plan)
     return graph, report
 
 

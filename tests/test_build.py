@@ -175,6 +175,11 @@ def test_construction_time_leaves_the_tuple_production_out():
     wall = time.perf_counter() - started
     assert report.producer_time >= 2 * rounds * SlowSource.DELAY
     assert report.construction_time < wall - 2 * rounds * SlowSource.DELAY + 0.05
+    # the steps' split leaves the producer out too, and a route and a place step ran
+    assert set(report.phases) == {"route", "exchange", "place"}
+    assert report.phases["route"] > 0 and report.phases["place"] > 0
+    assert sum(report.phases.values()) < report.construction_time + rounds * SlowSource.DELAY
+    assert (report.phases["exchange"] > 0) == (WORLD.Get_size() > 1)
     check_graph(graph, src, dst, True, False)
     comms.free()
 
