@@ -101,7 +101,7 @@ def test_run_completes_on_a_cpu_only_allocation(tmp_path, capsys):
     job = Job("run.sbatch", tmp_path, dict(DBFS_BACKEND="cpu", DBFS_SCALE="10", DBFS_ROOTS="4",
                                            DBFS_OUT=str(out)), wait=True, capsys=capsys)
     assert (job.sbatch_status, job.state, job.exit_code) == (0, "COMPLETED", "0:0"), job.text()
-    check_runs(out, {"run_s10_r2_1x2_auto_adaptive_auto": 2})
+    check_runs(out, {"run_s10_r2_2x1_auto_adaptive_auto": 2})
     assert "# launch plugin: " in job.text() and "ran 1 of 1 runs, 0 failed" in job.text()
 
 
@@ -112,13 +112,13 @@ def test_sweeps_complete_and_the_scripts_read_them(tmp_path, capsys):
     job = Job("weak_scaling.sbatch", tmp_path, dict(DBFS_BASE_SCALE="8", DBFS_ROOTS="4", DBFS_OUT=str(weak)),
               wait=True, capsys=capsys)
     assert (job.sbatch_status, job.state, job.exit_code) == (0, "COMPLETED", "0:0"), job.text()
-    check_runs(weak, {f"weak_s{8 + d}_r{p}_1x{p}_mpi_{e}_auto": p for d, p in enumerate((1, 2))
+    check_runs(weak, {f"weak_s{8 + d}_r{p}_{p}x1_mpi_{e}_auto": p for d, p in enumerate((1, 2))
                       for e in ("adaptive", "list")})
     job = Job("strong_scaling.sbatch", tmp_path, dict(DBFS_BACKEND="cpu", DBFS_SCALE="9", DBFS_ROOTS="4",
                                                       DBFS_ENCODINGS="adaptive", DBFS_OUT=str(strong)),
               wait=True, capsys=capsys)
     assert (job.sbatch_status, job.state, job.exit_code) == (0, "COMPLETED", "0:0"), job.text()
-    check_runs(strong, {f"strong_s9_r{p}_1x{p}_mpi_adaptive_auto": p for p in (1, 2)})
+    check_runs(strong, {f"strong_s9_r{p}_{p}x1_mpi_adaptive_auto": p for p in (1, 2)})
     table = tmp_path / "runs.csv"
     subprocess.run([sys.executable, str(REPO / "scripts/collect_results.py"), str(weak), str(strong),
                     "--csv", str(table)], check=True, capture_output=True, timeout=120)
