@@ -50,29 +50,38 @@ def default_grid(nranks: int) -> tuple[int, int]:
 def fitting_grid(n_vertices: int, ranks: int) -> tuple[int, int]:
     """A grid whose local index ranges fit Grid's 32-bit limit for n_vertices: the squarest R x C =
     ranks (R >= C) that fits, else the smallest square grid that does (R * C > ranks: more ranks)."""
-    def fits(r: int, c: int) -> bool:
-        try:
-            Grid(r, c, n_vertices)
-        except ValueError:
-            return False
-        return True
-
     for c in range(math.isqrt(ranks), 0, -1):
-        if ranks % c == 0 and fits(ranks // c, c):
+        if ranks % c == 0 and _fits(ranks // c, c, n_vertices):
             return ranks // c, c
     side = max(1, n_vertices >> 31)
-    while not fits(side, side):
+    while not _fits(side, side, n_vertices):
         side += 1
     return side, side
 
 
 def grid_advice(n_vertices: int, R: int, C: int) -> str:
-    """Why an R x C grid cannot hold n_vertices (local ids are 32-bit) and the grid or rank count that can."""
-    fit = fitting_grid(n_vertices, R * C)
-    advice = (f"use --grid {fit[0]}x{fit[1]}" if fit[0] * fit[1] == R * C else
-              f"use at least {fit[0] * fit[1]} ranks (e.g. --grid {fit[0]}x{fit[1]})")
+    """Why an R x C grid cannot hold n_vertices (local ids are 32-bit), the grid or rank count that can,
+    and the most vertices this grid holds."""
+    largest = next((s for s in range(62, 0, -1) if _fits(R, C, 1 << s)), None)
+    scale = f", or at most 2^{largest} vertices (scale {largest}) on this grid" if largest else ""
     return (f"{n_vertices} vertices on a {R}x{C} grid give local index ranges over 2^31, and local ids are "
-            f"32-bit; {advice}")
+            f"32-bit; {rank_advice(n_vertices, R, C)}{scale}")
+
+
+def rank_advice(n_vertices: int, R: int, C: int) -> str:
+    """The grid of R * C ranks, or else the rank count, whose local ids hold n_vertices."""
+    fit = fitting_grid(n_vertices, R * C)
+    return (f"use --grid {fit[0]}x{fit[1]}" if fit[0] * fit[1] == R * C else
+            f"use at least {fit[0] * fit[1]} ranks (e.g. --grid {fit[0]}x{fit[1]})")
+
+
+def _fits(R: int, C: int, n_vertices: int) -> bool:
+    """Whether an R x C grid holds n_vertices with 32-bit local ids."""
+    try:
+        Grid(R, C, n_vertices)
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)

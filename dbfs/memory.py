@@ -31,7 +31,7 @@ from mpi4py import MPI
 from dbfs import runtime
 from dbfs.errors import DbfsError
 from dbfs.graph import csc_is_row_major
-from dbfs.grid import Grid
+from dbfs.grid import Grid, default_grid
 from dbfs.ops.certificate import ID_SLICE, TWIN_CHUNK
 
 GIB = 1 << 30
@@ -257,9 +257,35 @@ def check(plan: Estimate, comm=runtime.WORLD, what: str = "memory estimate per r
     error = None
     if not plan.fits:
         error = (f"the graph does not fit: estimated {readable(plan.peak)} per rank at the {plan.peak_phase} "
-                 f"phase, {readable(plan.limit)} available on rank {comm.Get_rank()}; use more ranks or a "
-                 f"smaller scale (`python -m dbfs plan` shows what fits)")
+                 f"phase, {readable(plan.limit)} available on rank {comm.Get_rank()}; {fit_advice(plan)} "
+                 "(`python -m dbfs plan` shows each structure)")
     runtime.agree(error, comm)
+
+
+def fit_advice(plan: Estimate, most_ranks: int = 1 << 20) -> str:
+    """What would fit instead of an estimate over its limit: the fewest ranks (doubling, on the
+    default grid) that hold the same graph, and for a Graph500-shaped graph (2^SCALE vertices, an
+    integer edgefactor) the largest scale these ranks hold."""
+    grid, n_edges, limit = plan.inputs["grid"], plan.inputs["n_edges"], plan.limit
+    n, ranks = grid.n_vertices, grid.size
+    options = []
+    while ranks < most_ranks:
+        ranks *= 2
+        shape = default_grid(ranks)
+        try:
+            wider = Grid(*shape, n)
+        except ValueError:                      # local ids past 32 bits: more ranks still
+            continue
+        kept = {k: v for k, v in plan.inputs.items() if k not in ("grid", "entries", "chunk")}
+        if estimate(wider, **kept).fits:
+            options.append(f"{ranks} ranks (grid {shape[0]}x{shape[1]}) hold it")
+            break
+    if n & (n - 1) == 0 and n_edges % n == 0:
+        largest = largest_scale(grid.R, grid.C, n_edges // n, limit, plan.inputs["direction"],
+                                plan.inputs["transport"], plan.inputs["device"])
+        on = runtime.count(grid.size, "rank")
+        options.append(f"scale {largest} at most on {on}" if largest is not None else f"no scale on {on}")
+    return ", or ".join(options) if options else f"no grid of up to {most_ranks} ranks holds it"
 
 
 def plan_run(grid: Grid, source, direction: str, transport: str, backend) -> Estimate:

@@ -11,7 +11,7 @@ import argparse
 
 from dbfs import memory, outputs, runtime
 from dbfs.errors import DbfsError
-from dbfs.grid import Grid, default_grid, grid_advice, parse_grid
+from dbfs.grid import Grid, default_grid, grid_advice, parse_grid, rank_advice
 from dbfs.json_output import write_json_atomically
 from graph500.generator import MAX_SCALE
 
@@ -48,7 +48,8 @@ def _largest_reason(largest: int | None, R: int, C: int) -> str:
     try:
         Grid(R, C, 1 << (largest + 1))
     except ValueError:
-        return f" (set by the 32-bit local ids, not the memory: {grid_advice(1 << (largest + 1), R, C).split('; ')[1]} for scale {largest + 1})"
+        return (f" (set by the 32-bit local ids, not the memory: {rank_advice(1 << (largest + 1), R, C)} for "
+                f"scale {largest + 1})")
     return " (set by the memory)"
 
 

@@ -27,7 +27,7 @@ from mpi4py import MPI
 
 from dbfs import bfs_benchmark, cli, convert, edgelist, generate, partition_cache, runtime
 from dbfs.errors import Interrupted
-from dbfs.grid import Grid, fitting_grid
+from dbfs.grid import Grid, fitting_grid, grid_advice
 from launcher import launcher_free_env
 
 WORLD = MPI.COMM_WORLD
@@ -164,6 +164,12 @@ def test_grid_advice_names_a_grid_that_fits():
         Grid(r, c, n)                                   # fits
         with pytest.raises(ValueError):
             Grid(r - 1, r - 1, n) if r * c > ranks else Grid(1, ranks, n)
+    # the advice also names the largest graph the grid holds, which the grid does hold
+    assert grid_advice(1 << 41, 128, 64).endswith("use at least 1050625 ranks (e.g. --grid 1025x1025), or at "
+                                                  "most 2^36 vertices (scale 36) on this grid")
+    Grid(128, 64, 1 << 36)
+    with pytest.raises(ValueError):
+        Grid(128, 64, 1 << 37)
 
 
 def test_id_table_out_of_order_is_refused(dbfs, shared):

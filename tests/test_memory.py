@@ -136,3 +136,18 @@ def test_gpu_run_peak_is_within_ten_percent_of_the_estimate(tmp_path_factory):
     R, C = doc["grid"]
     resident = memory.estimate(Grid(R, C, 1 << scale), 16 << scale).resident
     assert doc["memory_construction_peak"] <= 1.1 * resident, doc
+
+
+def test_an_estimate_over_its_limit_says_what_would_fit():
+    """The fewest doubled ranks that hold the same graph, and the largest scale the ranks hold; each
+    checked against the estimate itself."""
+    plan = memory.estimate(Grid(4, 4, 1 << 32), 16 << 32, limit=80 << 30)
+    assert not plan.fits
+    advice = memory.fit_advice(plan)
+    assert advice == "64 ranks (grid 8x8) hold it, or scale 31 at most on 16 ranks"
+    assert memory.estimate(Grid(8, 8, 1 << 32), 16 << 32, limit=80 << 30).fits
+    assert not memory.estimate(Grid(8, 4, 1 << 32), 16 << 32, limit=80 << 30).fits
+    assert memory.estimate(Grid(4, 4, 1 << 31), 16 << 31, limit=80 << 30).fits
+    odd = memory.estimate(Grid(1, 1, 3 * 10**9), 10**12, limit=1 << 30)     # not Graph500-shaped
+    assert "scale" not in memory.fit_advice(odd)
+
