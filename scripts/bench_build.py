@@ -5,8 +5,9 @@
 Each case (SCALE:RxC:COMM, COMM mpi or nccl) builds the generated Kronecker graph of SCALE (edgefactor
 16, the row-major copy as the main mode's --direction auto builds it) REPEATS times on the job's ranks,
 after the kernels are compiled and warmed (dbfs.warmup). Rank 0 prints per build the slowest rank's
-construction_time and tuple production, the chunk size, and the largest rank's measured device peak
-during the build next to the planner's construction estimate (dbfs.memory).
+construction_time with its route, exchange and place steps, the tuple production, the chunk size, and
+the largest rank's measured device peak during the build next to the planner's construction estimate
+(dbfs.memory).
 """
 
 from __future__ import annotations
@@ -46,9 +47,10 @@ def main() -> None:
             used = peak.largest(world)
             if world.Get_rank() == 0:
                 measured = "" if used is None else f", device peak {used / 2**30:.2f} GiB"
-                print(f"scale {scale} grid {shape} comm {comm}: construction {report.construction_time:.3f} s, "
-                      f"tuples {report.producer_time:.3f} s, chunk {report.chunk_edges}{measured}, estimated "
-                      f"construction {plan.phases['construction'] / 2**30:.2f} GiB", flush=True)
+                steps = ", ".join(f"{k} {v:.3f} s" for k, v in report.phases.items())
+                print(f"scale {scale} grid {shape} comm {comm}: construction {report.construction_time:.3f} s "
+                      f"({steps}), tuples {report.producer_time:.3f} s, chunk {report.chunk_edges}{measured}, "
+                      f"estimated construction {plan.phases['construction'] / 2**30:.2f} GiB", flush=True)
             del graph
         comms.free()
 
