@@ -2,14 +2,16 @@
 
 Prints the per-rank device memory of the GPU backend by part and by phase (dbfs.memory: the same
 estimate a run prints and checks before it allocates anything), whether it fits in --memory per
-rank, and the largest scale that fits with the same ranks and grid. One process, no GPU needed.
+rank, the largest scale that fits with the same ranks and grid, and the search time and TEPS the scale
+model predicts (dbfs.scale_model: per-GPU costs measured on H100s, each term of a search named, the
+largest the limit). One process, no GPU needed.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from dbfs import memory, outputs, runtime
+from dbfs import memory, outputs, runtime, scale_model
 from dbfs.errors import DbfsError
 from dbfs.grid import Grid, default_grid, grid_advice, parse_grid, rank_advice
 from dbfs.json_output import write_json_atomically
@@ -23,6 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--grid", metavar="RxC", help="process grid (default: squarest with R >= C)")
     parser.add_argument("--memory", metavar="SIZE", required=True,
                         help="device memory per rank, with its unit: e.g. 80GiB, 141GB, 512MiB")
+    parser.add_argument("--gpus-per-node", type=int, default=8,
+                        help="GPUs a node for the scale model: grid lines within a node use NVLink")
     parser.add_argument("--direction", choices=("auto", "topdown"), default="auto",
                         help="auto keeps the row-major copy for the bottom-up search")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
@@ -58,6 +62,8 @@ def main(args: argparse.Namespace) -> None:
         raise DbfsError(f"--scale must be in 1..{MAX_SCALE}, got {args.scale}", collective=True)
     if args.edgefactor < 1:
         raise DbfsError(f"--edgefactor must be >= 1, got {args.edgefactor}", collective=True)
+    if args.gpus_per_node < 1:
+        raise DbfsError(f"--gpus-per-node must be >= 1, got {args.gpus_per_node}", collective=True)
     R, C = _grid_shape(args)
     limit = memory.parse_size(args.memory)
     outputs.check([outputs.Target("--json", args.json)])
@@ -81,10 +87,15 @@ def main(args: argparse.Namespace) -> None:
                  f"available: {'fits' if plan.fits else 'does not fit'}")
     lines.append("largest scale that fits with these ranks: "
                  + (str(largest) if largest is not None else "none") + _largest_reason(largest, R, C))
+    prediction = scale_model.predict(args.scale, args.edgefactor, R, C, args.gpus_per_node)
+    lines.append(scale_model.summary(prediction) if args.direction == "auto" else
+                 "no predicted TEPS: the scale model is measured with --direction auto")
     runtime.out("\n".join(lines))
     if args.json is not None and runtime.rank() == 0:
         doc = {"scale": args.scale, "edgefactor": args.edgefactor, "ranks": args.ranks, "grid": [R, C],
                "direction": args.direction, "memory": limit, "fits": plan.fits,
                "bytes_per_rank": plan.peak, "largest_scale": largest, "parts": plan.parts,
                "phases": plan.phases}
+        if args.direction == "auto":
+            doc["prediction"] = prediction
         write_json_atomically(args.json, doc)

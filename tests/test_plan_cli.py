@@ -62,3 +62,15 @@ def test_bad_input_is_one_clear_line(args, message):
     assert result.returncode == 2
     errors = [line for line in result.stderr.splitlines() if "error" in line]
     assert len(errors) == 1 and message in errors[0] and "Traceback" not in result.stderr, result.stderr
+
+
+def test_a_prediction_from_the_scale_model(tmp_path):
+    out = tmp_path / "plan.json"
+    result = plan("--scale", 32, "--ranks", 16, "--memory", "80GiB", "--json", out)
+    assert result.returncode == 0, result.stderr
+    line = next(line for line in result.stdout.splitlines() if line.startswith("predicted"))
+    assert "a GPU (the record: 50)" in line and "limited by" in line
+    doc = json.loads(out.read_text())
+    assert doc["prediction"]["limit"] in doc["prediction"]["terms"]
+    topdown = plan("--scale", 32, "--ranks", 16, "--memory", "80GiB", "--direction", "topdown")
+    assert "no predicted TEPS" in topdown.stdout

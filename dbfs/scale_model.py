@@ -1,0 +1,75 @@
+"""Predicted search time and TEPS of a main-mode run (direction auto, Kronecker graph) on an R x C grid of
+GPUs, from per-GPU costs measured on H100s: the scale model `python -m dbfs plan` prints, written up in
+bench/NOTES.md (2026-11-25, a scale model from the measured pair).
+
+Per search, the terms add up (today's level loop overlaps no exchange with computation):
+- compute: the search's input tuples over the GPUs at the per-GPU rate of the 2D search on two H100
+  (EDGE_RATE; one GPU alone: ONE_GPU_RATE, no exchange);
+- host: every level's closing wait, collective and launches (HOST_LEVEL, plus NET_HOP per hop of a
+  log2 P collective), and the search's fixed part (HOST_SEARCH);
+- expand: on each bottom-up level every rank receives the other R - 1 frontier bitmaps of its grid
+  column, b/8 bytes each (b = N / P owned vertices);
+- rotation: on each bottom-up level C row segments of b/8 bytes pass along the grid row;
+- fold: on each top-down level NCCL sends each of the C - 1 grid-row peers a whole-capacity message,
+  a bitmap of b/8 bytes;
+- parents: after the search, a presence bitmap and a header of b/8 bytes each to every row peer
+  (the ids themselves left out).
+A grid line inside one node (ranks packed as Slurm's block distribution does: rank i*C + j, nodes of
+`gpus_per_node` consecutive ranks) moves at NVLINK_RATE, one that leaves it at NETWORK_RATE. Levels per
+search are the measured Kronecker ones (LEVELS, BOTTOM_UP_LEVELS), taken as constant with the scale.
+What is left out: imbalance beyond what the pair showed, top-down expand lists, the parents' ids, and
+congestion of the network; the prediction is the model's, not a measurement.
+"""
+
+from __future__ import annotations
+
+import math
+
+# Measured on two H100 (NVLink), scale 28, grid 2x1, 16 roots (bench/results/2026-11-25-h100x2-nvlink-pair-tuned/
+# s28_nccl_levels.json): 2^32 tuples in 11.58 ms of device time a rank; 0.154 ms of host a level beside
+# it and 0.80 ms a search outside the levels; 7.88 levels a search, 2.5 of them bottom-up; 74.1 MB
+# of expand bitmaps in 0.926 ms of expand exchange.
+EDGE_RATE = 185.4e9
+HOST_LEVEL = 0.154e-3
+HOST_SEARCH = 0.80e-3
+LEVELS, BOTTOM_UP_LEVELS = 7.88, 2.5
+NVLINK_RATE = 80e9
+# Scale 27 on one H100 (the same results folder, s27_1gpu.json): 242.6 GTEPS.
+ONE_GPU_RATE = 242.6e9
+# Not measured here: 400 Gb/s InfiniBand a GPU between nodes, ~2 us a hop.
+NETWORK_RATE = 50e9
+NET_HOP = 2e-6
+
+RECORD_GTEPS_PER_GPU = 50.0         # Graph500 No. 1, November 2025: 410 TTEPS on 8,192 H100
+
+
+def predict(scale: int, edgefactor: int, R: int, C: int, gpus_per_node: int = 8) -> dict:
+    """Seconds per term of one search, their sum, and the TEPS (total and per GPU) of a Graph500 graph
+    of `scale` on an R x C grid; `limit` names the largest term."""
+    P, n = R * C, 1 << scale
+    tuples = edgefactor * n
+    if P == 1:
+        terms = {"compute": tuples / ONE_GPU_RATE}
+    else:
+        bitmap = n / P / 8
+        row_rate = NVLINK_RATE if C <= gpus_per_node and gpus_per_node % C == 0 else NETWORK_RATE
+        column_rate = NVLINK_RATE if P <= gpus_per_node else NETWORK_RATE
+        top_down = LEVELS - BOTTOM_UP_LEVELS
+        terms = {"compute": tuples / P / EDGE_RATE,
+                 "host": LEVELS * (HOST_LEVEL + NET_HOP * math.log2(P)) + HOST_SEARCH,
+                 "expand": BOTTOM_UP_LEVELS * (R - 1) * bitmap / column_rate,
+                 "rotation": BOTTOM_UP_LEVELS * C * bitmap / row_rate if C > 1 else 0.0,
+                 "fold": top_down * (C - 1) * bitmap / row_rate,
+                 "parents": 2 * (C - 1) * bitmap / row_rate}
+    seconds = sum(terms.values())
+    teps = tuples / seconds
+    return {"terms": terms, "seconds": seconds, "teps": teps, "gteps_per_gpu": teps / P / 1e9,
+            "limit": max(terms, key=terms.get)}
+
+
+def summary(prediction: dict) -> str:
+    """One line: the TEPS, per GPU beside the record's, and what limits them."""
+    terms = ", ".join(f"{k} {v * 1e3:.1f}" for k, v in prediction["terms"].items() if v > 0)
+    return (f"predicted {prediction['teps'] / 1e9:.1f} GTEPS, {prediction['gteps_per_gpu']:.1f} a GPU (the "
+            f"record: {RECORD_GTEPS_PER_GPU:.0f}), a search {prediction['seconds'] * 1e3:.1f} ms (ms: {terms}); "
+            f"limited by {prediction['limit']} (the scale model, bench/NOTES.md)")

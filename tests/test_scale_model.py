@@ -1,0 +1,34 @@
+"""The scale model (dbfs.scale_model): it gives back the runs it was measured on, names the term that
+limits a prediction, and keeps grid lines inside a node on NVLink."""
+
+import pytest
+
+from dbfs import scale_model
+
+
+def test_the_measured_runs_come_back():
+    one = scale_model.predict(27, 16, 1, 1)
+    assert one["teps"] == pytest.approx(scale_model.ONE_GPU_RATE)
+    pair = scale_model.predict(28, 16, 2, 1)             # measured: 13.60 ms a search, 315.8 GTEPS
+    assert pair["seconds"] == pytest.approx(13.60e-3, rel=0.05)
+    assert pair["terms"]["rotation"] == pair["terms"]["fold"] == pair["terms"]["parents"] == 0
+
+
+def test_weak_scaling_at_the_records_load_is_limited_by_the_exchanges():
+    """2^32 tuples a GPU (scale 28 + log2 P): the compute term stays, the exchanged bitmaps grow with
+    the grid's sides, and past a few hundred GPUs they set the time."""
+    points = {P: scale_model.predict(28 + P.bit_length() - 1, 16, R, C)
+              for P, (R, C) in {16: (4, 4), 1024: (32, 32), 8192: (128, 64)}.items()}
+    assert len({round(p["terms"]["compute"], 9) for p in points.values()}) == 1
+    assert points[16]["limit"] == "compute"
+    assert points[1024]["limit"] != "compute" and points[8192]["limit"] != "compute"
+    per_gpu = [points[P]["gteps_per_gpu"] for P in (16, 1024, 8192)]
+    assert per_gpu == sorted(per_gpu, reverse=True)
+
+
+def test_lines_that_leave_the_node_use_the_network():
+    inside = scale_model.predict(30, 16, 2, 4, gpus_per_node=8)
+    outside = scale_model.predict(30, 16, 2, 4, gpus_per_node=2)
+    assert outside["terms"]["fold"] / inside["terms"]["fold"] == pytest.approx(
+        scale_model.NVLINK_RATE / scale_model.NETWORK_RATE)
+    assert "limited by" in scale_model.summary(inside)
