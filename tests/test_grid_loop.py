@@ -88,3 +88,24 @@ def test_gpu_level_launches_stay_few():
     for R, C, bfs, result in searches(backend, "topdown", "adaptive"):
         for row in result.levels:
             assert row["launches"] <= 20, (R, C, row)
+
+
+@pytest.mark.parametrize("shape", grids())
+def test_level_totals_give_each_rank_its_column_peers_expand_sizes(shape):
+    """Where NCCL moves the expand at its size, the level's allgather carries every rank's next expand
+    size, and each rank expects from peer p of its grid column (grid row p) exactly that rank's."""
+    from types import SimpleNamespace
+
+    from dbfs.grid_loop import GridLoop
+    R, C = shape
+    comms = GridComms.create(Grid(R, C, 1 << 10))
+    me = WORLD.Get_rank()
+    status = np.zeros(STAT.CHECKED + 1, np.int64)
+    status[STAT.COUNT], status[STAT.DEGREES] = me + 1, 10 * me
+    expand = SimpleNamespace(sized=True, peers=[p for p in range(R) if p != comms.i], own_words=lambda: 100 + me)
+    expand.expect = lambda words: setattr(expand, "expected", words)
+    loop = SimpleNamespace(graph=SimpleNamespace(comms=comms, grid=comms.grid), expand_x=expand, status=status)
+    size = WORLD.Get_size()
+    assert GridLoop._level_totals(loop) == (size * (size + 1) // 2, 10 * size * (size - 1) // 2)
+    assert expand.expected == {p: 100 + comms.grid.rank(p, comms.j) for p in expand.peers}
+    comms.free()
