@@ -15,9 +15,10 @@
 #                                         "--small-edges default,0"), and gapbs on the same edges (needs .peers)
 #   scripts/gpu_check.sh gapbs SCALE      gapbs's own Kronecker graph of SCALE, degree 16, 64 trials
 #   scripts/gpu_check.sh generator SCALES generator identity and speed
-#   scripts/gpu_check.sh multi RANKS      the BFS and exchange GPU tests at each rank count of RANKS, e.g.
-#                                         "2 3 4" (ranks take the GPUs round-robin; beyond one rank per
-#                                         GPU they share them, and the NCCL cases check NCCL's refusal)
+#   scripts/gpu_check.sh multi RANKS      the BFS and exchange GPU tests (MULTI_TESTS: other files) at each
+#                                         rank count of RANKS, e.g. "2 3 4" (ranks take the GPUs
+#                                         round-robin; beyond one rank per GPU they share them, and the
+#                                         NCCL cases check NCCL's refusal)
 #   scripts/gpu_check.sh mps-start | mps-stop  start (stop) the CUDA MPS daemon (scripts/mps.sh): the
 #                                         ranks of later stages that share a GPU then run side by side
 #   scripts/gpu_check.sh lattice-file DIMS FILE  write a DIMS lattice (e.g. 2048x2048) with scrambled ids
@@ -93,10 +94,11 @@ while [ $# -gt 0 ]; do
             # ranks sharing a GPU under MPS take their share of it (NVSHMEM runs several PEs on a GPU only so)
             share=$(( 100 * $(ngpus) / p )); [ "$share" -lt 100 ] && [ -n "${CUDA_MPS_PIPE_DIRECTORY:-}" ] \
                 && export CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$share
+            # shellcheck disable=SC2086
             run "$RESULTS/gpu_tests_${p}ranks_$(ngpus)gpus.log" mpirun_ -n "$p" $PY -m pytest --with-mpi -q \
-                -m gpu -p no:cacheprovider $TEST_TIMEOUT tests/test_bfs.py tests/test_exchange.py \
+                -m gpu -p no:cacheprovider $TEST_TIMEOUT ${MULTI_TESTS:-tests/test_bfs.py tests/test_exchange.py \
                 tests/test_grid_loop.py tests/test_transport.py tests/test_validate.py tests/test_build.py \
-                tests/test_certificate.py tests/test_collectives.py
+                tests/test_certificate.py tests/test_collectives.py}
             unset CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
         done
         shift ;;
