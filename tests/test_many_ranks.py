@@ -1,0 +1,55 @@
+"""Many ranks on the CPU backend, oversubscribed as CI's two cores run them: the main command at 16
+and 18 ranks on tall, wide and square grids, both directions, every encoding, on a Kronecker graph and
+a lattice, each search validated by the Graph500 validator and one search's levels compared with a
+plain serial BFS."""
+
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+from graph500.serial import serial_bfs
+from launcher import launcher_free_env
+from test_failures import mpiexec
+
+pytestmark = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1, reason="subprocess tests run in the 1-rank pass")
+
+CASES = [(16, "4x4", "kronecker", "auto", "adaptive"), (16, "8x2", "lattice", "auto", "bitmap"),
+         (16, "2x8", "kronecker", "topdown", "list"), (18, "6x3", "lattice", "auto", "list")]
+
+
+def dbfs(*args, ranks: int = 1, cwd=None):
+    argv = [sys.executable, "-m", "dbfs", *map(str, args)]
+    if ranks > 1:
+        argv = [mpiexec(), "-n", str(ranks), *argv]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=cwd, env=launcher_free_env())
+
+
+@pytest.fixture(scope="module")
+def graphs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("graphs")
+    for name, shape in (("kronecker", ("--scale", 10)), ("lattice", ("--lattice", "40x40"))):
+        made = dbfs("generate", *shape, "--out", folder / f"{name}.h5", "--backend", "cpu")
+        assert made.returncode == 0, made.stderr
+    return folder
+
+
+@pytest.mark.parametrize("ranks,grid,graph,direction,encoding", CASES)
+def test_many_ranks_match_a_plain_bfs(graphs, tmp_path, ranks, grid, graph, direction, encoding):
+    path = graphs / f"{graph}.h5"
+    with h5py.File(path) as f:
+        src, dst, n = f["src"][:], f["dst"][:], int(f.attrs["n_vertices"])
+    root = int(src[np.argmax(src != dst)])
+    common = ("--graph", path, "--grid", grid, "--direction", direction, "--encoding", encoding, "--backend", "cpu")
+    run = dbfs(*common, "--roots", 4, ranks=ranks, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert f"{ranks} ranks, grid {grid}" in run.stderr
+    tree = dbfs(*common, "--root", root, "--save-result", tmp_path / "tree.h5", ranks=ranks, cwd=tmp_path)
+    assert tree.returncode == 0, tree.stderr
+    with h5py.File(tmp_path / "tree.h5") as f:
+        vertex, level = f["vertex"][:], f["level"][:]
+    expected, _ = serial_bfs(n, src, dst, root)
+    np.testing.assert_array_equal(level[np.argsort(vertex)], expected)
