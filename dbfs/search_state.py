@@ -18,7 +18,9 @@ One table (`layout`) says what is allocated for a grid and direction, so the mem
 exactly what the constructor allocates. Parents are int32 when every global id fits (the validator and
 the report take either); on a grid of one column (1x1, R x 1) the discoverer array is the parent array
 itself (a local column is a global id there, and the local rows are the owned block), so a search leaves
-its result in place and nothing is copied or resolved.
+its result in place and nothing is copied or resolved. On other grids the predecessor exchange after the
+levels (the received discoverers, packed, and their gathered rows) works in the two frontier queues,
+which the levels no longer need then.
 """
 
 from __future__ import annotations
@@ -58,8 +60,6 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0) -> dict:
     if C > 1:
         parts["pred_col"] = (np.int32, b)        # the discoverer's grid column (delayed predecessor)
         parts["parent"] = (parent_dtype(grid), b)
-        parts["recv"] = (np.int32, (C - 1) * b)  # fold messages, decoded
-        parts["pred_gathered"] = (np.int32, rows)
         parts["sent_presence"] = (np.uint32, (C - 1) * b // 32)
         parts["recv_presence"] = (np.uint32, (C - 1) * b // 32)
         parts["presence_starts"] = (np.int32, b // 32 + 1)
@@ -95,6 +95,9 @@ class SearchState:
         if grid.C == 1:
             self.parent = self.pred_row         # a local column is a global id on one grid column
             self.pred_col = None                # every discoverer is the owner
+        else:                                   # the predecessor exchange's, after the levels: in the queues
+            self.recv = self.queue0[:(grid.C - 1) * grid.block]
+            self.pred_gathered = self.queue1
         self.words = grid.block // 32
         if direction == "auto" and not graph.info.get("directed"):
             self.no_edges[:] = xp.packbits(graph.degree == 0, bitorder="little").view(xp.uint32)
