@@ -264,8 +264,9 @@ def check(plan: Estimate, comm=runtime.WORLD, what: str = "memory estimate per r
 
 def fit_advice(plan: Estimate, most_ranks: int = 1 << 20) -> str:
     """What would fit instead of an estimate over its limit: the fewest ranks (doubling, on the
-    default grid) that hold the same graph, and for a Graph500-shaped graph (undirected, 2^SCALE
-    vertices, an integer edgefactor) the largest scale these ranks hold."""
+    default grid) that hold the same graph, the same ranks without the bottom-up search's row-major copy
+    when that is enough, and for a Graph500-shaped graph (undirected, 2^SCALE vertices, an integer
+    edgefactor) the largest scale these ranks hold."""
     grid, n_edges, limit = plan.inputs["grid"], plan.inputs["n_edges"], plan.limit
     n, ranks = grid.n_vertices, grid.size
     options = []
@@ -280,6 +281,8 @@ def fit_advice(plan: Estimate, most_ranks: int = 1 << 20) -> str:
         if estimate(wider, **kept).fits:
             options.append(f"{ranks} ranks (grid {shape[0]}x{shape[1]}) hold it")
             break
+    if plan.inputs["direction"] == "auto" and estimate(**{**plan.inputs, "direction": "topdown"}).fits:
+        options.append(f"--direction topdown (no row-major copy) on {runtime.count(grid.size, 'rank')}")
     if plan.inputs["symmetric"] and n & (n - 1) == 0 and n_edges % n == 0:
         largest = largest_scale(grid.R, grid.C, n_edges // n, limit, plan.inputs["direction"],
                                 plan.inputs["transport"], plan.inputs["device"])

@@ -84,7 +84,7 @@ def main(args: argparse.Namespace) -> None:
     lines.append("  phases (alive together):")
     lines += [f"  {name:<26}{memory.gib(size):>10}" for name, size in plan.phases.items()]
     lines.append(f"peak per rank: {memory.gib(plan.peak)} GiB ({plan.peak_phase}); {memory.gib(limit)} GiB "
-                 f"available: {'fits' if plan.fits else 'does not fit'}")
+                 f"available: {'fits' if plan.fits else 'does not fit: ' + memory.fit_advice(plan)}")
     lines.append("largest scale that fits with these ranks: "
                  + (str(largest) if largest is not None else "none") + _largest_reason(largest, R, C))
     prediction = scale_model.predict(args.scale, args.edgefactor, R, C, args.gpus_per_node)

@@ -148,6 +148,10 @@ def test_an_estimate_over_its_limit_says_what_would_fit():
     assert memory.estimate(Grid(8, 8, 1 << 32), 16 << 32, limit=80 << 30).fits
     assert not memory.estimate(Grid(8, 4, 1 << 32), 16 << 32, limit=80 << 30).fits
     assert memory.estimate(Grid(4, 4, 1 << 31), 16 << 31, limit=80 << 30).fits
+    topdown_fits = memory.estimate(Grid(4, 4, 1 << 32), 16 << 32, limit=96 << 30)
+    assert memory.fit_advice(topdown_fits) == ("32 ranks (grid 8x4) hold it, or --direction topdown (no row-major "
+                                               "copy) on 16 ranks, or scale 31 at most on 16 ranks")
+    assert memory.estimate(Grid(4, 4, 1 << 32), 16 << 32, direction="topdown", limit=96 << 30).fits
     odd = memory.estimate(Grid(2, 2, 3 * 10**9), 10**12, limit=1 << 30)     # not Graph500-shaped
     assert "scale" not in memory.fit_advice(odd)
 

@@ -41,7 +41,7 @@ def test_does_not_fit_and_names_the_largest_scale_that_does(tmp_path):
     result = plan("--scale", 30, "--ranks", 4, "--grid", "1x4", "--memory", "20GB", "--direction", "topdown",
                   "--json", out)
     assert result.returncode == 0, result.stderr
-    assert "does not fit" in result.stdout
+    assert "does not fit: " in result.stdout and "at most on 4 ranks" in result.stdout
     doc = json.loads(out.read_text())
     assert doc["fits"] is False and doc["bytes_per_rank"] > 20 * 10**9 and doc["grid"] == [1, 4]
     largest = doc["largest_scale"]
