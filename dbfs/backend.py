@@ -54,15 +54,6 @@ class Backend:
             (waitable or self.xp.cuda.get_current_stream()).synchronize()
         self.host_syncs += 1
 
-    def read(self, device_array, pinned) -> np.ndarray:
-        """pinned[:] = device_array through one copy and one wait (a host synchronisation); the
-        array itself on the CPU backend."""
-        if not self.is_gpu:
-            return device_array
-        device_array.get(out=pinned, blocking=False)
-        self.sync()
-        return pinned
-
     def asnumpy(self, a) -> np.ndarray:
         return self.xp.asnumpy(a) if self.is_gpu else np.asarray(a)
 

@@ -58,20 +58,6 @@ class Message:
     count: int
     payload: object
 
-    def to_list(self, backend, out, counter) -> None:
-        """Write the offsets to out[:count] (int32 device array); counter: int32 [1] scratch."""
-        if self.kind == LIST:
-            out[:self.count] = self.payload.view(np.int32)
-        else:
-            bitmap.unpack(backend, self.payload, out, counter)
-
-    def to_bitmap(self, backend, words) -> None:
-        """Write the set as a bitmap into words (uint32 [block/32] device array)."""
-        if self.kind == BITMAP:
-            words[:] = self.payload
-        else:
-            bitmap.pack(backend, self.payload.view(np.int32), self.count, words)
-
 
 def wire_kind(encoding: str, count: int, block: int) -> int:
     if encoding == "list":

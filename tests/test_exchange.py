@@ -14,6 +14,7 @@ from mpi4py import MPI
 from dbfs.backend import Backend, gpu_count
 from dbfs.errors import DbfsError
 from dbfs.exchange import BITMAP, HEADER_BYTES, LIST, Exchange, OffsetSet, wire_kind
+from dbfs.ops import bitmap
 from dbfs.transport import shares_a_gpu
 
 WORLD = MPI.COMM_WORLD
@@ -48,10 +49,16 @@ def run_rounds(backend, encoding, transport="mpi", rounds=5):
                 expected = message_sets(p, me, k)
                 assert message.count == len(expected)
                 out, counter = xp.full(BLOCK, -1, xp.int32), xp.zeros(1, xp.int32)
-                message.to_list(backend, out, counter)
+                if message.kind == LIST:
+                    out[:message.count] = message.payload.view(np.int32)
+                else:
+                    bitmap.unpack(backend, message.payload, out, counter)
                 assert np.array_equal(np.sort(backend.asnumpy(out[:message.count])), expected)
                 words = xp.zeros(BLOCK // 32, xp.uint32)
-                message.to_bitmap(backend, words)
+                if message.kind == BITMAP:
+                    words[:] = message.payload
+                else:
+                    bitmap.pack(backend, message.payload.view(np.int32), message.count, words)
                 bits = np.unpackbits(backend.asnumpy(words).view(np.uint8), bitorder="little")
                 assert np.array_equal(np.flatnonzero(bits), expected)
     finally:
