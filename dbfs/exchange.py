@@ -31,7 +31,7 @@ from mpi4py import MPI
 
 from dbfs import runtime, transport
 from dbfs.errors import DbfsError
-from dbfs.kernels import HEAD_WORDS
+from dbfs.kernels import HEAD, HEAD_WORDS
 from dbfs.ops import bitmap, message
 
 LIST, BITMAP, WORDS = 0, 1, 2
@@ -486,13 +486,22 @@ class LevelExchange:
         """The head and payload words of each peer's next message (until then: whole capacities)."""
         self.expected = words
 
+    def _staged(self, peer: int):
+        """This round's message to `peer` in out_host, from its head on."""
+        return self.out_host[(0 if self.shared else peer) * self.stride:]
+
     def _staged_words(self, peer: int) -> int:
         """Head and payload words of this round's message to `peer`, from its head in out_host."""
-        return message.size(self.out_host[(0 if self.shared else peer) * self.stride:])
+        return message.size(self._staged(peer))
 
     def staged_bytes(self) -> int:
         """Bytes of this round's messages, from their heads in out_host (staged and waited for)."""
         return sum(4 * self._staged_words(p) for p in self.peers)
+
+    def list_bytes(self) -> int:
+        """Bytes this round's messages would take as lists (head and one word an offset), from their
+        heads in out_host (staged and waited for)."""
+        return sum(4 * (HEADER_WORDS + int(self._staged(p)[HEAD.COUNT])) for p in self.peers)
 
     def _send_on_stream(self) -> None:
         if self.shmem:

@@ -49,7 +49,7 @@ from dbfs import runtime
 from dbfs.backend import abandon_capture
 from dbfs.direction import next_bottom_up
 from dbfs.exchange import Exchange, LevelExchange, OffsetSet
-from dbfs.kernels import CTL, CTL_WORDS, HEAD, HEAD_WORDS, STAT, STAT_WORDS, STEP
+from dbfs.kernels import CTL, CTL_WORDS, STAT, STAT_WORDS, STEP
 from dbfs.ops import bitmap, bottom_up, message
 from dbfs.ops.expand import ExpandScratch, expand
 from dbfs.ops.frontier import frontier_figures
@@ -364,11 +364,7 @@ class GridLoop:
             self.unsettled.append((traffic, phase, x))
             traffic.add(phase, messages, 0, 0)
             return
-        raw = 0
-        if x.needs_wait or not self.backend.is_gpu:
-            for p in x.peers:
-                y = 0 if x.shared else p
-                raw += 4 * (HEAD_WORDS + int(x.out_host[y * x.stride + HEAD.COUNT]))
+        raw = x.list_bytes() if x.needs_wait or not self.backend.is_gpu else 0
         traffic.add(phase, messages, sent, raw or sent)
 
     # bottom-up ------------------------------------------------------------------------------------
