@@ -38,9 +38,7 @@ def pack(backend, offsets, length, words, control=None, steps: int = 0, form: in
         return
     if not gate_open(control, steps, form):
         return
-    bits = np.zeros(32 * words.shape[0], bool)
-    bits[offsets[:host_length(length)]] = True
-    words[:] = np.packbits(bits, bitorder="little").view(np.uint32)
+    words[:] = words_of(offsets[:host_length(length)], 32 * words.shape[0])
 
 
 def unpack(backend, words, out, counter, control=None, steps: int = 0, form: int = -1) -> None:
@@ -65,9 +63,21 @@ def unpack(backend, words, out, counter, control=None, steps: int = 0, form: int
         return
     if not gate_open(control, steps, form):
         return
-    found = np.flatnonzero(np.unpackbits(words.view(np.uint8), bitorder="little"))
+    found = offsets_of(words)
     out[:found.shape[0]] = found
     counter[0] = found.shape[0]
+
+
+def words_of(offsets, nbits: int) -> np.ndarray:
+    """NumPy: the uint32 bitmap of `offsets` (each < nbits, a multiple of 32)."""
+    bits = np.zeros(nbits, bool)
+    bits[offsets] = True
+    return np.packbits(bits, bitorder="little").view(np.uint32)
+
+
+def offsets_of(words: np.ndarray) -> np.ndarray:
+    """NumPy: the offsets whose bits are set in the uint32 bitmap `words`, ascending (int64)."""
+    return np.flatnonzero(np.unpackbits(words.view(np.uint8), bitorder="little"))
 
 
 def visited(bitmap: np.ndarray, rows: np.ndarray) -> np.ndarray:

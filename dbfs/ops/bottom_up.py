@@ -18,6 +18,7 @@ import numpy as np
 
 from dbfs.kernels import BLOCK_THREADS, BOTTOM_UP, CTL, STAT, STEP
 from dbfs.ops.arrays import NULL, gate_args, gate_open, require_array
+from dbfs.ops.bitmap import offsets_of
 from dbfs.ops.frontier import add_discoveries
 
 GATE = 1 << STEP.BOTTOMUP
@@ -104,7 +105,7 @@ def commit(backend, state, visited, next_frontier, level, pred_col, degree, lvl:
     fresh = state & ~visited
     next_frontier[:] = fresh
     visited |= fresh
-    new = np.flatnonzero(np.unpackbits(fresh.view(np.uint8), bitorder="little"))
+    new = offsets_of(fresh)
     level[new] = lvl
     if pred_col is not None:
         pred_col[new] = BOTTOM_UP

@@ -18,6 +18,7 @@ import numpy as np
 
 from dbfs.kernels import BLOCK_THREADS, HEAD, HEAD_WORDS, MSG, STAT
 from dbfs.ops.arrays import blocks_for, require_array
+from dbfs.ops.bitmap import offsets_of, words_of
 
 FORCED = {"adaptive": -1, "list": MSG.LIST, "bitmap": MSG.BITMAP}
 
@@ -98,8 +99,7 @@ def encode_bits(backend, words, count, block: int, encoding: str, out, cursor) -
         kernel(_grid(backend, kernel, block // 32, 1), (BLOCK_THREADS,),
                (words, count[STAT.COUNT:], np.int32(block), np.int32(FORCED[encoding]), out, cursor))
         return
-    offsets = np.flatnonzero(np.unpackbits(words.view(np.uint8), bitorder="little")).astype(np.int32)
-    _encode(offsets, int(count[STAT.COUNT]), block, encoding, out)
+    _encode(offsets_of(words).astype(np.int32), int(count[STAT.COUNT]), block, encoding, out)
 
 
 def _encode(offsets, count: int, block: int, encoding: str, out) -> None:
@@ -107,9 +107,7 @@ def _encode(offsets, count: int, block: int, encoding: str, out) -> None:
     payload = block // 32 if kind == MSG.BITMAP else count
     out[:HEAD_WORDS] = (kind, count, payload)
     if kind == MSG.BITMAP:
-        bits = np.zeros(block, bool)
-        bits[offsets] = True
-        out[HEAD_WORDS:HEAD_WORDS + payload] = np.packbits(bits, bitorder="little").view(np.uint32)
+        out[HEAD_WORDS:HEAD_WORDS + payload] = words_of(offsets, block)
     else:
         out[HEAD_WORDS:HEAD_WORDS + count] = offsets
 
@@ -135,7 +133,7 @@ def items(message, block: int) -> np.ndarray:
     """NumPy twin of message.cuh message_item over a whole message: its offsets (int64)."""
     payload = message[HEAD_WORDS:]
     if int(message[HEAD.FORM]) == MSG.BITMAP:
-        return np.flatnonzero(np.unpackbits(payload[:block // 32].view(np.uint8), bitorder="little"))
+        return offsets_of(payload[:block // 32])
     return payload[:int(message[HEAD.COUNT])].astype(np.int64)
 
 
@@ -170,9 +168,7 @@ def to_bitmaps(backend, sources: SourceTable, nwords: int, out) -> None:
         return
     for y, message in enumerate(sources.messages):
         if message is not None:
-            bits = np.zeros(32 * nwords, bool)
-            bits[items(message, 32 * nwords)] = True
-            out[y * nwords:(y + 1) * nwords] = np.packbits(bits, bitorder="little").view(np.uint32)
+            out[y * nwords:(y + 1) * nwords] = words_of(items(message, 32 * nwords), 32 * nwords)
 
 
 def put(backend, out, out_stride: int, shared: bool, words: int, dests) -> None:
