@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dbfs.ws.graph import build_csr
+from dbfs.ws.launch import ranges_with_owner
 
 KINDS = ("coalesce", "latency", "divergence")
 DEFAULTS = {"threshold": 2, "degree": 16, "fraction": 0.05, "tolerance": 0.25}
@@ -72,16 +73,6 @@ def _hash(xp, x, salt: int):
     return z ^ (z >> xp.uint64(31))
 
 
-def _expand(xp, begin, end):
-    """(owner, index): for every k, the pair's position owner[k] and index begin[owner] + j, j < length."""
-    length = xp.maximum(end - begin, 0)
-    total = int(length.sum()) if length.shape[0] else 0
-    cum = xp.cumsum(length)
-    k = xp.arange(total, dtype=xp.int64)
-    owner = xp.searchsorted(cum, k, side="right")
-    return owner, begin[owner] + k - (cum - length)[owner]
-
-
 def _rank_in_groups(xp, sorted_keys):
     """Place of every element among the equal keys before it (sorted_keys sorted)."""
     count = sorted_keys.shape[0]
@@ -113,7 +104,7 @@ def _coalesce(xp, n, src, dst, weights, csr, threshold):
     frontier = xp.array([root], xp.int64)
     end, holes = 1, []                          # holes: (chunk, first hole slot) per level
     while frontier.shape[0]:
-        owner, entry = _expand(xp, rowptr[frontier], rowptr[frontier + 1])
+        owner, entry = ranges_with_owner(xp, rowptr[frontier], rowptr[frontier + 1])
         child, parent = nbrs[entry], new[frontier[owner]]
         fresh = new[child] < 0
         child, parent = child[fresh], parent[fresh]
@@ -154,7 +145,7 @@ def _coalesce(xp, n, src, dst, weights, csr, threshold):
         member_chunk = xp.repeat(xp.arange(hole_chunk.shape[0]), 32)
         keep = members_new < hole_first[member_chunk]
         members, member_chunk = inverse[members_new[keep]], member_chunk[keep]
-        owner, entry = _expand(xp, rowptr[members], rowptr[members + 1])
+        owner, entry = ranges_with_owner(xp, rowptr[members], rowptr[members + 1])
         x, chunk = nbrs[entry], member_chunk[owner]
         w = csr.weights[entry] if csr.weights is not None else xp.ones(entry.shape[0], xp.float32)
         outside = (new[x] // 32 != hole_chunk[chunk]) & (degree[x] <= REPLICA_DEGREE)
@@ -174,13 +165,13 @@ def _coalesce(xp, n, src, dst, weights, csr, threshold):
         replicas = int(x.shape[0])
         if replicas:
             # the replica's copies of x's edges
-            owner, entry = _expand(xp, rowptr[x], rowptr[x + 1])
+            owner, entry = ranges_with_owner(xp, rowptr[x], rowptr[x + 1])
             added_src.append(slot[owner])
             added_dst.append(new[nbrs[entry]])
             added_w.append(csr.weights[entry] if csr.weights is not None else None)
             # and an edge to every vertex of its chunk
             first_new = hole_chunk[chunk] * 32
-            owner, member = _expand(xp, first_new, hole_first[chunk])
+            owner, member = ranges_with_owner(xp, first_new, hole_first[chunk])
             added_src.append(slot[owner])
             added_dst.append(member)
             added_w.append(mean_w[owner].astype(xp.float32))
@@ -191,10 +182,10 @@ def _coalesce(xp, n, src, dst, weights, csr, threshold):
 def _latency(xp, n, csr, degree_cap, fraction):
     rowptr, nbrs, degree = csr.rowptr, csr.nbrs.astype(xp.int64), csr.degree
     candidates = xp.flatnonzero((degree >= 2) & (degree <= degree_cap))
-    owner, entry = _expand(xp, rowptr[candidates], rowptr[candidates + 1])
+    owner, entry = ranges_with_owner(xp, rowptr[candidates], rowptr[candidates + 1])
     position = entry - rowptr[candidates][owner]
     later = degree[candidates][owner] - 1 - position              # partners after this entry in the row
-    pair_owner, offset = _expand(xp, xp.zeros_like(later), later)
+    pair_owner, offset = ranges_with_owner(xp, xp.zeros_like(later), later)
     first = entry[pair_owner]
     second = first + 1 + offset
     centre = candidates[owner[pair_owner]]
@@ -250,7 +241,7 @@ def _divergence(xp, n, src, dst, weights, csr, tolerance):
     # addition: 2-hop neighbours, picked by hashes of (vertex, k)
     deficient = xp.flatnonzero(under)
     need = xp.maximum(target[deficient] - degree[deficient], 0)
-    owner, k = _expand(xp, xp.zeros_like(need), need)
+    owner, k = ranges_with_owner(xp, xp.zeros_like(need), need)
     v = deficient[owner]
     key = v * 64 + k
     rowptr, nbrs = csr.rowptr, csr.nbrs.astype(xp.int64)

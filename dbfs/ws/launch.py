@@ -88,10 +88,18 @@ def gather(fn, idx, n: int, values, out) -> None:
 
 def ranges(begin, end) -> np.ndarray:
     """The concatenation of arange(b, e) over the pairs (b, e) of two NumPy arrays (int64)."""
-    begin, end = np.asarray(begin, np.int64), np.asarray(end, np.int64)
-    length = np.maximum(end - begin, 0)
-    start = np.cumsum(length) - length
-    return np.repeat(begin - start, length) + np.arange(int(length.sum()), dtype=np.int64)
+    return ranges_with_owner(np, np.asarray(begin, np.int64), np.asarray(end, np.int64))[1]
+
+
+def ranges_with_owner(xp, begin, end):
+    """(owner, index) over NumPy or CuPy int64 arrays: index the concatenation of arange(begin[k], end[k])
+    over k (empty or reversed pairs add nothing), owner[i] the k that index[i] came from."""
+    length = xp.maximum(end - begin, 0)
+    total = int(length.sum()) if length.shape[0] else 0
+    cum = xp.cumsum(length)
+    k = xp.arange(total, dtype=xp.int64)
+    owner = xp.searchsorted(cum, k, side="right")
+    return owner, begin[owner] + k - (cum - length)[owner]
 
 
 class Segments:
