@@ -22,6 +22,7 @@ from dbfs.device_loop import DEFAULT_SMALL_EDGES, DEFAULT_SOLO_WORK, DeviceLoop
 from dbfs.direction import DEFAULT_ALPHA, DEFAULT_BETA
 from dbfs.errors import DbfsError
 from dbfs.grid_loop import GridLoop, Traffic
+from dbfs.peer_levels import DEFAULT_PEER_EDGES
 from dbfs.search_state import SearchState
 from dbfs.timing import PhaseClock
 
@@ -58,7 +59,10 @@ class BFS:
     def __init__(self, graph, edges_per_thread: int = 4, encoding: str = "adaptive", comm: str = "mpi",
                  direction: str = "topdown", alpha: float = DEFAULT_ALPHA, beta: float = DEFAULT_BETA,
                  small_edges: int = DEFAULT_SMALL_EDGES, round_graphs: bool = True,
-                 solo_work: int = DEFAULT_SOLO_WORK):
+                 solo_work: int = DEFAULT_SOLO_WORK, peer_edges: int | None = None):
+        """peer_edges: global frontier edges up to which a grid's top-down levels run in the device-driven
+        kernel of dbfs.peer_levels (0: never; None: DEFAULT_PEER_EDGES with --comm nvshmem on GPUs, else
+        never; on the CPU backend any value runs its NumPy twin)."""
         if direction not in DIRECTIONS:
             raise DbfsError(f"unknown direction {direction!r} ({', '.join(DIRECTIONS)})", collective=True)
         if direction == "auto" and graph.row_ptr is None:
@@ -72,7 +76,10 @@ class BFS:
             self.loop = DeviceLoop(graph, self.state, direction, alpha, beta, edges_per_thread, small_edges,
                                    round_graphs, solo_work)
         else:
-            self.loop = GridLoop(graph, self.state, direction, alpha, beta, edges_per_thread, encoding, comm)
+            if peer_edges is None:
+                peer_edges = DEFAULT_PEER_EDGES if comm == "nvshmem" and self.backend.is_gpu else 0
+            self.loop = GridLoop(graph, self.state, direction, alpha, beta, edges_per_thread, encoding, comm,
+                                 peer_edges)
 
     def close(self) -> None:
         if not self.one_rank:

@@ -49,13 +49,14 @@ from dbfs import runtime
 from dbfs.backend import abandon_capture
 from dbfs.direction import next_bottom_up
 from dbfs.exchange import Exchange, LevelExchange, OffsetSet
-from dbfs.kernels import CTL, CTL_WORDS, STAT, STAT_WORDS, STEP
+from dbfs.kernels import CTL, CTL_WORDS, PEER_LOG_AT, STAT, STAT_WORDS, STEP
 from dbfs.ops import bitmap, bottom_up, message
 from dbfs.ops.expand import ExpandScratch, expand
 from dbfs.ops.frontier import frontier_figures
 from dbfs.ops.predecessors import resolve_parents
 from dbfs.ops.sparse import pack_present, unpack_present
 from dbfs.ops.update import update
+from dbfs.peer_levels import DEFAULT_PEER_EDGES, PeerLevels, device_bytes as peer_device_bytes
 
 EXPAND_TAG, FOLD_TAG = 1, 2            # the rotation uses FOLD_TAG + 1 on the fold's communicator
 COMPUTE_PHASES = ("expansion", "update")
@@ -75,6 +76,8 @@ def buffer_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str 
             device, host = device + on_device, host + on_host
     if grid.C > 1:
         device += Exchange.buffer_bytes(grid.C - 1, grid.block, "mpi" if transport == "nvshmem" else transport, cpu)
+    if transport == "nvshmem" and not cpu:
+        device += peer_device_bytes(grid, DEFAULT_PEER_EDGES)
     return device + (host if cpu else 0)
 
 
@@ -136,7 +139,7 @@ class GridLoop:
     """Runs searches on one rank of an R x C grid (R*C > 1) with a SearchState (collective)."""
 
     def __init__(self, graph, state, direction: str, alpha: float, beta: float, edges_per_thread: int,
-                 encoding: str, comm: str):
+                 encoding: str, comm: str, peer_edges: int = 0):
         self.graph, self.state, self.backend = graph, state, graph.backend
         grid, comms = graph.grid, graph.comms
         backend, b, xp = self.backend, grid.block, self.backend.xp
@@ -162,9 +165,10 @@ class GridLoop:
         self.stream = xp.cuda.Stream(non_blocking=True) if backend.is_gpu else None
         self.unsettled = []                     # (traffic, phase, exchange) whose bytes the heads will give
         self.replays = Replays(backend, self.stream)
+        self.peers = PeerLevels(graph, state, peer_edges) if peer_edges else None
 
     def close(self) -> None:
-        for x in (self.expand_x, self.fold_x, self.row_x):
+        for x in (self.expand_x, self.fold_x, self.row_x, self.peers):
             if x is not None:
                 x.close()
 
@@ -208,9 +212,25 @@ class GridLoop:
         if self.expand_x is not None and self.expand_x.sized:
             self._level_totals()                # the sizes of the first expand messages
         lvl, levels, frontier_total, visited, reached_degrees = 0, [], 1, 1, root_degree
+        frontier_degrees = root_degree
         unvisited_edges = self.total_degree - root_degree
         bottom_up_level, form = False, "list"
         while True:
+            if self.peers is not None and not bottom_up_level and self.peers.fits(frontier_total, frontier_degrees):
+                if form == "bits":
+                    self._bits_to_list(clock, traffic, queue, counts)
+                    form = "list"
+                end, stretch = self._peer_stretch(clock, traffic, queue, counts, spare, lvl + 1, frontier_total,
+                                                  frontier_degrees, unvisited_edges, visited)
+                lvl, visited, unvisited_edges = end["LEVEL"] - 1, end["VISITED"], end["UNVISITED_EDGES"]
+                frontier_total, frontier_degrees = end["FRONTIER"], end["FRONTIER_EDGES"]
+                reached_degrees = self.total_degree - unvisited_edges
+                if log_levels:
+                    levels.append(stretch)
+                if end["STEP"] == STEP.DONE:
+                    break
+                bottom_up_level = end["STEP"] == STEP.BOTTOMUP
+                continue
             t_level, syncs_before, launches_before = time.perf_counter(), backend.host_syncs, backend.launches
             waited_before, marks_before, traffic_before = self.wait_seconds, clock.marks, traffic.snapshot()
             lvl += 1
@@ -257,11 +277,16 @@ class GridLoop:
         clock.switch(None)
         backend.sync()
         elapsed = comms.world.allreduce(time.perf_counter() - t_start, op=MPI.MAX)
+        rows = []
         for row in levels:
+            if isinstance(row, tuple):          # a device-driven stretch: its log becomes its levels' rows
+                rows.extend(self._stretch_rows(*row))
+                continue
             phases = clock.totals(*row.pop("marks"))
             row["device_time"] = sum(phases[phase] for phase in COMPUTE_PHASES)
+            rows.append(row)
         return {"time": elapsed, "depth": lvl - 1, "visited": visited, "reached_degrees": reached_degrees,
-                "levels": levels}
+                "levels": rows}
 
     def _end_level(self, clock, queue, counts, bits: bool) -> None:
         """The level's one closing wait: the new own frontier encoded as the next expand message and
@@ -366,6 +391,33 @@ class GridLoop:
             return
         raw = x.list_bytes() if x.needs_wait or not self.backend.is_gpu else 0
         traffic.add(phase, messages, sent, raw or sent)
+
+    # device-driven small levels -------------------------------------------------------------------
+    def _peer_stretch(self, clock, traffic, queue, counts, spare, lvl, nf, mf, mu, visited) -> tuple[dict, tuple]:
+        """Small top-down levels from level lvl run by the ranks' kernels (dbfs.peer_levels) until the
+        next step is another: the own frontier is left in group j of `queue`, the next expand message
+        encoded and staged as after a host-driven level. Returns the stretch's end and what its level
+        rows are made of after the search is timed (its log, host waits and launches)."""
+        backend, grid, j = self.backend, self.graph.grid, self.graph.comms.j
+        own, rest = slice(grid.owned_row(j, 0), grid.owned_row(j, grid.block)), slice(j, j + 1)
+        syncs, launches = backend.host_syncs, backend.launches
+        clock.switch("expansion")
+        self.peers.launch(queue[own], spare[own], counts[rest], lvl, nf, mf, mu, visited,
+                          self.alpha if self.bottom_up_allowed else 0.0, self.beta)
+        self._end_level(clock, queue, counts, bits=False)
+        end, log = self.peers.result()
+        messages = len(log)
+        for phase, column, peers in (("expand", PEER_LOG_AT.EXPAND_BYTES, grid.R - 1),
+                                     ("fold", PEER_LOG_AT.FOLD_BYTES, grid.C - 1)):
+            sent = int(log[:, column].sum())
+            traffic.add(phase, messages * peers, sent, sent)
+        return end, (end, log, backend.host_syncs - syncs, backend.launches - launches)
+
+    def _stretch_rows(self, end, log, syncs, launches) -> list[dict]:
+        rows = self.peers.level_records(end, log)
+        if rows:
+            rows[0]["launches"], rows[-1]["host_syncs"] = launches, syncs
+        return rows
 
     # bottom-up ------------------------------------------------------------------------------------
     def _bottom_up_level(self, clock, traffic, lvl: int) -> None:

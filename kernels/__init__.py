@@ -25,6 +25,10 @@ THREAD_EDGES = 4
 # frontier vertex may have for its level to run there (heavier vertices go to the bulk kernels, whose
 # work is balanced by edges).
 SMALL_THREADS = 512
+# Threads of the grid's device-driven small-level block (kernels/peer_levels.cu): its one block per rank
+# is latency-bound (a chain of dependent loads and atomics per frontier entry), so it takes the most
+# warps a block may have.
+PEER_THREADS = 1024
 SMALL_GROUP = 8
 SMALL_MAX_DEGREE = 256
 # The persistent kernel's scratch (int64): its level counters (new vertices, their degree sum, their
@@ -59,6 +63,14 @@ MESSAGE_HEAD = ("FORM", "COUNT", "SIZE")     # SIZE: payload words
 MESSAGE_FORMS = ("LIST", "BITMAP", "WORDS")
 # One record of the per-level log (int64 each).
 LOG_FIELDS = ("LEVEL", "DIRECTION", "FRONTIER", "EDGES", "END_NS")
+# The grid's device-driven small levels (kernels/peer_levels.cu, dbfs.peer_levels): the record every rank
+# puts on every rank after a level (int64: its new frontier's size and degree sum, then the round that
+# marks it complete), and one per-level log record (int64 each; the bytes this rank put, and the GPU
+# timer where each phase ended: the expand messages landed, the expansion, the fold landed, the update,
+# the decision).
+PEER_RECORD = ("COUNT", "DEGREES", "ROUND")
+PEER_LOG = ("LEVEL", "FRONTIER", "EDGES", "CHECKED", "EXPAND_BYTES", "FOLD_BYTES", "WAITED_NS", "EXPANDED_NS",
+            "FOLDED_NS", "UPDATED_NS", "END_NS")
 # The validator's uint64 result slots (kernels/validate.cu, dbfs.ops.validate): the rule slots first, in
 # the order their rules are reported (each holds its lowest offending vertex), then the counts.
 VALIDATE_SLOTS = ("PARENT_RANGE", "ROOT", "SELF_PARENT", "LEVEL", "PARENT_NOT_NEIGHBOUR", "PARENT_UNREACHED",
@@ -70,21 +82,24 @@ def _enumerate(names) -> SimpleNamespace:
     return SimpleNamespace(**{name: k for k, name in enumerate(names)})
 
 
-CTL, STEP, FORM, STAT, LOG, HEAD, MSG = (_enumerate(names) for names in (
-    CONTROL, STEPS, FORMS, STATS, LOG_FIELDS, MESSAGE_HEAD, MESSAGE_FORMS))
+CTL, STEP, FORM, STAT, LOG, HEAD, MSG, PEER_REC, PEER_LOG_AT = (_enumerate(names) for names in (
+    CONTROL, STEPS, FORMS, STATS, LOG_FIELDS, MESSAGE_HEAD, MESSAGE_FORMS, PEER_RECORD, PEER_LOG))
 CTL_WORDS, STAT_WORDS, LOG_WORDS, HEAD_WORDS = len(CONTROL), len(STATS), len(LOG_FIELDS), len(MESSAGE_HEAD)
+PEER_RECORD_WORDS, PEER_LOG_WORDS = len(PEER_RECORD), len(PEER_LOG)
 COUNTER_WORDS = len(COUNTERS)
 SMALL_SCRATCH_WORDS = COUNTER_SLOTS * COUNTER_WORDS + CTL_WORDS
 
 DEFINES = {
     "BLOCK_THREADS": BLOCK_THREADS, "SCAN_ITEMS": SCAN_ITEMS, "SCAN_TILE": SCAN_TILE,
-    "THREAD_EDGES": THREAD_EDGES, "SMALL_THREADS": SMALL_THREADS, "SMALL_GROUP": SMALL_GROUP,
+    "THREAD_EDGES": THREAD_EDGES, "SMALL_THREADS": SMALL_THREADS, "PEER_THREADS": PEER_THREADS, "SMALL_GROUP": SMALL_GROUP,
     "SMALL_MAX_DEGREE": SMALL_MAX_DEGREE, "COLUMN_CHUNK": COLUMN_CHUNK, "BOTTOM_UP": BOTTOM_UP,
     **{f"{prefix}_{name}": value for prefix, space in (("CTL", CTL), ("STEP", STEP), ("FORM", FORM),
                                                        ("STAT", STAT), ("LOG", LOG), ("HEAD", HEAD),
-                                                       ("MSG", MSG))
+                                                       ("MSG", MSG), ("PEER_RECORD", PEER_REC),
+                                                       ("PEER_LOG", PEER_LOG_AT))
        for name, value in vars(space).items()},
     "CTL_WORDS": CTL_WORDS, "STAT_WORDS": STAT_WORDS, "LOG_WORDS": LOG_WORDS, "HEAD_WORDS": HEAD_WORDS,
+    "PEER_RECORD_WORDS": PEER_RECORD_WORDS, "PEER_LOG_WORDS": PEER_LOG_WORDS,
     **{f"COUNTER_{name}": k for k, name in enumerate(COUNTERS)}, "COUNTER_WORDS": COUNTER_WORDS,
     "COUNTER_SLOTS": COUNTER_SLOTS,
     **{f"SLOT_{name}": k for k, name in enumerate(VALIDATE_SLOTS)}, "STATS_SLOTS": len(VALIDATE_SLOTS),

@@ -44,6 +44,10 @@ MAIN_VARIANTS = [("topdown", "list"), ("auto", "adaptive")]
 # replayed as CUDA graphs (the CPU has one way).
 ONE_RANK_LOOPS = ({}, {"small_edges": 0}, {"small_edges": 1 << 12}, {"small_edges": 1 << 40})
 GPU_ONE_RANK_LOOPS = ({"round_graphs": False}, {"solo_work": 0}, {"solo_work": 1 << 40})
+# Loop options on a grid of ranks: the device-driven small levels (dbfs.peer_levels; on the CPU their
+# NumPy twin, on GPUs with NVSHMEM the kernel) for frontiers of at most 2^10 edges, entered and left
+# as the frontier crosses it, and for every top-down level.
+PEER_LOOPS = ({"peer_edges": 1 << 10}, {"peer_edges": 1 << 40})
 
 
 class SerialReference:
@@ -93,8 +97,10 @@ def run_grids(backend, n_vertices, src, dst, roots=None, nroots=4, variants=ALL_
             has_edge = np.zeros(n_vertices, bool)
             has_edge[src[src != dst]] = has_edge[dst[src != dst]] = True
             roots = sample_roots(n_vertices, nroots, lambda c: has_edge[c])
+        peer_loops = PEER_LOOPS if not backend.is_gpu or comm == "nvshmem" else ()
         for direction, encoding in variants:
-            for options in one_rank_loops if R * C == 1 else ({},):
+            grid_loops = ({},) + (peer_loops if (direction, encoding) in MAIN_VARIANTS else ())
+            for options in one_rank_loops if R * C == 1 else grid_loops:
                 bfs = BFS(graph, direction=direction, encoding=encoding, comm=comm, **options)
                 results = [check_search(bfs, graph, reference, int(r)) for r in roots]
                 figures[(R, C, direction, encoding, str(options))] = [f for f, _ in results]

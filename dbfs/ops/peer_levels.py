@@ -1,0 +1,128 @@
+"""Launch wrapper of kernels/peer_levels.cu: small top-down levels of rank (i, j) of an R x C grid run
+back to back by one persistent block per rank, the ranks' kernels putting their expand and fold messages
+into each other's memory and deciding termination and direction together (paper 004, Algorithm 2,
+sections 3.2-3.5; GPU-initiated messages). Its NumPy twin runs the same levels with the same contract,
+the messages going through MPI on the grid's communicators.
+
+Arrays (device, 1-D, C-contiguous; state names as in dbfs.search_state):
+  col_ptr int64 [cols+1], row_idx int32 [nnz], degree int32 [b]          read   the CSC block
+  own_list  int32 [>= capacity]   read/write  the own frontier (offsets) in, and out when the kernel ends
+  spare     int32 [>= capacity]   scratch     the other frontier list
+  own_count int32 [1]             read/write  its length
+  visited uint32 [C*b/32], level int32 [b], pred_row int32 [C*b], pred_col int32 [b] or None (one grid
+  column)                         read/write  as the host-driven level writes them
+  columns   int32 [R*capacity]    scratch     the gathered column frontier
+  ctl       int64 [CTL_WORDS]     write       when the kernel ends: STEP (the next step: TOPDOWN,
+                                              BOTTOMUP or DONE), LEVEL (the next level's number),
+                                              FRONTIER, FRONTIER_EDGES, UNVISITED_EDGES, VISITED
+                                              (global), LOGGED (levels run), START_NS
+  stats     int64 [STAT_WORDS]    write       COUNT and DEGREES := the own frontier's; CHECKED += entries
+  log       int64 [capacity * PEER_LOG_WORDS] write  one record per level run (dbfs.kernels.PEER_LOG)
+The level arguments say where the search stands: lvl (the number of the level to discover), nf and
+mf (the global frontier's size and degree sum, both at most `capacity`), mu (edges not yet reached),
+visited (vertices visited so far). `links` holds the message buffers and peer tables
+(dbfs.peer_levels.PeerLinks; on the CPU backend the grid's communicators).
+
+Guarantees: levels lvl, lvl+1, ... are discovered exactly as the host-driven loop would discover them
+(each vertex once, its level, pred_row and pred_col), for as long as the next step is a small top-down
+level (frontier edges at most `capacity`); then the new own frontier is in own_list. Every rank runs the
+same levels. GPU: one block of PEER_THREADS threads on the current stream, returning when the search
+leaves the small levels; every rank of the grid must launch it (the blocks wait for each other).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from dbfs.kernels import CTL, PEER_LOG_AT, PEER_LOG_WORDS, PEER_THREADS, STAT, STEP
+from dbfs.ops.arrays import NULL
+from dbfs.ops.bitmap import set_visited, visited as visited_bits
+from dbfs.ops.expand import _expand_numpy
+from dbfs.ops.level_control import next_step
+
+
+def shared_bytes(R: int, C: int) -> int:
+    """The kernel's dynamic shared memory: per grid column the fold entries sent and landed, per grid
+    row the expand entries landed."""
+    return 4 * (2 * C + R)
+
+
+def peer_levels(backend, graph, state, links, own_list, spare, own_count, columns, ctl, log, capacity: int,
+                round_: int, lvl: int, nf: int, mf: int, mu: int, visited: int, alpha: float, beta: float) -> None:
+    grid, i, j = graph.grid, graph.i, graph.j
+    if backend.is_gpu:
+        kernel = backend.kernel("peer_levels", "peer_levels")
+        kernel((1,), (PEER_THREADS,),
+               (graph.col_ptr, graph.row_idx, graph.degree, own_list, spare, own_count, state.visited,
+                state.level, state.pred_row, state.pred_col if state.pred_col is not None else NULL, columns,
+                *links.kernel_args(), ctl, state.stats, log, np.int64(log.shape[0] // PEER_LOG_WORDS),
+                np.int32(i), np.int32(j), np.int32(grid.R), np.int32(grid.C), np.int32(grid.size),
+                np.int32(grid.block), np.int64(capacity), np.uint64(round_), np.int64(lvl), np.int64(nf),
+                np.int64(mf), np.int64(mu), np.int64(visited), np.float64(alpha), np.float64(beta),
+                np.int64(grid.n_vertices)),
+               shared_mem=shared_bytes(grid.R, grid.C))
+        return
+    _peer_levels_numpy(graph, state, links, own_list, own_count, ctl, log, capacity, lvl, nf, mf, mu, visited,
+                       alpha, beta)
+
+
+def _peer_levels_numpy(graph, state, comms, own_list, own_count, ctl, log, capacity, lvl, nf, mf, mu,
+                       visited, alpha, beta) -> None:
+    grid, i, j, b = graph.grid, graph.i, graph.j, graph.grid.block
+    ctl[CTL.START_NS] = time.perf_counter_ns()
+    own = own_list[:int(own_count[0])].copy()
+    step, logged, checked_total = STEP.SMALL, 0, 0
+    groups = np.zeros(grid.C * b, np.int32)
+    fill = np.zeros(grid.C, np.int32)
+    while step == STEP.SMALL:
+        lists = comms.col.allgather(own)                       # entry p: grid row p's frontier
+        marks = [time.perf_counter_ns()]
+        columns = np.concatenate([grid.owned_col(p, np.asarray(lst, np.int64)) for p, lst in enumerate(lists)])
+        fill[:] = 0
+        checked = np.zeros_like(state.stats)
+        _expand_numpy(grid, j, graph.col_ptr, graph.row_idx, columns, state.visited, state.level, state.pred_row,
+                      state.pred_col, lvl, groups, fill, checked)
+        outgoing = [groups[m * b:m * b + fill[m]].copy() for m in range(grid.C)]
+        marks.append(time.perf_counter_ns())
+        received = comms.row.alltoall(outgoing)
+        marks.append(time.perf_counter_ns())
+        new = [outgoing[j]]
+        for m, offsets in enumerate(received):
+            if m == j or offsets.size == 0:
+                continue
+            rows = j * b + np.unique(offsets).astype(np.int64)
+            fresh = rows[~visited_bits(state.visited, rows)]
+            set_visited(state.visited, fresh)
+            offsets = (fresh - j * b).astype(np.int32)
+            state.level[offsets] = lvl
+            state.pred_col[offsets] = m
+            new.append(offsets)
+        own = np.concatenate(new).astype(np.int32)
+        degrees = int(graph.degree[own].sum())
+        marks.append(time.perf_counter_ns())
+        nf_new, mf_new = (int(x) for x in comms.world.allreduce(np.array([own.size, degrees], np.int64)))
+        if logged < log.shape[0] // PEER_LOG_WORDS:
+            entry = log[logged * PEER_LOG_WORDS:(logged + 1) * PEER_LOG_WORDS]
+            entry[PEER_LOG_AT.LEVEL], entry[PEER_LOG_AT.FRONTIER], entry[PEER_LOG_AT.EDGES] = lvl - 1, nf, mf
+            entry[PEER_LOG_AT.CHECKED] = checked[STAT.CHECKED]
+            entry[PEER_LOG_AT.EXPAND_BYTES] = 4 * len(lists[i]) * (grid.R - 1)
+            entry[PEER_LOG_AT.FOLD_BYTES] = 4 * sum(len(o) for m, o in enumerate(outgoing) if m != j)
+            marks.append(time.perf_counter_ns())
+            for name, mark in zip(("WAITED_NS", "EXPANDED_NS", "FOLDED_NS", "UPDATED_NS", "END_NS"), marks):
+                entry[getattr(PEER_LOG_AT, name)] = mark
+        mu -= mf_new
+        visited += nf_new
+        step = next_step(False, nf_new, nf, mf_new, 0, mu, alpha, beta, grid.n_vertices, capacity)
+        if nf_new > capacity and step == STEP.SMALL:
+            step = STEP.TOPDOWN
+        nf, mf, lvl, logged = nf_new, mf_new, lvl + 1, logged + 1
+        checked_total += int(checked[STAT.CHECKED])
+    own_list[:own.size] = own
+    own_count[0] = own.size
+    state.stats[STAT.COUNT], state.stats[STAT.DEGREES] = own.size, int(graph.degree[own].sum())
+    state.stats[STAT.CHECKED] += checked_total
+    for word, value in ((CTL.STEP, step), (CTL.LEVEL, lvl), (CTL.FRONTIER, nf), (CTL.FRONTIER_EDGES, mf),
+                        (CTL.UNVISITED_EDGES, mu), (CTL.VISITED, visited), (CTL.LOGGED, logged)):
+        ctl[word] = value

@@ -1,0 +1,147 @@
+"""The grid loop's small top-down levels driven by the GPUs: every rank's kernel runs them back to back and
+sends its own messages (kernels/peer_levels.cu, dbfs.ops.peer_levels), so a stretch of such levels
+costs the host one launch and one wait, not a wait, an allreduce and a dozen launches per level.
+
+Why (bench/NOTES.md, 2026-11-25, the grid's small levels on the device): a 2048 x 2048 lattice has
+~3,000 levels of at most a few thousand vertices; the host-driven level costs 150-800 us on 2-4 ranks
+against 5.7 us on one GPU, whose loop the device drives.
+
+With `--comm nvshmem` (the ranks of one node, their memory mapped into each other by NVSHMEM) the
+kernel's landing buffers, signal words and decision records are symmetric allocations made once per
+run, and each rank holds the peer addresses of its own slots on the others (PeerLinks). On the CPU
+backend the same levels run in the NumPy twin, the messages through MPI, when a capacity is asked for.
+
+The grid loop enters a stretch before a top-down level whose global frontier has at most `capacity`
+vertices and edges; every level of the stretch then examines at most `capacity` entries, which bounds
+every message and list. Rounds number the stretch levels over the run; a stretch ends with the round
+of the expand message its last level sent unused, so the next stretch starts one round later.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from mpi4py import MPI
+
+from dbfs.kernels import CTL, CTL_WORDS, PEER_LOG_AT, PEER_LOG_WORDS, PEER_RECORD_WORDS
+from dbfs.ops.peer_levels import peer_levels
+
+# Global frontier edges (and vertices) up to which the grid's levels run in the device-driven kernel:
+# one block per rank examines ~65,000 entries in tens of microseconds, less than one host-driven level
+# costs (bench/NOTES.md, 2026-11-25, the grid's small levels on the device).
+DEFAULT_PEER_EDGES = 1 << 16
+# A device-driven level's phases, as its log record times them.
+DEVICE_PHASES = ("expand_wait", "expansion", "fold_wait", "update", "decision")
+LOG_CAPACITY = 1 << 16                 # per-level records of one stretch (the traffic counts come from them)
+
+
+def device_bytes(grid, capacity: int) -> int:
+    """What PeerLevels allocates on a rank's device: the landings (expand: two per column peer; fold: one
+    per row peer), signal words, decision records, the gathered columns, control block and log."""
+    if not capacity:
+        return 0
+    R, C, P = grid.R, grid.C, grid.size
+    capacity = min(capacity, grid.block * C)
+    landings = 4 * capacity * (2 * R + C) + 8 * (2 * R + C) + 8 * 2 * P * PEER_RECORD_WORDS
+    return landings + 4 * R * capacity + 8 * CTL_WORDS + 8 * LOG_CAPACITY * PEER_LOG_WORDS
+
+
+class PeerLinks:
+    """The kernel's message buffers on this rank's symmetric heap, and the peer addresses of this rank's
+    slots in the others' (collective: every rank allocates the same, in the same order)."""
+
+    def __init__(self, backend, comms, capacity: int):
+        from dbfs import nvshmem
+        grid, i, j = comms.grid, comms.i, comms.j
+        R, C, P = grid.R, grid.C, grid.size
+        world = comms.world.Get_group().Translate_ranks(list(range(P)), MPI.COMM_WORLD.Get_group())
+        xp = backend.xp
+        self.arrays = [nvshmem.symmetric(backend, n, dtype) for n, dtype in (
+            (2 * R * capacity, np.uint32), (2 * R, np.uint64), (C * capacity, np.uint32), (C, np.uint64),
+            (2 * P * PEER_RECORD_WORDS, np.int64))]
+        expand_in, expand_signals, fold_in, fold_signals, records = self.arrays
+
+        def on(array, offset_items: int, pe: int) -> int:
+            return nvshmem.peer_address(array.data.ptr + offset_items * array.itemsize, world[pe])
+
+        def table(addresses):
+            return xp.asarray(np.array(addresses, np.uint64))
+
+        column = [grid.rank(p, j) for p in range(R)]
+        row = [grid.rank(i, m) for m in range(C)]
+        self.tables = (
+            table([0 if p == i else on(expand_in, i * capacity, column[p]) for p in range(R)]),
+            table([0 if p == i else on(expand_signals, i, column[p]) for p in range(R)]),
+            table([0 if m == j else on(fold_in, j * capacity, row[m]) for m in range(C)]),
+            table([0 if m == j else on(fold_signals, j, row[m]) for m in range(C)]),
+            table([on(records, grid.rank(i, j) * PEER_RECORD_WORDS, p) for p in range(P)]))
+
+    def kernel_args(self) -> tuple:
+        expand_in, expand_signals, fold_in, fold_signals, records = self.arrays
+        expand_out, expand_signal_out, fold_out, fold_signal_out, record_out = self.tables
+        return (expand_in, expand_signals, expand_out, expand_signal_out, fold_in, fold_signals, fold_out,
+                fold_signal_out, records, record_out)
+
+    def close(self) -> None:
+        from dbfs import nvshmem
+        for array in reversed(self.arrays):
+            nvshmem.free(array)
+        self.arrays = []
+
+
+class PeerLevels:
+    """Stretches of small top-down levels on one rank of a grid (collective: every rank runs each)."""
+
+    def __init__(self, graph, state, capacity: int):
+        self.graph, self.state, self.backend = graph, state, graph.backend
+        backend, grid = self.backend, graph.grid
+        self.capacity = min(capacity, grid.block * grid.C)
+        xp = backend.xp
+        self.links = PeerLinks(backend, graph.comms, self.capacity) if backend.is_gpu else graph.comms
+        self.columns = xp.zeros(grid.R * self.capacity if backend.is_gpu else 1, xp.int32)
+        self.ctl = xp.zeros(CTL_WORDS, xp.int64)
+        self.log = xp.zeros(LOG_CAPACITY * PEER_LOG_WORDS, xp.int64)
+        self.ctl_host = backend.pinned_empty(CTL_WORDS, np.int64)
+        self.round = 1
+
+    def fits(self, frontier: int, frontier_edges: int) -> bool:
+        return frontier <= self.capacity and frontier_edges <= self.capacity
+
+    def launch(self, own_list, spare, own_count, lvl: int, nf: int, mf: int, mu: int, visited: int,
+               alpha: float, beta: float) -> None:
+        """Enqueue a stretch from level lvl (the search's figures as the grid loop holds them) and the
+        copy of its control block to the host, read by `result` after the loop's next wait."""
+        peer_levels(self.backend, self.graph, self.state, self.links, own_list, spare, own_count, self.columns,
+                    self.ctl, self.log, self.capacity, self.round, lvl, nf, mf, mu, visited, alpha, beta)
+        self.backend.copy(self.ctl_host, self.ctl)
+
+    def result(self) -> tuple[dict, np.ndarray]:
+        """After the wait: the stretch's end (the ctl words by name) and its per-level log (this rank's
+        records, the first LOG_CAPACITY levels)."""
+        end = {name: int(self.ctl_host[word]) for name, word in vars(CTL).items()}
+        self.round += end["LOGGED"] + 1
+        kept = min(end["LOGGED"], LOG_CAPACITY)
+        return end, self.backend.asnumpy(self.log[:kept * PEER_LOG_WORDS]).reshape(kept, PEER_LOG_WORDS)
+
+    def level_records(self, end: dict, log: np.ndarray) -> list[dict]:
+        """The grid loop's per-level log rows of a stretch (built after the search is timed)."""
+        grid = self.graph.grid
+        ends = np.concatenate([[end["START_NS"]], log[:, PEER_LOG_AT.END_NS]])
+        marks = [PEER_LOG_AT.WAITED_NS, PEER_LOG_AT.EXPANDED_NS, PEER_LOG_AT.FOLDED_NS, PEER_LOG_AT.UPDATED_NS,
+                 PEER_LOG_AT.END_NS]
+        rows = []
+        for k, entry in enumerate(log.tolist()):
+            sent = {"expand": entry[PEER_LOG_AT.EXPAND_BYTES], "fold": entry[PEER_LOG_AT.FOLD_BYTES]}
+            bounds = [int(ends[k]), *(entry[mark] for mark in marks)]
+            seconds = (bounds[-1] - bounds[0]) * 1e-9
+            rows.append({"level": entry[PEER_LOG_AT.LEVEL], "direction": "topdown",
+                         "frontier": entry[PEER_LOG_AT.FRONTIER], "edges": entry[PEER_LOG_AT.CHECKED],
+                         "time": seconds, "host_time": 0.0, "device_time": seconds,
+                         "device_phases": {phase: (b - a) * 1e-9 for phase, a, b in
+                                           zip(DEVICE_PHASES, bounds, bounds[1:])},
+                         "bytes": sum(sent.values()), "bytes_raw": sum(sent.values()), "phase_bytes": sent,
+                         "messages": {"expand": grid.R - 1, "fold": grid.C - 1}, "host_syncs": 0, "launches": 0})
+        return rows
+
+    def close(self) -> None:
+        if self.backend.is_gpu:
+            self.links.close()
