@@ -144,3 +144,27 @@ __device__ __forceinline__ void unpack_words(const u32* __restrict__ words, i32 
     }
 }
 
+
+// Exclusive prefix of x over the block (at most 1024 threads), and the block's total in *total. Ends with a barrier, so a
+// block may call it again (the scan_totals loop).
+__device__ __forceinline__ i64 block_prefix(i64 x, i64* total)
+{
+    __shared__ i64 warp_total[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    i64 running = x;
+    for (int d = 1; d < 32; d <<= 1) {
+        const i64 before = __shfl_up_sync(0xffffffffu, running, d);
+        if (lane >= d) running += before;
+    }
+    if (lane == 31) warp_total[warp] = running;
+    __syncthreads();
+    i64 earlier = 0, sum = 0;
+    for (int w = 0; w < warps; ++w) {      // at most 32 warp totals: a short serial pass per thread
+        const i64 t = warp_total[w];
+        if (w < warp) earlier += t;
+        sum += t;
+    }
+    *total = sum;
+    __syncthreads();
+    return earlier + running - x;
+}

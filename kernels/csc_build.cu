@@ -17,32 +17,6 @@
 // input that changed between the counting and the scatter pass could produce them).
 #include "common.cuh"
 
-#define MAX_WARPS 32
-
-// Exclusive prefix of x over the block, and the block's total in *total. Ends with a barrier, so a
-// block may call it again (the scan_totals loop).
-__device__ __forceinline__ i64 block_prefix(i64 x, i64* total)
-{
-    __shared__ i64 warp_total[MAX_WARPS];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-    i64 running = x;
-    for (int d = 1; d < 32; d <<= 1) {
-        const i64 before = __shfl_up_sync(0xffffffffu, running, d);
-        if (lane >= d) running += before;
-    }
-    if (lane == 31) warp_total[warp] = running;
-    __syncthreads();
-    i64 earlier = 0, sum = 0;
-    for (int w = 0; w < warps; ++w) {      // at most 32 warp totals: a short serial pass per thread
-        const i64 t = warp_total[w];
-        if (w < warp) earlier += t;
-        sum += t;
-    }
-    *total = sum;
-    __syncthreads();
-    return earlier + running - x;
-}
-
 extern "C" __global__ void count_keys(const i32* __restrict__ keys, i64 n, u64* __restrict__ counts)
 {
     for (i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x; e < n; e += (i64)gridDim.x * blockDim.x) {

@@ -63,31 +63,6 @@ __device__ __forceinline__ i64 wait_signal(const u64* word, u64 round)
     return (i64)(u32)seen;
 }
 
-// Exclusive prefix sum of one value per thread over the block (PEER_THREADS threads); the total in
-// *total. Block-collective (two barriers).
-__device__ __forceinline__ i64 block_exclusive_sum(i64 x, i64* warp_sums, i64* total)
-{
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    i64 inclusive = x;
-    for (int d = 1; d < 32; d <<= 1) {
-        const i64 up = __shfl_up_sync(0xffffffffu, inclusive, d);
-        if (lane >= d) inclusive += up;
-    }
-    if (lane == 31) warp_sums[warp] = inclusive;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        i64 running = 0;
-        for (int w = 0; w < PEER_THREADS / 32; ++w) {
-            const i64 s = warp_sums[w];
-            warp_sums[w] = running;
-            running += s;
-        }
-        *total = running;
-    }
-    __syncthreads();
-    return warp_sums[warp] + inclusive - x;
-}
-
 // Frontier columns a thread scans per chunk of the expansion: fewer chunks, fewer barriers and more
 // loads in flight per thread in a block whose levels are latency-bound.
 constexpr int COLUMNS_PER_THREAD = 2;
@@ -138,7 +113,7 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
     extern __shared__ i32 fold_counts[];
     i32* landed = fold_counts + C;
     i32* expand_counts = landed + C;
-    __shared__ i64 warp_sums[PEER_THREADS / 32], first_entry[CHUNK], first_of[CHUNK];
+    __shared__ i64 first_entry[CHUNK], first_of[CHUNK];
     __shared__ i64 chunk_total, sum_count, sum_degrees, checked, next_degrees;
     __shared__ i32 next_count;
     const int t = threadIdx.x;
@@ -198,7 +173,7 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
                 }
                 sum += degrees[q];
             }
-            i64 before = block_exclusive_sum(sum, warp_sums, &chunk_total);
+            i64 before = block_prefix(sum, &chunk_total);
 #pragma unroll
             for (int q = 0; q < COLUMNS_PER_THREAD; ++q) {
                 first_entry[t * COLUMNS_PER_THREAD + q] = before;
@@ -317,12 +292,7 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
         stats[STAT_COUNT] = nown;
         stats[STAT_DEGREES] = own_degrees;
         stats[STAT_CHECKED] += checked_total;
-        ctl[CTL_STEP] = step;
-        ctl[CTL_LEVEL] = lvl;
-        ctl[CTL_FRONTIER] = nf;
-        ctl[CTL_FRONTIER_EDGES] = mf;
-        ctl[CTL_UNVISITED_EDGES] = mu;
-        ctl[CTL_VISITED] = visited_count;
-        ctl[CTL_LOGGED] = logged;
+        const Levels end{lvl, nf, mf, mu, visited_count, logged, step};
+        end.store(ctl);
     }
 }

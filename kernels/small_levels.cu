@@ -28,51 +28,6 @@
 
 namespace cg = cooperative_groups;
 
-// The loop's state between levels, as in the control block.
-struct Levels {
-    i64 lvl, nf, mf, mu, visited, logged, step;
-
-    __device__ void load(const i64* c)
-    {
-        lvl = __ldcg(&c[CTL_LEVEL]);
-        nf = __ldcg(&c[CTL_FRONTIER]);
-        mf = __ldcg(&c[CTL_FRONTIER_EDGES]);
-        mu = __ldcg(&c[CTL_UNVISITED_EDGES]);
-        visited = __ldcg(&c[CTL_VISITED]);
-        logged = __ldcg(&c[CTL_LOGGED]);
-        step = __ldcg(&c[CTL_STEP]);
-    }
-
-    __device__ void store(i64* c) const
-    {
-        c[CTL_STEP] = step;
-        c[CTL_LEVEL] = lvl;
-        c[CTL_FRONTIER] = nf;
-        c[CTL_FRONTIER_EDGES] = mf;
-        c[CTL_UNVISITED_EDGES] = mu;
-        c[CTL_VISITED] = visited;
-        c[CTL_LOGGED] = logged;
-    }
-
-    // After a level that found nf_new vertices of degree sum mf_new and largest degree max_new: log it
-    // (leader), then the next step by Beamer's rule.
-    __device__ void advance(i64 nf_new, i64 mf_new, i64 max_new, bool leader, i64* log, i64 log_capacity,
-                            double alpha, double beta, i64 n, i64 small_edges)
-    {
-        mu -= mf_new;
-        visited += nf_new;
-        if (leader) log_level(log, log_capacity, logged, lvl - 1, false, nf, mf);
-        ++logged;
-        step = next_step(false, nf_new, nf, mf_new, max_new, mu, alpha, beta, n, small_edges);
-        nf = nf_new;
-        mf = mf_new;
-        ++lvl;
-    }
-
-    // A level small enough for block 0 alone (the same answer in every block).
-    __device__ bool tiny(i64 solo_work) const { return nf * SMALL_GROUP + mf <= solo_work; }
-};
-
 __device__ __forceinline__ void swap_queues(i32*& a, i32*& b)
 {
     i32* t = a;
