@@ -5,8 +5,9 @@ direction-optimizing after Beamer et al.) and returns a SearchResult. The per-se
 dbfs.search_state.SearchState; the loop that drives the levels depends on the grid:
   - one rank (1x1 grid): dbfs.device_loop -- the GPU drives itself; the host replays rounds of
     kernels captured as CUDA graphs and reads one status word per round;
-  - a grid of ranks: dbfs.grid_loop -- the host drives the levels, because every level exchanges
-    messages whose sizes MPI must know; one level read beyond the exchanges' own.
+  - a grid of ranks: dbfs.grid_loop -- the host drives the bulk levels, because their exchanges go
+    through MPI or NCCL; with NVSHMEM the small top-down levels are driven by the GPUs
+    (dbfs.peer_levels).
 Both take their phase times from dbfs.timing (CUDA events) and report the host waits per level.
 """
 
