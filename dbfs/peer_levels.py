@@ -120,7 +120,8 @@ class PeerLevels:
         end = {name: int(self.ctl_host[word]) for name, word in vars(CTL).items()}
         self.round += end["LOGGED"] + 1
         kept = min(end["LOGGED"], LOG_CAPACITY)
-        return end, self.backend.asnumpy(self.log[:kept * PEER_LOG_WORDS]).reshape(kept, PEER_LOG_WORDS)
+        log = np.array(self.backend.asnumpy(self.log[:kept * PEER_LOG_WORDS]))   # a copy: the next stretch reuses it
+        return end, log.reshape(kept, PEER_LOG_WORDS)
 
     def level_records(self, end: dict, log: np.ndarray) -> list[dict]:
         """The grid loop's per-level log rows of a stretch (built after the search is timed)."""

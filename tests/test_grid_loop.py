@@ -41,14 +41,14 @@ def expected_messages(row, R, C, switched: bool) -> dict:
     return {"expand": R - 1, "fold": fold + (C - 1 if switched else 0)}
 
 
-def searches(backend, direction, encoding):
+def searches(backend, direction, encoding, **options):
     src, dst = generate_edges(SCALE, 16, 0, 16 << SCALE)[:2]
     lo, hi = edge_range(len(src), WORLD.Get_rank(), WORLD.Get_size())
     for R, C in grids():
         comms = GridComms.create(Grid(R, C, 1 << SCALE))
         graph = build_from_edges(comms, backend, src[lo:hi], dst[lo:hi], 1 << SCALE,
                                  row_major=direction == "auto")
-        bfs = BFS(graph, direction=direction, encoding=encoding)
+        bfs = BFS(graph, direction=direction, encoding=encoding, **options)
         for root in (int(src[0]), int(dst[7])):
             yield R, C, bfs, bfs.search(root, log_levels=True)
         bfs.close()
@@ -76,6 +76,32 @@ def test_levels_report_waits_messages_bytes_and_times(direction, encoding):
         assert result.host_syncs == 3 + sum(row["host_syncs"] for row in result.levels)
         # the status record of the last level: an empty frontier on every rank
         assert int(bfs.loop.status[STAT.COUNT]) == 0
+
+
+@pytest.mark.parametrize("direction", ["topdown", "auto"])
+def test_device_driven_levels_report_their_phases_and_wait_once_a_stretch(direction):
+    """Top-down levels of at most 2^9 frontier edges run as stretches of dbfs.peer_levels (here its NumPy
+    twin): their rows carry the kernel's phase times, no wait and no launch of their own but the
+    stretch's one wait on its last row, the messages every level sends and the bytes they put."""
+    from dbfs.peer_levels import DEVICE_PHASES
+    for R, C, bfs, result in searches(Backend("cpu"), direction, "adaptive", peer_edges=1 << 9):
+        stretch = [row for row in result.levels if "device_phases" in row]
+        assert stretch, (R, C, [row["frontier"] for row in result.levels])
+        assert sum(row["frontier"] for row in result.levels) == result.visited
+        for row in stretch:
+            assert row["direction"] == "topdown" and row["host_time"] == 0.0
+            assert set(row["device_phases"]) == set(DEVICE_PHASES)
+            assert sum(row["device_phases"].values()) == pytest.approx(row["time"])
+            assert row["messages"] == {"expand": R - 1, "fold": C - 1}
+            assert row["host_syncs"] in (0, 1)
+            sent = np.array([sum(row["phase_bytes"].values())], np.int64)
+            WORLD.Allreduce(MPI.IN_PLACE, sent)
+            assert int(sent[0]) == row["bytes"], (R, C, row)
+        others = [row for row in result.levels if "device_phases" not in row]
+        device = ["device_phases" in row for row in result.levels] + [False]
+        stretch_ends = sum(1 for k in range(len(result.levels)) if device[k] and not device[k + 1])
+        assert sum(row["host_syncs"] for row in stretch) == stretch_ends
+        assert result.host_syncs == 3 + stretch_ends + sum(row["host_syncs"] for row in others)
 
 
 @pytest.mark.gpu
