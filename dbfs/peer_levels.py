@@ -23,10 +23,10 @@ import numpy as np
 from mpi4py import MPI
 
 from dbfs.kernels import CTL, CTL_WORDS, PEER_LOG_AT, PEER_LOG_WORDS, PEER_RECORD_WORDS
-from dbfs.ops.peer_levels import peer_levels
+from dbfs.ops.peer_levels import counter_words, peer_levels
 
 # Global frontier edges (and vertices) up to which the grid's levels run in the device-driven kernel:
-# one block per rank examines ~65,000 entries in tens of microseconds, less than one host-driven level
+# a rank's grid examines ~65,000 entries in tens of microseconds, less than one host-driven level
 # costs (bench/NOTES.md, 2026-11-25, the grid's small levels on the device).
 DEFAULT_PEER_EDGES = 1 << 16
 # A device-driven level's phases, as its log record times them.
@@ -36,13 +36,13 @@ LOG_CAPACITY = 1 << 16                 # per-level records of one stretch (the t
 
 def device_bytes(grid, capacity: int) -> int:
     """What PeerLevels allocates on a rank's device: the landings (expand: two per column peer; fold: one
-    per row peer), signal words, decision records, the gathered columns, control block and log."""
+    per row peer), signal words, decision records, the level counters, control block and log."""
     if not capacity:
         return 0
     R, C, P = grid.R, grid.C, grid.size
     capacity = min(capacity, grid.block * C)
     landings = 4 * capacity * (2 * R + C) + 8 * (2 * R + C) + 8 * 2 * P * PEER_RECORD_WORDS
-    return landings + 4 * R * capacity + 8 * CTL_WORDS + 8 * LOG_CAPACITY * PEER_LOG_WORDS
+    return landings + 8 * counter_words(C) + 8 * CTL_WORDS + 8 * LOG_CAPACITY * PEER_LOG_WORDS
 
 
 class PeerLinks:
@@ -97,7 +97,7 @@ class PeerLevels:
         self.capacity = min(capacity, grid.block * grid.C)
         xp = backend.xp
         self.links = PeerLinks(backend, graph.comms, self.capacity) if backend.is_gpu else graph.comms
-        self.columns = xp.zeros(grid.R * self.capacity if backend.is_gpu else 1, xp.int32)
+        self.counters = xp.zeros(counter_words(grid.C), xp.int64)
         self.ctl = xp.zeros(CTL_WORDS, xp.int64)
         self.log = xp.zeros(LOG_CAPACITY * PEER_LOG_WORDS, xp.int64)
         self.ctl_host = backend.pinned_empty(CTL_WORDS, np.int64)
@@ -110,7 +110,7 @@ class PeerLevels:
                alpha: float, beta: float) -> None:
         """Enqueue a stretch from level lvl (the search's figures as the grid loop holds them) and the
         copy of its control block to the host, read by `result` after the loop's next wait."""
-        peer_levels(self.backend, self.graph, self.state, self.links, own_list, spare, own_count, self.columns,
+        peer_levels(self.backend, self.graph, self.state, self.links, own_list, spare, own_count, self.counters,
                     self.ctl, self.log, self.capacity, self.round, lvl, nf, mf, mu, visited, alpha, beta)
         self.backend.copy(self.ctl_host, self.ctl)
 

@@ -25,9 +25,9 @@ THREAD_EDGES = 4
 # frontier vertex may have for its level to run there (heavier vertices go to the bulk kernels, whose
 # work is balanced by edges).
 SMALL_THREADS = 512
-# Threads of the grid's device-driven small-level block (kernels/peer_levels.cu): its one block per rank
-# is latency-bound (a chain of dependent loads and atomics per frontier entry), so it takes the most
-# warps a block may have.
+# Threads of a block of the grid's device-driven small levels (kernels/peer_levels.cu): its levels are
+# latency-bound (a chain of dependent loads and atomics per frontier entry), so a block takes the most
+# warps it may have.
 PEER_THREADS = 1024
 SMALL_GROUP = 8
 SMALL_MAX_DEGREE = 256
@@ -107,7 +107,7 @@ DEFINES = {
 
 
 # Modules whose kernels need a cooperative launch (all blocks resident, grid-wide barriers).
-COOPERATIVE = frozenset({"small_levels"})
+COOPERATIVE = frozenset({"small_levels", "peer_levels"})
 
 
 def compile_options() -> tuple[str, ...]:

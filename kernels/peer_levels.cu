@@ -3,22 +3,25 @@
 //
 // A lattice or road network has thousands of levels of a few thousand vertices; driven by the host, a
 // distributed level costs hundreds of microseconds of waits, launches and MPI calls for microseconds of
-// work. Here one persistent block per rank runs such levels back to back, and the ranks' kernels talk
-// to each other directly through memory NVSHMEM mapped into every process (peer addresses):
+// work. Here a persistent cooperative grid per rank runs such levels back to back, and the ranks'
+// kernels talk to each other directly through memory NVSHMEM mapped into every process (peer addresses):
 //
-//   expand  every new own vertex is stored, as it is found, into this rank's slot of each grid-column
+//   send    every new own vertex is stored, as it is found, into this rank's slot of each grid-column
 //           peer's expand landing (double-buffered by round parity), then a signal word per peer;
-//   gather  the column frontier: the own list and the peers' landed lists, as local column ids;
-//   expand  the column frontier's CSC entries, load-balanced over the block (a block scan of the
-//           frontier degrees, CHUNK columns at a time, and a binary search per entry); an entry
-//           claims its row when its atomicOr flips the visited bit; an owned row is a new own vertex, another owner's row is stored
-//           straight into this rank's slot of that owner's fold landing;
-//   fold    a signal word per grid-row peer, then wait for the row peers' signals;
+//   expand  the column frontier (the own list and the peers' landed lists, as local column ids) is cut
+//           into one contiguous share per block; a block scans its share's degrees a column a thread at
+//           a time and takes the entries load-balanced (a binary search per entry); an entry claims its
+//           row when its atomicOr flips the visited bit; an owned row is a new own vertex, another
+//           owner's row is stored straight into this rank's slot of that owner's fold landing;
+//   fold    after a grid barrier, a signal word per grid-row peer; every block waits for the row peers'
+//           signals;
 //   update  the landed fold lists' unvisited owned vertices become new own vertices (delayed
-//           predecessor: the sender's grid column);
-//   decide  every rank puts its new frontier's size and degree sum into a record on every rank and waits
-//           for all of them; all compute the same next step (level_control.cuh next_step) and stay
-//           while it is another small level.
+//           predecessor: the sender's grid column), over the whole grid;
+//   decide  after a grid barrier, every rank puts its new frontier's size and degree sum into a record
+//           on every rank; every block waits for all of them, and all compute the same next step
+//           (level_control.cuh next_step) and stay while it is another small level.
+// Two grid barriers a level; the level's counters rotate over three slots, so block 0 clears the next
+// level's slot during this one (its last reader was two levels back).
 //
 // A signal word holds the round in its upper 32 bits and the message's entry count in the lower; a
 // reduction record ends with its round. Rounds count the kernel's levels over the whole run, so a word
@@ -31,17 +34,20 @@
 //
 // A level of the kernel examines at most `capacity` entries (the host enters and the kernel stays only
 // while the frontier's edges and size are at most the capacity), so no message or list holds more.
-// One block per rank: several ranks sharing a GPU under CUDA MPS must all be resident while they wait
-// for each other's signals, and a block of every rank always is.
+// Ranks sharing a GPU under CUDA MPS wait for each other's signals, so all their grids must be resident
+// at once: each rank's grid is its share of the multiprocessors (dbfs.ops.peer_levels).
+#include <cooperative_groups.h>
 #include "level_control.cuh"
+
+namespace cg = cooperative_groups;
 
 __device__ __forceinline__ u64 signal_word(u64 round, i64 count)
 {
     return (round << 32) | (u64)(u32)count;
 }
 
-// A word another rank reads: stored with release semantics at system scope, after a block barrier, so
-// every store the block made before the barrier is visible first (one fence for the block's messages).
+// A word another rank reads: stored with release semantics at system scope, after a block or grid
+// barrier, so every store made before the barrier is visible first (one fence for the messages).
 __device__ __forceinline__ void store_release(u64* word, u64 value)
 {
     asm volatile("st.release.sys.global.u64 [%0], %1;" :: "l"(word), "l"(value) : "memory");
@@ -63,12 +69,11 @@ __device__ __forceinline__ i64 wait_signal(const u64* word, u64 round)
     return (i64)(u32)seen;
 }
 
-// Frontier columns a thread scans per chunk of the expansion: fewer chunks, fewer barriers and more
-// loads in flight per thread in a block whose levels are latency-bound.
-constexpr int COLUMNS_PER_THREAD = 2;
-constexpr int CHUNK = PEER_THREADS * COLUMNS_PER_THREAD;
+// The level's counters (int64) in device memory, one slot per level rotating over three: the new own
+// frontier's size and degree sum, the entries examined, then the fold entries per grid column.
+constexpr int NEXT_COUNT = 0, NEXT_DEGREES = 1, CHECKED = 2, FOLD_COUNTS = 3;
 
-struct PeerBlock {
+struct PeerRank {
     // this rank: grid coordinates, grid shape, block size, the level's number and round
     i32 i, j, R, C, b;
     i64 capacity, lvl;
@@ -76,11 +81,9 @@ struct PeerBlock {
     const i32* degree;
     i32* level;
     i32* pred_col;
-    u32* visited;
     i32* next;                      // the new own frontier (local list)
     const u64* expand_out;          // [R] this rank's expand slot on each column peer (parity 0; 0: self)
-    i32* next_count;                // shared counters
-    i64* next_degrees;
+    i64* counters;                  // this level's slot
 
     // A new own vertex (offset o), discovered from grid column `from`: level, delayed predecessor,
     // the new frontier and the next round's expand messages.
@@ -88,20 +91,31 @@ struct PeerBlock {
     {
         level[o] = (i32)lvl;
         if (pred_col != nullptr) pred_col[o] = from;
-        const i32 slot = atomicAdd(next_count, 1);
+        const i64 slot = (i64)atomicAdd((u64*)&counters[NEXT_COUNT], 1ull);
         next[slot] = o;
         const i64 parity = (round + 1) & 1;
         for (i32 p = 0; p < R; ++p)
             if (expand_out[p]) ((u32*)expand_out[p])[parity * R * capacity + slot] = (u32)o;
-        atomicAdd((u64*)next_degrees, (u64)degree[o]);
+        atomicAdd((u64*)&counters[NEXT_DEGREES], (u64)degree[o]);
     }
 };
+
+// Local column id of entry k of the level's column frontier: the grid rows' lists one after the
+// other (column_start[p] is where grid row p's starts; its own list is `own`, the others' landed).
+__device__ __forceinline__ i32 column_at(i64 k, const i64* column_start, i32 i, i32 b, i64 capacity,
+                                         const i32* own, const u32* landed)
+{
+    i32 p = 0;
+    while (k >= column_start[p + 1]) ++p;
+    const i64 at = k - column_start[p];
+    return p * b + (p == i ? own[at] : (i32)__ldcg(landed + p * capacity + at));
+}
 
 extern "C" __global__ void __launch_bounds__(PEER_THREADS, 1)
 peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, const i32* __restrict__ degree,
             i32* own_list, i32* spare_list, i32* __restrict__ own_count, u32* __restrict__ visited,
             i32* __restrict__ level, i32* __restrict__ pred_row, i32* __restrict__ pred_col,
-            i32* __restrict__ columns, const u32* expand_in, const u64* expand_signals,
+            i64* __restrict__ counters, const u32* expand_in, const u64* expand_signals,
             const u64* __restrict__ expand_out, const u64* __restrict__ expand_signal_out, const u32* fold_in,
             const u64* fold_signals, const u64* __restrict__ fold_out, const u64* __restrict__ fold_signal_out,
             const i64* records, const u64* __restrict__ record_out, i64* __restrict__ ctl,
@@ -109,136 +123,134 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
             i32 P, i32 b, i64 capacity, u64 round, i64 lvl, i64 nf, i64 mf, i64 mu, i64 visited_count,
             double alpha, double beta, i64 n)
 {
-    // [C] this level's fold entries per grid column, [C] the landed ones, [R] the landed expand entries
-    extern __shared__ i32 fold_counts[];
-    i32* landed = fold_counts + C;
-    i32* expand_counts = landed + C;
-    __shared__ i64 first_entry[CHUNK], first_of[CHUNK];
-    __shared__ i64 chunk_total, sum_count, sum_degrees, checked, next_degrees;
-    __shared__ i32 next_count;
+    cg::grid_group grid = cg::this_grid();
+    // [R + 1] where each grid row's list starts in the column frontier, then [C] the landed fold entries
+    extern __shared__ i64 column_start[];
+    i64* landed = column_start + R + 1;
+    __shared__ i64 first_entry[PEER_THREADS], first_of[PEER_THREADS];   // the chunk's columns: first entry, start
+    __shared__ i32 first_column[PEER_THREADS];
+    __shared__ i64 chunk_total, sum_count, sum_degrees;
     const int t = threadIdx.x;
-    if (t == 0) ctl[CTL_START_NS] = global_ns();
+    const bool leader = blockIdx.x == 0;         // the block that signals, puts the records and logs
+    const i64 first_thread = (i64)blockIdx.x * PEER_THREADS + t, threads = (i64)gridDim.x * PEER_THREADS;
+    const i64 words = FOLD_COUNTS + C;           // a counter slot
+    if (leader && t == 0) ctl[CTL_START_NS] = global_ns();
     i32* cur = own_list;
     i32* nxt = spare_list;
     i64 nown = *own_count, step = STEP_SMALL, logged = 0, own_degrees = 0, checked_total = 0;
-    i64 waited_ns = 0, expanded_ns = 0, folded_ns = 0, updated_ns = 0;      // this level's phase ends (thread 0)
+    i64 waited_ns = 0, expanded_ns = 0, folded_ns = 0, updated_ns = 0;      // this level's phase ends
 
-    // Round `round`'s expand message: the own frontier as the host left it.
+    // Round `round`'s expand message: the own frontier as the host left it; the first level's counters.
     for (i32 p = 0; p < R; ++p) {
         if (!expand_out[p]) continue;
         u32* dest = (u32*)expand_out[p] + (round & 1) * R * capacity;
-        for (i64 k = t; k < nown; k += PEER_THREADS) dest[k] = (u32)cur[k];
+        for (i64 k = first_thread; k < nown; k += threads) dest[k] = (u32)cur[k];
     }
-    __syncthreads();
-    for (i32 p = t; p < R; p += PEER_THREADS)
-        if (expand_out[p]) store_release((u64*)expand_signal_out[p] + (round & 1) * R, signal_word(round, nown));
-
-    while (step == STEP_SMALL) {
-        const i64 parity = round & 1;
+    if (leader)
+        for (i64 w = t; w < words; w += PEER_THREADS) counters[w] = 0;
+    grid.sync();
+    if (leader)
         for (i32 p = t; p < R; p += PEER_THREADS)
-            if (p != i) expand_counts[p] = (i32)wait_signal(expand_signals + parity * R + p, round);
+            if (expand_out[p]) store_release((u64*)expand_signal_out[p] + (round & 1) * R, signal_word(round, nown));
+
+    for (int k = 0; step == STEP_SMALL; ++k) {
+        const i64 parity = round & 1;
+        i64* slot = counters + (k % 3) * words;
+        if (leader) {                            // slot k + 1 was last read during level k - 2
+            i64* ahead = counters + ((k + 1) % 3) * words;
+            for (i64 w = t; w < words; w += PEER_THREADS) ahead[w] = 0;
+        }
+        for (i32 p = t; p < R; p += PEER_THREADS)
+            column_start[p + 1] = p == i ? nown : wait_signal(expand_signals + parity * R + p, round);
+        __syncthreads();
         if (t == 0) {
-            next_count = 0;
-            next_degrees = 0;
-            checked = 0;
-            expand_counts[i] = (i32)nown;
-        }
-        for (i32 m = t; m < C; m += PEER_THREADS) fold_counts[m] = 0;
-        __syncthreads();
-        if (t == 0) waited_ns = global_ns();
-        // gather: the column frontier as local column ids (grid row p's owned columns start at p * b)
-        i64 ncols = 0;
-        for (i32 p = 0; p < R; ++p) {
-            const i32 count = expand_counts[p];
-            const u32* from = expand_in + (parity * R + p) * capacity;
-            for (i64 k = t; k < count; k += PEER_THREADS)
-                columns[ncols + k] = (i32)p * b + (p == i ? cur[k] : (i32)__ldcg(from + k));
-            ncols += count;
+            column_start[0] = 0;
+            for (i32 p = 0; p < R; ++p) column_start[p + 1] += column_start[p];
+            if (leader) waited_ns = global_ns();
         }
         __syncthreads();
-        const PeerBlock me{i, j, R, C, b, capacity, lvl, round, degree, level, pred_col, visited, nxt, expand_out,
-                           &next_count, &next_degrees};
-        // expansion, PEER_THREADS frontier columns at a time
-        for (i64 base = 0; base < ncols; base += CHUNK) {
-            const i32 items = (i32)min((i64)CHUNK, ncols - base);
-            i64 starts[COLUMNS_PER_THREAD], degrees[COLUMNS_PER_THREAD], sum = 0;
-#pragma unroll
-            for (int q = 0; q < COLUMNS_PER_THREAD; ++q) {
-                const i64 k = base + t * COLUMNS_PER_THREAD + q;
-                starts[q] = degrees[q] = 0;
-                if (k < ncols) {
-                    const i32 c = columns[k];
-                    starts[q] = col_ptr[c];
-                    degrees[q] = col_ptr[c + 1] - starts[q];
-                }
-                sum += degrees[q];
+        const PeerRank me{i, j, R, C, b, capacity, lvl, round, degree, level, pred_col, nxt, expand_out, slot};
+        const u32* expand_landed = expand_in + parity * R * capacity;
+        // expansion: each block a contiguous share of the column frontier, a column a thread at a time
+        const i64 ncols = column_start[R], share = (ncols + gridDim.x - 1) / gridDim.x;
+        const i64 lo = min(ncols, (i64)blockIdx.x * share), hi = min(ncols, lo + share);
+        for (i64 base = lo; base < hi; base += PEER_THREADS) {
+            const i32 items = (i32)min((i64)PEER_THREADS, hi - base);
+            const i64 c = base + t;
+            i64 start = 0, degree_c = 0;
+            i32 column = 0;
+            if (c < hi) {
+                column = column_at(c, column_start, i, b, capacity, cur, expand_landed);
+                start = col_ptr[column];
+                degree_c = col_ptr[column + 1] - start;
             }
-            i64 before = block_prefix(sum, &chunk_total);
-#pragma unroll
-            for (int q = 0; q < COLUMNS_PER_THREAD; ++q) {
-                first_entry[t * COLUMNS_PER_THREAD + q] = before;
-                first_of[t * COLUMNS_PER_THREAD + q] = starts[q];
-                before += degrees[q];
-            }
+            first_entry[t] = block_prefix(degree_c, &chunk_total);
+            first_of[t] = start;
+            first_column[t] = column;
             __syncthreads();
             const i64 total = chunk_total;
             for (i64 e = t; e < total; e += PEER_THREADS) {
-                i32 lo = 0, hi = items - 1;          // the last column whose first entry is <= e
-                while (lo < hi) {
-                    const i32 mid = (lo + hi + 1) >> 1;
-                    if (first_entry[mid] <= e) lo = mid; else hi = mid - 1;
+                i32 low = 0, high = items - 1;       // the last column whose first entry is <= e
+                while (low < high) {
+                    const i32 mid = (low + high + 1) >> 1;
+                    if (first_entry[mid] <= e) low = mid; else high = mid - 1;
                 }
-                const i32 row = row_idx[first_of[lo] + e - first_entry[lo]];
+                const i32 row = row_idx[first_of[low] + e - first_entry[low]];
                 const u32 bit = 1u << (row & 31);
                 if (atomicOr(&visited[row >> 5], bit) & bit) continue;
-                pred_row[row] = columns[base + lo];
+                pred_row[row] = first_column[low];
                 const i32 m = row / b, o = row - m * b;
                 if (m == j) {
                     me.own(o, j);
                 } else {
-                    const i32 slot = atomicAdd(&fold_counts[m], 1);
-                    ((u32*)fold_out[m])[slot] = (u32)o;
+                    const i64 at = (i64)atomicAdd((u64*)&slot[FOLD_COUNTS + m], 1ull);
+                    ((u32*)fold_out[m])[at] = (u32)o;
                 }
             }
-            if (t == 0) checked += total;
+            if (t == 0) atomicAdd((u64*)&slot[CHECKED], (u64)total);
             __syncthreads();                         // the chunk's tables are read before the next one
         }
-        __syncthreads();
-        if (t == 0) expanded_ns = global_ns();
+        grid.sync();                                 // every block's discoveries are stored
+        if (leader) {
+            if (t == 0) expanded_ns = global_ns();
+            for (i32 m = t; m < C; m += PEER_THREADS)
+                if (fold_out[m]) store_release((u64*)fold_signal_out[m], signal_word(round, __ldcg(&slot[FOLD_COUNTS + m])));
+        }
         for (i32 m = t; m < C; m += PEER_THREADS)
-            if (fold_out[m]) store_release((u64*)fold_signal_out[m], signal_word(round, fold_counts[m]));
-        for (i32 m = t; m < C; m += PEER_THREADS)
-            if (m != j) landed[m] = (i32)wait_signal(fold_signals + m, round);
+            landed[m] = m == j ? 0 : wait_signal(fold_signals + m, round);
         __syncthreads();
-        if (t == 0) folded_ns = global_ns();
-        // update from the landed fold lists
+        if (leader && t == 0) folded_ns = global_ns();
+        // update from the landed fold lists, over the whole grid
         for (i32 m = 0; m < C; ++m) {
-            if (m == j) continue;
             const u32* from = fold_in + m * capacity;
-            for (i64 k = t; k < landed[m]; k += PEER_THREADS) {
-                const i32 o = (i32)__ldcg(from + k);
+            for (i64 e = first_thread; e < landed[m]; e += threads) {
+                const i32 o = (i32)__ldcg(from + e);
                 const i32 row = j * b + o;
                 const u32 bit = 1u << (row & 31);
                 if (!(atomicOr(&visited[row >> 5], bit) & bit)) me.own(o, m);
             }
         }
-        __syncthreads();
-        if (t == 0) updated_ns = global_ns();
-        // the next round's expand signals, and this level's record on every rank
-        for (i32 p = t; p < R; p += PEER_THREADS)
-            if (expand_out[p])
-                store_release((u64*)expand_signal_out[p] + ((round + 1) & 1) * R, signal_word(round + 1, next_count));
-        for (i32 p = t; p < P; p += PEER_THREADS) {
-            i64* record = (i64*)record_out[p] + parity * P * PEER_RECORD_WORDS;
-            record[PEER_RECORD_COUNT] = next_count;
-            record[PEER_RECORD_DEGREES] = next_degrees;
-            store_release((u64*)&record[PEER_RECORD_ROUND], round);
+        grid.sync();                                 // the new frontier and the next expand messages are stored
+        const i64 next_count = __ldcg(&slot[NEXT_COUNT]), next_degrees = __ldcg(&slot[NEXT_DEGREES]);
+        if (leader) {
+            if (t == 0) updated_ns = global_ns();
+            // the next round's expand signals, and this level's record on every rank
+            for (i32 p = t; p < R; p += PEER_THREADS)
+                if (expand_out[p])
+                    store_release((u64*)expand_signal_out[p] + ((round + 1) & 1) * R, signal_word(round + 1, next_count));
+            for (i32 p = t; p < P; p += PEER_THREADS) {
+                i64* record = (i64*)record_out[p] + parity * P * PEER_RECORD_WORDS;
+                record[PEER_RECORD_COUNT] = next_count;
+                record[PEER_RECORD_DEGREES] = next_degrees;
+                store_release((u64*)&record[PEER_RECORD_ROUND], round);
+            }
         }
         for (i32 p = t; p < P; p += PEER_THREADS) {
             const u64* stamp = (const u64*)(records + (parity * P + p) * PEER_RECORD_WORDS + PEER_RECORD_ROUND);
             while (load_acquire(stamp) != round) __nanosleep(32);
         }
         __syncthreads();
+        const i64 checked = __ldcg(&slot[CHECKED]);
         if (t == 0) {
             i64 count = 0, degrees = 0;
             for (i32 p = 0; p < P; ++p) {
@@ -248,7 +260,7 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
             }
             sum_count = count;
             sum_degrees = degrees;
-            if (logged < log_capacity) {
+            if (leader && logged < log_capacity) {
                 i64* entry = log + logged * PEER_LOG_WORDS;
                 entry[PEER_LOG_LEVEL] = lvl - 1;
                 entry[PEER_LOG_FRONTIER] = nf;
@@ -257,7 +269,7 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
                 entry[PEER_LOG_EXPAND_BYTES] = 4 * nown * (R - 1);
                 entry[PEER_LOG_FOLD_BYTES] = 0;
                 for (i32 m = 0; m < C; ++m)
-                    if (m != j) entry[PEER_LOG_FOLD_BYTES] += 4 * (i64)fold_counts[m];
+                    if (m != j) entry[PEER_LOG_FOLD_BYTES] += 4 * __ldcg(&slot[FOLD_COUNTS + m]);
                 entry[PEER_LOG_WAITED_NS] = waited_ns;
                 entry[PEER_LOG_EXPANDED_NS] = expanded_ns;
                 entry[PEER_LOG_FOLDED_NS] = folded_ns;
@@ -282,12 +294,12 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
         i32* swap = cur;
         cur = nxt;
         nxt = swap;
-        __syncthreads();                             // the shared counters are read before the next level resets them
+        __syncthreads();                             // the block's shared sums are read before the next level
     }
     // Leave the own frontier where the host loop expects it.
     if (cur != own_list)
-        for (i64 k = t; k < nown; k += PEER_THREADS) own_list[k] = cur[k];
-    if (t == 0) {
+        for (i64 k = first_thread; k < nown; k += threads) own_list[k] = cur[k];
+    if (leader && t == 0) {
         *own_count = (i32)nown;
         stats[STAT_COUNT] = nown;
         stats[STAT_DEGREES] = own_degrees;

@@ -1,7 +1,7 @@
 """Launch wrapper of kernels/peer_levels.cu: small top-down levels of rank (i, j) of an R x C grid run
-back to back by one persistent block per rank, the ranks' kernels putting their expand and fold messages
-into each other's memory and deciding termination and direction together (paper 004, Algorithm 2,
-sections 3.2-3.5; GPU-initiated messages). Its NumPy twin runs the same levels with the same contract,
+back to back by one persistent cooperative grid per rank, the ranks' kernels putting their expand and
+fold messages into each other's memory and deciding termination and direction together (paper 004,
+Algorithm 2, sections 3.2-3.5; GPU-initiated messages). Its NumPy twin runs the same levels with the same contract,
 the messages going through MPI on the grid's communicators.
 
 Arrays (device, 1-D, C-contiguous; state names as in dbfs.search_state):
@@ -11,7 +11,7 @@ Arrays (device, 1-D, C-contiguous; state names as in dbfs.search_state):
   own_count int32 [1]             read/write  its length
   visited uint32 [C*b/32], level int32 [b], pred_row int32 [C*b], pred_col int32 [b] or None (one grid
   column)                         read/write  as the host-driven level writes them
-  columns   int32 [R*capacity]    scratch     the gathered column frontier
+  counters  int64 [3*(3+C)]       scratch     the level's counters (three rotating slots)
   ctl       int64 [CTL_WORDS]     write       when the kernel ends: STEP (the next step: TOPDOWN,
                                               BOTTOMUP or DONE), LEVEL (the next level's number),
                                               FRONTIER, FRONTIER_EDGES, UNVISITED_EDGES, VISITED
@@ -26,8 +26,10 @@ visited (vertices visited so far). `links` holds the message buffers and peer ta
 Guarantees: levels lvl, lvl+1, ... are discovered exactly as the host-driven loop would discover them
 (each vertex once, its level, pred_row and pred_col), for as long as the next step is a small top-down
 level (frontier edges at most `capacity`); then the new own frontier is in own_list. Every rank runs the
-same levels. GPU: one block of PEER_THREADS threads on the current stream, returning when the search
-leaves the small levels; every rank of the grid must launch it (the blocks wait for each other).
+same levels. GPU: one cooperative launch on the current stream, returning when the search leaves the
+small levels; every rank of the grid must launch it (the ranks' grids wait for each other, so all must be
+resident at once: a rank takes its share of the GPU's multiprocessors, three quarters of it where ranks
+share a GPU under CUDA MPS, whose clients' shares are rounded).
 """
 
 from __future__ import annotations
@@ -44,19 +46,31 @@ from dbfs.ops.level_control import next_step
 
 
 def shared_bytes(R: int, C: int) -> int:
-    """The kernel's dynamic shared memory: per grid column the fold entries sent and landed, per grid
-    row the expand entries landed."""
-    return 4 * (2 * C + R)
+    """The kernel's dynamic shared memory (int64): where each grid row's list starts in the column
+    frontier (R + 1), the landed fold entries per grid column (C)."""
+    return 8 * (R + 1 + C)
 
 
-def peer_levels(backend, graph, state, links, own_list, spare, own_count, columns, ctl, log, capacity: int,
+def counter_words(C: int) -> int:
+    """The level's counters: three slots of the new frontier's size, degree sum, entries examined and
+    the fold entries per grid column."""
+    return 3 * (3 + C)
+
+
+def blocks(backend, kernel) -> int:
+    """The rank's grid: its share of the GPU (three quarters of it when ranks share a GPU)."""
+    resident = backend.resident_blocks(kernel, PEER_THREADS)
+    return max(1, resident * 3 // 4) if backend.sharing > 1 else resident
+
+
+def peer_levels(backend, graph, state, links, own_list, spare, own_count, counters, ctl, log, capacity: int,
                 round_: int, lvl: int, nf: int, mf: int, mu: int, visited: int, alpha: float, beta: float) -> None:
     grid, i, j = graph.grid, graph.i, graph.j
     if backend.is_gpu:
         kernel = backend.kernel("peer_levels", "peer_levels")
-        kernel((1,), (PEER_THREADS,),
+        kernel((blocks(backend, kernel),), (PEER_THREADS,),
                (graph.col_ptr, graph.row_idx, graph.degree, own_list, spare, own_count, state.visited,
-                state.level, state.pred_row, state.pred_col if state.pred_col is not None else NULL, columns,
+                state.level, state.pred_row, state.pred_col if state.pred_col is not None else NULL, counters,
                 *links.kernel_args(), ctl, state.stats, log, np.int64(log.shape[0] // PEER_LOG_WORDS),
                 np.int32(i), np.int32(j), np.int32(grid.R), np.int32(grid.C), np.int32(grid.size),
                 np.int32(grid.block), np.int64(capacity), np.uint64(round_), np.int64(lvl), np.int64(nf),
