@@ -197,8 +197,11 @@ def test_always_bottom_up_and_never(alpha, beta):
 
 
 def gpu_backend_of_rank():
-    local = MPI.COMM_WORLD.Split_type(MPI.COMM_TYPE_SHARED).Get_rank()
-    return Backend("gpu", local % gpu_count())
+    """This rank's GPU, and how many ranks of the node share it (their kernels' share of it)."""
+    node = MPI.COMM_WORLD.Split_type(MPI.COMM_TYPE_SHARED)
+    local, on_node, gpus = node.Get_rank(), node.Get_size(), gpu_count()
+    node.Free()
+    return Backend("gpu", local % gpus, sharing=len(range(local % gpus, on_node, gpus)))
 
 
 @pytest.mark.gpu

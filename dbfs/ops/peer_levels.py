@@ -34,6 +34,7 @@ share a GPU under CUDA MPS, whose clients' shares are rounded).
 
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -58,9 +59,14 @@ def counter_words(C: int) -> int:
 
 
 def blocks(backend, kernel) -> int:
-    """The rank's grid: its share of the GPU (three quarters of it when ranks share a GPU)."""
+    """The rank's grid: its share of the GPU, which for a CUDA MPS client is also at most its
+    CUDA_MPS_ACTIVE_THREAD_PERCENTAGE of the multiprocessors (a block of PEER_THREADS fills one); three
+    quarters of that when ranks share a GPU, whose clients' shares are rounded."""
     resident = backend.resident_blocks(kernel, PEER_THREADS)
-    return max(1, resident * 3 // 4) if backend.sharing > 1 else resident
+    percentage = os.environ.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE")
+    if percentage:
+        resident = min(resident, int(backend.multiprocessors * float(percentage) / 100))
+    return max(1, resident * 3 // 4) if backend.sharing > 1 or percentage else resident
 
 
 def peer_levels(backend, graph, state, links, own_list, spare, own_count, counters, ctl, log, capacity: int,
