@@ -412,11 +412,10 @@ class GridLoop:
                           self.alpha if self.bottom_up_allowed else 0.0, self.beta)
         self._end_level(clock, queue, counts, bits=False)
         end, log = self.peers.result()
-        messages = len(log)
         for phase, column, peers in (("expand", PEER_LOG_AT.EXPAND_BYTES, grid.R - 1),
                                      ("fold", PEER_LOG_AT.FOLD_BYTES, grid.C - 1)):
             sent = int(log[:, column].sum())
-            traffic.add(phase, messages * peers, sent, sent)
+            traffic.add(phase, len(log) * peers, sent, sent)    # every level of the stretch messages every peer
         return end, (end, log, backend.host_syncs - syncs, backend.launches - launches)
 
     def _stretch_rows(self, end, log, syncs, launches) -> list[dict]:
