@@ -63,6 +63,7 @@ from dbfs.ops.predecessors import resolve_parents
 from dbfs.ops.sparse import pack_present, unpack_present
 from dbfs.ops.update import update
 from dbfs.peer_levels import DEFAULT_PEER_EDGES, PeerLevels, device_bytes as peer_device_bytes
+from dbfs.peer_levels import symmetric_bytes as peer_symmetric_bytes
 
 EXPAND_TAG, FOLD_TAG = 1, 2            # the rotation uses FOLD_TAG + 1 on the fold's communicator
 COMPUTE_PHASES = ("expansion", "update")
@@ -85,6 +86,17 @@ def buffer_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str 
     if transport == "nvshmem" and not cpu:
         device += peer_device_bytes(grid, DEFAULT_PEER_EDGES)
     return device + (host if cpu else 0)
+
+
+def symmetric_bytes(grid, encoding: str, direction: str = "auto") -> int:
+    """What a GridLoop with --comm nvshmem allocates on the NVSHMEM symmetric heap: its level exchanges'
+    buffers (every one of them symmetric) and the device-driven levels' landings."""
+    total = peer_symmetric_bytes(grid, DEFAULT_PEER_EDGES)
+    for size, shared in ((grid.R, True), (grid.C, False)):
+        if size > 1:
+            total += LevelExchange.buffer_bytes(size, grid.block, encoding, "nvshmem", shared,
+                                                rotation=not shared and direction == "auto")[0]
+    return total
 
 
 class Traffic:

@@ -149,6 +149,13 @@ def search_state_bytes(grid: Grid, direction: str, entries: int, transport: str 
     return total + grid_loop.buffer_bytes(grid, encoding, transport, cpu, direction)
 
 
+def symmetric_heap_bytes(grid: Grid, direction: str, encoding: str = "adaptive") -> int:
+    """What a rank of a --comm nvshmem run allocates on the NVSHMEM symmetric heap (counted in its
+    search state too): the level exchanges' buffers and the device-driven levels' landings."""
+    from dbfs import grid_loop
+    return 0 if grid.size == 1 else grid_loop.symmetric_bytes(grid, encoding, direction)
+
+
 def validation_bytes(grid: Grid, symmetric: bool, entries: int) -> int:
     """graph500.validate.validate_bfs's device arrays, with the widest compact levels (int32), and the
     entry pass's table of chunk columns (dbfs.ops.validate, int32 per chunk of the rank's entries)."""
@@ -297,6 +304,9 @@ def plan_run(grid: Grid, source, direction: str, transport: str, backend) -> Est
     plan = estimate(grid, source.n_edges, source.symmetric, direction, transport, backend.name,
                     limit=backend.memory_limit())
     check(plan)
+    if transport == "nvshmem":
+        from dbfs import nvshmem
+        runtime.agree(nvshmem.heap_problem(symmetric_heap_bytes(grid, direction)))
     return plan
 
 

@@ -19,6 +19,7 @@ import atexit
 import contextlib
 import io
 import os
+import re
 
 import numpy as np
 
@@ -26,6 +27,9 @@ from dbfs import runtime
 from dbfs.errors import DbfsError
 
 _started = False
+DEFAULT_HEAP = 1 << 30                      # NVSHMEM's symmetric heap per PE unless NVSHMEM_SYMMETRIC_SIZE is set
+HEAP_RESERVE = 64 << 20                     # a margin for NVSHMEM's own symmetric objects (not measured)
+HEAP_SUFFIXES = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 
 def available() -> bool:
@@ -66,6 +70,30 @@ def start(backend) -> str | None:
 def _finalize() -> None:
     import nvshmem.core
     nvshmem.core.finalize()
+
+
+def heap_bytes() -> int:
+    """The symmetric heap NVSHMEM makes per PE: NVSHMEM_SYMMETRIC_SIZE (bytes, or a number with a K, M, G
+    or T suffix, binary multiples, as NVSHMEM reads it), else DEFAULT_HEAP."""
+    text = os.environ.get("NVSHMEM_SYMMETRIC_SIZE", "").strip()
+    if not text:
+        return DEFAULT_HEAP
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([kmgt]?)", text.lower())
+    if not match:
+        raise DbfsError(f"NVSHMEM_SYMMETRIC_SIZE={text!r} is not a size: bytes, or a number with K, M, G or T "
+                        "(e.g. 4G)", collective=True)
+    return int(float(match.group(1)) * HEAP_SUFFIXES[match.group(2)])
+
+
+def heap_problem(needed: int) -> str | None:
+    """Why the symmetric heap cannot hold `needed` bytes per PE (with NVSHMEM's own share), or None."""
+    heap = heap_bytes()
+    if needed + HEAP_RESERVE <= heap:
+        return None
+    suggestion = -(-(needed + HEAP_RESERVE) // (1 << 30))
+    return (f"--comm nvshmem needs {needed / (1 << 20):.1f} MiB of NVSHMEM symmetric heap per PE (the level "
+            f"exchanges' buffers and the device-driven levels' landings) beside NVSHMEM's own, and "
+            f"NVSHMEM_SYMMETRIC_SIZE gives {heap / (1 << 20):.1f} MiB; set NVSHMEM_SYMMETRIC_SIZE={suggestion}G")
 
 
 def symmetric(backend, n: int, dtype):

@@ -34,15 +34,22 @@ DEVICE_PHASES = ("expand_wait", "expansion", "fold_wait", "update", "decision")
 LOG_CAPACITY = 1 << 16                 # per-level records of one stretch (the traffic counts come from them)
 
 
-def device_bytes(grid, capacity: int) -> int:
-    """What PeerLevels allocates on a rank's device: the landings (expand: two per column peer; fold: one
-    per row peer), signal words, decision records, the level counters, control block and log."""
+def symmetric_bytes(grid, capacity: int) -> int:
+    """What PeerLinks allocates on a rank's NVSHMEM symmetric heap: the landings (expand: two per grid
+    row, fold: one per grid column), their signal words and the decision records."""
     if not capacity:
         return 0
     R, C, P = grid.R, grid.C, grid.size
     capacity = min(capacity, grid.block * C)
-    landings = 4 * capacity * (2 * R + C) + 8 * (2 * R + C) + 8 * 2 * P * PEER_RECORD_WORDS
-    return landings + 8 * counter_words(C) + 8 * CTL_WORDS + 8 * LOG_CAPACITY * PEER_LOG_WORDS
+    return 4 * capacity * (2 * R + C) + 8 * (2 * R + C) + 8 * 2 * P * PEER_RECORD_WORDS
+
+
+def device_bytes(grid, capacity: int) -> int:
+    """What PeerLevels allocates on a rank's device: its symmetric buffers, the level counters, the
+    control block and the log."""
+    if not capacity:
+        return 0
+    return symmetric_bytes(grid, capacity) + 8 * counter_words(grid.C) + 8 * CTL_WORDS + 8 * LOG_CAPACITY * PEER_LOG_WORDS
 
 
 class PeerLinks:

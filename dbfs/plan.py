@@ -15,6 +15,7 @@ from dbfs import memory, outputs, runtime, scale_model
 from dbfs.errors import DbfsError
 from dbfs.grid import Grid, default_grid, grid_advice, parse_grid, rank_advice
 from dbfs.json_output import write_json_atomically
+from dbfs.transport import TRANSPORTS
 from graph500.generator import MAX_SCALE
 
 
@@ -29,6 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="GPUs a node for the scale model: grid lines within a node use NVLink")
     parser.add_argument("--direction", choices=("auto", "topdown"), default="auto",
                         help="auto keeps the row-major copy for the bottom-up search")
+    parser.add_argument("--comm", choices=TRANSPORTS, default="nccl",
+                        help="the transport whose buffers are counted (nvshmem: also the symmetric heap a PE "
+                             "needs, for NVSHMEM_SYMMETRIC_SIZE)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
 
 
@@ -73,10 +77,10 @@ def main(args: argparse.Namespace) -> None:
         grid = Grid(R, C, 1 << args.scale)
     except ValueError:
         raise DbfsError(grid_advice(1 << args.scale, R, C), collective=True) from None
-    plan = memory.estimate(grid, args.edgefactor << args.scale, True, args.direction, limit=limit)
-    largest = memory.largest_scale(R, C, args.edgefactor, limit, args.direction)
+    plan = memory.estimate(grid, args.edgefactor << args.scale, True, args.direction, args.comm, limit=limit)
+    largest = memory.largest_scale(R, C, args.edgefactor, limit, args.direction, args.comm)
     lines = [f"plan: SCALE {args.scale}, edgefactor {args.edgefactor}, {runtime.count(args.ranks, 'rank')} "
-             f"(grid {R}x{C}), direction {args.direction}, GPU backend",
+             f"(grid {R}x{C}), direction {args.direction}, comm {args.comm}, GPU backend",
              f"  {'per rank':<26}{'GiB':>10}"]
     lines.append(f"  {'graph (resident)':<26}{memory.gib(plan.resident):>10}")
     lines += [f"  {('  ' if name in memory.GRAPH_ARRAYS else '') + name:<26}{memory.gib(size):>10}"
@@ -85,6 +89,10 @@ def main(args: argparse.Namespace) -> None:
     lines += [f"  {name:<26}{memory.gib(size):>10}" for name, size in plan.phases.items()]
     lines.append(f"peak per rank: {memory.gib(plan.peak)} GiB ({plan.peak_phase}); {memory.gib(limit)} GiB "
                  f"available: {'fits' if plan.fits else 'does not fit: ' + memory.fit_advice(plan)}")
+    heap = memory.symmetric_heap_bytes(grid, args.direction) if args.comm == "nvshmem" else None
+    if heap is not None:
+        lines.append(f"NVSHMEM symmetric heap per PE: {memory.readable(heap)} of the search state above, beside "
+                     f"NVSHMEM's own (NVSHMEM_SYMMETRIC_SIZE, 1 GiB unless set, must hold it)")
     lines.append("largest scale that fits with these ranks: "
                  + (str(largest) if largest is not None else "none") + _largest_reason(largest, R, C))
     prediction = scale_model.predict(args.scale, args.edgefactor, R, C, args.gpus_per_node)
@@ -95,7 +103,9 @@ def main(args: argparse.Namespace) -> None:
         doc = {"scale": args.scale, "edgefactor": args.edgefactor, "ranks": args.ranks, "grid": [R, C],
                "direction": args.direction, "memory": limit, "fits": plan.fits,
                "bytes_per_rank": plan.peak, "largest_scale": largest, "parts": plan.parts,
-               "phases": plan.phases}
+               "phases": plan.phases, "comm": args.comm}
+        if heap is not None:
+            doc["symmetric_heap"] = heap
         if args.direction == "auto":
             doc["prediction"] = prediction
         write_json_atomically(args.json, doc)

@@ -36,6 +36,21 @@ def test_fits_with_parts_and_json(tmp_path):
     assert doc["parts"] == expected.parts and doc["grid"] == [1, 1]
 
 
+def test_nvshmem_names_the_symmetric_heap_a_pe_needs(tmp_path):
+    """--comm nvshmem counts its buffers and says how much symmetric heap a PE needs (the figure a run
+    checks NVSHMEM_SYMMETRIC_SIZE against before it builds anything)."""
+    out = tmp_path / "plan.json"
+    result = plan("--scale", 30, "--ranks", 16, "--memory", "80GiB", "--comm", "nvshmem", "--json", out)
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(out.read_text())
+    grid = Grid(4, 4, 1 << 30)
+    assert doc["comm"] == "nvshmem" and doc["symmetric_heap"] == memory.symmetric_heap_bytes(grid, "auto") > 0
+    assert doc["bytes_per_rank"] == memory.estimate(grid, 16 << 30, transport="nvshmem").peak
+    assert "NVSHMEM symmetric heap per PE: " + memory.readable(doc["symmetric_heap"]) in result.stdout
+    assert "symmetric_heap" not in json.loads(plan("--scale", 30, "--ranks", 16, "--memory", "80GiB", "--json",
+                                                   "-").stdout)
+
+
 def test_does_not_fit_and_names_the_largest_scale_that_does(tmp_path):
     out = tmp_path / "plan.json"
     result = plan("--scale", 30, "--ranks", 4, "--grid", "1x4", "--memory", "20GB", "--direction", "topdown",
@@ -46,8 +61,9 @@ def test_does_not_fit_and_names_the_largest_scale_that_does(tmp_path):
     assert doc["fits"] is False and doc["bytes_per_rank"] > 20 * 10**9 and doc["grid"] == [1, 4]
     largest = doc["largest_scale"]
     assert largest < 30
-    assert memory.estimate(Grid(1, 4, 1 << largest), 16 << largest, direction="topdown").peak <= 20 * 10**9
-    assert memory.estimate(Grid(1, 4, 2 << largest), 32 << largest, direction="topdown").peak > 20 * 10**9
+    for scale, fits in ((largest, True), (largest + 1, False)):
+        peak = memory.estimate(Grid(1, 4, 1 << scale), 16 << scale, direction="topdown", transport="nccl").peak
+        assert (peak <= 20 * 10**9) == fits
 
 
 @pytest.mark.parametrize("args, message", [

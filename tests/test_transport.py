@@ -89,3 +89,20 @@ def test_bulk_rounds_take_nccl_between_gpus_of_their_own_whatever_the_search_use
 def test_bulk_rounds_on_one_rank_exchanges_nothing():
     assert transport.bulk_transport("nccl", gpu_stand_in(), MPI.COMM_SELF) == (
         "mpi", "one rank exchanges nothing")
+
+
+@pytest.mark.parametrize("text,size", [("", 1 << 30), ("4G", 4 << 30), ("512m", 512 << 20), ("1.5G", 3 << 29),
+                                       ("1048576", 1 << 20), (" 2 T ", 2 << 40)])
+def test_nvshmem_heap_size_reads_as_nvshmem_does(monkeypatch, text, size):
+    monkeypatch.setenv("NVSHMEM_SYMMETRIC_SIZE", text)
+    assert nvshmem.heap_bytes() == size
+
+
+def test_nvshmem_heap_too_small_is_refused_with_the_size_to_set(monkeypatch):
+    monkeypatch.setenv("NVSHMEM_SYMMETRIC_SIZE", "256M")
+    assert nvshmem.heap_problem(100 << 20) is None
+    problem = nvshmem.heap_problem(300 << 20)
+    assert "300.0 MiB" in problem and "256.0 MiB" in problem and problem.endswith("NVSHMEM_SYMMETRIC_SIZE=1G")
+    monkeypatch.setenv("NVSHMEM_SYMMETRIC_SIZE", "lots")
+    with pytest.raises(DbfsError, match="NVSHMEM_SYMMETRIC_SIZE='lots' is not a size"):
+        nvshmem.heap_bytes()
