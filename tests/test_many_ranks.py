@@ -53,3 +53,50 @@ def test_many_ranks_match_a_plain_bfs(graphs, tmp_path, ranks, grid, graph, dire
         vertex, level = f["vertex"][:], f["level"][:]
     expected, _ = serial_bfs(n, src, dst, root)
     np.testing.assert_array_equal(level[np.argsort(vertex)], expected)
+
+
+PEER_LEVELS_CASE = """
+import sys
+import numpy as np
+from mpi4py import MPI
+from dbfs import families
+from dbfs.backend import Backend
+from dbfs.bfs import BFS
+from dbfs.build import build_from_edges
+from dbfs.graph import GridComms
+from dbfs.grid import Grid
+from graph500.generator import edge_range
+from graph500.serial import serial_bfs
+from graph500.validate import validate_bfs
+world = MPI.COMM_WORLD
+R, C = (int(x) for x in sys.argv[1].split("x"))
+n, src, dst = families.lattice_graph((40, 40), remove_fraction=0.05)
+comms = GridComms.create(Grid(R, C, n))
+lo, hi = edge_range(len(src), world.Get_rank(), world.Get_size())
+graph = build_from_edges(comms, Backend("cpu"), src[lo:hi], dst[lo:hi], n, row_major=True)
+ids = graph.grid.to_global_owned(graph.i, graph.j, np.arange(graph.grid.block))
+real = ids < n
+for peer_edges in (1 << 4, 1 << 40):
+    bfs = BFS(graph, direction="auto", peer_edges=peer_edges)
+    root = int(src[0])
+    result = bfs.search(root, log_levels=True)
+    expected, _ = serial_bfs(n, src, dst, root)
+    assert np.array_equal(result.level[real], expected[ids[real]])
+    assert validate_bfs(graph, root, result.parent, result.nedge, level=result.level).ok
+    assert any("device_phases" in row for row in result.levels)
+    bfs.close()
+if world.Get_rank() == 0:
+    print("peer levels ok")
+"""
+
+
+@pytest.mark.parametrize("ranks,grid", [(16, "4x4"), (18, "6x3")])
+def test_device_driven_levels_at_many_ranks(tmp_path, ranks, grid):
+    """The grid's device-driven small levels (their NumPy twin, dbfs.peer_levels) at 16 and 18 ranks on a
+    lattice with holes: entered and left at 2^4 frontier edges and for every top-down level, the levels
+    equal to a plain BFS's and the parents validated."""
+    script = tmp_path / "peer_levels_case.py"
+    script.write_text(PEER_LEVELS_CASE)
+    run = subprocess.run([mpiexec(), "-n", str(ranks), sys.executable, str(script), grid], capture_output=True,
+                         text=True, timeout=300, env=launcher_free_env())
+    assert run.returncode == 0 and "peer levels ok" in run.stdout, run.stderr
