@@ -74,8 +74,8 @@ __device__ __forceinline__ i64 wait_signal(const u64* word, u64 round)
 constexpr int NEXT_COUNT = 0, NEXT_DEGREES = 1, CHECKED = 2, FOLD_COUNTS = 3;
 
 struct PeerRank {
-    // this rank: grid coordinates, grid shape, block size, the level's number and round
-    i32 i, j, R, C, b;
+    // this rank's grid rows (column peers), the landings' capacity, the level's number and round
+    i32 R;
     i64 capacity, lvl;
     u64 round;
     const i32* degree;
@@ -169,7 +169,7 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
             if (leader) waited_ns = global_ns();
         }
         __syncthreads();
-        const PeerRank me{i, j, R, C, b, capacity, lvl, round, degree, level, pred_col, nxt, expand_out, slot};
+        const PeerRank me{R, capacity, lvl, round, degree, level, pred_col, nxt, expand_out, slot};
         const u32* expand_landed = expand_in + parity * R * capacity;
         // expansion: each block a contiguous share of the column frontier, a column a thread at a time
         const i64 ncols = column_start[R], share = (ncols + gridDim.x - 1) / gridDim.x;
