@@ -80,7 +80,8 @@ def main_parser() -> argparse.ArgumentParser:
                              "message whichever is smaller")
     search.add_argument("--comm", choices=("auto", "mpi", "mpi-cuda", "nccl", "nvshmem"), default="auto",
                         help="the search's transport: host-staged MPI, CUDA-aware MPI, NCCL between the GPUs, "
-                             "or NVSHMEM puts and signals from dbfs's kernels; auto: NCCL when every rank has a "
+                             "or NVSHMEM puts and signals from dbfs's kernels (its small top-down levels run "
+                             "in the GPUs' own loop; one node); auto: NCCL when every rank has a "
                              "GPU of its own, else CUDA-aware MPI, else mpi (nvshmem only when asked for). "
                              "Construction and validation use NCCL wherever every rank has a GPU of its own")
     real = p.add_argument_group("graph files, results and the partition cache")
