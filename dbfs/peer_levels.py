@@ -49,7 +49,8 @@ def device_bytes(grid, capacity: int) -> int:
     control block and the log."""
     if not capacity:
         return 0
-    return symmetric_bytes(grid, capacity) + 8 * counter_words(grid.C) + 8 * CTL_WORDS + 8 * LOG_CAPACITY * PEER_LOG_WORDS
+    return (symmetric_bytes(grid, capacity) + 8 * counter_words(grid.C) + 8 * CTL_WORDS
+            + 8 * LOG_CAPACITY * PEER_LOG_WORDS)
 
 
 class PeerLinks:

@@ -214,7 +214,8 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
         if (leader) {
             if (t == 0) expanded_ns = global_ns();
             for (i32 m = t; m < C; m += PEER_THREADS)
-                if (fold_out[m]) store_release((u64*)fold_signal_out[m], signal_word(round, __ldcg(&slot[FOLD_COUNTS + m])));
+                if (fold_out[m])
+                    store_release((u64*)fold_signal_out[m], signal_word(round, __ldcg(&slot[FOLD_COUNTS + m])));
         }
         for (i32 m = t; m < C; m += PEER_THREADS)
             landed[m] = m == j ? 0 : wait_signal(fold_signals + m, round);
@@ -237,7 +238,8 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
             // the next round's expand signals, and this level's record on every rank
             for (i32 p = t; p < R; p += PEER_THREADS)
                 if (expand_out[p])
-                    store_release((u64*)expand_signal_out[p] + ((round + 1) & 1) * R, signal_word(round + 1, next_count));
+                    store_release((u64*)expand_signal_out[p] + ((round + 1) & 1) * R,
+                                  signal_word(round + 1, next_count));
             for (i32 p = t; p < P; p += PEER_THREADS) {
                 i64* record = (i64*)record_out[p] + parity * P * PEER_RECORD_WORDS;
                 record[PEER_RECORD_COUNT] = next_count;

@@ -1,8 +1,8 @@
 """Launch wrapper of kernels/peer_levels.cu: small top-down levels of rank (i, j) of an R x C grid run
 back to back by one persistent cooperative grid per rank, the ranks' kernels putting their expand and
 fold messages into each other's memory and deciding termination and direction together (paper 004,
-Algorithm 2, sections 3.2-3.5; GPU-initiated messages). Its NumPy twin runs the same levels with the same contract,
-the messages going through MPI on the grid's communicators.
+Algorithm 2, sections 3.2-3.5; GPU-initiated messages). Its NumPy twin runs the same levels with the
+same contract, the messages going through MPI on the grid's communicators.
 
 Arrays (device, 1-D, C-contiguous; state names as in dbfs.search_state):
   col_ptr int64 [cols+1], row_idx int32 [nnz], degree int32 [b]          read   the CSC block
@@ -17,7 +17,8 @@ Arrays (device, 1-D, C-contiguous; state names as in dbfs.search_state):
                                               FRONTIER, FRONTIER_EDGES, UNVISITED_EDGES, VISITED
                                               (global), LOGGED (levels run), START_NS
   stats     int64 [STAT_WORDS]    write       COUNT and DEGREES := the own frontier's; CHECKED += entries
-  log       int64 [capacity * PEER_LOG_WORDS] write  one record per level run (dbfs.kernels.PEER_LOG)
+  log       int64 [records * PEER_LOG_WORDS] write  one record per level run, the first `records`
+                                              (dbfs.kernels.PEER_LOG)
 The level arguments say where the search stands: lvl (the number of the level to discover), nf and
 mf (the global frontier's size and degree sum, both at most `capacity`), mu (edges not yet reached),
 visited (vertices visited so far). `links` holds the message buffers and peer tables
