@@ -74,13 +74,9 @@ def buffer_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str 
     too), the message cursor, the expand's column bases and the control block, and on the CPU backend
     (where host memory is the device's) the pinned host buffers too: the status record, the control
     block's copy and the exchanges' staging."""
-    device = 4 + 4 * grid.R + 8 * CTL_WORDS
-    host = 8 * STAT_WORDS + 8 * CTL_WORDS
-    for size, shared in ((grid.R, True), (grid.C, False)):
-        if size > 1:
-            on_device, on_host = LevelExchange.buffer_bytes(size, grid.block, encoding, transport, shared,
-                                                            rotation=not shared and direction == "auto", cpu=cpu)
-            device, host = device + on_device, host + on_host
+    on_device, on_host = level_exchange_bytes(grid, encoding, transport, cpu, direction)
+    device = 4 + 4 * grid.R + 8 * CTL_WORDS + on_device
+    host = 8 * STAT_WORDS + 8 * CTL_WORDS + on_host
     if grid.C > 1:
         device += Exchange.buffer_bytes(grid.C - 1, grid.block, "mpi" if transport == "nvshmem" else transport, cpu)
     if transport == "nvshmem" and not cpu:
@@ -91,12 +87,20 @@ def buffer_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str 
 def symmetric_bytes(grid, encoding: str, direction: str = "auto") -> int:
     """What a GridLoop with --comm nvshmem allocates on the NVSHMEM symmetric heap: its level exchanges'
     buffers (every one of them symmetric) and the device-driven levels' landings."""
-    total = peer_symmetric_bytes(grid, DEFAULT_PEER_EDGES)
+    return peer_symmetric_bytes(grid, DEFAULT_PEER_EDGES) + level_exchange_bytes(grid, encoding, "nvshmem", False,
+                                                                                 direction)[0]
+
+
+def level_exchange_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str) -> tuple[int, int]:
+    """(device, pinned host) bytes of a GridLoop's level exchanges: the expand along the grid column, the
+    fold (and with bottom-up levels its rotation) along the grid row."""
+    device = host = 0
     for size, shared in ((grid.R, True), (grid.C, False)):
         if size > 1:
-            total += LevelExchange.buffer_bytes(size, grid.block, encoding, "nvshmem", shared,
-                                                rotation=not shared and direction == "auto")[0]
-    return total
+            on_device, on_host = LevelExchange.buffer_bytes(size, grid.block, encoding, transport, shared,
+                                                            rotation=not shared and direction == "auto", cpu=cpu)
+            device, host = device + on_device, host + on_host
+    return device, host
 
 
 class Traffic:

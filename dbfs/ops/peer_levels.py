@@ -42,9 +42,9 @@ import numpy as np
 
 from dbfs.kernels import CTL, PEER_LOG_AT, PEER_LOG_WORDS, PEER_THREADS, STAT, STEP
 from dbfs.ops.arrays import NULL
-from dbfs.ops.bitmap import set_visited, visited as visited_bits
 from dbfs.ops.expand import _expand_numpy
 from dbfs.ops.level_control import next_step
+from dbfs.ops.update import update_from_offsets
 
 
 def shared_bytes(R: int, C: int) -> int:
@@ -107,20 +107,13 @@ def _peer_levels_numpy(graph, state, comms, own_list, own_count, ctl, log, capac
                       state.pred_col, lvl, groups, fill, checked)
         outgoing = [groups[m * b:m * b + fill[m]].copy() for m in range(grid.C)]
         marks.append(time.perf_counter_ns())
-        received = comms.row.alltoall(outgoing)
+        received = [(m, offsets) for m, offsets in enumerate(comms.row.alltoall(outgoing)) if m != j]
         marks.append(time.perf_counter_ns())
-        new = [outgoing[j]]
-        for m, offsets in enumerate(received):
-            if m == j or offsets.size == 0:
-                continue
-            rows = j * b + np.unique(offsets).astype(np.int64)
-            fresh = rows[~visited_bits(state.visited, rows)]
-            set_visited(state.visited, fresh)
-            offsets = (fresh - j * b).astype(np.int32)
-            state.level[offsets] = lvl
-            state.pred_col[offsets] = m
-            new.append(offsets)
-        own = np.concatenate(new).astype(np.int32)
+        if received:
+            update_from_offsets(grid, j, np.concatenate([np.full(len(o), m, np.int32) for m, o in received]),
+                                np.concatenate([o for _, o in received]).astype(np.int64), state.visited,
+                                state.level, state.pred_col, lvl, groups, fill)
+        own = groups[j * b:j * b + fill[j]].copy()
         degrees = int(graph.degree[own].sum())
         marks.append(time.perf_counter_ns())
         nf_new, mf_new = (int(x) for x in comms.world.allreduce(np.array([own.size, degrees], np.int64)))

@@ -58,7 +58,14 @@ def update(backend, grid, j, sources, bitmap, level, pred_col, lvl, dst, dst_cnt
     if not received:
         return
     senders = np.concatenate([np.full(offsets.shape[0], m, np.int32) for m, offsets in received])
-    rows = grid.owned_row(j, np.concatenate([offsets for _, offsets in received]))
+    update_from_offsets(grid, j, senders, np.concatenate([offsets for _, offsets in received]), bitmap, level,
+                        pred_col, lvl, dst, dst_cnt)
+
+
+def update_from_offsets(grid, j, senders, offsets, bitmap, level, pred_col, lvl, dst, dst_cnt) -> None:
+    """NumPy: the update of the owned offsets received (offsets[k] from grid column senders[k]), with
+    update's contract; the first copy of a fresh row in the arrays' order claims it."""
+    rows = grid.owned_row(j, offsets)
     fresh = ~visited(bitmap, rows)
     new_rows, first = np.unique(rows[fresh], return_index=True)
     if new_rows.size == 0:
