@@ -13,7 +13,8 @@ the graph file) twice.
      by a counting partition (dbfs.ops.owner_groups: per-owner counts, their scan, a scatter; no sort),
      column and row interleaved; the counts go by MPI Alltoall, then one message per peer over the
      run's bulk transport (dbfs.transport.bulk_transport: grouped NCCL send/recv between GPUs of their
-     own, else a host-staged MPI Alltoallv), and the rank's own group is copied on its device.
+     own; with --comm nvshmem on ranks that share a GPU, kernels' copies into the receivers' NVSHMEM
+     landings; else a host-staged MPI Alltoallv), and the rank's own group is copied on its device.
   2. Scatter: the counts are scanned in place into segment ends, row_idx is allocated at its exact
      size, the tuples are produced and routed again, and every entry takes the slot below its column's
      cursor, which is col_ptr itself: a column fills from its end and its cursor finishes at the
@@ -69,8 +70,9 @@ from mpi4py import MPI
 
 from dbfs import memory, runtime
 from dbfs.errors import DbfsError
-from dbfs.exchange import nccl_communicator
+from dbfs.exchange import nccl_communicator, world_ranks
 from dbfs.graph import GridComms, LocalGraph, csc_is_row_major
+from dbfs.ops import message
 from dbfs.ops.csc_build import count_keys, csr_from_csc, inclusive_scan, scatter_values, segment_lengths
 from dbfs.ops.owner_groups import count_owners, group_by_owner
 from dbfs.progress import Progress
@@ -279,6 +281,58 @@ class _NcclExchange(_Exchange):
         self.nccl_comm.destroy()
 
 
+class _NvshmemExchange(_Exchange):
+    """`--comm nvshmem` (ranks of one node, whose memory NVSHMEM maps into each other): every rank
+    allgathers the chunk's counts, so each knows where its group lands in each receiver's symmetric
+    landing (after the groups of the lower source ranks); a kernel copies each group there, then signals
+    the receivers, who wait on the device, so the entries never cross host memory. A chunk that brings
+    some rank more words than its landing holds goes host-staged."""
+
+    def __init__(self, comm: MPI.Comm, backend, capacity: int):
+        from dbfs import nvshmem
+        super().__init__(comm, backend)
+        self.size, self.round = comm.Get_size(), 0
+        pe = world_ranks(comm)
+        self.landing = nvshmem.symmetric(backend, capacity, np.int32)
+        self.signals = nvshmem.symmetric(backend, self.size, np.uint64)
+        self.bases = np.array([0 if p == self.me else nvshmem.peer_address(self.landing.data.ptr, pe[p])
+                               for p in range(self.size)], np.uint64)
+        word = self.signals.data.ptr + 8 * self.me
+        self.signal_of = backend.asarray(np.array([0 if p == self.me else nvshmem.peer_address(word, pe[p])
+                                                   for p in range(self.size)], np.uint64))
+        self.staged = _HostExchange(comm, backend)
+
+    def __call__(self, send, send_counts, width: int):
+        backend, me = self.backend, self.me
+        backend.sync()                  # this rank's kernels are done with its landing (the last chunk's)
+        counts = np.empty((self.size, self.size), np.int64)
+        self.comm.Allgather(np.ascontiguousarray(send_counts, np.int64), counts)
+        words = width * counts                          # words[p, q]: from rank p to rank q
+        arriving = words.sum(axis=0)
+        if int(arriving.max()) > self.landing.shape[0]:
+            return self.staged(send, send_counts, width)
+        lands_at = np.cumsum(words, axis=0) - words     # where rank p's group starts on rank q
+        send_at = np.concatenate(([0], np.cumsum(words[me])))
+        receivers = [q for q in range(self.size) if q != me and words[me, q]]
+        dests = backend.asarray(self.bases[receivers] + 4 * lands_at[me, receivers].astype(np.uint64))
+        for k, q in enumerate(receivers):
+            n = int(words[me, q])
+            message.put(backend, send[send_at[q]:send_at[q + 1]].view(np.uint32), n, True, n, dests[k:k + 1])
+        if words[me, me]:
+            at = int(lands_at[me, me])
+            backend.copy(self.landing[at:at + int(words[me, me])], send[send_at[me]:send_at[me + 1]])
+        self.round += 1
+        message.signal(backend, self.signal_of, self.round)
+        message.wait(backend, self.signals, me, self.round)
+        return self.landing[:int(arriving[me])]
+
+    def close(self) -> None:
+        """Collective (the symmetric heap's buffers are given back together)."""
+        from dbfs import nvshmem
+        nvshmem.free(self.signals)
+        nvshmem.free(self.landing)
+
+
 class _Passes:
     """The two streaming passes of one build: this rank's entries, chunk by chunk."""
 
@@ -290,8 +344,12 @@ class _Passes:
         self.phases = PhaseClock(backend, BUILD_PHASES)
         self.exchange = None
         if self.ranks > 1:
-            self.exchange = (_NcclExchange if transport == "nccl" and backend.is_gpu
-                             else _HostExchange)(comms.world, backend)
+            if transport == "nvshmem" and backend.is_gpu:
+                self.exchange = _NvshmemExchange(comms.world, backend,
+                                                 memory.landing_words(chunk_edges, source.symmetric))
+            else:
+                self.exchange = (_NcclExchange if transport == "nccl" and backend.is_gpu
+                                 else _HostExchange)(comms.world, backend)
 
     def entries(self, with_rows: bool, label: str):
         """(local columns, local rows or None) of the entries this rank owns, int32 device arrays: on
@@ -359,7 +417,8 @@ def build(comms: GridComms, backend, source, row_major: bool = False, transport:
 
     row_major adds the row-major copy for the bottom-up search. symmetric=False sources are stored
     one way (u -> v for each tuple, graph.info["directed"]). transport "nccl" (GPU backend) moves the
-    entries with NCCL; any other value stages them through host MPI. chunk_edges defaults to
+    entries with NCCL, "nvshmem" (GPU backend, NVSHMEM started) by kernels' copies into symmetric
+    landings; any other value stages them through host MPI. chunk_edges defaults to
     dbfs.memory.chunk_edges. plan (a dbfs.memory.Estimate with a limit): once the entries are counted
     it is redone with the largest rank's exact count and the build stops with a DbfsError on every rank,
     before anything more is allocated, when that does not fit; the report carries it.

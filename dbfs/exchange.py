@@ -81,22 +81,30 @@ class Exchange:
         self.peers = [p for p in range(self.comm.Get_size()) if p != me]
         xp = backend.xp
         self.send_scratch = {p: xp.empty(block, xp.uint32) for p in self.peers}
-        self.recv_dev = {p: xp.empty(block, xp.uint32) for p in self.peers}
         self.counter = xp.zeros(1, xp.int32)
-        self.transport = make_transport(transport, self.comm, backend, self.peers, self.recv_dev)
+        self.transport = make_transport(transport, self.comm, backend, self.peers, block)
+        self.recv_dev = self.transport.recv_dev
 
     @staticmethod
     def buffer_bytes(peers: int, block: int, transport: str, cpu: bool) -> int:
         """What an Exchange over a line of peers + 1 ranks allocates with its transport: device buffers
         (and host staging on the CPU backend, where host memory is the device's)."""
-        total = 2 * 4 * block * peers + 4           # send_scratch, recv_dev, counter
-        if transport == "mpi" and cpu:              # HostStagedMPI: pinned send and receive buffers
+        total = 2 * 4 * block * peers + 4           # send_scratch, recv_dev (NvshmemPuts: its landing), counter
+        if transport == "nvshmem" and not cpu:      # NvshmemPuts: signal words, peer addresses
+            total += 8 * (2 * (peers + 1) + peers)
+        elif transport in ("mpi", "nvshmem") and cpu:   # HostStagedMPI: pinned send and receive buffers
             total += 2 * peers * 4 * (HEADER_WORDS + block)
         elif transport == "mpi-cuda":               # CudaAwareMPI: landing buffers
             total += 4 * block * peers
         elif transport == "nccl":                   # NcclTransport: device headers
             total += 2 * 4 * HEADER_WORDS * max(1, peers)
         return total
+
+    @property
+    def mapped(self) -> bool:
+        """Whether the peers' memory is mapped into this process (NVSHMEM): a round's bytes cost next to
+        nothing there, its host wait most of it."""
+        return isinstance(self.transport, NvshmemPuts)
 
     def round(self, outgoing: dict, sources):
         """Send outgoing[p] (an OffsetSet) to each peer p in it; receive one message from each rank in
@@ -141,15 +149,24 @@ class Exchange:
         self.comm.Free()
 
 
-def make_transport(name: str, comm, backend, peers, recv_dev):
-    """Collective: the transport object of a whole-message Exchange (refusals: dbfs.transport.problem;
-    NVSHMEM runs carry these once-a-search rounds over host-staged MPI)."""
+def make_transport(name: str, comm, backend, peers, block: int):
+    """Collective: the transport object of a whole-message Exchange, with its device receive buffer
+    (`recv_dev`, `block` words) per peer (refusals: dbfs.transport.problem)."""
     runtime.agree(transport.problem(name, backend, comm), comm)
+    if name == "nvshmem" and backend.is_gpu:
+        return NvshmemPuts(comm, backend, peers, block)
+    recv_dev = {p: backend.xp.empty(block, backend.xp.uint32) for p in peers}
     if name == "mpi-cuda":
         return CudaAwareMPI(comm, backend, peers, recv_dev)
     if name == "nccl":
         return NcclTransport(comm, backend, peers, recv_dev)
     return HostStagedMPI(comm, backend, peers, recv_dev)
+
+
+def world_ranks(comm) -> dict:
+    """{rank of comm: its MPI_COMM_WORLD rank} (NVSHMEM's PE number)."""
+    size = comm.Get_size()
+    return dict(enumerate(comm.Get_group().Translate_ranks(list(range(size)), MPI.COMM_WORLD.Get_group())))
 
 
 def nccl_communicator(comm, backend):
@@ -214,6 +231,55 @@ class HostStagedMPI:
     def close(self) -> None:
         _cancel(list(self.recv_req.values()))
         self.recv_req = {}
+
+
+class NvshmemPuts:
+    """`--comm nvshmem`: each payload copied by a kernel straight into its receiver's slot of a
+    symmetric landing buffer (through NVSHMEM's mapping of the receiver's memory), then every peer's
+    signal word set to the round; each rank waits for its signals on the device, so the data never
+    crosses host memory. The heads go by one MPI Alltoall, which every rank joins once its kernels are
+    done: when it returns, every peer has finished reading its landing slots of the last round."""
+
+    def __init__(self, comm, backend, peers, block: int):
+        from dbfs import nvshmem
+        self.comm, self.backend, self.rounds = comm, backend, 0
+        self.me, size, xp = comm.Get_rank(), comm.Get_size(), backend.xp
+        pe = world_ranks(comm)
+        # slot k of a rank's landing holds its k-th peer's message (peers in rank order, itself left out)
+        self.landing = nvshmem.symmetric(backend, max(1, len(peers)) * block, np.uint32)
+        self.signals = nvshmem.symmetric(backend, size, np.uint64)
+        self.recv_dev = {p: self.landing[k * block:(k + 1) * block] for k, p in enumerate(peers)}
+
+        def slot_on(p: int) -> int:
+            return nvshmem.peer_address(self.landing.data.ptr + 4 * block * (self.me - (self.me > p)), pe[p])
+
+        self.dest = {p: xp.asarray(np.array([slot_on(p)], np.uint64)) for p in peers}
+        word = self.signals.data.ptr + 8 * self.me
+        self.signal_of = xp.asarray(np.array([0 if p == self.me else nvshmem.peer_address(word, pe[p])
+                                              for p in range(size)], np.uint64))
+
+    def round(self, sends: dict, sources: list) -> dict:
+        backend, size = self.backend, self.comm.Get_size()
+        backend.sync()
+        heads = np.zeros((size, HEADER_WORDS), np.int64)
+        for p, (kind, count, payload) in sends.items():
+            heads[p] = (kind, count, int(payload.shape[0]))
+        arrived = np.empty_like(heads)
+        self.comm.Alltoall(heads, arrived)
+        self.rounds += 1
+        for p, (_, _, payload) in sends.items():
+            n = int(payload.shape[0])
+            if n:
+                message.put(backend, payload, n, True, n, self.dest[p])
+        message.signal(backend, self.signal_of, self.rounds)
+        message.wait(backend, self.signals, self.me, self.rounds)
+        return {p: tuple(int(x) for x in arrived[p]) for p in sources}
+
+    def close(self) -> None:
+        """Collective (the symmetric heap's buffers are given back together)."""
+        from dbfs import nvshmem
+        nvshmem.free(self.signals)
+        nvshmem.free(self.landing)
 
 
 def _cancel(requests) -> None:
@@ -365,8 +431,7 @@ class LevelExchange:
         self.landing_of = landing
         self.sources = message.SourceTable(
             backend, [self.outgoing(self.me) if p == self.me and shared else landing.get(p) for p in range(size)])
-        world = self.comm.Get_group().Translate_ranks(list(range(size)), MPI.COMM_WORLD.Get_group())
-        self.pe = dict(enumerate(world))
+        self.pe = world_ranks(self.comm)
         self.nccl = None
         if transport == "nccl" and backend.is_gpu:
             self.nccl = nccl_communicator(self.comm, backend)

@@ -78,7 +78,7 @@ def buffer_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str 
     device = 4 + 4 * grid.R + 8 * CTL_WORDS + on_device
     host = 8 * STAT_WORDS + 8 * CTL_WORDS + on_host
     if grid.C > 1:
-        device += Exchange.buffer_bytes(grid.C - 1, grid.block, "mpi" if transport == "nvshmem" else transport, cpu)
+        device += Exchange.buffer_bytes(grid.C - 1, grid.block, transport, cpu)
     if transport == "nvshmem" and not cpu:
         device += peer_device_bytes(grid, DEFAULT_PEER_EDGES)
     return device + (host if cpu else 0)
@@ -86,9 +86,11 @@ def buffer_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str 
 
 def symmetric_bytes(grid, encoding: str, direction: str = "auto") -> int:
     """What a GridLoop with --comm nvshmem allocates on the NVSHMEM symmetric heap: its level exchanges'
-    buffers (every one of them symmetric) and the device-driven levels' landings."""
-    return peer_symmetric_bytes(grid, DEFAULT_PEER_EDGES) + level_exchange_bytes(grid, encoding, "nvshmem", False,
-                                                                                 direction)[0]
+    buffers (every one of them symmetric), the once-a-search rounds' landings and signal words
+    (NvshmemPuts) and the device-driven levels' landings."""
+    rounds = 4 * max(1, grid.C - 1) * grid.block + 8 * grid.C if grid.C > 1 else 0
+    return (peer_symmetric_bytes(grid, DEFAULT_PEER_EDGES) + rounds
+            + level_exchange_bytes(grid, encoding, "nvshmem", False, direction)[0])
 
 
 def level_exchange_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str) -> tuple[int, int]:
@@ -487,30 +489,40 @@ class GridLoop:
     # predecessors ---------------------------------------------------------------------------------
     def _resolve_parents(self, own_root: bool, root: int, root_offset: int) -> None:
         """Delayed predecessors -> global parent ids of the owned vertices. Block m of this rank's
-        pred_row (its discoverers of the vertices owned by grid column m) goes to that owner as a
-        presence bitmap and the present ids in offset order (dbfs.ops.sparse), two rounds through the
-        search's transport; from column c we receive its discoverers of our block, so gathered[c*b + o]
-        is column c's answer (-1: none). On a grid of one column pred_row is the parent array already."""
-        backend, s, g = self.backend, self.state, self.graph
-        grid, comms = g.grid, g.comms
-        b, j, w = grid.block, comms.j, s.words
+        pred_row (its discoverers of the vertices owned by grid column m) goes to that owner; from column
+        c we receive its discoverers of our block, so gathered[c*b + o] is column c's answer (-1: none).
+        On a grid of one column pred_row is the parent array already."""
+        backend, s, grid = self.backend, self.state, self.graph.grid
         if grid.C > 1:
+            b, j = grid.block, self.graph.comms.j
+            own = slice(grid.owned_row(j, 0), grid.owned_row(j, b))
+            s.pred_gathered[own] = s.pred_row[own]
             peers = self.row_x.peers
-            sent_bits = {m: s.sent_presence[k * w:(k + 1) * w] for k, m in enumerate(peers)}
-            recv_bits = {m: s.recv_presence[k * w:(k + 1) * w] for k, m in enumerate(peers)}
-            packed = {m: s.recv[k * b:(k + 1) * b] for k, m in enumerate(peers)}
-            present = {m: pack_present(backend, s.pred_row[grid.owned_row(m, 0):grid.owned_row(m, b)],
-                                       sent_bits[m], s.presence_starts, packed[m]) for m in peers}
-            for m, words in self.row_x.transfer(sent_bits, peers).items():
-                recv_bits[m][:] = words
-            received = self.row_x.transfer({m: packed[m][:present[m]].view(np.uint32) for m in peers},
-                                           peers)
-            gathered = s.pred_gathered
-            gathered[grid.owned_row(j, 0):grid.owned_row(j, b)] = s.pred_row[grid.owned_row(j, 0):
-                                                                            grid.owned_row(j, b)]
-            for m, values in received.items():
-                unpack_present(backend, recv_bits[m], values.view(np.int32), s.presence_starts,
-                               gathered[grid.owned_row(m, 0):grid.owned_row(m, b)])
-            resolve_parents(backend, grid, s.pred_col, gathered, s.parent)
+            blocks = {m: s.pred_row[grid.owned_row(m, 0):grid.owned_row(m, b)] for m in peers}
+            places = {m: s.pred_gathered[grid.owned_row(m, 0):grid.owned_row(m, b)] for m in peers}
+            (self._gather_whole_blocks if self.row_x.mapped else self._gather_packed_blocks)(blocks, places)
+            resolve_parents(backend, grid, s.pred_col, s.pred_gathered, s.parent)
         if own_root:
             s.parent[root_offset] = root
+
+    def _gather_whole_blocks(self, blocks: dict, places: dict) -> None:
+        """The peers' memory mapped here (NVSHMEM): each block goes whole into places[m], one round and
+        no packing (its bytes cost less than the host waits that packing takes)."""
+        sent = {m: block.view(np.uint32) for m, block in blocks.items()}
+        for m, values in self.row_x.transfer(sent, list(blocks)).items():
+            places[m][:] = values.view(np.int32)
+
+    def _gather_packed_blocks(self, blocks: dict, places: dict) -> None:
+        """Each block as a presence bitmap and the present ids in offset order (dbfs.ops.sparse), two
+        rounds through the search's transport, unpacked into places[m]."""
+        backend, s, b, w = self.backend, self.state, self.graph.grid.block, self.state.words
+        peers = list(blocks)
+        sent_bits = {m: s.sent_presence[k * w:(k + 1) * w] for k, m in enumerate(peers)}
+        recv_bits = {m: s.recv_presence[k * w:(k + 1) * w] for k, m in enumerate(peers)}
+        packed = {m: s.recv[k * b:(k + 1) * b] for k, m in enumerate(peers)}
+        present = {m: pack_present(backend, blocks[m], sent_bits[m], s.presence_starts, packed[m]) for m in peers}
+        for m, words in self.row_x.transfer(sent_bits, peers).items():
+            recv_bits[m][:] = words
+        received = self.row_x.transfer({m: packed[m][:present[m]].view(np.uint32) for m in peers}, peers)
+        for m, values in received.items():
+            unpack_present(backend, recv_bits[m], values.view(np.int32), s.presence_starts, places[m])

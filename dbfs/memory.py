@@ -38,6 +38,7 @@ GIB = 1 << 30
 MIN_CHUNK_EDGES = 1 << 16
 MAX_CHUNK_EDGES = 1 << 24
 CHUNK_SHARE = 0.05            # construction transients at most this share of the resident graph
+LANDING_SHARE = 2             # construction's NVSHMEM landing: twice a rank's average incoming words a chunk
 # Transient bytes per tuple of a chunk at the peak of a streaming pass (dbfs.build), counted from its
 # code: the chunk's src and dst and the self-loop mask (17), then routing. One rank routes one direction
 # at a time: the int32 columns (4) while to_local_row holds four int64 temporaries (32). Several ranks
@@ -149,11 +150,24 @@ def search_state_bytes(grid: Grid, direction: str, entries: int, transport: str 
     return total + grid_loop.buffer_bytes(grid, encoding, transport, cpu, direction)
 
 
-def symmetric_heap_bytes(grid: Grid, direction: str, encoding: str = "adaptive") -> int:
-    """What a rank of a --comm nvshmem run allocates on the NVSHMEM symmetric heap (counted in its
-    search state too): the level exchanges' buffers and the device-driven levels' landings."""
+def landing_words(chunk: int, symmetric: bool) -> int:
+    """Construction's landing over NVSHMEM (dbfs.build): LANDING_SHARE times the words one chunk of the
+    placing pass brings a rank on average (every rank produces `chunk` tuples a round: both directions
+    of each, a column and a row an entry)."""
+    return LANDING_SHARE * chunk * (2 if symmetric else 1) * 2
+
+
+def symmetric_heap_bytes(grid: Grid, n_edges: int, symmetric: bool, direction: str, encoding: str = "adaptive",
+                         device: str = "gpu") -> int:
+    """What a rank of a --comm nvshmem run holds on the NVSHMEM symmetric heap at most: construction's
+    landing and signal words, or later the search's (counted in its search state too): the level
+    exchanges' buffers, the once-a-search rounds' and the device-driven levels' landings."""
     from dbfs import grid_loop
-    return 0 if grid.size == 1 else grid_loop.symmetric_bytes(grid, encoding, direction)
+    if grid.size == 1:
+        return 0
+    chunk = chunk_edges(grid, n_edges, symmetric, row_major_layout(grid, symmetric, direction) == "copy", device)
+    construction = 4 * landing_words(chunk, symmetric) + 8 * grid.size
+    return max(construction, grid_loop.symmetric_bytes(grid, encoding, direction))
 
 
 def validation_bytes(grid: Grid, symmetric: bool, entries: int) -> int:
@@ -306,7 +320,8 @@ def plan_run(grid: Grid, source, direction: str, transport: str, backend) -> Est
     check(plan)
     if transport == "nvshmem":
         from dbfs import nvshmem
-        runtime.agree(nvshmem.heap_problem(symmetric_heap_bytes(grid, direction)))
+        runtime.agree(nvshmem.heap_problem(symmetric_heap_bytes(grid, source.n_edges, source.symmetric, direction,
+                                                                device=backend.name)))
     return plan
 
 

@@ -10,7 +10,10 @@ Processing elements (PEs) are the MPI ranks: the runtime starts with MPI's COMM_
 so PE p is world rank p. Symmetric allocations are collective: every rank makes the same ones in the
 same order (the exchanges are made in the same order on every rank). The heap's size is NVSHMEM's
 (NVSHMEM_SYMMETRIC_SIZE, 1 GiB unless set); NVLink multicast stays off (NVSHMEM_DISABLE_NVLS=1 unless
-set). The packages come with `pip install 'dbfs[nvshmem]'` (nvshmem4py and the NVSHMEM library).
+set), and so does NVSHMEM's proxy thread where no network transport needs it
+(NVSHMEM_DISABLE_LOCAL_ONLY_PROXY=1 unless set): dbfs uses only the mappings within a node, and the
+proxy's polling competes with the rank's own thread for its core (bench/NOTES.md, 2026-11-25, the
+once-a-search rounds through NVSHMEM). The packages come with `pip install 'dbfs[nvshmem]'` (nvshmem4py and the NVSHMEM library).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ def start(backend) -> str | None:
     if _started:
         return None
     os.environ.setdefault("NVSHMEM_DISABLE_NVLS", "1")
+    os.environ.setdefault("NVSHMEM_DISABLE_LOCAL_ONLY_PROXY", "1")
     problem = None
     try:
         import nvshmem.core

@@ -89,10 +89,12 @@ def main(args: argparse.Namespace) -> None:
     lines += [f"  {name:<26}{memory.gib(size):>10}" for name, size in plan.phases.items()]
     lines.append(f"peak per rank: {memory.gib(plan.peak)} GiB ({plan.peak_phase}); {memory.gib(limit)} GiB "
                  f"available: {'fits' if plan.fits else 'does not fit: ' + memory.fit_advice(plan)}")
-    heap = memory.symmetric_heap_bytes(grid, args.direction) if args.comm == "nvshmem" else None
+    heap = (memory.symmetric_heap_bytes(grid, args.edgefactor << args.scale, True, args.direction)
+            if args.comm == "nvshmem" else None)
     if heap is not None:
-        lines.append(f"NVSHMEM symmetric heap per PE: {memory.readable(heap)} of the search state above, beside "
-                     f"NVSHMEM's own (NVSHMEM_SYMMETRIC_SIZE, 1 GiB unless set, must hold it)")
+        lines.append(f"NVSHMEM symmetric heap per PE: {memory.readable(heap)} (construction's landing, or later "
+                     f"the search's buffers, counted in the search state above), beside NVSHMEM's own "
+                     f"(NVSHMEM_SYMMETRIC_SIZE, 1 GiB unless set, must hold it)")
     lines.append("largest scale that fits with these ranks: "
                  + (str(largest) if largest is not None else "none") + _largest_reason(largest, R, C))
     prediction = scale_model.predict(args.scale, args.edgefactor, R, C, args.gpus_per_node)

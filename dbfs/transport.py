@@ -14,7 +14,9 @@ rank alike, before the graph is generated or read. The transports themselves liv
 A run's bulk rounds -- construction's tuples, once a pass, and validation's gathers, once a search --
 take NCCL between GPUs of their own whatever the search's transport (`bulk_transport`): staged through
 the host, scale 28 on two H100 took 116.8 s to build against 8.5 s over NCCL (bench/NOTES.md,
-2026-11-25, two H100 on NVLink).
+2026-11-25, two H100 on NVLink). Where NCCL cannot run and the search's transport is NVSHMEM (ranks
+sharing a GPU), construction's tuples go through NVSHMEM's mappings (dbfs.build); validation's
+gathers stay host-staged.
 """
 
 from __future__ import annotations
@@ -117,13 +119,16 @@ def _auto(backend, comm) -> tuple[str, str]:
 
 def bulk_transport(search: str, backend, comm=runtime.WORLD) -> tuple[str, str]:
     """Collective: (transport, why) for the run's bulk rounds (construction's tuple exchange,
-    validation's gathers): NCCL where every rank has a GPU of its own and NCCL is there, else MPI
-    staged through host memory (dbfs.build and dbfs.collectives take "nccl" or any other value)."""
+    validation's gathers): NCCL where every rank has a GPU of its own and NCCL is there, else NVSHMEM
+    when the search runs over it, else MPI staged through host memory (dbfs.build takes "nccl",
+    "nvshmem" or any other value, dbfs.collectives "nccl" or any other)."""
     if comm.Get_size() == 1:
         return "mpi", "one rank exchanges nothing"
     if search == "nccl":
         return "nccl", "the search's transport"
     if _nccl_between_own_gpus(backend, comm, shares_a_gpu(comm, backend)):
         return "nccl", OWN_GPUS_WITH_NCCL
+    if search == "nvshmem":
+        return "nvshmem", "the search's transport, NCCL cannot run: GPU to GPU through NVSHMEM's mappings"
     return "mpi", ("ranks share a GPU or NCCL is missing" if backend.is_gpu else "the CPU backend") + \
         ": staged through host memory"

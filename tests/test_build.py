@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from mpi4py import MPI
 
-from dbfs import edgelist, runtime
+from dbfs import edgelist, memory, runtime
 from dbfs.backend import Backend
 from dbfs.build import add_row_major, build, build_from_edges, transpose_csc
 from dbfs.certificate import certify
@@ -230,14 +230,20 @@ def on_host(graph):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("comm", ["mpi", "nccl"])
-def test_gpu_build_equals_the_whole_list_and_passes_the_certificate(comm):
+@pytest.mark.parametrize("comm,landing_share", [("mpi", None), ("nccl", None), ("nvshmem", None),
+                                                 ("nvshmem", 0)])
+def test_gpu_build_equals_the_whole_list_and_passes_the_certificate(comm, landing_share, monkeypatch):
+    """Every bulk transport; over NVSHMEM also with no room in the landings, so that every chunk takes
+    the host-staged way instead."""
     from dbfs.backend import gpu_count
-    from dbfs.transport import nccl_available, shares_a_gpu
+    from dbfs.transport import problem
     from dbfs.warmup import warm_up
     backend = Backend("gpu", runtime.local_rank()[0] % gpu_count())
-    if comm == "nccl" and (WORLD.Get_size() == 1 or not nccl_available() or shares_a_gpu(WORLD, backend)):
-        pytest.skip("NCCL needs several ranks, one GPU each, and the NCCL library")
+    why = "one rank" if WORLD.Get_size() == 1 else problem(comm, backend, WORLD) if comm != "mpi" else None
+    if comm != "mpi" and why:
+        pytest.skip(f"--comm {comm} cannot run here ({why})")
+    if landing_share is not None:
+        monkeypatch.setattr(memory, "LANDING_SHARE", landing_share)
     assert warm_up(backend) > 0
     scale = 12
     source = GraphSource(1 << scale, 16 << scale, scale, 16, True, None, (2, 3))

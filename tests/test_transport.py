@@ -73,7 +73,7 @@ def test_auto_takes_nccl_where_every_rank_has_its_gpu(monkeypatch):
 
 
 @pytest.mark.mpi(min_size=2)
-def test_bulk_rounds_take_nccl_between_gpus_of_their_own_whatever_the_search_uses(monkeypatch):
+def test_bulk_rounds_take_nccl_between_gpus_of_their_own_else_nvshmem_where_the_search_does(monkeypatch):
     monkeypatch.setattr(transport, "nccl_available", lambda: True)
     own = gpu_stand_in(device=WORLD.Get_rank())
     for search in ("mpi", "mpi-cuda", "nvshmem", "nccl"):
@@ -83,7 +83,9 @@ def test_bulk_rounds_take_nccl_between_gpus_of_their_own_whatever_the_search_use
     assert transport.bulk_transport("mpi", Backend("cpu")) == (
         "mpi", "the CPU backend: staged through host memory")
     monkeypatch.setattr(transport, "nccl_available", lambda: False)
-    assert transport.bulk_transport("nvshmem", own)[0] == "mpi"
+    assert transport.bulk_transport("nvshmem", own)[0] == "nvshmem"
+    assert transport.bulk_transport("nvshmem", gpu_stand_in())[0] == "nvshmem"
+    assert transport.bulk_transport("mpi", own)[0] == "mpi"
 
 
 def test_bulk_rounds_on_one_rank_exchanges_nothing():
