@@ -421,10 +421,10 @@ class GridLoop:
         """Small top-down levels from level lvl run by the ranks' kernels (dbfs.peer_levels) until the
         next step is another: the own frontier is left in group j of `queue`, the next expand message
         encoded and staged as after a host-driven level. Returns the stretch's end and what its level
-        rows are made of after the search is timed (its log, host waits and launches)."""
+        rows are made of after the search is timed (its log, host waits, launches and wall time)."""
         backend, grid, j = self.backend, self.graph.grid, self.graph.comms.j
         own, rest = slice(grid.owned_row(j, 0), grid.owned_row(j, grid.block)), slice(j, j + 1)
-        syncs, launches = backend.host_syncs, backend.launches
+        syncs, launches, started = backend.host_syncs, backend.launches, time.perf_counter()
         clock.switch("expansion")
         self.peers.launch(queue[own], spare[own], counts[rest], lvl, nf, mf, mu, visited,
                           self.alpha if self.bottom_up_allowed else 0.0, self.beta)
@@ -434,12 +434,17 @@ class GridLoop:
                                      ("fold", PEER_LOG_AT.FOLD_BYTES, grid.C - 1)):
             sent = int(log[:, column].sum())
             traffic.add(phase, len(log) * peers, sent, sent)    # every level of the stretch messages every peer
-        return end, (end, log, backend.host_syncs - syncs, backend.launches - launches)
+        wall = time.perf_counter() - started
+        return end, (end, log, backend.host_syncs - syncs, backend.launches - launches, wall)
 
-    def _stretch_rows(self, end, log, syncs, launches) -> list[dict]:
+    def _stretch_rows(self, end, log, syncs, launches, wall) -> list[dict]:
+        """The stretch's level rows; the first carries its launches and the time the stretch took beyond
+        its kernel's levels (the launch, the closing encode and wait) as host time, the last its wait."""
         rows = self.peers.level_records(end, log)
         if rows:
             rows[0]["launches"], rows[-1]["host_syncs"] = launches, syncs
+            rows[0]["host_time"] = max(0.0, wall - sum(row["device_time"] for row in rows))
+            rows[0]["time"] += rows[0]["host_time"]
         return rows
 
     # bottom-up ------------------------------------------------------------------------------------

@@ -82,16 +82,23 @@ def test_levels_report_waits_messages_bytes_and_times(direction, encoding):
 def test_device_driven_levels_report_their_phases_and_wait_once_a_stretch(direction):
     """Top-down levels of at most 2^9 frontier edges run as stretches of dbfs.peer_levels (here its NumPy
     twin): their rows carry the kernel's phase times, no wait and no launch of their own but the
-    stretch's one wait on its last row, the messages every level sends and the bytes they put."""
+    stretch's one wait on its last row and its launch and wait time on its first, the messages every
+    level sends and the bytes they put."""
     from dbfs.peer_levels import DEVICE_PHASES
     for R, C, bfs, result in searches(Backend("cpu"), direction, "adaptive", peer_edges=1 << 9):
         stretch = [row for row in result.levels if "device_phases" in row]
         assert stretch, (R, C, [row["frontier"] for row in result.levels])
         assert sum(row["frontier"] for row in result.levels) == result.visited
-        for row in stretch:
-            assert row["direction"] == "topdown" and row["host_time"] == 0.0
+        starts = [k for k, row in enumerate(result.levels) if "device_phases" in row and
+                  (k == 0 or "device_phases" not in result.levels[k - 1])]
+        for k, row in enumerate(result.levels):
+            if "device_phases" not in row:
+                continue
+            assert row["direction"] == "topdown" and row["host_time"] >= 0.0
+            assert row["host_time"] == 0.0 or k in starts     # a stretch's launch and closing wait: its first row
             assert set(row["device_phases"]) == set(DEVICE_PHASES)
-            assert sum(row["device_phases"].values()) == pytest.approx(row["time"])
+            assert sum(row["device_phases"].values()) == pytest.approx(row["device_time"])
+            assert row["time"] == pytest.approx(row["device_time"] + row["host_time"])
             assert row["messages"] == {"expand": R - 1, "fold": C - 1}
             assert row["host_syncs"] in (0, 1)
             sent = np.array([sum(row["phase_bytes"].values())], np.int64)
