@@ -219,6 +219,8 @@ class GridLoop:
         own_root = grid.owns(comms.i, j, root)
         root_offset = int(grid.owned_offset(root))
         root_degree = comms.world.allreduce(int(g.degree[root_offset]) if own_root else 0)
+        if self.peers is not None:
+            self.peers.start_search()
         backend.sync()
         comms.world.Barrier()
         self.wait_seconds = 0.0
@@ -235,7 +237,7 @@ class GridLoop:
         self._end_level(clock, queue, counts, bits=False)
         if self.expand_x is not None and self.expand_x.sized:
             self._level_totals()                # the sizes of the first expand messages
-        lvl, levels, frontier_total, visited, reached_degrees = 0, [], 1, 1, root_degree
+        lvl, levels, stretches, frontier_total, visited, reached_degrees = 0, [], [], 1, 1, root_degree
         frontier_degrees = root_degree
         unvisited_edges = self.total_degree - root_degree
         bottom_up_level, form = False, "list"
@@ -244,11 +246,12 @@ class GridLoop:
                 if form == "bits":
                     self._bits_to_list(clock, traffic, queue, counts)
                     form = "list"
-                end, stretch = self._peer_stretch(clock, traffic, queue, counts, spare, lvl + 1, frontier_total,
+                end, stretch = self._peer_stretch(clock, queue, counts, spare, lvl + 1, frontier_total,
                                                   frontier_degrees, unvisited_edges, visited)
                 lvl, visited, unvisited_edges = end["LEVEL"] - 1, end["VISITED"], end["UNVISITED_EDGES"]
                 frontier_total, frontier_degrees = end["FRONTIER"], end["FRONTIER_EDGES"]
                 reached_degrees = self.total_degree - unvisited_edges
+                stretches.append(stretch)
                 if log_levels:
                     levels.append(stretch)
                 if end["STEP"] == STEP.DONE:
@@ -301,10 +304,11 @@ class GridLoop:
         clock.switch(None)
         backend.sync()
         elapsed = comms.world.allreduce(time.perf_counter() - t_start, op=MPI.MAX)
+        stretch_log = self._count_stretch_traffic(traffic, stretches) if stretches else None
         rows = []
         for row in levels:
             if isinstance(row, tuple):          # a device-driven stretch: its log becomes its levels' rows
-                rows.extend(self._stretch_rows(*row))
+                rows.extend(self._stretch_rows(stretch_log, *row))
                 continue
             phases = clock.totals(*row.pop("marks"))
             row["device_time"] = sum(phases[phase] for phase in COMPUTE_PHASES)
@@ -417,11 +421,12 @@ class GridLoop:
         traffic.add(phase, messages, sent, raw or sent)
 
     # device-driven small levels -------------------------------------------------------------------
-    def _peer_stretch(self, clock, traffic, queue, counts, spare, lvl, nf, mf, mu, visited) -> tuple[dict, tuple]:
+    def _peer_stretch(self, clock, queue, counts, spare, lvl, nf, mf, mu, visited) -> tuple[dict, tuple]:
         """Small top-down levels from level lvl run by the ranks' kernels (dbfs.peer_levels) until the
         next step is another: the own frontier is left in group j of `queue`, the next expand message
-        encoded and staged as after a host-driven level. Returns the stretch's end and what its level
-        rows are made of after the search is timed (its log, host waits, launches and wall time)."""
+        encoded and staged as after a host-driven level. Returns the stretch's end and what its traffic
+        and level rows are made of after the search is timed (its records in the search's log, host
+        waits, launches and wall time)."""
         backend, grid, j = self.backend, self.graph.grid, self.graph.comms.j
         own, rest = slice(grid.owned_row(j, 0), grid.owned_row(j, grid.block)), slice(j, j + 1)
         syncs, launches, started = backend.host_syncs, backend.launches, time.perf_counter()
@@ -429,18 +434,25 @@ class GridLoop:
         self.peers.launch(queue[own], spare[own], counts[rest], lvl, nf, mf, mu, visited,
                           self.alpha if self.bottom_up_allowed else 0.0, self.beta)
         self._end_level(clock, queue, counts, bits=False)
-        end, log = self.peers.result()
-        for phase, column, peers in (("expand", PEER_LOG_AT.EXPAND_BYTES, grid.R - 1),
-                                     ("fold", PEER_LOG_AT.FOLD_BYTES, grid.C - 1)):
-            sent = int(log[:, column].sum())
-            traffic.add(phase, len(log) * peers, sent, sent)    # every level of the stretch messages every peer
+        end, records = self.peers.result()
         wall = time.perf_counter() - started
-        return end, (end, log, backend.host_syncs - syncs, backend.launches - launches, wall)
+        return end, (end, records, backend.host_syncs - syncs, backend.launches - launches, wall)
 
-    def _stretch_rows(self, end, log, syncs, launches, wall) -> list[dict]:
+    def _count_stretch_traffic(self, traffic, stretches) -> np.ndarray:
+        """After the search: the stretches' messages and bytes from their records (every level of a
+        stretch messages every peer); returns the search's log of them."""
+        grid, log = self.graph.grid, self.peers.search_log()
+        for _end, records, *_ in stretches:
+            for phase, column, peers in (("expand", PEER_LOG_AT.EXPAND_BYTES, grid.R - 1),
+                                         ("fold", PEER_LOG_AT.FOLD_BYTES, grid.C - 1)):
+                sent = int(log[records, column].sum())
+                traffic.add(phase, (records.stop - records.start) * peers, sent, sent)
+        return log
+
+    def _stretch_rows(self, log, end, records, syncs, launches, wall) -> list[dict]:
         """The stretch's level rows; the first carries its launches and the time the stretch took beyond
         its kernel's levels (the launch, the closing encode and wait) as host time, the last its wait."""
-        rows = self.peers.level_records(end, log)
+        rows = self.peers.level_records(end, log[records])
         if rows:
             rows[0]["launches"], rows[-1]["host_syncs"] = launches, syncs
             rows[0]["host_time"] = max(0.0, wall - sum(row["device_time"] for row in rows))

@@ -31,7 +31,7 @@ from dbfs.ops.peer_levels import counter_words, peer_levels
 DEFAULT_PEER_EDGES = 1 << 16
 # A device-driven level's phases, as its log record times them.
 DEVICE_PHASES = ("expand_wait", "expansion", "fold_wait", "update", "decision")
-LOG_CAPACITY = 1 << 16                 # per-level records of one stretch (the traffic counts come from them)
+LOG_CAPACITY = 1 << 16                 # per-level records of one search's stretches (the traffic counts come from them)
 
 
 def symmetric_bytes(grid, capacity: int) -> int:
@@ -110,26 +110,38 @@ class PeerLevels:
         self.log = xp.zeros(LOG_CAPACITY * PEER_LOG_WORDS, xp.int64)
         self.ctl_host = backend.pinned_empty(CTL_WORDS, np.int64)
         self.round = 1
+        self.logged = 0                        # records of this search's stretches so far
 
     def fits(self, frontier: int, frontier_edges: int) -> bool:
         return frontier <= self.capacity and frontier_edges <= self.capacity
 
+    def start_search(self) -> None:
+        self.logged = 0
+
     def launch(self, own_list, spare, own_count, lvl: int, nf: int, mf: int, mu: int, visited: int,
                alpha: float, beta: float) -> None:
-        """Enqueue a stretch from level lvl (the search's figures as the grid loop holds them) and the
-        copy of its control block to the host, read by `result` after the loop's next wait."""
+        """Enqueue a stretch from level lvl (the search's figures as the grid loop holds them), its records
+        after the search's earlier ones, and the copy of its control block to the host, read by `result`
+        after the loop's next wait."""
+        log = self.log[self.logged * PEER_LOG_WORDS:]
         peer_levels(self.backend, self.graph, self.state, self.links, own_list, spare, own_count, self.counters,
-                    self.ctl, self.log, self.capacity, self.round, lvl, nf, mf, mu, visited, alpha, beta)
+                    self.ctl, log, self.capacity, self.round, lvl, nf, mf, mu, visited, alpha, beta)
         self.backend.copy(self.ctl_host, self.ctl)
 
-    def result(self) -> tuple[dict, np.ndarray]:
-        """After the wait: the stretch's end (the ctl words by name) and its per-level log (this rank's
-        records, the first LOG_CAPACITY levels)."""
+    def result(self) -> tuple[dict, slice]:
+        """After the wait: the stretch's end (the ctl words by name) and which records of the search's log
+        (`search_log`) are its levels' (the search's first LOG_CAPACITY levels have one)."""
         end = {name: int(self.ctl_host[word]) for name, word in vars(CTL).items()}
         self.round += end["LOGGED"] + 1
-        kept = min(end["LOGGED"], LOG_CAPACITY)
-        log = np.array(self.backend.asnumpy(self.log[:kept * PEER_LOG_WORDS]))   # a copy: the next stretch reuses it
-        return end, log.reshape(kept, PEER_LOG_WORDS)
+        kept = min(end["LOGGED"], LOG_CAPACITY - self.logged)
+        records = slice(self.logged, self.logged + kept)
+        self.logged += kept
+        return end, records
+
+    def search_log(self) -> np.ndarray:
+        """After the search: the records of its stretches, one row a level (read once, off its clock)."""
+        log = self.backend.asnumpy(self.log[:self.logged * PEER_LOG_WORDS])
+        return np.array(log).reshape(self.logged, PEER_LOG_WORDS)
 
     def level_records(self, end: dict, log: np.ndarray) -> list[dict]:
         """The grid loop's per-level log rows of a stretch (built after the search is timed)."""
