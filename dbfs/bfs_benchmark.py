@@ -380,18 +380,20 @@ def main(args) -> None:
     runtime.check_slurm()
     args.seed_pair = parse_seed(args.seed)
     _check_args(args)
-    backend = select(args.backend, share_multiprocessors=args.comm == "nvshmem")
+    backend = select(args.backend, share_multiprocessors=args.comm in ("nvshmem", "auto"))
     world = runtime.WORLD
     R, C = args.grid_shape
-    transport = resolve_transport(args.comm, backend)
-    runtime.log(f"dbfs {__version__}: {runtime.count(world.Get_size(), 'rank')}, grid {R}x{C}, backend "
-                f"{backend.name}, direction {args.direction}, encoding {args.encoding}, comm {transport}")
     check_save_request(args)
     source = GraphSource.from_args(args)
     _check_ids(source)
     grid = _make_grid(R, C, source)
+    heap_need = memory.symmetric_heap_bytes(grid, source.n_edges, source.symmetric, args.direction, args.encoding,
+                                            backend.name)
+    transport = resolve_transport(args.comm, backend, heap_need=heap_need)
+    runtime.log(f"dbfs {__version__}: {runtime.count(world.Get_size(), 'rank')}, grid {R}x{C}, backend "
+                f"{backend.name}, direction {args.direction}, encoding {args.encoding}, comm {transport}")
     root = None if args.root is None else source.dense_root(args.root)
-    plan = memory.plan_run(grid, source, args.direction, transport, backend)
+    plan = memory.plan_run(grid, source, args.direction, transport, backend, args.encoding)
     runtime.log(f"graph: {source.describe}: {source.n_vertices} vertices, {source.n_edges} tuples")
     drive(Graph500BFS(args, backend, transport, source, grid, root, plan))
 

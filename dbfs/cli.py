@@ -81,9 +81,10 @@ def main_parser() -> argparse.ArgumentParser:
     search.add_argument("--comm", choices=("auto", "mpi", "mpi-cuda", "nccl", "nvshmem"), default="auto",
                         help="the search's transport: host-staged MPI, CUDA-aware MPI, NCCL between the GPUs, "
                              "or NVSHMEM puts and signals from dbfs's kernels (its small top-down levels run "
-                             "in the GPUs' own loop; one node); auto: NCCL when every rank has a "
-                             "GPU of its own, else CUDA-aware MPI, else mpi (nvshmem only when asked for). "
-                             "Construction and validation use NCCL wherever every rank has a GPU of its own")
+                             "in the GPUs' own loop; one node); auto: nvshmem on one node where it starts and "
+                             "its heap holds the run (ranks sharing a GPU: under CUDA MPS), else NCCL when every "
+                             "rank has a GPU of its own, else CUDA-aware MPI, else mpi. Construction and "
+                             "validation use NCCL wherever every rank has a GPU of its own")
     real = p.add_argument_group("graph files, results and the partition cache")
     real.add_argument("--undirected", action="store_true",
                       help="traverse a directed graph's edges both ways, not only along out-edges")

@@ -1,12 +1,15 @@
 """Which transport the exchanges of a run use (--comm), decided once, before anything expensive, and
 the one place that says why a transport cannot run in a job.
 
-`auto`, on several ranks with a GPU each: NCCL between the GPUs when every rank has a GPU of its own
-and NCCL is there; else a CUDA-aware MPI (device buffers straight to MPI); else MPI staged through
-pinned host memory -- and it says on stderr which it took and why. On one rank, which exchanges
-nothing, and on the CPU backend: `mpi`. NVSHMEM runs only when asked for (`--comm nvshmem`): on ranks
-sharing one H100 under MPS it beat host-staged MPI at 4 ranks (scale 24) and lost at 2 and 16 ranks and
-on a lattice (bench/NOTES.md, 2026-11-25), so `auto` does not start it. An explicit choice that cannot work in this job
+`auto`, on several ranks with a GPU each: NVSHMEM when the ranks are on one node (a GPU each, or sharing
+GPUs under CUDA MPS), NVSHMEM is installed, its symmetric heap holds the run's buffers and it starts
+on every rank; else NCCL between the GPUs when every rank has a GPU of its own and NCCL is there; else
+a CUDA-aware MPI (device buffers straight to MPI); else MPI staged through pinned host memory -- and it
+says on stderr which it took and why. On one rank, which exchanges nothing, and on the CPU backend:
+`mpi`. Why NVSHMEM first (bench/NOTES.md, 2026-11-25, the once-a-search rounds through NVSHMEM): on two
+H100 on NVLink it matched NCCL at scale 28 (374.6 against 376.9 GTEPS) and took a 2048^2 lattice at
+16 us a level against NCCL's 139-151; on ranks sharing one H100 under MPS it took scale 24 at 2.3-2.9 ms
+on 2 ranks and 3.5-4.6 on 4, where host-staged MPI took 8.6 and 9.7. An explicit choice that cannot work in this job
 (nccl, nvshmem or mpi-cuda without the GPU backend, NCCL missing or two ranks on one GPU, NVSHMEM
 missing or not starting, mpi-cuda with an MPI that does not report CUDA support) is refused on every
 rank alike, before the graph is generated or read. The transports themselves live in dbfs.exchange.
@@ -82,13 +85,14 @@ def problem(choice: str, backend, comm) -> str | None:
     return None
 
 
-def resolve_transport(choice: str, backend, comm=runtime.WORLD) -> str:
-    """Collective: the transport for --comm `choice` (auto decided here, and said on stderr);
-    DbfsError on every rank when an explicit choice cannot run."""
+def resolve_transport(choice: str, backend, comm=runtime.WORLD, heap_need: int | None = None) -> str:
+    """Collective: the transport for --comm `choice` (auto decided here, and said on stderr; it takes
+    NVSHMEM only where the symmetric heap holds `heap_need` bytes, when given); DbfsError on every rank
+    when an explicit choice cannot run."""
     if choice != "auto":
         runtime.agree(problem(choice, backend, comm), comm)
         return choice
-    chosen, why = _auto(backend, comm)
+    chosen, why = _auto(backend, comm, heap_need)
     if comm.Get_size() > 1:
         runtime.log(f"--comm auto: {chosen} ({why})")
     return chosen
@@ -103,18 +107,43 @@ def _nccl_between_own_gpus(backend, comm, shared: bool) -> bool:
     return backend.is_gpu and not shared and _everywhere(nccl_available(), comm)
 
 
-def _auto(backend, comm) -> tuple[str, str]:
+def mps_running() -> bool:
+    """Whether a CUDA MPS daemon's control pipe is where this process's CUDA clients look for it."""
+    return os.path.exists(os.path.join(os.environ.get("CUDA_MPS_PIPE_DIRECTORY", "/tmp/nvidia-mps"), "control"))
+
+
+def _why_not_nvshmem(backend, comm, shared: bool, heap_need: int | None) -> str | None:
+    """Collective: why `auto` does not take NVSHMEM in this job (the same on every rank), or None once it
+    has started it."""
+    if len(set(comm.allgather(MPI.Get_processor_name()))) > 1:
+        return "the ranks span several nodes, and dbfs's NVSHMEM messages reach the GPUs of one"
+    if not _everywhere(nvshmem.available(), comm):
+        return "NVSHMEM is not installed on every rank (pip install 'dbfs[nvshmem]')"
+    if shared and not _everywhere(mps_running() and "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE" in os.environ, comm):
+        return "ranks share a GPU without CUDA MPS (scripts/mps.sh start)"
+    heap = None if heap_need is None else nvshmem.heap_problem(heap_need)
+    if _everywhere(heap is not None, comm):
+        return "the NVSHMEM symmetric heap is too small for this graph (NVSHMEM_SYMMETRIC_SIZE)"
+    return nvshmem.start(backend)
+
+
+def _auto(backend, comm, heap_need: int | None = None) -> tuple[str, str]:
     if comm.Get_size() == 1:
         return "mpi", "one rank exchanges nothing"
     if not backend.is_gpu:
         return "mpi", "the CPU backend"
     shared = shares_a_gpu(comm, backend)
+    not_nvshmem = _why_not_nvshmem(backend, comm, shared, heap_need)
+    if not_nvshmem is None:
+        return "nvshmem", ("one node, " + ("ranks sharing a GPU under MPS" if shared else "a GPU per rank") +
+                           ", NVSHMEM started: the GPUs put their own messages")
     if _nccl_between_own_gpus(backend, comm, shared):
-        return "nccl", OWN_GPUS_WITH_NCCL
+        return "nccl", f"{OWN_GPUS_WITH_NCCL}; not nvshmem: {not_nvshmem}"
     if _everywhere(runtime.mpi_cuda_aware(), comm):
-        return "mpi-cuda", "this MPI reports CUDA support"
+        return "mpi-cuda", f"this MPI reports CUDA support; not nvshmem: {not_nvshmem}"
     return "mpi", ("ranks share a GPU, where NCCL refuses, and this MPI does not report CUDA support" if shared
-                   else "no NCCL on every rank and no CUDA-aware MPI") + ": staged through host memory"
+                   else "no NCCL on every rank and no CUDA-aware MPI") + \
+        f": staged through host memory; not nvshmem: {not_nvshmem}"
 
 
 def bulk_transport(search: str, backend, comm=runtime.WORLD) -> tuple[str, str]:

@@ -55,21 +55,57 @@ def test_auto_on_the_cpu_backend_or_one_rank_is_mpi():
 
 
 @pytest.mark.mpi(min_size=2)
-def test_auto_where_ranks_share_a_gpu_stages_through_host_memory(monkeypatch, capsys):
+def test_auto_where_ranks_share_a_gpu_without_nvshmem_stages_through_host_memory(monkeypatch, capsys):
     monkeypatch.setattr(transport, "nccl_available", lambda: True)
-    monkeypatch.setattr(nvshmem, "available", lambda: pytest.fail("auto started NVSHMEM"))
+    monkeypatch.setattr(nvshmem, "available", lambda: False)
     monkeypatch.setattr(runtime, "mpi_cuda_aware", lambda: False)
     assert transport.resolve_transport("auto", gpu_stand_in()) == "mpi"
     err = capsys.readouterr().err
     if WORLD.Get_rank() == 0:
         assert "--comm auto: mpi (ranks share a GPU, where NCCL refuses" in err
+        assert "not nvshmem: NVSHMEM is not installed on every rank" in err
 
 
 @pytest.mark.mpi(min_size=2)
-def test_auto_takes_nccl_where_every_rank_has_its_gpu(monkeypatch):
+def test_auto_takes_nccl_where_every_rank_has_its_gpu_and_nvshmem_is_missing(monkeypatch):
     monkeypatch.setattr(transport, "nccl_available", lambda: True)
-    monkeypatch.setattr(nvshmem, "available", lambda: pytest.fail("NVSHMEM probed although NCCL serves"))
+    monkeypatch.setattr(nvshmem, "available", lambda: False)
     assert transport.resolve_transport("auto", gpu_stand_in(device=WORLD.Get_rank())) == "nccl"
+
+
+def started_nvshmem(monkeypatch):
+    """NVSHMEM installed and starting (stand-ins): the list of backends it was started on."""
+    started = []
+    monkeypatch.setattr(nvshmem, "available", lambda: True)
+    monkeypatch.setattr(nvshmem, "start", lambda backend: started.append(backend))
+    return started
+
+
+@pytest.mark.mpi(min_size=2)
+@pytest.mark.parametrize("shared", [False, True])
+def test_auto_takes_nvshmem_on_one_node_where_it_starts_and_its_heap_holds_the_run(monkeypatch, capsys, shared):
+    """One node (the test's ranks), a GPU per rank or ranks sharing one under MPS: NVSHMEM first, started
+    once; a heap too small for the run, or ranks sharing a GPU without MPS, fall back to the next choice
+    and say why."""
+    monkeypatch.setattr(transport, "nccl_available", lambda: True)
+    monkeypatch.setattr(runtime, "mpi_cuda_aware", lambda: False)
+    monkeypatch.setattr(transport, "mps_running", lambda: True)
+    monkeypatch.setenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "50")
+    monkeypatch.delenv("NVSHMEM_SYMMETRIC_SIZE", raising=False)
+    backend = gpu_stand_in() if shared else gpu_stand_in(device=WORLD.Get_rank())
+    started = started_nvshmem(monkeypatch)
+    assert transport.resolve_transport("auto", backend, heap_need=1 << 20) == "nvshmem"
+    assert started == [backend]
+    if WORLD.Get_rank() == 0:
+        assert "--comm auto: nvshmem (one node" in capsys.readouterr().err
+    fallback = "mpi" if shared else "nccl"
+    assert transport.resolve_transport("auto", backend, heap_need=nvshmem.DEFAULT_HEAP) == fallback
+    if WORLD.Get_rank() == 0:
+        assert "not nvshmem: the NVSHMEM symmetric heap is too small" in capsys.readouterr().err
+    monkeypatch.setattr(transport, "mps_running", lambda: False)
+    expected = "mpi" if shared else "nvshmem"
+    assert transport.resolve_transport("auto", backend, heap_need=1 << 20) == expected
+    assert len(started) == (1 if shared else 2)
 
 
 @pytest.mark.mpi(min_size=2)
