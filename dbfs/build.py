@@ -49,11 +49,14 @@ columns and rows, the int64 temporaries of the ownership math), 53 B a tuple; on
 directions at once (owner ranks, columns and rows: 24 B a tuple, while one direction's ownership math
 holds 32; then the send buffer, the received one and its split columns and rows, less than that), 73
 B a tuple (61 for a directed graph). K is chosen by dbfs.memory.chunk_edges so that this stays within
-5% of the resident graph (K at most 2^24, at least 2^16). The device peak during construction is
-therefore the resident CSC plus at most 5%. Host staging (host-staged MPI on a GPU): page-locked send
-and receive buffers kept for the build, grown to the largest chunk's words (about 16 K bytes each for
-balanced owners); only the other ranks' groups cross PCIe. A graph file's chunk adds 16 K bytes of
-tuples read.
+5% of the resident graph or within what the search will add to it (its state and the validation's
+memory), whichever is more (K at most 2^24, at least 2^16): construction never sets the run's peak, and
+several ranks, for which every chunk costs host waits and collectives, take few chunks. Host staging
+(host-staged MPI on a GPU): page-locked send and receive buffers kept for the build, grown to the
+largest chunk's words (about 16 K bytes each for balanced owners); only the other ranks' groups cross
+PCIe. With --comm nvshmem on ranks sharing a GPU: a symmetric landing of 32 K bytes (twice a rank's
+average incoming words; dbfs.memory.landing_words). A graph file's chunk adds 16 K bytes of tuples
+read.
 
 Timing: construction_time is the build alone. The tuple producer runs between two device
 synchronisations and two barriers per chunk; those intervals (the same on every rank) are summed and
@@ -418,15 +421,16 @@ def build(comms: GridComms, backend, source, row_major: bool = False, transport:
     row_major adds the row-major copy for the bottom-up search. symmetric=False sources are stored
     one way (u -> v for each tuple, graph.info["directed"]). transport "nccl" (GPU backend) moves the
     entries with NCCL, "nvshmem" (GPU backend, NVSHMEM started) by kernels' copies into symmetric
-    landings; any other value stages them through host MPI. chunk_edges defaults to
-    dbfs.memory.chunk_edges. plan (a dbfs.memory.Estimate with a limit): once the entries are counted
+    landings; any other value stages them through host MPI. chunk_edges defaults to the plan's chunk,
+    else dbfs.memory.chunk_edges. plan (a dbfs.memory.Estimate with a limit): once the entries are counted
     it is redone with the largest rank's exact count and the build stops with a DbfsError on every rank,
     before anything more is allocated, when that does not fit; the report carries it.
     """
     grid, xp, world = comms.grid, backend.xp, comms.world
     row_copy = row_major and not csc_is_row_major(grid, source.symmetric)
     if chunk_edges is None:
-        chunk_edges = memory.chunk_edges(grid, source.n_edges, source.symmetric, row_copy, backend.name)
+        chunk_edges = (plan.inputs["chunk"] if plan is not None else
+                       memory.chunk_edges(grid, source.n_edges, source.symmetric, row_copy, backend.name))
     world.Barrier()
     started = time.perf_counter()
     passes = _Passes(comms, backend, source, row_copy, transport, chunk_edges)

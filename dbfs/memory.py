@@ -94,13 +94,17 @@ def graph_bytes(grid: Grid, entries: int, row_major: str) -> dict:
     return parts
 
 
-def chunk_edges(grid: Grid, n_edges: int, symmetric: bool, row_copy: bool, device: str = "gpu") -> int:
+def chunk_edges(grid: Grid, n_edges: int, symmetric: bool, row_copy: bool, device: str = "gpu",
+                room: int = 0) -> int:
     """Tuples per chunk of the streaming build: a power of two keeping the construction transients
-    within CHUNK_SHARE of the resident graph, between MIN_CHUNK_EDGES and MAX_CHUNK_EDGES."""
+    within CHUNK_SHARE of the resident graph or within `room` (what the search adds to the resident
+    graph later, so the run's peak does not move), whichever is more, between MIN_CHUNK_EDGES and
+    MAX_CHUNK_EDGES. Fewer, larger chunks: each costs several ranks a few host waits and collectives
+    (bench/NOTES.md, 2026-11-25, construction's chunks in the search's room)."""
     graph = sum(graph_bytes(grid, entries_per_rank(grid, n_edges, symmetric),
                             "copy" if row_copy else "none").values())
     per_tuple = _tuple_bytes(grid, symmetric, row_copy, device)
-    fitting = max(1, int(CHUNK_SHARE * graph / per_tuple))
+    fitting = max(1, int(max(CHUNK_SHARE * graph, room) / per_tuple))
     return min(MAX_CHUNK_EDGES, max(MIN_CHUNK_EDGES, 1 << (fitting.bit_length() - 1)))
 
 
@@ -165,7 +169,7 @@ def symmetric_heap_bytes(grid: Grid, n_edges: int, symmetric: bool, direction: s
     from dbfs import grid_loop
     if grid.size == 1:
         return 0
-    chunk = chunk_edges(grid, n_edges, symmetric, row_major_layout(grid, symmetric, direction) == "copy", device)
+    chunk = estimate(grid, n_edges, symmetric, direction, "nvshmem", device).inputs["chunk"]
     construction = 4 * landing_words(chunk, symmetric) + 8 * grid.size
     return max(construction, grid_loop.symmetric_bytes(grid, encoding, direction))
 
@@ -230,23 +234,29 @@ def readable(size: int) -> str:
 def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = "auto",
              transport: str = "mpi", device: str = "gpu", entries: int | None = None,
              chunk: int | None = None, limit: int | None = None) -> Estimate:
-    """Every part and phase of one rank (the one with `entries` entries; default: the even share)."""
+    """Every part and phase of one rank (the one with `entries` entries; default: the even share). The
+    build's chunk (`chunk`; default: chunk_edges with the search state and validation as its room) is
+    kept in `inputs`, so the estimate redone with the counted entries assumes the chunk the build took."""
+    layout = row_major_layout(grid, symmetric, direction)
+    state = search_state_bytes(grid, direction, entries or entries_per_rank(grid, n_edges, symmetric),
+                               transport, device)
+    checking = validation_bytes(grid, symmetric, entries or entries_per_rank(grid, n_edges, symmetric))
+    if chunk is None:
+        chunk = chunk_edges(grid, n_edges, symmetric, layout == "copy", device, room=state + checking)
     inputs = dict(grid=grid, n_edges=n_edges, symmetric=symmetric, direction=direction, transport=transport,
                   device=device, entries=entries, chunk=chunk, limit=limit)
-    layout = row_major_layout(grid, symmetric, direction)
     if entries is None:
         entries = entries_per_rank(grid, n_edges, symmetric)
-    if chunk is None:
-        chunk = chunk_edges(grid, n_edges, symmetric, layout == "copy", device)
     graph = graph_bytes(grid, entries, layout)
     resident = sum(graph.values())
     degrees = 4 * grid.cols_per_rank + (4 * grid.block if grid.R > 1 else 0)
     parts = {**graph,
              "construction transients": construction_bytes(grid, n_edges, chunk, symmetric, layout == "copy",
                                                            device),
-             "certificate": certificate_bytes(grid, n_edges, chunk, device),
-             "search state": search_state_bytes(grid, direction, entries, transport, device),
-             "validation": validation_bytes(grid, symmetric, entries)}
+             "certificate": certificate_bytes(grid, n_edges, chunk_edges(grid, n_edges, symmetric, False, device),
+                                              device),
+             "search state": state,
+             "validation": checking}
     phases = {"construction": resident - graph["degree"] + max(parts["construction transients"], degrees),
               "certificate": resident + parts["certificate"],
               "search": resident + parts["search state"] + parts["validation"]}
@@ -302,7 +312,7 @@ def fit_advice(plan: Estimate, most_ranks: int = 1 << 20) -> str:
         if estimate(wider, **kept).fits:
             options.append(f"{ranks} ranks (grid {shape[0]}x{shape[1]}) hold it")
             break
-    if plan.inputs["direction"] == "auto" and estimate(**{**plan.inputs, "direction": "topdown"}).fits:
+    if plan.inputs["direction"] == "auto" and estimate(**{**plan.inputs, "direction": "topdown", "chunk": None}).fits:
         options.append(f"--direction topdown (no row-major copy) on {runtime.count(grid.size, 'rank')}")
     if plan.inputs["symmetric"] and n & (n - 1) == 0 and n_edges % n == 0:
         largest = largest_scale(grid.R, grid.C, n_edges // n, limit, plan.inputs["direction"],

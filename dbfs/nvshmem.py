@@ -13,7 +13,8 @@ same order (the exchanges are made in the same order on every rank). The heap's 
 set), and so does NVSHMEM's proxy thread where no network transport needs it
 (NVSHMEM_DISABLE_LOCAL_ONLY_PROXY=1 unless set): dbfs uses only the mappings within a node, and the
 proxy's polling competes with the rank's own thread for its core (bench/NOTES.md, 2026-11-25, the
-once-a-search rounds through NVSHMEM). The packages come with `pip install 'dbfs[nvshmem]'` (nvshmem4py and the NVSHMEM library).
+once-a-search rounds through NVSHMEM). The packages come with `pip install 'dbfs[nvshmem]'` (nvshmem4py
+and the NVSHMEM library).
 """
 
 from __future__ import annotations

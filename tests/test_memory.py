@@ -112,12 +112,18 @@ def test_largest_scale_is_the_last_that_fits(R, C):
     assert memory.largest_scale(1, 1, 16, 1000) is None
 
 
-def test_construction_peak_stays_within_ten_percent_of_the_graph():
-    for scale in (24, 26, 29):
-        for R, C in ((1, 1), (2, 4)):
-            plan = memory.estimate(Grid(R, C, 1 << scale), 16 << scale)
-            assert plan.parts["construction transients"] <= memory.CHUNK_SHARE * plan.resident
-            assert plan.phases["construction"] <= 1.1 * plan.resident
+def test_construction_never_sets_the_peak_and_takes_few_chunks():
+    """Construction's transients stay within 5% of the graph or within what the search adds to it, so
+    its phase stays within 10% of the graph or below the search's; several ranks take chunks that big."""
+    for scale in (22, 24, 26, 29):
+        for R, C in ((1, 1), (2, 4), (4, 4)):
+            grid = Grid(R, C, 1 << scale)
+            plan = memory.estimate(grid, 16 << scale)
+            room = plan.parts["search state"] + plan.parts["validation"]
+            assert plan.parts["construction transients"] <= max(memory.CHUNK_SHARE * plan.resident, room)
+            assert plan.phases["construction"] <= max(1.1 * plan.resident, plan.phases["search"])
+            assert plan.inputs["chunk"] >= memory.chunk_edges(grid, 16 << scale, True, R * C > 1)
+            assert plan.with_entries(plan.inputs["entries"] or 1000).inputs["chunk"] == plan.inputs["chunk"]
 
 
 @pytest.mark.gpu
@@ -134,8 +140,8 @@ def test_gpu_run_peak_is_within_ten_percent_of_the_estimate(tmp_path_factory):
     doc = json.load(open(report))
     assert abs(doc["memory_peak"] - doc["memory_estimate"]) <= 0.1 * doc["memory_estimate"], doc
     R, C = doc["grid"]
-    resident = memory.estimate(Grid(R, C, 1 << scale), 16 << scale).resident
-    assert doc["memory_construction_peak"] <= 1.1 * resident, doc
+    plan = memory.estimate(Grid(R, C, 1 << scale), 16 << scale)
+    assert doc["memory_construction_peak"] <= max(1.1 * plan.resident, plan.phases["search"]), doc
 
 
 def test_an_estimate_over_its_limit_says_what_would_fit():
