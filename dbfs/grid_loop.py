@@ -88,7 +88,7 @@ def symmetric_bytes(grid, encoding: str, direction: str = "auto") -> int:
     """What a GridLoop with --comm nvshmem allocates on the NVSHMEM symmetric heap: its level exchanges'
     buffers (every one of them symmetric), the once-a-search rounds' landings and signal words
     (NvshmemPuts) and the device-driven levels' landings."""
-    rounds = 4 * max(1, grid.C - 1) * grid.block + 8 * grid.C if grid.C > 1 else 0
+    rounds = 4 * (grid.C - 1) * grid.block + 8 * grid.C if grid.C > 1 else 0
     return (peer_symmetric_bytes(grid, DEFAULT_PEER_EDGES) + rounds
             + level_exchange_bytes(grid, encoding, "nvshmem", False, direction)[0])
 

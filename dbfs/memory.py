@@ -238,16 +238,14 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     build's chunk (`chunk`; default: chunk_edges with the search state and validation as its room) is
     kept in `inputs`, so the estimate redone with the counted entries assumes the chunk the build took."""
     layout = row_major_layout(grid, symmetric, direction)
-    state = search_state_bytes(grid, direction, entries or entries_per_rank(grid, n_edges, symmetric),
-                               transport, device)
-    checking = validation_bytes(grid, symmetric, entries or entries_per_rank(grid, n_edges, symmetric))
+    counted = entries_per_rank(grid, n_edges, symmetric) if entries is None else entries
+    state = search_state_bytes(grid, direction, counted, transport, device)
+    checking = validation_bytes(grid, symmetric, counted)
     if chunk is None:
         chunk = chunk_edges(grid, n_edges, symmetric, layout == "copy", device, room=state + checking)
     inputs = dict(grid=grid, n_edges=n_edges, symmetric=symmetric, direction=direction, transport=transport,
                   device=device, entries=entries, chunk=chunk, limit=limit)
-    if entries is None:
-        entries = entries_per_rank(grid, n_edges, symmetric)
-    graph = graph_bytes(grid, entries, layout)
+    graph = graph_bytes(grid, counted, layout)
     resident = sum(graph.values())
     degrees = 4 * grid.cols_per_rank + (4 * grid.block if grid.R > 1 else 0)
     parts = {**graph,
@@ -312,7 +310,8 @@ def fit_advice(plan: Estimate, most_ranks: int = 1 << 20) -> str:
         if estimate(wider, **kept).fits:
             options.append(f"{ranks} ranks (grid {shape[0]}x{shape[1]}) hold it")
             break
-    if plan.inputs["direction"] == "auto" and estimate(**{**plan.inputs, "direction": "topdown", "chunk": None}).fits:
+    if plan.inputs["direction"] == "auto" and estimate(**{**plan.inputs, "direction": "topdown",
+                                                          "chunk": None}).fits:
         options.append(f"--direction topdown (no row-major copy) on {runtime.count(grid.size, 'rank')}")
     if plan.inputs["symmetric"] and n & (n - 1) == 0 and n_edges % n == 0:
         largest = largest_scale(grid.R, grid.C, n_edges // n, limit, plan.inputs["direction"],

@@ -31,7 +31,7 @@ from dbfs.ops.peer_levels import counter_words, peer_levels
 DEFAULT_PEER_EDGES = 1 << 16
 # A device-driven level's phases, as its log record times them.
 DEVICE_PHASES = ("expand_wait", "expansion", "fold_wait", "update", "decision")
-LOG_CAPACITY = 1 << 16                 # per-level records of one search's stretches (the traffic counts come from them)
+LOG_CAPACITY = 1 << 16                 # per-level records of a search's stretches (its traffic counts come from them)
 
 
 def symmetric_bytes(grid, capacity: int) -> int:

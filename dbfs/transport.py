@@ -9,10 +9,10 @@ says on stderr which it took and why. On one rank, which exchanges nothing, and 
 `mpi`. Why NVSHMEM first (bench/NOTES.md, 2026-11-25, the once-a-search rounds through NVSHMEM): on two
 H100 on NVLink it matched NCCL at scale 28 (374.6 against 376.9 GTEPS) and took a 2048^2 lattice at
 16 us a level against NCCL's 139-151; on ranks sharing one H100 under MPS it took scale 24 at 2.3-2.9 ms
-on 2 ranks and 3.5-4.6 on 4, where host-staged MPI took 8.6 and 9.7. An explicit choice that cannot work in this job
-(nccl, nvshmem or mpi-cuda without the GPU backend, NCCL missing or two ranks on one GPU, NVSHMEM
-missing or not starting, mpi-cuda with an MPI that does not report CUDA support) is refused on every
-rank alike, before the graph is generated or read. The transports themselves live in dbfs.exchange.
+on 2 ranks and 3.5-4.6 on 4, where host-staged MPI took 8.6 and 9.7. An explicit choice that cannot
+work in this job (nccl, nvshmem or mpi-cuda without the GPU backend, NCCL missing or two ranks on one
+GPU, NVSHMEM missing or not starting, mpi-cuda with an MPI that does not report CUDA support) is refused
+on every rank alike, before the graph is generated or read. The transports themselves live in dbfs.exchange.
 
 A run's bulk rounds -- construction's tuples, once a pass, and validation's gathers, once a search --
 take NCCL between GPUs of their own whatever the search's transport (`bulk_transport`): staged through

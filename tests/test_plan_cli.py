@@ -44,7 +44,8 @@ def test_nvshmem_names_the_symmetric_heap_a_pe_needs(tmp_path):
     assert result.returncode == 0, result.stderr
     doc = json.loads(out.read_text())
     grid = Grid(4, 4, 1 << 30)
-    assert doc["comm"] == "nvshmem" and doc["symmetric_heap"] == memory.symmetric_heap_bytes(grid, 16 << 30, True, "auto") > 0
+    heap = memory.symmetric_heap_bytes(grid, 16 << 30, True, "auto")
+    assert doc["comm"] == "nvshmem" and doc["symmetric_heap"] == heap > 0
     assert doc["bytes_per_rank"] == memory.estimate(grid, 16 << 30, transport="nvshmem").peak
     assert "NVSHMEM symmetric heap per PE: " + memory.readable(doc["symmetric_heap"]) in result.stdout
     assert "symmetric_heap" not in json.loads(plan("--scale", 30, "--ranks", 16, "--memory", "80GiB", "--json",
