@@ -393,7 +393,7 @@ def main(args) -> None:
     runtime.log(f"dbfs {__version__}: {runtime.count(world.Get_size(), 'rank')}, grid {R}x{C}, backend "
                 f"{backend.name}, direction {args.direction}, encoding {args.encoding}, comm {transport}")
     root = None if args.root is None else source.dense_root(args.root)
-    plan = memory.plan_run(grid, source, args.direction, transport, backend, args.encoding)
+    plan = memory.plan_run(grid, source, args.direction, transport, backend, heap_need)
     runtime.log(f"graph: {source.describe}: {source.n_vertices} vertices, {source.n_edges} tuples")
     drive(Graph500BFS(args, backend, transport, source, grid, root, plan))
 

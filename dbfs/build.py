@@ -73,7 +73,7 @@ from mpi4py import MPI
 
 from dbfs import memory, runtime
 from dbfs.errors import DbfsError
-from dbfs.exchange import nccl_communicator, world_ranks
+from dbfs.exchange import SignalWords, nccl_communicator, world_ranks
 from dbfs.graph import GridComms, LocalGraph, csc_is_row_major
 from dbfs.ops import message
 from dbfs.ops.csc_build import count_keys, csr_from_csc, inclusive_scan, scatter_values, segment_lengths
@@ -288,21 +288,17 @@ class _NvshmemExchange(_Exchange):
     """`--comm nvshmem` (ranks of one node, whose memory NVSHMEM maps into each other): every rank
     allgathers the chunk's counts, so each knows where its group lands in each receiver's symmetric
     landing (after the groups of the lower source ranks); a kernel copies each group there, then signals
-    the receivers, who wait on the device, so the entries never cross host memory. A chunk that brings
+    the receivers (SignalWords), who wait on the device, so the entries never cross host memory. A chunk that brings
     some rank more words than its landing holds goes host-staged."""
 
     def __init__(self, comm: MPI.Comm, backend, capacity: int):
         from dbfs import nvshmem
         super().__init__(comm, backend)
-        self.size, self.round = comm.Get_size(), 0
-        pe = world_ranks(comm)
+        self.size, pe = comm.Get_size(), world_ranks(comm)
         self.landing = nvshmem.symmetric(backend, capacity, np.int32)
-        self.signals = nvshmem.symmetric(backend, self.size, np.uint64)
+        self.signals = SignalWords(comm, backend)
         self.bases = np.array([0 if p == self.me else nvshmem.peer_address(self.landing.data.ptr, pe[p])
                                for p in range(self.size)], np.uint64)
-        word = self.signals.data.ptr + 8 * self.me
-        self.signal_of = backend.asarray(np.array([0 if p == self.me else nvshmem.peer_address(word, pe[p])
-                                                   for p in range(self.size)], np.uint64))
         self.staged = _HostExchange(comm, backend)
 
     def __call__(self, send, send_counts, width: int):
@@ -324,15 +320,13 @@ class _NvshmemExchange(_Exchange):
         if words[me, me]:
             at = int(lands_at[me, me])
             backend.copy(self.landing[at:at + int(words[me, me])], send[send_at[me]:send_at[me + 1]])
-        self.round += 1
-        message.signal(backend, self.signal_of, self.round)
-        message.wait(backend, self.signals, me, self.round)
+        self.signals.post()
         return self.landing[:int(arriving[me])]
 
     def close(self) -> None:
         """Collective (the symmetric heap's buffers are given back together)."""
         from dbfs import nvshmem
-        nvshmem.free(self.signals)
+        self.signals.close()
         nvshmem.free(self.landing)
 
 

@@ -233,30 +233,52 @@ class HostStagedMPI:
         self.recv_req = {}
 
 
+class SignalWords:
+    """NVSHMEM (collective over `comm`): a signal word per rank of `comm` on this rank's symmetric heap
+    (word p is rank p's to set) and the address of this rank's word on every peer. `post`, queued after
+    a round's puts (their kernel's end has completed them), sets this rank's word on every peer to the
+    next round and waits on the device until every peer has set its word here to it."""
+
+    def __init__(self, comm, backend):
+        from dbfs import nvshmem
+        self.backend, self.me, self.round = backend, comm.Get_rank(), 0
+        pe, size = world_ranks(comm), comm.Get_size()
+        self.words = nvshmem.symmetric(backend, size, np.uint64)
+        mine = self.words.data.ptr + 8 * self.me
+        self.on_peers = backend.asarray(np.array([0 if p == self.me else nvshmem.peer_address(mine, pe[p])
+                                                  for p in range(size)], np.uint64))
+
+    def post(self) -> None:
+        self.round += 1
+        message.signal(self.backend, self.on_peers, self.round)
+        message.wait(self.backend, self.words, self.me, self.round)
+
+    def close(self) -> None:
+        """Collective (the symmetric heap's buffers are given back together)."""
+        from dbfs import nvshmem
+        nvshmem.free(self.words)
+
+
 class NvshmemPuts:
     """`--comm nvshmem`: each payload copied by a kernel straight into its receiver's slot of a
-    symmetric landing buffer (through NVSHMEM's mapping of the receiver's memory), then every peer's
-    signal word set to the round; each rank waits for its signals on the device, so the data never
-    crosses host memory. The heads go by one MPI Alltoall, which every rank joins once its kernels are
-    done: when it returns, every peer has finished reading its landing slots of the last round."""
+    symmetric landing buffer (through NVSHMEM's mapping of the receiver's memory), then the peers
+    signalled (SignalWords); each rank waits for its signals on the device, so the data never crosses
+    host memory. The heads go by one MPI Alltoall, which every rank joins once its kernels are done:
+    when it returns, every peer has finished reading its landing slots of the last round."""
 
     def __init__(self, comm, backend, peers, block: int):
         from dbfs import nvshmem
-        self.comm, self.backend, self.rounds = comm, backend, 0
-        self.me, size, xp = comm.Get_rank(), comm.Get_size(), backend.xp
-        pe = world_ranks(comm)
+        self.comm, self.backend = comm, backend
+        me, pe = comm.Get_rank(), world_ranks(comm)
         # slot k of a rank's landing holds its k-th peer's message (peers in rank order, itself left out)
         self.landing = nvshmem.symmetric(backend, max(1, len(peers)) * block, np.uint32)
-        self.signals = nvshmem.symmetric(backend, size, np.uint64)
+        self.signals = SignalWords(comm, backend)
         self.recv_dev = {p: self.landing[k * block:(k + 1) * block] for k, p in enumerate(peers)}
 
         def slot_on(p: int) -> int:
-            return nvshmem.peer_address(self.landing.data.ptr + 4 * block * (self.me - (self.me > p)), pe[p])
+            return nvshmem.peer_address(self.landing.data.ptr + 4 * block * (me - (me > p)), pe[p])
 
-        self.dest = {p: xp.asarray(np.array([slot_on(p)], np.uint64)) for p in peers}
-        word = self.signals.data.ptr + 8 * self.me
-        self.signal_of = xp.asarray(np.array([0 if p == self.me else nvshmem.peer_address(word, pe[p])
-                                              for p in range(size)], np.uint64))
+        self.dest = {p: backend.asarray(np.array([slot_on(p)], np.uint64)) for p in peers}
 
     def round(self, sends: dict, sources: list) -> dict:
         backend, size = self.backend, self.comm.Get_size()
@@ -266,19 +288,17 @@ class NvshmemPuts:
             heads[p] = (kind, count, int(payload.shape[0]))
         arrived = np.empty_like(heads)
         self.comm.Alltoall(heads, arrived)
-        self.rounds += 1
         for p, (_, _, payload) in sends.items():
             n = int(payload.shape[0])
             if n:
                 message.put(backend, payload, n, True, n, self.dest[p])
-        message.signal(backend, self.signal_of, self.rounds)
-        message.wait(backend, self.signals, self.me, self.rounds)
+        self.signals.post()
         return {p: tuple(int(x) for x in arrived[p]) for p in sources}
 
     def close(self) -> None:
         """Collective (the symmetric heap's buffers are given back together)."""
         from dbfs import nvshmem
-        nvshmem.free(self.signals)
+        self.signals.close()
         nvshmem.free(self.landing)
 
 
@@ -408,7 +428,7 @@ class LevelExchange:
         size = self.size
         self.peers = [p for p in range(size) if p != self.me]
         self.stride = HEADER_WORDS + message.capacity(block, encoding)
-        self.shared, self.round = shared, 0
+        self.shared, self.rotations = shared, 0
         # NCCL can move a shared message at its size when the level's allgather told every receiver
         # the sizes (expect); without them it moves whole capacities
         self.sized = transport == "nccl" and shared and backend.is_gpu
@@ -416,7 +436,7 @@ class LevelExchange:
         self.staged = transport == "mpi" or not backend.is_gpu
         self.shmem = transport == "nvshmem"
         self.mpi = transport in ("mpi", "mpi-cuda") or not backend.is_gpu
-        self.symmetric = []
+        self.symmetric, self.signals = [], None
         messages = 1 if shared else size
         self.out = self._device(messages * self.stride, np.uint32)
         self.out_host = backend.pinned_empty(messages * self.stride, np.uint32)
@@ -424,7 +444,7 @@ class LevelExchange:
             landing = {p: backend.pinned_empty(self.stride, np.uint32) for p in self.peers}
         elif self.shmem:
             self.landing = self._device(size * self.stride, np.uint32)
-            self.signals = self._device(size, np.uint64)
+            self.signals = SignalWords(self.comm, backend)
             landing = {p: self.landing[p * self.stride:(p + 1) * self.stride] for p in self.peers}
         else:
             landing = {p: backend.xp.zeros(self.stride, backend.xp.uint32) for p in self.peers}
@@ -462,8 +482,8 @@ class LevelExchange:
 
     def _map_peers(self, size: int) -> None:
         """The addresses, in this process, of the landing slots and signal words this rank writes on
-        its peers (NVSHMEM maps them): dests[y] is this rank's slot on peer y, signal_of[y] its signal
-        word there; the rotation's: a slot on the next rank per sub-step, and that rank's signal word."""
+        its peers (NVSHMEM maps them): dests[y] is this rank's slot on peer y (its signal word there:
+        SignalWords); the rotation's: a slot on the next rank per sub-step, and that rank's signal word."""
         from dbfs import nvshmem
         xp, me = self.backend.xp, self.me
 
@@ -472,8 +492,6 @@ class LevelExchange:
 
         slot = self.landing.data.ptr + 4 * me * self.stride
         self.dests = table([0 if p == me else nvshmem.peer_address(slot, self.pe[p]) for p in range(size)])
-        word = self.signals.data.ptr + 8 * me
-        self.signal_of = table([0 if p == me else nvshmem.peer_address(word, self.pe[p]) for p in range(size)])
         if self.rotation is not None:
             landing, signal = self.rotation
             succ, nbytes = self.pe[(me + 1) % size], 4 * (self.block // 32)
@@ -528,7 +546,6 @@ class LevelExchange:
         """Send every peer its message and receive one from each (after the wait `needs_wait` asks for,
         if any); returns (messages, bytes) sent. The received messages are then in `sources` (for NCCL
         and NVSHMEM: once the compute stream gets there)."""
-        self.round += 1
         if not self.mpi:
             self._send_on_stream()
             if self.shmem or self.expected is not None:  # exact sizes, known once staged and waited for
@@ -571,8 +588,7 @@ class LevelExchange:
     def _send_on_stream(self) -> None:
         if self.shmem:
             message.put(self.backend, self.out, self.stride, self.shared, 0, self.dests)
-            message.signal(self.backend, self.signal_of, self.round)
-            message.wait(self.backend, self.signals, self.me, self.round)
+            self.signals.post()
             return
         nccl, stream = self.nccl_api(), self.backend.xp.cuda.get_current_stream()
         sized = self.expected is not None
@@ -600,10 +616,10 @@ class LevelExchange:
             backend.copy(segment, in_host)
         elif self.shmem:
             landing, signal = self.rotation
-            self.round += 1
+            self.rotations += 1
             message.put(backend, segment, words, True, words, self.rotation_dests[step:step + 1])
-            message.signal(backend, self.rotation_signal, self.round)
-            message.wait(backend, signal, -1, self.round)
+            message.signal(backend, self.rotation_signal, self.rotations)
+            message.wait(backend, signal, -1, self.rotations)
             backend.copy(segment, landing[step * words:(step + 1) * words])
         else:
             (landing,) = self.rotation
@@ -636,6 +652,8 @@ class LevelExchange:
         self.recv_req, self.send_req = {}, []
         if self.nccl is not None:
             self.nccl.destroy()
+        if self.signals is not None:
+            self.signals.close()
         if self.symmetric:
             from dbfs import nvshmem
             for array in reversed(self.symmetric):

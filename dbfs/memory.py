@@ -321,16 +321,16 @@ def fit_advice(plan: Estimate, most_ranks: int = 1 << 20) -> str:
     return ", or ".join(options) if options else f"no grid of up to {most_ranks} ranks holds it"
 
 
-def plan_run(grid: Grid, source, direction: str, transport: str, backend, encoding: str = "adaptive") -> Estimate:
+def plan_run(grid: Grid, source, direction: str, transport: str, backend, heap_need: int) -> Estimate:
     """Collective: the run's estimate against this rank's available memory, logged and checked
-    before anything is allocated (with --comm nvshmem: the symmetric heap too)."""
+    before anything is allocated; with --comm nvshmem the symmetric heap too, against `heap_need`
+    (symmetric_heap_bytes)."""
     plan = estimate(grid, source.n_edges, source.symmetric, direction, transport, backend.name,
                     limit=backend.memory_limit())
     check(plan)
     if transport == "nvshmem":
         from dbfs import nvshmem
-        runtime.agree(nvshmem.heap_problem(symmetric_heap_bytes(grid, source.n_edges, source.symmetric, direction,
-                                                                encoding, backend.name)))
+        runtime.agree(nvshmem.heap_problem(heap_need))
     return plan
 
 

@@ -96,8 +96,8 @@ def heap_problem(needed: int) -> str | None:
     if needed + HEAP_RESERVE <= heap:
         return None
     suggestion = -(-(needed + HEAP_RESERVE) // (1 << 30))
-    return (f"--comm nvshmem needs {needed / (1 << 20):.1f} MiB of NVSHMEM symmetric heap per PE (the level "
-            f"exchanges' buffers and the device-driven levels' landings) beside NVSHMEM's own, and "
+    return (f"--comm nvshmem needs {needed / (1 << 20):.1f} MiB of NVSHMEM symmetric heap per PE (its "
+            f"exchanges' buffers and landings) beside NVSHMEM's own, and "
             f"NVSHMEM_SYMMETRIC_SIZE gives {heap / (1 << 20):.1f} MiB; set NVSHMEM_SYMMETRIC_SIZE={suggestion}G")
 
 

@@ -20,8 +20,8 @@ of the expand message its last level sent unused, so the next stretch starts one
 from __future__ import annotations
 
 import numpy as np
-from mpi4py import MPI
 
+from dbfs.exchange import world_ranks
 from dbfs.kernels import CTL, CTL_WORDS, PEER_LOG_AT, PEER_LOG_WORDS, PEER_RECORD_WORDS
 from dbfs.ops.peer_levels import counter_words, peer_levels
 
@@ -61,7 +61,7 @@ class PeerLinks:
         from dbfs import nvshmem
         grid, i, j = comms.grid, comms.i, comms.j
         R, C, P = grid.R, grid.C, grid.size
-        world = comms.world.Get_group().Translate_ranks(list(range(P)), MPI.COMM_WORLD.Get_group())
+        world = world_ranks(comms.world)
         xp = backend.xp
         self.arrays = [nvshmem.symmetric(backend, n, dtype) for n, dtype in (
             (2 * R * capacity, np.uint32), (2 * R, np.uint64), (C * capacity, np.uint32), (C, np.uint64),

@@ -135,7 +135,7 @@ def _peer_levels_numpy(graph, state, comms, own_list, own_count, ctl, log, capac
         checked_total += int(checked[STAT.CHECKED])
     own_list[:own.size] = own
     own_count[0] = own.size
-    state.stats[STAT.COUNT], state.stats[STAT.DEGREES] = own.size, int(graph.degree[own].sum())
+    state.stats[STAT.COUNT], state.stats[STAT.DEGREES] = own.size, degrees
     state.stats[STAT.CHECKED] += checked_total
     for word, value in ((CTL.STEP, step), (CTL.LEVEL, lvl), (CTL.FRONTIER, nf), (CTL.FRONTIER_EDGES, mf),
                         (CTL.UNVISITED_EDGES, mu), (CTL.VISITED, visited), (CTL.LOGGED, logged)):
