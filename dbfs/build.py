@@ -87,6 +87,7 @@ from dbfs.timing import PhaseClock
 @dataclass
 class BuildReport:
     construction_time: float      # seconds, slowest rank, tuple production excluded
+    setup_time: float             # seconds setting up the exchange between the ranks, before construction
     producer_time: float          # seconds generating or reading tuples in both passes (synchronised)
     producer_rate: float          # tuples a rank produced per second of its own producing, slowest rank
     chunk_edges: int              # tuples per chunk
@@ -264,6 +265,10 @@ class _NcclExchange(_Exchange):
         super().__init__(comm, backend)
         self.nccl = nccl
         self.nccl_comm = nccl_communicator(comm, backend)
+        # NCCL connects a pair on its first send/recv: a one-word round with every peer, so no chunk
+        # pays it (about a second on two H100: bench/NOTES.md, 2026-11-25, a whole NVSHMEM level)
+        words, at = backend.xp.zeros(comm.Get_size(), backend.xp.int32), np.arange(comm.Get_size() + 1)
+        self._move(words, at, backend.xp.empty_like(words), at)
 
     def _move(self, send, send_at, incoming, recv_at):
         nccl, me = self.nccl, self.me
@@ -425,9 +430,15 @@ def build(comms: GridComms, backend, source, row_major: bool = False, transport:
     if chunk_edges is None:
         chunk_edges = (plan.inputs["chunk"] if plan is not None else
                        memory.chunk_edges(grid, source.n_edges, source.symmetric, row_copy, backend.name))
+    # the exchange (a communicator whose connections NCCL makes on its first round, a symmetric
+    # landing) is set up once per job, like MPI itself, outside construction's time
+    world.Barrier()
+    setting_up = time.perf_counter()
+    passes = _Passes(comms, backend, source, row_copy, transport, chunk_edges)
+    backend.sync()
     world.Barrier()
     started = time.perf_counter()
-    passes = _Passes(comms, backend, source, row_copy, transport, chunk_edges)
+    setup_seconds = started - setting_up
     col_ptr = xp.zeros(grid.cols_per_rank + 1, xp.int64)
     row_ptr = xp.zeros(grid.rows_per_rank + 1, xp.int64) if row_copy else None
     passes.count(col_ptr, row_ptr)
@@ -454,6 +465,7 @@ def build(comms: GridComms, backend, source, row_major: bool = False, transport:
     rate = clock.tuples / clock.own_seconds if clock.own_seconds > 0 else float("inf")
     phases = passes.phases.totals()
     report = BuildReport(construction_time=world.allreduce(build_seconds, op=MPI.MAX),
+                         setup_time=world.allreduce(setup_seconds, op=MPI.MAX),
                          producer_time=world.allreduce(clock.seconds, op=MPI.MAX),
                          producer_rate=world.allreduce(rate, op=MPI.MIN), chunk_edges=chunk_edges,
                          phases={k: world.allreduce(phases[k], op=MPI.MAX) for k in BUILD_PHASES}, memory=plan)

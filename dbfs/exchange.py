@@ -131,6 +131,17 @@ class Exchange:
                                         list(sources))
         return {p: self.recv_dev[p][:n] for p, (_, _, n) in received.items()}
 
+    def enqueue_words(self, outgoing: dict) -> dict:
+        """The peers' memory mapped (NVSHMEM): one round of plain word arrays, each peer sending this
+        rank as many words as it receives from it, as kernels alone (no host wait: a CUDA graph can hold
+        it); every peer must have read its landing of the previous round (a collective since). Returns
+        {peer: the words it sent, a device view}."""
+        if isinstance(self.transport, NvshmemPuts):
+            self.transport.enqueue(outgoing)
+        else:                                   # a host round (the CPU tests force this path)
+            self.transfer(outgoing, list(outgoing))
+        return {p: self.recv_dev[p][:int(words.shape[0])] for p, words in outgoing.items()}
+
     def _payload(self, peer: int, kind: int, offsets: OffsetSet):
         scratch = self.send_scratch[peer]
         if kind == LIST:
@@ -237,21 +248,22 @@ class SignalWords:
     """NVSHMEM (collective over `comm`): a signal word per rank of `comm` on this rank's symmetric heap
     (word p is rank p's to set) and the address of this rank's word on every peer. `post`, queued after
     a round's puts (their kernel's end has completed them), sets this rank's word on every peer to the
-    next round and waits on the device until every peer has set its word here to it."""
+    next round and waits on the device until every peer has set its word here to it. The rounds are
+    counted on the device (`rounds`), so a post can be captured into a CUDA graph and replayed."""
 
     def __init__(self, comm, backend):
         from dbfs import nvshmem
-        self.backend, self.me, self.round = backend, comm.Get_rank(), 0
+        self.backend, self.me = backend, comm.Get_rank()
         pe, size = world_ranks(comm), comm.Get_size()
         self.words = nvshmem.symmetric(backend, size, np.uint64)
+        self.rounds = backend.xp.zeros(1, np.uint64)
         mine = self.words.data.ptr + 8 * self.me
         self.on_peers = backend.asarray(np.array([0 if p == self.me else nvshmem.peer_address(mine, pe[p])
                                                   for p in range(size)], np.uint64))
 
     def post(self) -> None:
-        self.round += 1
-        message.signal(self.backend, self.on_peers, self.round)
-        message.wait(self.backend, self.words, self.me, self.round)
+        message.signal(self.backend, self.on_peers, self.rounds)
+        message.wait(self.backend, self.words, self.me, self.rounds)
 
     def close(self) -> None:
         """Collective (the symmetric heap's buffers are given back together)."""
@@ -294,6 +306,14 @@ class NvshmemPuts:
                 message.put(backend, payload, n, True, n, self.dest[p])
         self.signals.post()
         return {p: tuple(int(x) for x in arrived[p]) for p in sources}
+
+    def enqueue(self, sends: dict) -> None:
+        """A round whose sizes the receivers know, without the heads' Alltoall: puts and the signal
+        round on the stream (Exchange.enqueue_words)."""
+        for p, words in sends.items():
+            n = int(words.shape[0])
+            message.put(self.backend, words, n, True, n, self.dest[p])
+        self.signals.post()
 
     def close(self) -> None:
         """Collective (the symmetric heap's buffers are given back together)."""
@@ -428,7 +448,7 @@ class LevelExchange:
         size = self.size
         self.peers = [p for p in range(size) if p != self.me]
         self.stride = HEADER_WORDS + message.capacity(block, encoding)
-        self.shared, self.rotations = shared, 0
+        self.shared = shared
         # NCCL can move a shared message at its size when the level's allgather told every receiver
         # the sizes (expect); without them it moves whole capacities
         self.sized = transport == "nccl" and shared and backend.is_gpu
@@ -477,7 +497,7 @@ class LevelExchange:
         if self.mpi:
             return backend.pinned_empty(words, np.uint32), backend.pinned_empty(words, np.uint32)
         if self.shmem:
-            return self._device(size * words, np.uint32), self._device(1, np.uint64)
+            return self._device(size * words, np.uint32), self._device(1, np.uint64), backend.xp.zeros(1, np.uint64)
         return (backend.xp.zeros(words, backend.xp.uint32),)
 
     def _map_peers(self, size: int) -> None:
@@ -493,7 +513,7 @@ class LevelExchange:
         slot = self.landing.data.ptr + 4 * me * self.stride
         self.dests = table([0 if p == me else nvshmem.peer_address(slot, self.pe[p]) for p in range(size)])
         if self.rotation is not None:
-            landing, signal = self.rotation
+            landing, signal, _ = self.rotation
             succ, nbytes = self.pe[(me + 1) % size], 4 * (self.block // 32)
             self.rotation_dests = table([nvshmem.peer_address(landing.data.ptr + step * nbytes, succ)
                                          for step in range(size)])
@@ -510,7 +530,8 @@ class LevelExchange:
         if transport == "mpi" or cpu:
             host += peers * stride + (2 * segment if rotation else 0)
         elif transport == "nvshmem":
-            device += size * stride + 8 * size + ((size * segment + 8) if rotation else 0)
+            # landings, signal words and round counters (the counters off the symmetric heap)
+            device += size * stride + 8 * size + 8 + ((size * segment + 16) if rotation else 0)
         else:
             device += peers * stride + (segment if rotation else 0)
             host += 2 * segment if rotation and transport == "mpi-cuda" else 0
@@ -542,15 +563,19 @@ class LevelExchange:
         message.stage(self.backend, self.out, self.stride, -1 if self.shared else self.me, self.out_host,
                       self.stride, 1 if self.shared else self.size, payload_too=self.staged)
 
+    @property
+    def on_device(self) -> bool:
+        """Whether a round is kernels alone, nothing of it read or counted on the host (NVSHMEM): a level
+        whose exchanges all are can be captured whole (`enqueue_send`, then `sent`)."""
+        return self.shmem and not self.mpi
+
     def send(self) -> tuple[int, int]:
         """Send every peer its message and receive one from each (after the wait `needs_wait` asks for,
         if any); returns (messages, bytes) sent. The received messages are then in `sources` (for NCCL
         and NVSHMEM: once the compute stream gets there)."""
         if not self.mpi:
-            self._send_on_stream()
-            if self.shmem or self.expected is not None:  # exact sizes, known once staged and waited for
-                return len(self.peers), self.staged_bytes() if self.shared else None
-            return len(self.peers), 4 * self.stride * len(self.peers)
+            self.enqueue_send()
+            return self.sent()
         for p in self.peers:
             n = self._staged_words(p)
             payload = (self.out_host[(0 if self.shared else p) * self.stride:][:n] if self.staged
@@ -585,7 +610,15 @@ class LevelExchange:
         heads in out_host (staged and waited for)."""
         return sum(4 * (HEADER_WORDS + int(self._staged(p)[HEAD.COUNT])) for p in self.peers)
 
-    def _send_on_stream(self) -> None:
+    def sent(self) -> tuple[int, int | None]:
+        """(messages, bytes) of the round `enqueue_send` queued; the bytes None where only the level's
+        wait will tell (a fold's heads are staged in the level)."""
+        if self.shmem or self.expected is not None:  # exact sizes, known once staged and waited for
+            return len(self.peers), self.staged_bytes() if self.shared else None
+        return len(self.peers), 4 * self.stride * len(self.peers)
+
+    def enqueue_send(self) -> None:
+        """The round on the compute stream (NCCL, NVSHMEM)."""
         if self.shmem:
             message.put(self.backend, self.out, self.stride, self.shared, 0, self.dests)
             self.signals.post()
@@ -601,10 +634,10 @@ class LevelExchange:
         nccl.groupEnd()
         self.backend.launches += 1
 
-    def rotate(self, segment, step: int, wait) -> int:
+    def rotate(self, segment, step: int, wait) -> None:
         """Bottom-up sub-step `step` of a level: `segment` (uint32, block/32 words) goes to the next rank
         of the line and is replaced by the previous rank's; `wait` waits on the device (host-staged
-        transports need the segment in host memory). Returns the bytes sent."""
+        transports need the segment in host memory; the others do not call it)."""
         backend, succ, pred = self.backend, (self.me + 1) % self.size, (self.me - 1) % self.size
         words = segment.shape[0]
         if self.mpi:
@@ -615,11 +648,10 @@ class LevelExchange:
                                recvbuf=[in_host, MPI.UINT32_T], source=pred, recvtag=self.tag + 1)
             backend.copy(segment, in_host)
         elif self.shmem:
-            landing, signal = self.rotation
-            self.rotations += 1
+            landing, signal, rotations = self.rotation
             message.put(backend, segment, words, True, words, self.rotation_dests[step:step + 1])
-            message.signal(backend, self.rotation_signal, self.rotations)
-            message.wait(backend, signal, -1, self.rotations)
+            message.signal(backend, self.rotation_signal, rotations)
+            message.wait(backend, signal, -1, rotations)
             backend.copy(segment, landing[step * words:(step + 1) * words])
         else:
             (landing,) = self.rotation
@@ -630,7 +662,6 @@ class LevelExchange:
             nccl.groupEnd()
             backend.launches += 1
             backend.copy(segment, landing)
-        return segment.nbytes
 
     def after_wait(self) -> None:
         """After a wait on the device that followed the decoding of the last round: post its receives

@@ -31,7 +31,10 @@ run, and no launch depends on a count read back. On a GPU a top-down level's thr
 (gather and expansion and fold encoding; update; the next expand message and the status record) are
 captured once as CUDA graphs (`Replays`) and replayed, the level number coming from a control block
 copied up at the start of each replay: launched one by one, their ~18 kernels cost the host ~0.5 ms a
-level. Every wait, launch, message and byte is counted per level for the per-level log.
+level. With NVSHMEM, whose rounds are kernels alone (the round counted on the device), a whole level,
+top-down or bottom-up with its rotation, sends and closing encode included, is one graph: one launch and
+one wait a level, its phase times from timer nodes in the graph. Every wait, launch, message and byte is
+counted per level for the per-level log.
 
 Small top-down levels driven by the GPUs (`peer_edges` > 0; with `--comm nvshmem` by default): before a
 top-down level whose global frontier has at most `peer_edges` vertices and edges, the loop hands the
@@ -59,11 +62,13 @@ from dbfs.kernels import CTL, CTL_WORDS, PEER_LOG_AT, STAT, STAT_WORDS, STEP
 from dbfs.ops import bitmap, bottom_up, message
 from dbfs.ops.expand import ExpandScratch, expand
 from dbfs.ops.frontier import frontier_figures
+from dbfs.ops.level_control import visit_root
 from dbfs.ops.predecessors import resolve_parents
 from dbfs.ops.sparse import pack_present, unpack_present
 from dbfs.ops.update import update
 from dbfs.peer_levels import DEFAULT_PEER_EDGES, PeerLevels, device_bytes as peer_device_bytes
 from dbfs.peer_levels import symmetric_bytes as peer_symmetric_bytes
+from dbfs.timing import GraphMarks
 
 EXPAND_TAG, FOLD_TAG = 1, 2            # the rotation uses FOLD_TAG + 1 on the fold's communicator
 COMPUTE_PHASES = ("expansion", "update")
@@ -129,7 +134,7 @@ class Replays:
 
     def __init__(self, backend, stream):
         self.backend, self.stream = backend, stream
-        self.graphs, self.seen, self.enabled = {}, set(), backend.is_gpu
+        self.graphs, self.seen, self.enabled, self.marks = {}, set(), backend.is_gpu, {}
 
     def run(self, key, enqueue) -> None:
         graph = self.graphs.get(key)
@@ -141,6 +146,27 @@ class Replays:
             return
         graph.launch(self.stream)
         self.backend.launches += 1
+
+    def run_marked(self, key, enqueue, capacity: int, capture_only: bool = False) -> GraphMarks:
+        """As `run`, for enqueue(mark), which calls mark(phase) where its phases begin: the marks are
+        timer nodes in the graph (at most `capacity`); returns them, whose seconds() are this run's phase
+        times once it has been waited for. capture_only: captured now, nothing run (the kernels must
+        have been loaded: dbfs.backend warm-up)."""
+        marks = self.marks.get(key)
+        if marks is None:
+            marks = self.marks[key] = GraphMarks(self.backend, capacity)
+
+        def marked():
+            marks.restart()
+            enqueue(marks.switch)
+            marks.switch(None)
+            marks.copy_out(self.stream)
+        if capture_only:
+            if self.enabled and key not in self.graphs:
+                self._capture(key, marked)
+        else:
+            self.run(key, marked)
+        return marks
 
     def _capture(self, key, enqueue):
         launches = self.backend.launches
@@ -190,6 +216,7 @@ class GridLoop:
         self.unsettled = []                     # (traffic, phase, exchange) whose bytes the heads will give
         self.replays = Replays(backend, self.stream)
         self.peers = PeerLevels(graph, state, peer_edges) if peer_edges else None
+        self.whole_levels = backend.is_gpu and all(x.on_device for x in self._exchanges())
 
     def close(self) -> None:
         for x in (self.expand_x, self.fold_x, self.row_x, self.peers):
@@ -210,7 +237,24 @@ class GridLoop:
     def run(self, root: int, clock, traffic: Traffic, log_levels: bool) -> dict:
         """One search from global vertex `root` (the state reset); returns the global figures."""
         with self.stream if self.stream is not None else nullcontext():
+            if self.whole_levels and not self.replays.graphs:
+                self._capture_levels()
             return self._run(root, clock, traffic, log_levels)
+
+    def _capture_levels(self) -> None:
+        """Every kind of whole level captured before the first search (capturing runs nothing), so no
+        search pays a capture: top-down from either queue, after a top-down level or a bottom-up one;
+        bottom-up (packing the list first where the grid has one row: from either queue), where the
+        direction allows it."""
+        s, bottom_up_too = self.state, self.bottom_up_allowed
+        parities = ((True, s.queue0, s.counts0, s.queue1, s.counts1), (False, s.queue1, s.counts1, s.queue0, s.counts0))
+        for parity, queue, counts, dst, dst_cnt in parities:
+            for switch in ((False, True) if bottom_up_too else (False,)):
+                self._replay_level(self._level_key(False, switch, parity),
+                                   self._top_down_enqueue(switch, queue, counts, dst, dst_cnt), capture_only=True)
+            for pack in ((False, True) if self.expand_x is None else (False,)) if bottom_up_too else ():
+                self._replay_level(self._level_key(True, pack, parity),
+                                   self._bottom_up_enqueue(pack, queue, counts), capture_only=True)
 
     def _run(self, root: int, clock, traffic: Traffic, log_levels: bool) -> dict:
         backend, s, g = self.backend, self.state, self.graph
@@ -229,11 +273,8 @@ class GridLoop:
         queue, spare = s.queue0, s.queue1
         counts, spare_counts = s.counts0, s.counts1
         if own_root:
-            row = grid.owned_row(j, root_offset)
-            s.visited[row // 32:row // 32 + 1] |= np.uint32(1 << (row % 32))   # beside the no-edge marks
-            s.level[root_offset] = 0
-            queue[grid.owned_row(j, 0)] = root_offset
-            counts[j:j + 1] = 1
+            visit_root(backend, s.visited, s.level, queue, counts, grid.owned_row(j, root_offset), root_offset,
+                       grid.owned_row(j, 0), j)
         self._end_level(clock, queue, counts, bits=False)
         if self.expand_x is not None and self.expand_x.sized:
             self._level_totals()                # the sizes of the first expand messages
@@ -261,20 +302,26 @@ class GridLoop:
             t_level, syncs_before, launches_before = time.perf_counter(), backend.host_syncs, backend.launches
             waited_before, marks_before, traffic_before = self.wait_seconds, clock.marks, traffic.snapshot()
             lvl += 1
-            if not bottom_up_level:
-                if form == "bits":
+            switch = not bottom_up_level and form == "bits"
+            pack = bottom_up_level and form == "list" and self.expand_x is None
+            charged = {}
+            if self.whole_levels:
+                charged = self._whole_level(clock, traffic, lvl, bottom_up_level, switch or pack, queue, counts,
+                                            spare, spare_counts)
+            elif not bottom_up_level:
+                if switch:
                     self._bits_to_list(clock, traffic, queue, counts)
                 self.control_host[CTL.LEVEL] = lvl
                 self._top_down_level(clock, traffic, queue, counts, spare, spare_counts)
-                queue, spare, counts, spare_counts = spare, queue, spare_counts, counts
-                form = "list"
             else:
-                if form == "list" and self.expand_x is None:
-                    clock.switch("update")
-                    bitmap.pack(backend, queue[grid.owned_row(j, 0):], counts[j:j + 1], self.own_front)
-                self._bottom_up_level(clock, traffic, lvl)
-                form = "bits"
-            self._end_level(clock, queue, counts, bits=bottom_up_level)
+                self._bottom_up_level(clock.switch, lambda phase, x: self._send(traffic, phase, x), self._wait,
+                                      lvl, None, pack, queue, counts)
+                self._count_rotation(traffic)
+            if not bottom_up_level:
+                queue, spare, counts, spare_counts = spare, queue, spare_counts, counts
+            form = "bits" if bottom_up_level else "list"
+            if not self.whole_levels:
+                self._end_level(clock, queue, counts, bits=bottom_up_level)
             checked = int(self.status[STAT.CHECKED])
             clock.switch("fold_comm")
             level_frontier, (frontier_total, frontier_degrees) = frontier_total, self._level_totals()
@@ -285,7 +332,7 @@ class GridLoop:
                 levels.append({"level": lvl - 1, "direction": "bottomup" if bottom_up_level else "topdown",
                                "frontier": level_frontier, "edges": checked, "time": wall,
                                "host_time": wall - (self.wait_seconds - waited_before),
-                               "marks": (marks_before, clock.marks),
+                               "marks": (marks_before, clock.marks), "charged": charged,
                                "bytes": sum(sent.values()), "bytes_raw": sum(raw.values()),
                                "phase_bytes": sent, "messages": messages,
                                "host_syncs": backend.host_syncs - syncs_before,
@@ -310,8 +357,8 @@ class GridLoop:
             if isinstance(row, tuple):          # a device-driven stretch: its log becomes its levels' rows
                 rows.extend(self._stretch_rows(stretch_log, *row))
                 continue
-            phases = clock.totals(*row.pop("marks"))
-            row["device_time"] = sum(phases[phase] for phase in COMPUTE_PHASES)
+            phases, charged = clock.totals(*row.pop("marks")), row.pop("charged")
+            row["device_time"] = sum(phases[phase] + charged.get(phase, 0.0) for phase in COMPUTE_PHASES)
             rows.append(row)
         return {"time": elapsed, "depth": lvl - 1, "visited": visited, "reached_degrees": reached_degrees,
                 "levels": rows}
@@ -324,10 +371,83 @@ class GridLoop:
             self.expand_x.finish_sends()        # this level's expand sends read the staging buffer
         self.replays.run(("end", bits, queue is self.state.queue0), lambda: self._enqueue_end(queue, counts, bits))
         self._wait()
+        self._settle()
+
+    def _settle(self) -> None:
+        """After a level's wait: the bytes of the sends whose heads the level staged."""
         for traffic, phase, x in self.unsettled:
             sent = x.staged_bytes()
             traffic.add(phase, 0, sent, sent)
         self.unsettled.clear()
+
+    def _whole_level(self, clock, traffic, lvl: int, bottom_up_level: bool, first: bool, queue, counts, dst,
+                     dst_cnt) -> dict:
+        """A level whose exchanges are kernels alone (NVSHMEM), from its sends to its closing encode and
+        status copy, replayed as one CUDA graph (every kind captured before the first search): one
+        launch and one wait. `first`: a top-down level first turns the bottom-up frontier into a list
+        (and brings the row's visited bits up to date), a bottom-up one first packs the list. The level
+        number and its step reach the kernels through the control block; the sends are counted on the
+        host before the launch (a fold's bytes after the wait). Returns its phase times."""
+        self.control_host[CTL.LEVEL] = lvl
+        self.control_host[CTL.STEP] = STEP.BOTTOMUP if bottom_up_level else STEP.TOPDOWN
+        peers = self.row_x.peers if self.row_x is not None else []
+        if first and not bottom_up_level and peers:
+            sent = len(peers) * self.own_visited.nbytes
+            traffic.add("fold", len(peers), sent, sent)
+        for phase, x in (("expand", self.expand_x), ("fold", None if bottom_up_level else self.fold_x)):
+            if x is not None:
+                self._count_sent(traffic, phase, x, *x.sent())
+        if bottom_up_level:
+            self._count_rotation(traffic)
+            enqueue = self._bottom_up_enqueue(first, queue, counts)
+        else:
+            enqueue = self._top_down_enqueue(first, queue, counts, dst, dst_cnt)
+        clock.switch(None)                      # the graph's phases are charged from its own marks
+        marks = self._replay_level(self._level_key(bottom_up_level, first, queue is self.state.queue0), enqueue)
+        self._wait()
+        self._settle()
+        seconds = marks.seconds()
+        clock.charge(seconds)
+        return seconds
+
+    @staticmethod
+    def _level_key(bottom_up_level: bool, first: bool, parity: bool) -> tuple:
+        return "level", bottom_up_level, first, parity if first or not bottom_up_level else None
+
+    def _replay_level(self, key, enqueue, capture_only: bool = False) -> GraphMarks:
+        return self.replays.run_marked(key, enqueue, 2 * self.graph.grid.C + 10, capture_only)
+
+    def _top_down_enqueue(self, switch: bool, queue, counts, dst, dst_cnt):
+        """enqueue(mark) of a whole top-down level (every exchange on the device): the switch from
+        bottom-up, expand sends, expansion, fold sends, update, the closing encode of the new frontier
+        (group j of dst)."""
+        def enqueue(mark):
+            if switch:
+                self._enqueue_bits_to_list(mark, queue, counts)
+            if self.expand_x is not None:
+                mark("expand_comm")
+                self.expand_x.enqueue_send()
+            mark("expansion")
+            self._enqueue_expansion(queue, counts, dst, dst_cnt)
+            if self.fold_x is not None:
+                mark("fold_comm")
+                self.fold_x.enqueue_send()
+                mark("update")
+                self._enqueue_update(dst, dst_cnt)
+            mark("update")
+            self._enqueue_end(dst, dst_cnt, bits=False)
+        return enqueue
+
+    def _bottom_up_enqueue(self, pack: bool, queue, counts):
+        """enqueue(mark) of a whole bottom-up level (every exchange on the device), the level number
+        from the control block."""
+        def enqueue(mark):
+            self.backend.copy(self.control, self.control_host)
+            self._bottom_up_level(mark, lambda _phase, x: x.enqueue_send(), None, 0, self.control, pack, queue,
+                                  counts)
+            mark("update")
+            self._enqueue_end(queue, counts, bits=True)
+        return enqueue
 
     def _level_totals(self) -> tuple[int, int]:
         """The new frontier's global size and degree sum, from every rank's status record, in one
@@ -412,7 +532,9 @@ class GridLoop:
                          control=self.control)
 
     def _send(self, traffic, phase: str, x) -> None:
-        messages, sent = x.send()
+        self._count_sent(traffic, phase, x, *x.send())
+
+    def _count_sent(self, traffic, phase: str, x, messages: int, sent: int | None) -> None:
         if sent is None:                        # known once the level's wait has staged the heads
             self.unsettled.append((traffic, phase, x))
             traffic.add(phase, messages, 0, 0)
@@ -460,40 +582,49 @@ class GridLoop:
         return rows
 
     # bottom-up ------------------------------------------------------------------------------------
-    def _bottom_up_level(self, clock, traffic, lvl: int) -> None:
+    def _bottom_up_level(self, mark, send, wait, lvl: int, control, pack: bool, queue, counts) -> None:
         """Column gather of the frontier as bitmaps, C search sub-steps with the row rotation, commit; the
-        new frontier is the own frontier bitmap."""
+        new frontier is the own frontier bitmap (pack: first from the list in group j of `queue`). mark(phase)
+        marks where phases begin, send(phase, x) sends a round, wait waits on the device (a host-staged
+        rotation); control: the control block (its level number) or None (lvl)."""
         backend, s, g = self.backend, self.state, self.graph
-        grid, comms = g.grid, g.comms
-        j, C = comms.j, grid.C
-        clock.switch("expand_comm")
+        grid, j, C = g.grid, g.comms.j, g.grid.C
+        if pack:
+            mark("update")
+            bitmap.pack(backend, queue[grid.owned_row(j, 0):], counts[j:j + 1], self.own_front)
         if self.expand_x is not None:
-            self._send(traffic, "expand", self.expand_x)
-            clock.switch("expansion")
+            mark("expand_comm")
+            send("expand", self.expand_x)
+            mark("expansion")
             message.to_bitmaps(backend, self.expand_x.sources, s.words, s.col_front)
-        clock.switch("expansion")
+        mark("expansion")
         state_in = self.own_visited
         for step in range(C):
             bottom_up.search_segment(backend, g.row_ptr, g.col_idx, grid.owned_row((j - step) % C, 0),
-                                     s.col_front, state_in, s.segment, s.pred_row, s.stats)
+                                     s.col_front, state_in, s.segment, s.pred_row, s.stats, control=control)
             state_in = s.segment
             if C > 1:
-                clock.switch("fold_comm")
-                sent = self.fold_x.rotate(s.segment, step, self._wait)
-                traffic.add("fold", 1, sent, sent)
-                clock.switch("expansion")
-        clock.switch("update")
+                mark("fold_comm")
+                self.fold_x.rotate(s.segment, step, wait)
+                mark("expansion")
+        mark("update")
         bottom_up.commit(backend, s.segment, self.own_visited, self.own_front, s.level, s.pred_col, g.degree,
-                         lvl, s.stats)
+                         lvl, s.stats, control=control)
+
+    def _count_rotation(self, traffic) -> None:
+        """A bottom-up level's rotation: a segment to the next rank of the row per sub-step."""
+        C = self.graph.grid.C
+        if C > 1:
+            sent = C * self.state.segment.nbytes
+            traffic.add("fold", C, sent, sent)
 
     def _bits_to_list(self, clock, traffic, queue, counts) -> None:
         """Bottom-up -> top-down: the own frontier as a list in group j of `queue`, and every rank's
         row bitmap brought up to the owners' visited bits, so a top-down expansion never rediscovers a
         vertex found bottom-up (whose predecessor only its finder holds)."""
-        backend, s, g = self.backend, self.state, self.graph
-        grid, j, w = g.grid, g.comms.j, s.words
+        s, w = self.state, self.state.words
         clock.switch("update")
-        bitmap.unpack(backend, self.own_front, queue[grid.owned_row(j, 0):], counts[j:j + 1])
+        self._unpack_own_front(queue, counts)
         if self.row_x is not None:
             clock.switch("fold_comm")
             peers = self.row_x.peers
@@ -502,6 +633,22 @@ class GridLoop:
             traffic.add("fold", len(peers), sent, raw)
             for m, message_ in received.items():
                 s.visited[m * w:(m + 1) * w] = message_.payload
+
+    def _enqueue_bits_to_list(self, mark, queue, counts) -> None:
+        """_bits_to_list on the device alone (the peers' memory mapped: whole visited bitmaps, kernels
+        only)."""
+        s, w = self.state, self.state.words
+        mark("update")
+        self._unpack_own_front(queue, counts)
+        if self.row_x is not None:
+            mark("fold_comm")
+            received = self.row_x.enqueue_words({m: self.own_visited for m in self.row_x.peers})
+            for m, words in received.items():
+                s.visited[m * w:(m + 1) * w] = words
+
+    def _unpack_own_front(self, queue, counts) -> None:
+        grid, j = self.graph.grid, self.graph.comms.j
+        bitmap.unpack(self.backend, self.own_front, queue[grid.owned_row(j, 0):], counts[j:j + 1])
 
     # predecessors ---------------------------------------------------------------------------------
     def _resolve_parents(self, own_root: bool, root: int, root_offset: int) -> None:
@@ -523,10 +670,11 @@ class GridLoop:
             s.parent[root_offset] = root
 
     def _gather_whole_blocks(self, blocks: dict, places: dict) -> None:
-        """The peers' memory mapped here (NVSHMEM): each block goes whole into places[m], one round and
-        no packing (its bytes cost less than the host waits that packing takes)."""
+        """The peers' memory mapped here (NVSHMEM): each block goes whole into places[m], one round of
+        kernels alone, no packing and no host wait (its bytes cost less than the host waits that packing
+        takes)."""
         sent = {m: block.view(np.uint32) for m, block in blocks.items()}
-        for m, values in self.row_x.transfer(sent, list(blocks)).items():
+        for m, values in self.row_x.enqueue_words(sent).items():
             places[m][:] = values.view(np.int32)
 
     def _gather_packed_blocks(self, blocks: dict, places: dict) -> None:

@@ -81,6 +81,10 @@ class GraphMarks:
         self.stamps = backend.pinned_empty(capacity, np.int64)
         self._phases: list = []
 
+    def restart(self) -> None:
+        """Before the work is enqueued again (captured after an eager run): its switches from the first."""
+        self._phases.clear()
+
     def switch(self, phase: str | None) -> None:
         stamp(self.backend, self.device, len(self._phases))
         self._phases.append(phase)

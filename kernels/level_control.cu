@@ -11,7 +11,20 @@
 // queue 0 (between levels the frontier list is always queue 0, its length counts0[0]) and counted it.
 // Both run on the search's stream between the level kernels; the host never reads them back
 // except the STEP word.
+// visit_root (one thread): the root of a search on a grid of ranks, on the rank that owns it (the
+// state reset): its visited bit (row `row` of the rank's rows), level 0, and the own frontier list
+// of one (queue[at], counts[group]); one launch where four array updates cost the host 0.15 ms.
 #include "level_control.cuh"
+
+extern "C" __global__ void
+visit_root(u32* __restrict__ visited, i32* __restrict__ level, i32* __restrict__ queue, i32* __restrict__ counts,
+           i32 row, i32 offset, i32 at, i32 group)
+{
+    visited[row >> 5] |= 1u << (row & 31);
+    level[offset] = 0;
+    queue[at] = offset;
+    counts[group] = 1;
+}
 
 extern "C" __global__ void
 start_search(i64* __restrict__ ctl, i32* __restrict__ q0, i32* __restrict__ counts0, u32* __restrict__ visited,

@@ -151,23 +151,29 @@ message_put(const u32* __restrict__ out, i64 out_stride, i32 shared, i32 words, 
 }
 
 // After message_put (the kernel boundary: every copy performed): receiver y's signal word (signals[y],
-// an address in its memory) := round, behind a system-wide fence. One thread per message.
-extern "C" __global__ void message_signal(const u64* __restrict__ signals, i32 n, u64 round)
+// an address in its memory) := the round, *count + 1 (the sender's count of its rounds, which the wait
+// of the same round advances: no round number comes from the host, so rounds can be replayed from a
+// CUDA graph), behind a system-wide fence. One thread per message.
+extern "C" __global__ void message_signal(const u64* __restrict__ signals, i32 n, const u64* __restrict__ count)
 {
     const i32 y = threadIdx.x;
     if (y >= n || signals[y] == 0) return;
     __threadfence_system();
-    *(volatile u64*)signals[y] = round;
+    *(volatile u64*)signals[y] = *count + 1;
 }
 
-// Waits until every signal word of this rank's `n` (but `skip`) reads at least `round`: the messages of
-// that round have landed. One thread per word, sleeping between reads so that the ranks sharing the GPU
-// keep their multiprocessors.
-extern "C" __global__ void message_wait(const u64* __restrict__ signals, i32 n, i32 skip, u64 round)
+// Waits until every signal word of this rank's `n` (but `skip`) reads at least the round, *count + 1:
+// that round's messages have landed; then *count := the round. One thread per word, sleeping between
+// reads so that the ranks sharing the GPU keep their multiprocessors.
+extern "C" __global__ void message_wait(const u64* __restrict__ signals, i32 n, i32 skip, u64* __restrict__ count)
 {
     const i32 y = threadIdx.x;
-    if (y >= n || y == skip) return;
-    const volatile u64* word = signals + y;
-    while (*word < round) __nanosleep(256);
+    const u64 round = *count + 1;
+    if (y < n && y != skip) {
+        const volatile u64* word = signals + y;
+        while (*word < round) __nanosleep(256);
+    }
+    __syncthreads();
+    if (y == 0) *count = round;
     __threadfence();
 }

@@ -1,7 +1,8 @@
 """The streaming graph builder (dbfs.build) on every grid of the job's size: the CSC, its row-major copy
 and the owned degrees equal a reference computed from the whole tuple list, whatever the chunk size;
 a graph file is read in chunks smaller than the file, twice; the 1x1 undirected block is its own
-row-major copy; a bad endpoint stops every rank; construction_time leaves the tuple production out;
+row-major copy; a bad endpoint stops every rank; construction_time leaves the tuple production and the
+exchange's set-up out;
 the partition cache keeps a shared row-major copy once; a generated graph passes the certificate.
 GPU: the same build over host-staged MPI and NCCL."""
 
@@ -14,7 +15,7 @@ from mpi4py import MPI
 
 from dbfs import edgelist, memory, runtime
 from dbfs.backend import Backend
-from dbfs.build import add_row_major, build, build_from_edges, transpose_csc
+from dbfs.build import _HostExchange, add_row_major, build, build_from_edges, transpose_csc
 from dbfs.certificate import certify
 from dbfs.errors import DbfsError
 from dbfs.graph import GridComms
@@ -180,6 +181,26 @@ def test_construction_time_leaves_the_tuple_production_out():
     assert report.phases["route"] > 0 and report.phases["place"] > 0
     assert sum(report.phases.values()) < report.construction_time + rounds * SlowSource.DELAY
     assert (report.phases["exchange"] > 0) == (WORLD.Get_size() > 1)
+    check_graph(graph, src, dst, True, False)
+    comms.free()
+
+
+def test_the_exchange_is_set_up_outside_construction_time(monkeypatch):
+    if WORLD.Get_size() == 1:
+        pytest.skip("one rank builds without an exchange")
+    setting_up = _HostExchange.__init__
+
+    def slow_setup(self, *args):
+        time.sleep(0.3)
+        setting_up(self, *args)
+    monkeypatch.setattr(_HostExchange, "__init__", slow_setup)
+    n, src, dst = small_graph()
+    lo, hi = edge_range(len(src), WORLD.Get_rank(), WORLD.Get_size())
+    comms = GridComms.create(Grid(*grids()[0], n))
+    started = time.perf_counter()
+    graph, report = build(comms, CPU, EdgeArrays.create(src[lo:hi], dst[lo:hi], n))
+    wall = time.perf_counter() - started
+    assert report.setup_time >= 0.3 and report.construction_time < wall - 0.3
     check_graph(graph, src, dst, True, False)
     comms.free()
 

@@ -82,11 +82,14 @@ def test_put_signal_wait_deliver_each_message_and_its_round():
     message.encode_lists(CPU, lists, BLOCK, counts, 1, BLOCK, "adaptive", out, stride, 3)
     landings = [np.zeros(stride, np.uint32) if y != 1 else None for y in range(3)]
     message.put(CPU, out, stride, False, 0, landings)
-    signals = np.zeros(3, np.uint64)
+    signals, sent, received = np.zeros(3, np.uint64), np.full(1, 3, np.uint64), np.full(1, 3, np.uint64)
     with pytest.raises(RuntimeError, match="have not been put"):
-        message.wait(CPU, signals, 1, 4)
-    message.signal(CPU, [signals[y:y + 1] if y != 1 else None for y in range(3)], 4)
-    message.wait(CPU, signals, 1, 4)
+        message.wait(CPU, signals, 1, received)
+    message.signal(CPU, [signals[y:y + 1] if y != 1 else None for y in range(3)], sent)
+    message.wait(CPU, signals, 1, received)
+    assert int(received[0]) == 4 and int(sent[0]) == 3       # the wait advances its own count
+    with pytest.raises(RuntimeError, match="below 5"):
+        message.wait(CPU, signals, 1, received)
     for y in (0, 2):
         np.testing.assert_array_equal(message.items(landings[y], BLOCK), sets[y])
 
@@ -129,8 +132,10 @@ def test_gpu_message_kernels_match_the_twins(encoding):
     dests = cupy.asarray(np.array([0] + [landing[y * stride:].data.ptr for y in range(1, 4)], np.uint64))
     signals = cupy.zeros(4, cupy.uint64)
     message.put(gpu, out, stride, False, 0, dests)
-    message.signal(gpu, cupy.asarray(np.array([0] + [signals[y:].data.ptr for y in range(1, 4)], np.uint64)), 7)
-    message.wait(gpu, signals, 0, 7)
+    rounds = cupy.full(1, 6, cupy.uint64)
+    message.signal(gpu, cupy.asarray(np.array([0] + [signals[y:].data.ptr for y in range(1, 4)], np.uint64)), rounds)
+    message.wait(gpu, signals, 0, rounds)
+    assert int(rounds[0]) == 7 and cupy.asnumpy(signals).tolist() == [0, 7, 7, 7]
     for y in range(1, 4):
         np.testing.assert_array_equal(np.sort(message.items(cupy.asnumpy(landing[y * stride:(y + 1) * stride]),
                                                             BLOCK)), sets[y])

@@ -21,6 +21,7 @@ from dbfs.kernels import HEAD_WORDS, STAT, STAT_WORDS
 from dbfs.ops.clock import stamp
 from dbfs.ops.expand import EDGES_PER_THREAD, ExpandScratch, expand
 from dbfs.ops.frontier import frontier_figures
+from dbfs.ops.level_control import visit_root
 from dbfs.ops.predecessors import resolve_parents
 from dbfs.ops.message import SourceTable, encode_lists
 from dbfs.ops.update import update
@@ -563,3 +564,19 @@ def test_stamps_are_written_in_stream_order(name):
     assert marks[4] == -1 and np.all(np.diff(marks[:4]) >= 0) and marks[0] > 0
     with pytest.raises(IndexError):
         stamp(backend, backend.xp.zeros(5, np.int64), 5)
+
+
+@pytest.mark.gpu
+def test_gpu_visit_root_matches_its_twin():
+    """The root on its grid owner: visited bit (beside bits already set), level, the own list of one."""
+    import cupy
+    rng = np.random.default_rng(7)
+    arrays = {"visited": rng.integers(0, 2**32, 64, dtype=np.uint32), "level": np.full(500, -1, np.int32),
+              "queue": np.full(2000, SENTINEL, np.int32), "counts": np.zeros(4, np.int32)}
+    on_gpu = {name: cupy.asarray(a) for name, a in arrays.items()}
+    for backend, state in ((CPU, arrays), (gpu_backend(), on_gpu)):
+        visit_root(backend, state["visited"], state["level"], state["queue"], state["counts"], 1567, 67, 1000, 2)
+    for name, expected in arrays.items():
+        np.testing.assert_array_equal(cupy.asnumpy(on_gpu[name]), expected, err_msg=name)
+    assert arrays["visited"][1567 >> 5] & (1 << 31) and arrays["level"][67] == 0
+    assert arrays["queue"][1000] == 67 and arrays["counts"].tolist() == [0, 0, 1, 0]

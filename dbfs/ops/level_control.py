@@ -1,7 +1,8 @@
 """Launch wrappers of kernels/level_control.cu and kernels/small_levels.cu, the device-driven search on
 one GPU (dbfs.device_loop), with their NumPy twins.
 
-start_search visits the root and fills the control block; small_levels runs small top-down levels in
+start_search visits the root and fills the control block (visit_root: the root alone, on the rank of a
+grid that owns it, dbfs.grid_loop); small_levels runs small top-down levels in
 one persistent cooperative kernel; finish_level closes a bulk level (the control block advanced by
 Beamer's rule; after a top-down level dbfs.ops.frontier has moved the new frontier back to queue 0).
 The twins run the same steps on NumPy arrays with the same contract; the host mirrors nothing during
@@ -63,6 +64,20 @@ def start_search(backend, control, q0, counts0, visited, level, parent, degree, 
     control[CTL.FORM] = FORM.LIST
     control[CTL.LOGGED] = 0
     control[CTL.START_NS] = time.time_ns()
+
+
+def visit_root(backend, visited, level, queue, counts, row: int, offset: int, at: int, group: int) -> None:
+    """The root on its owner of a grid (the state reset): visited bit of local row `row`, level[offset]
+    = 0, the own frontier {offset} at queue[at] with counts[group] = 1. One thread on the current stream."""
+    if backend.is_gpu:
+        backend.kernel("level_control", "visit_root")(
+            (1,), (1,), (visited, level, queue, counts, np.int32(row), np.int32(offset), np.int32(at),
+                         np.int32(group)))
+        return
+    visited[row >> 5] |= np.uint32(1 << (row & 31))
+    level[offset] = 0
+    queue[at] = offset
+    counts[group] = 1
 
 
 def small_levels(backend, grid, col_ptr, row_idx, degree, q0, q1, counts0, visited, level, parent, control,
