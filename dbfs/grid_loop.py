@@ -161,12 +161,14 @@ class Replays:
             enqueue(marks.switch)
             marks.switch(None)
             marks.copy_out(self.stream)
-        if capture_only:
-            if self.enabled and key not in self.graphs:
-                self._capture(key, marked)
-        else:
-            self.run(key, marked)
+        (self.prepare if capture_only else self.run)(key, marked)
         return marks
+
+    def prepare(self, key, enqueue) -> None:
+        """Capture enqueue() as key's graph now, running nothing (its kernels must have been loaded:
+        dbfs.backend warm-up)."""
+        if self.enabled and key not in self.graphs:
+            self._capture(key, enqueue)
 
     def _capture(self, key, enqueue):
         launches = self.backend.launches
@@ -245,7 +247,7 @@ class GridLoop:
         """Every kind of whole level captured before the first search (capturing runs nothing), so no
         search pays a capture: top-down from either queue, after a top-down level or a bottom-up one;
         bottom-up (packing the list first where the grid has one row: from either queue), where the
-        direction allows it."""
+        direction allows it; the device-driven stretch from either queue."""
         s, bottom_up_too = self.state, self.bottom_up_allowed
         parities = ((True, s.queue0, s.counts0, s.queue1, s.counts1), (False, s.queue1, s.counts1, s.queue0, s.counts0))
         for parity, queue, counts, dst, dst_cnt in parities:
@@ -255,6 +257,8 @@ class GridLoop:
             for pack in ((False, True) if self.expand_x is None else (False,)) if bottom_up_too else ():
                 self._replay_level(self._level_key(True, pack, parity),
                                    self._bottom_up_enqueue(pack, queue, counts), capture_only=True)
+            if self.peers is not None:
+                self.replays.prepare(("stretch", parity), self._stretch_enqueue(queue, counts, dst))
 
     def _run(self, root: int, clock, traffic: Traffic, log_levels: bool) -> dict:
         backend, s, g = self.backend, self.state, self.graph
@@ -549,16 +553,21 @@ class GridLoop:
         encoded and staged as after a host-driven level. Returns the stretch's end and what its traffic
         and level rows are made of after the search is timed (its records in the search's log, host
         waits, launches and wall time)."""
-        backend, grid, j = self.backend, self.graph.grid, self.graph.comms.j
-        own, rest = slice(grid.owned_row(j, 0), grid.owned_row(j, grid.block)), slice(j, j + 1)
+        backend = self.backend
         syncs, launches, started = backend.host_syncs, backend.launches, time.perf_counter()
         clock.switch("expansion")
-        self.peers.launch(queue[own], spare[own], counts[rest], lvl, nf, mf, mu, visited,
-                          self.alpha if self.bottom_up_allowed else 0.0, self.beta)
+        self.peers.begin(lvl, nf, mf, mu, visited)
+        self.replays.run(("stretch", queue is self.state.queue0), self._stretch_enqueue(queue, counts, spare))
         self._end_level(clock, queue, counts, bits=False)
         end, records = self.peers.result()
         wall = time.perf_counter() - started
         return end, (end, records, backend.host_syncs - syncs, backend.launches - launches, wall)
+
+    def _stretch_enqueue(self, queue, counts, spare):
+        grid, j = self.graph.grid, self.graph.comms.j
+        own = slice(grid.owned_row(j, 0), grid.owned_row(j, grid.block))
+        alpha = self.alpha if self.bottom_up_allowed else 0.0
+        return lambda: self.peers.launch(queue[own], spare[own], counts[j:j + 1], alpha, self.beta)
 
     def _count_stretch_traffic(self, traffic, stretches) -> np.ndarray:
         """After the search: the stretches' messages and bytes from their records (every level of a

@@ -14,7 +14,9 @@ backend the same levels run in the NumPy twin, the messages through MPI, when a 
 The grid loop enters a stretch before a top-down level whose global frontier has at most `capacity`
 vertices and edges; every level of the stretch then examines at most `capacity` entries, which bounds
 every message and list. Rounds number the stretch levels over the run; a stretch ends with the round
-of the expand message its last level sent unused, so the next stretch starts one round later.
+of the expand message its last level sent unused, so the next stretch starts one round later (the kernel
+advances the round in device memory and reads where the search stands from its control block, so its
+launch is the same every time and the grid loop replays it from a CUDA graph).
 """
 
 from __future__ import annotations
@@ -109,7 +111,7 @@ class PeerLevels:
         self.ctl = xp.zeros(CTL_WORDS, xp.int64)
         self.log = xp.zeros(LOG_CAPACITY * PEER_LOG_WORDS, xp.int64)
         self.ctl_host = backend.pinned_empty(CTL_WORDS, np.int64)
-        self.round = 1
+        self.rounds = xp.ones(1, xp.uint64)     # the kernel's levels over the run (advanced by the kernel)
         self.logged = 0                        # records of this search's stretches so far
 
     def fits(self, frontier: int, frontier_edges: int) -> bool:
@@ -118,21 +120,26 @@ class PeerLevels:
     def start_search(self) -> None:
         self.logged = 0
 
-    def launch(self, own_list, spare, own_count, lvl: int, nf: int, mf: int, mu: int, visited: int,
-               alpha: float, beta: float) -> None:
-        """Enqueue a stretch from level lvl (the search's figures as the grid loop holds them), its records
-        after the search's earlier ones, and the copy of its control block to the host, read by `result`
-        after the loop's next wait."""
-        log = self.log[self.logged * PEER_LOG_WORDS:]
+    def begin(self, lvl: int, nf: int, mf: int, mu: int, visited: int) -> None:
+        """Where the search stands before a stretch from level lvl (the search's figures as the grid loop
+        holds them), written to the control block's host copy, which `launch` copies up."""
+        for word, value in ((CTL.LEVEL, lvl), (CTL.FRONTIER, nf), (CTL.FRONTIER_EDGES, mf),
+                            (CTL.UNVISITED_EDGES, mu), (CTL.VISITED, visited), (CTL.LOGGED, self.logged)):
+            self.ctl_host[word] = value
+
+    def launch(self, own_list, spare, own_count, alpha: float, beta: float) -> None:
+        """Enqueue the stretch `begin` set up: the control block copied up, the kernel (its records after
+        the search's earlier ones), the control block copied back, read by `result` after the loop's next
+        wait. The same every time (a CUDA graph may hold it)."""
+        self.backend.copy(self.ctl, self.ctl_host)
         peer_levels(self.backend, self.graph, self.state, self.links, own_list, spare, own_count, self.counters,
-                    self.ctl, log, self.capacity, self.round, lvl, nf, mf, mu, visited, alpha, beta)
+                    self.ctl, self.rounds, self.log, self.capacity, alpha, beta)
         self.backend.copy(self.ctl_host, self.ctl)
 
     def result(self) -> tuple[dict, slice]:
         """After the wait: the stretch's end (the ctl words by name) and which records of the search's log
         (`search_log`) are its levels' (the search's first LOG_CAPACITY levels have one)."""
         end = {name: int(self.ctl_host[word]) for name, word in vars(CTL).items()}
-        self.round += end["LOGGED"] + 1
         kept = min(end["LOGGED"], LOG_CAPACITY - self.logged)
         records = slice(self.logged, self.logged + kept)
         self.logged += kept

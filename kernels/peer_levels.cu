@@ -118,10 +118,9 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
             i64* __restrict__ counters, const u32* expand_in, const u64* expand_signals,
             const u64* __restrict__ expand_out, const u64* __restrict__ expand_signal_out, const u32* fold_in,
             const u64* fold_signals, const u64* __restrict__ fold_out, const u64* __restrict__ fold_signal_out,
-            const i64* records, const u64* __restrict__ record_out, i64* __restrict__ ctl,
+            const i64* records, const u64* __restrict__ record_out, i64* ctl, u64* rounds,
             i64* __restrict__ stats, i64* __restrict__ log, i64 log_capacity, i32 i, i32 j, i32 R, i32 C,
-            i32 P, i32 b, i64 capacity, u64 round, i64 lvl, i64 nf, i64 mf, i64 mu, i64 visited_count,
-            double alpha, double beta, i64 n)
+            i32 P, i32 b, i64 capacity, double alpha, double beta, i64 n)
 {
     cg::grid_group grid = cg::this_grid();
     // [R + 1] where each grid row's list starts in the column frontier, then [C] the landed fold entries
@@ -134,6 +133,15 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
     const bool leader = blockIdx.x == 0;         // the block that signals, puts the records and logs
     const i64 first_thread = (i64)blockIdx.x * PEER_THREADS + t, threads = (i64)gridDim.x * PEER_THREADS;
     const i64 words = FOLD_COUNTS + C;           // a counter slot
+    // where the search stands (the control block the host filled: the level to discover, the global
+    // frontier, the unvisited edges, the visited count, the search's log records so far) and the
+    // round, read by every thread before the first grid barrier (the leader writes them back after the
+    // last), so the launch is the same every time and a CUDA graph replays it
+    Levels start;
+    start.load(ctl);
+    i64 lvl = start.lvl, nf = start.nf, mf = start.mf, mu = start.mu, visited_count = start.visited;
+    const i64 first_record = start.logged;
+    u64 round = __ldcg(rounds);
     if (leader && t == 0) ctl[CTL_START_NS] = global_ns();
     i32* cur = own_list;
     i32* nxt = spare_list;
@@ -262,8 +270,8 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
             }
             sum_count = count;
             sum_degrees = degrees;
-            if (leader && logged < log_capacity) {
-                i64* entry = log + logged * PEER_LOG_WORDS;
+            if (leader && first_record + logged < log_capacity) {
+                i64* entry = log + (first_record + logged) * PEER_LOG_WORDS;
                 entry[PEER_LOG_LEVEL] = lvl - 1;
                 entry[PEER_LOG_FRONTIER] = nf;
                 entry[PEER_LOG_EDGES] = mf;
@@ -308,5 +316,6 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
         stats[STAT_CHECKED] += checked_total;
         const Levels end{lvl, nf, mf, mu, visited_count, logged, step};
         end.store(ctl);
+        *rounds = round + 1;                     // the last level's expand signal went out as `round`
     }
 }

@@ -12,17 +12,22 @@ Arrays (device, 1-D, C-contiguous; state names as in dbfs.search_state):
   visited uint32 [C*b/32], level int32 [b], pred_row int32 [C*b], pred_col int32 [b] or None (one grid
   column)                         read/write  as the host-driven level writes them
   counters  int64 [3*(3+C)]       scratch     the level's counters (three rotating slots)
-  ctl       int64 [CTL_WORDS]     write       when the kernel ends: STEP (the next step: TOPDOWN,
-                                              BOTTOMUP or DONE), LEVEL (the next level's number),
-                                              FRONTIER, FRONTIER_EDGES, UNVISITED_EDGES, VISITED
-                                              (global), LOGGED (levels run), START_NS
+  ctl       int64 [CTL_WORDS]     read/write  in: where the search stands: LEVEL (the number of the level
+                                              to discover), FRONTIER and FRONTIER_EDGES (the global
+                                              frontier's size and degree sum, both at most `capacity`),
+                                              UNVISITED_EDGES, VISITED (vertices visited so far), LOGGED
+                                              (the search's records in `log` so far); out, when the
+                                              kernel ends: STEP (the next step: TOPDOWN, BOTTOMUP or
+                                              DONE), LEVEL (the next level's number), FRONTIER,
+                                              FRONTIER_EDGES, UNVISITED_EDGES, VISITED (global), LOGGED
+                                              (levels run), START_NS
+  rounds    uint64 [1]            read/write  the round of the first level, then the next stretch's
   stats     int64 [STAT_WORDS]    write       COUNT and DEGREES := the own frontier's; CHECKED += entries
-  log       int64 [records * PEER_LOG_WORDS] write  one record per level run, the first `records`
-                                              (dbfs.kernels.PEER_LOG)
-The level arguments say where the search stands: lvl (the number of the level to discover), nf and
-mf (the global frontier's size and degree sum, both at most `capacity`), mu (edges not yet reached),
-visited (vertices visited so far). `links` holds the message buffers and peer tables
-(dbfs.peer_levels.PeerLinks; on the CPU backend the grid's communicators).
+  log       int64 [records * PEER_LOG_WORDS] write  one record per level run after the LOGGED ones, up
+                                              to `records` (dbfs.kernels.PEER_LOG)
+Nothing of a launch comes from the host but the control block, so a CUDA graph can replay it. `links`
+holds the message buffers and peer tables (dbfs.peer_levels.PeerLinks; on the CPU backend the grid's
+communicators).
 
 Guarantees: levels lvl, lvl+1, ... are discovered exactly as the host-driven loop would discover them
 (each vertex once, its level, pred_row and pred_col), for as long as the next step is a small top-down
@@ -70,28 +75,27 @@ def blocks(backend, kernel) -> int:
     return max(1, resident * 3 // 4) if backend.sharing > 1 or percentage else resident
 
 
-def peer_levels(backend, graph, state, links, own_list, spare, own_count, counters, ctl, log, capacity: int,
-                round_: int, lvl: int, nf: int, mf: int, mu: int, visited: int, alpha: float, beta: float) -> None:
+def peer_levels(backend, graph, state, links, own_list, spare, own_count, counters, ctl, rounds, log,
+                capacity: int, alpha: float, beta: float) -> None:
     grid, i, j = graph.grid, graph.i, graph.j
     if backend.is_gpu:
         kernel = backend.kernel("peer_levels", "peer_levels")
         kernel((blocks(backend, kernel),), (PEER_THREADS,),
                (graph.col_ptr, graph.row_idx, graph.degree, own_list, spare, own_count, state.visited,
                 state.level, state.pred_row, state.pred_col if state.pred_col is not None else NULL, counters,
-                *links.kernel_args(), ctl, state.stats, log, np.int64(log.shape[0] // PEER_LOG_WORDS),
+                *links.kernel_args(), ctl, rounds, state.stats, log, np.int64(log.shape[0] // PEER_LOG_WORDS),
                 np.int32(i), np.int32(j), np.int32(grid.R), np.int32(grid.C), np.int32(grid.size),
-                np.int32(grid.block), np.int64(capacity), np.uint64(round_), np.int64(lvl), np.int64(nf),
-                np.int64(mf), np.int64(mu), np.int64(visited), np.float64(alpha), np.float64(beta),
+                np.int32(grid.block), np.int64(capacity), np.float64(alpha), np.float64(beta),
                 np.int64(grid.n_vertices)),
                shared_mem=shared_bytes(grid.R, grid.C))
         return
-    _peer_levels_numpy(graph, state, links, own_list, own_count, ctl, log, capacity, lvl, nf, mf, mu, visited,
-                       alpha, beta)
+    _peer_levels_numpy(graph, state, links, own_list, own_count, ctl, rounds, log, capacity, alpha, beta)
 
 
-def _peer_levels_numpy(graph, state, comms, own_list, own_count, ctl, log, capacity, lvl, nf, mf, mu,
-                       visited, alpha, beta) -> None:
+def _peer_levels_numpy(graph, state, comms, own_list, own_count, ctl, rounds, log, capacity, alpha, beta) -> None:
     grid, i, j, b = graph.grid, graph.i, graph.j, graph.grid.block
+    lvl, nf, mf, mu, visited, first_record = (int(ctl[word]) for word in (
+        CTL.LEVEL, CTL.FRONTIER, CTL.FRONTIER_EDGES, CTL.UNVISITED_EDGES, CTL.VISITED, CTL.LOGGED))
     ctl[CTL.START_NS] = time.perf_counter_ns()
     own = own_list[:int(own_count[0])].copy()
     step, logged, checked_total = STEP.SMALL, 0, 0
@@ -117,8 +121,9 @@ def _peer_levels_numpy(graph, state, comms, own_list, own_count, ctl, log, capac
         degrees = int(graph.degree[own].sum())
         marks.append(time.perf_counter_ns())
         nf_new, mf_new = (int(x) for x in comms.world.allreduce(np.array([own.size, degrees], np.int64)))
-        if logged < log.shape[0] // PEER_LOG_WORDS:
-            entry = log[logged * PEER_LOG_WORDS:(logged + 1) * PEER_LOG_WORDS]
+        record = first_record + logged
+        if record < log.shape[0] // PEER_LOG_WORDS:
+            entry = log[record * PEER_LOG_WORDS:(record + 1) * PEER_LOG_WORDS]
             entry[PEER_LOG_AT.LEVEL], entry[PEER_LOG_AT.FRONTIER], entry[PEER_LOG_AT.EDGES] = lvl - 1, nf, mf
             entry[PEER_LOG_AT.CHECKED] = checked[STAT.CHECKED]
             entry[PEER_LOG_AT.EXPAND_BYTES] = 4 * len(lists[i]) * (grid.R - 1)
@@ -140,3 +145,4 @@ def _peer_levels_numpy(graph, state, comms, own_list, own_count, ctl, log, capac
     for word, value in ((CTL.STEP, step), (CTL.LEVEL, lvl), (CTL.FRONTIER, nf), (CTL.FRONTIER_EDGES, mf),
                         (CTL.UNVISITED_EDGES, mu), (CTL.VISITED, visited), (CTL.LOGGED, logged)):
         ctl[word] = value
+    rounds[0] += logged + 1
