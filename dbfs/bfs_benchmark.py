@@ -200,7 +200,8 @@ class Graph500BFS(Benchmark):
                     f"{report.producer_time:.3f} s, {report.producer_rate / 1e6:.1f} M edges/s per rank "
                     "(slowest rank)")
         steps = ", ".join(f"{k} {v:.3f} s" for k, v in report.phases.items())
-        setup = (f"; the exchange set up before it in {report.setup_time:.3f} s" if world.Get_size() > 1 else "")
+        setup = (f"; the exchange set up and closed outside it in {report.setup_time:.3f} s"
+                 if world.Get_size() > 1 else "")
         runtime.log(f"construction: {report.construction_time:.3f} s (built, tuple production excluded; {steps}, "
                     f"slowest rank each{setup}), {world.allreduce(graph.nnz)} CSC entries")
         if cache and cache.store(graph):

@@ -60,7 +60,10 @@ read.
 
 Timing: construction_time is the build alone. The tuple producer runs between two device
 synchronisations and two barriers per chunk; those intervals (the same on every rank) are summed and
-subtracted, and reported as graph_generation (generated, both passes) or graph_load (a file).
+subtracted, and reported as graph_generation (generated, both passes) or graph_load (a file). The
+exchange between the ranks is set up before the clock starts and closed after it stops, like MPI
+itself (NCCL makes a pair's connections on its first round and takes them down on close: a second each
+way on two GPUs); that time is reported beside it (setup_time).
 """
 
 from __future__ import annotations
@@ -87,7 +90,8 @@ from dbfs.timing import PhaseClock
 @dataclass
 class BuildReport:
     construction_time: float      # seconds, slowest rank, tuple production excluded
-    setup_time: float             # seconds setting up the exchange between the ranks, before construction
+    setup_time: float             # seconds setting up and closing the exchange between the ranks (NCCL's
+                                  # communicator), outside construction_time
     producer_time: float          # seconds generating or reading tuples in both passes (synchronised)
     producer_rate: float          # tuples a rank produced per second of its own producing, slowest rank
     chunk_edges: int              # tuples per chunk
@@ -215,6 +219,22 @@ class _Exchange:
         self._move(send, send_at, incoming, recv_at)
         return incoming
 
+    def column_sums(self, grid, i: int, j: int, values):
+        """Collective: the sum over grid column j of the ranks' int32 `values` (the column's R owned
+        blocks, block p for grid row p), block i of it -- a reduce-scatter along the column as one round
+        of this exchange (NCCL: on the devices)."""
+        b = grid.block
+        counts = np.zeros(self.comm.Get_size(), np.int64)
+        counts[[grid.rank(p, j) for p in range(grid.R)]] = b
+        at = np.concatenate(([0], np.cumsum(counts)))     # the ranks of column j in grid-row order
+        incoming = self.backend.xp.empty(grid.R * b, np.int32)
+        self._move(values, at, incoming, at)
+        total = values[i * b:(i + 1) * b].copy()
+        for p in range(grid.R):
+            if p != i:
+                total += incoming[p * b:(p + 1) * b]
+        return total
+
     def close(self) -> None:
         pass
 
@@ -327,6 +347,9 @@ class _NvshmemExchange(_Exchange):
             backend.copy(self.landing[at:at + int(words[me, me])], send[send_at[me]:send_at[me + 1]])
         self.signals.post()
         return self.landing[:int(arriving[me])]
+
+    def column_sums(self, grid, i: int, j: int, values):
+        return self.staged.column_sums(grid, i, j, values)
 
     def close(self) -> None:
         """Collective (the symmetric heap's buffers are given back together)."""
@@ -451,17 +474,19 @@ def build(comms: GridComms, backend, source, row_major: bool = False, transport:
     row_idx = xp.empty(nnz, xp.int32)
     col_idx = xp.empty(nnz, xp.int32) if row_copy else None
     passes.scatter(col_ptr, row_idx, row_ptr, col_idx)
-    passes.close()
     runtime.agree(None if int(col_ptr[0]) == 0 else
                   f"rank {world.Get_rank()}: the tuples changed between the two construction passes", world)
-    degree = _owned_degree(comms, backend, col_ptr)
+    degree = _owned_degree(comms, backend, col_ptr, passes.exchange)
     graph = LocalGraph(comms=comms, backend=backend, col_ptr=col_ptr, row_idx=row_idx, n_edges=source.n_edges,
                        degree=degree, row_ptr=row_ptr, col_idx=col_idx, info={"directed": not source.symmetric})
     if row_major and not row_copy:
         add_row_major(graph)
     backend.sync()
     clock = passes.clock
-    build_seconds = time.perf_counter() - started - clock.seconds
+    built = time.perf_counter()
+    build_seconds = built - started - clock.seconds
+    passes.close()                              # like its set-up, outside construction's time
+    setup_seconds += time.perf_counter() - built
     rate = clock.tuples / clock.own_seconds if clock.own_seconds > 0 else float("inf")
     phases = passes.phases.totals()
     report = BuildReport(construction_time=world.allreduce(build_seconds, op=MPI.MAX),
@@ -503,16 +528,13 @@ def transpose_csc(backend, col_ptr, row_idx, nrows: int):
     return row_ptr, col_idx
 
 
-def _owned_degree(comms: GridComms, backend, col_ptr):
+def _owned_degree(comms: GridComms, backend, col_ptr, exchange):
     """Degree of every owned vertex (non-self-loop entries): its column's length summed over the grid
     column. The column block is the concatenation of the R owned blocks of grid column j in order i,
-    so a reduce-scatter along the column communicator hands every rank exactly its own block (on a
-    grid of one row, the column lengths themselves)."""
-    xp, b = backend.xp, comms.grid.block
-    lengths = xp.empty(comms.grid.cols_per_rank, xp.int32)
+    so a reduce-scatter along the column hands every rank exactly its own block (through the build's
+    exchange; on a grid of one row, the column lengths themselves)."""
+    lengths = backend.xp.empty(comms.grid.cols_per_rank, backend.xp.int32)
     segment_lengths(backend, col_ptr, lengths)
     if comms.col.Get_size() == 1:
         return lengths
-    mine = np.empty(b, np.int32)
-    comms.col.Reduce_scatter_block(backend.asnumpy(lengths), mine, op=MPI.SUM)
-    return backend.asarray(mine)
+    return exchange.column_sums(comms.grid, comms.i, comms.j, lengths)

@@ -185,22 +185,27 @@ def test_construction_time_leaves_the_tuple_production_out():
     comms.free()
 
 
-def test_the_exchange_is_set_up_outside_construction_time(monkeypatch):
+def test_the_exchange_is_set_up_and_closed_outside_construction_time(monkeypatch):
     if WORLD.Get_size() == 1:
         pytest.skip("one rank builds without an exchange")
-    setting_up = _HostExchange.__init__
+    setting_up, closing = _HostExchange.__init__, _HostExchange.close
 
     def slow_setup(self, *args):
         time.sleep(0.3)
         setting_up(self, *args)
+
+    def slow_close(self):
+        time.sleep(0.3)
+        closing(self)
     monkeypatch.setattr(_HostExchange, "__init__", slow_setup)
+    monkeypatch.setattr(_HostExchange, "close", slow_close)
     n, src, dst = small_graph()
     lo, hi = edge_range(len(src), WORLD.Get_rank(), WORLD.Get_size())
-    comms = GridComms.create(Grid(*grids()[0], n))
+    comms = GridComms.create(Grid(*grids()[-1], n))      # R ranks down each grid column: degrees summed
     started = time.perf_counter()
     graph, report = build(comms, CPU, EdgeArrays.create(src[lo:hi], dst[lo:hi], n))
     wall = time.perf_counter() - started
-    assert report.setup_time >= 0.3 and report.construction_time < wall - 0.3
+    assert report.setup_time >= 0.6 and report.construction_time < wall - 0.6
     check_graph(graph, src, dst, True, False)
     comms.free()
 
