@@ -258,7 +258,7 @@ class GridLoop:
                 self._replay_level(self._level_key(True, pack, parity),
                                    self._bottom_up_enqueue(pack, queue, counts), capture_only=True)
             if self.peers is not None:
-                self.replays.prepare(("stretch", parity), self._stretch_enqueue(queue, counts, dst))
+                self._replay_level(("stretch", parity), self._stretch_enqueue(queue, counts, dst), capture_only=True)
 
     def _run(self, root: int, clock, traffic: Traffic, log_levels: bool) -> dict:
         backend, s, g = self.backend, self.state, self.graph
@@ -555,19 +555,34 @@ class GridLoop:
         waits, launches and wall time)."""
         backend = self.backend
         syncs, launches, started = backend.host_syncs, backend.launches, time.perf_counter()
-        clock.switch("expansion")
         self.peers.begin(lvl, nf, mf, mu, visited)
-        self.replays.run(("stretch", queue is self.state.queue0), self._stretch_enqueue(queue, counts, spare))
-        self._end_level(clock, queue, counts, bits=False)
+        enqueue = self._stretch_enqueue(queue, counts, spare)
+        if self.whole_levels:                   # the stretch and its closing encode: one graph, one wait
+            clock.switch(None)
+            marks = self._replay_level(("stretch", queue is self.state.queue0), enqueue)
+            self._wait()
+            clock.charge(marks.seconds())
+        else:
+            enqueue(clock.switch)
+            self._end_level(clock, queue, counts, bits=False)
         end, records = self.peers.result()
         wall = time.perf_counter() - started
         return end, (end, records, backend.host_syncs - syncs, backend.launches - launches, wall)
 
     def _stretch_enqueue(self, queue, counts, spare):
+        """enqueue(mark) of a stretch (`begin` set it up); where every exchange is on the device, with
+        its closing encode and status copy (a whole level's end), which `_end_level` adds otherwise."""
         grid, j = self.graph.grid, self.graph.comms.j
         own = slice(grid.owned_row(j, 0), grid.owned_row(j, grid.block))
         alpha = self.alpha if self.bottom_up_allowed else 0.0
-        return lambda: self.peers.launch(queue[own], spare[own], counts[j:j + 1], alpha, self.beta)
+
+        def enqueue(mark):
+            mark("expansion")
+            self.peers.launch(queue[own], spare[own], counts[j:j + 1], alpha, self.beta)
+            if self.whole_levels:
+                mark("update")
+                self._enqueue_end(queue, counts, bits=False)
+        return enqueue
 
     def _count_stretch_traffic(self, traffic, stretches) -> np.ndarray:
         """After the search: the stretches' messages and bytes from their records (every level of a
