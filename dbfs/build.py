@@ -222,7 +222,7 @@ class _Exchange:
     def column_sums(self, grid, i: int, j: int, values):
         """Collective: the sum over grid column j of the ranks' int32 `values` (the column's R owned
         blocks, block p for grid row p), block i of it -- a reduce-scatter along the column as one round
-        of this exchange (NCCL: on the devices)."""
+        of this exchange (the owned degrees with NCCL, on the devices)."""
         b = grid.block
         counts = np.zeros(self.comm.Get_size(), np.int64)
         counts[[grid.rank(p, j) for p in range(grid.R)]] = b
@@ -348,8 +348,6 @@ class _NvshmemExchange(_Exchange):
         self.signals.post()
         return self.landing[:int(arriving[me])]
 
-    def column_sums(self, grid, i: int, j: int, values):
-        return self.staged.column_sums(grid, i, j, values)
 
     def close(self) -> None:
         """Collective (the symmetric heap's buffers are given back together)."""
@@ -531,10 +529,15 @@ def transpose_csc(backend, col_ptr, row_idx, nrows: int):
 def _owned_degree(comms: GridComms, backend, col_ptr, exchange):
     """Degree of every owned vertex (non-self-loop entries): its column's length summed over the grid
     column. The column block is the concatenation of the R owned blocks of grid column j in order i,
-    so a reduce-scatter along the column hands every rank exactly its own block (through the build's
-    exchange; on a grid of one row, the column lengths themselves)."""
+    so a reduce-scatter along the column hands every rank exactly its own block (NCCL: a round of the
+    build's exchange on the devices; else MPI through host memory; on a grid of one row, the column
+    lengths themselves)."""
     lengths = backend.xp.empty(comms.grid.cols_per_rank, backend.xp.int32)
     segment_lengths(backend, col_ptr, lengths)
     if comms.col.Get_size() == 1:
         return lengths
-    return exchange.column_sums(comms.grid, comms.i, comms.j, lengths)
+    if isinstance(exchange, _NcclExchange):
+        return exchange.column_sums(comms.grid, comms.i, comms.j, lengths)
+    mine = np.empty(comms.grid.block, np.int32)    # through host memory, as the exchange's rounds go
+    comms.col.Reduce_scatter_block(backend.asnumpy(lengths), mine, op=MPI.SUM)
+    return backend.asarray(mine)

@@ -185,6 +185,20 @@ def test_construction_time_leaves_the_tuple_production_out():
     comms.free()
 
 
+def test_column_sums_are_a_reduce_scatter_along_each_grid_column():
+    """The round that sums the owned degrees over a grid column (NCCL's on the GPU) against MPI's own
+    reduce-scatter, on every grid of the job's size."""
+    rng = np.random.default_rng(WORLD.Get_rank())
+    for R, C in grids():
+        comms = GridComms.create(Grid(R, C, 64 * R * C))
+        values = rng.integers(0, 1000, R * comms.grid.block).astype(np.int32)
+        expected = np.empty(comms.grid.block, np.int32)
+        comms.col.Reduce_scatter_block(values, expected, op=MPI.SUM)
+        exchange = _HostExchange(WORLD, CPU)
+        np.testing.assert_array_equal(exchange.column_sums(comms.grid, comms.i, comms.j, values), expected)
+        comms.free()
+
+
 def test_the_exchange_is_set_up_and_closed_outside_construction_time(monkeypatch):
     if WORLD.Get_size() == 1:
         pytest.skip("one rank builds without an exchange")
