@@ -348,7 +348,6 @@ class _NvshmemExchange(_Exchange):
         self.signals.post()
         return self.landing[:int(arriving[me])]
 
-
     def close(self) -> None:
         """Collective (the symmetric heap's buffers are given back together)."""
         from dbfs import nvshmem
