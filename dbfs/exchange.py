@@ -262,8 +262,7 @@ class SignalWords:
                                                   for p in range(size)], np.uint64))
 
     def post(self) -> None:
-        message.signal(self.backend, self.on_peers, self.rounds)
-        message.wait(self.backend, self.words, self.me, self.rounds)
+        message.post(self.backend, self.on_peers, self.words, self.me, self.rounds)
 
     def close(self) -> None:
         """Collective (the symmetric heap's buffers are given back together)."""
@@ -634,10 +633,11 @@ class LevelExchange:
         nccl.groupEnd()
         self.backend.launches += 1
 
-    def rotate(self, segment, step: int, wait) -> None:
+    def rotate(self, segment, step: int, wait):
         """Bottom-up sub-step `step` of a level: `segment` (uint32, block/32 words) goes to the next rank
-        of the line and is replaced by the previous rank's; `wait` waits on the device (host-staged
-        transports need the segment in host memory; the others do not call it)."""
+        of the line; returns the previous rank's (its landing buffer, or `segment` itself where it came
+        through host memory); `wait` waits on the device (host-staged transports need the segment in
+        host memory; the others do not call it)."""
         backend, succ, pred = self.backend, (self.me + 1) % self.size, (self.me - 1) % self.size
         words = segment.shape[0]
         if self.mpi:
@@ -647,21 +647,20 @@ class LevelExchange:
             self.comm.Sendrecv([out_host, MPI.UINT32_T], dest=succ, sendtag=self.tag + 1,
                                recvbuf=[in_host, MPI.UINT32_T], source=pred, recvtag=self.tag + 1)
             backend.copy(segment, in_host)
-        elif self.shmem:
+            return segment
+        if self.shmem:
             landing, signal, rotations = self.rotation
             message.put(backend, segment, words, True, words, self.rotation_dests[step:step + 1])
-            message.signal(backend, self.rotation_signal, rotations)
-            message.wait(backend, signal, -1, rotations)
-            backend.copy(segment, landing[step * words:(step + 1) * words])
-        else:
-            (landing,) = self.rotation
-            nccl, stream = self.nccl_api(), backend.xp.cuda.get_current_stream().ptr
-            nccl.groupStart()
-            self.nccl.send(segment.data.ptr, words, nccl.NCCL_UINT32, succ, stream)
-            self.nccl.recv(landing.data.ptr, words, nccl.NCCL_UINT32, pred, stream)
-            nccl.groupEnd()
-            backend.launches += 1
-            backend.copy(segment, landing)
+            message.post(backend, self.rotation_signal, signal, -1, rotations)
+            return landing[step * words:(step + 1) * words]
+        (landing,) = self.rotation
+        nccl, stream = self.nccl_api(), backend.xp.cuda.get_current_stream().ptr
+        nccl.groupStart()
+        self.nccl.send(segment.data.ptr, words, nccl.NCCL_UINT32, succ, stream)
+        self.nccl.recv(landing.data.ptr, words, nccl.NCCL_UINT32, pred, stream)
+        nccl.groupEnd()
+        backend.launches += 1
+        return landing
 
     def after_wait(self) -> None:
         """After a wait on the device that followed the decoding of the last round: post its receives

@@ -279,9 +279,10 @@ class GridLoop:
         if own_root:
             visit_root(backend, s.visited, s.level, queue, counts, grid.owned_row(j, root_offset), root_offset,
                        grid.owned_row(j, 0), j)
-        self._end_level(clock, queue, counts, bits=False)
-        if self.expand_x is not None and self.expand_x.sized:
-            self._level_totals()                # the sizes of the first expand messages
+        if self.peers is None or not self.peers.fits(1, root_degree):    # a stretch encodes its own
+            self._end_level(clock, queue, counts, bits=False)
+            if self.expand_x is not None and self.expand_x.sized:
+                self._level_totals()            # the sizes of the first expand messages
         lvl, levels, stretches, frontier_total, visited, reached_degrees = 0, [], [], 1, 1, root_degree
         frontier_degrees = root_degree
         unvisited_edges = self.total_degree - root_degree
@@ -622,17 +623,17 @@ class GridLoop:
             mark("expansion")
             message.to_bitmaps(backend, self.expand_x.sources, s.words, s.col_front)
         mark("expansion")
-        state_in = self.own_visited
+        state = self.own_visited
         for step in range(C):
             bottom_up.search_segment(backend, g.row_ptr, g.col_idx, grid.owned_row((j - step) % C, 0),
-                                     s.col_front, state_in, s.segment, s.pred_row, s.stats, control=control)
-            state_in = s.segment
+                                     s.col_front, state, s.segment, s.pred_row, s.stats, control=control)
+            state = s.segment
             if C > 1:
                 mark("fold_comm")
-                self.fold_x.rotate(s.segment, step, wait)
+                state = self.fold_x.rotate(s.segment, step, wait)     # the previous rank's, where it landed
                 mark("expansion")
         mark("update")
-        bottom_up.commit(backend, s.segment, self.own_visited, self.own_front, s.level, s.pred_col, g.degree,
+        bottom_up.commit(backend, state, self.own_visited, self.own_front, s.level, s.pred_col, g.degree,
                          lvl, s.stats, control=control)
 
     def _count_rotation(self, traffic) -> None:

@@ -150,27 +150,23 @@ message_put(const u32* __restrict__ out, i64 out_stride, i32 shared, i32 words, 
     for (i32 t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += gridDim.x * blockDim.x) dest[t] = m[t];
 }
 
-// After message_put (the kernel boundary: every copy performed): receiver y's signal word (signals[y],
-// an address in its memory) := the round, *count + 1 (the sender's count of its rounds, which the wait
-// of the same round advances: no round number comes from the host, so rounds can be replayed from a
-// CUDA graph), behind a system-wide fence. One thread per message.
-extern "C" __global__ void message_signal(const u64* __restrict__ signals, i32 n, const u64* __restrict__ count)
-{
-    const i32 y = threadIdx.x;
-    if (y >= n || signals[y] == 0) return;
-    __threadfence_system();
-    *(volatile u64*)signals[y] = *count + 1;
-}
-
-// Waits until every signal word of this rank's `n` (but `skip`) reads at least the round, *count + 1:
-// that round's messages have landed; then *count := the round. One thread per word, sleeping between
-// reads so that the ranks sharing the GPU keep their multiprocessors.
-extern "C" __global__ void message_wait(const u64* __restrict__ signals, i32 n, i32 skip, u64* __restrict__ count)
+// After message_put (the kernel boundary: every copy performed), one round: every peer's signal word
+// (peers[y], an address in that rank's memory, 0 for none) := the round, *count + 1, behind a
+// system-wide fence; then a wait until every word of this rank's `n` (but `skip`) reads at least the
+// round, and *count := the round. The round is this rank's count of its rounds, kept on the device, so
+// no round number comes from the host and a round replays from a CUDA graph. One block, a thread per
+// word, sleeping between reads so that the ranks sharing the GPU keep their multiprocessors.
+extern "C" __global__ void message_post(const u64* __restrict__ peers, i32 n_peers, const u64* words, i32 n,
+                                        i32 skip, u64* __restrict__ count)
 {
     const i32 y = threadIdx.x;
     const u64 round = *count + 1;
+    if (y < n_peers && peers[y] != 0) {
+        __threadfence_system();
+        *(volatile u64*)peers[y] = round;
+    }
     if (y < n && y != skip) {
-        const volatile u64* word = signals + y;
+        const volatile u64* word = words + y;
         while (*word < round) __nanosleep(256);
     }
     __syncthreads();

@@ -73,7 +73,7 @@ def test_encode_bits_gives_the_set_bits(count):
     np.testing.assert_array_equal(message.items(out, BLOCK), offsets)
 
 
-def test_put_signal_wait_deliver_each_message_and_its_round():
+def test_put_and_post_deliver_each_message_and_its_round():
     rng = np.random.default_rng(3)
     sets = random_sets(rng, 3, [7, BLOCK // 4, 1])
     lists, counts = lists_of(sets)
@@ -82,14 +82,17 @@ def test_put_signal_wait_deliver_each_message_and_its_round():
     message.encode_lists(CPU, lists, BLOCK, counts, 1, BLOCK, "adaptive", out, stride, 3)
     landings = [np.zeros(stride, np.uint32) if y != 1 else None for y in range(3)]
     message.put(CPU, out, stride, False, 0, landings)
-    signals, sent, received = np.zeros(3, np.uint64), np.full(1, 3, np.uint64), np.full(1, 3, np.uint64)
+    # rank 1 of three: its signal words on ranks 0 and 2, and its own words, which they set
+    theirs, mine, count = np.zeros(3, np.uint64), np.zeros(3, np.uint64), np.full(1, 3, np.uint64)
+    peers = [theirs[y:y + 1] if y != 1 else None for y in range(3)]
     with pytest.raises(RuntimeError, match="have not been put"):
-        message.wait(CPU, signals, 1, received)
-    message.signal(CPU, [signals[y:y + 1] if y != 1 else None for y in range(3)], sent)
-    message.wait(CPU, signals, 1, received)
-    assert int(received[0]) == 4 and int(sent[0]) == 3       # the wait advances its own count
+        message.post(CPU, peers, mine, 1, count)
+    assert int(count[0]) == 3 and theirs.tolist() == [4, 0, 4]     # signalled, the round not passed
+    mine[[0, 2]] = 4
+    message.post(CPU, peers, mine, 1, count)
+    assert int(count[0]) == 4                                     # the wait advanced the count
     with pytest.raises(RuntimeError, match="below 5"):
-        message.wait(CPU, signals, 1, received)
+        message.post(CPU, peers, mine, 1, count)
     for y in (0, 2):
         np.testing.assert_array_equal(message.items(landings[y], BLOCK), sets[y])
 
@@ -133,8 +136,8 @@ def test_gpu_message_kernels_match_the_twins(encoding):
     signals = cupy.zeros(4, cupy.uint64)
     message.put(gpu, out, stride, False, 0, dests)
     rounds = cupy.full(1, 6, cupy.uint64)
-    message.signal(gpu, cupy.asarray(np.array([0] + [signals[y:].data.ptr for y in range(1, 4)], np.uint64)), rounds)
-    message.wait(gpu, signals, 0, rounds)
+    message.post(gpu, cupy.asarray(np.array([0] + [signals[y:].data.ptr for y in range(1, 4)], np.uint64)),
+                 signals, 0, rounds)
     assert int(rounds[0]) == 7 and cupy.asnumpy(signals).tolist() == [0, 7, 7, 7]
     for y in range(1, 4):
         np.testing.assert_array_equal(np.sort(message.items(cupy.asnumpy(landing[y * stride:(y + 1) * stride]),

@@ -188,29 +188,22 @@ def put(backend, out, out_stride: int, shared: bool, words: int, dests) -> None:
             dest[:n] = message[:n]
 
 
-def signal(backend, signals, count) -> None:
-    """Every signal word named by `signals` := the round, count[0] + 1 (count: the sender's uint64 count
-    of its rounds, advanced by its `wait` of the round), after the puts queued before (GPU: a uint64
-    device array of addresses, 0 for none; NumPy: a list of one-word uint64 arrays or None)."""
+def post(backend, peers, words, skip: int, count) -> None:
+    """One round's signals and wait, after the puts queued before: every peer's signal word named by
+    `peers` := the round, count[0] + 1 (count: this rank's uint64 count of its rounds); then a wait
+    until every word of this rank's `words` (uint64) but `skip` is at least the round; then count[0] :=
+    the round. GPU: one kernel of one block (peers: a uint64 device array of addresses, 0 for none).
+    NumPy: peers a list of one-word uint64 arrays or None, and this rank's words must already be set."""
     if backend.is_gpu:
-        backend.kernel("message", "message_signal")((1,), (max(32, len(signals)),),
-                                                   (signals, np.int32(len(signals)), count))
-        return
-    for word in signals:
-        if word is not None:
-            word[0] = count[0] + 1
-
-
-def wait(backend, signals, skip: int, count) -> None:
-    """Queue a wait until every word of `signals` (uint64, this rank's) but `skip` is at least the
-    round, count[0] + 1; then count[0] := the round. GPU: one kernel of one block that sleeps between
-    reads. NumPy: the words must already be there."""
-    if backend.is_gpu:
-        backend.kernel("message", "message_wait")((1,), (max(32, signals.shape[0]),),
-                                                 (signals, np.int32(signals.shape[0]), np.int32(skip), count))
+        backend.kernel("message", "message_post")(
+            (1,), (max(32, len(peers), words.shape[0]),),
+            (peers, np.int32(len(peers)), words, np.int32(words.shape[0]), np.int32(skip), count))
         return
     round_ = int(count[0]) + 1
-    late = [y for y in range(signals.shape[0]) if y != skip and int(signals[y]) < round_]
+    for word in peers:
+        if word is not None:
+            word[0] = round_
+    late = [y for y in range(words.shape[0]) if y != skip and int(words[y]) < round_]
     if late:
         raise RuntimeError(f"signals {late} are below {round_}: their messages have not been put")
     count[0] = round_
