@@ -433,7 +433,7 @@ class LevelExchange:
       mid-level) at whole capacity;
     - `nvshmem`: kernels copy each message at its size into the receiver's slot of a symmetric landing
       buffer through NVSHMEM's mapping of the receiver's memory, set the receiver's signal word to the
-      round, and wait for the peers' signals (dbfs.nvshmem, dbfs.ops.message put/signal/wait): three
+      round, and wait for the peers' signals (dbfs.nvshmem, dbfs.ops.message put and post): two
       launches a round, no wait on the host, GPU to GPU. A put of round k comes after the level's
       allreduce of round k - 1, by which every rank had consumed its landing buffers, so one buffer per
       peer suffices.
