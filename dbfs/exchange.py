@@ -249,20 +249,26 @@ class SignalWords:
     (word p is rank p's to set) and the address of this rank's word on every peer. `post`, queued after
     a round's puts (their kernel's end has completed them), sets this rank's word on every peer to the
     next round and waits on the device until every peer has set its word here to it. The rounds are
-    counted on the device (`rounds`), so a post can be captured into a CUDA graph and replayed."""
+    counted on the device (`rounds`), so a post can be captured into a CUDA graph and replayed. `ring`:
+    one word, which the previous rank of `comm` sets, and this rank signals only the next one (the
+    bottom-up rotation)."""
 
-    def __init__(self, comm, backend):
+    def __init__(self, comm, backend, ring: bool = False):
         from dbfs import nvshmem
         self.backend, self.me = backend, comm.Get_rank()
         pe, size = world_ranks(comm), comm.Get_size()
-        self.words = nvshmem.symmetric(backend, size, np.uint64)
+        self.words = nvshmem.symmetric(backend, 1 if ring else size, np.uint64)
         self.rounds = backend.xp.zeros(1, np.uint64)
-        mine = self.words.data.ptr + 8 * self.me
-        self.on_peers = backend.asarray(np.array([0 if p == self.me else nvshmem.peer_address(mine, pe[p])
-                                                  for p in range(size)], np.uint64))
+        if ring:
+            self.skip = -1
+            addresses = [nvshmem.peer_address(self.words.data.ptr, pe[(self.me + 1) % size])]
+        else:
+            mine, self.skip = self.words.data.ptr + 8 * self.me, self.me
+            addresses = [0 if p == self.me else nvshmem.peer_address(mine, pe[p]) for p in range(size)]
+        self.on_peers = backend.asarray(np.array(addresses, np.uint64))
 
     def post(self) -> None:
-        message.post(self.backend, self.on_peers, self.words, self.me, self.rounds)
+        message.post(self.backend, self.on_peers, self.words, self.skip, self.rounds)
 
     def close(self) -> None:
         """Collective (the symmetric heap's buffers are given back together)."""
@@ -292,26 +298,22 @@ class NvshmemPuts:
         self.dest = {p: backend.asarray(np.array([slot_on(p)], np.uint64)) for p in peers}
 
     def round(self, sends: dict, sources: list) -> dict:
-        backend, size = self.backend, self.comm.Get_size()
-        backend.sync()
-        heads = np.zeros((size, HEADER_WORDS), np.int64)
+        self.backend.sync()
+        heads = np.zeros((self.comm.Get_size(), HEADER_WORDS), np.int64)
         for p, (kind, count, payload) in sends.items():
             heads[p] = (kind, count, int(payload.shape[0]))
         arrived = np.empty_like(heads)
         self.comm.Alltoall(heads, arrived)
-        for p, (_, _, payload) in sends.items():
-            n = int(payload.shape[0])
-            if n:
-                message.put(backend, payload, n, True, n, self.dest[p])
-        self.signals.post()
+        self.enqueue({p: payload for p, (_, _, payload) in sends.items()})
         return {p: tuple(int(x) for x in arrived[p]) for p in sources}
 
     def enqueue(self, sends: dict) -> None:
-        """A round whose sizes the receivers know, without the heads' Alltoall: puts and the signal
-        round on the stream (Exchange.enqueue_words)."""
+        """A round whose sizes the receivers know (`round` tells them first; Exchange.enqueue_words's
+        callers know them anyway): the non-empty payloads put and the signal round, on the stream."""
         for p, words in sends.items():
             n = int(words.shape[0])
-            message.put(self.backend, words, n, True, n, self.dest[p])
+            if n:
+                message.put(self.backend, words, n, True, n, self.dest[p])
         self.signals.post()
 
     def close(self) -> None:
@@ -455,7 +457,7 @@ class LevelExchange:
         self.staged = transport == "mpi" or not backend.is_gpu
         self.shmem = transport == "nvshmem"
         self.mpi = transport in ("mpi", "mpi-cuda") or not backend.is_gpu
-        self.symmetric, self.signals = [], None
+        self.symmetric, self.signals, self.ring = [], None, None
         messages = 1 if shared else size
         self.out = self._device(messages * self.stride, np.uint32)
         self.out_host = backend.pinned_empty(messages * self.stride, np.uint32)
@@ -491,18 +493,20 @@ class LevelExchange:
 
     def _rotation_buffers(self, words: int, size: int):
         """The rotation's staging: pinned out and in segments (MPI), a landing segment (NCCL), or a
-        landing slot per sub-step and a signal word (NVSHMEM)."""
+        landing slot per sub-step and the ring's signal word (NVSHMEM)."""
         backend = self.backend
         if self.mpi:
             return backend.pinned_empty(words, np.uint32), backend.pinned_empty(words, np.uint32)
         if self.shmem:
-            return self._device(size * words, np.uint32), self._device(1, np.uint64), backend.xp.zeros(1, np.uint64)
+            self.ring = SignalWords(self.comm, backend, ring=True)
+            return (self._device(size * words, np.uint32),)
         return (backend.xp.zeros(words, backend.xp.uint32),)
 
     def _map_peers(self, size: int) -> None:
         """The addresses, in this process, of the landing slots and signal words this rank writes on
         its peers (NVSHMEM maps them): dests[y] is this rank's slot on peer y (its signal word there:
-        SignalWords); the rotation's: a slot on the next rank per sub-step, and that rank's signal word."""
+        SignalWords); the rotation's: a slot on the next rank per sub-step (its signal word: the ring's
+        SignalWords)."""
         from dbfs import nvshmem
         xp, me = self.backend.xp, self.me
 
@@ -512,11 +516,10 @@ class LevelExchange:
         slot = self.landing.data.ptr + 4 * me * self.stride
         self.dests = table([0 if p == me else nvshmem.peer_address(slot, self.pe[p]) for p in range(size)])
         if self.rotation is not None:
-            landing, signal, _ = self.rotation
+            (landing,) = self.rotation
             succ, nbytes = self.pe[(me + 1) % size], 4 * (self.block // 32)
             self.rotation_dests = table([nvshmem.peer_address(landing.data.ptr + step * nbytes, succ)
                                          for step in range(size)])
-            self.rotation_signal = table([nvshmem.peer_address(signal.data.ptr, succ)])
 
     @staticmethod
     def buffer_bytes(size: int, block: int, encoding: str, transport: str, shared: bool,
@@ -649,9 +652,9 @@ class LevelExchange:
             backend.copy(segment, in_host)
             return segment
         if self.shmem:
-            landing, signal, rotations = self.rotation
+            (landing,) = self.rotation
             message.put(backend, segment, words, True, words, self.rotation_dests[step:step + 1])
-            message.post(backend, self.rotation_signal, signal, -1, rotations)
+            self.ring.post()
             return landing[step * words:(step + 1) * words]
         (landing,) = self.rotation
         nccl, stream = self.nccl_api(), backend.xp.cuda.get_current_stream().ptr
@@ -682,8 +685,9 @@ class LevelExchange:
         self.recv_req, self.send_req = {}, []
         if self.nccl is not None:
             self.nccl.destroy()
-        if self.signals is not None:
-            self.signals.close()
+        for signals in (self.signals, self.ring):
+            if signals is not None:
+                signals.close()
         if self.symmetric:
             from dbfs import nvshmem
             for array in reversed(self.symmetric):

@@ -279,7 +279,7 @@ class GridLoop:
         if own_root:
             visit_root(backend, s.visited, s.level, queue, counts, grid.owned_row(j, root_offset), root_offset,
                        grid.owned_row(j, 0), j)
-        if self.peers is None or not self.peers.fits(1, root_degree):    # a stretch encodes its own
+        if not self._stretch_next(False, 1, root_degree):             # a stretch encodes its own
             self._end_level(clock, queue, counts, bits=False)
             if self.expand_x is not None and self.expand_x.sized:
                 self._level_totals()            # the sizes of the first expand messages
@@ -288,7 +288,7 @@ class GridLoop:
         unvisited_edges = self.total_degree - root_degree
         bottom_up_level, form = False, "list"
         while True:
-            if self.peers is not None and not bottom_up_level and self.peers.fits(frontier_total, frontier_degrees):
+            if self._stretch_next(bottom_up_level, frontier_total, frontier_degrees):
                 if form == "bits":
                     self._bits_to_list(clock, traffic, queue, counts)
                     form = "list"
@@ -569,6 +569,10 @@ class GridLoop:
         end, records = self.peers.result()
         wall = time.perf_counter() - started
         return end, (end, records, backend.host_syncs - syncs, backend.launches - launches, wall)
+
+    def _stretch_next(self, bottom_up_level: bool, frontier: int, frontier_edges: int) -> bool:
+        """Whether the next level starts a device-driven stretch: a top-down level small enough."""
+        return self.peers is not None and not bottom_up_level and self.peers.fits(frontier, frontier_edges)
 
     def _stretch_enqueue(self, queue, counts, spare):
         """enqueue(mark) of a stretch (`begin` set it up); where every exchange is on the device, with
