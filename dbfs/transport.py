@@ -122,7 +122,7 @@ def _why_not_nvshmem(backend, comm, shared: bool, heap_need: int | None) -> str 
     if shared and not _everywhere(mps_running() and "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE" in os.environ, comm):
         return "ranks share a GPU without CUDA MPS (scripts/mps.sh start)"
     heap = None if heap_need is None else nvshmem.heap_problem(heap_need)
-    if _everywhere(heap is not None, comm):
+    if not _everywhere(heap is None, comm):
         return "the NVSHMEM symmetric heap is too small for this graph (NVSHMEM_SYMMETRIC_SIZE)"
     return nvshmem.start(backend)
 
