@@ -66,8 +66,9 @@ class BFS:
         never; on the CPU backend any value runs its NumPy twin)."""
         if direction not in DIRECTIONS:
             raise DbfsError(f"unknown direction {direction!r} ({', '.join(DIRECTIONS)})", collective=True)
-        if direction == "auto" and graph.row_ptr is None:
-            raise ValueError("direction auto needs the row-major copy (build with row_major=True)")
+        if direction == "auto" and not graph.bottom_up_ready:
+            raise ValueError("direction auto needs the row-major copy on one rank or for a directed graph "
+                             "(build with row_major=True)")
         self.graph, self.backend = graph, graph.backend
         grid = graph.grid
         self.one_rank = grid.size == 1

@@ -149,7 +149,7 @@ class Graph500BFS(Benchmark):
         self.root, self.plan = root, plan
         self.device_peak = memory.DevicePeak(backend)
         self.comm = runtime.WORLD
-        self.row_major = args.direction == "auto"
+        self.row_major = args.direction == "auto" and plan.inputs["row_copy"]
         self.comms = GridComms.create(grid)
         self.graph = self.bfs = self.last = None
         self.original: dict = {}          # dense root -> the id the user sees (the file's original id)
@@ -177,6 +177,8 @@ class Graph500BFS(Benchmark):
             if graph is not None:
                 if self.row_major and graph.row_ptr is None:
                     add_row_major(graph)
+                elif not self.row_major and not graph.row_major_shared:     # --row-copy off: not kept
+                    graph.row_ptr = graph.col_idx = None
                 backend.sync()
                 construction_time = self.slowest(time.perf_counter() - t0)
                 runtime.log(f"construction: {construction_time:.3f} s (loaded from the partition cache "
@@ -365,6 +367,7 @@ class Graph500BFS(Benchmark):
                    "devices": devices, "graph_generation": run.figures["graph_generation"],
                    "construction_time": run.figures["construction_time"],
                    "edges_per_thread": args.edges_per_thread, "direction": args.direction,
+                   "row_copy": self.row_major,
                    "alpha": args.alpha, "beta": args.beta, "encoding": args.encoding, "comm": self.transport,
                    "scale_derived": source.sizes_derived,
                    "roots": run.trials, "graph_file": args.graph, "directed": not source.symmetric,
@@ -390,13 +393,18 @@ def main(args) -> None:
     source = GraphSource.from_args(args)
     _check_ids(source)
     grid = _make_grid(R, C, source)
+    row_copy = memory.resolve_row_copy(args.row_copy, grid, source.n_edges, source.symmetric, args.direction,
+                                       "nccl" if args.comm == "auto" else args.comm, backend.name,
+                                       backend.memory_limit())
     heap_need = memory.symmetric_heap_bytes(grid, source.n_edges, source.symmetric, args.direction, args.encoding,
-                                            backend.name)
+                                            backend.name, row_copy)
     transport = resolve_transport(args.comm, backend, heap_need=heap_need)
     runtime.log(f"dbfs {__version__}: {runtime.count(world.Get_size(), 'rank')}, grid {R}x{C}, backend "
-                f"{backend.name}, direction {args.direction}, encoding {args.encoding}, comm {transport}")
+                f"{backend.name}, direction {args.direction}, encoding {args.encoding}, comm {transport}"
+                + (f", row copy {'on' if row_copy else 'off'} (--row-copy {args.row_copy})"
+                   if args.direction == "auto" and world.Get_size() > 1 else ""))
     root = None if args.root is None else source.dense_root(args.root)
-    plan = memory.plan_run(grid, source, args.direction, transport, backend, heap_need)
+    plan = memory.plan_run(grid, source, args.direction, transport, backend, heap_need, row_copy)
     runtime.log(f"graph: {source.describe}: {source.n_vertices} vertices, {source.n_edges} tuples")
     drive(Graph500BFS(args, backend, transport, source, grid, root, plan))
 

@@ -22,17 +22,18 @@ the graph file) twice.
      per-column array, no sort). Same for the row-major copy.
 The owned vertices' degrees (their columns' lengths summed over the grid column) come last.
 
-Row-major copy (bottom-up search, --direction auto): on a 1x1 grid of an undirected graph the block
-is symmetric and its CSC is its CSR, so row_ptr/col_idx name col_ptr/row_idx; on other grids, and for
-directed graphs, both passes also count and scatter every entry by local row.
+Row-major copy (bottom-up search, --direction auto; an undirected graph on several ranks may do without
+it, dbfs.graph): on a 1x1 grid of an undirected graph the block is symmetric and its CSC is its CSR, so
+row_ptr/col_idx name col_ptr/row_idx; on other grids, and for directed graphs, both passes also count
+and scatter every entry by local row.
 
 Resident bytes per rank, E = the rank's entries (about 2m/P undirected, m/P directed), b = the owned
 block, N'/C local columns, N'/R local rows (dbfs.memory.graph_bytes counts exactly these):
   col_ptr  8 (N'/C + 1)  column offsets                            the CSC
   row_idx  4 E           local row of every entry                  the CSC
   degree   4 b           owned degrees: TEPS count, direction rule, root sampling (has_edge = degree > 0)
-  row_ptr  8 (N'/R + 1)  row offsets        } the row-major copy, only with --direction auto and a grid
-  col_idx  4 E           local columns      } other than 1x1 or a directed graph
+  row_ptr  8 (N'/R + 1)  row offsets        } the row-major copy, only with --direction auto (and
+  col_idx  4 E           local columns      } --row-copy), a grid other than 1x1 or a directed graph
 So on 1x1 an undirected graph takes 8 bytes per input tuple (two 4-byte entries) and 12 per vertex.
 The search adds its per-vertex state (dbfs.search_state.layout, about 24 B per vertex on 1x1 with
 32-bit parents and no per-search copies), the validator its working memory (about 5 B per vertex).

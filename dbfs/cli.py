@@ -18,6 +18,7 @@ import time
 
 from dbfs import __version__, runtime
 from dbfs.errors import DbfsError, Interrupted
+from dbfs.options import ROW_COPY, ROW_COPY_HELP
 
 INFO_DESCRIPTION = "Print backend, MPI library, GPU binding and versions."
 INTERRUPT_GRACE_S = 2.0
@@ -71,6 +72,7 @@ def main_parser() -> argparse.ArgumentParser:
     search.add_argument("--direction", choices=("auto", "topdown"), default="auto",
                         help="auto: direction-optimizing (top-down/bottom-up by Beamer's rule); "
                              "topdown: paper 004's top-down levels only")
+    search.add_argument("--row-copy", choices=ROW_COPY, default="auto", help=ROW_COPY_HELP)
     search.add_argument("--alpha", type=float, default=14.0,
                         help="switch to bottom-up when frontier edges > unvisited edges / ALPHA")
     search.add_argument("--beta", type=float, default=24.0,

@@ -419,9 +419,10 @@ class NcclTransport:
 
 class LevelExchange:
     """One of a level's exchanges among the ranks of a grid line (a grid column: expand; a grid row:
-    fold, and with `rotation` the bottom-up rotation of row segments), everything made once per run: a
-    device message buffer per outgoing message (`shared`: one message for every peer, the expand's own
-    frontier), host staging, landing buffers (a bitmap of the block bounds every message), and the
+    fold; either line: the bottom-up frontier's gather and, with `rotation`, the bottom-up rotation of
+    segments), everything made once per run: a device message buffer per outgoing message (`shared`: one
+    message for every peer, the own frontier; `out`: another exchange's shared buffer, the same message
+    sent along the other line), host staging, landing buffers (a bitmap of the block bounds every message), and the
     SourceTable the decoding kernels read. Kernels encode the messages (dbfs.ops.message) and write their
     heads, so no round needs a header exchange:
 
@@ -442,7 +443,7 @@ class LevelExchange:
     A message's MPI receive is posted again once its decoding kernels have run (`after_wait`)."""
 
     def __init__(self, comm: MPI.Comm, backend, block: int, encoding: str, transport: str, shared: bool,
-                 tag: int, rotation: bool = False):
+                 tag: int, rotation: bool = False, out=None):
         self.backend, self.block, self.tag = backend, block, tag
         self.comm = comm.Dup()
         self.me, self.size = self.comm.Get_rank(), self.comm.Get_size()
@@ -459,7 +460,7 @@ class LevelExchange:
         self.mpi = transport in ("mpi", "mpi-cuda") or not backend.is_gpu
         self.symmetric, self.signals, self.ring = [], None, None
         messages = 1 if shared else size
-        self.out = self._device(messages * self.stride, np.uint32)
+        self.out = out if out is not None else self._device(messages * self.stride, np.uint32)
         self.out_host = backend.pinned_empty(messages * self.stride, np.uint32)
         if self.staged:
             landing = {p: backend.pinned_empty(self.stride, np.uint32) for p in self.peers}
@@ -523,12 +524,12 @@ class LevelExchange:
 
     @staticmethod
     def buffer_bytes(size: int, block: int, encoding: str, transport: str, shared: bool,
-                     rotation: bool = False, cpu: bool = False) -> tuple[int, int]:
+                     rotation: bool = False, cpu: bool = False, own_out: bool = True) -> tuple[int, int]:
         """(device, pinned host) bytes of a LevelExchange over a line of `size` ranks (on the CPU backend
-        every transport stages like `mpi`)."""
+        every transport stages like `mpi`); own_out=False: its message buffer is another's (`out`)."""
         stride = 4 * (HEADER_WORDS + message.capacity(block, encoding))
         messages, peers, segment = (1 if shared else size), size - 1, block // 8
-        device, host = messages * stride, messages * stride
+        device, host = (messages * stride if own_out else 0), messages * stride
         if transport == "mpi" or cpu:
             host += peers * stride + (2 * segment if rotation else 0)
         elif transport == "nvshmem":

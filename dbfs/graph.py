@@ -2,9 +2,12 @@
 
 Paper 004 section 3.1: rank (i, j) stores its (N/R) x (N/C) block of A (A[v][u] = 1 for the edge
 u -> v) as a CSC: `col_ptr` (int64, one entry per local column + 1) and `row_idx` (int32 local rows), and
-for the bottom-up search optionally the same block row-major (`row_ptr`, `col_idx`). On a 1x1 grid of
-an undirected graph the block is symmetric, so its CSC is its CSR: the row-major fields then name the
-same arrays (nothing is stored twice). Undirected input is stored in both directions; self-loops are
+for the bottom-up search optionally the same block row-major (`row_ptr`, `col_idx`). An undirected graph
+can do without that second copy: A is symmetric, so a column of the block lists the neighbours that its
+vertex has among the block's rows, and its bottom-up search can run on the CSC, the columns looking for
+parents among the rows (dbfs.grid_loop; slower, with half the graph's memory: --row-copy). On a 1x1
+grid of an undirected graph the rows and columns are the same vertices and the row-major fields name
+the CSC arrays themselves. Undirected input is stored in both directions; self-loops are
 left out of the CSC, duplicates kept. What each byte is for: dbfs.build; index math: dbfs.grid; this
 module holds the state (and, for the run's bulk rounds, each grid line's NCCL communicator, made on
 first use).
@@ -79,6 +82,7 @@ class LocalGraph:
     degree: object                # xp int32 [block]: owned vertices' non-self-loop entries (TEPS,
                                   # direction heuristic, root sampling)
     row_ptr: object = None        # xp int64 [rows_per_rank + 1]: row-major copy for bottom-up search
+                                  # (1x1 undirected: col_ptr itself)
     col_idx: object = None        # xp int32 [nnz], local columns of the entries of each row
     info: dict = field(default_factory=dict)
 
@@ -102,6 +106,17 @@ class LocalGraph:
     def has_edge(self):
         """xp bool [block]: the owned vertex has a non-self-loop edge (the root sampler's rule)."""
         return self.degree > 0
+
+    @property
+    def bottom_up_by_columns(self) -> bool:
+        """An undirected graph on a grid of several ranks without the row-major copy: bottom-up levels
+        search the CSC's columns (dbfs.grid_loop)."""
+        return self.grid.size > 1 and not self.info.get("directed") and self.row_ptr is None
+
+    @property
+    def bottom_up_ready(self) -> bool:
+        """Whether the graph holds what a bottom-up level reads."""
+        return self.row_ptr is not None or self.bottom_up_by_columns
 
     @property
     def row_major_shared(self) -> bool:

@@ -12,11 +12,17 @@ discoverers of the others' blocks, sent sparse) turns those into global parent i
 grid of one column every discoverer is the owner and pred_row is the parent array.
 
 Bottom-up level (direction-optimizing BFS, Beamer et al.; in 2D after Ueno et al. and Checconi and
-Petrini): the frontier pieces of the grid column are decoded into bitmap segments; the C segments of a
-rank's rows (one per owner in the grid row) then rotate along the row: in sub-step s rank (i, j) searches
-segment (j - s) mod C for parents (dbfs.ops.bottom_up, through the row-major copy of its block) and passes
+Petrini), through the block's row-major copy: the frontier pieces of the grid column are decoded into
+bitmap segments; the C segments of a rank's rows (one per owner in the grid row) then rotate along the
+row: in sub-step s rank (i, j) searches segment (j - s) mod C for parents (dbfs.ops.bottom_up) and passes
 the segment's visited bits to (i, j + 1), so a vertex found by one rank is not searched again by the
-others and after C sub-steps every segment is back with its owner, who commits the new vertices.
+others and after C sub-steps every segment is back with its owner, who commits the new vertices. An
+undirected graph can do without the copy (--row-copy off): A is symmetric, so the CSC column of a vertex
+lists its neighbours among the block's rows, and the same level runs in mirror image on the CSC, the
+columns looking for parents among the rows: the own frontier's message (the expand's) is gathered
+along the grid row into a bitmap over the local rows, the R column segments rotate along the grid
+column, and the finder keeps the parent (a local row) for its column until the search's end, when one
+column exchange brings each owner its finders' entries (BottomUpSide holds which form a loop runs).
 
 Host waits (dbfs.exchange.LevelExchange): every level ends with one wait, after which one pinned status
 record holds what the host decides on -- the new frontier's size, degree sum and entries examined, and
@@ -50,6 +56,7 @@ from __future__ import annotations
 
 import time
 from contextlib import nullcontext
+from dataclasses import dataclass
 
 import numpy as np
 from mpi4py import MPI
@@ -63,49 +70,59 @@ from dbfs.ops import bitmap, bottom_up, message
 from dbfs.ops.expand import ExpandScratch, expand
 from dbfs.ops.frontier import frontier_figures
 from dbfs.ops.level_control import visit_root
-from dbfs.ops.predecessors import resolve_parents
+from dbfs.ops.predecessors import resolve_columns, resolve_parents
 from dbfs.ops.sparse import pack_present, unpack_present
 from dbfs.ops.update import update
 from dbfs.peer_levels import DEFAULT_PEER_EDGES, PeerLevels, device_bytes as peer_device_bytes
 from dbfs.peer_levels import symmetric_bytes as peer_symmetric_bytes
 from dbfs.timing import GraphMarks
 
-EXPAND_TAG, FOLD_TAG = 1, 2            # the rotation uses FOLD_TAG + 1 on the fold's communicator
+EXPAND_TAG, FOLD_TAG, FRONT_TAG = 1, 2, 4   # a rotation uses its exchange's tag + 1 on its own communicator
 COMPUTE_PHASES = ("expansion", "update")
 
 
-def buffer_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str = "auto") -> int:
+def buffer_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str = "auto",
+                 by_columns: bool = False) -> int:
     """What a GridLoop allocates beside the search state: its exchanges' device buffers (the rotation's
     too), the message cursor, the expand's column bases and the control block, and on the CPU backend
     (where host memory is the device's) the pinned host buffers too: the status record, the control
     block's copy and the exchanges' staging."""
-    on_device, on_host = level_exchange_bytes(grid, encoding, transport, cpu, direction)
+    on_device, on_host = level_exchange_bytes(grid, encoding, transport, cpu, direction, by_columns)
     device = 4 + 4 * grid.R + 8 * CTL_WORDS + on_device
     host = 8 * STAT_WORDS + 8 * CTL_WORDS + on_host
     if grid.C > 1:
         device += Exchange.buffer_bytes(grid.C - 1, grid.block, transport, cpu)
+    if by_columns and grid.R > 1:               # the column finds' gather
+        device += Exchange.buffer_bytes(grid.R - 1, grid.block, transport, cpu)
     if transport == "nvshmem" and not cpu:
         device += peer_device_bytes(grid, DEFAULT_PEER_EDGES)
     return device + (host if cpu else 0)
 
 
-def symmetric_bytes(grid, encoding: str, direction: str = "auto") -> int:
+def symmetric_bytes(grid, encoding: str, direction: str = "auto", by_columns: bool = False) -> int:
     """What a GridLoop with --comm nvshmem allocates on the NVSHMEM symmetric heap: its level exchanges'
     buffers (every one of them symmetric), the once-a-search rounds' landings and signal words
     (NvshmemPuts) and the device-driven levels' landings."""
-    rounds = 4 * (grid.C - 1) * grid.block + 8 * grid.C if grid.C > 1 else 0
+    lines = (grid.C, grid.R if by_columns else 1)
+    rounds = sum(4 * (size - 1) * grid.block + 8 * size for size in lines if size > 1)
     return (peer_symmetric_bytes(grid, DEFAULT_PEER_EDGES) + rounds
-            + level_exchange_bytes(grid, encoding, "nvshmem", False, direction)[0])
+            + level_exchange_bytes(grid, encoding, "nvshmem", False, direction, by_columns)[0])
 
 
-def level_exchange_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str) -> tuple[int, int]:
+def level_exchange_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str,
+                         by_columns: bool = False) -> tuple[int, int]:
     """(device, pinned host) bytes of a GridLoop's level exchanges: the expand along the grid column, the
-    fold (and with bottom-up levels its rotation) along the grid row."""
+    fold along the grid row, and with bottom-up levels the rotation (along the row, or, where they search
+    the CSC's columns, along the column, the frontier then gathered along the row with the expand's
+    message buffer where there is one)."""
+    lines = [(grid.R, True, by_columns, True), (grid.C, False, direction == "auto" and not by_columns, True)]
+    if by_columns:
+        lines.append((grid.C, True, False, grid.R == 1))
     device = host = 0
-    for size, shared in ((grid.R, True), (grid.C, False)):
+    for size, shared, rotation, own_out in lines:
         if size > 1:
             on_device, on_host = LevelExchange.buffer_bytes(size, grid.block, encoding, transport, shared,
-                                                            rotation=not shared and direction == "auto", cpu=cpu)
+                                                            rotation, cpu, own_out)
             device, host = device + on_device, host + on_host
     return device, host
 
@@ -187,6 +204,26 @@ class Replays:
         return self.graphs[key]
 
 
+@dataclass(frozen=True)
+class BottomUpSide:
+    """What a bottom-up level reads and where its pieces travel (see the module docstring): the
+    adjacency it searches (pointers, indices), the frontier bitmap over the indices' range and the
+    exchange gathering it (None: one rank on that line), the exchange rotating the segments (None: one
+    rank on that line) and their phases, each sub-step's segment base, where a find records its parent
+    (an index), and the array whose owned entries the commit marks BOTTOM_UP (None: the finder is the
+    owner and its record is the parent)."""
+
+    adjacency: tuple
+    frontier: object
+    gather: object
+    gather_phase: str
+    rotation: object
+    rotation_phase: str
+    bases: tuple
+    found: object
+    marker: object
+
+
 class GridLoop:
     """Runs searches on one rank of an R x C grid (R*C > 1) with a SearchState (collective)."""
 
@@ -196,20 +233,29 @@ class GridLoop:
         grid, comms = graph.grid, graph.comms
         backend, b, xp = self.backend, grid.block, self.backend.xp
         self.bottom_up_allowed = direction == "auto"
+        self.by_columns = state.by_columns
         self.alpha, self.beta, self.edges_per_thread, self.encoding = alpha, beta, edges_per_thread, encoding
-        self.expand_x = (LevelExchange(comms.col, backend, b, encoding, comm, shared=True, tag=EXPAND_TAG)
-                         if grid.R > 1 else None)
+        self.expand_x = (LevelExchange(comms.col, backend, b, encoding, comm, shared=True, tag=EXPAND_TAG,
+                                       rotation=self.by_columns) if grid.R > 1 else None)
         self.fold_x = (LevelExchange(comms.row, backend, b, encoding, comm, shared=False, tag=FOLD_TAG,
-                                     rotation=direction == "auto") if grid.C > 1 else None)
+                                     rotation=self.bottom_up_allowed and not self.by_columns)
+                       if grid.C > 1 else None)
+        self.front_x = (LevelExchange(comms.row, backend, b, encoding, comm, shared=True, tag=FRONT_TAG,
+                                      out=self.expand_x.out if self.expand_x is not None else None)
+                        if self.by_columns and grid.C > 1 else None)
+        # the own frontier's message, encoded once a level for the exchanges that send it
+        self.frontier_xs = [x for x in (self.expand_x, self.front_x) if x is not None]
         # the switch back to top-down and the predecessors: whole bitmaps and sparse blocks, once a search
         self.row_x = Exchange(comms.row, backend, b, encoding, comm) if grid.C > 1 else None
+        self.col_x = Exchange(comms.col, backend, b, encoding, comm) if self.by_columns and grid.R > 1 else None
         self.col_bases = backend.asarray(np.array([grid.owned_col(p, 0) for p in range(grid.R)], np.int32))
         self.total_degree = comms.world.allreduce(int(graph.degree.sum()))
         self.scratch = ExpandScratch(state.cumul, state.tile_sums, state.columns, state.chunks)
         self.status = backend.pinned_empty(STAT_WORDS, np.int64)
         self.cursor = xp.zeros(1, xp.int32)
         self.own_visited = state.own_visited()
-        self.own_front = state.front_segment(comms.i) if direction == "auto" else None
+        self.own_front = state.own_front() if direction == "auto" else None
+        self.side = self._bottom_up_side() if direction == "auto" else None
         self.control = xp.zeros(CTL_WORDS, xp.int64)
         self.control_host = backend.pinned_empty(CTL_WORDS, np.int64)
         self.control_host[:] = 0
@@ -221,12 +267,23 @@ class GridLoop:
         self.whole_levels = backend.is_gpu and all(x.on_device for x in self._exchanges())
 
     def close(self) -> None:
-        for x in (self.expand_x, self.fold_x, self.row_x, self.peers):
+        for x in (self.expand_x, self.fold_x, self.front_x, self.row_x, self.col_x, self.peers):
             if x is not None:
                 x.close()
 
     def _exchanges(self):
-        return [x for x in (self.expand_x, self.fold_x) if x is not None]
+        return [x for x in (self.expand_x, self.fold_x, self.front_x) if x is not None]
+
+    def _bottom_up_side(self) -> BottomUpSide:
+        g, s = self.graph, self.state
+        grid, i, j = g.grid, g.comms.i, g.comms.j
+        if self.by_columns:
+            return BottomUpSide((g.col_ptr, g.row_idx), s.row_front, self.front_x, "fold", self.expand_x, "expand",
+                                tuple(grid.owned_col((i - step) % grid.R, 0) for step in range(grid.R)),
+                                s.column_parent, s.pred_col if grid.C > 1 else s.parent)
+        return BottomUpSide((g.row_ptr, g.col_idx), s.col_front, self.expand_x, "expand", self.fold_x, "fold",
+                            tuple(grid.owned_row((j - step) % grid.C, 0) for step in range(grid.C)),
+                            s.pred_row, s.pred_col)
 
     def _wait(self) -> None:
         """One wait on the device; the receives whose messages were decoded before it are posted again."""
@@ -254,7 +311,7 @@ class GridLoop:
             for switch in ((False, True) if bottom_up_too else (False,)):
                 self._replay_level(self._level_key(False, switch, parity),
                                    self._top_down_enqueue(switch, queue, counts, dst, dst_cnt), capture_only=True)
-            for pack in ((False, True) if self.expand_x is None else (False,)) if bottom_up_too else ():
+            for pack in ((False, True) if self.side.gather is None else (False,)) if bottom_up_too else ():
                 self._replay_level(self._level_key(True, pack, parity),
                                    self._bottom_up_enqueue(pack, queue, counts), capture_only=True)
             if self.peers is not None:
@@ -286,7 +343,7 @@ class GridLoop:
         lvl, levels, stretches, frontier_total, visited, reached_degrees = 0, [], [], 1, 1, root_degree
         frontier_degrees = root_degree
         unvisited_edges = self.total_degree - root_degree
-        bottom_up_level, form = False, "list"
+        bottom_up_level, form, any_bottom_up = False, "list", False
         while True:
             if self._stretch_next(bottom_up_level, frontier_total, frontier_degrees):
                 if form == "bits":
@@ -307,8 +364,9 @@ class GridLoop:
             t_level, syncs_before, launches_before = time.perf_counter(), backend.host_syncs, backend.launches
             waited_before, marks_before, traffic_before = self.wait_seconds, clock.marks, traffic.snapshot()
             lvl += 1
+            any_bottom_up |= bottom_up_level
             switch = not bottom_up_level and form == "bits"
-            pack = bottom_up_level and form == "list" and self.expand_x is None
+            pack = bottom_up_level and form == "list" and self.side.gather is None
             charged = {}
             if self.whole_levels:
                 charged = self._whole_level(clock, traffic, lvl, bottom_up_level, switch or pack, queue, counts,
@@ -352,7 +410,7 @@ class GridLoop:
                 self.alpha, self.beta, grid.n_vertices)
 
         clock.switch("pred_resolve")
-        self._resolve_parents(own_root, root, root_offset)
+        self._resolve_parents(own_root, root, root_offset, any_bottom_up)
         clock.switch(None)
         backend.sync()
         elapsed = comms.world.allreduce(time.perf_counter() - t_start, op=MPI.MAX)
@@ -372,8 +430,8 @@ class GridLoop:
         """The level's one closing wait: the new own frontier encoded as the next expand message and
         staged, the level counters copied to the status record and cleared for the next level."""
         clock.switch("update")
-        if self.expand_x is not None:
-            self.expand_x.finish_sends()        # this level's expand sends read the staging buffer
+        for x in self.frontier_xs:
+            x.finish_sends()                    # this level's sends of the own frontier read the staging
         self.replays.run(("end", bits, queue is self.state.queue0), lambda: self._enqueue_end(queue, counts, bits))
         self._wait()
         self._settle()
@@ -399,7 +457,9 @@ class GridLoop:
         if first and not bottom_up_level and peers:
             sent = len(peers) * self.own_visited.nbytes
             traffic.add("fold", len(peers), sent, sent)
-        for phase, x in (("expand", self.expand_x), ("fold", None if bottom_up_level else self.fold_x)):
+        sends = ((self.side.gather_phase, self.side.gather),) if bottom_up_level else (
+            ("expand", self.expand_x), ("fold", self.fold_x))
+        for phase, x in sends:
             if x is not None:
                 self._count_sent(traffic, phase, x, *x.sent())
         if bottom_up_level:
@@ -420,7 +480,8 @@ class GridLoop:
         return "level", bottom_up_level, first, parity if first or not bottom_up_level else None
 
     def _replay_level(self, key, enqueue, capture_only: bool = False) -> GraphMarks:
-        return self.replays.run_marked(key, enqueue, 2 * self.graph.grid.C + 10, capture_only)
+        grid = self.graph.grid
+        return self.replays.run_marked(key, enqueue, 2 * max(grid.R, grid.C) + 10, capture_only)
 
     def _top_down_enqueue(self, switch: bool, queue, counts, dst, dst_cnt):
         """enqueue(mark) of a whole top-down level (every exchange on the device): the switch from
@@ -472,14 +533,15 @@ class GridLoop:
 
     def _enqueue_end(self, queue, counts, bits: bool) -> None:
         backend, s, grid, j = self.backend, self.state, self.graph.grid, self.graph.comms.j
-        if self.expand_x is not None:
-            x = self.expand_x
+        if self.frontier_xs:
+            x = self.frontier_xs[0]             # the others send its buffer
             if bits:
                 message.encode_bits(backend, self.own_front, s.stats, grid.block, self.encoding, x.out, self.cursor)
             else:
                 message.encode_lists(backend, queue[grid.owned_row(j, 0):], grid.block, counts[j:j + 1], -1,
                                      grid.block, self.encoding, x.out, x.stride, 1)
-            x.stage()
+            for x in self.frontier_xs:
+                x.stage()
         backend.copy(self.status, s.stats)
         backend.zero(s.stats)
 
@@ -612,40 +674,40 @@ class GridLoop:
 
     # bottom-up ------------------------------------------------------------------------------------
     def _bottom_up_level(self, mark, send, wait, lvl: int, control, pack: bool, queue, counts) -> None:
-        """Column gather of the frontier as bitmaps, C search sub-steps with the row rotation, commit; the
-        new frontier is the own frontier bitmap (pack: first from the list in group j of `queue`). mark(phase)
-        marks where phases begin, send(phase, x) sends a round, wait waits on the device (a host-staged
-        rotation); control: the control block (its level number) or None (lvl)."""
-        backend, s, g = self.backend, self.state, self.graph
-        grid, j, C = g.grid, g.comms.j, g.grid.C
+        """The frontier gathered as bitmaps, a search sub-step per segment with the rotation, commit (see
+        BottomUpSide); the new frontier is the own frontier bitmap (pack: first from the list in group j
+        of `queue`). mark(phase) marks where phases begin, send(phase, x) sends a round, wait waits on the
+        device (a host-staged rotation); control: the control block (its level number) or None (lvl)."""
+        backend, s, g, side = self.backend, self.state, self.graph, self.side
+        grid, j = g.grid, g.comms.j
         if pack:
             mark("update")
             bitmap.pack(backend, queue[grid.owned_row(j, 0):], counts[j:j + 1], self.own_front)
-        if self.expand_x is not None:
-            mark("expand_comm")
-            send("expand", self.expand_x)
+        if side.gather is not None:
+            mark(side.gather_phase + "_comm")
+            send(side.gather_phase, side.gather)
             mark("expansion")
-            message.to_bitmaps(backend, self.expand_x.sources, s.words, s.col_front)
+            message.to_bitmaps(backend, side.gather.sources, s.words, side.frontier)
         mark("expansion")
         state = self.own_visited
-        for step in range(C):
-            bottom_up.search_segment(backend, g.row_ptr, g.col_idx, grid.owned_row((j - step) % C, 0),
-                                     s.col_front, state, s.segment, s.pred_row, s.stats, control=control)
+        for step, base in enumerate(side.bases):
+            bottom_up.search_segment(backend, *side.adjacency, base, side.frontier, state, s.segment, side.found,
+                                     s.stats, control=control)
             state = s.segment
-            if C > 1:
-                mark("fold_comm")
-                state = self.fold_x.rotate(s.segment, step, wait)     # the previous rank's, where it landed
+            if side.rotation is not None:
+                mark(side.rotation_phase + "_comm")
+                state = side.rotation.rotate(s.segment, step, wait)     # the previous rank's, where it landed
                 mark("expansion")
         mark("update")
-        bottom_up.commit(backend, state, self.own_visited, self.own_front, s.level, s.pred_col, g.degree,
-                         lvl, s.stats, control=control)
+        bottom_up.commit(backend, state, self.own_visited, self.own_front, s.level, side.marker, g.degree, lvl,
+                         s.stats, control=control)
 
     def _count_rotation(self, traffic) -> None:
-        """A bottom-up level's rotation: a segment to the next rank of the row per sub-step."""
-        C = self.graph.grid.C
-        if C > 1:
-            sent = C * self.state.segment.nbytes
-            traffic.add("fold", C, sent, sent)
+        """A bottom-up level's rotation: a segment to the next rank of the line per sub-step."""
+        if self.side.rotation is not None:
+            steps = len(self.side.bases)
+            sent = steps * self.state.segment.nbytes
+            traffic.add(self.side.rotation_phase, steps, sent, sent)
 
     def _bits_to_list(self, clock, traffic, queue, counts) -> None:
         """Bottom-up -> top-down: the own frontier as a list in group j of `queue`, and every rank's
@@ -680,11 +742,12 @@ class GridLoop:
         bitmap.unpack(self.backend, self.own_front, queue[grid.owned_row(j, 0):], counts[j:j + 1])
 
     # predecessors ---------------------------------------------------------------------------------
-    def _resolve_parents(self, own_root: bool, root: int, root_offset: int) -> None:
+    def _resolve_parents(self, own_root: bool, root: int, root_offset: int, any_bottom_up: bool) -> None:
         """Delayed predecessors -> global parent ids of the owned vertices. Block m of this rank's
         pred_row (its discoverers of the vertices owned by grid column m) goes to that owner; from column
         c we receive its discoverers of our block, so gathered[c*b + o] is column c's answer (-1: none).
-        On a grid of one column pred_row is the parent array already."""
+        On a grid of one column pred_row is the parent array already. Then, after any bottom-up level
+        on the CSC's columns, the vertices it found (_resolve_column_finds)."""
         backend, s, grid = self.backend, self.state, self.graph.grid
         if grid.C > 1:
             b, j = grid.block, self.graph.comms.j
@@ -693,30 +756,47 @@ class GridLoop:
             peers = self.row_x.peers
             blocks = {m: s.pred_row[grid.owned_row(m, 0):grid.owned_row(m, b)] for m in peers}
             places = {m: s.pred_gathered[grid.owned_row(m, 0):grid.owned_row(m, b)] for m in peers}
-            (self._gather_whole_blocks if self.row_x.mapped else self._gather_packed_blocks)(blocks, places)
+            self._gather_blocks(self.row_x, blocks, places)
             resolve_parents(backend, grid, s.pred_col, s.pred_gathered, s.parent)
+        if self.by_columns and any_bottom_up:
+            self._resolve_column_finds()
         if own_root:
             s.parent[root_offset] = root
 
-    def _gather_whole_blocks(self, blocks: dict, places: dict) -> None:
-        """The peers' memory mapped here (NVSHMEM): each block goes whole into places[m], one round of
-        kernels alone, no packing and no host wait (its bytes cost less than the host waits that packing
-        takes)."""
-        sent = {m: block.view(np.uint32) for m, block in blocks.items()}
-        for m, values in self.row_x.enqueue_words(sent).items():
-            places[m][:] = values.view(np.int32)
+    def _resolve_column_finds(self) -> None:
+        """The owned vertices marked BOTTOM_UP: block p of each rank's column_parent (its finds among the
+        vertices of grid row p's owner in this grid column) comes to that owner, so gathered[p*b + o] is
+        grid row p's answer (in `front`, which the levels no longer need)."""
+        s, grid, i, b = self.state, self.graph.grid, self.graph.comms.i, self.graph.grid.block
+        gathered = s.column_parent
+        if self.col_x is not None:
+            gathered = s.front
+            own = slice(grid.owned_col(i, 0), grid.owned_col(i, b))
+            gathered[own] = s.column_parent[own]
+            blocks = {p: s.column_parent[grid.owned_col(p, 0):grid.owned_col(p, b)] for p in self.col_x.peers}
+            places = {p: gathered[grid.owned_col(p, 0):grid.owned_col(p, b)] for p in self.col_x.peers}
+            self._gather_blocks(self.col_x, blocks, places)
+        resolve_columns(self.backend, grid, self.side.marker, gathered, s.parent)
 
-    def _gather_packed_blocks(self, blocks: dict, places: dict) -> None:
-        """Each block as a presence bitmap and the present ids in offset order (dbfs.ops.sparse), two
-        rounds through the search's transport, unpacked into places[m]."""
-        backend, s, b, w = self.backend, self.state, self.graph.grid.block, self.state.words
+    def _gather_blocks(self, x, blocks: dict, places: dict) -> None:
+        """Each int32 block[m] of this rank goes to peer m of Exchange x, and peer m's lands in
+        places[m]: where the peers' memory is mapped (NVSHMEM), whole, one round of kernels alone, no
+        packing and no host wait (its bytes cost less than the host waits that packing takes); elsewhere
+        as a presence bitmap and the present ids in offset order (dbfs.ops.sparse), two rounds through
+        the search's transport, packed in x's send scratch and unpacked into places[m]."""
+        if x.mapped:
+            sent = {m: block.view(np.uint32) for m, block in blocks.items()}
+            for m, values in x.enqueue_words(sent).items():
+                places[m][:] = values.view(np.int32)
+            return
+        backend, s, w = self.backend, self.state, self.state.words
         peers = list(blocks)
         sent_bits = {m: s.sent_presence[k * w:(k + 1) * w] for k, m in enumerate(peers)}
         recv_bits = {m: s.recv_presence[k * w:(k + 1) * w] for k, m in enumerate(peers)}
-        packed = {m: s.recv[k * b:(k + 1) * b] for k, m in enumerate(peers)}
+        packed = {m: x.send_scratch[m].view(np.int32) for m in peers}
         present = {m: pack_present(backend, blocks[m], sent_bits[m], s.presence_starts, packed[m]) for m in peers}
-        for m, words in self.row_x.transfer(sent_bits, peers).items():
+        for m, words in x.transfer(sent_bits, peers).items():
             recv_bits[m][:] = words
-        received = self.row_x.transfer({m: packed[m][:present[m]].view(np.uint32) for m in peers}, peers)
+        received = x.transfer({m: packed[m][:present[m]].view(np.uint32) for m in peers}, peers)
         for m, values in received.items():
             unpack_present(backend, recv_bits[m], values.view(np.int32), s.presence_starts, places[m])

@@ -71,11 +71,32 @@ def parse_size(text: str) -> int:
     return int(float(match.group(1)) * units[match.group(2)])
 
 
-def row_major_layout(grid: Grid, symmetric: bool, direction: str) -> str:
-    """'none' (top-down search), 'shared' (the CSC is its own row-major copy) or 'copy'."""
+def row_major_layout(grid: Grid, symmetric: bool, direction: str, row_copy: bool = True) -> str:
+    """'none' (a top-down search), 'shared' (1x1 undirected: the CSC is its own row-major copy), 'copy',
+    or 'columns' (an undirected graph on several ranks without the copy: bottom-up on the CSC's
+    columns, dbfs.grid_loop)."""
     if direction != "auto":
         return "none"
-    return "shared" if csc_is_row_major(grid, symmetric) else "copy"
+    if csc_is_row_major(grid, symmetric):
+        return "shared"
+    return "copy" if row_copy or not symmetric else "columns"
+
+
+def resolve_row_copy(setting: str, grid: Grid, n_edges: int, symmetric: bool, direction: str,
+                     transport: str = "mpi", device: str = "gpu", limit: int | None = None) -> bool:
+    """--row-copy: 'on', 'off', or 'auto': on where the run's estimate with it fits `limit` (None:
+    nothing to fit), else off. Nothing to choose (True) for a top-down search or where the CSC is its
+    own copy (1x1, undirected); a directed graph's bottom-up search needs it (DbfsError for 'off')."""
+    if direction != "auto" or csc_is_row_major(grid, symmetric):
+        return True
+    if not symmetric:
+        if setting == "off":
+            raise DbfsError("--row-copy off: a directed graph's bottom-up search needs the row-major copy; "
+                            "--direction topdown runs without it", collective=True)
+        return True
+    if setting != "auto":
+        return setting == "on"
+    return estimate(grid, n_edges, symmetric, direction, transport, device, limit=limit).fits
 
 
 def entries_per_rank(grid: Grid, n_edges: int, symmetric: bool) -> int:
@@ -141,17 +162,17 @@ def certificate_bytes(grid: Grid, n_edges: int, chunk: int, device: str = "gpu")
 
 
 def search_state_bytes(grid: Grid, direction: str, entries: int, transport: str = "mpi",
-                       device: str = "gpu", encoding: str = "adaptive") -> int:
+                       device: str = "gpu", encoding: str = "adaptive", by_columns: bool = False) -> int:
     """What dbfs.bfs.BFS allocates: the search state's arrays (dbfs.search_state.layout, exact), the
     loop's buffers (the exchanges' among them), and on the CPU backend the loop's host buffers
     (pinned host memory on a GPU, so not device memory there)."""
     from dbfs import bfs, device_loop, grid_loop, search_state
     one_rank = grid.size == 1
-    total = search_state.layout_bytes(grid, direction, entries, bfs.LOG_CAPACITY if one_rank else 0)
     cpu = device == "cpu"
+    total = search_state.layout_bytes(grid, direction, entries, bfs.LOG_CAPACITY if one_rank else 0, by_columns)
     if one_rank:
         return total + (device_loop.host_buffer_bytes() if cpu else 0)
-    return total + grid_loop.buffer_bytes(grid, encoding, transport, cpu, direction)
+    return total + grid_loop.buffer_bytes(grid, encoding, transport, cpu, direction, by_columns)
 
 
 def landing_words(chunk: int, symmetric: bool) -> int:
@@ -162,16 +183,17 @@ def landing_words(chunk: int, symmetric: bool) -> int:
 
 
 def symmetric_heap_bytes(grid: Grid, n_edges: int, symmetric: bool, direction: str, encoding: str = "adaptive",
-                         device: str = "gpu") -> int:
+                         device: str = "gpu", row_copy: bool = True) -> int:
     """What a rank of a --comm nvshmem run holds on the NVSHMEM symmetric heap at most: construction's
     landing and signal words, or later the search's (counted in its search state too): the level
     exchanges' buffers, the once-a-search rounds' and the device-driven levels' landings."""
     from dbfs import grid_loop
     if grid.size == 1:
         return 0
-    chunk = estimate(grid, n_edges, symmetric, direction, "nvshmem", device).inputs["chunk"]
+    chunk = estimate(grid, n_edges, symmetric, direction, "nvshmem", device, row_copy=row_copy).inputs["chunk"]
     construction = 4 * landing_words(chunk, symmetric) + 8 * grid.size
-    return max(construction, grid_loop.symmetric_bytes(grid, encoding, direction))
+    by_columns = row_major_layout(grid, symmetric, direction, row_copy) == "columns"
+    return max(construction, grid_loop.symmetric_bytes(grid, encoding, direction, by_columns))
 
 
 def validation_bytes(grid: Grid, symmetric: bool, entries: int) -> int:
@@ -233,18 +255,19 @@ def readable(size: int) -> str:
 
 def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = "auto",
              transport: str = "mpi", device: str = "gpu", entries: int | None = None,
-             chunk: int | None = None, limit: int | None = None) -> Estimate:
+             chunk: int | None = None, limit: int | None = None, row_copy: bool = True) -> Estimate:
     """Every part and phase of one rank (the one with `entries` entries; default: the even share). The
     build's chunk (`chunk`; default: chunk_edges with the search state and validation as its room) is
-    kept in `inputs`, so the estimate redone with the counted entries assumes the chunk the build took."""
-    layout = row_major_layout(grid, symmetric, direction)
+    kept in `inputs`, so the estimate redone with the counted entries assumes the chunk the build took.
+    row_copy: the bottom-up search keeps the row-major copy (row_major_layout)."""
+    layout = row_major_layout(grid, symmetric, direction, row_copy)
     counted = entries_per_rank(grid, n_edges, symmetric) if entries is None else entries
-    state = search_state_bytes(grid, direction, counted, transport, device)
+    state = search_state_bytes(grid, direction, counted, transport, device, by_columns=layout == "columns")
     checking = validation_bytes(grid, symmetric, counted)
     if chunk is None:
         chunk = chunk_edges(grid, n_edges, symmetric, layout == "copy", device, room=state + checking)
     inputs = dict(grid=grid, n_edges=n_edges, symmetric=symmetric, direction=direction, transport=transport,
-                  device=device, entries=entries, chunk=chunk, limit=limit)
+                  device=device, entries=entries, chunk=chunk, limit=limit, row_copy=row_copy)
     graph = graph_bytes(grid, counted, layout)
     resident = sum(graph.values())
     degrees = 4 * grid.cols_per_rank + (4 * grid.block if grid.R > 1 else 0)
@@ -262,9 +285,9 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
 
 
 def largest_scale(R: int, C: int, edgefactor: int, limit: int, direction: str = "auto",
-                  transport: str = "mpi", device: str = "gpu") -> int | None:
-    """The largest Graph500 scale whose estimate fits in `limit` bytes per rank on an R x C grid
-    (None when not even scale 1 does)."""
+                  transport: str = "mpi", device: str = "gpu", row_copy: str = "auto") -> int | None:
+    """The largest Graph500 scale whose estimate fits in `limit` bytes per rank on an R x C grid with
+    --row-copy `row_copy` (None when not even scale 1 does)."""
     best = None
     for scale in range(1, 43):
         n_edges = edgefactor << scale
@@ -272,8 +295,9 @@ def largest_scale(R: int, C: int, edgefactor: int, limit: int, direction: str = 
             grid = Grid(R, C, 1 << scale)
         except ValueError:                      # local indices beyond 32 bits: not a runnable size
             break
-        if n_edges >= 2**63 or not estimate(grid, n_edges, True, direction, transport, device,
-                                            limit=limit).fits:
+        if n_edges >= 2**63 or not any(
+                estimate(grid, n_edges, True, direction, transport, device, limit=limit, row_copy=copy).fits
+                for copy in {"on": (True,), "off": (False,), "auto": (True, False)}[row_copy]):
             break
         best = scale
     return best
@@ -293,9 +317,9 @@ def check(plan: Estimate, comm=runtime.WORLD, what: str = "memory estimate per r
 
 def fit_advice(plan: Estimate, most_ranks: int = 1 << 20) -> str:
     """What would fit instead of an estimate over its limit: the fewest ranks (doubling, on the
-    default grid) that hold the same graph, the same ranks without the bottom-up search's row-major copy
-    when that is enough, and for a Graph500-shaped graph (undirected, 2^SCALE vertices, an integer
-    edgefactor) the largest scale these ranks hold."""
+    default grid) that hold the same graph, the same ranks without the row-major copy or else without the
+    bottom-up search when that is enough, and for a Graph500-shaped graph (undirected, 2^SCALE vertices,
+    an integer edgefactor) the largest scale these ranks hold."""
     grid, n_edges, limit = plan.inputs["grid"], plan.inputs["n_edges"], plan.limit
     n, ranks = grid.n_vertices, grid.size
     options = []
@@ -310,23 +334,28 @@ def fit_advice(plan: Estimate, most_ranks: int = 1 << 20) -> str:
         if estimate(wider, **kept).fits:
             options.append(f"{ranks} ranks (grid {shape[0]}x{shape[1]}) hold it")
             break
-    if plan.inputs["direction"] == "auto" and estimate(**{**plan.inputs, "direction": "topdown",
-                                                          "chunk": None}).fits:
-        options.append(f"--direction topdown (no row-major copy) on {runtime.count(grid.size, 'rank')}")
+    on = runtime.count(grid.size, "rank")
+    inputs = {**plan.inputs, "chunk": None}
+    if row_major_layout(grid, inputs["symmetric"], inputs["direction"], inputs["row_copy"]) == "copy" and \
+            inputs["symmetric"] and estimate(**{**inputs, "row_copy": False}).fits:
+        options.append(f"--row-copy off (the bottom-up search on the CSC's columns) on {on}")
+    elif inputs["direction"] == "auto" and estimate(**{**inputs, "direction": "topdown"}).fits:
+        options.append(f"--direction topdown (no bottom-up search) on {on}")
     if plan.inputs["symmetric"] and n & (n - 1) == 0 and n_edges % n == 0:
         largest = largest_scale(grid.R, grid.C, n_edges // n, limit, plan.inputs["direction"],
-                                plan.inputs["transport"], plan.inputs["device"])
-        on = runtime.count(grid.size, "rank")
+                                plan.inputs["transport"], plan.inputs["device"],
+                                "on" if plan.inputs["row_copy"] else "off")
         options.append(f"scale {largest} at most on {on}" if largest is not None else f"no scale on {on}")
     return ", or ".join(options) if options else f"no grid of up to {most_ranks} ranks holds it"
 
 
-def plan_run(grid: Grid, source, direction: str, transport: str, backend, heap_need: int) -> Estimate:
+def plan_run(grid: Grid, source, direction: str, transport: str, backend, heap_need: int,
+             row_copy: bool = True) -> Estimate:
     """Collective: the run's estimate against this rank's available memory, logged and checked
     before anything is allocated; with --comm nvshmem the symmetric heap too, against `heap_need`
     (symmetric_heap_bytes)."""
     plan = estimate(grid, source.n_edges, source.symmetric, direction, transport, backend.name,
-                    limit=backend.memory_limit())
+                    limit=backend.memory_limit(), row_copy=row_copy)
     check(plan)
     if transport == "nvshmem":
         from dbfs import nvshmem

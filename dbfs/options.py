@@ -1,10 +1,17 @@
 """Values of command-line options that several commands take, parsed in one place: the generator
-seeds (--seed of the main mode, `generate` and `ws`), and the refusal of options given where they do
-not apply (the parser in dbfs.cli records which options the command line names)."""
+seeds (--seed of the main mode, `generate` and `ws`), the row-major copy's settings (--row-copy of
+the main mode and `plan`), and the refusal of options given where they do not apply (the parser in
+dbfs.cli records which options the command line names)."""
 
 from __future__ import annotations
 
 from dbfs.errors import DbfsError
+
+ROW_COPY = ("auto", "on", "off")        # dbfs.memory.resolve_row_copy
+ROW_COPY_HELP = ("direction auto on several ranks: the row-major copy of each block for the bottom-up "
+                 "levels. on: kept (their fastest form); off: an undirected graph's bottom-up levels search "
+                 "the CSC's columns instead (about half the graph's memory; a directed graph needs the "
+                 "copy); auto: on where the run fits with it, else off")
 
 
 def _seed_value(text: str) -> int:

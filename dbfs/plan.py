@@ -15,6 +15,7 @@ from dbfs import memory, outputs, runtime, scale_model
 from dbfs.errors import DbfsError
 from dbfs.grid import Grid, default_grid, grid_advice, parse_grid, rank_advice
 from dbfs.json_output import write_json_atomically
+from dbfs.options import ROW_COPY, ROW_COPY_HELP
 from dbfs.transport import TRANSPORTS
 from graph500.generator import MAX_SCALE
 
@@ -29,7 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gpus-per-node", type=int, default=8,
                         help="GPUs a node for the scale model: grid lines within a node use NVLink")
     parser.add_argument("--direction", choices=("auto", "topdown"), default="auto",
-                        help="auto keeps the row-major copy for the bottom-up search")
+                        help="auto adds the bottom-up search's state and, where kept, the row-major copy")
+    parser.add_argument("--row-copy", choices=ROW_COPY, default="auto", help=ROW_COPY_HELP)
     parser.add_argument("--comm", choices=TRANSPORTS, default="nccl",
                         help="the transport whose buffers are counted (nvshmem: also the symmetric heap a PE "
                              "needs, for NVSHMEM_SYMMETRIC_SIZE)")
@@ -77,10 +79,14 @@ def main(args: argparse.Namespace) -> None:
         grid = Grid(R, C, 1 << args.scale)
     except ValueError:
         raise DbfsError(grid_advice(1 << args.scale, R, C), collective=True) from None
-    plan = memory.estimate(grid, args.edgefactor << args.scale, True, args.direction, args.comm, limit=limit)
-    largest = memory.largest_scale(R, C, args.edgefactor, limit, args.direction, args.comm)
+    n_edges = args.edgefactor << args.scale
+    row_copy = memory.resolve_row_copy(args.row_copy, grid, n_edges, True, args.direction, args.comm, limit=limit)
+    plan = memory.estimate(grid, n_edges, True, args.direction, args.comm, limit=limit, row_copy=row_copy)
+    largest = memory.largest_scale(R, C, args.edgefactor, limit, args.direction, args.comm, row_copy=args.row_copy)
+    copy = (f", row copy {'on' if row_copy else 'off'} (--row-copy {args.row_copy})"
+            if args.direction == "auto" and args.ranks > 1 else "")
     lines = [f"plan: SCALE {args.scale}, edgefactor {args.edgefactor}, {runtime.count(args.ranks, 'rank')} "
-             f"(grid {R}x{C}), direction {args.direction}, comm {args.comm}, GPU backend",
+             f"(grid {R}x{C}), direction {args.direction}{copy}, comm {args.comm}, GPU backend",
              f"  {'per rank':<26}{'GiB':>10}"]
     lines.append(f"  {'graph (resident)':<26}{memory.gib(plan.resident):>10}")
     lines += [f"  {('  ' if name in memory.GRAPH_ARRAYS else '') + name:<26}{memory.gib(size):>10}"
@@ -89,7 +95,7 @@ def main(args: argparse.Namespace) -> None:
     lines += [f"  {name:<26}{memory.gib(size):>10}" for name, size in plan.phases.items()]
     lines.append(f"peak per rank: {memory.gib(plan.peak)} GiB ({plan.peak_phase}); {memory.gib(limit)} GiB "
                  f"available: {'fits' if plan.fits else 'does not fit: ' + memory.fit_advice(plan)}")
-    heap = (memory.symmetric_heap_bytes(grid, args.edgefactor << args.scale, True, args.direction)
+    heap = (memory.symmetric_heap_bytes(grid, n_edges, True, args.direction, row_copy=row_copy)
             if args.comm == "nvshmem" else None)
     if heap is not None:
         lines.append(f"NVSHMEM symmetric heap per PE: {memory.readable(heap)} (construction's landing, or later "
@@ -97,13 +103,13 @@ def main(args: argparse.Namespace) -> None:
                      f"(NVSHMEM_SYMMETRIC_SIZE, 1 GiB unless set, must hold it)")
     lines.append("largest scale that fits with these ranks: "
                  + (str(largest) if largest is not None else "none") + _largest_reason(largest, R, C))
-    prediction = scale_model.predict(args.scale, args.edgefactor, R, C, args.gpus_per_node)
+    prediction = scale_model.predict(args.scale, args.edgefactor, R, C, args.gpus_per_node, row_copy)
     lines.append(scale_model.summary(prediction) if args.direction == "auto" else
                  "no predicted TEPS: the scale model is measured with --direction auto")
     runtime.out("\n".join(lines))
     if args.json is not None and runtime.rank() == 0:
         doc = {"scale": args.scale, "edgefactor": args.edgefactor, "ranks": args.ranks, "grid": [R, C],
-               "direction": args.direction, "memory": limit, "fits": plan.fits,
+               "direction": args.direction, "row_copy": row_copy, "memory": limit, "fits": plan.fits,
                "bytes_per_rank": plan.peak, "largest_scale": largest, "parts": plan.parts,
                "phases": plan.phases, "comm": args.comm}
         if heap is not None:

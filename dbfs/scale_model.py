@@ -10,10 +10,12 @@ Per search, the terms add up (today's level loop overlaps no exchange with compu
 - expand: on each bottom-up level every rank receives the other R - 1 frontier bitmaps of its grid
   column, b/8 bytes each (b = N / P owned vertices);
 - rotation: on each bottom-up level C row segments of b/8 bytes pass along the grid row;
+  (without the row-major copy, --row-copy off, the same two along the other lines: C - 1 bitmaps
+  from the grid row, R column segments along the grid column);
 - fold: on each top-down level NCCL sends each of the C - 1 grid-row peers a whole-capacity message,
   a bitmap of b/8 bytes;
-- parents: after the search, a presence bitmap and a header of b/8 bytes each to every row peer
-  (the ids themselves left out).
+- parents: after the search, a presence bitmap and a header of b/8 bytes each to every row peer, and
+  without the row-major copy to every column peer as well (the ids themselves left out).
 A grid line inside one node (ranks packed as Slurm's block distribution does: rank i*C + j, nodes of
 `gpus_per_node` consecutive ranks) moves at NVLINK_RATE, one that leaves it at NETWORK_RATE. Levels per
 search are the measured Kronecker ones (LEVELS, BOTTOM_UP_LEVELS), taken as constant with the scale.
@@ -43,9 +45,9 @@ NET_HOP = 2e-6
 RECORD_GTEPS_PER_GPU = 50.0         # Graph500 No. 1, November 2025: 410 TTEPS on 8,192 H100
 
 
-def predict(scale: int, edgefactor: int, R: int, C: int, gpus_per_node: int = 8) -> dict:
+def predict(scale: int, edgefactor: int, R: int, C: int, gpus_per_node: int = 8, row_copy: bool = True) -> dict:
     """Seconds per term of one search, their sum, and the TEPS (total and per GPU) of a Graph500 graph
-    of `scale` on an R x C grid; `limit` names the largest term."""
+    of `scale` on an R x C grid, with or without the row-major copy; `limit` names the largest term."""
     P, n = R * C, 1 << scale
     tuples = edgefactor * n
     if P == 1:
@@ -61,6 +63,10 @@ def predict(scale: int, edgefactor: int, R: int, C: int, gpus_per_node: int = 8)
                  "rotation": BOTTOM_UP_LEVELS * C * bitmap / row_rate if C > 1 else 0.0,
                  "fold": top_down * (C - 1) * bitmap / row_rate,
                  "parents": 2 * (C - 1) * bitmap / row_rate}
+        if not row_copy:
+            terms.update(expand=BOTTOM_UP_LEVELS * (C - 1) * bitmap / row_rate,
+                         rotation=BOTTOM_UP_LEVELS * R * bitmap / column_rate if R > 1 else 0.0,
+                         parents=terms["parents"] + 2 * (R - 1) * bitmap / column_rate)
     seconds = sum(terms.values())
     teps = tuples / seconds
     return {"terms": terms, "seconds": seconds, "teps": teps, "gteps_per_gpu": teps / P / 1e9,

@@ -6,7 +6,11 @@ rank's local rows, the levels and delayed predecessors of the owned block, the t
 (C groups of b slots: discoveries grouped by owner grid column, group j being the next frontier), the
 degree-scan scratch and column table of the expansion, and, where the grid or the direction needs
 them, the gathered column frontier, the fold receive buffer, the bottom-up bitmaps, the
-predecessor-exchange buffers and the one-GPU loop's control block and per-level log.
+predecessor-exchange buffers and the one-GPU loop's control block and per-level log. The bottom-up
+frontier bitmap is over the local columns where the search reads the block row-major, over the local
+rows where it reads the CSC's columns (an undirected graph on several ranks without the row-major copy,
+dbfs.grid_loop), which then also keep the parent each column found (a local row) until the search's
+end.
 
 With bottom-up levels on an undirected graph, every search starts with the owned vertices that have no
 edge marked visited: no edge can reach them, so top-down never claims them, and a bottom-up level,
@@ -18,9 +22,10 @@ One table (`layout`) says what is allocated for a grid and direction, so the mem
 exactly what the constructor allocates. Parents are int32 when every global id fits (the validator and
 the report take either); on a grid of one column (1x1, R x 1) the discoverer array is the parent array
 itself (a local column is a global id there, and the local rows are the owned block), so a search leaves
-its result in place and nothing is copied or resolved. On other grids the predecessor exchange after the
-levels (the received discoverers, packed, and their gathered rows) works in the two frontier queues,
-which the levels no longer need then.
+its result in place and nothing is copied or resolved but the vertices found on the CSC's columns,
+which the owner marks there. On other grids the predecessor exchange after the levels gathers the
+discoverers' rows in a frontier queue, which the levels no longer need then, and the column finds in the
+gathered column frontier (`front`), likewise free.
 """
 
 from __future__ import annotations
@@ -35,9 +40,10 @@ def parent_dtype(grid) -> np.dtype:
     return np.dtype(np.int32 if grid.n_vertices <= np.iinfo(np.int32).max else np.int64)
 
 
-def layout(grid, direction: str, entries: int, log_capacity: int = 0) -> dict:
+def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns: bool = False) -> dict:
     """{array name: (dtype, length)} of a rank's search state (see the module docstring) for a CSC
-    block of `entries` entries."""
+    block of `entries` entries; by_columns: the bottom-up levels search the CSC's columns
+    (dbfs.graph.LocalGraph.bottom_up_by_columns; direction auto)."""
     b, R, C = grid.block, grid.R, grid.C
     rows, cols = grid.rows_per_rank, grid.cols_per_rank
     one_gpu = grid.size == 1
@@ -60,13 +66,21 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0) -> dict:
     if C > 1:
         parts["pred_col"] = (np.int32, b)        # the discoverer's grid column (delayed predecessor)
         parts["parent"] = (parent_dtype(grid), b)
-        parts["sent_presence"] = (np.uint32, (C - 1) * b // 32)
-        parts["recv_presence"] = (np.uint32, (C - 1) * b // 32)
+    # the predecessor gathers' presence bitmaps: along the grid row, and along the column for the finds
+    # on the CSC's columns
+    gathered_peers = max(C - 1, R - 1 if by_columns else 0)
+    if gathered_peers:
+        parts["sent_presence"] = (np.uint32, gathered_peers * b // 32)
+        parts["recv_presence"] = (np.uint32, gathered_peers * b // 32)
         parts["presence_starts"] = (np.int32, b // 32 + 1)
     if R > 1:
         parts["front"] = (np.int32, cols)        # the column's frontier, gathered
-    if direction == "auto":
+    if by_columns:
+        parts["row_front"] = (np.uint32, rows // 32)   # frontier bitmap of the local rows
+        parts["column_parent"] = (np.int32, cols)      # the local row a column found bottom-up
+    elif direction == "auto":
         parts["col_front"] = (np.uint32, cols // 32)   # frontier bitmap of the local columns
+    if direction == "auto":
         parts["segment"] = (np.uint32, b // 32)        # the rotating row segment's state
         parts["no_edges"] = (np.uint32, b // 32)       # owned vertices without an edge (set once)
     if one_gpu:
@@ -76,8 +90,9 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0) -> dict:
     return {name: (np.dtype(dtype), int(n)) for name, (dtype, n) in parts.items()}
 
 
-def layout_bytes(grid, direction: str, entries: int, log_capacity: int = 0) -> int:
-    return sum(dtype.itemsize * n for dtype, n in layout(grid, direction, entries, log_capacity).values())
+def layout_bytes(grid, direction: str, entries: int, log_capacity: int = 0, by_columns: bool = False) -> int:
+    return sum(dtype.itemsize * n for dtype, n in
+               layout(grid, direction, entries, log_capacity, by_columns).values())
 
 
 class SearchState:
@@ -90,22 +105,25 @@ class SearchState:
         self.i, self.j = graph.i, graph.j
         self.log_capacity = log_capacity
         xp = backend.xp
-        for name, (dtype, n) in layout(grid, direction, graph.nnz, log_capacity).items():
+        symmetric = not graph.info.get("directed")
+        self.by_columns = direction == "auto" and graph.bottom_up_by_columns
+        for name, (dtype, n) in layout(grid, direction, graph.nnz, log_capacity, self.by_columns).items():
             setattr(self, name, xp.zeros(n, dtype))
         if grid.C == 1:
             self.parent = self.pred_row         # a local column is a global id on one grid column
             self.pred_col = None                # every discoverer is the owner
-        else:                                   # the predecessor exchange's, after the levels: in the queues
-            self.recv = self.queue0[:(grid.C - 1) * grid.block]
+        else:                                   # the predecessor exchange's, after the levels: in a queue
             self.pred_gathered = self.queue1
         self.words = grid.block // 32
-        if direction == "auto" and not graph.info.get("directed"):
+        if direction == "auto" and symmetric:
             self.no_edges[:] = xp.packbits(graph.degree == 0, bitorder="little").view(xp.uint32)
 
-    def front_segment(self, p: int):
-        """Segment p of the column frontier bitmap: the frontier of grid row p's owner in this grid
-        column (segment i is this rank's own frontier)."""
-        return self.col_front[p * self.words:(p + 1) * self.words]
+    def own_front(self):
+        """The owned block's segment of the bottom-up frontier bitmap: segment j of the row bitmap, or
+        segment i of the column bitmap."""
+        if self.by_columns:
+            return self.row_front[self.j * self.words:(self.j + 1) * self.words]
+        return self.col_front[self.i * self.words:(self.i + 1) * self.words]
 
     def own_visited(self):
         """The visited bits of the owned block: segment j of the row bitmap."""
@@ -119,6 +137,8 @@ class SearchState:
             self.own_visited()[:] = self.no_edges
         self.level.fill(-1)
         self.pred_row.fill(-1)
+        if self.by_columns:
+            self.column_parent.fill(-1)
         if self.grid.C > 1:
             self.pred_col.fill(-1)
             self.parent.fill(-1)

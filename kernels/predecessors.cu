@@ -3,6 +3,10 @@
 // the vertex (gathered[c*b + o], a local column of grid column c) becomes the global parent id. A vertex
 // found bottom-up (c == BOTTOM_UP) was found by exactly one rank of the grid row, the only column whose
 // gathered entry is set.
+//
+// resolve_columns_*: where the bottom-up levels searched the CSC's columns, a vertex marked BOTTOM_UP
+// was found by exactly one rank of its grid column, the only row p whose gathered entry (a local row r
+// of grid row p) is set; its global id is dbfs.grid.Grid.to_global_row(p, r).
 #include "common.cuh"
 
 // Parents are int64, or int32 when every global id fits (dbfs.search_state parent_dtype).
@@ -30,4 +34,30 @@ resolve_parents_i32(const i32* __restrict__ pred_col, const i32* __restrict__ ga
                     i64 cols_per_rank, i32* __restrict__ parent)
 {
     resolve(pred_col, gathered, b, C, cols_per_rank, parent);
+}
+
+template <typename Parent>
+__device__ __forceinline__ void resolve_columns(const i32* marker, const i32* __restrict__ gathered, i32 b,
+                                                i32 R, Parent* parent)
+{
+    for (i64 o = blockIdx.x * (i64)blockDim.x + threadIdx.x; o < b; o += (i64)gridDim.x * blockDim.x) {
+        if (marker[o] != BOTTOM_UP) continue;
+        i32 p = 0;
+        while (p < R - 1 && gathered[(i64)p * b + o] < 0) ++p;
+        const i64 r = gathered[(i64)p * b + o];
+        parent[o] = r >= 0 ? (Parent)(((r / b) * R + p) * (i64)b + r % b) : (Parent)-1;
+    }
+}
+
+// marker may be parent itself (int32 parents on a grid of one column): each thread reads its entry first.
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+resolve_columns_i64(const i32* marker, const i32* __restrict__ gathered, i32 b, i32 R, i64* parent)
+{
+    resolve_columns(marker, gathered, b, R, parent);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+resolve_columns_i32(const i32* marker, const i32* __restrict__ gathered, i32 b, i32 R, i32* parent)
+{
+    resolve_columns(marker, gathered, b, R, parent);
 }

@@ -1,9 +1,13 @@
 """Main-mode correctness: the distributed BFS against a serial BFS on the same edges, every grid of the
 job's size, Graph500 graphs of scales 8-14, random graphs with several components and high-diameter
 graphs (a lattice with holes, a 3D lattice, a long path with branches, a disconnected graph; roots in
-small components too), top-down and direction-optimizing, with every message encoding. On one rank
+small components too), top-down and direction-optimizing (bottom-up with the row-major copy and, on
+several ranks, on the CSC's columns without it), with every message encoding. On one rank
 the device-driven loop runs both ways: small levels in the persistent kernel and every level as a bulk
 level. The tests adapt to the world size (any number of ranks, also plain pytest)."""
+
+from dataclasses import replace
+from itertools import product
 
 import numpy as np
 import pytest
@@ -98,12 +102,16 @@ def run_grids(backend, n_vertices, src, dst, roots=None, nroots=4, variants=ALL_
             has_edge[src[src != dst]] = has_edge[dst[src != dst]] = True
             roots = sample_roots(n_vertices, nroots, lambda c: has_edge[c])
         peer_loops = PEER_LOOPS if not backend.is_gpu or comm == "nvshmem" else ()
+        # bottom-up levels with the row-major copy and, on several ranks, on the CSC's columns without it
+        layouts = [graph] + ([replace(graph, row_ptr=None, col_idx=None)] if R * C > 1 else [])
         for direction, encoding in variants:
             grid_loops = ({},) + (peer_loops if (direction, encoding) in MAIN_VARIANTS else ())
-            for options in one_rank_loops if R * C == 1 else grid_loops:
-                bfs = BFS(graph, direction=direction, encoding=encoding, comm=comm, **options)
-                results = [check_search(bfs, graph, reference, int(r)) for r in roots]
-                figures[(R, C, direction, encoding, str(options))] = [f for f, _ in results]
+            for searched, options in product(layouts if direction == "auto" else layouts[:1],
+                                             one_rank_loops if R * C == 1 else grid_loops):
+                bfs = BFS(searched, direction=direction, encoding=encoding, comm=comm, **options)
+                assert bfs.state.by_columns == (searched.row_ptr is None and direction == "auto")
+                results = [check_search(bfs, searched, reference, int(r)) for r in roots]
+                figures[(R, C, direction, encoding, str(options), bfs.state.by_columns)] = [f for f, _ in results]
                 directions.update(*(d for _, d in results))
                 bfs.close()
         comms.free()

@@ -26,28 +26,36 @@ def grids():
     return [(r, size // r) for r in range(1, size + 1) if size % r == 0]
 
 
-def expected_waits(row, R, C, switched: bool) -> int:
+def expected_waits(row, R, C, switched: bool, by_columns: bool) -> int:
     """One wait closing every level; host-staged MPI adds the fold's (top-down, C > 1) and one per
-    rotation sub-step (bottom-up, C > 1)."""
+    rotation sub-step (bottom-up: along the grid row, C > 1; on the CSC's columns along the grid
+    column, R > 1)."""
     if row["direction"] == "topdown":
         return 1 + (C > 1)
-    return 1 + (C if C > 1 else 0)
+    line = R if by_columns else C
+    return 1 + (line if line > 1 else 0)
 
 
-def expected_messages(row, R, C, switched: bool) -> dict:
-    """Messages this rank sends: its frontier to the R - 1 others of its grid column; top-down, a fold
-    message to each of the C - 1 others of its grid row; bottom-up, C rotation sub-steps."""
-    fold = (C - 1) if row["direction"] == "topdown" else (C if C > 1 else 0)
-    return {"expand": R - 1, "fold": fold + (C - 1 if switched else 0)}
+def expected_messages(row, R, C, switched: bool, by_columns: bool) -> dict:
+    """Messages this rank sends: top-down, its frontier to the R - 1 others of its grid column and a fold
+    message to each of the C - 1 others of its grid row; bottom-up, its frontier to the others of one
+    line and a rotation sub-step per rank of the other (the row-major copy: gathered along the column,
+    rotated along the row; the CSC's columns: the other way round); after bottom-up, its visited bits
+    to the row."""
+    if row["direction"] == "topdown":
+        return {"expand": R - 1, "fold": C - 1 + (C - 1 if switched else 0)}
+    if by_columns:
+        return {"expand": R if R > 1 else 0, "fold": C - 1}
+    return {"expand": R - 1, "fold": C if C > 1 else 0}
 
 
-def searches(backend, direction, encoding, **options):
+def searches(backend, direction, encoding, row_copy=True, **options):
     src, dst = generate_edges(SCALE, 16, 0, 16 << SCALE)[:2]
     lo, hi = edge_range(len(src), WORLD.Get_rank(), WORLD.Get_size())
     for R, C in grids():
         comms = GridComms.create(Grid(R, C, 1 << SCALE))
         graph = build_from_edges(comms, backend, src[lo:hi], dst[lo:hi], 1 << SCALE,
-                                 row_major=direction == "auto")
+                                 row_major=direction == "auto" and row_copy)
         bfs = BFS(graph, direction=direction, encoding=encoding, **options)
         for root in (int(src[0]), int(dst[7])):
             yield R, C, bfs, bfs.search(root, log_levels=True)
@@ -56,16 +64,18 @@ def searches(backend, direction, encoding, **options):
 
 
 @pytest.mark.parametrize("encoding", ["adaptive", "list", "bitmap"])
-@pytest.mark.parametrize("direction", ["topdown", "auto"])
-def test_levels_report_waits_messages_bytes_and_times(direction, encoding):
-    for R, C, bfs, result in searches(Backend("cpu"), direction, encoding):
+@pytest.mark.parametrize("direction, row_copy", [("topdown", True), ("auto", True), ("auto", False)])
+def test_levels_report_waits_messages_bytes_and_times(direction, row_copy, encoding):
+    for R, C, bfs, result in searches(Backend("cpu"), direction, encoding, row_copy):
+        by_columns = bfs.state.by_columns
+        assert by_columns == (direction == "auto" and not row_copy)
         previous = "topdown"
         assert sum(row["frontier"] for row in result.levels) == result.visited
         for row in result.levels:
             switched = previous == "bottomup" and row["direction"] == "topdown"
             previous = row["direction"]
-            assert row["host_syncs"] == expected_waits(row, R, C, switched), (R, C, row)
-            assert row["messages"] == expected_messages(row, R, C, switched), (R, C, row)
+            assert row["host_syncs"] == expected_waits(row, R, C, switched, by_columns), (R, C, row)
+            assert row["messages"] == expected_messages(row, R, C, switched, by_columns), (R, C, row)
             sent = np.array([sum(row["phase_bytes"].values())], np.int64)
             WORLD.Allreduce(MPI.IN_PLACE, sent)
             assert int(sent[0]) == row["bytes"], (R, C, row)

@@ -67,15 +67,19 @@ def test_plan_equals_the_allocated_bytes(case, symmetric):
     for R, C in grids():
         grid = Grid(R, C, n)
         comms = GridComms.create(grid)
-        for direction in ("auto", "topdown"):
+        # the bottom-up search with the row-major copy, without it (an undirected graph), or none
+        for direction, row_copy in (("auto", True), ("auto", False), ("topdown", False)):
+            if direction == "auto" and not row_copy and not (symmetric and R * C > 1):
+                continue                        # nothing but the copy: a directed graph, or 1x1
             graph = build_from_edges(comms, CPU, src[lo:hi], dst[lo:hi], n, symmetric=symmetric,
-                                     row_major=direction == "auto")
-            plan = memory.estimate(grid, len(src), symmetric, direction, "mpi", "cpu", entries=graph.nnz)
+                                     row_major=direction == "auto" and row_copy)
+            plan = memory.estimate(grid, len(src), symmetric, direction, "mpi", "cpu", entries=graph.nnz,
+                                   row_copy=row_copy)
             allocated = graph_arrays(graph)
-            assert plan.resident == sum(a.nbytes for a in allocated), (R, C, direction)
+            assert plan.resident == sum(a.nbytes for a in allocated), (R, C, direction, row_copy)
             bfs = BFS(graph, direction=direction)
             state = owned_arrays(bfs, skip_ids=[id(graph)] + [id(a) for a in allocated])
-            assert plan.parts["search state"] == sum(a.nbytes for a in state), (R, C, direction)
+            assert plan.parts["search state"] == sum(a.nbytes for a in state), (R, C, direction, row_copy)
             bfs.close()
         comms.free()
 
@@ -105,10 +109,14 @@ def test_bad_sizes_are_one_clear_error(text):
 
 @pytest.mark.parametrize("R, C", [(1, 1), (2, 2), (2, 4)])
 def test_largest_scale_is_the_last_that_fits(R, C):
+    """With the row-major copy kept, dropped, or (auto) dropped where only that fits."""
     for scale in (12, 20, 26):
-        limit = memory.estimate(Grid(R, C, 1 << scale), 16 << scale).peak
-        assert memory.largest_scale(R, C, 16, limit) == scale
-        assert memory.largest_scale(R, C, 16, limit - 1) == scale - 1
+        with_copy = memory.estimate(Grid(R, C, 1 << scale), 16 << scale).peak
+        without = memory.estimate(Grid(R, C, 1 << scale), 16 << scale, row_copy=False).peak
+        assert without <= with_copy and (without < with_copy) == (R * C > 1)
+        for setting, limit in (("on", with_copy), ("off", without), ("auto", without)):
+            assert memory.largest_scale(R, C, 16, limit, row_copy=setting) == scale
+            assert memory.largest_scale(R, C, 16, limit - 1, row_copy=setting) == scale - 1
     assert memory.largest_scale(1, 1, 16, 1000) is None
 
 
@@ -155,8 +163,12 @@ def test_an_estimate_over_its_limit_says_what_would_fit():
     assert not memory.estimate(Grid(8, 4, 1 << 32), 16 << 32, limit=80 << 30).fits
     assert memory.estimate(Grid(4, 4, 1 << 31), 16 << 31, limit=80 << 30).fits
     topdown_fits = memory.estimate(Grid(4, 4, 1 << 32), 16 << 32, limit=96 << 30)
-    assert memory.fit_advice(topdown_fits) == ("32 ranks (grid 8x4) hold it, or --direction topdown (no row-major "
-                                               "copy) on 16 ranks, or scale 31 at most on 16 ranks")
+    assert memory.fit_advice(topdown_fits) == ("32 ranks (grid 8x4) hold it, or --direction topdown (no bottom-up "
+                                               "search) on 16 ranks, or scale 31 at most on 16 ranks")
+    copy_over = memory.estimate(Grid(8, 4, 1 << 32), 16 << 32, limit=80 << 30)
+    assert memory.fit_advice(copy_over) == ("64 ranks (grid 8x8) hold it, or --row-copy off (the bottom-up search "
+                                            "on the CSC's columns) on 32 ranks, or scale 31 at most on 32 ranks")
+    assert memory.estimate(Grid(8, 4, 1 << 32), 16 << 32, limit=80 << 30, row_copy=False).fits
     assert memory.estimate(Grid(4, 4, 1 << 32), 16 << 32, direction="topdown", limit=96 << 30).fits
     odd = memory.estimate(Grid(2, 2, 3 * 10**9), 10**12, limit=1 << 30)     # not Graph500-shaped
     assert "scale" not in memory.fit_advice(odd)

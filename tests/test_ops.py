@@ -17,12 +17,12 @@ import pytest
 
 from dbfs.backend import Backend
 from dbfs.grid import Grid
-from dbfs.kernels import HEAD_WORDS, STAT, STAT_WORDS
+from dbfs.kernels import BOTTOM_UP, HEAD_WORDS, STAT, STAT_WORDS
 from dbfs.ops.clock import stamp
 from dbfs.ops.expand import EDGES_PER_THREAD, ExpandScratch, expand
 from dbfs.ops.frontier import frontier_figures
 from dbfs.ops.level_control import visit_root
-from dbfs.ops.predecessors import resolve_parents
+from dbfs.ops.predecessors import resolve_columns, resolve_parents
 from dbfs.ops.message import SourceTable, encode_lists
 from dbfs.ops.update import update
 
@@ -551,6 +551,61 @@ def test_resolve_parents_gpu_matches_numpy(seed, dtype):
     parent = cupy.full(grid.block, -7, dtype)
     resolve_parents(gpu_backend(), grid, cupy.asarray(pred_col), cupy.asarray(gathered), parent)
     assert np.array_equal(cupy.asnumpy(parent), expected)
+
+
+def random_column_finds(seed, R=4, C=3, b=1024):
+    """Column finds of an R x C grid's owned block: marker (BOTTOM_UP on about half the offsets, else a
+    grid column or -1), and gathered blocks where exactly one grid row holds a local row for each
+    marked offset (the others -1), as the rotation along the grid column leaves them."""
+    rng = np.random.default_rng(seed)
+    grid = Grid(R, C, R * C * b)
+    marker = np.where(rng.random(b) < 0.5, BOTTOM_UP, rng.integers(-1, C, b)).astype(np.int32)
+    gathered = np.full(R * b, -1, np.int32)
+    finder = rng.integers(0, R, b)
+    local = rng.integers(0, grid.rows_per_rank, b).astype(np.int32)
+    marked = np.flatnonzero(marker == BOTTOM_UP)
+    gathered[finder[marked] * b + marked] = local[marked]
+    return grid, marker, gathered, finder, local
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_resolve_columns_numpy_matches_reference(dtype):
+    """Each marked vertex's parent is its finder's local row as a global id; the others keep theirs."""
+    grid, marker, gathered, finder, local = random_column_finds(5)
+    parent = np.full(grid.block, SENTINEL, dtype)
+    resolve_columns(CPU, grid, marker, gathered, parent)
+    expected = [grid.to_global_row(int(finder[o]), int(local[o])) if m == BOTTOM_UP else SENTINEL
+                for o, m in enumerate(marker)]
+    assert parent.tolist() == expected
+    assert all(grid.owner(p)[0] == finder[o] for o, p in enumerate(parent.tolist()) if marker[o] == BOTTOM_UP)
+
+
+def test_resolve_columns_marker_may_be_the_parent_array():
+    """On a grid of one column the int32 parent array carries the marks itself."""
+    grid, marker, gathered, finder, local = random_column_finds(6, R=3, C=1)
+    parent = marker.copy()
+    resolve_columns(CPU, grid, parent, gathered, parent)
+    expected = [grid.to_global_row(int(finder[o]), int(local[o])) if m == BOTTOM_UP else int(m)
+                for o, m in enumerate(marker)]
+    assert parent.tolist() == expected
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+@pytest.mark.parametrize("shape", [(4, 3), (3, 1)])
+def test_resolve_columns_gpu_matches_numpy(dtype, shape):
+    import cupy
+    grid, marker, gathered, _, _ = random_column_finds(7, *shape, b=300_032)
+    expected = np.full(grid.block, SENTINEL, dtype)
+    resolve_columns(CPU, grid, marker, gathered, expected)
+    parent = cupy.full(grid.block, SENTINEL, dtype)
+    resolve_columns(gpu_backend(), grid, cupy.asarray(marker), cupy.asarray(gathered), parent)
+    assert np.array_equal(cupy.asnumpy(parent), expected)
+    in_place = cupy.asarray(marker)             # the marker as the parent array itself
+    resolve_columns(gpu_backend(), grid, in_place, cupy.asarray(gathered), in_place)
+    twin = marker.copy()
+    resolve_columns(CPU, grid, twin, gathered, twin)
+    assert np.array_equal(cupy.asnumpy(in_place), twin)
 
 
 @pytest.mark.parametrize("name", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])

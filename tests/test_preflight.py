@@ -56,6 +56,27 @@ def test_json_dash_writes_the_document_to_stdout(dbfs, shared, monkeypatch):
     assert not (shared / "-").exists()
 
 
+@pytest.mark.parametrize("setting", ["on", "off", "auto"])
+def test_row_copy_is_the_users_choice_and_the_json_says_which(dbfs, shared, setting):
+    """--row-copy on keeps the bottom-up search's row-major copy, off searches the CSC's columns on
+    several ranks (one rank's CSC is its own copy), auto keeps it where the run fits (no limit on the
+    CPU); every search validates either way."""
+    run = dbfs(*BASE, "--row-copy", setting, "--json", shared / "r.json")
+    assert run.code == 0 and "Traceback" not in run.err, run.err
+    if WORLD.Get_rank() == 0:
+        doc = json.loads((shared / "r.json").read_text())
+        assert doc["row_copy"] == (setting != "off" or WORLD.Get_size() == 1)
+        assert all(s["validated"] for s in doc["searches"])
+        if WORLD.Get_size() > 1:
+            assert f"row copy {'off' if setting == 'off' else 'on'} (--row-copy {setting})" in run.err
+
+
+def test_a_directed_graph_keeps_its_row_copy(dbfs, shared):
+    graph = converted(DATA / "directed.txt", shared / "d.h5")
+    refused(dbfs("--graph", graph, "--roots", 2, "--backend", "cpu", "--row-copy", "off"),
+            "--row-copy off: a directed graph's bottom-up search needs the row-major copy")
+
+
 def test_outputs_never_destroy_inputs_or_special_files(dbfs, shared):
     graph = shared / "g.h5"
     converted(DATA / "directed.txt", graph)

@@ -12,6 +12,11 @@ def test_the_measured_runs_come_back():
     pair = scale_model.predict(28, 16, 2, 1)             # measured: 13.60 ms a search, 315.8 GTEPS
     assert pair["seconds"] == pytest.approx(13.60e-3, rel=0.05)
     assert pair["terms"]["rotation"] == pair["terms"]["fold"] == pair["terms"]["parents"] == 0
+    # without the row-major copy the bottom-up exchanges run along the other lines: on 1x2 the same
+    # gathered bitmaps, now along the row, and no rotation
+    mirror = scale_model.predict(28, 16, 1, 2, row_copy=False)["terms"]
+    assert mirror["expand"] == pair["terms"]["expand"] and mirror["rotation"] == 0
+    assert scale_model.predict(28, 16, 2, 1, row_copy=False)["terms"]["rotation"] > 0
 
 
 def test_weak_scaling_at_the_records_load_is_limited_by_the_exchanges():

@@ -1,7 +1,8 @@
 """Delayed-predecessor resolution (paper 004, section 3.5): owned vertices' discoverer columns and the
 discoverers' local predecessor columns -> global parent ids. A vertex found bottom-up was found by one
-rank of the grid row, whose gathered entry is the only one set. GPU: kernels/predecessors.cu; NumPy
-twin below with the same contract."""
+rank of the grid row, whose gathered entry is the only one set; where the bottom-up levels searched the
+CSC's columns, by one rank of the grid column instead (resolve_columns). GPU: kernels/predecessors.cu;
+NumPy twins below with the same contracts."""
 
 from __future__ import annotations
 
@@ -37,3 +38,28 @@ def resolve_parents(backend, grid, pred_col, gathered, parent) -> None:
     col = np.where(found, pred_col, 0).astype(np.int64)
     local = gathered[col * b + np.arange(b)]
     parent[:] = np.where(found, grid.to_global_col(col, local), -1)
+
+
+def resolve_columns(backend, grid, marker, gathered, parent) -> None:
+    """For every owned offset o with marker[o] == BOTTOM_UP: parent[o] = global id of local row
+    gathered[p * b + o] of grid row p, p the lowest grid row whose entry for o is set (-1: none).
+
+    marker    int32 [b]      read   BOTTOM_UP where a rank of the grid column found o bottom-up (pred_col,
+                                    or the parent array itself on a grid of one column)
+    gathered  int32 [R*b]    read   block p: grid row p's column_parent entries for this rank's block
+    parent    int32 or int64 [b]  write  the found vertices' global parent ids (the others untouched)
+    Device arrays of the backend; on the GPU the call returns with the kernel queued on the stream.
+    """
+    b, R = grid.block, grid.R
+    if backend.is_gpu:
+        require_array("marker", marker, np.int32)
+        require_array("gathered", gathered, np.int32)
+        kernel = {np.dtype(np.int64): "resolve_columns_i64", np.dtype(np.int32): "resolve_columns_i32"}
+        backend.kernel("predecessors", kernel[parent.dtype])(
+            (blocks_for(b),), (BLOCK_THREADS,), (marker, gathered, np.int32(b), np.int32(R), parent))
+        return
+    found = np.flatnonzero(marker == BOTTOM_UP)
+    candidates = gathered.reshape(R, b)[:, found]
+    finder = np.argmax(candidates >= 0, axis=0)
+    local = candidates[finder, np.arange(found.shape[0])].astype(np.int64)
+    parent[found] = np.where(local >= 0, grid.to_global_row(finder, local), -1)
