@@ -24,12 +24,8 @@ def resolve_parents(backend, grid, pred_col, gathered, parent) -> None:
     """
     b, C = grid.block, grid.C
     if backend.is_gpu:
-        require_array("pred_col", pred_col, np.int32)
-        require_array("gathered", gathered, np.int32)
-        kernel = {np.dtype(np.int64): "resolve_parents_i64", np.dtype(np.int32): "resolve_parents_i32"}
-        backend.kernel("predecessors", kernel[parent.dtype])(
-            (blocks_for(b),), (BLOCK_THREADS,),
-            (pred_col, gathered, np.int32(b), np.int32(C), np.int64(grid.cols_per_rank), parent))
+        _launch(backend, "resolve_parents", b, pred_col, gathered, (np.int32(C), np.int64(grid.cols_per_rank)),
+                parent)
         return
     bottom_up = pred_col == BOTTOM_UP
     finder = np.argmax(gathered.reshape(C, b) >= 0, axis=0)
@@ -52,14 +48,20 @@ def resolve_columns(backend, grid, marker, gathered, parent) -> None:
     """
     b, R = grid.block, grid.R
     if backend.is_gpu:
-        require_array("marker", marker, np.int32)
-        require_array("gathered", gathered, np.int32)
-        kernel = {np.dtype(np.int64): "resolve_columns_i64", np.dtype(np.int32): "resolve_columns_i32"}
-        backend.kernel("predecessors", kernel[parent.dtype])(
-            (blocks_for(b),), (BLOCK_THREADS,), (marker, gathered, np.int32(b), np.int32(R), parent))
+        _launch(backend, "resolve_columns", b, marker, gathered, (np.int32(R),), parent)
         return
     found = np.flatnonzero(marker == BOTTOM_UP)
     candidates = gathered.reshape(R, b)[:, found]
     finder = np.argmax(candidates >= 0, axis=0)
     local = candidates[finder, np.arange(found.shape[0])].astype(np.int64)
     parent[found] = np.where(local >= 0, grid.to_global_row(finder, local), -1)
+
+
+def _launch(backend, kernel: str, b: int, marks, gathered, scalars: tuple, parent) -> None:
+    """kernels/predecessors.cu's `kernel` for the parents' dtype (_i32 or _i64), a thread per owned
+    vertex: (marks, gathered, b, *scalars, parent)."""
+    require_array("marks", marks, np.int32)
+    require_array("gathered", gathered, np.int32)
+    suffix = "i64" if parent.dtype == np.int64 else "i32"
+    backend.kernel("predecessors", f"{kernel}_{suffix}")(
+        (blocks_for(b),), (BLOCK_THREADS,), (marks, gathered, np.int32(b), *scalars, parent))
