@@ -78,6 +78,11 @@ from dbfs.peer_levels import symmetric_bytes as peer_symmetric_bytes
 from dbfs.timing import GraphMarks
 
 EXPAND_TAG, FOLD_TAG, FRONT_TAG = 1, 2, 4   # a rotation uses its exchange's tag + 1 on its own communicator
+# The predecessor gathers send a block up to this size whole where the peers' memory is mapped
+# (NVSHMEM): kernels alone, no host wait; a larger one packed, whose bytes then cost more than the
+# waits (two GPUs at scale 28: 512 MB whole blocks took 3 ms a search, bench/NOTES.md, 2026-11-26, what
+# two GPUs hold without the row copy).
+WHOLE_BLOCK_BYTES = 32 << 20
 COMPUTE_PHASES = ("expansion", "update")
 
 
@@ -780,11 +785,11 @@ class GridLoop:
 
     def _gather_blocks(self, x, blocks: dict, places: dict) -> None:
         """Each int32 block[m] of this rank goes to peer m of Exchange x, and peer m's lands in
-        places[m]: where the peers' memory is mapped (NVSHMEM), whole, one round of kernels alone, no
-        packing and no host wait (its bytes cost less than the host waits that packing takes); elsewhere
-        as a presence bitmap and the present ids in offset order (dbfs.ops.sparse), two rounds through
-        the search's transport, packed in x's send scratch and unpacked into places[m]."""
-        if x.mapped:
+        places[m]: where the peers' memory is mapped (NVSHMEM) and the blocks are small
+        (WHOLE_BLOCK_BYTES), whole, one round of kernels alone, no packing and no host wait; else as a
+        presence bitmap and the present ids in offset order (dbfs.ops.sparse), two rounds through the
+        search's transport, packed in x's send scratch and unpacked into places[m]."""
+        if x.mapped and 4 * self.graph.grid.block <= WHOLE_BLOCK_BYTES:
             sent = {m: block.view(np.uint32) for m, block in blocks.items()}
             for m, values in x.enqueue_words(sent).items():
                 places[m][:] = values.view(np.int32)

@@ -223,6 +223,20 @@ def test_gpu_levels_match_serial(scale, comm):
     assert directions == {"topdown", "bottomup"}
 
 
+@pytest.mark.gpu
+@pytest.mark.mpi(min_size=2)
+def test_gpu_nvshmem_packs_large_predecessor_blocks(monkeypatch):
+    """Above WHOLE_BLOCK_BYTES the predecessor gathers go packed through NVSHMEM's host-driven rounds
+    (both, with the row copy and on the CSC's columns): forced here on a small graph."""
+    from dbfs import grid_loop
+    backend = gpu_backend_of_rank()
+    skip_unless_transport_runs("nvshmem", backend)
+    monkeypatch.setattr(grid_loop, "WHOLE_BLOCK_BYTES", 0)
+    src, dst = generate_edges(12, 16, 0, 16 << 12)[:2]
+    assert run_grids(backend, 1 << 12, src, dst, nroots=4, variants=MAIN_VARIANTS, comm="nvshmem") == {
+        "topdown", "bottomup"}
+
+
 def skip_unless_transport_runs(comm, backend):
     """Skip (on every rank) where the transport cannot run: NCCL needs a GPU per rank, NVSHMEM its
     library; both need several ranks."""
