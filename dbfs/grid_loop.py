@@ -70,7 +70,7 @@ from dbfs.ops import bitmap, bottom_up, message
 from dbfs.ops.expand import ExpandScratch, expand
 from dbfs.ops.frontier import frontier_figures
 from dbfs.ops.level_control import visit_root
-from dbfs.ops.predecessors import resolve_columns, resolve_parents
+from dbfs.ops.predecessors import resolve_columns, resolve_mapped, resolve_parents
 from dbfs.ops.sparse import pack_present, unpack_present
 from dbfs.ops.update import update
 from dbfs.peer_levels import DEFAULT_PEER_EDGES, PeerLevels, device_bytes as peer_device_bytes
@@ -97,8 +97,9 @@ def buffer_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str 
     host = 8 * STAT_WORDS + 8 * CTL_WORDS + on_host
     if grid.C > 1:
         device += Exchange.buffer_bytes(grid.C - 1, grid.block, transport, cpu)
-    if by_columns and grid.R > 1:               # the column finds' gather
-        device += Exchange.buffer_bytes(grid.R - 1, grid.block, transport, cpu)
+    if by_columns and grid.R > 1:               # the column finds' gather, or the table of their places
+        device += 8 * grid.R if finds_read_in_place(transport, cpu) else Exchange.buffer_bytes(
+            grid.R - 1, grid.block, transport, cpu)
     if transport == "nvshmem" and not cpu:
         device += peer_device_bytes(grid, DEFAULT_PEER_EDGES)
     return device + (host if cpu else 0)
@@ -108,10 +109,17 @@ def symmetric_bytes(grid, encoding: str, direction: str = "auto", by_columns: bo
     """What a GridLoop with --comm nvshmem allocates on the NVSHMEM symmetric heap: its level exchanges'
     buffers (every one of them symmetric), the once-a-search rounds' landings and signal words
     (NvshmemPuts) and the device-driven levels' landings."""
-    lines = (grid.C, grid.R if by_columns else 1)
-    rounds = sum(4 * (size - 1) * grid.block + 8 * size for size in lines if size > 1)
+    rounds = 4 * (grid.C - 1) * grid.block + 8 * grid.C if grid.C > 1 else 0
+    if by_columns and grid.R > 1:
+        rounds += 4 * grid.cols_per_rank        # the column finds, read in place (in the search state too)
     return (peer_symmetric_bytes(grid, DEFAULT_PEER_EDGES) + rounds
             + level_exchange_bytes(grid, encoding, "nvshmem", False, direction, by_columns)[0])
+
+
+def finds_read_in_place(transport: str, cpu: bool) -> bool:
+    """Whether the owners read the column finds where their finders keep them (NVSHMEM maps the peers'
+    memory), with no gather after the search."""
+    return transport == "nvshmem" and not cpu
 
 
 def level_exchange_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str,
@@ -252,7 +260,13 @@ class GridLoop:
         self.frontier_xs = [x for x in (self.expand_x, self.front_x) if x is not None]
         # the switch back to top-down and the predecessors: whole bitmaps and sparse blocks, once a search
         self.row_x = Exchange(comms.row, backend, b, encoding, comm) if grid.C > 1 else None
-        self.col_x = Exchange(comms.col, backend, b, encoding, comm) if self.by_columns and grid.R > 1 else None
+        # the column finds' way to their owners: read in place (NVSHMEM maps the finders' records) or gathered
+        self.col_x = self.column_peers = None
+        if self.by_columns and grid.R > 1:
+            if finds_read_in_place(comm, not backend.is_gpu):
+                self.column_peers = self._map_column_parents(state)
+            else:
+                self.col_x = Exchange(comms.col, backend, b, encoding, comm)
         self.col_bases = backend.asarray(np.array([grid.owned_col(p, 0) for p in range(grid.R)], np.int32))
         self.total_degree = comms.world.allreduce(int(graph.degree.sum()))
         self.scratch = ExpandScratch(state.cumul, state.tile_sums, state.columns, state.chunks)
@@ -275,6 +289,18 @@ class GridLoop:
         for x in (self.expand_x, self.fold_x, self.front_x, self.row_x, self.col_x, self.peers):
             if x is not None:
                 x.close()
+        if self.column_peers is not None:
+            from dbfs import nvshmem
+            nvshmem.free(self.state.column_parent)
+
+    def _map_column_parents(self, state):
+        """Collective: the search state's column_parent moved to the NVSHMEM symmetric heap; returns
+        the addresses, here, of every grid row's copy in this grid column (grid row p's at p)."""
+        from dbfs import nvshmem
+        grid, j = self.graph.grid, self.graph.comms.j
+        state.column_parent = nvshmem.symmetric(self.backend, state.column_parent.shape[0], np.int32)
+        addresses = [nvshmem.peer_address(state.column_parent.data.ptr, grid.rank(p, j)) for p in range(grid.R)]
+        return self.backend.asarray(np.array(addresses, np.uint64))
 
     def _exchanges(self):
         return [x for x in (self.expand_x, self.fold_x, self.front_x) if x is not None]
@@ -769,10 +795,13 @@ class GridLoop:
             s.parent[root_offset] = root
 
     def _resolve_column_finds(self) -> None:
-        """The owned vertices marked BOTTOM_UP: block p of each rank's column_parent (its finds among the
-        vertices of grid row p's owner in this grid column) comes to that owner, so gathered[p*b + o] is
+        """The owned vertices marked BOTTOM_UP: block i of each rank's column_parent (its finds among this
+        rank's vertices) read in place where NVSHMEM maps it, else gathered, so that gathered[p*b + o] is
         grid row p's answer (in `front`, which the levels no longer need)."""
         s, grid, i, b = self.state, self.graph.grid, self.graph.comms.i, self.graph.grid.block
+        if self.column_peers is not None:
+            resolve_mapped(self.backend, grid, i, self.side.marker, self.column_peers, s.parent)
+            return
         gathered = s.column_parent
         if self.col_x is not None:
             gathered = s.front

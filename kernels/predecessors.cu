@@ -6,7 +6,9 @@
 //
 // resolve_columns_*: where the bottom-up levels searched the CSC's columns, a vertex marked BOTTOM_UP
 // was found by exactly one rank of its grid column, the only row p whose gathered entry (a local row r
-// of grid row p) is set; its global id is dbfs.grid.Grid.to_global_row(p, r).
+// of grid row p) is set; its global id is dbfs.grid.Grid.to_global_row(p, r). resolve_mapped_*: the
+// same, each marked vertex reading its entry at every rank of the grid column in place (their records
+// mapped here by NVSHMEM: peers[p] on grid row p), its own first, until one is set.
 #include "common.cuh"
 
 // Parents are int64, or int32 when every global id fits (dbfs.search_state parent_dtype).
@@ -60,4 +62,32 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 resolve_columns_i32(const i32* marker, const i32* __restrict__ gathered, i32 b, i32 R, i32* parent)
 {
     resolve_columns(marker, gathered, b, R, parent);
+}
+
+template <typename Parent>
+__device__ __forceinline__ void resolve_mapped(const i32* marker, const u64* __restrict__ peers, i32 b, i32 R,
+                                               i32 line, Parent* parent)
+{
+    for (i64 o = blockIdx.x * (i64)blockDim.x + threadIdx.x; o < b; o += (i64)gridDim.x * blockDim.x) {
+        if (marker[o] != BOTTOM_UP) continue;
+        i64 r = -1;
+        i32 p = line;
+        for (i32 k = 0; k < R; ++k, p = (p + 1 == R ? 0 : p + 1)) {
+            r = ((const i32*)peers[p])[(i64)line * b + o];
+            if (r >= 0) break;
+        }
+        parent[o] = r >= 0 ? (Parent)(((r / b) * R + p) * (i64)b + r % b) : (Parent)-1;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+resolve_mapped_i64(const i32* marker, const u64* __restrict__ peers, i32 b, i32 R, i32 line, i64* parent)
+{
+    resolve_mapped(marker, peers, b, R, line, parent);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+resolve_mapped_i32(const i32* marker, const u64* __restrict__ peers, i32 b, i32 R, i32 line, i32* parent)
+{
+    resolve_mapped(marker, peers, b, R, line, parent);
 }

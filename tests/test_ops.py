@@ -22,7 +22,7 @@ from dbfs.ops.clock import stamp
 from dbfs.ops.expand import EDGES_PER_THREAD, ExpandScratch, expand
 from dbfs.ops.frontier import frontier_figures
 from dbfs.ops.level_control import visit_root
-from dbfs.ops.predecessors import resolve_columns, resolve_parents
+from dbfs.ops.predecessors import resolve_columns, resolve_mapped, resolve_parents
 from dbfs.ops.message import SourceTable, encode_lists
 from dbfs.ops.update import update
 
@@ -588,6 +588,41 @@ def test_resolve_columns_marker_may_be_the_parent_array():
     expected = [grid.to_global_row(int(finder[o]), int(local[o])) if m == BOTTOM_UP else int(m)
                 for o, m in enumerate(marker)]
     assert parent.tolist() == expected
+
+
+def column_records(grid, line, gathered):
+    """The R ranks' column_parent arrays of a grid column (int32 [R*b] each, -1 elsewhere) whose blocks
+    for grid row `line` are the gathered blocks."""
+    b, R = grid.block, grid.R
+    records = [np.full(R * b, -1, np.int32) for _ in range(R)]
+    for p in range(R):
+        records[p][line * b:(line + 1) * b] = gathered[p * b:(p + 1) * b]
+    return records
+
+
+def test_resolve_mapped_reads_what_the_gather_would_bring():
+    grid, marker, gathered, _, _ = random_column_finds(8, R=4, C=2)
+    expected = np.full(grid.block, SENTINEL, np.int64)
+    resolve_columns(CPU, grid, marker, gathered, expected)
+    parent = np.full(grid.block, SENTINEL, np.int64)
+    resolve_mapped(CPU, grid, 2, marker, column_records(grid, 2, gathered), parent)
+    assert np.array_equal(parent, expected)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_resolve_mapped_gpu_matches_numpy(dtype):
+    """The kernel reads each record through its address (here: arrays of this process)."""
+    import cupy
+    grid, marker, gathered, _, _ = random_column_finds(9, R=4, C=2, b=300_032)
+    records = column_records(grid, 1, gathered)
+    expected = np.full(grid.block, SENTINEL, dtype)
+    resolve_mapped(CPU, grid, 1, marker, records, expected)
+    on_device = [cupy.asarray(r) for r in records]
+    peers = cupy.asarray(np.array([r.data.ptr for r in on_device], np.uint64))
+    parent = cupy.full(grid.block, SENTINEL, dtype)
+    resolve_mapped(gpu_backend(), grid, 1, cupy.asarray(marker), peers, parent)
+    assert np.array_equal(cupy.asnumpy(parent), expected)
 
 
 @pytest.mark.gpu

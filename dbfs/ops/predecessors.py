@@ -1,8 +1,9 @@
 """Delayed-predecessor resolution (paper 004, section 3.5): owned vertices' discoverer columns and the
 discoverers' local predecessor columns -> global parent ids. A vertex found bottom-up was found by one
 rank of the grid row, whose gathered entry is the only one set; where the bottom-up levels searched the
-CSC's columns, by one rank of the grid column instead (resolve_columns). GPU: kernels/predecessors.cu;
-NumPy twins below with the same contracts."""
+CSC's columns, by one rank of the grid column instead (resolve_columns, from gathered entries, or
+resolve_mapped, reading them in place). GPU: kernels/predecessors.cu; NumPy twins below with the same
+contracts."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ def resolve_parents(backend, grid, pred_col, gathered, parent) -> None:
     """
     b, C = grid.block, grid.C
     if backend.is_gpu:
+        require_array("gathered", gathered, np.int32)
         _launch(backend, "resolve_parents", b, pred_col, gathered, (np.int32(C), np.int64(grid.cols_per_rank)),
                 parent)
         return
@@ -48,6 +50,7 @@ def resolve_columns(backend, grid, marker, gathered, parent) -> None:
     """
     b, R = grid.block, grid.R
     if backend.is_gpu:
+        require_array("gathered", gathered, np.int32)
         _launch(backend, "resolve_columns", b, marker, gathered, (np.int32(R),), parent)
         return
     found = np.flatnonzero(marker == BOTTOM_UP)
@@ -57,11 +60,29 @@ def resolve_columns(backend, grid, marker, gathered, parent) -> None:
     parent[found] = np.where(local >= 0, grid.to_global_row(finder, local), -1)
 
 
-def _launch(backend, kernel: str, b: int, marks, gathered, scalars: tuple, parent) -> None:
+
+def resolve_mapped(backend, grid, line: int, marker, peers, parent) -> None:
+    """resolve_columns without a gather: each marked vertex reads its entry where each rank of the grid
+    column keeps it, its own grid row `line` first.
+
+    marker  int32 [b]   read   as in resolve_columns
+    peers   on the GPU a uint64 [R] device array, the address of grid row p's column_parent (int32
+            [R*b], mapped here by NVSHMEM); on the CPU a list of the R arrays
+    parent  int32 or int64 [b]  write  as in resolve_columns
+    """
+    b, R = grid.block, grid.R
+    if backend.is_gpu:
+        require_array("peers", peers, np.uint64)
+        _launch(backend, "resolve_mapped", b, marker, peers, (np.int32(R), np.int32(line)), parent)
+        return
+    gathered = np.concatenate([peers[p][line * b:(line + 1) * b] for p in range(R)])
+    resolve_columns(backend, grid, marker, gathered, parent)
+
+
+def _launch(backend, kernel: str, b: int, marks, table, scalars: tuple, parent) -> None:
     """kernels/predecessors.cu's `kernel` for the parents' dtype (_i32 or _i64), a thread per owned
-    vertex: (marks, gathered, b, *scalars, parent)."""
+    vertex: (marks, table, b, *scalars, parent), table the gathered entries or the peers' addresses."""
     require_array("marks", marks, np.int32)
-    require_array("gathered", gathered, np.int32)
     suffix = "i64" if parent.dtype == np.int64 else "i32"
     backend.kernel("predecessors", f"{kernel}_{suffix}")(
-        (blocks_for(b),), (BLOCK_THREADS,), (marks, gathered, np.int32(b), *scalars, parent))
+        (blocks_for(b),), (BLOCK_THREADS,), (marks, table, np.int32(b), *scalars, parent))
