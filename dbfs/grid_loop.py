@@ -21,8 +21,9 @@ undirected graph can do without the copy (--row-copy off): A is symmetric, so th
 lists its neighbours among the block's rows, and the same level runs in mirror image on the CSC, the
 columns looking for parents among the rows: the own frontier's message (the expand's) is gathered
 along the grid row into a bitmap over the local rows, the R column segments rotate along the grid
-column, and the finder keeps the parent (a local row) for its column until the search's end, when one
-column exchange brings each owner its finders' entries (BottomUpSide holds which form a loop runs).
+column, and the finder keeps the parent (a local row) for its column until the search's end, when each
+owner reads its finders' entries in place (NVSHMEM maps them) or one column exchange brings them
+(BottomUpSide holds which form a loop runs).
 
 Host waits (dbfs.exchange.LevelExchange): every level ends with one wait, after which one pinned status
 record holds what the host decides on -- the new frontier's size, degree sum and entries examined, and

@@ -24,8 +24,8 @@ the report take either); on a grid of one column (1x1, R x 1) the discoverer arr
 itself (a local column is a global id there, and the local rows are the owned block), so a search leaves
 its result in place and nothing is copied or resolved but the vertices found on the CSC's columns,
 which the owner marks there. On other grids the predecessor exchange after the levels gathers the
-discoverers' rows in a frontier queue, which the levels no longer need then, and the column finds in the
-gathered column frontier (`front`), likewise free.
+discoverers' rows in a frontier queue, which the levels no longer need then, and the column finds (where
+they are not read in place) in the gathered column frontier (`front`), likewise free.
 """
 
 from __future__ import annotations
