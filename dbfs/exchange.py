@@ -422,8 +422,8 @@ class LevelExchange:
     fold; either line: the bottom-up frontier's gather and, with `rotation`, the bottom-up rotation of
     segments), everything made once per run: a device message buffer per outgoing message (`shared`: one
     message for every peer, the own frontier; `out`: another exchange's shared buffer, the same message
-    sent along the other line), host staging, landing buffers (a bitmap of the block bounds every message), and the
-    SourceTable the decoding kernels read. Kernels encode the messages (dbfs.ops.message) and write their
+    sent along the other line), host staging, landing buffers (a bitmap of the block bounds every
+    message), and the SourceTable the decoding kernels read. Kernels encode the messages (dbfs.ops.message) and write their
     heads, so no round needs a header exchange:
 
     - `mpi`: a kernel stages the messages into pinned host memory at their exact size; after the
