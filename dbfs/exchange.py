@@ -423,8 +423,8 @@ class LevelExchange:
     segments), everything made once per run: a device message buffer per outgoing message (`shared`: one
     message for every peer, the own frontier; `out`: another exchange's shared buffer, the same message
     sent along the other line), host staging, landing buffers (a bitmap of the block bounds every
-    message), and the SourceTable the decoding kernels read. Kernels encode the messages (dbfs.ops.message) and write their
-    heads, so no round needs a header exchange:
+    message), and the SourceTable the decoding kernels read. Kernels encode the messages
+    (dbfs.ops.message) and write their heads, so no round needs a header exchange:
 
     - `mpi`: a kernel stages the messages into pinned host memory at their exact size; after the
       level's wait, `send` posts them (buffer-based Isend) and waits for the receives, which were posted
