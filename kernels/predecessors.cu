@@ -38,6 +38,12 @@ resolve_parents_i32(const i32* __restrict__ pred_col, const i32* __restrict__ ga
     resolve(pred_col, gathered, b, C, cols_per_rank, parent);
 }
 
+// Global id of local row r of grid row p (dbfs.grid.Grid.to_global_row).
+__device__ __forceinline__ i64 global_row(i64 r, i32 p, i32 b, i32 R)
+{
+    return ((r / b) * R + p) * (i64)b + r % b;
+}
+
 template <typename Parent>
 __device__ __forceinline__ void resolve_columns(const i32* marker, const i32* __restrict__ gathered, i32 b,
                                                 i32 R, Parent* parent)
@@ -47,7 +53,7 @@ __device__ __forceinline__ void resolve_columns(const i32* marker, const i32* __
         i32 p = 0;
         while (p < R - 1 && gathered[(i64)p * b + o] < 0) ++p;
         const i64 r = gathered[(i64)p * b + o];
-        parent[o] = r >= 0 ? (Parent)(((r / b) * R + p) * (i64)b + r % b) : (Parent)-1;
+        parent[o] = r >= 0 ? (Parent)global_row(r, p, b, R) : (Parent)-1;
     }
 }
 
@@ -76,7 +82,7 @@ __device__ __forceinline__ void resolve_mapped(const i32* marker, const u64* __r
             r = ((const i32*)peers[p])[(i64)line * b + o];
             if (r >= 0) break;
         }
-        parent[o] = r >= 0 ? (Parent)(((r / b) * R + p) * (i64)b + r % b) : (Parent)-1;
+        parent[o] = r >= 0 ? (Parent)global_row(r, p, b, R) : (Parent)-1;
     }
 }
 

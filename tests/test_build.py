@@ -2,9 +2,8 @@
 and the owned degrees equal a reference computed from the whole tuple list, whatever the chunk size;
 a graph file is read in chunks smaller than the file, twice; the 1x1 undirected block is its own
 row-major copy; a bad endpoint stops every rank; construction_time leaves the tuple production and the
-exchange's set-up out;
-the partition cache keeps a shared row-major copy once; a generated graph passes the certificate.
-GPU: the same build over host-staged MPI and NCCL."""
+exchange's set-up out; the partition cache keeps a shared row-major copy once; a generated graph passes
+the certificate. GPU: the same build over host-staged MPI and NCCL."""
 
 import dataclasses
 import time

@@ -60,7 +60,6 @@ def resolve_columns(backend, grid, marker, gathered, parent) -> None:
     parent[found] = np.where(local >= 0, grid.to_global_row(finder, local), -1)
 
 
-
 def resolve_mapped(backend, grid, line: int, marker, peers, parent) -> None:
     """resolve_columns without a gather: each marked vertex reads its entry where each rank of the grid
     column keeps it, its own grid row `line` first.
