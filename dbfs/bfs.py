@@ -26,6 +26,7 @@ from dbfs.grid_loop import GridLoop, Traffic
 from dbfs.peer_levels import DEFAULT_PEER_EDGES
 from dbfs.search_state import SearchState
 from dbfs.timing import PhaseClock
+from dbfs.workspace import Workspace
 
 PHASES = ("expand_comm", "expansion", "fold_comm", "update", "pred_resolve")
 DIRECTIONS = ("auto", "topdown")
@@ -86,6 +87,11 @@ class BFS:
     def close(self) -> None:
         if not self.one_rank:
             self.loop.close()
+
+    def idle_memory(self) -> Workspace:
+        """The search state's arrays that hold nothing of the last search's result
+        (SearchState.idle_arrays), lent until the next search: the validation's room."""
+        return Workspace(self.backend, self.state.idle_arrays())
 
     def search(self, root: int, log_levels: bool = False) -> SearchResult:
         backend, state = self.backend, self.state

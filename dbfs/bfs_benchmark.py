@@ -280,7 +280,8 @@ class Graph500BFS(Benchmark):
         return self.last
 
     def validate(self, root: int, result) -> str | None:
-        check = validate_bfs(self.graph, root, result.parent, result.nedge, level=result.level)
+        check = validate_bfs(self.graph, root, result.parent, result.nedge, level=result.level,
+                             workspace=self.bfs.idle_memory())
         return None if check.ok else check.message
 
     def label(self, root: int) -> str:

@@ -55,9 +55,9 @@ memory), whichever is more (K at most 2^24, at least 2^16): construction never s
 several ranks, for which every chunk costs host waits and collectives, take few chunks. Host staging
 (host-staged MPI on a GPU): page-locked send and receive buffers kept for the build, grown to the
 largest chunk's words (about 16 K bytes each for balanced owners); only the other ranks' groups cross
-PCIe. With --comm nvshmem on ranks sharing a GPU: a symmetric landing of 32 K bytes (twice a rank's
-average incoming words; dbfs.memory.landing_words). A graph file's chunk adds 16 K bytes of tuples
-read.
+PCIe. With --comm nvshmem on several GPU ranks: a symmetric landing of 32 K bytes (twice a rank's
+average incoming words; dbfs.memory.landing_words), counted with the transients when K is chosen. A
+graph file's chunk adds 16 K bytes of tuples read.
 
 Timing: construction_time is the build alone. The tuple producer runs between two device
 synchronisations and two barriers per chunk; those intervals (the same on every rank) are summed and
@@ -450,7 +450,8 @@ def build(comms: GridComms, backend, source, row_major: bool = False, transport:
     row_copy = row_major and not csc_is_row_major(grid, source.symmetric)
     if chunk_edges is None:
         chunk_edges = (plan.inputs["chunk"] if plan is not None else
-                       memory.chunk_edges(grid, source.n_edges, source.symmetric, row_copy, backend.name))
+                       memory.chunk_edges(grid, source.n_edges, source.symmetric, row_copy, backend.name,
+                                          transport=transport))
     # the exchange (a communicator whose connections NCCL makes on its first round, a symmetric
     # landing) is set up once per job, like MPI itself, outside construction's time
     world.Barrier()

@@ -12,10 +12,19 @@ import numpy as np
 from mpi4py import MPI
 
 
-def allgather(comms, comm: MPI.Comm, backend, owned):
+def allgather(comms, comm: MPI.Comm, backend, owned, workspace):
     """The concatenation of every rank's equally long `owned` in the order of `comm` (a line of
-    `comms`), on the device; `owned` itself on a line of one rank."""
-    return _on_line(comms, comm, backend, owned, _allgather_host, _allgather_nccl)
+    `comms`), on the device, in an array of `workspace` (dbfs.workspace); `owned` itself on a line of
+    one rank."""
+    if comm.Get_size() == 1:
+        return owned
+    gathered = workspace.empty(owned.size * comm.Get_size(), owned.dtype)
+    line = comms.nccl(comm, backend)
+    if line is None:
+        _allgather_host(comm, backend, owned, gathered)
+    else:
+        _allgather_nccl(line, comm, backend, owned, gathered)
+    return gathered
 
 
 def or_to_owners(comms, comm: MPI.Comm, backend, marks):
@@ -31,20 +40,19 @@ def _on_line(comms, comm, backend, array, host, nccl_round):
     return host(comm, backend, array) if line is None else nccl_round(line, comm, backend, array)
 
 
-def _allgather_host(comm, backend, owned):
+def _allgather_host(comm, backend, owned, gathered):
     send = np.ascontiguousarray(backend.asnumpy(owned))
-    recv = np.empty(send.size * comm.Get_size(), send.dtype)
+    recv = np.empty(gathered.size, send.dtype)
     comm.Allgather(send, recv)
-    return backend.asarray(recv)
+    backend.copy(gathered, recv)
 
 
-def _allgather_nccl(line, comm, backend, owned):
+def _allgather_nccl(line, comm, backend, owned, gathered):
     from cupy.cuda import nccl
     xp = backend.xp
     owned = xp.ascontiguousarray(owned)
-    recv = xp.empty(owned.size * comm.Get_size(), owned.dtype)
-    line.allGather(owned.data.ptr, recv.data.ptr, owned.nbytes, nccl.NCCL_UINT8, xp.cuda.get_current_stream().ptr)
-    return recv
+    line.allGather(owned.data.ptr, gathered.data.ptr, owned.nbytes, nccl.NCCL_UINT8,
+                   xp.cuda.get_current_stream().ptr)
 
 
 def _or_host(comm, backend, marks):

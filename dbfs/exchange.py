@@ -33,6 +33,7 @@ from dbfs import runtime, transport
 from dbfs.errors import DbfsError
 from dbfs.kernels import HEAD, HEAD_WORDS
 from dbfs.ops import bitmap, message
+from dbfs.workspace import Workspace, allocated_bytes
 
 LIST, BITMAP, WORDS = 0, 1, 2
 ENCODINGS = ("adaptive", "list", "bitmap")
@@ -72,7 +73,9 @@ class Exchange:
     block of `block` vertices (a multiple of 32)."""
 
     def __init__(self, comm: MPI.Comm, backend, block: int, encoding: str = "adaptive",
-                 transport: str = "mpi"):
+                 transport: str = "mpi", memory=None):
+        """memory: the dbfs.workspace.Workspace whose lenders hold the send scratch and the receive
+        blocks (an NVSHMEM landing stays on the symmetric heap); None: their own arrays."""
         if encoding not in ENCODINGS:
             raise DbfsError(f"unknown encoding {encoding!r} ({', '.join(ENCODINGS)})", collective=True)
         self.backend, self.block, self.encoding = backend, block, encoding
@@ -80,16 +83,20 @@ class Exchange:
         me = self.comm.Get_rank()
         self.peers = [p for p in range(self.comm.Get_size()) if p != me]
         xp = backend.xp
-        self.send_scratch = {p: xp.empty(block, xp.uint32) for p in self.peers}
+        memory = memory or Workspace(backend)
+        self.send_scratch = {p: memory.empty(block, xp.uint32) for p in self.peers}
         self.counter = xp.zeros(1, xp.int32)
-        self.transport = make_transport(transport, self.comm, backend, self.peers, block)
+        self.transport = make_transport(transport, self.comm, backend, self.peers, block, memory)
         self.recv_dev = self.transport.recv_dev
 
     @staticmethod
-    def buffer_bytes(peers: int, block: int, transport: str, cpu: bool) -> int:
+    def buffer_bytes(peers: int, block: int, transport: str, cpu: bool, lenders=()) -> int:
         """What an Exchange over a line of peers + 1 ranks allocates with its transport: device buffers
-        (and host staging on the CPU backend, where host memory is the device's)."""
-        total = 2 * 4 * block * peers + 4           # send_scratch, recv_dev (NvshmemPuts: its landing), counter
+        (and host staging on the CPU backend, where host memory is the device's), less what lenders of
+        those byte sizes hold (its `memory`)."""
+        landing_kept = transport == "nvshmem" and not cpu   # NvshmemPuts: its landing on the heap
+        lent = [4 * block] * (peers if landing_kept else 2 * peers)     # send_scratch, and recv_dev
+        total = allocated_bytes(lenders, lent) + (4 * block * peers if landing_kept else 0) + 4   # the counter
         if transport == "nvshmem" and not cpu:      # NvshmemPuts: signal words, peer addresses
             total += 8 * (2 * (peers + 1) + peers)
         elif transport in ("mpi", "nvshmem") and cpu:   # HostStagedMPI: pinned send and receive buffers
@@ -99,12 +106,6 @@ class Exchange:
         elif transport == "nccl":                   # NcclTransport: device headers
             total += 2 * 4 * HEADER_WORDS * max(1, peers)
         return total
-
-    @property
-    def mapped(self) -> bool:
-        """Whether the peers' memory is mapped into this process (NVSHMEM): a round's bytes cost next to
-        nothing there, its host wait most of it."""
-        return isinstance(self.transport, NvshmemPuts)
 
     def round(self, outgoing: dict, sources):
         """Send outgoing[p] (an OffsetSet) to each peer p in it; receive one message from each rank in
@@ -160,13 +161,14 @@ class Exchange:
         self.comm.Free()
 
 
-def make_transport(name: str, comm, backend, peers, block: int):
+def make_transport(name: str, comm, backend, peers, block: int, memory):
     """Collective: the transport object of a whole-message Exchange, with its device receive buffer
-    (`recv_dev`, `block` words) per peer (refusals: dbfs.transport.problem)."""
+    (`recv_dev`, `block` words) per peer, from `memory` (a Workspace) but for an NVSHMEM landing
+    (refusals: dbfs.transport.problem)."""
     runtime.agree(transport.problem(name, backend, comm), comm)
     if name == "nvshmem" and backend.is_gpu:
         return NvshmemPuts(comm, backend, peers, block)
-    recv_dev = {p: backend.xp.empty(block, backend.xp.uint32) for p in peers}
+    recv_dev = {p: memory.empty(block, backend.xp.uint32) for p in peers}
     if name == "mpi-cuda":
         return CudaAwareMPI(comm, backend, peers, recv_dev)
     if name == "nccl":

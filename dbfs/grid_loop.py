@@ -7,8 +7,9 @@ local column ids by one kernel) -> frontier expansion (dbfs.ops.expand: atomic b
 by owner grid column) -> fold (each group encoded by the kernels into its message, list or bitmap
 whichever is smaller, and sent to its owner along the grid row) -> frontier update (dbfs.ops.update,
 reading the received messages in place). Predecessors are delayed: the owner of a vertex discovered by
-another rank records the discoverer's grid column, and one row exchange after the search (each rank's
-discoverers of the others' blocks, sent sparse) turns those into global parent ids (section 3.5); on a
+another rank records the discoverer's grid column, and after the search the owner reads its
+discoverers' records in place (NVSHMEM maps them) or one row exchange (each rank's discoverers of the
+others' blocks, sent sparse) brings them, which turns those into global parent ids (section 3.5); on a
 grid of one column every discoverer is the owner and pred_row is the parent array.
 
 Bottom-up level (direction-optimizing BFS, Beamer et al.; in 2D after Ueno et al. and Checconi and
@@ -71,19 +72,15 @@ from dbfs.ops import bitmap, bottom_up, message
 from dbfs.ops.expand import ExpandScratch, expand
 from dbfs.ops.frontier import frontier_figures
 from dbfs.ops.level_control import visit_root
-from dbfs.ops.predecessors import resolve_columns, resolve_mapped, resolve_parents
+from dbfs.ops.predecessors import resolve_columns, resolve_mapped, resolve_parents, resolve_rows_mapped
 from dbfs.ops.sparse import pack_present, unpack_present
 from dbfs.ops.update import update
 from dbfs.peer_levels import DEFAULT_PEER_EDGES, PeerLevels, device_bytes as peer_device_bytes
 from dbfs.peer_levels import symmetric_bytes as peer_symmetric_bytes
 from dbfs.timing import GraphMarks
+from dbfs.workspace import Workspace
 
 EXPAND_TAG, FOLD_TAG, FRONT_TAG = 1, 2, 4   # a rotation uses its exchange's tag + 1 on its own communicator
-# The predecessor gathers send a block up to this size whole where the peers' memory is mapped
-# (NVSHMEM): kernels alone, no host wait; a larger one packed, whose bytes then cost more than the
-# waits (two GPUs at scale 28: 512 MB whole blocks took 3 ms a search, bench/NOTES.md, 2026-11-26, what
-# two GPUs hold without the row copy).
-WHOLE_BLOCK_BYTES = 32 << 20
 COMPUTE_PHASES = ("expansion", "update")
 
 
@@ -96,11 +93,13 @@ def buffer_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str 
     on_device, on_host = level_exchange_bytes(grid, encoding, transport, cpu, direction, by_columns)
     device = 4 + 4 * grid.R + 8 * CTL_WORDS + on_device
     host = 8 * STAT_WORDS + 8 * CTL_WORDS + on_host
-    if grid.C > 1:
-        device += Exchange.buffer_bytes(grid.C - 1, grid.block, transport, cpu)
+    scan = [8 * (grid.cols_per_rank + 1)]       # the predecessor exchanges' lender (search_state: cumul)
+    in_place = finds_read_in_place(transport, cpu)
+    if grid.C > 1:                              # and the table of the discoverers' places
+        device += (Exchange.buffer_bytes(grid.C - 1, row_exchange_block(grid, in_place), transport, cpu, scan)
+                   + (8 * grid.C if in_place else 0))
     if by_columns and grid.R > 1:               # the column finds' gather, or the table of their places
-        device += 8 * grid.R if finds_read_in_place(transport, cpu) else Exchange.buffer_bytes(
-            grid.R - 1, grid.block, transport, cpu)
+        device += 8 * grid.R if in_place else Exchange.buffer_bytes(grid.R - 1, grid.block, transport, cpu, scan)
     if transport == "nvshmem" and not cpu:
         device += peer_device_bytes(grid, DEFAULT_PEER_EDGES)
     return device + (host if cpu else 0)
@@ -110,16 +109,24 @@ def symmetric_bytes(grid, encoding: str, direction: str = "auto", by_columns: bo
     """What a GridLoop with --comm nvshmem allocates on the NVSHMEM symmetric heap: its level exchanges'
     buffers (every one of them symmetric), the once-a-search rounds' landings and signal words
     (NvshmemPuts) and the device-driven levels' landings."""
-    rounds = 4 * (grid.C - 1) * grid.block + 8 * grid.C if grid.C > 1 else 0
+    rounds = 0
+    if grid.C > 1:                              # the visited bitmaps' landing; the discoverers, read in place
+        rounds += 4 * (grid.C - 1) * row_exchange_block(grid, True) + 8 * grid.C + 4 * grid.rows_per_rank
     if by_columns and grid.R > 1:
         rounds += 4 * grid.cols_per_rank        # the column finds, read in place (in the search state too)
     return (peer_symmetric_bytes(grid, DEFAULT_PEER_EDGES) + rounds
             + level_exchange_bytes(grid, encoding, "nvshmem", False, direction, by_columns)[0])
 
 
+def row_exchange_block(grid, in_place: bool) -> int:
+    """The block of words of row_x (GridLoop): where the discoverers are read in place it carries only
+    the visited bitmaps (b / 32 words, rounded up to a multiple of 32), else whole discoverer blocks."""
+    return -(-grid.block // 32 // 32) * 32 if in_place else grid.block
+
+
 def finds_read_in_place(transport: str, cpu: bool) -> bool:
-    """Whether the owners read the column finds where their finders keep them (NVSHMEM maps the peers'
-    memory), with no gather after the search."""
+    """Whether the owners read the discoverers' records and the column finds where their finders keep
+    them (NVSHMEM maps the peers' memory), with no gather after the search."""
     return transport == "nvshmem" and not cpu
 
 
@@ -246,6 +253,7 @@ class GridLoop:
         self.graph, self.state, self.backend = graph, state, graph.backend
         grid, comms = graph.grid, graph.comms
         backend, b, xp = self.backend, grid.block, self.backend.xp
+        i, j = comms.i, comms.j
         self.bottom_up_allowed = direction == "auto"
         self.by_columns = state.by_columns
         self.alpha, self.beta, self.edges_per_thread, self.encoding = alpha, beta, edges_per_thread, encoding
@@ -259,15 +267,21 @@ class GridLoop:
                         if self.by_columns and grid.C > 1 else None)
         # the own frontier's message, encoded once a level for the exchanges that send it
         self.frontier_xs = [x for x in (self.expand_x, self.front_x) if x is not None]
-        # the switch back to top-down and the predecessors: whole bitmaps and sparse blocks, once a search
-        self.row_x = Exchange(comms.row, backend, b, encoding, comm) if grid.C > 1 else None
-        # the column finds' way to their owners: read in place (NVSHMEM maps the finders' records) or gathered
-        self.col_x = self.column_peers = None
+        # the discoverers' and the column finds' way to their owners: read in place (NVSHMEM maps the
+        # finders' records) or gathered; row_x also carries the switch back to top-down's visited bitmaps
+        # (its buffers in the expansion's degree scan, idle before a level's expansion and after the last)
+        in_place = finds_read_in_place(comm, not backend.is_gpu)
+        self.row_x = self.row_peers = self.col_x = self.column_peers = None
+        if grid.C > 1:
+            if in_place:
+                self.row_peers = self._map_to_heap(state, "pred_row", [grid.rank(i, m) for m in range(grid.C)])
+            self.row_x = Exchange(comms.row, backend, row_exchange_block(grid, in_place), encoding, comm,
+                                  Workspace(backend, [state.cumul]))
         if self.by_columns and grid.R > 1:
-            if finds_read_in_place(comm, not backend.is_gpu):
-                self.column_peers = self._map_column_parents(state)
+            if in_place:
+                self.column_peers = self._map_to_heap(state, "column_parent", [grid.rank(p, j) for p in range(grid.R)])
             else:
-                self.col_x = Exchange(comms.col, backend, b, encoding, comm)
+                self.col_x = Exchange(comms.col, backend, b, encoding, comm, Workspace(backend, [state.cumul]))
         self.col_bases = backend.asarray(np.array([grid.owned_col(p, 0) for p in range(grid.R)], np.int32))
         self.total_degree = comms.world.allreduce(int(graph.degree.sum()))
         self.scratch = ExpandScratch(state.cumul, state.tile_sums, state.columns, state.chunks)
@@ -290,17 +304,18 @@ class GridLoop:
         for x in (self.expand_x, self.fold_x, self.front_x, self.row_x, self.col_x, self.peers):
             if x is not None:
                 x.close()
-        if self.column_peers is not None:
-            from dbfs import nvshmem
-            nvshmem.free(self.state.column_parent)
-
-    def _map_column_parents(self, state):
-        """Collective: the search state's column_parent moved to the NVSHMEM symmetric heap; returns
-        the addresses, here, of every grid row's copy in this grid column (grid row p's at p)."""
         from dbfs import nvshmem
-        grid, j = self.graph.grid, self.graph.comms.j
-        state.column_parent = nvshmem.symmetric(self.backend, state.column_parent.shape[0], np.int32)
-        addresses = [nvshmem.peer_address(state.column_parent.data.ptr, grid.rank(p, j)) for p in range(grid.R)]
+        for peers, name in ((self.row_peers, "pred_row"), (self.column_peers, "column_parent")):
+            if peers is not None:
+                nvshmem.free(getattr(self.state, name))
+
+    def _map_to_heap(self, state, name: str, line_ranks: list):
+        """Collective: the search state's int32 array `name` moved to the NVSHMEM symmetric heap; returns
+        the addresses, here, of the copies at the world ranks `line_ranks` (a grid line, in its order)."""
+        from dbfs import nvshmem
+        moved = nvshmem.symmetric(self.backend, getattr(state, name).shape[0], np.int32)
+        setattr(state, name, moved)
+        addresses = [nvshmem.peer_address(moved.data.ptr, rank) for rank in line_ranks]
         return self.backend.asarray(np.array(addresses, np.uint64))
 
     def _exchanges(self):
@@ -781,7 +796,9 @@ class GridLoop:
         On a grid of one column pred_row is the parent array already. Then, after any bottom-up level
         on the CSC's columns, the vertices it found (_resolve_column_finds)."""
         backend, s, grid = self.backend, self.state, self.graph.grid
-        if grid.C > 1:
+        if self.row_peers is not None:
+            resolve_rows_mapped(backend, grid, self.graph.comms.j, s.pred_col, self.row_peers, s.parent)
+        elif grid.C > 1:
             b, j = grid.block, self.graph.comms.j
             own = slice(grid.owned_row(j, 0), grid.owned_row(j, b))
             s.pred_gathered[own] = s.pred_row[own]
@@ -815,15 +832,8 @@ class GridLoop:
 
     def _gather_blocks(self, x, blocks: dict, places: dict) -> None:
         """Each int32 block[m] of this rank goes to peer m of Exchange x, and peer m's lands in
-        places[m]: where the peers' memory is mapped (NVSHMEM) and the blocks are small
-        (WHOLE_BLOCK_BYTES), whole, one round of kernels alone, no packing and no host wait; else as a
-        presence bitmap and the present ids in offset order (dbfs.ops.sparse), two rounds through the
-        search's transport, packed in x's send scratch and unpacked into places[m]."""
-        if x.mapped and 4 * self.graph.grid.block <= WHOLE_BLOCK_BYTES:
-            sent = {m: block.view(np.uint32) for m, block in blocks.items()}
-            for m, values in x.enqueue_words(sent).items():
-                places[m][:] = values.view(np.int32)
-            return
+        places[m], as a presence bitmap and the present ids in offset order (dbfs.ops.sparse): two rounds
+        through the search's transport, packed in x's send scratch and unpacked into places[m]."""
         backend, s, w = self.backend, self.state, self.state.words
         peers = list(blocks)
         sent_bits = {m: s.sent_presence[k * w:(k + 1) * w] for k, m in enumerate(peers)}

@@ -9,16 +9,18 @@ run's options:
   certificate_bytes     the construction certificate's id tables and chunk (dbfs.certificate)
   search_state_bytes    the search state (dbfs.search_state.layout) and the exchanges' buffers (exact
                         on the CPU backend); a search's result is a view of it, nothing is copied
-  validation_bytes      the working memory of graph500.validate.validate_bfs
+  validation_bytes      the working memory of graph500.validate.validate_bfs beyond the search
+                        state's idle arrays, which it borrows (dbfs.workspace)
 The phases add up what is alive together: construction (the CSC being filled plus one chunk, then
 the degrees), certificate (graph + certificate) and search (graph + state + validation);
 the estimate is the largest phase. A rank's entries are taken as 2m/P (m/P for a directed graph)
 until the build has counted them (Estimate.with_entries).
 
 Measurement (DevicePeak): on a GPU every allocation goes through CuPy's default memory pool; after
-each one the pool's bytes in use (live arrays, in CuPy's 512-byte units) and its reserved bytes (what
-CUDA has handed to the pool) are compared with their high-water marks. Neither counts CUDA's
-context, NCCL's own buffers or pinned host memory, as the estimate does not.
+each one the bytes in use (the pool's live arrays, in CuPy's 512-byte units, and dbfs's arrays on the
+NVSHMEM symmetric heap, dbfs.nvshmem.held_bytes) and the pool's reserved bytes (what CUDA has handed
+to it) are compared with their high-water marks. Neither counts CUDA's context, NCCL's own buffers,
+NVSHMEM's unused heap or pinned host memory, as the estimate does not.
 """
 
 from __future__ import annotations
@@ -116,15 +118,17 @@ def graph_bytes(grid: Grid, entries: int, row_major: str) -> dict:
 
 
 def chunk_edges(grid: Grid, n_edges: int, symmetric: bool, row_copy: bool, device: str = "gpu",
-                room: int = 0) -> int:
+                room: int = 0, transport: str = "mpi") -> int:
     """Tuples per chunk of the streaming build: a power of two keeping the construction transients
-    within CHUNK_SHARE of the resident graph or within `room` (what the search adds to the resident
-    graph later, so the run's peak does not move), whichever is more, between MIN_CHUNK_EDGES and
-    MAX_CHUNK_EDGES. Fewer, larger chunks: each costs several ranks a few host waits and collectives
-    (bench/NOTES.md, 2026-11-25, construction's chunks in the search's room)."""
+    (with --comm nvshmem on several GPU ranks, its landing too) within CHUNK_SHARE of the resident
+    graph or within `room` (what the search adds to the resident graph later, so the run's peak does
+    not move), whichever is more, between MIN_CHUNK_EDGES and MAX_CHUNK_EDGES. Fewer, larger chunks:
+    each costs several ranks a few host waits and collectives (bench/NOTES.md, 2026-11-25,
+    construction's chunks in the search's room)."""
     graph = sum(graph_bytes(grid, entries_per_rank(grid, n_edges, symmetric),
                             "copy" if row_copy else "none").values())
-    per_tuple = _tuple_bytes(grid, symmetric, row_copy, device)
+    per_tuple = _tuple_bytes(grid, symmetric, row_copy, device) + _landing_bytes(grid, 1, symmetric, device,
+                                                                                 transport)
     fitting = max(1, int(max(CHUNK_SHARE * graph, room) / per_tuple))
     return min(MAX_CHUNK_EDGES, max(MIN_CHUNK_EDGES, 1 << (fitting.bit_length() - 1)))
 
@@ -141,24 +145,36 @@ def _tuple_bytes(grid: Grid, symmetric: bool, row_copy: bool, device: str) -> in
     return CHUNK_TUPLE_BYTES + route
 
 
+def _landing_bytes(grid: Grid, chunk: int, symmetric: bool, device: str, transport: str) -> int:
+    """Construction's NVSHMEM landing for chunks of `chunk` tuples (dbfs.build; several GPU ranks with
+    --comm nvshmem, else none), without its signal words."""
+    several_gpus = grid.size > 1 and device == "gpu" and transport == "nvshmem"
+    return 4 * landing_words(chunk, symmetric) if several_gpus else 0
+
+
 def construction_bytes(grid: Grid, n_edges: int, chunk: int, symmetric: bool, row_copy: bool,
-                       device: str = "gpu") -> int:
-    """Transients of a streaming pass: one chunk (at most the largest rank's share of tuples)."""
+                       device: str = "gpu", transport: str = "mpi") -> int:
+    """Transients of a streaming pass: one chunk (at most the largest rank's share of tuples), and with
+    --comm nvshmem on several GPU ranks the symmetric landing kept for the whole build (sized by the
+    chunk) and its signal words."""
     tuples = min(chunk, -(-n_edges // grid.size))
-    return tuples * _tuple_bytes(grid, symmetric, row_copy, device)
+    landing = _landing_bytes(grid, chunk, symmetric, device, transport)
+    return tuples * _tuple_bytes(grid, symmetric, row_copy, device) + landing + (8 * grid.size if landing else 0)
 
 
 def certificate_bytes(grid: Grid, n_edges: int, chunk: int, device: str = "gpu") -> int:
-    """dbfs.certificate: first one chunk of tuples (16 B each), then the global ids of the local rows
-    and columns (int64 tables) and, while they are computed, the ownership math's temporaries on one
-    slice of them (at most six int64 arrays of ID_SLICE); an accumulator; on the CPU the NumPy twin's
-    temporaries (about 64 B per entry of its step)."""
+    """dbfs.certificate: first one chunk of tuples (16 B each), then the global ids of the local columns
+    and rows (int64 tables, columns first), each computed ID_SLICE indices at a time by the ownership
+    math, whose temporaries beside the table are two int64 arrays of a slice for the columns and five
+    for the rows (Grid.to_global_col, to_global_row; CuPy keeps every intermediate, NumPy reuses one);
+    an accumulator; on the CPU the NumPy twin's temporaries (about 64 B per entry of its step)."""
     share = -(-n_edges // grid.size)
     tuples = min(chunk, share)
     twin = 64 * min(TWIN_CHUNK, 2 * share) if device == "cpu" else 0
-    tables = 8 * (grid.rows_per_rank + grid.cols_per_rank)
-    slice_temporaries = 6 * 8 * min(ID_SLICE, max(grid.rows_per_rank, grid.cols_per_rank))
-    return max(16 * tuples, tables + slice_temporaries) + 24 + twin
+    cols, rows = grid.cols_per_rank, grid.rows_per_rank
+    columns = 8 * cols + 2 * 8 * min(ID_SLICE, cols)
+    tables = 8 * (cols + rows) + 5 * 8 * min(ID_SLICE, rows)
+    return max(16 * tuples, columns, tables) + 24 + twin
 
 
 def search_state_bytes(grid: Grid, direction: str, entries: int, transport: str = "mpi",
@@ -191,18 +207,24 @@ def symmetric_heap_bytes(grid: Grid, n_edges: int, symmetric: bool, direction: s
     if grid.size == 1:
         return 0
     chunk = estimate(grid, n_edges, symmetric, direction, "nvshmem", device, row_copy=row_copy).inputs["chunk"]
-    construction = 4 * landing_words(chunk, symmetric) + 8 * grid.size
+    construction = _landing_bytes(grid, chunk, symmetric, device, "nvshmem") + 8 * grid.size
     by_columns = row_major_layout(grid, symmetric, direction, row_copy) == "columns"
     return max(construction, grid_loop.symmetric_bytes(grid, encoding, direction, by_columns))
 
 
-def validation_bytes(grid: Grid, symmetric: bool, entries: int) -> int:
-    """graph500.validate.validate_bfs's device arrays, with the widest compact levels (int32), and the
-    entry pass's table of chunk columns (dbfs.ops.validate, int32 per chunk of the rank's entries)."""
+def validation_bytes(grid: Grid, symmetric: bool, entries: int, direction: str = "auto",
+                     by_columns: bool = False) -> int:
+    """graph500.validate.validate_bfs's device arrays, with the widest compact levels (int32), beside
+    what the search state's idle arrays hold for it (dbfs.search_state.idle_after_search, lent by
+    dbfs.bfs.BFS.idle_memory), and the entry pass's table of chunk columns (dbfs.ops.validate, int32
+    per chunk of the rank's entries)."""
     from dbfs.ops.validate import chunk_table_bytes
-    from dbfs.search_state import parent_dtype
+    from dbfs.search_state import idle_after_search, layout, parent_dtype
     from graph500.validate import validation_bytes as validator_bytes
-    return (validator_bytes(grid, parent_dtype(grid).itemsize, directed=not symmetric, level_itemsize=4)
+    arrays = layout(grid, direction, entries, by_columns=by_columns)
+    lenders = [arrays[name][0].itemsize * arrays[name][1] for name in idle_after_search(grid, by_columns)]
+    return (validator_bytes(grid, parent_dtype(grid).itemsize, directed=not symmetric, level_itemsize=4,
+                            lenders=lenders)
             + chunk_table_bytes(entries))
 
 
@@ -263,9 +285,9 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     layout = row_major_layout(grid, symmetric, direction, row_copy)
     counted = entries_per_rank(grid, n_edges, symmetric) if entries is None else entries
     state = search_state_bytes(grid, direction, counted, transport, device, by_columns=layout == "columns")
-    checking = validation_bytes(grid, symmetric, counted)
+    checking = validation_bytes(grid, symmetric, counted, direction, layout == "columns")
     if chunk is None:
-        chunk = chunk_edges(grid, n_edges, symmetric, layout == "copy", device, room=state + checking)
+        chunk = chunk_edges(grid, n_edges, symmetric, layout == "copy", device, state + checking, transport)
     inputs = dict(grid=grid, n_edges=n_edges, symmetric=symmetric, direction=direction, transport=transport,
                   device=device, entries=entries, chunk=chunk, limit=limit, row_copy=row_copy)
     graph = graph_bytes(grid, counted, layout)
@@ -273,7 +295,7 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     degrees = 4 * grid.cols_per_rank + (4 * grid.block if grid.R > 1 else 0)
     parts = {**graph,
              "construction transients": construction_bytes(grid, n_edges, chunk, symmetric, layout == "copy",
-                                                           device),
+                                                           device, transport),
              "certificate": certificate_bytes(grid, n_edges, chunk_edges(grid, n_edges, symmetric, False, device),
                                               device),
              "search state": state,
@@ -379,13 +401,17 @@ class DevicePeak:
 
     def _malloc(self, size: int):
         memory = self._pool.malloc(size)
-        self.used = max(self.used, self._pool.used_bytes())
+        self.used = max(self.used, self._in_use())
         self.reserved = max(self.reserved, self._pool.total_bytes())
         return memory
 
+    def _in_use(self) -> int:
+        from dbfs import nvshmem
+        return self._pool.used_bytes() + nvshmem.held_bytes()
+
     def restart(self) -> None:
         if self._pool is not None:
-            self.used, self.reserved = self._pool.used_bytes(), self._pool.total_bytes()
+            self.used, self.reserved = self._in_use(), self._pool.total_bytes()
 
     def largest(self, comm=runtime.WORLD) -> int | None:
         """Collective: the largest rank's `used` high-water mark (None on the CPU backend)."""

@@ -31,6 +31,7 @@ from dbfs import runtime
 from dbfs.errors import DbfsError
 
 _started = False
+_held = {}                                  # address -> bytes of dbfs's live symmetric arrays
 DEFAULT_HEAP = 1 << 30                      # NVSHMEM's symmetric heap per PE unless NVSHMEM_SYMMETRIC_SIZE is set
 HEAP_RESERVE = 64 << 20                     # a margin for NVSHMEM's own symmetric objects (not measured)
 HEAP_SUFFIXES = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -111,6 +112,7 @@ def symmetric(backend, n: int, dtype):
     if not address:
         raise MemoryError(f"the NVSHMEM symmetric heap has no {nbytes} bytes left (NVSHMEM_SYMMETRIC_SIZE="
                           f"{os.environ.get('NVSHMEM_SYMMETRIC_SIZE', 'its default')})")
+    _held[address] = nbytes
     cupy = backend.xp
     memory = cupy.cuda.UnownedMemory(address, nbytes, None)
     array = cupy.ndarray((n,), dtype, cupy.cuda.MemoryPointer(memory, 0))
@@ -121,7 +123,14 @@ def symmetric(backend, n: int, dtype):
 def free(array) -> None:
     """Collective: give a symmetric array back."""
     from nvshmem import bindings
+    _held.pop(array.data.ptr, None)
     bindings.free(array.data.ptr)
+
+
+def held_bytes() -> int:
+    """The bytes of dbfs's symmetric arrays alive now (the heap's own reservation is NVSHMEM_SYMMETRIC_SIZE
+    whatever dbfs holds)."""
+    return sum(_held.values())
 
 
 def peer_address(address: int, pe: int) -> int:

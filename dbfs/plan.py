@@ -99,7 +99,7 @@ def main(args: argparse.Namespace) -> None:
             if args.comm == "nvshmem" else None)
     if heap is not None:
         lines.append(f"NVSHMEM symmetric heap per PE: {memory.readable(heap)} (construction's landing, or later "
-                     f"the search's buffers, counted in the search state above), beside NVSHMEM's own "
+                     f"the search's buffers and the finders' records, counted in the search state above), beside NVSHMEM's own "
                      f"(NVSHMEM_SYMMETRIC_SIZE, 1 GiB unless set, must hold it)")
     lines.append("largest scale that fits with these ranks: "
                  + (str(largest) if largest is not None else "none") + _largest_reason(largest, R, C))

@@ -25,7 +25,10 @@ itself (a local column is a global id there, and the local rows are the owned bl
 its result in place and nothing is copied or resolved but the vertices found on the CSC's columns,
 which the owner marks there. On other grids the predecessor exchange after the levels gathers the
 discoverers' rows in a frontier queue, which the levels no longer need then, and the column finds (where
-they are not read in place) in the gathered column frontier (`front`), likewise free.
+they are not read in place) in the gathered column frontier (`front`), likewise free. Once every
+rank's search has ended, the arrays of `idle_after_search` hold nothing of its result: the validation
+borrows them (dbfs.workspace), and the predecessor exchanges' buffers live in the expansion's scan
+(dbfs.grid_loop).
 """
 
 from __future__ import annotations
@@ -90,6 +93,17 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns
     return {name: (np.dtype(dtype), int(n)) for name, (dtype, n) in parts.items()}
 
 
+def idle_after_search(grid, by_columns: bool = False) -> list:
+    """The names of the arrays of `layout` that hold nothing a search's result needs once every rank's
+    search has ended (its parents are `parent`, or `pred_row` on a grid of one column; its levels
+    `level`): the expansion's scan, the queues (the predecessors' gather among them), the gathered
+    column frontier, the discoverers and the column finds. Lent to the validation (dbfs.workspace)."""
+    names = ["cumul", "queue0", "queue1"]
+    names += ["front"] if grid.R > 1 else []
+    names += ["pred_row"] if grid.C > 1 else []
+    return names + (["column_parent"] if by_columns else [])
+
+
 def layout_bytes(grid, direction: str, entries: int, log_capacity: int = 0, by_columns: bool = False) -> int:
     return sum(dtype.itemsize * n for dtype, n in
                layout(grid, direction, entries, log_capacity, by_columns).values())
@@ -117,6 +131,10 @@ class SearchState:
         self.words = grid.block // 32
         if direction == "auto" and symmetric:
             self.no_edges[:] = xp.packbits(graph.degree == 0, bitorder="little").view(xp.uint32)
+
+    def idle_arrays(self) -> list:
+        """The arrays of idle_after_search, valid to lend until the next search's reset."""
+        return [getattr(self, name) for name in idle_after_search(self.grid, self.by_columns)]
 
     def own_front(self):
         """The owned block's segment of the bottom-up frontier bitmap: segment j of the row bitmap, or

@@ -95,6 +95,7 @@ import numpy as np
 
 from dbfs import collectives
 from dbfs.ops import validate as ops
+from dbfs.workspace import Workspace, allocated_bytes
 
 
 @dataclass(frozen=True)
@@ -111,29 +112,42 @@ class ValidationResult:
 RULES = ops.CHECKS
 
 
-def validation_bytes(grid, parent_itemsize: int, directed: bool = False, level_itemsize: int = 4) -> int:
-    """Bytes validate_bfs allocates per rank on the backend's device (all per vertex): the compact
-    owned levels (b * L, L = level_itemsize, at most 4: the narrowest type holding the deepest level),
-    on grids wider than one the gathered compact levels of the local rows (C*b * L) and columns
-    (R*b * L) and the gathered parents (undirected: R*b, directed: C*b, times parent_itemsize), the
-    parent-edge marks (R*b / 8 or C*b / 8, and b / 8 after their reduction), plus constants (the
-    stats and the layout tables). GPU ranks of a multi-rank grid stage the gathered arrays through
-    host memory of the same sizes, or, over NCCL, receive the line's mark blocks once more (another
-    R*b / 8 or C*b / 8, not counted). Arrays of another dtype than int32 levels and int32/int64
-    parents are converted first (not counted)."""
+def validation_bytes(grid, parent_itemsize: int, directed: bool = False, level_itemsize: int = 4,
+                     lenders=()) -> int:
+    """Bytes validate_bfs allocates per rank on the backend's device (all per vertex): what of
+    validation_requests the `lenders` (byte sizes of its workspace's idle arrays, dbfs.workspace) do not
+    hold, the marks' reduction (b / 8 on grids wider than one) and constants (the stats and the layout
+    tables). GPU ranks of a multi-rank grid stage the gathered arrays through host memory of the same
+    sizes, or, over NCCL, receive the line's mark blocks once more (another R*b / 8 or C*b / 8, not
+    counted). Arrays of another dtype than int32 levels and int32/int64 parents are converted first
+    (not counted)."""
+    b, R, C = grid.block, grid.R, grid.C
+    reduced = b // 8 if (C if directed else R) > 1 else 0
+    requests = validation_requests(grid, parent_itemsize, directed, level_itemsize)
+    return allocated_bytes(lenders, requests) + reduced + 3 * 8 * ops.STATS_SLOTS + 8 * C + 4 * R * C
+
+
+def validation_requests(grid, parent_itemsize: int, directed: bool = False, level_itemsize: int = 4) -> list:
+    """The bytes of the arrays validate_bfs takes from its workspace, in order: the compact owned levels
+    (b * L, L = level_itemsize: the narrowest type holding the deepest level), on grids wider than one
+    the gathered compact levels of the local columns (R*b * L) and rows (C*b * L) and the gathered
+    parents (undirected: R*b, directed: C*b, times parent_itemsize), and the parent-edge marks (R*b / 8
+    or C*b / 8)."""
     b, R, C = grid.block, grid.R, grid.C
     edge_group = C if directed else R
-    total = b * level_itemsize
-    total += (R * b * level_itemsize if R > 1 else 0) + (C * b * level_itemsize if C > 1 else 0)
-    total += edge_group * b * parent_itemsize if edge_group > 1 else 0
-    total += edge_group * b // 8 + (b // 8 if edge_group > 1 else 0)
-    return total + 3 * 8 * ops.STATS_SLOTS + 8 * C + 4 * R * C
+    requests = [b * level_itemsize]
+    requests += [R * b * level_itemsize] if R > 1 else []
+    requests += [C * b * level_itemsize] if C > 1 else []
+    requests += [edge_group * b * parent_itemsize] if edge_group > 1 else []
+    return requests + [edge_group * b // 8]
 
 
-def validate_bfs(graph, root: int, parent, nedge_claimed: int | None, level) -> ValidationResult:
+def validate_bfs(graph, root: int, parent, nedge_claimed: int | None, level, workspace=None) -> ValidationResult:
     """Collective over graph.comms.world: check one BFS result (see the module docstring).
     nedge_claimed None: the search made no TEPS edge count of its own (the result's nedge is the
-    validator's).
+    validator's). workspace: a dbfs.workspace.Workspace holding the gathered arrays (validation_bytes),
+    whose lenders no rank reads once every rank's search has ended (the first collective here); None:
+    arrays of their own.
 
     parent: xp int32 or int64 [grid.block], global parent ids of the owned vertices (offset o is
     global grid.to_global_owned(i, j, o)), -1 for unreached and for padding. level: xp int32
@@ -151,14 +165,15 @@ def validate_bfs(graph, root: int, parent, nedge_claimed: int | None, level) -> 
     for name, array in (("parent", parent), ("level", level)):
         if array.shape != (b,):
             raise ValueError(f"{name} must have the block length {b}, has shape {array.shape}")
-    check = _Check(graph, root, xp.ascontiguousarray(parent), xp.ascontiguousarray(level))
+    check = _Check(graph, root, xp.ascontiguousarray(parent), xp.ascontiguousarray(level),
+                   workspace or Workspace(graph.backend))
     return check.verdict(nedge_claimed)
 
 
 class _Check:
     """One validation on one rank: the passes (constructor) and the verdict with its message."""
 
-    def __init__(self, graph, root: int, parent, level):
+    def __init__(self, graph, root: int, parent, level, workspace):
         comms, grid, backend = graph.comms, graph.grid, graph.backend
         self.graph, self.root, self.parent, self.level = graph, root, parent, level
         self.directed = bool(graph.info.get("directed", False))
@@ -180,16 +195,16 @@ class _Check:
         # the entry pass's half form when the visited vertices are many (the same choice on every rank);
         # the NumPy twin reads every entry either way, so the CPU keeps the other form
         self.half = backend.is_gpu and not self.directed and 4 * visited >= grid.n_vertices
-        owned_levels = xp.empty(grid.block, ops.level_dtype(deepest))
+        owned_levels = workspace.empty(grid.block, ops.level_dtype(deepest))
         ops.compact_levels(backend, parent, level, owned_levels)
 
         # the arrays of the local columns and rows; on one rank the owned ones
         edge_comm = comms.row if self.directed else comms.col
         edge_group = grid.C if self.directed else grid.R
-        self.col_level = collectives.allgather(comms, comms.col, backend, owned_levels)
-        self.row_level = collectives.allgather(comms, comms.row, backend, owned_levels)
-        self.edge_parent = collectives.allgather(comms, edge_comm, backend, parent)
-        self.marks = xp.zeros(edge_group * grid.block // 32, xp.uint32)
+        self.col_level = collectives.allgather(comms, comms.col, backend, owned_levels, workspace)
+        self.row_level = collectives.allgather(comms, comms.row, backend, owned_levels, workspace)
+        self.edge_parent = collectives.allgather(comms, edge_comm, backend, parent, workspace)
+        self.marks = workspace.zeros(edge_group * grid.block // 32, xp.uint32)
         self.layout = ops.EntryLayout.of(grid, graph.i, graph.j, backend)
         self._entries(stats)
         owned_marks = collectives.or_to_owners(comms, edge_comm, backend, self.marks)

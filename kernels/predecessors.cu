@@ -1,8 +1,10 @@
 // Delayed-predecessor resolution after a search (paper 004, section 3.5), one thread per owned vertex:
 // the owner recorded the grid column c of the rank that discovered offset o; that rank's pred_row for
-// the vertex (gathered[c*b + o], a local column of grid column c) becomes the global parent id. A vertex
-// found bottom-up (c == BOTTOM_UP) was found by exactly one rank of the grid row, the only column whose
-// gathered entry is set.
+// the vertex (a local column of grid column c) becomes the global parent id. A vertex found bottom-up
+// (c == BOTTOM_UP) was found by exactly one rank of the grid row, the only column whose entry is set.
+// resolve_parents_* reads the entries gathered (gathered[c*b + o]); resolve_rows_mapped_* reads each in
+// place at its discoverer (peers[c]: grid column c's pred_row, mapped here by NVSHMEM; the entry at local
+// row line*b + o, `line` this rank's grid column).
 //
 // resolve_columns_*: where the bottom-up levels searched the CSC's columns, a vertex marked BOTTOM_UP
 // was found by exactly one rank of its grid column, the only row p whose gathered entry (a local row r
@@ -11,16 +13,29 @@
 // mapped here by NVSHMEM: peers[p] on grid row p), its own first, until one is set.
 #include "common.cuh"
 
+// Grid column c's discoverer entry for owned offset o: gathered, or read where its rank keeps it.
+struct GatheredEntries {
+    const i32* __restrict__ gathered;
+    i32 b;
+    __device__ __forceinline__ i32 at(i32 c, i64 o) const { return gathered[(i64)c * b + o]; }
+};
+
+struct MappedEntries {
+    const u64* __restrict__ peers;
+    i32 b, line;
+    __device__ __forceinline__ i32 at(i32 c, i64 o) const { return ((const i32*)peers[c])[(i64)line * b + o]; }
+};
+
 // Parents are int64, or int32 when every global id fits (dbfs.search_state parent_dtype).
-template <typename Parent>
-__device__ __forceinline__ void resolve(const i32* __restrict__ pred_col, const i32* __restrict__ gathered,
-                                        i32 b, i32 C, i64 cols_per_rank, Parent* __restrict__ parent)
+template <typename Parent, typename Entries>
+__device__ __forceinline__ void resolve(const i32* __restrict__ pred_col, Entries entries, i32 b, i32 C,
+                                        i64 cols_per_rank, Parent* __restrict__ parent)
 {
     for (i64 o = blockIdx.x * (i64)blockDim.x + threadIdx.x; o < b; o += (i64)gridDim.x * blockDim.x) {
         i32 c = pred_col[o];
         if (c == BOTTOM_UP)
-            for (c = 0; c < C - 1 && gathered[(i64)c * b + o] < 0; ++c) {}
-        parent[o] = c >= 0 ? (Parent)(c * cols_per_rank + gathered[(i64)c * b + o]) : (Parent)-1;
+            for (c = 0; c < C - 1 && entries.at(c, o) < 0; ++c) {}
+        parent[o] = c >= 0 ? (Parent)(c * cols_per_rank + entries.at(c, o)) : (Parent)-1;
     }
 }
 
@@ -28,14 +43,28 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 resolve_parents_i64(const i32* __restrict__ pred_col, const i32* __restrict__ gathered, i32 b, i32 C,
                     i64 cols_per_rank, i64* __restrict__ parent)
 {
-    resolve(pred_col, gathered, b, C, cols_per_rank, parent);
+    resolve(pred_col, GatheredEntries{gathered, b}, b, C, cols_per_rank, parent);
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 resolve_parents_i32(const i32* __restrict__ pred_col, const i32* __restrict__ gathered, i32 b, i32 C,
                     i64 cols_per_rank, i32* __restrict__ parent)
 {
-    resolve(pred_col, gathered, b, C, cols_per_rank, parent);
+    resolve(pred_col, GatheredEntries{gathered, b}, b, C, cols_per_rank, parent);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+resolve_rows_mapped_i64(const i32* __restrict__ pred_col, const u64* __restrict__ peers, i32 b, i32 C,
+                        i32 line, i64 cols_per_rank, i64* __restrict__ parent)
+{
+    resolve(pred_col, MappedEntries{peers, b, line}, b, C, cols_per_rank, parent);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+resolve_rows_mapped_i32(const i32* __restrict__ pred_col, const u64* __restrict__ peers, i32 b, i32 C,
+                        i32 line, i64 cols_per_rank, i32* __restrict__ parent)
+{
+    resolve(pred_col, MappedEntries{peers, b, line}, b, C, cols_per_rank, parent);
 }
 
 // Global id of local row r of grid row p (dbfs.grid.Grid.to_global_row).

@@ -13,6 +13,7 @@ from dbfs.backend import Backend, gpu_count
 from dbfs.graph import GridComms
 from dbfs.grid import Grid
 from dbfs.transport import shares_a_gpu
+from dbfs.workspace import Workspace
 
 WORLD = MPI.COMM_WORLD
 WORDS = 96                                      # a rank's block of marks
@@ -33,11 +34,16 @@ def expected_or(size: int, me: int):
 
 
 def check_line(comms: GridComms, backend) -> None:
+    """The gathers into a lender's memory (dirty) and into arrays of their own alike."""
     comm, me, size = comms.col, comms.col.Get_rank(), comms.col.Get_size()
-    for dtype in (np.uint8, np.uint16, np.int32, np.int64):
-        got = backend.asnumpy(collectives.allgather(comms, comm, backend, backend.asarray(blocks(me, dtype))))
-        assert got.dtype == dtype
-        np.testing.assert_array_equal(got, np.concatenate([blocks(r, dtype) for r in range(size)]))
+    lender = backend.xp.full(8 * 1000 * size, 0x5A, backend.xp.uint8)
+    for workspace in (Workspace(backend, [lender]), Workspace(backend)):
+        for dtype in (np.uint8, np.uint16, np.int32, np.int64):
+            gathered = collectives.allgather(comms, comm, backend, backend.asarray(blocks(me, dtype)), workspace)
+            got = backend.asnumpy(gathered)
+            assert got.dtype == dtype
+            np.testing.assert_array_equal(got, np.concatenate([blocks(r, dtype) for r in range(size)]))
+    assert workspace.allocated == (15 * 1000 * size if size > 1 else 0)
     got = backend.asnumpy(collectives.or_to_owners(comms, comm, backend, backend.asarray(marks(me, size))))
     np.testing.assert_array_equal(got, expected_or(size, me))
 

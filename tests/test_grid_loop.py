@@ -156,15 +156,3 @@ def test_level_totals_give_each_rank_its_column_peers_expand_sizes(shape):
     assert expand.expected == {p: 100 + comms.grid.rank(p, comms.j) for p in expand.peers}
     comms.free()
 
-
-@pytest.mark.parametrize("mapped", [False, True])
-def test_predecessors_whole_or_packed_give_the_same_validated_parents(mapped, monkeypatch):
-    """The delayed predecessors go packed (presence bitmap and present ids) through a host-staged
-    transport, whole where the peers' memory is mapped (NVSHMEM): forced here on the CPU backend's
-    transport, which carries either; the parents validate either way."""
-    from dbfs.exchange import Exchange
-    from graph500.validate import validate_bfs
-    monkeypatch.setattr(Exchange, "mapped", property(lambda self: mapped))
-    for R, C, bfs, result in searches(Backend("cpu"), "auto", "adaptive"):
-        check = validate_bfs(bfs.graph, result.root, result.parent, result.nedge, level=result.level)
-        assert check.ok, (R, C, check.message)

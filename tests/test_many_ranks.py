@@ -82,7 +82,8 @@ for peer_edges in (1 << 4, 1 << 40):
     result = bfs.search(root, log_levels=True)
     expected, _ = serial_bfs(n, src, dst, root)
     assert np.array_equal(result.level[real], expected[ids[real]])
-    assert validate_bfs(graph, root, result.parent, result.nedge, level=result.level).ok
+    assert validate_bfs(graph, root, result.parent, result.nedge, level=result.level,
+                        workspace=bfs.idle_memory()).ok
     assert any("device_phases" in row for row in result.levels)
     bfs.close()
 if world.Get_rank() == 0:

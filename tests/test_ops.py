@@ -22,7 +22,7 @@ from dbfs.ops.clock import stamp
 from dbfs.ops.expand import EDGES_PER_THREAD, ExpandScratch, expand
 from dbfs.ops.frontier import frontier_figures
 from dbfs.ops.level_control import visit_root
-from dbfs.ops.predecessors import resolve_columns, resolve_mapped, resolve_parents
+from dbfs.ops.predecessors import resolve_columns, resolve_mapped, resolve_parents, resolve_rows_mapped
 from dbfs.ops.message import SourceTable, encode_lists
 from dbfs.ops.update import update
 
@@ -590,14 +590,52 @@ def test_resolve_columns_marker_may_be_the_parent_array():
     assert parent.tolist() == expected
 
 
-def column_records(grid, line, gathered):
-    """The R ranks' column_parent arrays of a grid column (int32 [R*b] each, -1 elsewhere) whose blocks
-    for grid row `line` are the gathered blocks."""
-    b, R = grid.block, grid.R
-    records = [np.full(R * b, -1, np.int32) for _ in range(R)]
-    for p in range(R):
+def line_records(n, b, line, gathered):
+    """The n records of a grid line's ranks (int32 [n*b] each, -1 elsewhere: column_parent along a grid
+    column, n = R; pred_row along a grid row, n = C) whose blocks `line` are the gathered blocks."""
+    records = [np.full(n * b, -1, np.int32) for _ in range(n)]
+    for p in range(n):
         records[p][line * b:(line + 1) * b] = gathered[p * b:(p + 1) * b]
     return records
+
+
+def random_row_finds(seed, R=3, C=4, b=1024):
+    """random_predecessor_case with about a third of the vertices found bottom-up: marked BOTTOM_UP,
+    exactly one grid column's entry set."""
+    grid, pred_col, gathered = random_predecessor_case(seed, R, C, b)
+    rng = np.random.default_rng(seed + 100)
+    found = np.flatnonzero(rng.random(b) < 0.3)
+    blocks = gathered.reshape(C, b)
+    blocks[:, found] = -1
+    blocks[rng.integers(0, C, found.size), found] = rng.integers(0, grid.cols_per_rank, found.size)
+    pred_col[found] = BOTTOM_UP
+    return grid, pred_col, gathered
+
+
+def test_resolve_rows_mapped_reads_what_the_gather_would_bring():
+    grid, pred_col, gathered = random_row_finds(10)
+    expected = np.full(grid.block, SENTINEL, np.int64)
+    resolve_parents(CPU, grid, pred_col, gathered, expected)
+    assert (expected[pred_col == BOTTOM_UP] >= 0).all()
+    parent = np.full(grid.block, SENTINEL, np.int64)
+    resolve_rows_mapped(CPU, grid, 1, pred_col, line_records(grid.C, grid.block, 1, gathered), parent)
+    assert np.array_equal(parent, expected)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_resolve_rows_mapped_gpu_matches_numpy(dtype):
+    """The kernel reads each discoverer's record through its address (here: arrays of this process)."""
+    import cupy
+    grid, pred_col, gathered = random_row_finds(11, b=300_032)
+    records = line_records(grid.C, grid.block, 2, gathered)
+    expected = np.full(grid.block, SENTINEL, dtype)
+    resolve_rows_mapped(CPU, grid, 2, pred_col, records, expected)
+    on_device = [cupy.asarray(r) for r in records]
+    peers = cupy.asarray(np.array([r.data.ptr for r in on_device], np.uint64))
+    parent = cupy.full(grid.block, SENTINEL, dtype)
+    resolve_rows_mapped(gpu_backend(), grid, 2, cupy.asarray(pred_col), peers, parent)
+    assert np.array_equal(cupy.asnumpy(parent), expected)
 
 
 def test_resolve_mapped_reads_what_the_gather_would_bring():
@@ -605,7 +643,7 @@ def test_resolve_mapped_reads_what_the_gather_would_bring():
     expected = np.full(grid.block, SENTINEL, np.int64)
     resolve_columns(CPU, grid, marker, gathered, expected)
     parent = np.full(grid.block, SENTINEL, np.int64)
-    resolve_mapped(CPU, grid, 2, marker, column_records(grid, 2, gathered), parent)
+    resolve_mapped(CPU, grid, 2, marker, line_records(grid.R, grid.block, 2, gathered), parent)
     assert np.array_equal(parent, expected)
 
 
@@ -615,7 +653,7 @@ def test_resolve_mapped_gpu_matches_numpy(dtype):
     """The kernel reads each record through its address (here: arrays of this process)."""
     import cupy
     grid, marker, gathered, _, _ = random_column_finds(9, R=4, C=2, b=300_032)
-    records = column_records(grid, 1, gathered)
+    records = line_records(grid.R, grid.block, 1, gathered)
     expected = np.full(grid.block, SENTINEL, dtype)
     resolve_mapped(CPU, grid, 1, marker, records, expected)
     on_device = [cupy.asarray(r) for r in records]

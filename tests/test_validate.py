@@ -17,10 +17,10 @@ from scipy.sparse.csgraph import breadth_first_order, depth_first_order, shortes
 
 import dbfs.ops.validate as validate_ops
 from dbfs.backend import Backend, gpu_count
-from dbfs.bfs import BFS
 from dbfs.build import build_from_edges
 from dbfs.graph import GridComms
 from dbfs.grid import Grid
+from dbfs.workspace import ALIGN, Workspace
 from graph500.generator import generate_edges
 from graph500.validate import RULES, validate_bfs, validation_bytes
 
@@ -150,9 +150,12 @@ def owned(graph, values, dtype=None):
 
 
 def validate(graph, root, parent, nedge, level, parent_type=np.int64):
-    backend = graph.backend
+    """Every rank's verdict, the same; the validation's first arrays carved out of a dirty lender (room
+    for the owned levels and the gathered columns' levels at their widest), the others its own."""
+    backend, grid = graph.backend, graph.grid
+    lender = backend.xp.full(4 * (grid.R + 1) * grid.block + ALIGN, 0x5A, backend.xp.uint8)
     result = validate_bfs(graph, root, backend.asarray(owned(graph, parent, parent_type)), nedge,
-                          backend.asarray(owned(graph, level, np.int32)))
+                          backend.asarray(owned(graph, level, np.int32)), Workspace(backend, [lender]))
     verdicts = WORLD.allgather(result)
     assert all(v == verdicts[0] for v in verdicts)
     return result
@@ -514,6 +517,11 @@ def test_validation_bytes_count_the_per_vertex_arrays():
     assert validation_bytes(grid, 8) - validation_bytes(grid, 4) == 2 * b * 4
     assert validation_bytes(grid, 4, directed=True) - validation_bytes(grid, 4) == 2 * b * 4 + 2 * b // 8
     assert validation_bytes(grid, 4, level_itemsize=1) < validation_bytes(grid, 4)
+    # lent: the owned levels and the columns' levels (b and 2b int32) fill a lender of 3b words, where
+    # the rows' levels, the parents and the marks do not fit; a lender holding all leaves the rest
+    assert validation_bytes(grid, 4) - validation_bytes(grid, 4, lenders=[12 * b]) == 3 * b * 4
+    rest = b // 8 + 3 * 8 * validate_ops.STATS_SLOTS + 8 * 4 + 4 * 8
+    assert validation_bytes(grid, 4, lenders=[12 * b, 1 << 30]) == rest
 
 
 @pytest.mark.gpu

@@ -1,9 +1,9 @@
 """Delayed-predecessor resolution (paper 004, section 3.5): owned vertices' discoverer columns and the
-discoverers' local predecessor columns -> global parent ids. A vertex found bottom-up was found by one
-rank of the grid row, whose gathered entry is the only one set; where the bottom-up levels searched the
-CSC's columns, by one rank of the grid column instead (resolve_columns, from gathered entries, or
-resolve_mapped, reading them in place). GPU: kernels/predecessors.cu; NumPy twins below with the same
-contracts."""
+discoverers' local predecessor columns -> global parent ids (resolve_parents, from gathered entries, or
+resolve_rows_mapped, reading them in place). A vertex found bottom-up was found by one rank of the grid
+row, whose entry is the only one set; where the bottom-up levels searched the CSC's columns, by one
+rank of the grid column instead (resolve_columns, from gathered entries, or resolve_mapped, reading
+them in place). GPU: kernels/predecessors.cu; NumPy twins below with the same contracts."""
 
 from __future__ import annotations
 
@@ -36,6 +36,26 @@ def resolve_parents(backend, grid, pred_col, gathered, parent) -> None:
     col = np.where(found, pred_col, 0).astype(np.int64)
     local = gathered[col * b + np.arange(b)]
     parent[:] = np.where(found, grid.to_global_col(col, local), -1)
+
+
+def resolve_rows_mapped(backend, grid, line: int, pred_col, peers, parent) -> None:
+    """resolve_parents without a gather: each owned vertex reads its discoverer's entry where that rank
+    of the grid row keeps it (all of them for a vertex found bottom-up, the lowest set one counting).
+
+    pred_col  as in resolve_parents
+    peers     on the GPU a uint64 [C] device array, the address of grid column c's pred_row (int32 [C*b],
+              mapped here by NVSHMEM); on the CPU a list of the C arrays; the entries for this rank's
+              block are rows line*b .. line*b + b of each (`line`: this rank's grid column)
+    parent    as in resolve_parents
+    """
+    b, C = grid.block, grid.C
+    if backend.is_gpu:
+        require_array("peers", peers, np.uint64)
+        _launch(backend, "resolve_rows_mapped", b, pred_col, peers,
+                (np.int32(C), np.int32(line), np.int64(grid.cols_per_rank)), parent)
+        return
+    gathered = np.concatenate([peers[c][line * b:(line + 1) * b] for c in range(C)])
+    resolve_parents(backend, grid, pred_col, gathered, parent)
 
 
 def resolve_columns(backend, grid, marker, gathered, parent) -> None:
