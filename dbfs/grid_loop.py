@@ -95,7 +95,7 @@ def buffer_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str 
     host = 8 * STAT_WORDS + 8 * CTL_WORDS + on_host
     scan = [8 * (grid.cols_per_rank + 1)]       # the predecessor exchanges' lender (search_state: cumul)
     in_place = finds_read_in_place(transport, cpu)
-    if grid.C > 1:                              # and the table of the discoverers' places
+    if grid.C > 1:                              # the row exchange, and the discoverers' addresses
         device += (Exchange.buffer_bytes(grid.C - 1, row_exchange_block(grid, in_place), transport, cpu, scan)
                    + (8 * grid.C if in_place else 0))
     if by_columns and grid.R > 1:               # the column finds' gather, or the table of their places

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from mpi4py import MPI
 
-from dbfs import runtime
+from dbfs import nvshmem, runtime
 from dbfs.errors import DbfsError
 from dbfs.graph import csc_is_row_major
 from dbfs.grid import Grid, default_grid
@@ -380,7 +380,6 @@ def plan_run(grid: Grid, source, direction: str, transport: str, backend, heap_n
                     limit=backend.memory_limit(), row_copy=row_copy)
     check(plan)
     if transport == "nvshmem":
-        from dbfs import nvshmem
         runtime.agree(nvshmem.heap_problem(heap_need))
     return plan
 
@@ -406,7 +405,6 @@ class DevicePeak:
         return memory
 
     def _in_use(self) -> int:
-        from dbfs import nvshmem
         return self._pool.used_bytes() + nvshmem.held_bytes()
 
     def restart(self) -> None:

@@ -612,54 +612,41 @@ def random_row_finds(seed, R=3, C=4, b=1024):
     return grid, pred_col, gathered
 
 
-def test_resolve_rows_mapped_reads_what_the_gather_would_bring():
-    grid, pred_col, gathered = random_row_finds(10)
+def mapped_case(kind: str, seed: int, b: int = 1024):
+    """(grid, marks, gathered entries, the line's length, the gathered resolver, the in-place one): the
+    discoverers along a grid row ("rows") or the column finds along a grid column ("columns")."""
+    if kind == "rows":
+        grid, marks, gathered = random_row_finds(seed, b=b)
+        return grid, marks, gathered, grid.C, resolve_parents, resolve_rows_mapped
+    grid, marks, gathered, _, _ = random_column_finds(seed, R=4, C=2, b=b)
+    return grid, marks, gathered, grid.R, resolve_columns, resolve_mapped
+
+
+@pytest.mark.parametrize("kind", ["rows", "columns"])
+def test_mapped_resolution_reads_what_the_gather_would_bring(kind):
+    grid, marks, gathered, n, resolve_gathered, resolve_in_place = mapped_case(kind, 10)
     expected = np.full(grid.block, SENTINEL, np.int64)
-    resolve_parents(CPU, grid, pred_col, gathered, expected)
-    assert (expected[pred_col == BOTTOM_UP] >= 0).all()
+    resolve_gathered(CPU, grid, marks, gathered, expected)
+    assert (expected[marks == BOTTOM_UP] >= 0).all()
     parent = np.full(grid.block, SENTINEL, np.int64)
-    resolve_rows_mapped(CPU, grid, 1, pred_col, line_records(grid.C, grid.block, 1, gathered), parent)
+    resolve_in_place(CPU, grid, 1, marks, line_records(n, grid.block, 1, gathered), parent)
     assert np.array_equal(parent, expected)
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.int64, np.int32])
-def test_resolve_rows_mapped_gpu_matches_numpy(dtype):
-    """The kernel reads each discoverer's record through its address (here: arrays of this process)."""
-    import cupy
-    grid, pred_col, gathered = random_row_finds(11, b=300_032)
-    records = line_records(grid.C, grid.block, 2, gathered)
-    expected = np.full(grid.block, SENTINEL, dtype)
-    resolve_rows_mapped(CPU, grid, 2, pred_col, records, expected)
-    on_device = [cupy.asarray(r) for r in records]
-    peers = cupy.asarray(np.array([r.data.ptr for r in on_device], np.uint64))
-    parent = cupy.full(grid.block, SENTINEL, dtype)
-    resolve_rows_mapped(gpu_backend(), grid, 2, cupy.asarray(pred_col), peers, parent)
-    assert np.array_equal(cupy.asnumpy(parent), expected)
-
-
-def test_resolve_mapped_reads_what_the_gather_would_bring():
-    grid, marker, gathered, _, _ = random_column_finds(8, R=4, C=2)
-    expected = np.full(grid.block, SENTINEL, np.int64)
-    resolve_columns(CPU, grid, marker, gathered, expected)
-    parent = np.full(grid.block, SENTINEL, np.int64)
-    resolve_mapped(CPU, grid, 2, marker, line_records(grid.R, grid.block, 2, gathered), parent)
-    assert np.array_equal(parent, expected)
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("dtype", [np.int64, np.int32])
-def test_resolve_mapped_gpu_matches_numpy(dtype):
+@pytest.mark.parametrize("kind", ["rows", "columns"])
+def test_mapped_resolution_gpu_matches_numpy(kind, dtype):
     """The kernel reads each record through its address (here: arrays of this process)."""
     import cupy
-    grid, marker, gathered, _, _ = random_column_finds(9, R=4, C=2, b=300_032)
-    records = line_records(grid.R, grid.block, 1, gathered)
+    grid, marks, gathered, n, _, resolve_in_place = mapped_case(kind, 11, b=300_032)
+    records = line_records(n, grid.block, 1, gathered)
     expected = np.full(grid.block, SENTINEL, dtype)
-    resolve_mapped(CPU, grid, 1, marker, records, expected)
+    resolve_in_place(CPU, grid, 1, marks, records, expected)
     on_device = [cupy.asarray(r) for r in records]
     peers = cupy.asarray(np.array([r.data.ptr for r in on_device], np.uint64))
     parent = cupy.full(grid.block, SENTINEL, dtype)
-    resolve_mapped(gpu_backend(), grid, 1, cupy.asarray(marker), peers, parent)
+    resolve_in_place(gpu_backend(), grid, 1, cupy.asarray(marks), peers, parent)
     assert np.array_equal(cupy.asnumpy(parent), expected)
 
 
