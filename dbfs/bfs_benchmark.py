@@ -45,7 +45,7 @@ from dbfs.options import parse_seed, refuse_inapplicable
 from dbfs.partition_cache import PartitionCache
 from dbfs.result import check_save_request, save_result
 from dbfs.source import GraphSource, rank_io_threads
-from dbfs.transport import bulk_transport, resolve_transport
+from dbfs.transport import bulk_transport, gpu_per_rank_on_one_node, resolve_transport
 from dbfs.warmup import warm_up
 from graph500 import stats
 from graph500.generator import edge_range
@@ -92,6 +92,24 @@ def _check_args(args) -> None:
                   inputs=[("--graph", args.graph)])
     if args.json == outputs.STDOUT:
         runtime.take_stdout()
+
+
+def _one_column_fits(source: GraphSource, backend, args) -> bool:
+    """Collective: whether a grid of one column holds the graph on every rank: its local ids (all N
+    columns) within 32 bits and its estimate, with or without the row copy as --row-copy allows, within
+    the GPU's memory. On one node such a grid searches faster than the squarest: no bottom-up rotation,
+    no fold, almost no predecessor round (four H200 at scale 29: 812 against 586 GTEPS, bench/NOTES.md,
+    2026-11-26, tall grids on one node)."""
+    world = runtime.WORLD
+    try:
+        grid = Grid(world.Get_size(), 1, source.n_vertices)
+    except ValueError:
+        return False
+    copies = {"on": (True,), "off": (False,), "auto": (True, False)}[args.row_copy]
+    comm = "nccl" if args.comm == "auto" else args.comm
+    fits = any(memory.estimate(grid, source.n_edges, source.symmetric, args.direction, comm, backend.name,
+                               limit=backend.memory_limit(), row_copy=copy).fits for copy in copies)
+    return bool(world.allreduce(fits, op=MPI.LAND))
 
 
 def _make_grid(R: int, C: int, source: GraphSource) -> Grid:
@@ -393,6 +411,10 @@ def main(args) -> None:
     check_save_request(args)
     source = GraphSource.from_args(args)
     _check_ids(source)
+    grid_choice = ""
+    if not args.grid and gpu_per_rank_on_one_node(backend, world) and _one_column_fits(source, backend, args):
+        R, C = args.grid_shape = (world.Get_size(), 1)
+        grid_choice = " (one column: a GPU per rank on one node; --grid for another)"
     grid = _make_grid(R, C, source)
     row_copy = memory.resolve_row_copy(args.row_copy, grid, source.n_edges, source.symmetric, args.direction,
                                        "nccl" if args.comm == "auto" else args.comm, backend.name,
@@ -400,7 +422,7 @@ def main(args) -> None:
     heap_need = memory.symmetric_heap_bytes(grid, source.n_edges, source.symmetric, args.direction, args.encoding,
                                             backend.name, row_copy)
     transport = resolve_transport(args.comm, backend, heap_need=heap_need)
-    runtime.log(f"dbfs {__version__}: {runtime.count(world.Get_size(), 'rank')}, grid {R}x{C}, backend "
+    runtime.log(f"dbfs {__version__}: {runtime.count(world.Get_size(), 'rank')}, grid {R}x{C}{grid_choice}, backend "
                 f"{backend.name}, direction {args.direction}, encoding {args.encoding}, comm {transport}"
                 + (f", row copy {'on' if row_copy else 'off'} (--row-copy {args.row_copy})"
                    if args.direction == "auto" and world.Get_size() > 1 else ""))

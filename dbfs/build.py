@@ -475,7 +475,7 @@ def build(comms: GridComms, backend, source, row_major: bool = False, transport:
     passes.scatter(col_ptr, row_idx, row_ptr, col_idx)
     runtime.agree(None if int(col_ptr[0]) == 0 else
                   f"rank {world.Get_rank()}: the tuples changed between the two construction passes", world)
-    degree = _owned_degree(comms, backend, col_ptr, passes.exchange)
+    degree = _owned_degree(comms, backend, col_ptr, passes.exchange, row_ptr if source.symmetric else None)
     graph = LocalGraph(comms=comms, backend=backend, col_ptr=col_ptr, row_idx=row_idx, n_edges=source.n_edges,
                        degree=degree, row_ptr=row_ptr, col_idx=col_idx, info={"directed": not source.symmetric})
     if row_major and not row_copy:
@@ -527,13 +527,20 @@ def transpose_csc(backend, col_ptr, row_idx, nrows: int):
     return row_ptr, col_idx
 
 
-def _owned_degree(comms: GridComms, backend, col_ptr, exchange):
+def _owned_degree(comms: GridComms, backend, col_ptr, exchange, row_ptr=None):
     """Degree of every owned vertex (non-self-loop entries): its column's length summed over the grid
     column. The column block is the concatenation of the R owned blocks of grid column j in order i,
     so a reduce-scatter along the column hands every rank exactly its own block (NCCL: a round of the
     build's exchange on the devices; else MPI through host memory; on a grid of one row, the column
-    lengths themselves)."""
-    lengths = backend.xp.empty(comms.grid.cols_per_rank, backend.xp.int32)
+    lengths themselves). On a grid of one column the local rows are the owned vertices and hold their
+    whole rows, so an undirected graph's row copy (row_ptr; None: not there, or directed) gives the
+    degrees with no round at all."""
+    xp = backend.xp
+    if row_ptr is not None and comms.row.Get_size() == 1:
+        degree = xp.empty(comms.grid.block, xp.int32)
+        segment_lengths(backend, row_ptr, degree)
+        return degree
+    lengths = xp.empty(comms.grid.cols_per_rank, xp.int32)
     segment_lengths(backend, col_ptr, lengths)
     if comms.col.Get_size() == 1:
         return lengths

@@ -292,7 +292,10 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
                   device=device, entries=entries, chunk=chunk, limit=limit, row_copy=row_copy)
     graph = graph_bytes(grid, counted, layout)
     resident = sum(graph.values())
-    degrees = 4 * grid.cols_per_rank + (4 * grid.block if grid.R > 1 else 0)
+    # the owned degrees (dbfs.build): from the row copy's whole rows on a grid of one column, else the
+    # column lengths and, on several grid rows, their reduction
+    degrees = (4 * grid.block if layout == "copy" and symmetric and grid.C == 1 else
+               4 * grid.cols_per_rank + (4 * grid.block if grid.R > 1 else 0))
     parts = {**graph,
              "construction transients": construction_bytes(grid, n_edges, chunk, symmetric, layout == "copy",
                                                            device, transport),

@@ -24,7 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scale", type=int, required=True, help=f"Graph500 scale (1..{MAX_SCALE})")
     parser.add_argument("--edgefactor", type=int, default=16, help="tuples per vertex")
     parser.add_argument("--ranks", type=int, required=True, help="MPI ranks (one GPU each)")
-    parser.add_argument("--grid", metavar="RxC", help="process grid (default: squarest with R >= C)")
+    parser.add_argument("--grid", metavar="RxC", help="process grid (default: squarest with R >= C; the main "
+                        "command on one node with a GPU per rank takes Px1 where that fits)")
     parser.add_argument("--memory", metavar="SIZE", required=True,
                         help="device memory per rank, with its unit: e.g. 80GiB, 141GB, 512MiB")
     parser.add_argument("--gpus-per-node", type=int, default=8,

@@ -54,6 +54,13 @@ def shares_a_gpu(comm, backend) -> bool:
     return len(set(places)) < len(places)
 
 
+def gpu_per_rank_on_one_node(backend, comm) -> bool:
+    """Collective: are the ranks of `comm` (several) on one node, each with a GPU of its own?"""
+    if comm.Get_size() == 1 or not backend.is_gpu:
+        return False
+    return len(set(comm.allgather(MPI.Get_processor_name()))) == 1 and not shares_a_gpu(comm, backend)
+
+
 def problem(choice: str, backend, comm) -> str | None:
     """Collective: why `choice` cannot run here (the same answer on every rank), or None. A nvshmem
     choice that can run has started NVSHMEM."""
