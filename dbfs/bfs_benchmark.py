@@ -5,7 +5,8 @@ get; all before anything expensive): the options (finite --alpha and --beta, the
 --save-result targets), the backend and the transport (--comm), the graph's sizes (generator
 parameters or the file's attributes) and a file's id table (strictly ascending), the grid (32-bit
 local ids, else the grid or rank count that works), --root (a vertex, in the file's ids), the memory
-estimate (dbfs.memory). Then the harness (dbfs.harness) drives the hooks:
+estimate (dbfs.memory). Without --grid the grid is the squarest, or one column where every rank has a
+GPU of its own on one node and that grid holds the graph (the faster search there). Then the harness (dbfs.harness) drives the hooks:
   build     compile and warm every kernel first (compile_time, outside every clock), then stream the
             tuples, generated or read, into this rank's CSC block (Graph500 kernel 1, dbfs.build; timed
             as construction_time without the tuple production, which is graph_generation for the
@@ -105,10 +106,9 @@ def _one_column_fits(source: GraphSource, backend, args) -> bool:
         grid = Grid(world.Get_size(), 1, source.n_vertices)
     except ValueError:
         return False
-    copies = {"on": (True,), "off": (False,), "auto": (True, False)}[args.row_copy]
-    comm = "nccl" if args.comm == "auto" else args.comm
-    fits = any(memory.estimate(grid, source.n_edges, source.symmetric, args.direction, comm, backend.name,
-                               limit=backend.memory_limit(), row_copy=copy).fits for copy in copies)
+    fits = memory.fits_some_layout(grid, source.n_edges, source.symmetric, args.direction,
+                                   "nccl" if args.comm == "auto" else args.comm, backend.name,
+                                   backend.memory_limit(), args.row_copy)
     return bool(world.allreduce(fits, op=MPI.LAND))
 
 

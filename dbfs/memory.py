@@ -309,6 +309,14 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     return Estimate(parts, phases, limit, inputs)
 
 
+def fits_some_layout(grid: Grid, n_edges: int, symmetric: bool, direction: str, transport: str, device: str,
+                     limit: int, row_copy: str) -> bool:
+    """Whether the estimate fits `limit` with the row-major copy or without it, as --row-copy `row_copy`
+    allows ('on', 'off', 'auto': either)."""
+    return any(estimate(grid, n_edges, symmetric, direction, transport, device, limit=limit, row_copy=copy).fits
+               for copy in {"on": (True,), "off": (False,), "auto": (True, False)}[row_copy])
+
+
 def largest_scale(R: int, C: int, edgefactor: int, limit: int, direction: str = "auto",
                   transport: str = "mpi", device: str = "gpu", row_copy: str = "auto") -> int | None:
     """The largest Graph500 scale whose estimate fits in `limit` bytes per rank on an R x C grid with
@@ -320,9 +328,8 @@ def largest_scale(R: int, C: int, edgefactor: int, limit: int, direction: str = 
             grid = Grid(R, C, 1 << scale)
         except ValueError:                      # local indices beyond 32 bits: not a runnable size
             break
-        if n_edges >= 2**63 or not any(
-                estimate(grid, n_edges, True, direction, transport, device, limit=limit, row_copy=copy).fits
-                for copy in {"on": (True,), "off": (False,), "auto": (True, False)}[row_copy]):
+        if n_edges >= 2**63 or not fits_some_layout(grid, n_edges, True, direction, transport, device, limit,
+                                                    row_copy):
             break
         best = scale
     return best
