@@ -102,6 +102,9 @@ def main(args: argparse.Namespace) -> None:
         lines.append(f"NVSHMEM symmetric heap per PE: {memory.readable(heap)} (construction's landing, or later "
                      f"the search's buffers and the finders' records, counted in the search state above), beside NVSHMEM's own "
                      f"(NVSHMEM_SYMMETRIC_SIZE, 1 GiB unless set, must hold it)")
+    if not args.grid and 1 < args.ranks <= args.gpus_per_node:
+        lines.append(f"on one node with a GPU per rank the main command takes grid {args.ranks}x1 where it fits "
+                     f"(the faster search there): plan it with --grid {args.ranks}x1")
     lines.append("largest scale that fits with these ranks: "
                  + (str(largest) if largest is not None else "none") + _largest_reason(largest, R, C))
     prediction = scale_model.predict(args.scale, args.edgefactor, R, C, args.gpus_per_node, row_copy)

@@ -36,6 +36,15 @@ def test_fits_with_parts_and_json(tmp_path):
     assert doc["parts"] == expected.parts and doc["grid"] == [1, 1]
 
 
+def test_one_node_of_gpus_is_pointed_to_its_one_column_grid():
+    """Ranks that fit one node (--gpus-per-node) hear that the main command takes a grid of one column
+    there; more ranks, or a --grid, do not."""
+    hint = "on one node with a GPU per rank the main command takes grid 4x1 where it fits"
+    assert hint in plan("--scale", 26, "--ranks", 4, "--memory", "80GiB").stdout
+    assert hint not in plan("--scale", 26, "--ranks", 4, "--memory", "80GiB", "--gpus-per-node", "2").stdout
+    assert hint not in plan("--scale", 26, "--ranks", 4, "--grid", "2x2", "--memory", "80GiB").stdout
+
+
 def test_nvshmem_names_the_symmetric_heap_a_pe_needs(tmp_path):
     """--comm nvshmem counts its buffers and says how much symmetric heap a PE needs (the figure a run
     checks NVSHMEM_SYMMETRIC_SIZE against before it builds anything)."""
