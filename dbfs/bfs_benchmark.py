@@ -6,7 +6,8 @@ get; all before anything expensive): the options (finite --alpha and --beta, the
 parameters or the file's attributes) and a file's id table (strictly ascending), the grid (32-bit
 local ids, else the grid or rank count that works), --root (a vertex, in the file's ids), the memory
 estimate (dbfs.memory). Without --grid the grid is the squarest, or one column where every rank has a
-GPU of its own on one node and that grid holds the graph (the faster search there). Then the harness (dbfs.harness) drives the hooks:
+GPU of its own on one node and that grid holds the graph (the faster search there). Then the harness
+(dbfs.harness) drives the hooks:
   build     compile and warm every kernel first (compile_time, outside every clock), then stream the
             tuples, generated or read, into this rank's CSC block (Graph500 kernel 1, dbfs.build; timed
             as construction_time without the tuple production, which is graph_generation for the
@@ -95,10 +96,10 @@ def _check_args(args) -> None:
         runtime.take_stdout()
 
 
-def _one_column_fits(source: GraphSource, backend, args) -> bool:
+def _one_column_fits(source: GraphSource, backend, args, transport: str) -> bool:
     """Collective: whether a grid of one column holds the graph on every rank: its local ids (all N
-    columns) within 32 bits and its estimate, with or without the row copy as --row-copy allows, within
-    the GPU's memory. On one node such a grid searches faster than the squarest: no bottom-up rotation,
+    columns) within 32 bits and its estimate over `transport`, with or without the row copy as
+    --row-copy allows, within the GPU's memory. On one node such a grid searches faster than the squarest: no bottom-up rotation,
     no fold, almost no predecessor round (four H200 at scale 29: 812 against 586 GTEPS, bench/NOTES.md,
     2026-11-26, tall grids on one node)."""
     world = runtime.WORLD
@@ -106,9 +107,8 @@ def _one_column_fits(source: GraphSource, backend, args) -> bool:
         grid = Grid(world.Get_size(), 1, source.n_vertices)
     except ValueError:
         return False
-    fits = memory.fits_some_layout(grid, source.n_edges, source.symmetric, args.direction,
-                                   "nccl" if args.comm == "auto" else args.comm, backend.name,
-                                   backend.memory_limit(), args.row_copy)
+    fits = memory.fits_some_layout(grid, source.n_edges, source.symmetric, args.direction, transport,
+                                   backend.name, backend.memory_limit(), args.row_copy)
     return bool(world.allreduce(fits, op=MPI.LAND))
 
 
@@ -411,14 +411,16 @@ def main(args) -> None:
     check_save_request(args)
     source = GraphSource.from_args(args)
     _check_ids(source)
+    # the transport the grid and the row copy are sized for, before `auto` is resolved (that needs them)
+    sized_for = "nccl" if args.comm == "auto" else args.comm
     grid_choice = ""
-    if not args.grid and gpu_per_rank_on_one_node(backend, world) and _one_column_fits(source, backend, args):
+    if (not args.grid and gpu_per_rank_on_one_node(backend, world)
+            and _one_column_fits(source, backend, args, sized_for)):
         R, C = args.grid_shape = (world.Get_size(), 1)
         grid_choice = " (one column: a GPU per rank on one node; --grid for another)"
     grid = _make_grid(R, C, source)
     row_copy = memory.resolve_row_copy(args.row_copy, grid, source.n_edges, source.symmetric, args.direction,
-                                       "nccl" if args.comm == "auto" else args.comm, backend.name,
-                                       backend.memory_limit())
+                                       sized_for, backend.name, backend.memory_limit())
     heap_need = memory.symmetric_heap_bytes(grid, source.n_edges, source.symmetric, args.direction, args.encoding,
                                             backend.name, row_copy)
     transport = resolve_transport(args.comm, backend, heap_need=heap_need)

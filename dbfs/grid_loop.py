@@ -799,13 +799,7 @@ class GridLoop:
         if self.row_peers is not None:
             resolve_rows_mapped(backend, grid, self.graph.comms.j, s.pred_col, self.row_peers, s.parent)
         elif grid.C > 1:
-            b, j = grid.block, self.graph.comms.j
-            own = slice(grid.owned_row(j, 0), grid.owned_row(j, b))
-            s.pred_gathered[own] = s.pred_row[own]
-            peers = self.row_x.peers
-            blocks = {m: s.pred_row[grid.owned_row(m, 0):grid.owned_row(m, b)] for m in peers}
-            places = {m: s.pred_gathered[grid.owned_row(m, 0):grid.owned_row(m, b)] for m in peers}
-            self._gather_blocks(self.row_x, blocks, places)
+            self._gather_blocks(self.row_x, s.pred_row, s.pred_gathered, self.graph.comms.j, grid.owned_row)
             resolve_parents(backend, grid, s.pred_col, s.pred_gathered, s.parent)
         if self.by_columns and any_bottom_up:
             self._resolve_column_finds()
@@ -816,26 +810,28 @@ class GridLoop:
         """The owned vertices marked BOTTOM_UP: block i of each rank's column_parent (its finds among this
         rank's vertices) read in place where NVSHMEM maps it, else gathered, so that gathered[p*b + o] is
         grid row p's answer (in `front`, which the levels no longer need)."""
-        s, grid, i, b = self.state, self.graph.grid, self.graph.comms.i, self.graph.grid.block
+        s, grid, i = self.state, self.graph.grid, self.graph.comms.i
         if self.column_peers is not None:
             resolve_mapped(self.backend, grid, i, self.side.marker, self.column_peers, s.parent)
             return
         gathered = s.column_parent
         if self.col_x is not None:
             gathered = s.front
-            own = slice(grid.owned_col(i, 0), grid.owned_col(i, b))
-            gathered[own] = s.column_parent[own]
-            blocks = {p: s.column_parent[grid.owned_col(p, 0):grid.owned_col(p, b)] for p in self.col_x.peers}
-            places = {p: gathered[grid.owned_col(p, 0):grid.owned_col(p, b)] for p in self.col_x.peers}
-            self._gather_blocks(self.col_x, blocks, places)
+            self._gather_blocks(self.col_x, s.column_parent, gathered, i, grid.owned_col)
         resolve_columns(self.backend, grid, self.side.marker, gathered, s.parent)
 
-    def _gather_blocks(self, x, blocks: dict, places: dict) -> None:
-        """Each int32 block[m] of this rank goes to peer m of Exchange x, and peer m's lands in
-        places[m], as a presence bitmap and the present ids in offset order (dbfs.ops.sparse): two rounds
-        through the search's transport, packed in x's send scratch and unpacked into places[m]."""
-        backend, s, w = self.backend, self.state, self.state.words
-        peers = list(blocks)
+    def _gather_blocks(self, x, records, gathered, line: int, start) -> None:
+        """Block m of this rank's int32 `records` (start(m, 0) .. start(m, b), the entries for the vertices
+        of peer m of Exchange x, this rank being peer `line`) goes to peer m, and peer m's block for this
+        rank lands at the same place in `gathered`, this rank's own copied there: as a presence bitmap and
+        the present ids in offset order (dbfs.ops.sparse), two rounds through the search's transport,
+        packed in x's send scratch."""
+        backend, s, w, b = self.backend, self.state, self.state.words, self.graph.grid.block
+        own = slice(start(line, 0), start(line, b))
+        gathered[own] = records[own]
+        peers = x.peers
+        blocks = {m: records[start(m, 0):start(m, b)] for m in peers}
+        places = {m: gathered[start(m, 0):start(m, b)] for m in peers}
         sent_bits = {m: s.sent_presence[k * w:(k + 1) * w] for k, m in enumerate(peers)}
         recv_bits = {m: s.recv_presence[k * w:(k + 1) * w] for k, m in enumerate(peers)}
         packed = {m: x.send_scratch[m].view(np.int32) for m in peers}

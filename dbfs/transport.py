@@ -54,11 +54,16 @@ def shares_a_gpu(comm, backend) -> bool:
     return len(set(places)) < len(places)
 
 
+def on_one_node(comm) -> bool:
+    """Collective: are all the ranks of `comm` on one node?"""
+    return len(set(comm.allgather(MPI.Get_processor_name()))) == 1
+
+
 def gpu_per_rank_on_one_node(backend, comm) -> bool:
     """Collective: are the ranks of `comm` (several) on one node, each with a GPU of its own?"""
     if comm.Get_size() == 1 or not backend.is_gpu:
         return False
-    return len(set(comm.allgather(MPI.Get_processor_name()))) == 1 and not shares_a_gpu(comm, backend)
+    return on_one_node(comm) and not shares_a_gpu(comm, backend)
 
 
 def problem(choice: str, backend, comm) -> str | None:
@@ -122,7 +127,7 @@ def mps_running() -> bool:
 def _why_not_nvshmem(backend, comm, shared: bool, heap_need: int | None) -> str | None:
     """Collective: why `auto` does not take NVSHMEM in this job (the same on every rank), or None once it
     has started it."""
-    if len(set(comm.allgather(MPI.Get_processor_name()))) > 1:
+    if not on_one_node(comm):
         return "the ranks span several nodes, and dbfs's NVSHMEM messages reach the GPUs of one"
     if not _everywhere(nvshmem.available(), comm):
         return "NVSHMEM is not installed on every rank (pip install 'dbfs[nvshmem]')"

@@ -42,7 +42,7 @@ def test_one_column_only_where_it_holds_the_graph():
         args = cli.main_parser().parse_args(["--scale", str(scale)])
         args.seed_pair = parse_seed(args.seed)
         gpu = SimpleNamespace(name="gpu", memory_limit=lambda: memory)
-        return bfs_benchmark._one_column_fits(GraphSource.from_args(args), gpu, args)
+        return bfs_benchmark._one_column_fits(GraphSource.from_args(args), gpu, args, "nccl")
     assert fits(20, 80 << 30)
     assert not fits(20, 1 << 20)
     assert not fits(32, 1 << 50)                # all 2^32 columns on every rank: past 32-bit local ids
