@@ -21,7 +21,11 @@
 //           on every rank; every block waits for all of them, and all compute the same next step
 //           (level_control.cuh next_step) and stay while it is another small level.
 // Two grid barriers a level; the level's counters rotate over three slots, so block 0 clears the next
-// level's slot during this one (its last reader was two levels back).
+// level's slot during this one (its last reader was two levels back). On a grid of one column (R x 1)
+// every rank is a column peer and no row peer: there is no fold and no update, so a level has one grid
+// barrier, and the decision's records, which then go to exactly the column peers, are the expand
+// signals too (a record's count is its sender's next expand list, stored before the record), so a
+// level waits on the other ranks once.
 //
 // A signal word holds the round in its upper 32 bits and the message's entry count in the lower; a
 // reduction record ends with its round. Rounds count the kernel's levels over the whole run, so a word
@@ -73,6 +77,19 @@ __device__ __forceinline__ i64 wait_signal(const u64* word, u64 round)
 // frontier's size and degree sum, the entries examined, then the fold entries per grid column.
 constexpr int NEXT_COUNT = 0, NEXT_DEGREES = 1, CHECKED = 2, FOLD_COUNTS = 3;
 
+// A slot of the group counted by *counter for each calling lane: one atomicAdd for the lanes of the warp
+// that call it together with the same counter (the new frontier's slots are reserved by hundreds of
+// lanes a level; one atomic each serialised on the counter's address).
+__device__ __forceinline__ i64 reserve_slot(u64* counter)
+{
+    const unsigned peers = __match_any_sync(__activemask(), (unsigned long long)counter);
+    const int lane = threadIdx.x & 31, first = __ffs(peers) - 1;
+    u64 base = 0;
+    if (lane == first) base = atomicAdd(counter, (u64)__popc(peers));
+    base = __shfl_sync(peers, base, first);
+    return (i64)base + __popc(peers & ((1u << lane) - 1));
+}
+
 struct PeerRank {
     // this rank's grid rows (column peers), the landings' capacity, the level's number and round
     i32 R;
@@ -85,18 +102,27 @@ struct PeerRank {
     const u64* expand_out;          // [R] this rank's expand slot on each column peer (parity 0; 0: self)
     i64* counters;                  // this level's slot
 
-    // A new own vertex (offset o), discovered from grid column `from`: level, delayed predecessor,
-    // the new frontier and the next round's expand messages.
-    __device__ void own(i32 o, i32 from) const
+    // A new own vertex (offset o, of degree d), discovered from grid column `from`: level, delayed
+    // predecessor, the new frontier and the next round's expand messages. Returns its degree, which the
+    // caller sums and adds once (add_degrees).
+    __device__ i64 own(i32 o, i32 d, i32 from) const
     {
         level[o] = (i32)lvl;
         if (pred_col != nullptr) pred_col[o] = from;
-        const i64 slot = (i64)atomicAdd((u64*)&counters[NEXT_COUNT], 1ull);
+        const i64 slot = reserve_slot((u64*)&counters[NEXT_COUNT]);
         next[slot] = o;
         const i64 parity = (round + 1) & 1;
         for (i32 p = 0; p < R; ++p)
             if (expand_out[p]) ((u32*)expand_out[p])[parity * R * capacity + slot] = (u32)o;
-        atomicAdd((u64*)&counters[NEXT_DEGREES], (u64)degree[o]);
+        return d;
+    }
+
+    // The block's threads' degree sums of their new own vertices, added to the level's counter: one
+    // atomic per warp. Every thread of the block calls it.
+    __device__ void add_degrees(i64 degrees) const
+    {
+        degrees = warp_sum(degrees);
+        if ((threadIdx.x & 31) == 0 && degrees) atomicAdd((u64*)&counters[NEXT_DEGREES], (u64)degrees);
     }
 };
 
@@ -133,6 +159,7 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
     const bool leader = blockIdx.x == 0;         // the block that signals, puts the records and logs
     const i64 first_thread = (i64)blockIdx.x * PEER_THREADS + t, threads = (i64)gridDim.x * PEER_THREADS;
     const i64 words = FOLD_COUNTS + C;           // a counter slot
+    const bool one_column = C == 1;
     // where the search stands (the control block the host filled: the level to discover, the global
     // frontier, the unvisited edges, the visited count, the search's log records so far) and the
     // round, read by every thread before the first grid barrier (the leader writes them back after the
@@ -168,8 +195,12 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
             i64* ahead = counters + ((k + 1) % 3) * words;
             for (i64 w = t; w < words; w += PEER_THREADS) ahead[w] = 0;
         }
+        // the column peers' list lengths: their expand signals, or on one column after the first level
+        // the last decision's records (grid row p is rank p there), already waited for
         for (i32 p = t; p < R; p += PEER_THREADS)
-            column_start[p + 1] = p == i ? nown : wait_signal(expand_signals + parity * R + p, round);
+            column_start[p + 1] = p == i ? nown
+                : one_column && k > 0 ? __ldcg(records + (((round - 1) & 1) * P + p) * PEER_RECORD_WORDS + PEER_RECORD_COUNT)
+                : wait_signal(expand_signals + parity * R + p, round);
         __syncthreads();
         if (t == 0) {
             column_start[0] = 0;
@@ -179,6 +210,7 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
         __syncthreads();
         const PeerRank me{R, capacity, lvl, round, degree, level, pred_col, nxt, expand_out, slot};
         const u32* expand_landed = expand_in + parity * R * capacity;
+        i64 found_degrees = 0;                       // of this thread's new own vertices
         // expansion: each block a contiguous share of the column frontier, a column a thread at a time
         const i64 ncols = column_start[R], share = (ncols + gridDim.x - 1) / gridDim.x;
         const i64 lo = min(ncols, (i64)blockIdx.x * share), hi = min(ncols, lo + share);
@@ -204,48 +236,53 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
                     if (first_entry[mid] <= e) low = mid; else high = mid - 1;
                 }
                 const i32 row = row_idx[first_of[low] + e - first_entry[low]];
+                const i32 m = row / b, o = row - m * b;
+                const i32 d = m == j ? degree[o] : 0;          // loaded beside the claim, not after it
                 const u32 bit = 1u << (row & 31);
                 if (atomicOr(&visited[row >> 5], bit) & bit) continue;
                 pred_row[row] = first_column[low];
-                const i32 m = row / b, o = row - m * b;
                 if (m == j) {
-                    me.own(o, j);
+                    found_degrees += me.own(o, d, j);
                 } else {
-                    const i64 at = (i64)atomicAdd((u64*)&slot[FOLD_COUNTS + m], 1ull);
+                    const i64 at = reserve_slot((u64*)&slot[FOLD_COUNTS + m]);
                     ((u32*)fold_out[m])[at] = (u32)o;
                 }
             }
             if (t == 0) atomicAdd((u64*)&slot[CHECKED], (u64)total);
             __syncthreads();                         // the chunk's tables are read before the next one
         }
+        if (one_column) me.add_degrees(found_degrees);
         grid.sync();                                 // every block's discoveries are stored
-        if (leader) {
-            if (t == 0) expanded_ns = global_ns();
+        if (leader && t == 0) expanded_ns = folded_ns = updated_ns = global_ns();
+        if (!one_column) {
+            if (leader)
+                for (i32 m = t; m < C; m += PEER_THREADS)
+                    if (fold_out[m])
+                        store_release((u64*)fold_signal_out[m], signal_word(round, __ldcg(&slot[FOLD_COUNTS + m])));
             for (i32 m = t; m < C; m += PEER_THREADS)
-                if (fold_out[m])
-                    store_release((u64*)fold_signal_out[m], signal_word(round, __ldcg(&slot[FOLD_COUNTS + m])));
-        }
-        for (i32 m = t; m < C; m += PEER_THREADS)
-            landed[m] = m == j ? 0 : wait_signal(fold_signals + m, round);
-        __syncthreads();
-        if (leader && t == 0) folded_ns = global_ns();
-        // update from the landed fold lists, over the whole grid
-        for (i32 m = 0; m < C; ++m) {
-            const u32* from = fold_in + m * capacity;
-            for (i64 e = first_thread; e < landed[m]; e += threads) {
-                const i32 o = (i32)__ldcg(from + e);
-                const i32 row = j * b + o;
-                const u32 bit = 1u << (row & 31);
-                if (!(atomicOr(&visited[row >> 5], bit) & bit)) me.own(o, m);
+                landed[m] = m == j ? 0 : wait_signal(fold_signals + m, round);
+            __syncthreads();
+            if (leader && t == 0) folded_ns = global_ns();
+            // update from the landed fold lists, over the whole grid
+            for (i32 m = 0; m < C; ++m) {
+                const u32* from = fold_in + m * capacity;
+                for (i64 e = first_thread; e < landed[m]; e += threads) {
+                    const i32 o = (i32)__ldcg(from + e);
+                    const i32 row = j * b + o;
+                    const u32 bit = 1u << (row & 31);
+                    if (!(atomicOr(&visited[row >> 5], bit) & bit)) found_degrees += me.own(o, degree[o], m);
+                }
             }
+            me.add_degrees(found_degrees);
+            grid.sync();                             // the new frontier and the next expand messages are stored
+            if (leader && t == 0) updated_ns = global_ns();
         }
-        grid.sync();                                 // the new frontier and the next expand messages are stored
         const i64 next_count = __ldcg(&slot[NEXT_COUNT]), next_degrees = __ldcg(&slot[NEXT_DEGREES]);
         if (leader) {
-            if (t == 0) updated_ns = global_ns();
-            // the next round's expand signals, and this level's record on every rank
+            // the next round's expand signals (on one column the records below), and this level's record
+            // on every rank
             for (i32 p = t; p < R; p += PEER_THREADS)
-                if (expand_out[p])
+                if (expand_out[p] && !one_column)
                     store_release((u64*)expand_signal_out[p] + ((round + 1) & 1) * R,
                                   signal_word(round + 1, next_count));
             for (i32 p = t; p < P; p += PEER_THREADS) {
