@@ -35,7 +35,7 @@ level (frontier edges at most `capacity`); then the new own frontier is in own_l
 same levels. GPU: one cooperative launch on the current stream, returning when the search leaves the
 small levels; every rank of the grid must launch it (the ranks' grids wait for each other, so all must be
 resident at once: a rank takes its share of the GPU's multiprocessors, three quarters of it where ranks
-share a GPU under CUDA MPS, whose clients' shares are rounded).
+share a GPU under CUDA MPS, whose clients' shares are rounded, and at most PEER_BLOCKS blocks).
 """
 
 from __future__ import annotations
@@ -50,6 +50,14 @@ from dbfs.ops.arrays import NULL
 from dbfs.ops.expand import _expand_numpy
 from dbfs.ops.level_control import next_step
 from dbfs.ops.update import update_from_offsets
+
+
+# The most blocks a rank's grid takes: a small level's chain of dependent loads is as long at any count
+# (a level examines at most the stretch's capacity of entries, 2^16 by default: two a thread here),
+# while the grid barrier and the decision's polling cost every block's part; a lattice level on two
+# H200 took 11.5 us at 32 blocks, 11.6-11.7 at 48, 11.8 at 64 and 12.4 at 132 (bench/NOTES.md,
+# 2026-11-26, the device-driven level's grid).
+PEER_BLOCKS = 32
 
 
 def shared_bytes(R: int, C: int) -> int:
@@ -67,12 +75,12 @@ def counter_words(C: int) -> int:
 def blocks(backend, kernel) -> int:
     """The rank's grid: its share of the GPU, which for a CUDA MPS client is also at most its
     CUDA_MPS_ACTIVE_THREAD_PERCENTAGE of the multiprocessors (a block of PEER_THREADS fills one); three
-    quarters of that when ranks share a GPU, whose clients' shares are rounded."""
+    quarters of that when ranks share a GPU, whose clients' shares are rounded; at most PEER_BLOCKS."""
     resident = backend.resident_blocks(kernel, PEER_THREADS)
     percentage = os.environ.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE")
     if percentage:
         resident = min(resident, int(backend.multiprocessors * float(percentage) / 100))
-    return max(1, resident * 3 // 4) if backend.sharing > 1 or percentage else resident
+    return min(PEER_BLOCKS, max(1, resident * 3 // 4) if backend.sharing > 1 or percentage else resident)
 
 
 def peer_levels(backend, graph, state, links, own_list, spare, own_count, counters, ctl, rounds, log,
