@@ -9,7 +9,7 @@ graph needs of a block).
     python scripts/block_occupancy.py --scale 20 --grids 16x16 128x64
 
 The tuples come from the Graph500 generator (graph500.generator), on the CPU, all at once: scale 20
-takes ~1 GiB and a minute on two cores, scale 22 ~4 GiB and several minutes. The ownership math is
+takes ~1 GiB and two to three minutes on two cores, scale 22 ~4 GiB and about seven. The ownership math is
 dbfs.grid's.
 """
 
