@@ -8,6 +8,8 @@ H100 on NVLink).
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 from mpi4py import MPI
 
@@ -16,15 +18,8 @@ def allgather(comms, comm: MPI.Comm, backend, owned, workspace):
     """The concatenation of every rank's equally long `owned` in the order of `comm` (a line of
     `comms`), on the device, in an array of `workspace` (dbfs.workspace); `owned` itself on a line of
     one rank."""
-    if comm.Get_size() == 1:
-        return owned
-    gathered = workspace.empty(owned.size * comm.Get_size(), owned.dtype)
-    line = comms.nccl(comm, backend)
-    if line is None:
-        _allgather_host(comm, backend, owned, gathered)
-    else:
-        _allgather_nccl(line, comm, backend, owned, gathered)
-    return gathered
+    return _on_line(comms, comm, backend, owned, partial(_allgather_host, workspace=workspace),
+                    partial(_allgather_nccl, workspace=workspace))
 
 
 def or_to_owners(comms, comm: MPI.Comm, backend, marks):
@@ -40,19 +35,23 @@ def _on_line(comms, comm, backend, array, host, nccl_round):
     return host(comm, backend, array) if line is None else nccl_round(line, comm, backend, array)
 
 
-def _allgather_host(comm, backend, owned, gathered):
+def _allgather_host(comm, backend, owned, workspace):
     send = np.ascontiguousarray(backend.asnumpy(owned))
-    recv = np.empty(gathered.size, send.dtype)
+    recv = np.empty(send.size * comm.Get_size(), send.dtype)
     comm.Allgather(send, recv)
+    gathered = workspace.empty(recv.size, recv.dtype)
     backend.copy(gathered, recv)
+    return gathered
 
 
-def _allgather_nccl(line, comm, backend, owned, gathered):
+def _allgather_nccl(line, comm, backend, owned, workspace):
     from cupy.cuda import nccl
     xp = backend.xp
     owned = xp.ascontiguousarray(owned)
+    gathered = workspace.empty(owned.size * comm.Get_size(), owned.dtype)
     line.allGather(owned.data.ptr, gathered.data.ptr, owned.nbytes, nccl.NCCL_UINT8,
                    xp.cuda.get_current_stream().ptr)
+    return gathered
 
 
 def _or_host(comm, backend, marks):
