@@ -99,9 +99,9 @@ def _check_args(args) -> None:
 def _one_column_fits(source: GraphSource, backend, args, transport: str) -> bool:
     """Collective: whether a grid of one column holds the graph on every rank: its local ids (all N
     columns) within 32 bits and its estimate over `transport`, with or without the row copy as
-    --row-copy allows, within the GPU's memory. On one node such a grid searches faster than the squarest: no bottom-up rotation,
-    no fold, almost no predecessor round (four H200 at scale 29: 812 against 586 GTEPS, bench/NOTES.md,
-    2026-11-26, tall grids on one node)."""
+    --row-copy allows, within the GPU's memory. On one node such a grid searches faster than the
+    squarest: no bottom-up rotation, no fold, almost no predecessor round (four H200 at scale 29: 812
+    against 586 GTEPS, bench/NOTES.md, 2026-11-26, tall grids on one node)."""
     world = runtime.WORLD
     try:
         grid = Grid(world.Get_size(), 1, source.n_vertices)

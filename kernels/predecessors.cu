@@ -13,7 +13,8 @@
 // mapped here by NVSHMEM: peers[p] on grid row p), its own first, until one is set.
 #include "common.cuh"
 
-// Grid column c's discoverer entry for owned offset o: gathered, or read where its rank keeps it.
+// Member c of the grid line's entry for owned offset o (grid column c's discoverer, or grid row c's column
+// find): gathered, or read where that rank keeps it.
 struct GatheredEntries {
     const i32* __restrict__ gathered;
     i32 b;
@@ -73,15 +74,20 @@ __device__ __forceinline__ i64 global_row(i64 r, i32 p, i32 b, i32 R)
     return ((r / b) * R + p) * (i64)b + r % b;
 }
 
-template <typename Parent>
-__device__ __forceinline__ void resolve_columns(const i32* marker, const i32* __restrict__ gathered, i32 b,
-                                                i32 R, Parent* parent)
+// Each marked offset's entries are read grid row `first` onwards, cyclically, until one is set (the gathered
+// entries from row 0; in place, this rank's own row first).
+template <typename Parent, typename Entries>
+__device__ __forceinline__ void resolve_columns(const i32* marker, Entries entries, i32 b, i32 R, i32 first,
+                                                Parent* parent)
 {
     for (i64 o = blockIdx.x * (i64)blockDim.x + threadIdx.x; o < b; o += (i64)gridDim.x * blockDim.x) {
         if (marker[o] != BOTTOM_UP) continue;
-        i32 p = 0;
-        while (p < R - 1 && gathered[(i64)p * b + o] < 0) ++p;
-        const i64 r = gathered[(i64)p * b + o];
+        i64 r = -1;
+        i32 p = first;
+        for (i32 k = 0; k < R; ++k, p = (p + 1 == R ? 0 : p + 1)) {
+            r = entries.at(p, o);
+            if (r >= 0) break;
+        }
         parent[o] = r >= 0 ? (Parent)global_row(r, p, b, R) : (Parent)-1;
     }
 }
@@ -90,39 +96,23 @@ __device__ __forceinline__ void resolve_columns(const i32* marker, const i32* __
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 resolve_columns_i64(const i32* marker, const i32* __restrict__ gathered, i32 b, i32 R, i64* parent)
 {
-    resolve_columns(marker, gathered, b, R, parent);
+    resolve_columns(marker, GatheredEntries{gathered, b}, b, R, 0, parent);
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 resolve_columns_i32(const i32* marker, const i32* __restrict__ gathered, i32 b, i32 R, i32* parent)
 {
-    resolve_columns(marker, gathered, b, R, parent);
-}
-
-template <typename Parent>
-__device__ __forceinline__ void resolve_mapped(const i32* marker, const u64* __restrict__ peers, i32 b, i32 R,
-                                               i32 line, Parent* parent)
-{
-    for (i64 o = blockIdx.x * (i64)blockDim.x + threadIdx.x; o < b; o += (i64)gridDim.x * blockDim.x) {
-        if (marker[o] != BOTTOM_UP) continue;
-        i64 r = -1;
-        i32 p = line;
-        for (i32 k = 0; k < R; ++k, p = (p + 1 == R ? 0 : p + 1)) {
-            r = ((const i32*)peers[p])[(i64)line * b + o];
-            if (r >= 0) break;
-        }
-        parent[o] = r >= 0 ? (Parent)global_row(r, p, b, R) : (Parent)-1;
-    }
+    resolve_columns(marker, GatheredEntries{gathered, b}, b, R, 0, parent);
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 resolve_mapped_i64(const i32* marker, const u64* __restrict__ peers, i32 b, i32 R, i32 line, i64* parent)
 {
-    resolve_mapped(marker, peers, b, R, line, parent);
+    resolve_columns(marker, MappedEntries{peers, b, line}, b, R, line, parent);
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 resolve_mapped_i32(const i32* marker, const u64* __restrict__ peers, i32 b, i32 R, i32 line, i32* parent)
 {
-    resolve_mapped(marker, peers, b, R, line, parent);
+    resolve_columns(marker, MappedEntries{peers, b, line}, b, R, line, parent);
 }
