@@ -27,6 +27,7 @@ import faulthandler
 import os
 import sys
 import threading
+import time
 
 import pytest
 from mpi4py import MPI
@@ -38,6 +39,9 @@ DEFAULT_TIMEOUT_S = 300.0
 # Seconds between the Python watchdog and faulthandler's C-level backstop, which also fires when the
 # stuck thread holds the GIL.
 BACKSTOP_GRACE_S = 30.0
+# Seconds the watchdog waits between writing its report and aborting: MPI_Abort kills every rank at
+# once, and the launcher drops what it had not yet forwarded from the ranks' stderr pipes.
+ABORT_GRACE_S = 1.0
 SEVERITY = ("failed", "xfailed", "skipped", "xpassed", "passed")
 
 
@@ -133,6 +137,7 @@ class Watchdog:
         faulthandler.dump_traceback(file=self.stream, all_threads=True)
         self.stream.flush()
         if WORLD.Get_size() > 1:
+            time.sleep(ABORT_GRACE_S)
             WORLD.Abort(1)
         os._exit(1)
 
