@@ -370,7 +370,8 @@ class Graph500BFS(Benchmark):
             runtime.log(note)
         memory_peak = self.device_peak.largest()
         if memory_peak is not None:
-            runtime.log(f"device memory peak {memory.readable(memory_peak)} (largest rank; estimate "
+            where = "device" if self.backend.is_gpu else "host"
+            runtime.log(f"{where} memory peak {memory.readable(memory_peak)} (largest rank; estimate "
                         f"{memory.readable(run.figures['memory_estimate'])})")
         devices = world.gather(self.backend.describe(), root=0)
         if args.json is not None and world.Get_rank() == 0:
@@ -398,6 +399,7 @@ class Graph500BFS(Benchmark):
     def close(self) -> None:
         self.bfs.close()
         self.comms.free()
+        self.device_peak.close()
 
 
 def main(args) -> None:

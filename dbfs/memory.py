@@ -20,12 +20,16 @@ Measurement (DevicePeak): on a GPU every allocation goes through CuPy's default 
 each one the bytes in use (the pool's live arrays, in CuPy's 512-byte units, and dbfs's arrays on the
 NVSHMEM symmetric heap, dbfs.nvshmem.held_bytes) and the pool's reserved bytes (what CUDA has handed
 to it) are compared with their high-water marks. Neither counts CUDA's context, NCCL's own buffers,
-NVSHMEM's unused heap or pinned host memory, as the estimate does not.
+NVSHMEM's unused heap or pinned host memory, as the estimate does not. On the CPU backend the device is
+the host: tracemalloc, which NumPy tells of every array's data, gives the high-water mark of what the
+rank allocated since the measurement began (arrays and Python objects alike; what was allocated before,
+the interpreter and its modules, is not counted).
 """
 
 from __future__ import annotations
 
 import re
+import tracemalloc
 from dataclasses import dataclass, field
 
 from mpi4py import MPI
@@ -52,13 +56,20 @@ LANDING_SHARE = 2             # construction's NVSHMEM landing: twice a rank's a
 # and rows 8, its temporaries 40; measured 64 B a tuple in all), on several ranks the grouping by owner
 # and the scatter over the d entries of a tuple (about 65 B an entry; measured 133 to 147 B a tuple in
 # all at d = 2). The host-staged exchange's page-locked buffers are host memory, not counted.
-# Not counted: the NumPy generator's own buffers, about 8192 x (32 SCALE + 380) bytes (CPU only).
+# The NumPy generator's own buffers while it makes a chunk (CPU only): its 8192-edge block's states and
+# products, 8192 x (32 SCALE + 380) bytes, measured with tracemalloc at scales 14 to 26.
+GENERATOR_BYTES_BASE = 8192 * 380
+GENERATOR_BYTES_PER_SCALE = 8192 * 32
 CHUNK_TUPLE_BYTES = 17
 ROUTE_ONE_RANK_BYTES = 4 + 32
 ROUTED_ENTRY_BYTES = 12
 OWNERSHIP_TEMPORARY_BYTES = 32
 TWIN_SCATTER_BYTES = 8 + 40
 TWIN_ROUTED_ENTRY_BYTES = 65
+# The certificate's NumPy twin (dbfs.ops.certificate.hash_entries): an entry of its step holds its index,
+# column and the two global ids (8 each) and the two mixes' temporaries; measured with tracemalloc, 56 B.
+TWIN_HASH_ENTRY_BYTES = 56
+TWIN_HASH_TUPLE_BYTES = 41      # its hash_tuples, a tuple of its step (measured likewise)
 UNITS = {"B": 1, "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
          "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
 
@@ -153,28 +164,45 @@ def _landing_bytes(grid: Grid, chunk: int, symmetric: bool, device: str, transpo
 
 
 def construction_bytes(grid: Grid, n_edges: int, chunk: int, symmetric: bool, row_copy: bool,
-                       device: str = "gpu", transport: str = "mpi") -> int:
-    """Transients of a streaming pass: one chunk (at most the largest rank's share of tuples), and with
+                       device: str = "gpu", transport: str = "mpi", generated: bool = True) -> int:
+    """Transients of a streaming pass: one chunk (at most the largest rank's share of tuples) being routed,
+    or on the CPU being generated beside the generator's buffers (generator_bytes), and with
     --comm nvshmem on several GPU ranks the symmetric landing kept for the whole build (sized by the
     chunk) and its signal words."""
     tuples = min(chunk, -(-n_edges // grid.size))
     landing = _landing_bytes(grid, chunk, symmetric, device, transport)
-    return tuples * _tuple_bytes(grid, symmetric, row_copy, device) + landing + (8 * grid.size if landing else 0)
+    routing = tuples * _tuple_bytes(grid, symmetric, row_copy, device)
+    generating = 16 * tuples + generator_bytes(grid, device, generated)
+    return max(routing, generating) + landing + (8 * grid.size if landing else 0)
 
 
-def certificate_bytes(grid: Grid, n_edges: int, chunk: int, device: str = "gpu") -> int:
-    """dbfs.certificate: first one chunk of tuples (16 B each), then the global ids of the local columns
+def certificate_bytes(grid: Grid, n_edges: int, chunk: int, entries: int, device: str = "gpu",
+                      generated: bool = True) -> int:
+    """dbfs.certificate: first one chunk of tuples (16 B each; on the CPU beside the generator's buffers
+    or the hashing twin's step, TWIN_HASH_TUPLE_BYTES a tuple), then the global ids of the local columns
     and rows (int64 tables, columns first), each computed ID_SLICE indices at a time by the ownership
     math, whose temporaries beside the table are two int64 arrays of a slice for the columns and five
-    for the rows (Grid.to_global_col, to_global_row; CuPy keeps every intermediate, NumPy reuses one);
-    an accumulator; on the CPU the NumPy twin's temporaries (about 64 B per entry of its step)."""
+    for the rows (Grid.to_global_col, to_global_row; CuPy keeps every intermediate, NumPy reuses one),
+    then the rank's `entries` hashed beside both tables (on the CPU the twin's step,
+    TWIN_HASH_ENTRY_BYTES an entry); an accumulator."""
     share = -(-n_edges // grid.size)
     tuples = min(chunk, share)
-    twin = 64 * min(TWIN_CHUNK, 2 * share) if device == "cpu" else 0
+    cpu = device == "cpu"
+    tuple_pass = 16 * tuples + (max(generator_bytes(grid, device, generated),
+                                    TWIN_HASH_TUPLE_BYTES * min(TWIN_CHUNK, tuples)) if cpu else 0)
     cols, rows = grid.cols_per_rank, grid.rows_per_rank
     columns = 8 * cols + 2 * 8 * min(ID_SLICE, cols)
     tables = 8 * (cols + rows) + 5 * 8 * min(ID_SLICE, rows)
-    return max(16 * tuples, columns, tables) + 24 + twin
+    entry_pass = 8 * (cols + rows) + (TWIN_HASH_ENTRY_BYTES * min(TWIN_CHUNK, entries) if cpu else 0)
+    return max(tuple_pass, columns, tables, entry_pass) + 24
+
+
+def generator_bytes(grid: Grid, device: str, generated: bool = True) -> int:
+    """The NumPy Graph500 generator's own buffers while it makes a chunk (graph500.generator; the CUDA
+    generator writes the chunk alone): GENERATOR_BYTES_BASE + GENERATOR_BYTES_PER_SCALE x SCALE."""
+    if device != "cpu" or not generated:
+        return 0
+    return GENERATOR_BYTES_BASE + GENERATOR_BYTES_PER_SCALE * max(1, (grid.n_vertices - 1).bit_length())
 
 
 def search_state_bytes(grid: Grid, direction: str, entries: int, transport: str = "mpi",
@@ -277,11 +305,13 @@ def readable(size: int) -> str:
 
 def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = "auto",
              transport: str = "mpi", device: str = "gpu", entries: int | None = None,
-             chunk: int | None = None, limit: int | None = None, row_copy: bool = True) -> Estimate:
+             chunk: int | None = None, limit: int | None = None, row_copy: bool = True,
+             generated: bool = True) -> Estimate:
     """Every part and phase of one rank (the one with `entries` entries; default: the even share). The
     build's chunk (`chunk`; default: chunk_edges with the search state and validation as its room) is
     kept in `inputs`, so the estimate redone with the counted entries assumes the chunk the build took.
-    row_copy: the bottom-up search keeps the row-major copy (row_major_layout)."""
+    row_copy: the bottom-up search keeps the row-major copy (row_major_layout); generated: the tuples come
+    from the Graph500 generator (not a file)."""
     layout = row_major_layout(grid, symmetric, direction, row_copy)
     counted = entries_per_rank(grid, n_edges, symmetric) if entries is None else entries
     state = search_state_bytes(grid, direction, counted, transport, device, by_columns=layout == "columns")
@@ -289,7 +319,7 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     if chunk is None:
         chunk = chunk_edges(grid, n_edges, symmetric, layout == "copy", device, state + checking, transport)
     inputs = dict(grid=grid, n_edges=n_edges, symmetric=symmetric, direction=direction, transport=transport,
-                  device=device, entries=entries, chunk=chunk, limit=limit, row_copy=row_copy)
+                  device=device, entries=entries, chunk=chunk, limit=limit, row_copy=row_copy, generated=generated)
     graph = graph_bytes(grid, counted, layout)
     resident = sum(graph.values())
     # the owned degrees (dbfs.build): from the row copy's whole rows on a grid of one column, else the
@@ -298,9 +328,9 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
                4 * grid.cols_per_rank + (4 * grid.block if grid.R > 1 else 0))
     parts = {**graph,
              "construction transients": construction_bytes(grid, n_edges, chunk, symmetric, layout == "copy",
-                                                           device, transport),
+                                                           device, transport, generated),
              "certificate": certificate_bytes(grid, n_edges, chunk_edges(grid, n_edges, symmetric, False, device),
-                                              device),
+                                              counted, device, generated),
              "search state": state,
              "validation": checking}
     phases = {"construction": resident - graph["degree"] + max(parts["construction transients"], degrees),
@@ -387,7 +417,7 @@ def plan_run(grid: Grid, source, direction: str, transport: str, backend, heap_n
     before anything is allocated; with --comm nvshmem the symmetric heap too, against `heap_need`
     (symmetric_heap_bytes)."""
     plan = estimate(grid, source.n_edges, source.symmetric, direction, transport, backend.name,
-                    limit=backend.memory_limit(), row_copy=row_copy)
+                    limit=backend.memory_limit(), row_copy=row_copy, generated=source.info is None)
     check(plan)
     if transport == "nvshmem":
         runtime.agree(nvshmem.heap_problem(heap_need))
@@ -396,17 +426,23 @@ def plan_run(grid: Grid, source, direction: str, transport: str, backend, heap_n
 
 class DevicePeak:
     """High-water marks of this rank's device memory from here on (see the module docstring): `used`
-    (bytes of live arrays) and `reserved` (the pool's size). restart() begins a new phase. On the
-    CPU backend nothing is measured and both stay None."""
+    (bytes of live arrays) and `reserved` (the pool's size; None on the CPU backend). restart() begins
+    a new phase; close() ends the measurement."""
 
     def __init__(self, backend):
         self._pool = None
+        self._started_tracing = False
         self.used = self.reserved = None
         if backend.is_gpu:
             import cupy
             self._pool = cupy.get_default_memory_pool()
             self.restart()
             cupy.cuda.set_allocator(self._malloc)
+        else:
+            self._started_tracing = not tracemalloc.is_tracing()
+            if self._started_tracing:
+                tracemalloc.start()
+            self.restart()
 
     def _malloc(self, size: int):
         memory = self._pool.malloc(size)
@@ -420,7 +456,18 @@ class DevicePeak:
     def restart(self) -> None:
         if self._pool is not None:
             self.used, self.reserved = self._in_use(), self._pool.total_bytes()
+        elif tracemalloc.is_tracing():
+            tracemalloc.reset_peak()
+            self.used = tracemalloc.get_traced_memory()[0]
+
+    def close(self) -> None:
+        """Stop tracing the host's allocations where this measurement started it (the CPU backend)."""
+        if self._started_tracing and tracemalloc.is_tracing():
+            tracemalloc.stop()
+        self._started_tracing = False
 
     def largest(self, comm=runtime.WORLD) -> int | None:
-        """Collective: the largest rank's `used` high-water mark (None on the CPU backend)."""
+        """Collective: the largest rank's `used` high-water mark (None once a CPU measurement is closed)."""
+        if self._pool is None and tracemalloc.is_tracing():
+            self.used = tracemalloc.get_traced_memory()[1]
         return None if self.used is None else comm.allreduce(self.used, op=MPI.MAX)

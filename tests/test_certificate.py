@@ -139,7 +139,7 @@ def test_run_reports_the_certificate_compile_time_and_memory(tmp_path_factory, c
     WORLD.Barrier()
     doc = json.load(open(report))
     assert doc["certificate"] == {"passed": True, "time": doc["certificate"]["time"], "tuples": 16 << 8}
-    assert doc["compile_time"] == 0.0 and doc["memory_peak"] is None
+    assert doc["compile_time"] == 0.0 and doc["memory_peak"] > 0
     assert doc["memory_estimate"] > 0
     if WORLD.Get_rank() == 0:
         assert "certificate: passed" in capsys.readouterr().out
