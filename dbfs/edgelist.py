@@ -48,6 +48,7 @@ from graph500.generator import edge_range
 EDGE_DATASETS = (("src", np.dtype("<i8")), ("dst", np.dtype("<i8")))
 WEIGHT_DATASET = ("weight", np.dtype("<f4"))
 IDS_DATASET = "ids"
+MAX_ID = 2**63 - 1                 # original ids are int64
 DEFAULT_CHUNK_EDGES = 1 << 22
 CHUNK_ELEMS = 1 << 20              # chunk length of converted datasets (8 MiB of int64)
 DEFLATE_LEVEL = 1
@@ -439,6 +440,7 @@ class GraphInfo:
     has_ids: bool                # dataset `ids` maps dense ids to original ids
     weights: bool
     attrs: dict
+    unsigned: bool = False       # src or dst holds unsigned integers
 
     def original_ids(self, lo: int, hi: int, threads: int | None = None) -> np.ndarray:
         """Original ids (int64) of the dense vertices [lo, hi)."""
@@ -489,6 +491,9 @@ def graph_info(path: str) -> GraphInfo:
             if not isinstance(ids, h5py.Dataset) or ids.ndim != 1 or ids.dtype.kind not in "iu":
                 raise _layout_error(path, "'ids' is not a 1-D integer dataset")
             n_ids = ids.shape[0]
+            if n_ids:
+                first_id, last_id = int(ids[0]), int(ids[-1])
+        unsigned = any(f[name].dtype.kind == "u" for name, _ in EDGE_DATASETS)
     n = attrs.get("n_vertices")
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise _layout_error(path, "attribute 'n_vertices' is missing or not a positive integer")
@@ -498,9 +503,45 @@ def graph_info(path: str) -> GraphInfo:
         raise _layout_error(path, f"'ids' has {n_ids} entries for {n} vertices")
     if bool(attrs.get("id_mapping", has_ids)) != has_ids:
         raise _layout_error(path, "attribute id_mapping disagrees with the presence of dataset 'ids'")
+    _check_attrs(path, attrs, n)
+    if has_ids and n_ids:
+        _check_id_table(path, first_id, last_id)
     attrs.update(n_edges=n_edges, weights=weights)
     return GraphInfo(path=path, n_vertices=n, n_edges=n_edges, directed=bool(attrs.get("directed", False)),
-                     id_base=int(attrs.get("id_base", 0)), has_ids=has_ids, weights=weights, attrs=attrs)
+                     id_base=int(attrs.get("id_base", 0)), has_ids=has_ids, weights=weights, attrs=attrs,
+                     unsigned=unsigned)
+
+
+def _check_attrs(path: str, attrs: dict, n: int) -> None:
+    """DbfsError naming the first attribute a run reads whose value is of the wrong kind: SCALE,
+    edgefactor (integers from 1; they head the Graph500 block), id_base (original ids are dense ids plus
+    id_base: not negative, as -1 marks an unreached vertex in a result, and within int64), directed
+    (a boolean or 0/1) and seed (two integers)."""
+    def integer(value) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    for name, low in (("scale", 1), ("edgefactor", 1), ("id_base", 0)):
+        value = attrs.get(name, low)
+        if not integer(value) or value < low:
+            raise _layout_error(path, f"attribute {name!r} = {value!r} is not an integer of at least {low}")
+    if attrs.get("id_base", 0) + n - 1 > MAX_ID:
+        raise _layout_error(path, f"attribute 'id_base' = {attrs['id_base']} puts original ids past 2^63 - 1")
+    directed = attrs.get("directed", False)
+    if not (isinstance(directed, bool) or directed in (0, 1)):
+        raise _layout_error(path, f"attribute 'directed' = {directed!r} is not a boolean (true, false, 0 or 1)")
+    seed = attrs.get("seed", (0, 0))
+    if not (isinstance(seed, tuple) and len(seed) == 2 and all(integer(v) for v in seed)):
+        raise _layout_error(path, f"attribute 'seed' = {seed!r} is not two integers")
+
+
+def _check_id_table(path: str, first: int, last: int) -> None:
+    """DbfsError when the ascending id table's ends lie outside [0, 2^63 - 1] (-1 marks an unreached
+    vertex in a result; ids are int64)."""
+    if first < 0:
+        raise _layout_error(path, f"'ids' holds the negative id {first}: original ids must be at least 0 "
+                                  "(-1 marks an unreached vertex in a result)")
+    if last > MAX_ID:
+        raise _layout_error(path, f"'ids' holds the id {last}, past 2^63 - 1")
 
 
 def sampled_digest(info: GraphInfo, samples: int = 16, stretch: int = 1024) -> str:

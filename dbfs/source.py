@@ -96,7 +96,7 @@ class GraphSource:
                 yield backend.xp.empty(0, backend.xp.int64), backend.xp.empty(0, backend.xp.int64)
             else:
                 src, dst = edgelist.read_edge_slice(self.info.path, a, b, threads)[:2]
-                check_endpoints(src, dst, self.n_vertices, self.info.path)
+                check_endpoints(src, dst, self.n_vertices, self.info.path, self.info.unsigned)
                 yield backend.asarray(src), backend.asarray(dst)
 
     def dense_root(self, root: int, comm=runtime.WORLD) -> int:
@@ -142,13 +142,15 @@ class GraphSource:
         return [st.st_size, st.st_mtime_ns]
 
 
-def check_endpoints(src, dst, n_vertices: int, where: str) -> None:
-    """DbfsError (on the calling rank) when a tuple's endpoint lies outside [0, n_vertices)."""
+def check_endpoints(src, dst, n_vertices: int, where: str, unsigned: bool = False) -> None:
+    """DbfsError (on the calling rank) when a tuple's endpoint lies outside [0, n_vertices); unsigned:
+    the tuples were read from uint64 as int64, so a negative one stands for itself plus 2^64."""
     if src.shape[0] == 0:
         return
     low, high = int(min(src.min(), dst.min())), int(max(src.max(), dst.max()))
     if low < 0 or high >= n_vertices:
-        raise DbfsError(f"{where}: edge endpoint {low if low < 0 else high} is outside [0, {n_vertices})")
+        endpoint = high if low >= 0 else low + 2**64 if unsigned else low
+        raise DbfsError(f"{where}: edge endpoint {endpoint} is outside [0, {n_vertices})")
 
 
 @dataclass

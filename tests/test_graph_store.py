@@ -84,11 +84,33 @@ def write_graph(path, n=4, ids=None, **attrs):
     ({}, [1, 5, 9], "'ids' has 3 entries for 4 vertices"),
     ({"id_mapping": True}, None, "attribute id_mapping disagrees"),
     ({}, [[1, 2], [3, 4]], "'ids' is not a 1-D integer dataset"),
+    ({"id_base": "x"}, None, "attribute 'id_base' = 'x' is not an integer of at least 0"),
+    ({"id_base": 2.5}, None, "attribute 'id_base' = 2.5 is not an integer of at least 0"),
+    ({"id_base": -1}, None, "attribute 'id_base' = -1 is not an integer of at least 0"),
+    ({"id_base": 2**63 - 2}, None, "attribute 'id_base' = 9223372036854775806 puts original ids past 2.63 - 1"),
+    ({"scale": "abc"}, None, "attribute 'scale' = 'abc' is not an integer of at least 1"),
+    ({"edgefactor": 0}, None, "attribute 'edgefactor' = 0 is not an integer of at least 1"),
+    ({"directed": "false"}, None, "attribute 'directed' = 'false' is not a boolean"),
+    ({"generator": "x", "seed": 5}, None, "attribute 'seed' = 5 is not two integers"),
+    ({"id_mapping": True}, [-1, 4, 9, 12], "'ids' holds the negative id -1"),
+    ({"id_mapping": True}, np.array([1, 4, 9, 2**63 + 4], np.uint64), "'ids' holds the id 9223372036854775812, past"),
 ])
 def test_graph_info_rejects_wrong_layouts(tmp_path, attrs, ids, message):
     write_graph(tmp_path / "g.h5", ids=ids, **attrs)
     with pytest.raises(DbfsError, match=f"g.h5 is not a dbfs graph: {message}"):
         edgelist.graph_info(tmp_path / "g.h5")
+
+
+def test_an_unsigned_endpoint_past_int64_is_named_as_the_file_holds_it(tmp_path):
+    from dbfs.source import check_endpoints
+    with h5py.File(tmp_path / "u.h5", "w") as f:
+        f["src"] = np.array([0, 2**63 + 5], np.uint64)
+        f["dst"] = np.array([1, 2], np.uint64)
+        f.attrs["n_vertices"] = 3
+    info = edgelist.graph_info(tmp_path / "u.h5")
+    src, dst = edgelist.read_edge_slice(info.path, 0, 2)[:2]
+    with pytest.raises(DbfsError, match=r"u.h5: edge endpoint 9223372036854775813 is outside \[0, 3\)"):
+        check_endpoints(src, dst, 3, "u.h5", info.unsigned)
 
 
 def test_graph_info_defaults_and_id_lookups(tmp_path):
