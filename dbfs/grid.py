@@ -49,21 +49,35 @@ def default_grid(nranks: int) -> tuple[int, int]:
 
 def fitting_grid(n_vertices: int, ranks: int) -> tuple[int, int]:
     """A grid whose local index ranges fit Grid's 32-bit limit for n_vertices: the squarest R x C =
-    ranks (R >= C) that fits, else the smallest square grid that does (R * C > ranks: more ranks)."""
-    for c in range(math.isqrt(ranks), 0, -1):
-        if ranks % c == 0 and _fits(ranks // c, c, n_vertices):
-            return ranks // c, c
+    ranks (R >= C) that fits, else the squarest that fits of the fewest ranks above `ranks`."""
+    shape = _squarest_fitting(n_vertices, ranks)
+    if shape is not None:
+        return shape
     side = max(1, n_vertices >> 31)
     while not _fits(side, side, n_vertices):
         side += 1
-    return side, side
+    # both sides of a fitting grid hold N/2^31 at least, so nothing below (side - 1)^2 ranks fits
+    count = max(ranks + 1, (side - 1) ** 2)
+    while (shape := _squarest_fitting(n_vertices, count)) is None:
+        count += 1
+    return shape
 
 
-def grid_advice(n_vertices: int, R: int, C: int) -> str:
+def _squarest_fitting(n_vertices: int, ranks: int) -> tuple[int, int] | None:
+    for c in range(math.isqrt(ranks), 0, -1):
+        if ranks % c == 0 and _fits(ranks // c, c, n_vertices):
+            return ranks // c, c
+    return None
+
+
+def grid_advice(n_vertices: int, R: int, C: int, largest_scale: int | None = None) -> str:
     """Why an R x C grid cannot hold n_vertices (local ids are 32-bit), the grid or rank count that can,
-    and the most vertices this grid holds."""
-    largest = next((s for s in range(62, 0, -1) if _fits(R, C, 1 << s)), None)
-    scale = f", or at most 2^{largest} vertices (scale {largest}) on this grid" if largest else ""
+    and the most vertices this grid holds: by its ids, or `largest_scale` where the caller knows what
+    its memory holds as well."""
+    if largest_scale is None:
+        largest_scale = next((s for s in range(62, 0, -1) if _fits(R, C, 1 << s)), None)
+    scale = (f", or at most 2^{largest_scale} vertices (scale {largest_scale}) on this grid" if largest_scale
+             else ", and this grid holds no Graph500 scale")
     return (f"{n_vertices} vertices on a {R}x{C} grid give local index ranges over 2^31, and local ids are "
             f"32-bit; {rank_advice(n_vertices, R, C)}{scale}")
 

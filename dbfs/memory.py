@@ -291,16 +291,16 @@ class Estimate:
         return f"{readable(self.peak)} at the {self.peak_phase} phase ({phases})"
 
 
-def gib(size: int) -> str:
-    return f"{size / GIB:.2f}"
+def unit_of(size: int) -> tuple[str, int]:
+    """(name, bytes) of the largest of GiB, MiB, KiB and B that shows `size` with a digit before the point."""
+    return next(((unit, scale) for unit, scale in (("GiB", GIB), ("MiB", 1 << 20), ("KiB", 1 << 10))
+                 if size >= scale), ("B", 1))
 
 
 def readable(size: int) -> str:
     """Bytes in GiB, MiB or KiB, whichever shows them with a digit before the point."""
-    for unit, scale in (("GiB", GIB), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if size >= scale:
-            return f"{size / scale:.2f} {unit}"
-    return f"{size} B"
+    unit, scale = unit_of(size)
+    return f"{size} B" if scale == 1 else f"{size / scale:.2f} {unit}"
 
 
 def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = "auto",
@@ -377,25 +377,39 @@ def check(plan: Estimate, comm=runtime.WORLD, what: str = "memory estimate per r
     runtime.agree(error, comm)
 
 
+EXACT_RANK_SPAN = 4096         # rank counts fit_advice tries one by one (0.1-0.3 ms an estimate)
+
+
 def fit_advice(plan: Estimate, most_ranks: int = 1 << 20) -> str:
-    """What would fit instead of an estimate over its limit: the fewest ranks (doubling, on the
-    default grid) that hold the same graph, the same ranks without the row-major copy or else without the
-    bottom-up search when that is enough, and for a Graph500-shaped graph (undirected, 2^SCALE vertices,
-    an integer edgefactor) the largest scale these ranks hold."""
+    """What would fit instead of an estimate over its limit: the fewest ranks that hold the same graph on
+    the default grid (doubling the ranks until they do, then each count above the last that did not, or
+    past EXACT_RANK_SPAN of them a bisection, which may stop above the fewest: a count whose squarest
+    grid is tall, a prime's, can hold less than a smaller one), the same ranks without the row-major copy or
+    else without the bottom-up search when that is enough, and for a Graph500-shaped graph (undirected,
+    2^SCALE vertices, an integer edgefactor) the largest scale these ranks hold."""
     grid, n_edges, limit = plan.inputs["grid"], plan.inputs["n_edges"], plan.limit
-    n, ranks = grid.n_vertices, grid.size
-    options = []
-    while ranks < most_ranks:
-        ranks *= 2
-        shape = default_grid(ranks)
+    n = grid.n_vertices
+    kept = {k: v for k, v in plan.inputs.items() if k not in ("grid", "entries", "chunk")}
+
+    def holds(ranks: int) -> bool:
         try:
-            wider = Grid(*shape, n)
-        except ValueError:                      # local ids past 32 bits: more ranks still
-            continue
-        kept = {k: v for k, v in plan.inputs.items() if k not in ("grid", "entries", "chunk")}
-        if estimate(wider, **kept).fits:
-            options.append(f"{ranks} ranks (grid {shape[0]}x{shape[1]}) hold it")
-            break
+            wider = Grid(*default_grid(ranks), n)
+        except ValueError:                      # local ids past 32 bits
+            return False
+        return estimate(wider, **kept).fits
+
+    options = []
+    low, high = grid.size, 2 * grid.size
+    while high <= most_ranks and not holds(high):
+        low, high = high, 2 * high
+    if high <= most_ranks:
+        if high - low <= EXACT_RANK_SPAN:
+            high = next(ranks for ranks in range(low + 1, high + 1) if holds(ranks))
+        while high - low > 1:                   # holds(high), not holds(low)
+            middle = (low + high) // 2
+            low, high = (low, middle) if holds(middle) else (middle, high)
+        shape = default_grid(high)
+        options.append(f"{high} ranks (grid {shape[0]}x{shape[1]}) hold it")
     on = runtime.count(grid.size, "rank")
     inputs = {**plan.inputs, "chunk": None}
     if row_major_layout(grid, inputs["symmetric"], inputs["direction"], inputs["row_copy"]) == "copy" and \

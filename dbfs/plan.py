@@ -76,25 +76,26 @@ def main(args: argparse.Namespace) -> None:
     outputs.check([outputs.Target("--json", args.json)])
     if args.json == outputs.STDOUT:
         runtime.take_stdout()
+    largest = memory.largest_scale(R, C, args.edgefactor, limit, args.direction, args.comm, row_copy=args.row_copy)
     try:
         grid = Grid(R, C, 1 << args.scale)
     except ValueError:
-        raise DbfsError(grid_advice(1 << args.scale, R, C), collective=True) from None
+        raise DbfsError(grid_advice(1 << args.scale, R, C, largest or 0), collective=True) from None
     n_edges = args.edgefactor << args.scale
     row_copy = memory.resolve_row_copy(args.row_copy, grid, n_edges, True, args.direction, args.comm, limit=limit)
     plan = memory.estimate(grid, n_edges, True, args.direction, args.comm, limit=limit, row_copy=row_copy)
-    largest = memory.largest_scale(R, C, args.edgefactor, limit, args.direction, args.comm, row_copy=args.row_copy)
     copy = (f", row copy {'on' if row_copy else 'off'} (--row-copy {args.row_copy})"
             if args.direction == "auto" and args.ranks > 1 else "")
+    unit, size_of_unit = memory.unit_of(plan.peak)
     lines = [f"plan: SCALE {args.scale}, edgefactor {args.edgefactor}, {runtime.count(args.ranks, 'rank')} "
              f"(grid {R}x{C}), direction {args.direction}{copy}, comm {args.comm}, GPU backend",
-             f"  {'per rank':<26}{'GiB':>10}"]
-    lines.append(f"  {'graph (resident)':<26}{memory.gib(plan.resident):>10}")
-    lines += [f"  {('  ' if name in memory.GRAPH_ARRAYS else '') + name:<26}{memory.gib(size):>10}"
+             f"  {'per rank':<26}{unit:>10}"]
+    lines.append(f"  {'graph (resident)':<26}{plan.resident / size_of_unit:>10.2f}")
+    lines += [f"  {('  ' if name in memory.GRAPH_ARRAYS else '') + name:<26}{size / size_of_unit:>10.2f}"
               for name, size in plan.parts.items()]
     lines.append("  phases (alive together):")
-    lines += [f"  {name:<26}{memory.gib(size):>10}" for name, size in plan.phases.items()]
-    lines.append(f"peak per rank: {memory.gib(plan.peak)} GiB ({plan.peak_phase}); {memory.gib(limit)} GiB "
+    lines += [f"  {name:<26}{size / size_of_unit:>10.2f}" for name, size in plan.phases.items()]
+    lines.append(f"peak per rank: {memory.readable(plan.peak)} ({plan.peak_phase}); {memory.readable(limit)} "
                  f"available: {'fits' if plan.fits else 'does not fit: ' + memory.fit_advice(plan)}")
     heap = (memory.symmetric_heap_bytes(grid, n_edges, True, args.direction, row_copy=row_copy)
             if args.comm == "nvshmem" else None)
@@ -102,7 +103,7 @@ def main(args: argparse.Namespace) -> None:
         lines.append(f"NVSHMEM symmetric heap per PE: {memory.readable(heap)} (construction's landing, or later "
                      f"the search's buffers and the finders' records, counted in the search state above), beside NVSHMEM's own "
                      f"(NVSHMEM_SYMMETRIC_SIZE, 1 GiB unless set, must hold it)")
-    if not args.grid and 1 < args.ranks <= args.gpus_per_node:
+    if not args.grid and C > 1 and args.ranks <= args.gpus_per_node:
         lines.append(f"on one node with a GPU per rank the main command takes grid {args.ranks}x1 where it fits "
                      f"(the faster search there): plan it with --grid {args.ranks}x1")
     lines.append("largest scale that fits with these ranks: "

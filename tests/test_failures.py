@@ -159,6 +159,9 @@ def test_bad_runs_are_refused_before_the_graph_is_generated(dbfs, shared, monkey
 def test_grid_advice_names_a_grid_that_fits():
     assert fitting_grid(1 << 34, 4) == (9, 9) and fitting_grid(4 * 10**9, 2) == (2, 2)
     assert fitting_grid(4 * 10**9, 8) == (4, 2) and fitting_grid(100, 6) == (3, 2)
+    # no grid of these ranks fits, though fewer ranks would (2x2 for 2^31, 65x65 for 2^37): more ranks
+    assert fitting_grid(1 << 31, 7) == (4, 2) and fitting_grid(1 << 37, 8192) == (100, 82)
+    Grid(100, 82, 1 << 37)
     for n, ranks in ((1 << 34, 4), (4 * 10**9, 2), (4 * 10**9, 8)):
         r, c = fitting_grid(n, ranks)
         Grid(r, c, n)                                   # fits

@@ -16,7 +16,7 @@ from dbfs.bfs import BFS
 from dbfs.build import build_from_edges
 from dbfs.errors import DbfsError
 from dbfs.graph import GridComms
-from dbfs.grid import Grid
+from dbfs.grid import Grid, default_grid
 from dbfs.ops.validate import level_dtype
 from dbfs.workspace import allocated_bytes
 from graph500.generator import edge_range, generate_edges
@@ -180,26 +180,32 @@ def test_gpu_run_peak_is_within_ten_percent_of_the_estimate(tmp_path_factory):
 
 
 def test_an_estimate_over_its_limit_says_what_would_fit():
-    """The fewest doubled ranks that hold the same graph, and the largest scale the ranks hold; each
-    checked against the estimate itself."""
+    """The fewest ranks that hold the same graph, and the largest scale the ranks hold; each checked
+    against the estimate itself."""
     plan = memory.estimate(Grid(4, 4, 1 << 32), 16 << 32, limit=80 << 30)
     assert not plan.fits
     advice = memory.fit_advice(plan)
-    assert advice == ("32 ranks (grid 8x4) hold it, or --row-copy off (the bottom-up search on the CSC's "
+    assert advice == ("25 ranks (grid 5x5) hold it, or --row-copy off (the bottom-up search on the CSC's "
                       "columns) on 16 ranks, or scale 31 at most on 16 ranks")
-    assert memory.estimate(Grid(8, 4, 1 << 32), 16 << 32, limit=80 << 30).fits
+    assert memory.estimate(Grid(5, 5, 1 << 32), 16 << 32, limit=80 << 30).fits
+    for ranks in range(17, 25):                 # no fewer ranks hold it (17, 19, 22, 23: past 32-bit ids)
+        try:
+            smaller = Grid(*default_grid(ranks), 1 << 32)
+        except ValueError:
+            continue
+        assert not memory.estimate(smaller, 16 << 32, limit=80 << 30).fits, ranks
     assert memory.estimate(Grid(4, 4, 1 << 32), 16 << 32, limit=80 << 30, row_copy=False).fits
     assert memory.estimate(Grid(4, 4, 1 << 31), 16 << 31, limit=80 << 30).fits
     topdown_fits = memory.estimate(Grid(4, 4, 1 << 32), 16 << 32, limit=72 << 30)
-    assert memory.fit_advice(topdown_fits) == ("32 ranks (grid 8x4) hold it, or --direction topdown (no bottom-up "
+    assert memory.fit_advice(topdown_fits) == ("28 ranks (grid 7x4) hold it, or --direction topdown (no bottom-up "
                                                "search) on 16 ranks, or scale 31 at most on 16 ranks")
     assert memory.estimate(Grid(4, 4, 1 << 32), 16 << 32, direction="topdown", limit=72 << 30).fits
     assert not memory.estimate(Grid(4, 4, 1 << 32), 16 << 32, limit=72 << 30, row_copy=False).fits
     copy_over = memory.estimate(Grid(8, 4, 1 << 32), 16 << 32, limit=60 << 30)
-    assert memory.fit_advice(copy_over) == ("64 ranks (grid 8x8) hold it, or --row-copy off (the bottom-up search "
+    assert memory.fit_advice(copy_over) == ("35 ranks (grid 7x5) hold it, or --row-copy off (the bottom-up search "
                                             "on the CSC's columns) on 32 ranks, or scale 31 at most on 32 ranks")
     assert memory.estimate(Grid(8, 4, 1 << 32), 16 << 32, limit=60 << 30, row_copy=False).fits
-    assert memory.estimate(Grid(8, 8, 1 << 32), 16 << 32, limit=60 << 30).fits
+    assert memory.estimate(Grid(7, 5, 1 << 32), 16 << 32, limit=60 << 30).fits
     odd = memory.estimate(Grid(2, 2, 3 * 10**9), 10**12, limit=1 << 30)     # not Graph500-shaped
     assert "scale" not in memory.fit_advice(odd)
 

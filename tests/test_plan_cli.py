@@ -43,6 +43,8 @@ def test_one_node_of_gpus_is_pointed_to_its_one_column_grid():
     assert hint in plan("--scale", 26, "--ranks", 4, "--memory", "80GiB").stdout
     assert hint not in plan("--scale", 26, "--ranks", 4, "--memory", "80GiB", "--gpus-per-node", "2").stdout
     assert hint not in plan("--scale", 26, "--ranks", 4, "--grid", "2x2", "--memory", "80GiB").stdout
+    three = plan("--scale", 26, "--ranks", 3, "--memory", "80GiB").stdout
+    assert "(grid 3x1)" in three and "plan it with" not in three     # the default grid is that one already
 
 
 def test_nvshmem_names_the_symmetric_heap_a_pe_needs(tmp_path):
@@ -82,12 +84,23 @@ def test_does_not_fit_and_names_the_largest_scale_that_does(tmp_path):
     (("--scale", 20, "--ranks", 4, "--grid", "2x3", "--memory", "1GiB"), "grid 2x3 needs 6 ranks"),
     (("--scale", 0, "--ranks", 1, "--memory", "1GiB"), "--scale must be in 1..42"),
     (("--scale", 20, "--ranks", 0, "--memory", "1GiB"), "--ranks must be >= 1"),
+    # the ids' advice: more ranks than the job has, a grid of them that fits, the scale memory holds too
+    (("--scale", 31, "--ranks", 7, "--memory", "80GiB"), "use at least 8 ranks (e.g. --grid 4x2), or at most "
+                                                         "2^30 vertices (scale 30) on this grid"),
+    (("--scale", 37, "--ranks", 8192, "--memory", "80GiB"), "use at least 8200 ranks (e.g. --grid 100x82)"),
+    (("--scale", 42, "--ranks", 1, "--memory", "80GiB"), "or at most 2^28 vertices (scale 28) on this grid"),
 ])
 def test_bad_input_is_one_clear_line(args, message):
     result = plan(*args)
     assert result.returncode == 2
     errors = [line for line in result.stderr.splitlines() if "error" in line]
     assert len(errors) == 1 and message in errors[0] and "Traceback" not in result.stderr, result.stderr
+
+
+def test_small_sizes_show_in_a_unit_that_shows_them():
+    result = plan("--scale", 20, "--ranks", 4, "--memory", "1MiB")
+    assert f"{'per rank':<26}{'MiB':>10}" in result.stdout
+    assert "peak per rank: 65.00 MiB (certificate); 1.00 MiB available: does not fit: " in result.stdout
 
 
 def test_a_prediction_from_the_scale_model(tmp_path):
