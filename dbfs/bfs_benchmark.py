@@ -169,7 +169,9 @@ class Graph500BFS(Benchmark):
         self.comm = runtime.WORLD
         self.row_major = args.direction == "auto" and plan.inputs["row_copy"]
         self.comms = GridComms.create(grid)
-        self.graph = self.bfs = self.last = None
+        self.graph = self.bfs = self.last = self.cache = None
+        self.graph_from_cache = False
+        self.bulk_reason = ""
         self.original: dict = {}          # dense root -> the id the user sees (the file's original id)
 
     # -- build: kernel 1 ---------------------------------------------------------------------------
@@ -178,44 +180,57 @@ class Graph500BFS(Benchmark):
         row_major its row-major copy) from the partition cache when it holds a valid entry, else
         streamed from the tuples (generated or read, built over the run's bulk transport -- NCCL where it
         can run, else staged through the host: dbfs.transport.bulk_transport -- then cached)."""
-        args, backend, source, comms = self.args, self.backend, self.source, self.comms
-        world = comms.world
+        backend, comms = self.backend, self.comms
         compile_time = self.slowest(warm_up(backend))
         runtime.log(f"kernels compiled and warmed: {compile_time:.3f} s (outside every timing)" if backend.is_gpu
                     else "no kernels to compile: the CPU backend runs their NumPy twins")
         figures = {"compile_time": compile_time, "memory_estimate": self.plan.peak, "graph_generation": 0.0}
-        bulk, why = bulk_transport(self.transport, backend, world)
-        comms.bulk = bulk
+        comms.bulk, self.bulk_reason = bulk_transport(self.transport, backend, comms.world)
         self.device_peak.restart()
-        cache = PartitionCache(args.partition_cache, source, comms.grid) if args.partition_cache else None
-        if cache:
-            world.Barrier()
-            t0 = time.perf_counter()
-            graph = cache.load(comms, backend)
-            if graph is not None:
-                if self.row_major and graph.row_ptr is None:
-                    add_row_major(graph)
-                elif not self.row_major and not graph.row_major_shared:     # --row-copy off: not kept
-                    graph.row_ptr = graph.col_idx = None
-                backend.sync()
-                construction_time = self.slowest(time.perf_counter() - t0)
-                runtime.log(f"construction: {construction_time:.3f} s (loaded from the partition cache "
-                            f"{cache.path}), {world.allreduce(graph.nnz)} CSC entries")
-                self.graph = graph
-                if source.info is not None:        # nothing was read: no reading time, no reading rate
-                    figures.update(graph_load=0.0, load_edges_per_s_per_rank=None)
-                return {**figures, "construction_time": construction_time,
-                        "construction_source": "partition cache",
-                        "memory_construction_peak": self.device_peak.largest()}
+        if self.args.partition_cache:
+            self.cache = PartitionCache(self.args.partition_cache, self.source, comms.grid)
+            loaded = self._load_cached()
+            if loaded is not None:
+                return {**figures, **loaded}
+        return {**figures, **self._build_streamed()}
+
+    def _load_cached(self) -> dict | None:
+        """This rank's block from the partition cache (None on every rank when any rank misses), with its
+        construction figures."""
+        world, source = self.comms.world, self.source
+        world.Barrier()
+        t0 = time.perf_counter()
+        graph = self.cache.load(self.comms, self.backend)
+        if graph is None:
+            return None
+        if self.row_major and graph.row_ptr is None:
+            add_row_major(graph)
+        elif not self.row_major and not graph.row_major_shared:     # --row-copy off: not kept
+            graph.row_ptr = graph.col_idx = None
+        self.backend.sync()
+        construction_time = self.slowest(time.perf_counter() - t0)
+        runtime.log(f"construction: {construction_time:.3f} s (loaded from the partition cache "
+                    f"{self.cache.path}), {world.allreduce(graph.nnz)} CSC entries")
+        self.graph, self.graph_from_cache = graph, True
+        figures = {"construction_time": construction_time, "construction_source": "partition cache",
+                   "memory_construction_peak": self.device_peak.largest()}
+        if source.info is not None:        # nothing was read: no reading time, no reading rate
+            figures.update(graph_load=0.0, load_edges_per_s_per_rank=None)
+        return figures
+
+    def _build_streamed(self) -> dict:
+        """This rank's block built from the tuples (then stored in the partition cache, if any), with its
+        construction figures."""
+        comms, source = self.comms, self.source
+        world, bulk = comms.world, comms.bulk
         if world.Get_size() > 1:
-            runtime.log(f"construction over {bulk} ({why})")
-        graph, report = build(comms, backend, source, row_major=self.row_major, transport=bulk, plan=self.plan)
-        figures["construction_comm"] = bulk
+            runtime.log(f"construction over {bulk} ({self.bulk_reason})")
+        graph, report = build(comms, self.backend, source, row_major=self.row_major, transport=bulk, plan=self.plan)
+        figures = {"construction_comm": bulk, "memory_estimate": report.memory.peak}
         if source.info is None:
             figures["graph_generation"] = report.producer_time
         else:
             figures.update(graph_load=report.producer_time, load_edges_per_s_per_rank=report.producer_rate)
-        figures["memory_estimate"] = report.memory.peak
         runtime.log(f"tuples {'generated' if source.info is None else 'read'} in both passes: "
                     f"{report.producer_time:.3f} s, {report.producer_rate / 1e6:.1f} M edges/s per rank "
                     "(slowest rank)")
@@ -224,21 +239,30 @@ class Graph500BFS(Benchmark):
                  if world.Get_size() > 1 else "")
         runtime.log(f"construction: {report.construction_time:.3f} s (built, tuple production excluded; {steps}, "
                     f"slowest rank each{setup}), {world.allreduce(graph.nnz)} CSC entries")
-        if cache and cache.store(graph):
-            runtime.log(f"stored in the partition cache {cache.path}")
-        self.graph = graph
+        if self.cache and self.cache.store(graph):
+            runtime.log(f"stored in the partition cache {self.cache.path}")
+        self.graph, self.graph_from_cache = graph, False
         return {**figures, "construction_time": report.construction_time, "construction_source": "built",
                 "construction_phases": report.phases, "construction_setup_time": report.setup_time,
                 "memory_construction_peak": self.device_peak.largest()}
 
     def certify(self) -> dict:
         """The construction certificate, once per run (not with --validate none); then the search's
-        state is allocated (after the certificate, whose id tables it would otherwise sit beside)."""
+        state is allocated (after the certificate, whose id tables it would otherwise sit beside). A
+        block loaded from the partition cache that fails it is stale (a graph file changed with its size
+        and modification time kept): it is built again from the file, stored, and certified again."""
         figures = {"certificate": None}
         if self.args.validate == "none":
             runtime.log("certificate skipped (--validate none)")
         else:
             certificate = certify(self.graph, self.source)
+            if not certificate.passed and self.graph_from_cache:
+                runtime.warn(f"the partition cache entry {self.cache.path} does not hold the graph's tuples (its "
+                             "file changed, keeping its size and modification time?): rebuilding it")
+                self.graph = None
+                self.device_peak.restart()
+                figures.update(self._build_streamed())
+                certificate = certify(self.graph, self.source)
             if not certificate.passed:
                 raise DbfsError(f"construction certificate failed: {certificate.message}", collective=True)
             runtime.log(f"certificate: the CSC holds exactly the input tuples ({certificate.time:.3f} s)")

@@ -12,7 +12,9 @@ graph file's size and modification time, and a checksum of every rank's file (CR
 piece, computed by several threads, digested together). An entry is reused when entry.json matches (a
 graph file rewritten in place is stale even if its content key is not) and every rank finds its file
 with its checksum; otherwise every rank builds, and the entry is rewritten. A damaged entry (a file
-truncated, emptied or changed) is reported as a warning and rebuilt. Files are written under temporary
+truncated, emptied or changed) is reported as a warning and rebuilt. A graph file rewritten with its size
+and modification time kept (and no content hash) escapes the key; the run's construction certificate
+finds the loaded blocks wrong and the run builds them again (dbfs.bfs_benchmark). Files are written under temporary
 names and renamed. A cache that cannot be written (a read-only or full file system, a path that is
 not a directory) is a warning: the run goes on with the graph it built, and no incomplete entry is
 left behind.

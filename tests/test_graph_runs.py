@@ -184,6 +184,34 @@ def test_partition_cache_is_reused_and_rebuilt_when_stale(shared):
     assert changed["construction_source"] == "built" and changed["n_vertices"] == 6
 
 
+def test_partition_cache_entry_of_a_file_changed_in_place_is_rebuilt(shared, capsys):
+    """A file without a content hash rewritten between the sampled stretches, its size and modification
+    time kept: the key cannot tell, the certificate does, and the entry is built again."""
+    cache, graph = shared / "cache_same_stamp", shared / "same_stamp.h5"
+    n, m = 2000, 40000
+    src, dst = np.random.default_rng(5).integers(0, n, (2, m))
+    if WORLD.Get_rank() == 0:
+        with h5py.File(graph, "w") as f:
+            f["src"], f["dst"] = src, dst
+            f.attrs["n_vertices"] = n
+    WORLD.Barrier()
+    args = ("--graph", graph, "--roots", 2, "--partition-cache", cache)
+    assert run(*args)["construction_source"] == "built"
+    if WORLD.Get_rank() == 0:
+        stamp = os.stat(graph)
+        with h5py.File(graph, "r+") as f:
+            f["dst"][1500] = (dst[1500] + 1) % n          # between the first two sampled stretches
+        os.utime(graph, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+        assert os.stat(graph).st_size == stamp.st_size
+    WORLD.Barrier()
+    capsys.readouterr()
+    rebuilt = run(*args)
+    assert rebuilt["construction_source"] == "built" and rebuilt["certificate"]["passed"]
+    if WORLD.Get_rank() == 0:
+        assert "does not hold the graph's tuples" in capsys.readouterr().err
+    assert run(*args)["construction_source"] == "partition cache"
+
+
 def test_partition_cache_for_generated_graphs(shared):
     cache = shared / "cache_generated"
     first = run("--scale", 7, "--roots", 2, "--partition-cache", cache)
