@@ -75,7 +75,9 @@ def _check_args(args) -> None:
             raise DbfsError(f"--{name} must be a finite number > 0, got {value}", collective=True)
     refuse_inapplicable(args, [("--edgefactor", args.graph is None, "to --scale graphs: a --graph file has its own sizes"),
                                ("--alpha", args.direction == "auto", "to --direction auto (the switch to bottom-up)"),
-                               ("--beta", args.direction == "auto", "to --direction auto (the switch back to top-down)")])
+                               ("--beta", args.direction == "auto", "to --direction auto (the switch back to top-down)"),
+                               ("--row-copy", args.direction == "auto",
+                                "to --direction auto (the copy serves the bottom-up levels)")])
     if args.undirected and args.graph is None:
         raise DbfsError("--undirected applies to a directed --graph file; the --scale graph is undirected "
                         "already", collective=True)

@@ -72,6 +72,8 @@ class PartitionCache:
         if self.rank == 0:
             try:
                 os.makedirs(directory, exist_ok=True)
+            except FileExistsError:
+                problem = f"cannot use the partition cache {directory} (it is not a directory): the graph is built"
             except OSError as e:
                 problem = f"cannot use the partition cache {directory} ({e.strerror or e}): the graph is built"
         self.usable = comm.bcast(problem, root=0) is None

@@ -92,6 +92,7 @@ def test_outputs_never_destroy_inputs_or_special_files(dbfs, shared):
         (("--scale", 6, "--json", os.fsdecode(bytes(shared / "r") + b"\xff.json")), "not valid UTF-8"),
         (("--graph", graph, "--edgefactor", 8), "--edgefactor applies to --scale graphs"),
         (("--scale", 6, "--direction", "topdown", "--alpha", 3), "--alpha applies to --direction auto"),
+        (("--scale", 6, "--direction", "topdown", "--row-copy", "off"), "--row-copy applies to --direction auto"),
     ]
     for extra, message in cases:
         assert refused(dbfs(*extra, "--backend", "cpu"), message), extra
