@@ -2,7 +2,8 @@
 
     python scripts/collect_results.py DIR_OR_FILE... [--csv FILE] [--markdown FILE]
 
-Folders are searched recursively for *.json; documents that are not main-mode runs (no `searches` or
+Folders are searched recursively for *.json and *.json.gz (large results are kept gzipped); documents
+that are not main-mode runs (no `searches` or
 no `bfs_harmonic_mean_TEPS`, e.g. the generator benchmark) are skipped with a note on stderr. One row
 per run: GPUs (= MPI ranks), grid, scale, edgefactor, device, transport (`comm`), message encoding,
 direction, number of searches, the Graph500 harmonic-mean TEPS (paper 004, section 4), the mean search
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gzip
 import json
 import os
 import re
@@ -39,7 +41,7 @@ def find_documents(paths) -> list[Path]:
     files = []
     for p in map(Path, paths):
         if p.is_dir():
-            files.extend(sorted(p.rglob("*.json")))
+            files.extend(sorted([*p.rglob("*.json"), *p.rglob("*.json.gz")]))
         elif p.is_file():
             files.append(p)
         else:
@@ -101,8 +103,8 @@ def collect(paths) -> list[dict]:
     rows = []
     for path in find_documents(paths):
         try:
-            doc = json.loads(path.read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            doc = json.loads(gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_text())
+        except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as e:
             print(f"collect_results: skipped {path}: unreadable ({e})", file=sys.stderr)
             continue
         if not isinstance(doc, dict) or "searches" not in doc or "bfs_harmonic_mean_TEPS" not in doc:

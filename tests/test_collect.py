@@ -4,6 +4,7 @@ on 1 rank, and scale 9 and scale 8 on 2 ranks (a weak and a strong scaling pair)
 from __future__ import annotations
 
 import csv
+import gzip
 import importlib
 import json
 import subprocess
@@ -92,10 +93,19 @@ def test_collect_reads_transport_encoding_and_unencoded_bytes(results, tmp_path)
     assert row["bytes_raw_fold"] == pytest.approx(3 * row["bytes_fold"])
 
 
+def test_collect_reads_gzipped_documents(results, tmp_path):
+    collect_results = import_script("collect_results")
+    (tmp_path / "run.json.gz").write_bytes(gzip.compress((results / "s9_2ranks.json").read_bytes()))
+    [row] = collect_results.collect([tmp_path])
+    assert row == {**collect_results.collect([results / "s9_2ranks.json"])[0], "file": str(tmp_path / "run.json.gz")}
+
+
 def test_collect_reads_the_committed_results():
     result = script("collect_results.py", RESULTS)
     assert result.returncode == 0, result.stderr
-    runs = [p for p in RESULTS.rglob("*.json") if "searches" in json.loads(p.read_text())]
+    documents = [json.loads(p.read_text()) for p in RESULTS.rglob("*.json")]
+    documents += [json.loads(gzip.decompress(p.read_bytes())) for p in RESULTS.rglob("*.json.gz")]
+    runs = [doc for doc in documents if isinstance(doc, dict) and "searches" in doc]
     assert len(result.stdout.splitlines()) == 2 + len(runs)
 
 
