@@ -438,6 +438,9 @@ def plan_run(grid: Grid, source, direction: str, transport: str, backend, heap_n
     return plan
 
 
+_TRACING_OURS = False        # tracemalloc runs because a DevicePeak started it
+
+
 class DevicePeak:
     """High-water marks of this rank's device memory from here on (see the module docstring): `used`
     (bytes of live arrays) and `reserved` (the pool's size; None on the CPU backend). restart() begins
@@ -453,10 +456,18 @@ class DevicePeak:
             self.restart()
             cupy.cuda.set_allocator(self._malloc)
         else:
-            self._started_tracing = not tracemalloc.is_tracing()
-            if self._started_tracing:
-                tracemalloc.start()
+            self._start_tracing()
             self.restart()
+
+    def _start_tracing(self) -> None:
+        """Trace the host's allocations from now on, from a fresh start (a run that stopped early leaves
+        its tracing on: what it holds counts nothing here), unless the user traces them (-X tracemalloc)."""
+        global _TRACING_OURS
+        if tracemalloc.is_tracing() and not _TRACING_OURS:
+            return
+        tracemalloc.stop()
+        tracemalloc.start()
+        _TRACING_OURS = self._started_tracing = True
 
     def _malloc(self, size: int):
         memory = self._pool.malloc(size)
@@ -476,9 +487,10 @@ class DevicePeak:
 
     def close(self) -> None:
         """Stop tracing the host's allocations where this measurement started it (the CPU backend)."""
-        if self._started_tracing and tracemalloc.is_tracing():
+        global _TRACING_OURS
+        if self._started_tracing:
             tracemalloc.stop()
-        self._started_tracing = False
+            _TRACING_OURS = self._started_tracing = False
 
     def largest(self, comm=runtime.WORLD) -> int | None:
         """Collective: the largest rank's `used` high-water mark (None once a CPU measurement is closed)."""

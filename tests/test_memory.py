@@ -160,6 +160,18 @@ def measured_run(tmp_path_factory, *options: str) -> dict:
     return json.load(open(report))
 
 
+def test_a_cpu_measurement_counts_what_is_allocated_after_it_starts():
+    """A measurement left open (a run stopped by an error does not close it) does not count in the next."""
+    left_open = memory.DevicePeak(CPU)
+    held = np.ones(1 << 20)                               # 8 MiB allocated under the first measurement
+    peak = memory.DevicePeak(CPU)
+    scratch = np.ones(1 << 18)                            # 2 MiB under the second
+    del scratch
+    assert 2 << 20 <= peak.largest(MPI.COMM_SELF) < 3 << 20
+    peak.close()
+    del held, left_open
+
+
 @pytest.mark.parametrize("row_copy", ["on", "off"])
 def test_cpu_run_peak_is_within_ten_percent_of_the_estimate(tmp_path_factory, row_copy):
     doc = measured_run(tmp_path_factory, "--scale", "14", "--roots", "2", "--backend", "cpu", "--row-copy", row_copy)
