@@ -23,6 +23,9 @@ import math
 from dataclasses import dataclass
 
 BLOCK_ALIGN = 32
+LOCAL_LIMIT = 2**31                   # local ids are 32-bit: local ranges stay below this
+MAX_SIDE = (LOCAL_LIMIT - 1) // BLOCK_ALIGN     # a range holds BLOCK_ALIGN x the other side at least
+SIDES_TRIED = 1 << 12                 # grid columns fitting_grid tries past the least possible
 
 
 def parse_grid(text: str) -> tuple[int, int]:
@@ -47,20 +50,29 @@ def default_grid(nranks: int) -> tuple[int, int]:
     return nranks // c, c
 
 
-def fitting_grid(n_vertices: int, ranks: int) -> tuple[int, int]:
+def fitting_grid(n_vertices: int, ranks: int) -> tuple[int, int] | None:
     """A grid whose local index ranges fit Grid's 32-bit limit for n_vertices: the squarest R x C =
-    ranks (R >= C) that fits, else the squarest that fits of the fewest ranks above `ranks`."""
+    ranks (R >= C) that fits, else the squarest that fits of the fewest ranks above `ranks`; None when
+    the search finds none (past about 2^56 vertices none exists: both ranges hold BLOCK_ALIGN x a side)."""
     shape = _squarest_fitting(n_vertices, ranks)
     if shape is not None:
         return shape
-    side = max(1, n_vertices >> 31)
-    while not _fits(side, side, n_vertices):
-        side += 1
-    # both sides of a fitting grid hold N/2^31 at least, so nothing below (side - 1)^2 ranks fits
-    count = max(ranks + 1, (side - 1) ** 2)
-    while (shape := _squarest_fitting(n_vertices, count)) is None:
-        count += 1
-    return shape
+    # Both sides of a fitting grid exceed N / 2^31 (the ranges are about N/R rows and N/C columns). For
+    # each C from there, the fewest rows R whose range fits (it shrinks as R grows) above `ranks` ranks,
+    # if the columns' range fits with it (it grows with R), until C alone squares past the best.
+    best, c = None, max(1, n_vertices >> 31)
+    for c in range(c, min(c + SIDES_TRIED, MAX_SIDE + 1)):
+        if best is not None and c * c > best[0] * best[1]:
+            break
+        low, high = max(c, -(-(ranks + 1) // c)), MAX_SIDE
+        if low > high or local_ranges(high, c, n_vertices)[0] >= LOCAL_LIMIT:
+            continue
+        while low < high:
+            middle = (low + high) // 2
+            low, high = (low, middle) if local_ranges(middle, c, n_vertices)[0] < LOCAL_LIMIT else (middle + 1, high)
+        if _fits(low, c, n_vertices) and (best is None or low * c <= best[0] * best[1]):
+            best = (low, c)
+    return best
 
 
 def _squarest_fitting(n_vertices: int, ranks: int) -> tuple[int, int] | None:
@@ -85,8 +97,22 @@ def grid_advice(n_vertices: int, R: int, C: int, largest_scale: int | None = Non
 def rank_advice(n_vertices: int, R: int, C: int) -> str:
     """The grid of R * C ranks, or else the rank count, whose local ids hold n_vertices."""
     fit = fitting_grid(n_vertices, R * C)
+    if fit is None:
+        return "no grid keeps that many vertices within 32-bit local ids"
     return (f"use --grid {fit[0]}x{fit[1]}" if fit[0] * fit[1] == R * C else
             f"use at least {fit[0] * fit[1]} ranks (e.g. --grid {fit[0]}x{fit[1]})")
+
+
+def block_size(R: int, C: int, n_vertices: int) -> int:
+    """b of an R x C grid over n_vertices: ceil(N / (R C)) rounded up to a multiple of BLOCK_ALIGN."""
+    per_rank = -(-n_vertices // (R * C))
+    return -(-per_rank // BLOCK_ALIGN) * BLOCK_ALIGN
+
+
+def local_ranges(R: int, C: int, n_vertices: int) -> tuple[int, int]:
+    """(local rows, local columns) of a rank of an R x C grid over n_vertices: b C and b R."""
+    b = block_size(R, C, n_vertices)
+    return b * C, b * R
 
 
 def _fits(R: int, C: int, n_vertices: int) -> bool:
@@ -111,7 +137,7 @@ class Grid:
             raise ValueError("grid dimensions must be >= 1")
         if self.n_vertices < 1:
             raise ValueError("a graph needs at least one vertex")
-        if self.rows_per_rank >= 2**31 or self.cols_per_rank >= 2**31:
+        if self.rows_per_rank >= LOCAL_LIMIT or self.cols_per_rank >= LOCAL_LIMIT:
             raise ValueError(
                 f"{self.n_vertices} vertices on a {self.R}x{self.C} grid give local index ranges over "
                 "2^31; use more ranks")
@@ -124,8 +150,7 @@ class Grid:
     @property
     def block(self) -> int:
         """b: vertices per owned block, a multiple of BLOCK_ALIGN."""
-        per_rank = -(-self.n_vertices // (self.R * self.C))
-        return -(-per_rank // BLOCK_ALIGN) * BLOCK_ALIGN
+        return block_size(self.R, self.C, self.n_vertices)
 
     @property
     def n_padded(self) -> int:

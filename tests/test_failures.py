@@ -162,6 +162,11 @@ def test_grid_advice_names_a_grid_that_fits():
     # no grid of these ranks fits, though fewer ranks would (2x2 for 2^31, 65x65 for 2^37): more ranks
     assert fitting_grid(1 << 31, 7) == (4, 2) and fitting_grid(1 << 37, 8192) == (100, 82)
     Grid(100, 82, 1 << 37)
+    # vertex counts far past any run: found at once (a file's ids may claim 2^50), or none past ~2^56
+    started = time.perf_counter()
+    Grid(*fitting_grid(1 << 50, 3), 1 << 50)
+    assert fitting_grid(2**63 - 1, 1) is None and time.perf_counter() - started < 5
+    assert "no grid keeps that many vertices within 32-bit local ids" in grid_advice(2**63 - 1, 1, 1)
     for n, ranks in ((1 << 34, 4), (4 * 10**9, 2), (4 * 10**9, 8)):
         r, c = fitting_grid(n, ranks)
         Grid(r, c, n)                                   # fits
