@@ -1,4 +1,4 @@
-"""Array helpers shared by the converter and the distributed result writer."""
+"""Array helpers shared by the converter, the certificate's NumPy twin and the distributed result writer."""
 
 from __future__ import annotations
 
@@ -12,3 +12,17 @@ def sorted_unique(parts) -> np.ndarray:
     first = np.ones(len(values), bool)
     np.not_equal(values[1:], values[:-1], out=first[1:])
     return values[first]
+
+
+_FMIX_SHIFT = np.uint64(33)
+_FMIX_MUL = (np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53))
+
+
+def fmix64(x: np.ndarray) -> np.ndarray:
+    """MurmurHash3's 64-bit finalizer of every element of a uint64 array (wrapping arithmetic)."""
+    x = x ^ (x >> _FMIX_SHIFT)
+    x *= _FMIX_MUL[0]
+    x ^= x >> _FMIX_SHIFT
+    x *= _FMIX_MUL[1]
+    x ^= x >> _FMIX_SHIFT
+    return x

@@ -298,6 +298,9 @@ def convert(args) -> dict:
                     streams[1].append(dst)
                 n_edges = reader.edges
                 n = reader.n_vertices if reader.n_vertices is not None else top + 1
+                if n > edgelist.MAX_ID:
+                    raise DbfsError(f"{args.input}: the id {top} gives {n} vertices, past the 2^63 - 1 a graph "
+                                    "file holds (--ids renumber stores only the ids that occur)", collective=True)
                 if args.n_vertices is not None:
                     if top >= args.n_vertices:
                         raise DbfsError(f"--n-vertices {args.n_vertices}: {args.input} has vertex id {top}",

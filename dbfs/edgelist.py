@@ -48,7 +48,7 @@ from graph500.generator import edge_range
 EDGE_DATASETS = (("src", np.dtype("<i8")), ("dst", np.dtype("<i8")))
 WEIGHT_DATASET = ("weight", np.dtype("<f4"))
 IDS_DATASET = "ids"
-MAX_ID = 2**63 - 1                 # original ids are int64
+MAX_ID = 2**63 - 1                 # original ids and the vertex count are int64
 DEFAULT_CHUNK_EDGES = 1 << 22
 CHUNK_ELEMS = 1 << 20              # chunk length of converted datasets (8 MiB of int64)
 DEFLATE_LEVEL = 1

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dbfs.arrays import fmix64
+from dbfs.edgelist import MAX_ID as MAX_VERTICES
 from dbfs.errors import DbfsError
 from dbfs.textparse import LineError, Tokens, comment_lines, fixed_rows, parse_ids, tokenize
 
@@ -95,6 +97,11 @@ class InputFormat:
     def fail(self, line: int, message: str, text: str | None = None):
         shown = f": {text!r}" if text is not None else ""
         raise DbfsError(f"{self.path}:{line}: {message}{shown}", collective=True)
+
+    def _check_vertex_count(self, n: int) -> None:
+        if n > MAX_VERTICES:
+            self.fail(self.line, f"the header announces {n} vertices, past the {MAX_VERTICES} (2^63 - 1) a graph "
+                                 "file holds")
 
     def _header_line(self, comment: bytes):
         """The next line that is neither blank nor a comment, as text (None at the end of the input)."""
@@ -213,6 +220,7 @@ class MatrixMarket(InputFormat):
             self.fail(self.line, f"the matrix is {rows} x {cols}; a graph needs a square matrix")
         if rows < 1:
             self.fail(self.line, "the matrix has no rows")
+        self._check_vertex_count(rows)
         self.n_vertices = rows
         self.fields = 2 if self.field == "pattern" else 3
 
@@ -258,6 +266,7 @@ class Metis(InputFormat):
         ncon = int(words[3]) if len(words) > 3 else 1
         if n < 1:
             self.fail(self.line, "the graph has no vertices", header)
+        self._check_vertex_count(n)
         self.n_vertices = n
         self.lead = (fmt[0] == "1") + (ncon if fmt[1] == "1" else 0)    # vertex size, vertex weights
         self.stride = 2 if fmt[2] == "1" else 1                           # neighbour [, edge weight]
@@ -265,6 +274,9 @@ class Metis(InputFormat):
         self.entries = 0             # adjacency entries
         self.forward = 0             # entries u -> v with u < v
         self.backward = 0
+        # order-free sums of a hash of each pair {u, v}, from the entries u -> v with u < v and with u > v:
+        # equal for symmetric lists (a mismatch with equal counts would go unseen by the counts alone)
+        self.forward_sum = self.backward_sum = 0
 
     def parse(self, block):
         tok = tokenize(block)
@@ -318,6 +330,8 @@ class Metis(InputFormat):
         forward = src < parsed.dst
         self.forward += int(forward.sum())
         self.backward += len(src) - int(forward.sum())
+        self.forward_sum = (self.forward_sum + _pair_sum(src[forward], parsed.dst[forward])) % 2**64
+        self.backward_sum = (self.backward_sum + _pair_sum(parsed.dst[~forward], src[~forward])) % 2**64
         self.line += parsed.lines
         self.edges += int(forward.sum())
         return src[forward], parsed.dst[forward]
@@ -332,6 +346,16 @@ class Metis(InputFormat):
         if self.forward != self.backward:
             raise DbfsError(f"{self.path}: the adjacency lists are not symmetric ({self.forward} entries "
                             f"u -> v with u < v, {self.backward} with u > v)", collective=True)
+        if self.forward_sum != self.backward_sum:
+            raise DbfsError(f"{self.path}: the adjacency lists are not symmetric (as many entries u -> v with "
+                            "u < v as with u > v, but some vertex lists a neighbour that does not list it)",
+                            collective=True)
+
+
+def _pair_sum(low: np.ndarray, high: np.ndarray) -> int:
+    """The sum mod 2^64 of a hash of each pair (low[k], high[k])."""
+    pairs = fmix64(fmix64(low.astype(np.uint64)) ^ high.astype(np.uint64))
+    return int(pairs.sum(dtype=np.uint64))
 
 
 class Graph500(InputFormat):

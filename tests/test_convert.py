@@ -245,6 +245,10 @@ TEXT_ERRORS = [
     ("g.graph", "3 1\n2\n1 2\n\n", r":3: vertex 2 lists itself"),
     ("g.graph", "3 2\n2\n1\n\n", r"announces 2 edges \(4 adjacency entries\), the file has 2"),
     ("g.graph", "3 1\n2 3\n\n\n", r"not symmetric"),
+    ("g.graph", "3 1\n2\n\n1\n", r"not symmetric \(as many entries u -> v with u < v as with u > v"),
+    ("g.graph", "100000000000000000000 1\n2\n1\n", r":1: the header announces 100000000000000000000 vertices, past"),
+    ("m.mtx", "%%MatrixMarket matrix coordinate pattern general\n9223372036854775808 9223372036854775808 1\n1 2\n",
+     r":2: the header announces 9223372036854775808 vertices, past the 9223372036854775807"),
     ("g.graph", "3 1\n2\n1\n", r"announces 3 vertices, the file has 2 vertex lines"),
     ("g.graph", "2 1 1\n2\n1 5\n",
      r":2: expected 0 vertex field\(s\) then \(neighbour, weight\) pairs, found 1"),
@@ -266,6 +270,13 @@ def test_negative_id_in_binary_names_the_edge(tmp_path):
     with pytest.raises(DbfsError, match=r"n\.g500: edge 1 \(byte 16\): negative id -5"):
         run_convert(tmp_path / "n.g500", tmp_path / "n.h5")
     assert leftovers(tmp_path) == ["n.g500"]
+
+
+def test_kept_ids_past_int64_vertex_counts_are_refused(tmp_path):
+    np.array([[0, 1], [2**63 - 1, 5]], "<i8").tofile(tmp_path / "m.g500")
+    with pytest.raises(DbfsError, match=r"m\.g500: the id 9223372036854775807 gives 9223372036854775808 vertices"):
+        run_convert(tmp_path / "m.g500", tmp_path / "m.h5")
+    assert leftovers(tmp_path) == ["m.g500"]
 
 
 def test_existing_output_needs_force(tmp_path):

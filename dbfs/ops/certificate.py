@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dbfs.arrays import fmix64
 from dbfs.kernels import BLOCK_THREADS as THREADS
 from dbfs.ops.arrays import blocks_for, require_array
 
@@ -22,24 +23,11 @@ TWIN_CHUNK = 1 << 20          # entries per step of the NumPy twins (bounds thei
 # so on several ranks the certificate's phase stays below the search's.
 ID_SLICE = 1 << 20
 
-_FMIX_SHIFT = np.uint64(33)
-_FMIX_MUL = (np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53))
-
-
-def _fmix64(x: np.ndarray) -> np.ndarray:
-    x = x ^ (x >> _FMIX_SHIFT)
-    x *= _FMIX_MUL[0]
-    x ^= x >> _FMIX_SHIFT
-    x *= _FMIX_MUL[1]
-    x ^= x >> _FMIX_SHIFT
-    return x
-
-
 def _add_entries(acc: np.ndarray, u: np.ndarray, v: np.ndarray, keys) -> None:
     """acc += (count, first mix sum, second mix sum) of the entries u -> v (uint64 arrays)."""
     k0, k1, k2, k3 = (np.uint64(k) for k in keys)
-    first = _fmix64(_fmix64(u ^ k0) ^ (v + k1))
-    second = _fmix64(_fmix64(u ^ k2) ^ (v + k3))
+    first = fmix64(fmix64(u ^ k0) ^ (v + k1))
+    second = fmix64(fmix64(u ^ k2) ^ (v + k3))
     acc += np.array([u.shape[0], first.sum(dtype=np.uint64), second.sum(dtype=np.uint64)], np.uint64)
 
 
