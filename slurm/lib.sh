@@ -25,11 +25,13 @@
 #   DBFS_MPIRUN_ARGS=       extra mpirun options (DBFS_LAUNCHER=mpirun)
 #   DBFS_CPUS_PER_TASK      srun --cpus-per-task (SLURM_CPUS_PER_TASK; empty: not passed)
 #   DBFS_EXTRA_ARGS=        extra options of python -m dbfs, e.g. "--log-levels"
-#   DBFS_RESUME=0           1: skip runs whose JSON already exists (a resubmitted sweep)
+#   DBFS_RESUME=0           1: skip runs whose JSON already exists in DBFS_OUT (a resubmitted sweep:
+#                           set DBFS_OUT to the first job's folder, as a new job ID names a new one)
 #
 # Outputs: $DBFS_OUT/<name>.json (the --json document), <name>.txt (stdout: the Graph500 block),
 # <name>.log (stderr: progress), commands.txt (every command launched), env.txt (DBFS_* and SLURM_*).
-# <name> = <study>_s<scale>_g<GPUs>_<R>x<C>_<comm>_<encoding>_<direction>, with r<ranks> for g<GPUs>
+# <name> = <study>_s<scale>_g<GPUs>_<R>x<C>_<comm>_<encoding>_<direction> (<R>x<C>: "default" where
+# dbfs chooses the grid), with r<ranks> for g<GPUs>
 # in a CPU-only run.
 #
 # CPU-only allocations. With DBFS_BACKEND=cpu, or when the allocation has no GPUs (submitted without
@@ -102,6 +104,13 @@ dbfs_setup() {
     read -r -a SRUN_EXTRA <<<"${DBFS_SRUN_ARGS:-}"
     read -r -a MPIRUN_EXTRA <<<"${DBFS_MPIRUN_ARGS:-}"
     read -r -a DBFS_EXTRA <<<"${DBFS_EXTRA_ARGS:-}"
+    local word
+    for word in "${DBFS_EXTRA[@]}"; do
+        case $word in --json | --json=*) dbfs_fail "DBFS_EXTRA_ARGS sets --json: each run's JSON is named by" \
+            "the template (DBFS_OUT/<name>.json), which resuming and collecting read" ;; esac
+        case $word in *\'* | *\"*) dbfs_fail "DBFS_EXTRA_ARGS splits at spaces and keeps quotes as they are:" \
+            "no quoted values ($word)" ;; esac
+    done
     OUT_DIR=${DBFS_OUT:-dbfs-results/$STUDY-${SLURM_JOB_ID:-dryrun}}
     case $PACK in rows) DISTRIBUTION=block ;; columns) DISTRIBUTION=cyclic ;;
     *) dbfs_fail "DBFS_PACK must be rows or columns, got '$PACK'" ;; esac
@@ -322,17 +331,26 @@ dbfs_placement() {
     fi
 }
 
-# dbfs_add_run P SCALE GRID COMM ENCODING DIRECTION: plan one run (GRID: RxC or empty for dbfs's default).
+# dbfs_add_run P SCALE GRID COMM ENCODING DIRECTION: plan one run. GRID: RxC; empty: the squarest
+# (paper 004's grids, the scaling studies'); "default": no --grid, dbfs chooses (one column on one node
+# with a GPU per rank where that fits, else the squarest) and the run's name says "default".
 dbfs_add_run() {
-    local p=$1 scale=$2 grid=$3 comm=$4 encoding=$5 direction=$6 shape r c nodes tpn name
+    local p=$1 scale=$2 grid=$3 comm=$4 encoding=$5 direction=$6 shape r c nodes tpn name shown
     dbfs_positive "${UNIT%s} count" "$p"
     dbfs_positive "scale" "$scale"
+    local given=$grid grid_args=()
+    [ "$grid" = default ] && grid=
     shape=${GRID_CACHE["$p/$grid"]:-}
     if [ -z "$shape" ]; then
         shape=$(dbfs_grid "$p" "$grid") || exit 2
         GRID_CACHE["$p/$grid"]=$shape
     fi
     read -r r c <<<"$shape"
+    if [ "$given" = default ]; then
+        shown=default
+    else
+        shown=${r}x${c} grid_args=(--grid "${r}x${c}")
+    fi
     if [ "$p" -le "$GPN" ]; then
         nodes=1 tpn=$p
     elif [ $((p % GPN)) -eq 0 ]; then
@@ -341,7 +359,7 @@ dbfs_add_run() {
         dbfs_fail "$p $UNIT do not fill whole nodes of $GPN $UNIT: use at most $GPN or a multiple of $GPN"
     fi
     [ "$nodes" -le "$NODES" ] || dbfs_fail "$p $UNIT need $nodes nodes of $GPN $UNIT, the allocation has $NODES"
-    name=${STUDY}_s${scale}_${TAG}${p}_${r}x${c}_${comm}_${encoding}_${direction}
+    name=${STUDY}_s${scale}_${TAG}${p}_${shown}_${comm}_${encoding}_${direction}
     local cmd
     if [ "$LAUNCHER" = srun ]; then
         cmd=(srun --nodes="$nodes" --ntasks="$p" --ntasks-per-node="$tpn")
@@ -352,7 +370,7 @@ dbfs_add_run() {
     else
         cmd=(mpirun -n "$p" "${MPIRUN_EXTRA[@]}")
     fi
-    local args=(--scale "$scale" --edgefactor "$EDGEFACTOR" --grid "${r}x${c}" --roots "$ROOTS"
+    local args=(--scale "$scale" --edgefactor "$EDGEFACTOR" "${grid_args[@]}" --roots "$ROOTS"
         --backend "$BACKEND" --comm "$comm" --encoding "$encoding" --direction "$direction"
         --json "$OUT_DIR/$name.json" "${DBFS_EXTRA[@]}")
     dbfs_check_args "${args[@]}" || exit 2
@@ -361,7 +379,10 @@ dbfs_add_run() {
     printf -v line '%q ' "${cmd[@]}"
     PLAN+=("${line% }")
     NAMES+=("$name")
-    dbfs_note "$name: $p $UNIT on $nodes node(s), grid ${r}x${c}; $(dbfs_placement "$c" "$nodes" "$tpn")"
+    if [ "$given" = default ]; then
+        shown="dbfs's default (one column on one node with a GPU per rank where it fits, else ${r}x${c})"
+    fi
+    dbfs_note "$name: $p $UNIT on $nodes node(s), grid $shown; $(dbfs_placement "$c" "$nodes" "$tpn")"
 }
 
 # dbfs_launch: print the planned commands (dry run) or run them in order; exit 1 if any run failed.
@@ -397,7 +418,8 @@ dbfs_launch() {
         fi
         if [ -n "$signal" ]; then
             dbfs_note "$STUDY: SIG$signal during $name: stopped after $ran of ${#PLAN[@]} runs;" \
-                "resubmit with DBFS_RESUME=1 to skip the runs that wrote their JSON"
+                "resubmit with DBFS_RESUME=1 DBFS_OUT=$OUT_DIR to skip the runs that wrote their JSON" \
+                "(a new job's default folder is another)"
             exit $((128 + $(kill -l "$signal")))
         fi
     done

@@ -269,12 +269,21 @@ def test_launch_plugin_table(library, default, plugins, chosen, why):
     ("run.sbatch", {"DBFS_PYTHON": "/nonexistent/python"}, "cannot import dbfs"),
     ("run.sbatch", {"DBFS_DRY_RUN": "0"}, "not inside a Slurm allocation"),
     ("run.sbatch", {"DBFS_LAUNCHER": "mpirun", "DBFS_NODES": "2"}, "DBFS_LAUNCHER=mpirun runs on one node"),
+    ("run.sbatch", {"DBFS_EXTRA_ARGS": "--log-levels --json x.json"}, "DBFS_EXTRA_ARGS sets --json"),
+    ("run.sbatch", {"DBFS_EXTRA_ARGS": "--partition-cache '/tmp/a b'"}, "no quoted values ('/tmp/a)"),
 ])
 def test_impossible_plans_stop_with_one_error(name, env, message):
     result = template(name, **{"DBFS_DRY_RUN": "1", **env})
     assert result.returncode == 2 and result.stdout == ""
     errors = [line for line in result.stderr.splitlines() if "error" in line]
     assert len(errors) == 1 and message in errors[0], result.stderr
+
+
+def test_run_leaves_the_grid_to_dbfs_unless_given():
+    """Without DBFS_GRID dbfs chooses (one column on one node with a GPU per rank where it fits)."""
+    [words] = dry_run("run.sbatch", DBFS_NODES="1", DBFS_GPUS_PER_NODE="4")
+    srun, dbfs = split_launch(words)
+    assert "--grid" not in dbfs and dbfs["--json"].endswith("/run_s26_g4_default_auto_adaptive_auto.json")
 
 
 def test_unknown_argument_is_refused():
@@ -330,7 +339,7 @@ def test_sigterm_stops_the_sweep_after_the_run_in_progress(tmp_path):
     assert "FAILED: weak_s26_g1_1x1_mpi_bitmap_auto (exit 143)" in result.stderr
     assert "dbfs: interrupted by SIGTERM" in result.stderr
     assert result.stderr.rstrip().endswith("weak: SIGTERM during weak_s26_g1_1x1_mpi_bitmap_auto: stopped after "
-                                           "2 of 3 runs; resubmit with DBFS_RESUME=1 to skip the runs that wrote "
-                                           "their JSON")
+                                           f"2 of 3 runs; resubmit with DBFS_RESUME=1 DBFS_OUT={out} to skip the "
+                                           "runs that wrote their JSON (a new job's default folder is another)")
     assert [p.name for p in out.glob("*.json")] == ["weak_s26_g1_1x1_mpi_adaptive_auto.json"]
     assert not (out / "weak_s26_g1_1x1_mpi_list_auto.txt").exists()
