@@ -92,7 +92,8 @@ def fixed_rows(tok: Tokens, fields: int, marker: int, what: str):
     counts = np.bincount(kept_lines, minlength=tok.n_lines)
     bad = np.flatnonzero((counts != 0) & (counts != fields))
     if len(bad):
-        raise LineError(int(bad[0]), f"expected {what}, found {int(counts[bad[0]])} fields")
+        found = int(counts[bad[0]])
+        raise LineError(int(bad[0]), f"expected {what}, found {found} field{'s' if found != 1 else ''}")
     kept = np.flatnonzero(keep)
     rows = kept[0::fields]
     return rows, kept_lines[0::fields]

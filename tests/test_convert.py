@@ -228,7 +228,7 @@ def test_bad_input_is_one_error_and_leaves_nothing(tmp_path, name, options, mess
 
 TEXT_ERRORS = [
     ("x.txt", "1 2 3\n", r":1: expected two vertex ids \(source target\), found 3 fields: '1 2 3'"),
-    ("x.txt", "1\n", r":1: expected two vertex ids .*found 1 fields: '1'"),
+    ("x.txt", "1\n", r":1: expected two vertex ids .*found 1 field: '1'"),
     ("x.txt", "1 99999999999999999999\n", r":1: id 99999999999999999999 is larger than 2\^63 - 1"),
     ("x.txt", "1 9223372036854775808\n", r":1: id 9223372036854775808 is larger than 2\^63 - 1"),
     ("x.txt", "1 2\n\x00 3\n", r":2: '\\x00' is not a vertex id"),

@@ -106,6 +106,14 @@ def test_weighted_program_on_a_file_without_weights(tmp_path):
     assert "Traceback" not in result.stderr
 
 
+def test_a_directed_file_is_searched_undirected_with_a_warning(tmp_path):
+    (tmp_path / "d.txt").write_text("1 2\n2 3\n")
+    assert dbfs("convert", "d.txt", "--out", "d.h5", cwd=tmp_path).returncode == 0
+    result = ws("--graph", "d.h5", "--source", "3", "--backend", "cpu", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "d.h5 is a directed graph; the ws mode searches it undirected" in result.stderr
+
+
 def test_run_prints_table_comparisons_and_json(tmp_path):
     out = tmp_path / "ws.json"
     result = ws("--scale", "8", "--algo", "all", "--method", "ws,vwc8", "--gpus", "2", "--exchange", "vr,medusa",

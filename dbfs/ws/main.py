@@ -101,7 +101,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", metavar="FILE", help="write the graph, partitions and every run as JSON")
     p.add_argument("--load", metavar="FILE.py", action="append", default=[],
                    help="Python file that registers more vertex programs (dbfs.ws.program.register); "
-                        "may be repeated")
+                        "may be repeated (default: none)")
 
 
 def _choices(text: str, known, what: str) -> list[str]:
@@ -214,6 +214,9 @@ def _graph_file(args) -> edgelist.GraphInfo | None:
     if bad is not None:
         raise DbfsError(f"{info.path} is not a dbfs graph: its 'ids' are not strictly ascending (dense vertex "
                         f"{bad} and the next); convert the file again", collective=True)
+    if info.directed:
+        runtime.warn(f"{info.path} is a directed graph; the ws mode searches it undirected (every edge both "
+                     "ways), unlike the main command")
     return info
 
 
