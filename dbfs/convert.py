@@ -237,7 +237,7 @@ def convert(args) -> dict:
     if problem:
         raise DbfsError(problem, collective=True)
     fmt = args.format or detect_format(args.input)
-    out = os.path.abspath(args.out)
+    out = os.path.abspath(args.out) if args.out else args.out      # '' names no file, not the folder
     outputs.check([outputs.Target("--out", out, args.force), outputs.Target("--json", args.json)],
                   inputs=[("INPUT", args.input)], comm=MPI.COMM_SELF)
     if args.json == outputs.STDOUT:

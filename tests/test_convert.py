@@ -301,6 +301,11 @@ def test_cli_converts_and_reports(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json", "g.h5"]
 
 
+def test_an_empty_output_name_is_refused(tmp_path):
+    result = run_cli("convert", DATA / "directed.txt", "--out", "", cwd=tmp_path)
+    assert result.returncode == 2 and "--out needs a file name, got ''" in result.stderr, result.stderr
+
+
 def test_cli_help_shows_defaults():
     result = run_cli("convert", "--help", cwd=DATA)
     assert result.returncode == 0 and "(default: auto)" in result.stdout and "g500-packed" in result.stdout
