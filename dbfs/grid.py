@@ -60,16 +60,19 @@ def fitting_grid(n_vertices: int, ranks: int) -> tuple[int, int] | None:
     # Both sides of a fitting grid exceed N / 2^31 (the ranges are about N/R rows and N/C columns). For
     # each C from there, the fewest rows R whose range fits (it shrinks as R grows) above `ranks` ranks,
     # if the columns' range fits with it (it grows with R), until C alone squares past the best.
-    best, c = None, max(1, n_vertices >> 31)
-    for c in range(c, min(c + SIDES_TRIED, MAX_SIDE + 1)):
+    def rows_fit(r: int, c: int) -> bool:
+        return local_ranges(r, c, n_vertices)[0] < LOCAL_LIMIT
+
+    best, least_side = None, max(1, n_vertices >> 31)
+    for c in range(least_side, min(least_side + SIDES_TRIED, MAX_SIDE + 1)):
         if best is not None and c * c > best[0] * best[1]:
             break
         low, high = max(c, -(-(ranks + 1) // c)), MAX_SIDE
-        if low > high or local_ranges(high, c, n_vertices)[0] >= LOCAL_LIMIT:
+        if low > high or not rows_fit(high, c):
             continue
         while low < high:
             middle = (low + high) // 2
-            low, high = (low, middle) if local_ranges(middle, c, n_vertices)[0] < LOCAL_LIMIT else (middle + 1, high)
+            low, high = (low, middle) if rows_fit(middle, c) else (middle + 1, high)
         if _fits(low, c, n_vertices) and (best is None or low * c <= best[0] * best[1]):
             best = (low, c)
     return best
