@@ -68,6 +68,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n-vertices", type=int, metavar="N",
                    help="with kept ids of a headerless format: the vertex count (e.g. 2^SCALE for a "
                         "Graph500 file, whose largest vertices may have no edge); default: largest id + 1")
+    p.add_argument("--extra-columns", choices=("refuse", "ignore"), default="refuse",
+                   help="snap lines with more than two columns (weights, timestamps): refuse them, or read "
+                        "the first two of every line")
     p.add_argument("--force", action="store_true", help="replace G.h5 if it exists")
     p.add_argument("--threads", type=int, default=edgelist.io_threads(),
                    help="worker threads for parsing and compression")
@@ -203,6 +206,8 @@ def _input_problem(args) -> str | None:
         return f"--threads must be >= 1, got {args.threads}"
     if args.n_vertices is not None and (args.n_vertices < 1 or _renumbers(args)):
         return "--n-vertices needs kept ids (--ids keep) and a positive count"
+    if args.extra_columns == "ignore" and (args.format or detect_format(args.input)) != "snap":
+        return "--extra-columns applies to snap edge lists"
     return None
 
 
@@ -247,7 +252,8 @@ def convert(args) -> dict:
     tmp, spill = edgelist.temporary_name(out), None
     size = os.path.getsize(args.input)
     try:
-        reader = READERS[fmt](args.input, stream)
+        reader = (READERS[fmt](args.input, stream, extra_columns=args.extra_columns == "ignore") if fmt == "snap"
+                  else READERS[fmt](args.input, stream))
         if not reader.binary and stream.peek(3)[:3] == UTF8_BOM:      # a text file's UTF-8 byte-order mark
             stream.read(3)
         if reader.binary and stream is raw:

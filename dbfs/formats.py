@@ -164,11 +164,18 @@ class InputFormat:
 
 
 class Snap(InputFormat):
+    """`src dst` lines; with extra_columns (convert --extra-columns ignore) longer lines too, their
+    further columns (weights, timestamps) not read."""
     name = "snap"
+
+    def __init__(self, path: str, stream, extra_columns: bool = False):
+        super().__init__(path, stream)
+        self.extra_columns = extra_columns
 
     def parse(self, block):
         tok = tokenize(block)
-        rows, row_line = fixed_rows(tok, 2, ord("#"), "two vertex ids (source target)")
+        rows, row_line = fixed_rows(tok, 2, ord("#"), "two vertex ids (source target)", self.extra_columns,
+                                    "--extra-columns ignore reads the first two of every line")
         ids = parse_ids(tok, (rows[:, None] + np.arange(2)).ravel(), row_line, 2)
         return Parsed(ids[0::2], ids[1::2], tok.n_lines)
 

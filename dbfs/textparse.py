@@ -71,10 +71,11 @@ def comment_lines(tok: Tokens, token_line: np.ndarray, marker: int) -> np.ndarra
     return comment
 
 
-def fixed_rows(tok: Tokens, fields: int, marker: int, what: str):
+def fixed_rows(tok: Tokens, fields: int, marker: int, what: str, longer: bool = False, longer_hint: str = ""):
     """Token index of the first field of every data row, and the line index of every row, for a block
-    whose lines are blank, comments (first token starting with `marker`) or exactly `fields` tokens.
-    Raises LineError for any other line."""
+    whose lines are blank, comments (first token starting with `marker`) or exactly `fields` tokens (with
+    `longer`, at least `fields`: the further ones are not read). Raises LineError for any other line,
+    naming `longer_hint` where a line is too long."""
     n_tokens = len(tok.start)
     if n_tokens == fields * tok.n_lines and n_tokens:
         # the common case: every line has exactly `fields` tokens and none is a comment
@@ -90,13 +91,17 @@ def fixed_rows(tok: Tokens, fields: int, marker: int, what: str):
     keep = ~comment_lines(tok, token_line, marker)[token_line]
     kept_lines = token_line[keep]
     counts = np.bincount(kept_lines, minlength=tok.n_lines)
-    bad = np.flatnonzero((counts != 0) & (counts != fields))
+    bad = np.flatnonzero((counts != 0) & ((counts < fields) if longer else (counts != fields)))
     if len(bad):
         found = int(counts[bad[0]])
-        raise LineError(int(bad[0]), f"expected {what}, found {found} field{'s' if found != 1 else ''}")
+        hint = f" ({longer_hint})" if found > fields and longer_hint else ""
+        raise LineError(int(bad[0]), f"expected {what}, found {found} field{'s' if found != 1 else ''}{hint}")
     kept = np.flatnonzero(keep)
-    rows = kept[0::fields]
-    return rows, kept_lines[0::fields]
+    if not longer:
+        return kept[0::fields], kept_lines[0::fields]
+    first = np.ones(len(kept), bool)
+    np.not_equal(kept_lines[1:], kept_lines[:-1], out=first[1:])
+    return kept[first], kept_lines[first]
 
 
 def parse_uint(data: np.ndarray, start: np.ndarray, end: np.ndarray):

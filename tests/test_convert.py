@@ -227,7 +227,8 @@ def test_bad_input_is_one_error_and_leaves_nothing(tmp_path, name, options, mess
 
 
 TEXT_ERRORS = [
-    ("x.txt", "1 2 3\n", r":1: expected two vertex ids \(source target\), found 3 fields: '1 2 3'"),
+    ("x.txt", "1 2 3\n", r":1: expected two vertex ids \(source target\), found 3 fields \(--extra-columns ignore "
+                         r"reads the first two of every line\): '1 2 3'"),
     ("x.txt", "1\n", r":1: expected two vertex ids .*found 1 field: '1'"),
     ("x.txt", "1 99999999999999999999\n", r":1: id 99999999999999999999 is larger than 2\^63 - 1"),
     ("x.txt", "1 9223372036854775808\n", r":1: id 9223372036854775808 is larger than 2\^63 - 1"),
@@ -299,6 +300,20 @@ def test_cli_converts_and_reports(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "g.h5: 6 vertices, 7 edges (directed, ids renumbered)" in result.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json", "g.h5"]
+
+
+def test_extra_columns_are_read_past_on_request(tmp_path):
+    (tmp_path / "w.txt").write_text("# weighted, timestamped\n10 20 0.5\n20 30 1.5 1700000000\n\n30 10 2\n")
+    run_convert(tmp_path / "w.txt", tmp_path / "w.h5", "--extra-columns", "ignore")
+    info = edgelist.graph_info(tmp_path / "w.h5")
+    src, dst = edgelist.read_edge_slice(info.path, 0, info.n_edges)[:2]
+    ids = info.original_ids(0, info.n_vertices)
+    assert list(zip(ids[src].tolist(), ids[dst].tolist())) == [(10, 20), (20, 30), (30, 10)]
+    with pytest.raises(DbfsError, match=r":2: expected two vertex ids .*found 1 field: '7'"):
+        (tmp_path / "short.txt").write_text("1 2 3\n7\n")
+        run_convert(tmp_path / "short.txt", tmp_path / "s.h5", "--extra-columns", "ignore")
+    with pytest.raises(DbfsError, match="--extra-columns applies to snap edge lists"):
+        run_convert(DATA / "small.graph", tmp_path / "m.h5", "--extra-columns", "ignore")
 
 
 def test_an_empty_output_name_is_refused(tmp_path):
