@@ -164,8 +164,8 @@ class InputFormat:
 
 
 class Snap(InputFormat):
-    """`src dst` lines; with extra_columns (convert --extra-columns ignore) longer lines too, their
-    further columns (weights, timestamps) not read."""
+    """`src dst` lines, `#` or `%` (KONECT) comments; with extra_columns (convert --extra-columns ignore)
+    longer lines too, their further columns (weights, timestamps) not read."""
     name = "snap"
 
     def __init__(self, path: str, stream, extra_columns: bool = False):
@@ -174,7 +174,7 @@ class Snap(InputFormat):
 
     def parse(self, block):
         tok = tokenize(block)
-        rows, row_line = fixed_rows(tok, 2, ord("#"), "two vertex ids (source target)", self.extra_columns,
+        rows, row_line = fixed_rows(tok, 2, b"#%", "two vertex ids (source target)", self.extra_columns,
                                     "--extra-columns ignore reads the first two of every line")
         ids = parse_ids(tok, (rows[:, None] + np.arange(2)).ravel(), row_line, 2)
         return Parsed(ids[0::2], ids[1::2], tok.n_lines)
@@ -233,7 +233,7 @@ class MatrixMarket(InputFormat):
 
     def parse(self, block):
         tok = tokenize(block)
-        rows, row_line = fixed_rows(tok, self.fields, ord("%"),
+        rows, row_line = fixed_rows(tok, self.fields, b"%",
                                     "'row column'" if self.fields == 2 else "'row column value'")
         ids = parse_ids(tok, (rows[:, None] + np.arange(2)).ravel(), row_line, 2)
         out = np.flatnonzero((ids < 1) | (ids > self.n_vertices))
@@ -288,7 +288,7 @@ class Metis(InputFormat):
     def parse(self, block):
         tok = tokenize(block)
         token_line = tok.token_lines()
-        comment = comment_lines(tok, token_line, ord("%"))
+        comment = comment_lines(tok, token_line, b"%")
         keep = ~comment[token_line]
         kept, kept_line = np.flatnonzero(keep), token_line[keep]
         counts = np.bincount(kept_line, minlength=tok.n_lines)

@@ -62,18 +62,22 @@ class LineError(Exception):
         self.line, self.message = line, message
 
 
-def comment_lines(tok: Tokens, token_line: np.ndarray, marker: int) -> np.ndarray:
-    """bool [n_lines]: lines whose first token starts with the comment marker byte."""
+def comment_lines(tok: Tokens, token_line: np.ndarray, markers: bytes) -> np.ndarray:
+    """bool [n_lines]: lines whose first token starts with one of the comment marker bytes."""
     first = np.ones(len(token_line), bool)
     first[1:] = token_line[1:] != token_line[:-1]
     comment = np.zeros(tok.n_lines, bool)
-    comment[token_line[first & (tok.data[tok.start] == marker)]] = True
+    comment[token_line[first & _starts_with(tok, tok.start, markers)]] = True
     return comment
 
 
-def fixed_rows(tok: Tokens, fields: int, marker: int, what: str, longer: bool = False, longer_hint: str = ""):
+def _starts_with(tok: Tokens, starts: np.ndarray, markers: bytes) -> np.ndarray:
+    return np.isin(tok.data[starts], np.frombuffer(markers, np.uint8))
+
+
+def fixed_rows(tok: Tokens, fields: int, markers: bytes, what: str, longer: bool = False, longer_hint: str = ""):
     """Token index of the first field of every data row, and the line index of every row, for a block
-    whose lines are blank, comments (first token starting with `marker`) or exactly `fields` tokens (with
+    whose lines are blank, comments (first token starting with one of `markers`) or exactly `fields` tokens (with
     `longer`, at least `fields`: the further ones are not read). Raises LineError for any other line,
     naming `longer_hint` where a line is too long."""
     n_tokens = len(tok.start)
@@ -84,11 +88,11 @@ def fixed_rows(tok: Tokens, fields: int, marker: int, what: str, longer: bool = 
         line_start[1:] = tok.line_end[:-1]
         firsts = tok.start[0::fields]
         if ((firsts > line_start).all() and (tok.end[fields - 1::fields] <= tok.line_end).all()
-                and not (tok.data[firsts] == marker).any()):
+                and not _starts_with(tok, firsts, markers).any()):
             rows = np.arange(0, n_tokens, fields)
             return rows, np.arange(tok.n_lines)
     token_line = tok.token_lines()
-    keep = ~comment_lines(tok, token_line, marker)[token_line]
+    keep = ~comment_lines(tok, token_line, markers)[token_line]
     kept_lines = token_line[keep]
     counts = np.bincount(kept_lines, minlength=tok.n_lines)
     bad = np.flatnonzero((counts != 0) & ((counts < fields) if longer else (counts != fields)))

@@ -302,6 +302,13 @@ def test_cli_converts_and_reports(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json", "g.h5"]
 
 
+def test_konect_edge_lists_with_percent_comments(tmp_path):
+    (tmp_path / "out.k").write_text("% sym unweighted\n% 3 2 2\n1 2\n2 3\n")
+    run_convert(tmp_path / "out.k", tmp_path / "k.h5", "--format", "snap", "--undirected")
+    info = edgelist.graph_info(tmp_path / "k.h5")
+    assert (info.n_vertices, info.n_edges, info.directed) == (3, 2, False)
+
+
 def test_extra_columns_are_read_past_on_request(tmp_path):
     (tmp_path / "w.txt").write_text("# weighted, timestamped\n10 20 0.5\n20 30 1.5 1700000000\n\n30 10 2\n")
     run_convert(tmp_path / "w.txt", tmp_path / "w.h5", "--extra-columns", "ignore")
