@@ -45,7 +45,7 @@ from dbfs.harness import Benchmark, Run, drive
 from dbfs.json_output import provenance, write_json_atomically
 from dbfs.options import parse_seed, refuse_inapplicable
 from dbfs.partition_cache import PartitionCache
-from dbfs.result import check_save_request, save_result
+from dbfs.result import check_save_request, check_save_room, save_result
 from dbfs.source import GraphSource, rank_io_threads
 from dbfs.transport import bulk_transport, gpu_per_rank_on_one_node, resolve_transport
 from dbfs.warmup import warm_up
@@ -439,6 +439,7 @@ def main(args) -> None:
     check_save_request(args)
     source = GraphSource.from_args(args)
     _check_ids(source)
+    check_save_room(args, source.n_vertices, world)
     # the transport the grid and the row copy are sized for, before `auto` is resolved (that needs them)
     sized_for = "nccl" if args.comm == "auto" else args.comm
     grid_choice = ""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from mpi4py import MPI
 
-from dbfs import edgelist
+from dbfs import edgelist, outputs, runtime
 from dbfs.arrays import sorted_unique
 from dbfs.errors import DbfsError
 from dbfs.runtime import alltoallv_int32
@@ -58,6 +58,15 @@ def check_save_request(args) -> None:
     if args.root is None:
         raise DbfsError("--save-result needs a single --root V (the search whose tree is saved)",
                         collective=True)
+
+
+def check_save_room(args, n_vertices: int, comm: MPI.Comm) -> None:
+    """Collective, before the graph is built: the --save-result file system has room for the datasets
+    of n_vertices rows (checked by rank 0)."""
+    if args.save_result is None:
+        return
+    size = n_vertices * sum(dtype.itemsize for _, dtype in DATASETS)
+    runtime.agree(outputs.space_problem(args.save_result, size) if comm.Get_rank() == 0 else None, comm)
 
 
 def save_result(path: str, graph, source, root: int, result, comm: MPI.Comm) -> None:

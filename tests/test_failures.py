@@ -17,6 +17,7 @@ import sys
 import tempfile
 import threading
 import time
+import types
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +26,7 @@ import numpy as np
 import pytest
 from mpi4py import MPI
 
-from dbfs import bfs_benchmark, cli, convert, edgelist, generate, partition_cache, runtime
+from dbfs import bfs_benchmark, cli, convert, edgelist, generate, outputs, partition_cache, runtime
 from dbfs.errors import Interrupted
 from dbfs.grid import Grid, fitting_grid, grid_advice
 from launcher import launcher_free_env
@@ -337,6 +338,14 @@ def test_generate_checks_the_free_space_first(dbfs, tmp_path, monkeypatch):
     big = dbfs("generate", "--scale", 40, "--out", tmp_path / "big.h5", "--backend", "cpu")
     assert refused(big, "big.h5: it needs 256.0 TiB and its file system has")
     assert produced == [] and listing(tmp_path) == ["g.h5"]
+
+
+def test_save_result_checks_the_free_space_before_the_build(dbfs, shared, monkeypatch):
+    built = watch(monkeypatch, bfs_benchmark, "build")
+    monkeypatch.setattr(outputs.shutil, "disk_usage", lambda path: types.SimpleNamespace(free=1000))
+    full = dbfs("--scale", 10, "--root", 1, "--save-result", shared / "tree.h5", "--backend", "cpu")
+    assert refused(full, "tree.h5: it needs 20.0 KiB and its file system has 1000 B free")
+    assert built == [] and not (shared / "tree.h5").exists()
 
 
 # --------------------------------------------------------------------------------------------- ws
