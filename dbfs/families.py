@@ -347,6 +347,9 @@ def write_lattice(path, lattice: Lattice, comm=runtime.WORLD, force: bool = Fals
     if lattice.remove_fraction > 0:
         runtime.log(f"generate: counted the kept edges in {time.perf_counter() - started:.2f} s")
     edges = LatticeEdgeList(lattice, counts)
+    if edges.n_edges == 0:                   # every edge removed: nothing a search could traverse
+        raise DbfsError(f"lattice {lattice.dims_text} keeps no edge with --remove-fraction "
+                        f"{lattice.remove_fraction}: give a smaller fraction", collective=True)
     lo, hi = edge_range(edges.n_edges, rank, nranks)
     reporter = progress(hi - lo) if progress else None
 

@@ -113,6 +113,7 @@ def test_partition_cache_keys_tell_lattices_apart(shared_dir):
     (("--lattice", "8x8", "--remove-fraction", "1"), "--remove-fraction must be"),
     (("--lattice", "8x8", "--remove-fraction", "-0.5"), "--remove-fraction must be"),
     (("--lattice", "8x8", "--remove-fraction", "nan"), "--remove-fraction must be"),
+    (("--lattice", "3x3", "--remove-fraction", "0.9999999"), "keeps no edge with --remove-fraction 0.9999999"),
     (("--lattice", "8x8", "--weights"), "--weights applies to --scale graphs only"),
     (("--lattice", "8x8", "--seed", "1"), "--seed must be"),
     (("--scale", "5", "--remove-fraction", "0.1"), "--remove-fraction applies to --lattice"),
