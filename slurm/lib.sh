@@ -14,7 +14,8 @@
 #   DBFS_TASKS_PER_NODE     ranks per node of a CPU-only run (SLURM_NTASKS_PER_NODE, else the first
 #                           count of SLURM_TASKS_PER_NODE; with DBFS_LAUNCHER=mpirun, else nproc; dry
 #                           run: else 4)
-#   DBFS_OUT                output folder (dbfs-results/<study>-<SLURM_JOB_ID, or "dryrun">)
+#   DBFS_OUT                output folder (dbfs-results/<study>-<SLURM_JOB_ID>; outside Slurm
+#                           <study>-<start time YYYYmmdd-HHMMSS>, or <study>-dryrun for a dry run)
 #   DBFS_PYTHON=python      the interpreter that has dbfs installed
 #   DBFS_EDGEFACTOR=16
 #   DBFS_ROOTS=64           Graph500 roots per run
@@ -111,7 +112,10 @@ dbfs_setup() {
         case $word in *\'* | *\"*) dbfs_fail "DBFS_EXTRA_ARGS splits at spaces and keeps quotes as they are:" \
             "no quoted values ($word)" ;; esac
     done
-    OUT_DIR=${DBFS_OUT:-dbfs-results/$STUDY-${SLURM_JOB_ID:-dryrun}}
+    # outside Slurm (DBFS_LAUNCHER=mpirun) a run's folder is named by its start time, so reruns keep apart
+    local stamp=dryrun
+    [ "$DRY" = 1 ] || stamp=$(date +%Y%m%d-%H%M%S)
+    OUT_DIR=${DBFS_OUT:-dbfs-results/$STUDY-${SLURM_JOB_ID:-$stamp}}
     case $PACK in rows) DISTRIBUTION=block ;; columns) DISTRIBUTION=cyclic ;;
     *) dbfs_fail "DBFS_PACK must be rows or columns, got '$PACK'" ;; esac
     case $BACKEND in gpu | cpu | auto) ;;

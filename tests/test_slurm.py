@@ -9,6 +9,7 @@ tests/test_slurm_jobs.py submits the templates to a real Slurm."""
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import stat
 import subprocess
@@ -179,6 +180,16 @@ def test_cpu_backend_and_mpirun_launcher():
     assert options(words, words.index("dbfs") + 1)["--backend"] == "cpu"
     [words] = dry_run("run.sbatch", DBFS_BACKEND="cpu", DBFS_TASKS_PER_NODE="2")
     assert "--gpus-per-node" not in options(words)
+
+
+@pytest.mark.parametrize("dry, folder", [("0", r"dbfs-results/run-\d{8}-\d{6}"), ("1", "dbfs-results/run-dryrun")])
+def test_outside_slurm_each_run_has_its_own_folder(dry, folder):
+    """DBFS_LAUNCHER=mpirun without a Slurm job: the default folder is named by the start time."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "DBFS_"))}
+    env.update(DBFS_PYTHON=sys.executable, DBFS_LAUNCHER="mpirun", DBFS_BACKEND="cpu", DBFS_DRY_RUN=dry)
+    result = subprocess.run(["bash", "-c", f'source "{SLURM / "lib.sh"}"; dbfs_setup run; echo "$OUT_DIR"'],
+                            capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 0 and re.fullmatch(folder, result.stdout.strip()), result.stderr
 
 
 def test_cpu_only_plan_counts_ranks_and_uses_mpi():
