@@ -138,6 +138,10 @@ dbfs_setup() {
         dbfs_fail "DBFS_LAUNCHER=mpirun runs on one node; use srun for $NODES nodes"
     fi
     dbfs_slots
+    if ! command -v "$PY" >/dev/null; then
+        case $PY in *" "*) dbfs_fail "DBFS_PYTHON='$PY' is no command: it must name the interpreter alone" \
+            "(no options; settings such as PYTHONUNBUFFERED=1 go in the job's environment)" ;; esac
+    fi
     "$PY" -c "import dbfs.grid" 2>/dev/null ||
         dbfs_fail "'$PY' cannot import dbfs: activate the environment that has dbfs or set DBFS_PYTHON"
     [ "$LAUNCHER" != srun ] || dbfs_launch_plugin
@@ -372,6 +376,10 @@ dbfs_add_run() {
         [ -z "$CPUS" ] || cmd+=(--cpus-per-task="$CPUS")
         cmd+=("${SRUN_EXTRA[@]}")
     else
+        if [ -n "${SLURM_NTASKS:-}" ] && [ "$SLURM_NTASKS" -ne "$p" ]; then
+            dbfs_fail "DBFS_LAUNCHER=mpirun inside a Slurm allocation of SLURM_NTASKS=$SLURM_NTASKS tasks cannot" \
+                "run $p ranks (dbfs checks the two agree): use srun, or ask the allocation for $p tasks"
+        fi
         cmd=(mpirun -n "$p" "${MPIRUN_EXTRA[@]}")
     fi
     local args=(--scale "$scale" --edgefactor "$EDGEFACTOR" "${grid_args[@]}" --roots "$ROOTS"

@@ -282,6 +282,9 @@ def test_launch_plugin_table(library, default, plugins, chosen, why):
     ("run.sbatch", {"DBFS_LAUNCHER": "mpirun", "DBFS_NODES": "2"}, "DBFS_LAUNCHER=mpirun runs on one node"),
     ("run.sbatch", {"DBFS_EXTRA_ARGS": "--log-levels --json x.json"}, "DBFS_EXTRA_ARGS sets --json"),
     ("run.sbatch", {"DBFS_EXTRA_ARGS": "--partition-cache '/tmp/a b'"}, "no quoted values ('/tmp/a)"),
+    ("run.sbatch", {"DBFS_PYTHON": "python -u"}, "it must name the interpreter alone"),
+    ("run.sbatch", {"DBFS_LAUNCHER": "mpirun", "SLURM_NTASKS": "2", "DBFS_GPUS": "4"},
+     "mpirun inside a Slurm allocation of SLURM_NTASKS=2 tasks cannot run 4 ranks"),
 ])
 def test_impossible_plans_stop_with_one_error(name, env, message):
     result = template(name, **{"DBFS_DRY_RUN": "1", **env})
