@@ -48,7 +48,7 @@ fi
 echo "args: $*"
 case " $* " in *" nccl "*) echo "nccl unavailable" >&2; exit 3 ;; esac
 case " $* " in *" bitmap "*) kill -TERM "$PPID"; echo "dbfs: interrupted by SIGTERM" >&2; exit 143 ;; esac
-echo "bfs_harmonic_mean_TEPS: 1"
+case " $* " in *" reference "*) echo "bfs  harmonic_mean_TEPS:     !  1" ;; *) echo "bfs_harmonic_mean_TEPS: 1" ;; esac
 for a; do [ "$prev" = --json ] && echo "{}" >"$a"; prev=$a; done
 """
 
@@ -327,6 +327,15 @@ def test_launch_loop_writes_outputs_counts_failures_and_resumes(tmp_path):
     result = template("weak_scaling.sbatch", DBFS_RESUME="1", **env)
     assert result.returncode == 1 and "ran 2 of 4 runs, 2 failed" in result.stderr
     assert result.stderr.count("exists, skipped (DBFS_RESUME=1)") == 2
+
+
+def test_each_run_s_teps_line_is_shown_in_either_report(tmp_path):
+    for report in ("spec", "reference"):
+        result = template("run.sbatch", SLURM_JOB_ID="5", SLURM_JOB_NUM_NODES="1", SLURM_GPUS_ON_NODE="1",
+                          DBFS_OUT=str(tmp_path / report), DBFS_EXTRA_ARGS=f"--report {report}")
+        assert result.returncode == 0, result.stderr
+        line = "bfs_harmonic_mean_TEPS: 1" if report == "spec" else "bfs  harmonic_mean_TEPS:     !  1"
+        assert line in result.stderr.splitlines(), result.stderr
 
 
 def test_cpu_only_allocation_runs_one_rank_per_task(tmp_path):
