@@ -95,8 +95,10 @@ class InputFormat:
         """Consume the header from the stream (none by default)."""
 
     def fail(self, line: int, message: str, text: str | None = None):
+        """DbfsError at `line` of the input (0: before its first line, an empty input)."""
         shown = f": {text!r}" if text is not None else ""
-        raise DbfsError(f"{self.path}:{line}: {message}{shown}", collective=True)
+        where = f"{self.path}:{line}" if line else f"{self.path} (empty)"
+        raise DbfsError(f"{where}: {message}{shown}", collective=True)
 
     def _check_vertex_count(self, n: int) -> None:
         if n > MAX_VERTICES:

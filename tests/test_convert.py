@@ -244,6 +244,7 @@ TEXT_ERRORS = [
     ("m.mtx", "hello\n", r":1: not a Matrix Market file"),
     ("g.graph", "3 1\n2\n1\n\n\n2\n", r":6: more vertex lines than the 3 vertices"),
     ("g.graph", "3 1\n2\n1 2\n\n", r":3: vertex 2 lists itself"),
+    ("g.graph", "", r"g\.graph \(empty\): expected the METIS header"),
     ("g.graph", "3 2\n2\n1\n\n", r"announces 2 edges \(4 adjacency entries\), the file has 2"),
     ("g.graph", "3 1\n2 3\n\n\n", r"not symmetric"),
     ("g.graph", "3 1\n2\n\n1\n", r"not symmetric \(as many entries u -> v with u < v as with u > v"),
