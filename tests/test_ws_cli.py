@@ -174,6 +174,11 @@ def test_program_from_a_users_file(tmp_path):
     (tmp_path / "broken.py").write_text("raise RuntimeError('no')\n")
     result = ws("--scale", "6", "--load", "broken.py", cwd=tmp_path)
     assert result.returncode == 2 and "--load broken.py: RuntimeError: no" in result.stderr
+    (tmp_path / "empty.py").write_text("from dbfs.ws.program import Program, register\n"
+                                       "register(Program('x', 'x', '', 'i4', None, None, None, None, None))\n")
+    result = ws("--scale", "6", "--load", "empty.py", "--algo", "x", cwd=tmp_path)
+    assert result.returncode == 2 and "--load empty.py: ValueError: program x: initial must be a function, got " \
+                                      "None" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_representations_filters_and_approximations_in_the_report_and_json(tmp_path):

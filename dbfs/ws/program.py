@@ -72,6 +72,12 @@ class Program:
             raise ValueError(f"program {self.name}: weights must be one of {WEIGHT_NEEDS}, got {self.weights!r}")
         if (self.edge_dtype is None) != (self.edge_values is None):
             raise ValueError(f"program {self.name}: give both edge_dtype and edge_values, or neither")
+        for field in ("initial", "init", "compute", "reduce", "is_updated", "edge_values", "reached"):
+            function = getattr(self, field)
+            optional = field in ("edge_values", "reached")
+            if not callable(function) and not (optional and function is None):
+                raise ValueError(f"program {self.name}: {field} must be a function"
+                                 + (" or None" if optional else "") + f", got {function!r}")
 
     def source(self) -> str:
         """The complete CUDA source of this program's module."""
