@@ -405,9 +405,10 @@ def fit_advice(plan: Estimate, most_ranks: int = 1 << 20) -> str:
     if high <= most_ranks:
         if high - low <= EXACT_RANK_SPAN:
             high = next(ranks for ranks in range(low + 1, high + 1) if holds(ranks))
-        while high - low > 1:                   # holds(high), not holds(low)
-            middle = (low + high) // 2
-            low, high = (low, middle) if holds(middle) else (middle, high)
+        else:
+            while high - low > 1:               # holds(high), not holds(low)
+                middle = (low + high) // 2
+                low, high = (low, middle) if holds(middle) else (middle, high)
         shape = default_grid(high)
         options.append(f"{high} ranks (grid {shape[0]}x{shape[1]}) hold it")
     on = runtime.count(grid.size, "rank")
