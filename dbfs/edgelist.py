@@ -495,7 +495,7 @@ def graph_info(path: str) -> GraphInfo:
                 first_id, last_id = int(ids[0]), int(ids[-1])
         unsigned = any(f[name].dtype.kind == "u" for name, _ in EDGE_DATASETS)
     n = attrs.get("n_vertices")
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+    if not _is_integer(n) or n < 1:
         raise _layout_error(path, "attribute 'n_vertices' is missing or not a positive integer")
     if attrs.get("n_edges", n_edges) != n_edges:
         raise _layout_error(path, f"attribute n_edges = {attrs['n_edges']} but 'src' holds {n_edges} edges")
@@ -517,12 +517,9 @@ def _check_attrs(path: str, attrs: dict, n: int) -> None:
     edgefactor (integers from 1; they head the Graph500 block), id_base (original ids are dense ids plus
     id_base: not negative, as -1 marks an unreached vertex in a result, and within int64), directed
     (a boolean or 0/1) and seed (two integers)."""
-    def integer(value) -> bool:
-        return isinstance(value, int) and not isinstance(value, bool)
-
     for name, low in (("scale", 1), ("edgefactor", 1), ("id_base", 0)):
         value = attrs.get(name, low)
-        if not integer(value) or value < low:
+        if not _is_integer(value) or value < low:
             raise _layout_error(path, f"attribute {name!r} = {value!r} is not an integer of at least {low}")
     if attrs.get("id_base", 0) + n - 1 > MAX_ID:
         raise _layout_error(path, f"attribute 'id_base' = {attrs['id_base']} puts original ids past 2^63 - 1")
@@ -530,8 +527,13 @@ def _check_attrs(path: str, attrs: dict, n: int) -> None:
     if not (isinstance(directed, bool) or directed in (0, 1)):
         raise _layout_error(path, f"attribute 'directed' = {directed!r} is not a boolean (true, false, 0 or 1)")
     seed = attrs.get("seed", (0, 0))
-    if not (isinstance(seed, tuple) and len(seed) == 2 and all(integer(v) for v in seed)):
+    if not (isinstance(seed, tuple) and len(seed) == 2 and all(_is_integer(v) for v in seed)):
         raise _layout_error(path, f"attribute 'seed' = {seed!r} is not two integers")
+
+
+def _is_integer(value) -> bool:
+    """An attribute read as a Python int (h5py gives booleans as bool, a subclass of int)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _check_id_table(path: str, first: int, last: int) -> None:
