@@ -43,6 +43,7 @@ from dbfs.arrays import sorted_unique
 from dbfs.errors import DbfsError
 from dbfs.formats import EXTENSIONS, FORMATS, GZIP_MAGIC, READERS, UTF8_BOM, detect_format, unread_compression
 from dbfs.json_output import provenance, write_json_atomically
+from dbfs.options import refuse_inapplicable
 from dbfs.progress import Progress
 
 RUN_IDS = 1 << 23            # ids per sorted run of pass 1
@@ -206,8 +207,6 @@ def _input_problem(args) -> str | None:
         return f"--threads must be >= 1, got {args.threads}"
     if args.n_vertices is not None and (args.n_vertices < 1 or _renumbers(args)):
         return "--n-vertices needs kept ids (--ids keep) and a positive count"
-    if args.extra_columns == "ignore" and (args.format or detect_format(args.input)) != "snap":
-        return "--extra-columns applies to snap edge lists"
     return None
 
 
@@ -242,6 +241,7 @@ def convert(args) -> dict:
     if problem:
         raise DbfsError(problem, collective=True)
     fmt = args.format or detect_format(args.input)
+    refuse_inapplicable(args, [("--extra-columns", fmt == "snap", "to snap edge lists")])
     out = os.path.abspath(args.out) if args.out else args.out      # '' names no file, not the folder
     outputs.check([outputs.Target("--out", out, args.force), outputs.Target("--json", args.json)],
                   inputs=[("INPUT", args.input)], comm=MPI.COMM_SELF)
