@@ -10,7 +10,8 @@ the graph file) twice.
   1. Count: each chunk's entries go to their owners and are counted per local column into col_ptr,
      and per local row into row_ptr when a row-major copy is built. On several ranks both directions
      of a chunk travel in one all-to-all: the entries are grouped by owner rank into one send buffer
-     by a counting partition (dbfs.ops.owner_groups: per-owner counts, their scan, a scatter; no sort),
+     by a counting partition (dbfs.ops.owner_groups: one pass over the tuples gives every entry its
+     owner, local column and row and counts the owners, then their scan and a scatter; no sort),
      column and row interleaved; the counts go by MPI Alltoall, then one message per peer over the
      run's bulk transport (dbfs.transport.bulk_transport: grouped NCCL send/recv between GPUs of their
      own; with --comm nvshmem on ranks that share a GPU, kernels' copies into the receivers' NVSHMEM
@@ -45,11 +46,12 @@ Budget per rank on one GPU (1x1, direction auto; `python -m dbfs plan` prints it
             H200 (139 GiB). Measured peak 82.8 GiB (bench/results/2026-11-24-h200-scale29-construction/s29.json).
 
 Construction transients (dbfs.memory.construction_bytes): one chunk of K tuples (src, dst: 16 B a
-tuple, the self-loop mask 1) and its entries in flight: on one rank one direction at a time (int32
-columns and rows, the int64 temporaries of the ownership math), 53 B a tuple; on several ranks both
-directions at once (owner ranks, columns and rows: 24 B a tuple, while one direction's ownership math
-holds 32; then the send buffer, the received one and its split columns and rows, less than that), 73
-B a tuple (61 for a directed graph). K is chosen by dbfs.memory.chunk_edges so that this stays within
+tuple) and its entries in flight: on one rank one direction at a time (the self-loop mask 1, int32
+columns and rows, the int64 temporaries of the ownership math), 53 B a tuple; on several GPU ranks
+both directions at once, routed by one kernel (owner ranks, columns and rows, 24 B a tuple, beside
+the grouped send buffer, 16; then the send buffer, the received one and its split columns and rows,
+less than that), 56 B a tuple (36 for a directed graph); the CPU backend's NumPy twins hold more
+(dbfs.memory). K is chosen by dbfs.memory.chunk_edges so that this stays within
 5% of the resident graph or within what the search will add to it (its state and the validation's
 memory), whichever is more (K at most 2^24, at least 2^16): construction never sets the run's peak, and
 several ranks, for which every chunk costs host waits and collectives, take few chunks. Host staging
@@ -81,7 +83,7 @@ from dbfs.exchange import SignalWords, nccl_communicator, world_ranks
 from dbfs.graph import GridComms, LocalGraph, csc_is_row_major
 from dbfs.ops import message
 from dbfs.ops.csc_build import count_keys, csr_from_csc, inclusive_scan, scatter_values, segment_lengths
-from dbfs.ops.owner_groups import count_owners, group_by_owner
+from dbfs.ops.owner_groups import group_by_owner, route_entries
 from dbfs.progress import Progress
 from dbfs.runtime import displacements
 from dbfs.source import EdgeArrays
@@ -156,33 +158,15 @@ def local_entries(grid, xp, u, v, keep, with_rows: bool):
     return cols, rows
 
 
-def owned_entries(grid, xp, directions, drop, with_rows: bool):
-    """Several ranks: the entries u -> v of every (u, v) in `directions` (one chunk's, one after the
-    other) as (owner rank, local columns, local rows or None), int32, the owner grid.size (no rank)
-    where drop is True (self-loops). Each direction's int64 ownership math is cast into its part of
-    the arrays as it is computed, so its temporaries are one direction's."""
-    n, total = drop.shape[0], drop.shape[0] * len(directions)
-    owner, cols = xp.empty(total, xp.int32), xp.empty(total, xp.int32)
-    rows = xp.empty(total, xp.int32) if with_rows else None
-    for d, (u, v) in enumerate(directions):
-        part = slice(d * n, (d + 1) * n)
-        owner[part] = grid.rank(grid.owner(v)[0], grid.col_block(u))
-        xp.copyto(owner[part], np.int32(grid.size), where=drop)
-        cols[part] = grid.to_local_col(u)
-        if with_rows:
-            rows[part] = grid.to_local_row(v)
-    return owner, cols, rows
-
-
-def pack_by_owner(backend, grid, directions, drop, with_rows: bool):
-    """The send side of one chunk's exchange: owned_entries grouped by owner rank into one int32
-    buffer, a column (and its row, interleaved, with_rows) per entry, by a counting partition
-    (dbfs.ops.owner_groups; no sort); returns (buffer, host int64 entries per rank). The counts come
-    to the host (one wait) for the groups' starts and the count exchange."""
+def pack_by_owner(backend, grid, src, dst, both_ways: bool, with_rows: bool):
+    """The send side of one chunk's exchange: the entries of the tuples (src, dst) (with both_ways their
+    reverses too; self-loops left out) grouped by owner rank into one int32 buffer, a column (and its
+    row, interleaved, with_rows) per entry, by a counting partition (dbfs.ops.owner_groups; no sort);
+    returns (buffer, host int64 entries per rank). The counts come to the host (one wait) for the
+    groups' starts and the count exchange."""
     xp = backend.xp
-    owner, cols, rows = owned_entries(grid, xp, directions, drop, with_rows)
     counts = xp.zeros(grid.size, xp.int64)
-    count_owners(backend, owner, counts)
+    owner, cols, rows = route_entries(backend, grid, src, dst, both_ways, with_rows, counts)
     counts = backend.asnumpy(counts)
     send = xp.empty((2 if with_rows else 1) * int(counts.sum()), xp.int32)
     group_by_owner(backend, owner, cols, rows, backend.asarray(displacements(counts)), send)
@@ -381,16 +365,15 @@ class _Passes:
         xp, grid = self.backend.xp, self.grid
         producing = "generating" if self.source.info is None else "reading"
         for src, dst in self.clock.chunks(self.source, self.chunk_edges, f"construction, {producing} and {label}"):
-            directions = ((src, dst), (dst, src)) if self.source.symmetric else ((src, dst),)
             self.phases.switch("route")
             if self.exchange is None:
                 keep = src != dst
-                for u, v in directions:
+                for u, v in ((src, dst), (dst, src)) if self.source.symmetric else ((src, dst),):
                     yield local_entries(grid, xp, u, v, keep, with_rows)
                     self.phases.switch("route")
                 del keep
             else:                               # the send buffer lives only until the exchange returns
-                packed = pack_by_owner(self.backend, grid, directions, src == dst, with_rows)
+                packed = pack_by_owner(self.backend, grid, src, dst, self.source.symmetric, with_rows)
                 self.phases.switch("exchange")
                 words = self.exchange(*packed, 2 if with_rows else 1)
                 del packed
@@ -399,7 +382,7 @@ class _Passes:
                 yield entries
                 del entries
             self.phases.switch(None)            # the producer's time is the producer clock's
-            del src, dst, directions            # before the next chunk is produced
+            del src, dst                        # before the next chunk is produced
 
     def count(self, col_ptr, row_ptr) -> None:
         """Pass 1: entries per local column into col_ptr[:-1] (and per local row into row_ptr[:-1])."""

@@ -46,24 +46,26 @@ MAX_CHUNK_EDGES = 1 << 24
 CHUNK_SHARE = 0.05            # construction transients at most this share of the resident graph
 LANDING_SHARE = 2             # construction's NVSHMEM landing: twice a rank's average incoming words a chunk
 # Transient bytes per tuple of a chunk at the peak of a streaming pass (dbfs.build), counted from its
-# code: the chunk's src and dst and the self-loop mask (17), then routing. One rank routes one direction
-# at a time: the int32 columns (4) while to_local_row holds four int64 temporaries (32). Several ranks
-# route a chunk's d entries a tuple together (d = 2, both directions; 1 for a directed graph): owner
-# ranks, columns and rows (int32, 12 d) while one direction's ownership math holds its four int64
-# temporaries (32); what follows is smaller for d <= 4 (the grouped send buffer beside them, 20 d; the
-# send and the received buffers, 16 d; the received one and its columns and rows, 16 d). The CPU
-# backend's peak is instead its NumPy twins': on one rank the scatter twin's sort of a chunk (columns
-# and rows 8, its temporaries 40; measured 64 B a tuple in all), on several ranks the grouping by owner
-# and the scatter over the d entries of a tuple (about 65 B an entry; measured 133 to 147 B a tuple in
-# all at d = 2). The host-staged exchange's page-locked buffers are host memory, not counted.
+# code: the chunk's src and dst (16), then routing. One rank routes one direction at a time: the
+# self-loop mask (1) and the int32 columns (4) while to_local_row holds four int64 temporaries (32).
+# Several GPU ranks route a chunk's d entries a tuple together (d = 2, both directions; 1 for a directed
+# graph) in one kernel: owner ranks, columns and rows (int32, 12 d), then the grouped send buffer beside
+# them (8 d); what follows is smaller (the send and the received buffers, 16 d; the received one and
+# its columns and rows, 16 d). The CPU backend's peak is instead its NumPy twins': on one rank the
+# scatter twin's sort of a chunk (columns and rows 8, its temporaries 40; measured 64 B a tuple in
+# all), on several ranks the routing twin (the mask, then 12 d beside one direction's ownership math,
+# 32), the grouping by owner and the scatter over the d entries of a tuple (about 65 B an entry;
+# measured 133 to 147 B a tuple in all at d = 2). The host-staged exchange's page-locked buffers are
+# host memory, not counted.
 # The NumPy generator's own buffers while it makes a chunk (CPU only): its 8192-edge block's states and
 # products, 8192 x (32 SCALE + 380) bytes, measured with tracemalloc at scales 14 to 26.
 GENERATOR_BYTES_BASE = 8192 * 380
 GENERATOR_BYTES_PER_SCALE = 8192 * 32
-CHUNK_TUPLE_BYTES = 17
-ROUTE_ONE_RANK_BYTES = 4 + 32
+CHUNK_TUPLE_BYTES = 16
+ROUTE_ONE_RANK_BYTES = 1 + 4 + 32
 ROUTED_ENTRY_BYTES = 12
-OWNERSHIP_TEMPORARY_BYTES = 32
+GROUPED_ENTRY_BYTES = 8
+TWIN_ROUTE_BYTES = 1 + 32
 TWIN_SCATTER_BYTES = 8 + 40
 TWIN_ROUTED_ENTRY_BYTES = 65
 # The certificate's NumPy twin (dbfs.ops.certificate.hash_entries): an entry of its step holds its index,
@@ -150,10 +152,10 @@ def _tuple_bytes(grid: Grid, symmetric: bool, row_copy: bool, device: str) -> in
         route = ROUTE_ONE_RANK_BYTES + (4 if row_copy else 0)      # the marked rows as well
         return CHUNK_TUPLE_BYTES + (max(route, TWIN_SCATTER_BYTES) if device == "cpu" else route)
     entries = 2 if symmetric else 1
-    route = ROUTED_ENTRY_BYTES * entries + OWNERSHIP_TEMPORARY_BYTES
     if device == "cpu":
-        route = max(route, TWIN_ROUTED_ENTRY_BYTES * entries)
-    return CHUNK_TUPLE_BYTES + route
+        return CHUNK_TUPLE_BYTES + max(ROUTED_ENTRY_BYTES * entries + TWIN_ROUTE_BYTES,
+                                       TWIN_ROUTED_ENTRY_BYTES * entries)
+    return CHUNK_TUPLE_BYTES + (ROUTED_ENTRY_BYTES + GROUPED_ENTRY_BYTES) * entries
 
 
 def _landing_bytes(grid: Grid, chunk: int, symmetric: bool, device: str, transport: str) -> int:

@@ -49,7 +49,7 @@ def warm_up(backend) -> float:
     comms.free()
     grid, xp = Grid(2, 2, n), backend.xp
     u, v = xp.asarray(src), xp.asarray(dst)
-    send, _ = pack_by_owner(backend, grid, ((u, v), (v, u)), u == v, with_rows=True)
+    send, _ = pack_by_owner(backend, grid, u, v, both_ways=True, with_rows=True)
     split_pairs(xp, send, with_rows=True)                       # the received pairs: the same kernels
     backend.sync()
     return time.perf_counter() - started

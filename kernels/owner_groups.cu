@@ -1,14 +1,18 @@
-// The graph builder's entries grouped by owner rank (Graph500 kernel 1): a counting partition into one
-// send buffer, so that one message per peer carries a chunk's entries, with no sort.
+// The graph builder's entries routed and grouped by owner rank (Graph500 kernel 1): a counting
+// partition into one send buffer, so that one message per peer carries a chunk's entries, with no sort.
 //
-// owner_counts: counts[o] += the entries whose owner is o, for 0 <= o < ranks (any other owner marks an
-// entry to leave out, e.g. a self-loop). Each block counts the owners below SHARED_OWNERS in shared
-// memory and adds its nonzero totals to the global counts once; larger owners (grids of more than
-// SHARED_OWNERS ranks) are counted in global memory directly.
+// owner_entries: one thread per tuple (u, v) of a chunk writes its entry u -> v (and, both_ways, the
+// entry v -> u, at index n + t) as owner rank, local column and local row, the ownership math of
+// dbfs.grid.Grid (owner_rank of (owner(v)'s grid row, col_block(u)), to_local_col(u), to_local_row(v));
+// a self-loop's entries get owner `ranks` (left out of every group). It counts the entries per owner as
+// it goes: each block counts the owners below SHARED_OWNERS in shared memory, one atomic per warp and
+// owner (__match_any_sync: on a grid of two ranks every entry would otherwise put its atomic on one of
+// two addresses), and adds its nonzero totals to the global counts once; larger owners (grids of more
+// than SHARED_OWNERS ranks) are counted in global memory directly. One pass over the tuples instead of
+// a CuPy kernel per step of the math, each with its int64 temporaries.
 // owner_scatter: with cursor = the groups' starts (the exclusive scan of the counts) every kept entry
 // takes slot cursor[o]++ and writes its column there, or its (column, row) pair as two interleaved
-// words. The lanes of a warp that share an owner claim their slots with one atomic (__match_any_sync:
-// a grid of two ranks would otherwise put every entry's atomic on two addresses). The order inside a
+// words. The lanes of a warp that share an owner claim their slots with one atomic. The order inside a
 // group is whatever the atomics give; the receivers place every entry with atomics anyway.
 //
 // Both kernels are grid-stride loops whose stride is a multiple of 32, so a warp's lanes stay in the
@@ -17,18 +21,44 @@
 
 #define SHARED_OWNERS 4096
 
-extern "C" __global__ void owner_counts(const i32* __restrict__ owner, i64 n, i32 ranks,
-                                        u64* __restrict__ counts)
+// Adds this warp's entries of owner o (kept lanes only) to the block's or the global count.
+__device__ __forceinline__ void count_owner(i32 o, bool kept, i32 ranks, u32* block_counts, u64* counts)
+{
+    const u32 lane = threadIdx.x & 31u;
+    const u32 peers = __match_any_sync(0xffffffffu, kept ? o : -1);
+    if (!kept || lane != (u32)(__ffs(peers) - 1)) return;
+    if (o < SHARED_OWNERS) atomicAdd(&block_counts[o], (u32)__popc(peers));
+    else atomicAdd(&counts[o], (u64)__popc(peers));
+}
+
+// rows == nullptr: no local rows written. owner, cols (and rows) hold (both_ways ? 2 : 1) * n entries.
+extern "C" __global__ void owner_entries(const i64* __restrict__ src, const i64* __restrict__ dst, i64 n,
+                                         i32 both_ways, i64 b, i32 R, i32 C, i32* __restrict__ owner,
+                                         i32* __restrict__ cols, i32* __restrict__ rows,
+                                         u64* __restrict__ counts)
 {
     __shared__ u32 block_counts[SHARED_OWNERS];
-    const i32 shared = min(ranks, SHARED_OWNERS);
+    const i32 ranks = R * C, shared = min(ranks, SHARED_OWNERS);
     for (i32 o = threadIdx.x; o < shared; o += blockDim.x) block_counts[o] = 0;
     __syncthreads();
-    for (i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x; e < n; e += (i64)gridDim.x * blockDim.x) {
-        const i32 o = owner[e];
-        if (o < 0 || o >= ranks) continue;
-        if (o < SHARED_OWNERS) atomicAdd(&block_counts[o], 1u);
-        else atomicAdd(&counts[o], 1ULL);
+    const u32 lane = threadIdx.x & 31u;
+    const i64 column_range = (i64)R * b;
+    for (i64 t = blockIdx.x * (i64)blockDim.x + threadIdx.x; t - lane < n; t += (i64)gridDim.x * blockDim.x) {
+        const bool inside = t < n;
+        const i64 a = inside ? src[t] : 0, z = inside ? dst[t] : 0;
+        const bool kept = inside && a != z;
+        for (i32 d = 0; d <= both_ways; ++d) {
+            const i64 u = d ? z : a, v = d ? a : z;
+            const i64 j = u / column_range, k = v / b;          // col_block(u); the block of v
+            const i32 o = kept ? (i32)(k % R) * C + (i32)j : ranks;
+            if (inside) {
+                const i64 e = d * n + t;
+                owner[e] = o;
+                cols[e] = (i32)(u - j * column_range);
+                if (rows != nullptr) rows[e] = (i32)((k / R) * b + (v - k * b));
+            }
+            count_owner(o, kept, ranks, block_counts, counts);
+        }
     }
     __syncthreads();
     for (i32 o = threadIdx.x; o < shared; o += blockDim.x)

@@ -1,14 +1,16 @@
-"""The builder's grouping by owner rank (dbfs.ops.owner_groups): the NumPy twins against brute force
-(counts with left-out owners, groups filled from their starts over several calls, one word or an
-interleaved pair per entry, nothing written outside the buffer), and the CUDA kernels
-(kernels/owner_groups.cu) against the twins, groups compared as multisets (their order is unspecified),
-for owners in shared memory and beyond it."""
+"""The builder's routing and grouping by owner rank (dbfs.ops.owner_groups): the NumPy twins against brute
+force (every entry's owner, local column and row by dbfs.grid.Grid one vertex at a time, self-loops
+left out of the counts; groups filled from their starts over several calls, one word or an interleaved
+pair per entry, nothing written outside the buffer), and the CUDA kernels (kernels/owner_groups.cu)
+against the twins, groups compared as multisets (their order is unspecified), for owners in shared
+memory and beyond it."""
 
 import numpy as np
 import pytest
 
 from dbfs.backend import Backend
-from dbfs.ops.owner_groups import count_owners, group_by_owner
+from dbfs.grid import Grid
+from dbfs.ops.owner_groups import group_by_owner, route_entries
 
 CPU = Backend("cpu")
 
@@ -23,9 +25,8 @@ def random_routing(rng, ranks, n):
 
 def grouped(owner, cols, rows, ranks):
     """The twins' result from zero: (groups' offsets, the words)."""
-    counts = np.zeros(ranks, np.int64)
-    count_owners(CPU, owner, counts)
-    starts = np.concatenate(([0], np.cumsum(counts)))
+    kept = (owner >= 0) & (owner < ranks)
+    starts = np.concatenate(([0], np.cumsum(np.bincount(owner[kept], minlength=ranks))))
     cursor = starts[:-1].copy()
     out = np.full((1 if rows is None else 2) * int(starts[-1]), -7, np.int32)
     group_by_owner(CPU, owner, cols, rows, cursor, out)
@@ -36,6 +37,35 @@ def grouped(owner, cols, rows, ranks):
 def groups_as_sets(starts, out, width):
     entries = out.reshape(-1, width)
     return [sorted(map(tuple, entries[starts[p]:starts[p + 1]].tolist())) for p in range(len(starts) - 1)]
+
+
+def random_tuples(rng, grid, n):
+    """Tuples over the grid's vertices, one in ten a self-loop."""
+    src = rng.integers(0, grid.n_vertices, n).astype(np.int64)
+    dst = rng.integers(0, grid.n_vertices, n).astype(np.int64)
+    loops = rng.random(n) < 0.1
+    dst[loops] = src[loops]
+    return src, dst
+
+
+GRIDS = [(1, 2, 1000), (2, 1, 1000), (2, 2, 777), (3, 5, 100_003), (100, 50, 400_000)]
+
+
+@pytest.mark.parametrize("R, C, n_vertices", GRIDS)
+def test_twin_routes_every_entry_by_the_grid(R, C, n_vertices):
+    grid = Grid(R, C, n_vertices)
+    src, dst = random_tuples(np.random.default_rng(R * C), grid, 300)
+    for both_ways in (True, False):
+        counts = np.full(grid.size, 5, np.int64)
+        owner, cols, rows = route_entries(CPU, grid, src, dst, both_ways, True, counts)
+        pairs = list(zip(src.tolist(), dst.tolist()))
+        entries = pairs + ([(v, u) for u, v in pairs] if both_ways else [])
+        expected = [(grid.size if u == v else grid.rank(grid.owner(v)[0], grid.col_block(u)),
+                     grid.to_local_col(u), grid.to_local_row(v)) for u, v in entries]
+        assert list(zip(owner.tolist(), cols.tolist(), rows.tolist())) == expected
+        owners = [o for o, _, _ in expected if o < grid.size]
+        assert counts.tolist() == (5 + np.bincount(owners, minlength=grid.size)).tolist()
+        assert route_entries(CPU, grid, src, dst, both_ways, False, counts)[2] is None
 
 
 @pytest.mark.parametrize("with_rows", [True, False])
@@ -72,17 +102,35 @@ def test_twin_never_writes_outside_the_buffer():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("R, C, n_vertices", GRIDS + [(1, 1, 1 << 20), (2, 2, 3 << 30)])
+def test_gpu_routing_equals_the_twin(R, C, n_vertices):
+    """Every entry's owner, column and row in index order, and the counts (5,000 ranks: owners past the
+    shared-memory counts; 3 x 2^30 vertices: ids and ranges past 2^31)."""
+    import cupy
+    gpu = Backend("gpu", 0)
+    grid = Grid(R, C, n_vertices)
+    src, dst = random_tuples(np.random.default_rng(R + C), grid, 1_000_003)
+    for both_ways in (True, False):
+        for with_rows in (True, False):
+            host_counts = np.arange(grid.size, dtype=np.int64)
+            expected = route_entries(CPU, grid, src, dst, both_ways, with_rows, host_counts)
+            counts = cupy.arange(grid.size, dtype=cupy.int64)
+            got = route_entries(gpu, grid, cupy.asarray(src), cupy.asarray(dst), both_ways, with_rows, counts)
+            for want, have in zip(expected, got):
+                assert (want is None) == (have is None)
+                assert want is None or np.array_equal(want, have.get())
+            assert np.array_equal(counts.get(), host_counts)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("ranks", [2, 7, 5000])               # 5000: owners past the shared-memory counts
-def test_gpu_kernels_equal_the_twins(ranks):
+def test_gpu_grouping_equals_the_twin(ranks):
     import cupy
     gpu = Backend("gpu", 0)
     rng = np.random.default_rng(ranks)
     owner, cols, rows = random_routing(rng, ranks, 1_000_003)
     for with_rows in (True, False):
         host_starts, host_out = grouped(owner, cols, rows if with_rows else None, ranks)
-        counts = cupy.zeros(ranks, cupy.int64)
-        count_owners(gpu, cupy.asarray(owner), counts)
-        assert np.array_equal(counts.get(), np.diff(host_starts))
         cursor = cupy.asarray(host_starts[:-1])
         device_out = cupy.empty(host_out.shape[0], cupy.int32)
         group_by_owner(gpu, cupy.asarray(owner), cupy.asarray(cols), cupy.asarray(rows) if with_rows else None,

@@ -1,11 +1,13 @@
-"""The graph builder's entries grouped by owner rank (Graph500 kernel 1), for its all-to-all: per-owner
-counts, then a scatter of every entry into its owner's group of one send buffer (a counting
-partition: the groups' starts are the exclusive scan of the counts, taken by the caller), the column
-alone or the (column, row) pair interleaved, so that one message per peer carries every array.
+"""The graph builder's entries routed and grouped by owner rank (Graph500 kernel 1), for its all-to-all:
+each tuple's entries with their owner rank, local column and local row (dbfs.grid's ownership math)
+and the per-owner counts, then a scatter of every entry into its owner's group of one send buffer (a
+counting partition: the groups' starts are the exclusive scan of the counts, taken by the caller),
+the column alone or the (column, row) pair interleaved, so that one message per peer carries every
+array.
 
-GPU method: kernels/owner_groups.cu (a shared-memory histogram per block; slots claimed by one atomic
-per warp and owner). NumPy twins below, with the same contracts; where the GPU order is unspecified
-the twin's is stated.
+GPU method: kernels/owner_groups.cu (one pass over the tuples for the routing and the counts, a
+shared-memory histogram per block; slots claimed by one atomic per warp and owner). NumPy twins below,
+with the same contracts; where the GPU order is unspecified the twin's is stated.
 """
 
 from __future__ import annotations
@@ -15,22 +17,40 @@ import numpy as np
 from dbfs.ops.arrays import BUILD_MAX_BLOCKS, NULL, launch_checked
 
 
-def count_owners(backend, owner, counts) -> None:
-    """counts[o] += the number of entries with owner o, for every o in [0, len(counts)) (entries with
-    any other owner are left out).
+def route_entries(backend, grid, src, dst, both_ways: bool, with_rows: bool, counts):
+    """The entries u -> v of one chunk's tuples (u, v) = (src[t], dst[t]) at index t, and with both_ways
+    the entries v -> u at index n + t, as (owner rank, local column, local row or None), int32 arrays
+    of grid `grid` (dbfs.grid.Grid: owner_rank by the owner of v's grid row and col_block(u),
+    to_local_col(u), to_local_row(v)); a self-loop's entries (u == v) get owner grid.size, which no
+    group takes. counts[o] += the entries with owner o.
 
-      owner   int32 [n]      read
-      counts  int64 [ranks]  read/write
+      src, dst  int64 [n]                          read
+      counts    int64 [grid.size]                  read/write
+      returns   int32 [d n] x 2 (x 3 with_rows)    d = 2 with both_ways, else 1
     GPU: one kernel on the current stream, no host synchronisation.
     """
-    n, ranks = int(owner.shape[0]), int(counts.shape[0])
+    xp, n, ranks = backend.xp, int(src.shape[0]), grid.size
+    total = (2 if both_ways else 1) * n
+    owner, cols = xp.empty(total, xp.int32), xp.empty(total, xp.int32)
+    rows = xp.empty(total, xp.int32) if with_rows else None
     if backend.is_gpu:
-        launch_checked(backend, "owner_groups", "owner_counts", n,
-                       {"owner": (owner, np.int32), "counts": (counts, np.int64)},
-                       (owner, np.int64(n), np.int32(ranks), counts), BUILD_MAX_BLOCKS)
-        return
-    kept = owner[(owner >= 0) & (owner < ranks)]
-    counts += np.bincount(kept, minlength=ranks)
+        arrays = {"src": (src, np.int64), "dst": (dst, np.int64), "counts": (counts, np.int64)}
+        launch_checked(backend, "owner_groups", "owner_entries", n, arrays,
+                       (src, dst, np.int64(n), np.int32(both_ways), np.int64(grid.block), np.int32(grid.R),
+                        np.int32(grid.C), owner, cols, NULL if rows is None else rows, counts), BUILD_MAX_BLOCKS)
+        return owner, cols, rows
+    drop = src == dst
+    # each direction's int64 ownership math is cast into its part of the arrays as it is computed, so
+    # its temporaries are one direction's
+    for d, (u, v) in enumerate(((src, dst), (dst, src)) if both_ways else ((src, dst),)):
+        part = slice(d * n, (d + 1) * n)
+        owner[part] = grid.rank(grid.owner(v)[0], grid.col_block(u))
+        np.copyto(owner[part], np.int32(ranks), where=drop)
+        cols[part] = grid.to_local_col(u)
+        if with_rows:
+            rows[part] = grid.to_local_row(v)
+    counts += np.bincount(owner[owner < ranks], minlength=ranks)
+    return owner, cols, rows
 
 
 def group_by_owner(backend, owner, cols, rows, cursor, out) -> None:
