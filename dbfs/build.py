@@ -8,7 +8,9 @@ out, duplicates stay. The edge list is never resident: the source streams this r
 chunks (GraphSource.tuple_chunks: generated on the device, deterministic by edge index, or read from
 the graph file) twice.
   1. Count: each chunk's entries go to their owners and are counted per local column into col_ptr,
-     and per local row into row_ptr when a row-major copy is built. On several ranks both directions
+     and per local row into row_ptr when a row-major copy is built (on a grid of one column, where an
+     undirected graph's row lengths are its degrees, by one reduce-scatter of the column lengths
+     instead, where the exchange sums on the devices). On several ranks both directions
      of a chunk travel in one all-to-all: the entries are grouped by owner rank into one send buffer
      by a counting partition (dbfs.ops.owner_groups: one pass over the tuples gives every entry its
      owner, local column and row and counts the owners, then their scan and a scatter; no sort),
@@ -46,15 +48,15 @@ Budget per rank on one GPU (1x1, direction auto; `python -m dbfs plan` prints it
             H200 (139 GiB). Measured peak 82.8 GiB (bench/results/2026-11-24-h200-scale29-construction/s29.json).
 
 Construction transients (dbfs.memory.construction_bytes): one chunk of K tuples (src, dst: 16 B a
-tuple) and its entries in flight: on one rank one direction at a time (the self-loop mask 1, int32
-columns and rows, the int64 temporaries of the ownership math), 53 B a tuple; on several GPU ranks
-both directions at once, routed by one kernel (owner ranks, columns and rows, 24 B a tuple, beside
-the grouped send buffer, 16; then the send buffer, the received one and its split columns and rows,
-less than that), 56 B a tuple (36 for a directed graph); the CPU backend's NumPy twins hold more
-(dbfs.memory). K is chosen by dbfs.memory.chunk_edges so that this stays within
-5% of the resident graph or within what the search will add to it (its state and the validation's
-memory), whichever is more (K at most 2^24, at least 2^16): construction never sets the run's peak, and
-several ranks, for which every chunk costs host waits and collectives, take few chunks. Host staging
+tuple) and its entries in flight, routed on a GPU by one kernel (dbfs.ops.owner_groups): on one rank
+one direction at a time (int32 columns and rows), 24 B a tuple; on several ranks both directions at
+once (owner ranks, columns and rows, 24 B a tuple, beside the grouped send buffer, 16; then the send
+buffer, the received one and its split columns and rows, less than that), 56 B a tuple (36 for a
+directed graph); the CPU backend's NumPy twins hold more (dbfs.memory). K is chosen by
+dbfs.memory.chunk_edges so that this stays within 5% of the resident graph or within what the search
+will add to it (its state and the validation's memory), whichever is more (K at most 2^24, at least
+2^16): construction never sets the run's peak, and several ranks, for which every chunk costs host
+waits and collectives, take few chunks. Host staging
 (host-staged MPI on a GPU): page-locked send and receive buffers kept for the build, grown to the
 largest chunk's words (about 16 K bytes each for balanced owners); only the other ranks' groups cross
 PCIe. With --comm nvshmem on several GPU ranks: a symmetric landing of 32 K bytes (twice a rank's
@@ -83,7 +85,7 @@ from dbfs.exchange import SignalWords, nccl_communicator, world_ranks
 from dbfs.graph import GridComms, LocalGraph, csc_is_row_major
 from dbfs.ops import message
 from dbfs.ops.csc_build import count_keys, csr_from_csc, inclusive_scan, scatter_values, segment_lengths
-from dbfs.ops.owner_groups import group_by_owner, route_entries
+from dbfs.ops.owner_groups import group_by_owner, local_entries, route_entries
 from dbfs.progress import Progress
 from dbfs.runtime import displacements
 from dbfs.source import EdgeArrays
@@ -148,16 +150,6 @@ class _ProducerClock:
         runtime.agree(error, self.comm)
 
 
-def local_entries(grid, xp, u, v, keep, with_rows: bool):
-    """One rank: the entries u -> v of one chunk and direction as (local columns, local rows or None),
-    int32, with column -1 (row -1) where keep is False (self-loops)."""
-    cols = grid.to_local_col(u).astype(xp.int32)
-    rows = grid.to_local_row(v).astype(xp.int32) if with_rows else None
-    cols = xp.where(keep, cols, np.int32(-1))
-    rows = None if rows is None else xp.where(keep, rows, np.int32(-1))
-    return cols, rows
-
-
 def pack_by_owner(backend, grid, src, dst, both_ways: bool, with_rows: bool):
     """The send side of one chunk's exchange: the entries of the tuples (src, dst) (with both_ways their
     reverses too; self-loops left out) grouped by owner rank into one int32 buffer, a column (and its
@@ -184,7 +176,10 @@ def split_pairs(xp, words, with_rows: bool):
 class _Exchange:
     """Entries grouped by owner rank to their owners: the counts by MPI Alltoall, this rank's own group
     copied on the device, the other groups moved by the transport (the subclass's _move) in one round
-    for the whole chunk, one message per peer."""
+    for the whole chunk, one message per peer. sums_on_devices: column_sums stays on the devices (a
+    round through host memory costs more than the counting it would replace)."""
+
+    sums_on_devices = False
 
     def __init__(self, comm: MPI.Comm, backend):
         self.comm, self.backend = comm, backend
@@ -265,6 +260,8 @@ class _NcclExchange(_Exchange):
     """The other ranks' groups between GPUs: one grouped round of NCCL send/recv, one message per peer,
     on the current stream (the entries never leave the devices)."""
 
+    sums_on_devices = True
+
     def __init__(self, comm: MPI.Comm, backend):
         from cupy.cuda import nccl
         super().__init__(comm, backend)
@@ -344,7 +341,7 @@ class _Passes:
     """The two streaming passes of one build: this rank's entries, chunk by chunk."""
 
     def __init__(self, comms: GridComms, backend, source, row_copy: bool, transport: str, chunk_edges: int):
-        self.grid, self.backend, self.source = comms.grid, backend, source
+        self.comms, self.grid, self.backend, self.source = comms, comms.grid, backend, source
         self.row_copy, self.chunk_edges = row_copy, chunk_edges
         self.ranks = comms.world.Get_size()
         self.clock = _ProducerClock(backend, comms.world)
@@ -357,6 +354,11 @@ class _Passes:
             else:
                 self.exchange = (_NcclExchange if transport == "nccl" and backend.is_gpu
                                  else _HostExchange)(comms.world, backend)
+        # On a grid of one column an undirected graph's local rows are the owned vertices, whole: the row
+        # copy's counts are the degrees, the column lengths summed over the ranks. Where the exchange sums
+        # on the devices, that one round replaces counting (and sending) every entry's row in pass 1.
+        self.rows_from_columns = (row_copy and source.symmetric and self.grid.C == 1 and self.exchange is not None
+                                  and self.exchange.sums_on_devices)
 
     def entries(self, with_rows: bool, label: str):
         """(local columns, local rows or None) of the entries this rank owns, int32 device arrays: on
@@ -367,11 +369,9 @@ class _Passes:
         for src, dst in self.clock.chunks(self.source, self.chunk_edges, f"construction, {producing} and {label}"):
             self.phases.switch("route")
             if self.exchange is None:
-                keep = src != dst
                 for u, v in ((src, dst), (dst, src)) if self.source.symmetric else ((src, dst),):
-                    yield local_entries(grid, xp, u, v, keep, with_rows)
+                    yield local_entries(self.backend, grid, u, v, with_rows)
                     self.phases.switch("route")
-                del keep
             else:                               # the send buffer lives only until the exchange returns
                 packed = pack_by_owner(self.backend, grid, src, dst, self.source.symmetric, with_rows)
                 self.phases.switch("exchange")
@@ -386,12 +386,19 @@ class _Passes:
 
     def count(self, col_ptr, row_ptr) -> None:
         """Pass 1: entries per local column into col_ptr[:-1] (and per local row into row_ptr[:-1])."""
-        for cols, rows in self.entries(with_rows=self.row_copy, label="counting (pass 1 of 2)"):
+        count_rows = self.row_copy and not self.rows_from_columns
+        for cols, rows in self.entries(with_rows=count_rows, label="counting (pass 1 of 2)"):
             self.phases.switch("place")
             count_keys(self.backend, cols, col_ptr[:-1])
-            if self.row_copy:
+            if count_rows:
                 count_keys(self.backend, rows, row_ptr[:-1])
             del cols, rows
+        if self.rows_from_columns:
+            self.phases.switch("exchange")
+            lengths = col_ptr[:-1].astype(np.int32)
+            row_ptr[:-1] = self.exchange.column_sums(self.grid, self.comms.i, self.comms.j, lengths)
+            del lengths
+            self.phases.switch(None)
 
     def scatter(self, col_ptr, row_idx, row_ptr, col_idx) -> None:
         """Pass 2: every entry below its column's cursor (and its row's), the cursors being the
@@ -527,7 +534,7 @@ def _owned_degree(comms: GridComms, backend, col_ptr, exchange, row_ptr=None):
     segment_lengths(backend, col_ptr, lengths)
     if comms.col.Get_size() == 1:
         return lengths
-    if isinstance(exchange, _NcclExchange):
+    if exchange.sums_on_devices:
         return exchange.column_sums(comms.grid, comms.i, comms.j, lengths)
     mine = np.empty(comms.grid.block, np.int32)    # through host memory, as the exchange's rounds go
     comms.col.Reduce_scatter_block(backend.asnumpy(lengths), mine, op=MPI.SUM)

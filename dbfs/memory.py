@@ -46,14 +46,15 @@ MAX_CHUNK_EDGES = 1 << 24
 CHUNK_SHARE = 0.05            # construction transients at most this share of the resident graph
 LANDING_SHARE = 2             # construction's NVSHMEM landing: twice a rank's average incoming words a chunk
 # Transient bytes per tuple of a chunk at the peak of a streaming pass (dbfs.build), counted from its
-# code: the chunk's src and dst (16), then routing. One rank routes one direction at a time: the
-# self-loop mask (1) and the int32 columns (4) while to_local_row holds four int64 temporaries (32).
-# Several GPU ranks route a chunk's d entries a tuple together (d = 2, both directions; 1 for a directed
-# graph) in one kernel: owner ranks, columns and rows (int32, 12 d), then the grouped send buffer beside
-# them (8 d); what follows is smaller (the send and the received buffers, 16 d; the received one and
-# its columns and rows, 16 d). The CPU backend's peak is instead its NumPy twins': on one rank the
-# scatter twin's sort of a chunk (columns and rows 8, its temporaries 40; measured 64 B a tuple in
-# all), on several ranks the routing twin (the mask, then 12 d beside one direction's ownership math,
+# code: the chunk's src and dst (16), then routing, in one kernel on a GPU. One GPU rank routes one
+# direction at a time: its int32 columns and rows (8). Several GPU ranks route a chunk's d entries a
+# tuple together (d = 2, both directions; 1 for a directed graph): owner ranks, columns and rows
+# (int32, 12 d), then the grouped send buffer beside them (8 d); what follows is smaller (the send and
+# the received buffers, 16 d; the received one and its columns and rows, 16 d). The CPU backend's peak
+# is instead its NumPy twins': on one rank the routing twin (the int32 columns (4) while to_local_row
+# holds four int64 temporaries (32), the self-loop mask (1), with a row copy the rows as well (4)) or
+# the scatter twin's sort of a chunk (columns and rows 8, its temporaries 40; measured 64 B a tuple in
+# all); on several ranks the routing twin (the mask, then 12 d beside one direction's ownership math,
 # 32), the grouping by owner and the scatter over the d entries of a tuple (about 65 B an entry;
 # measured 133 to 147 B a tuple in all at d = 2). The host-staged exchange's page-locked buffers are
 # host memory, not counted.
@@ -62,7 +63,8 @@ LANDING_SHARE = 2             # construction's NVSHMEM landing: twice a rank's a
 GENERATOR_BYTES_BASE = 8192 * 380
 GENERATOR_BYTES_PER_SCALE = 8192 * 32
 CHUNK_TUPLE_BYTES = 16
-ROUTE_ONE_RANK_BYTES = 1 + 4 + 32
+ROUTE_ONE_RANK_BYTES = 8
+TWIN_ROUTE_ONE_RANK_BYTES = 1 + 4 + 32
 ROUTED_ENTRY_BYTES = 12
 GROUPED_ENTRY_BYTES = 8
 TWIN_ROUTE_BYTES = 1 + 32
@@ -149,8 +151,9 @@ def chunk_edges(grid: Grid, n_edges: int, symmetric: bool, row_copy: bool, devic
 def _tuple_bytes(grid: Grid, symmetric: bool, row_copy: bool, device: str) -> int:
     """Transient bytes per tuple of a chunk during the scatter pass (see CHUNK_TUPLE_BYTES)."""
     if grid.size == 1:
-        route = ROUTE_ONE_RANK_BYTES + (4 if row_copy else 0)      # the marked rows as well
-        return CHUNK_TUPLE_BYTES + (max(route, TWIN_SCATTER_BYTES) if device == "cpu" else route)
+        if device == "cpu":
+            return CHUNK_TUPLE_BYTES + max(TWIN_ROUTE_ONE_RANK_BYTES + (4 if row_copy else 0), TWIN_SCATTER_BYTES)
+        return CHUNK_TUPLE_BYTES + ROUTE_ONE_RANK_BYTES
     entries = 2 if symmetric else 1
     if device == "cpu":
         return CHUNK_TUPLE_BYTES + max(ROUTED_ENTRY_BYTES * entries + TWIN_ROUTE_BYTES,

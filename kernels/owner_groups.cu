@@ -9,7 +9,8 @@
 // owner (__match_any_sync: on a grid of two ranks every entry would otherwise put its atomic on one of
 // two addresses), and adds its nonzero totals to the global counts once; larger owners (grids of more
 // than SHARED_OWNERS ranks) are counted in global memory directly. One pass over the tuples instead of
-// a CuPy kernel per step of the math, each with its int64 temporaries.
+// a CuPy kernel per step of the math, each with its int64 temporaries. Without owners (one rank, whose
+// entries stay where they are) it writes columns and rows alone, -1 for a self-loop's, and counts nothing.
 // owner_scatter: with cursor = the groups' starts (the exclusive scan of the counts) every kept entry
 // takes slot cursor[o]++ and writes its column there, or its (column, row) pair as two interleaved
 // words. The lanes of a warp that share an owner claim their slots with one atomic. The order inside a
@@ -31,7 +32,8 @@ __device__ __forceinline__ void count_owner(i32 o, bool kept, i32 ranks, u32* bl
     else atomicAdd(&counts[o], (u64)__popc(peers));
 }
 
-// rows == nullptr: no local rows written. owner, cols (and rows) hold (both_ways ? 2 : 1) * n entries.
+// rows == nullptr: no local rows written; owner == nullptr: no owners or counts, a self-loop's column
+// and row -1. owner, cols (and rows) hold (both_ways ? 2 : 1) * n entries.
 extern "C" __global__ void owner_entries(const i64* __restrict__ src, const i64* __restrict__ dst, i64 n,
                                          i32 both_ways, i64 b, i32 R, i32 C, i32* __restrict__ owner,
                                          i32* __restrict__ cols, i32* __restrict__ rows,
@@ -53,11 +55,12 @@ extern "C" __global__ void owner_entries(const i64* __restrict__ src, const i64*
             const i32 o = kept ? (i32)(k % R) * C + (i32)j : ranks;
             if (inside) {
                 const i64 e = d * n + t;
-                owner[e] = o;
-                cols[e] = (i32)(u - j * column_range);
-                if (rows != nullptr) rows[e] = (i32)((k / R) * b + (v - k * b));
+                const bool placed = kept || owner != nullptr;
+                if (owner != nullptr) owner[e] = o;
+                cols[e] = placed ? (i32)(u - j * column_range) : -1;
+                if (rows != nullptr) rows[e] = placed ? (i32)((k / R) * b + (v - k * b)) : -1;
             }
-            count_owner(o, kept, ranks, block_counts, counts);
+            if (owner != nullptr) count_owner(o, kept, ranks, block_counts, counts);   // uniform: the warp matches
         }
     }
     __syncthreads();

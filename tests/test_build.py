@@ -3,7 +3,8 @@ and the owned degrees equal a reference computed from the whole tuple list, what
 a graph file is read in chunks smaller than the file, twice; the 1x1 undirected block is its own
 row-major copy; a bad endpoint stops every rank; construction_time leaves the tuple production and the
 exchange's set-up out; the partition cache keeps a shared row-major copy once; a generated graph passes
-the certificate. GPU: the same build over host-staged MPI and NCCL."""
+the certificate; on a grid of one column the row counts may come from the column lengths. GPU: the
+same build over every bulk transport."""
 
 import dataclasses
 import time
@@ -183,6 +184,22 @@ def test_construction_time_leaves_the_tuple_production_out():
     assert (report.phases["exchange"] > 0) == (WORLD.Get_size() > 1)
     check_graph(graph, src, dst, True, False)
     comms.free()
+
+
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_row_counts_from_the_column_lengths(symmetric, monkeypatch):
+    """Where the exchange sums on the devices (NCCL; here the host exchange made to claim it), a grid of
+    one column takes an undirected graph's row counts from the column lengths summed over the ranks
+    instead of counting rows: the same blocks and degrees (a directed graph counts its rows)."""
+    monkeypatch.setattr(_HostExchange, "sums_on_devices", True)
+    n, src, dst = small_graph()
+    lo, hi = edge_range(len(src), WORLD.Get_rank(), WORLD.Get_size())
+    for R, C in grids():
+        comms = GridComms.create(Grid(R, C, n))
+        graph = build_from_edges(comms, CPU, src[lo:hi], dst[lo:hi], symmetric=symmetric, row_major=True,
+                                 chunk_edges=97)
+        check_graph(graph, src, dst, symmetric, True)
+        comms.free()
 
 
 def test_column_sums_are_a_reduce_scatter_along_each_grid_column():

@@ -10,7 +10,7 @@ import pytest
 
 from dbfs.backend import Backend
 from dbfs.grid import Grid
-from dbfs.ops.owner_groups import group_by_owner, route_entries
+from dbfs.ops.owner_groups import group_by_owner, local_entries, route_entries
 
 CPU = Backend("cpu")
 
@@ -68,6 +68,15 @@ def test_twin_routes_every_entry_by_the_grid(R, C, n_vertices):
         assert route_entries(CPU, grid, src, dst, both_ways, False, counts)[2] is None
 
 
+def test_twin_places_one_ranks_entries_and_marks_self_loops():
+    grid = Grid(1, 1, 1000)
+    src, dst = random_tuples(np.random.default_rng(3), grid, 300)
+    cols, rows = local_entries(CPU, grid, src, dst, True)
+    loops = src == dst
+    assert np.array_equal(cols, np.where(loops, -1, src)) and np.array_equal(rows, np.where(loops, -1, dst))
+    assert local_entries(CPU, grid, src, dst, False)[1] is None
+
+
 @pytest.mark.parametrize("with_rows", [True, False])
 def test_twins_group_every_kept_entry_by_owner(with_rows):
     rng = np.random.default_rng(1)
@@ -120,6 +129,20 @@ def test_gpu_routing_equals_the_twin(R, C, n_vertices):
                 assert (want is None) == (have is None)
                 assert want is None or np.array_equal(want, have.get())
             assert np.array_equal(counts.get(), host_counts)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n_vertices", [1000, (1 << 31) - 100])   # ids near the 32-bit limit
+def test_gpu_one_rank_entries_equal_the_twin(n_vertices):
+    import cupy
+    gpu = Backend("gpu", 0)
+    grid = Grid(1, 1, n_vertices)
+    src, dst = random_tuples(np.random.default_rng(7), grid, 1_000_003)
+    for with_rows in (True, False):
+        expected = local_entries(CPU, grid, src, dst, with_rows)
+        got = local_entries(gpu, grid, cupy.asarray(src), cupy.asarray(dst), with_rows)
+        assert np.array_equal(expected[0], got[0].get())
+        assert (got[1] is None) if not with_rows else np.array_equal(expected[1], got[1].get())
 
 
 @pytest.mark.gpu

@@ -53,6 +53,31 @@ def route_entries(backend, grid, src, dst, both_ways: bool, with_rows: bool, cou
     return owner, cols, rows
 
 
+def local_entries(backend, grid, u, v, with_rows: bool):
+    """One rank (its entries stay where they are): the entries u[t] -> v[t] of one chunk and direction
+    as (local columns, local rows or None), int32 [n], with column and row -1 where u[t] == v[t] (a
+    self-loop, which no count or scatter takes); the ownership math as in route_entries.
+
+      u, v  int64 [n]  read
+    GPU: one kernel on the current stream (route_entries' without owners), no host synchronisation.
+    """
+    xp, n = backend.xp, int(u.shape[0])
+    cols = xp.empty(n, xp.int32)
+    rows = xp.empty(n, xp.int32) if with_rows else None
+    if backend.is_gpu:
+        launch_checked(backend, "owner_groups", "owner_entries", n, {"u": (u, np.int64), "v": (v, np.int64)},
+                       (u, v, np.int64(n), np.int32(0), np.int64(grid.block), np.int32(grid.R), np.int32(grid.C),
+                        NULL, cols, NULL if rows is None else rows, NULL), BUILD_MAX_BLOCKS)
+        return cols, rows
+    drop = u == v
+    cols[:] = grid.to_local_col(u)
+    cols[drop] = -1
+    if with_rows:
+        rows[:] = grid.to_local_row(v)
+        rows[drop] = -1
+    return cols, rows
+
+
 def group_by_owner(backend, owner, cols, rows, cursor, out) -> None:
     """Every entry e with owner o = owner[e] in [0, len(cursor)) takes slot s = cursor[o] and increments
     cursor[o]; out[s] = cols[e] without rows, out[2s], out[2s + 1] = cols[e], rows[e] with them.
