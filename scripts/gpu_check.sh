@@ -72,7 +72,7 @@ install() {
 }
 
 ngpus() { nvidia-smi -L | wc -l; }
-mpirun_() { mpirun ${CUDA_MPS_PIPE_DIRECTORY:+-x CUDA_MPS_PIPE_DIRECTORY} "$@"; }
+mpirun_() { mpirun ${CUDA_MPS_PIPE_DIRECTORY:+-x CUDA_MPS_PIPE_DIRECTORY} ${CUDA_VISIBLE_DEVICES:+-x CUDA_VISIBLE_DEVICES} "$@"; }
 
 run() {  # run LOG CMD...: run a command, its output to the terminal and LOG; remember a failure
     local log=$1; shift
