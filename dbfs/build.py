@@ -10,7 +10,7 @@ the graph file) twice.
   1. Count: each chunk's entries go to their owners and are counted per local column into col_ptr,
      and per local row into row_ptr when a row-major copy is built (on a grid of one column, where an
      undirected graph's row lengths are its degrees, by one reduce-scatter of the column lengths
-     instead, where the exchange sums on the devices). On several ranks both directions
+     instead, where the exchange sums on the devices: NCCL, NVSHMEM). On several ranks both directions
      of a chunk travel in one all-to-all: the entries are grouped by owner rank into one send buffer
      by a counting partition (dbfs.ops.owner_groups: one pass over the tuples gives every entry its
      owner, local column and row and counts the owners, then their scan and a scatter; no sort),
@@ -202,17 +202,14 @@ class _Exchange:
     def column_sums(self, grid, i: int, j: int, values):
         """Collective: the sum over grid column j of the ranks' int32 `values` (the column's R owned
         blocks, block p for grid row p), block i of it -- a reduce-scatter along the column as one round
-        of this exchange (the owned degrees with NCCL, on the devices)."""
+        of this exchange (on the devices where sums_on_devices: the owned degrees, the row counts)."""
         b = grid.block
         counts = np.zeros(self.comm.Get_size(), np.int64)
         counts[[grid.rank(p, j) for p in range(grid.R)]] = b
-        at = np.concatenate(([0], np.cumsum(counts)))     # the ranks of column j in grid-row order
-        incoming = self.backend.xp.empty(grid.R * b, np.int32)
-        self._move(values, at, incoming, at)
-        total = values[i * b:(i + 1) * b].copy()
-        for p in range(grid.R):
-            if p != i:
-                total += incoming[p * b:(p + 1) * b]
+        incoming = self(values, counts, 1)          # from the column's R ranks, in grid-row order
+        total = incoming[:b].copy()
+        for p in range(1, grid.R):
+            total += incoming[p * b:(p + 1) * b]
         return total
 
     def close(self) -> None:
@@ -298,6 +295,8 @@ class _NvshmemExchange(_Exchange):
     the receivers (SignalWords), who wait on the device, so the entries never cross host memory. A chunk that brings
     some rank more words than its landing holds goes host-staged."""
 
+    sums_on_devices = True
+
     def __init__(self, comm: MPI.Comm, backend, capacity: int):
         from dbfs import nvshmem
         super().__init__(comm, backend)
@@ -372,6 +371,7 @@ class _Passes:
                 for u, v in ((src, dst), (dst, src)) if self.source.symmetric else ((src, dst),):
                     yield local_entries(self.backend, grid, u, v, with_rows)
                     self.phases.switch("route")
+                del u, v                        # the loop's names would keep the chunk past its end
             else:                               # the send buffer lives only until the exchange returns
                 packed = pack_by_owner(self.backend, grid, src, dst, self.source.symmetric, with_rows)
                 self.phases.switch("exchange")
@@ -520,9 +520,9 @@ def transpose_csc(backend, col_ptr, row_idx, nrows: int):
 def _owned_degree(comms: GridComms, backend, col_ptr, exchange, row_ptr=None):
     """Degree of every owned vertex (non-self-loop entries): its column's length summed over the grid
     column. The column block is the concatenation of the R owned blocks of grid column j in order i,
-    so a reduce-scatter along the column hands every rank exactly its own block (NCCL: a round of the
-    build's exchange on the devices; else MPI through host memory; on a grid of one row, the column
-    lengths themselves). On a grid of one column the local rows are the owned vertices and hold their
+    so a reduce-scatter along the column hands every rank exactly its own block (NCCL or NVSHMEM: a
+    round of the build's exchange on the devices; else MPI through host memory; on a grid of one row,
+    the column lengths themselves). On a grid of one column the local rows are the owned vertices and hold their
     whole rows, so an undirected graph's row copy (row_ptr; None: not there, or directed) gives the
     degrees with no round at all."""
     xp = backend.xp
