@@ -42,10 +42,11 @@ The search adds its per-vertex state (dbfs.search_state.layout, about 24 B per v
 32-bit parents and no per-search copies), the validator its working memory (about 5 B per vertex).
 Budget per rank on one GPU (1x1, direction auto; `python -m dbfs plan` prints it):
   scale 28: graph 35.0 GiB (row_idx 32.0 at most, col_ptr 2.0, degree 1.0); construction peak 35.0;
-            certificate 39.2; search 42.2 = graph + state 6.1 + validation 1.0: fits one H100.
-            Measured peak 41.4 GiB (bench/results/2026-11-24-h100-device-driven-loop/s28.json).
-  scale 29: graph 70.0, construction 70.0, certificate 78.2, search 84.3 = 70.0 + 12.3 + 2.1: fits one
-            H200 (139 GiB). Measured peak 82.8 GiB (bench/results/2026-11-24-h200-scale29-construction/s29.json).
+            certificate 39.0; search 41.6 = graph + state 6.4 + validation 0.25: fits one H100.
+            Measured peak 41.66 GiB, construction 35.0 GiB
+            (bench/results/2026-11-26-h100-streaming-loads/s28_old.json.gz, the committed kernels' run).
+  scale 29: graph 70.0, construction 70.0, certificate 78.0, search 83.3: fits one H200 (139 GiB).
+            Measured peak 82.8 GiB (bench/results/2026-11-24-h200-scale29-construction/s29.json).
 
 Construction transients (dbfs.memory.construction_bytes): one chunk of K tuples (src, dst: 16 B a
 tuple) and its entries in flight, routed on a GPU by one kernel (dbfs.ops.owner_groups): on one rank
@@ -56,12 +57,11 @@ directed graph); the CPU backend's NumPy twins hold more (dbfs.memory). K is cho
 dbfs.memory.chunk_edges so that this stays within 5% of the resident graph or within what the search
 will add to it (its state and the validation's memory), whichever is more (K at most 2^24, at least
 2^16): construction never sets the run's peak, and several ranks, for which every chunk costs host
-waits and collectives, take few chunks. Host staging
-(host-staged MPI on a GPU): page-locked send and receive buffers kept for the build, grown to the
-largest chunk's words (about 16 K bytes each for balanced owners); only the other ranks' groups cross
-PCIe. With --comm nvshmem on several GPU ranks: a symmetric landing of 32 K bytes (twice a rank's
-average incoming words; dbfs.memory.landing_words), counted with the transients when K is chosen. A
-graph file's chunk adds 16 K bytes of tuples read.
+waits and collectives, take few chunks. Host staging (host-staged MPI on a GPU): page-locked send and
+receive buffers kept for the build, grown to the largest chunk's words (about 16 K bytes each for
+balanced owners); only the other ranks' groups cross PCIe. With --comm nvshmem on several GPU ranks:
+a symmetric landing of 32 K bytes (twice a rank's average incoming words; dbfs.memory.landing_words),
+counted with the transients when K is chosen. A graph file's chunk adds 16 K bytes of tuples read.
 
 Timing: construction_time is the build alone. The tuple producer runs between two device
 synchronisations and two barriers per chunk; those intervals (the same on every rank) are summed and
@@ -522,9 +522,9 @@ def _owned_degree(comms: GridComms, backend, col_ptr, exchange, row_ptr=None):
     column. The column block is the concatenation of the R owned blocks of grid column j in order i,
     so a reduce-scatter along the column hands every rank exactly its own block (NCCL or NVSHMEM: a
     round of the build's exchange on the devices; else MPI through host memory; on a grid of one row,
-    the column lengths themselves). On a grid of one column the local rows are the owned vertices and hold their
-    whole rows, so an undirected graph's row copy (row_ptr; None: not there, or directed) gives the
-    degrees with no round at all."""
+    the column lengths themselves). On a grid of one column the local rows are the owned vertices and
+    hold their whole rows, so an undirected graph's row copy (row_ptr; None: not there, or directed)
+    gives the degrees with no round at all."""
     xp = backend.xp
     if row_ptr is not None and comms.row.Get_size() == 1:
         degree = xp.empty(comms.grid.block, xp.int32)
