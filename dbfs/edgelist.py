@@ -335,6 +335,23 @@ def _fast_plan(dset: h5py.Dataset):
     return None
 
 
+def read_buffer_bytes(path: str, threads: int, items: int, names=None) -> int:
+    """Host bytes the slice reader holds at once reading `items` consecutive elements of the file's
+    chunked datasets (`names`; default: the edges and weights): a stored chunk and its decoded elements
+    for each chunk decoded at the same time, up to `threads` of them, of the dataset that needs most;
+    0 when the datasets are contiguous."""
+    needs = [0]
+    with _open(path) as f:
+        for name in names or [name for name, _ in _datasets(True)]:
+            plan = _fast_plan(f[name]) if name in f else None
+            length = f[name].shape[0] if name in f else 0
+            if plan and plan[0] == "chunked" and length:
+                chunk, stored = plan[1], f[name].id.get_chunk_info(0).size
+                at_once = min(threads, -(-items // chunk) + 1, -(-length // chunk))
+                needs.append(at_once * (chunk * f[name].dtype.itemsize + stored))
+    return max(needs)
+
+
 def _pread_into(fd: int, buffer: memoryview, offset: int) -> None:
     while buffer:
         got = os.preadv(fd, [buffer], offset)

@@ -34,11 +34,12 @@ from dataclasses import dataclass, field
 
 from mpi4py import MPI
 
-from dbfs import nvshmem, runtime
+from dbfs import edgelist, nvshmem, runtime
 from dbfs.errors import DbfsError
 from dbfs.graph import csc_is_row_major
 from dbfs.grid import Grid, default_grid
-from dbfs.ops.certificate import ID_SLICE, TWIN_CHUNK
+from dbfs.ops.arrays import TWIN_CHUNK, TWIN_ITEMS
+from dbfs.ops.certificate import ID_SLICE
 
 GIB = 1 << 30
 MIN_CHUNK_EDGES = 1 << 16
@@ -70,6 +71,16 @@ GROUPED_ENTRY_BYTES = 8
 TWIN_ROUTE_BYTES = 1 + 32
 TWIN_SCATTER_BYTES = 8 + 40
 TWIN_ROUTED_ENTRY_BYTES = 65
+# The CPU backend's NumPy twins in the search phase work in steps (dbfs.ops.arrays: TWIN_ITEMS vertices
+# a step, their entries in groups of about TWIN_CHUNK), one at a time; a step's bytes, measured with
+# tracemalloc: an expansion 64 B a frontier column and 48 an entry (64 where every row it reaches is new;
+# Graph500 levels at scales 18-20 hold less), a bottom-up step 49 a row and 33 an entry, the validation's
+# entry pass 21 an entry. What the CPU backend holds besides its arrays: Python's objects made during the
+# run (modules imported, records), about half a MiB, measured likewise.
+CPU_PYTHON_BYTES = 1 << 19
+TWIN_EXPAND_BYTES = (64, 48)
+TWIN_BOTTOM_UP_BYTES = (49, 33)
+TWIN_CHECK_ENTRY_BYTES = 21
 # The certificate's NumPy twin (dbfs.ops.certificate.hash_entries): an entry of its step holds its index,
 # column and the two global ids (8 each) and the two mixes' temporaries; measured with tracemalloc, 56 B.
 TWIN_HASH_ENTRY_BYTES = 56
@@ -169,31 +180,32 @@ def _landing_bytes(grid: Grid, chunk: int, symmetric: bool, device: str, transpo
 
 
 def construction_bytes(grid: Grid, n_edges: int, chunk: int, symmetric: bool, row_copy: bool,
-                       device: str = "gpu", transport: str = "mpi", generated: bool = True) -> int:
+                       device: str = "gpu", transport: str = "mpi", generated: bool = True, reading: int = 0) -> int:
     """Transients of a streaming pass: one chunk (at most the largest rank's share of tuples) being routed,
-    or on the CPU being generated beside the generator's buffers (generator_bytes), and with
-    --comm nvshmem on several GPU ranks the symmetric landing kept for the whole build (sized by the
-    chunk) and its signal words."""
+    or on the CPU being generated beside the generator's buffers (generator_bytes) or read beside the
+    reader's (`reading`), and with --comm nvshmem on several GPU ranks the symmetric landing kept for
+    the whole build (sized by the chunk) and its signal words."""
     tuples = min(chunk, -(-n_edges // grid.size))
     landing = _landing_bytes(grid, chunk, symmetric, device, transport)
     routing = tuples * _tuple_bytes(grid, symmetric, row_copy, device)
-    generating = 16 * tuples + generator_bytes(grid, device, generated)
+    generating = 16 * tuples + generator_bytes(grid, device, generated) + reading
     return max(routing, generating) + landing + (8 * grid.size if landing else 0)
 
 
 def certificate_bytes(grid: Grid, n_edges: int, chunk: int, entries: int, device: str = "gpu",
-                      generated: bool = True) -> int:
+                      generated: bool = True, reading: int = 0) -> int:
     """dbfs.certificate: first one chunk of tuples (16 B each; on the CPU beside the generator's buffers
     or the hashing twin's step, TWIN_HASH_TUPLE_BYTES a tuple), then the global ids of the local columns
     and rows (int64 tables, columns first), each computed ID_SLICE indices at a time by the ownership
     math, whose temporaries beside the table are two int64 arrays of a slice for the columns and five
     for the rows (Grid.to_global_col, to_global_row; CuPy keeps every intermediate, NumPy reuses one),
     then the rank's `entries` hashed beside both tables (on the CPU the twin's step,
-    TWIN_HASH_ENTRY_BYTES an entry); an accumulator."""
+    TWIN_HASH_ENTRY_BYTES an entry); an accumulator. reading: the file reader's buffers beside a chunk
+    (estimate's read_buffers; on the CPU, gone before the chunk is hashed)."""
     share = -(-n_edges // grid.size)
     tuples = min(chunk, share)
     cpu = device == "cpu"
-    tuple_pass = 16 * tuples + (max(generator_bytes(grid, device, generated),
+    tuple_pass = 16 * tuples + (max(generator_bytes(grid, device, generated), reading,
                                     TWIN_HASH_TUPLE_BYTES * min(TWIN_CHUNK, tuples)) if cpu else 0)
     cols, rows = grid.cols_per_rank, grid.rows_per_rank
     columns = 8 * cols + 2 * 8 * min(ID_SLICE, cols)
@@ -222,6 +234,20 @@ def search_state_bytes(grid: Grid, direction: str, entries: int, transport: str 
     if one_rank:
         return total + (device_loop.host_buffer_bytes() if cpu else 0)
     return total + grid_loop.buffer_bytes(grid, encoding, transport, cpu, direction, by_columns)
+
+
+def twin_search_bytes(grid: Grid, direction: str, entries: int) -> int:
+    """The CPU backend's largest NumPy-twin step of the search phase: an expansion (top-down levels; with
+    direction auto a top-down level's frontier edges stay below the unvisited ones / alpha, the
+    direction rule's), a bottom-up step (direction auto), the validation's entry pass."""
+    from dbfs.direction import DEFAULT_ALPHA
+    expanded = min(TWIN_CHUNK, entries if direction != "auto" else int(entries / DEFAULT_ALPHA))
+    steps = [TWIN_EXPAND_BYTES[0] * min(TWIN_ITEMS, grid.cols_per_rank) + TWIN_EXPAND_BYTES[1] * expanded,
+             TWIN_CHECK_ENTRY_BYTES * min(TWIN_CHUNK, entries)]
+    if direction == "auto":
+        steps.append(TWIN_BOTTOM_UP_BYTES[0] * min(TWIN_ITEMS, grid.block)
+                     + TWIN_BOTTOM_UP_BYTES[1] * min(TWIN_CHUNK, entries))
+    return max(steps)
 
 
 def landing_words(chunk: int, symmetric: bool) -> int:
@@ -311,12 +337,15 @@ def readable(size: int) -> str:
 def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = "auto",
              transport: str = "mpi", device: str = "gpu", entries: int | None = None,
              chunk: int | None = None, limit: int | None = None, row_copy: bool = True,
-             generated: bool = True) -> Estimate:
+             generated: bool = True, read_buffers: tuple = (0, 0)) -> Estimate:
     """Every part and phase of one rank (the one with `entries` entries; default: the even share). The
     build's chunk (`chunk`; default: chunk_edges with the search state and validation as its room) is
     kept in `inputs`, so the estimate redone with the counted entries assumes the chunk the build took.
     row_copy: the bottom-up search keeps the row-major copy (row_major_layout); generated: the tuples come
-    from the Graph500 generator (not a file)."""
+    from the Graph500 generator (not a file); read_buffers: the file reader's host buffers
+    (edgelist.read_buffer_bytes) while it reads a chunk's tuples and while it reads the roots' original
+    ids, counted on the CPU backend, whose memory they share (in the build's and the certificate's
+    phases; in the search's)."""
     layout = row_major_layout(grid, symmetric, direction, row_copy)
     counted = entries_per_rank(grid, n_edges, symmetric) if entries is None else entries
     state = search_state_bytes(grid, direction, counted, transport, device, by_columns=layout == "columns")
@@ -324,23 +353,32 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     if chunk is None:
         chunk = chunk_edges(grid, n_edges, symmetric, layout == "copy", device, state + checking, transport)
     inputs = dict(grid=grid, n_edges=n_edges, symmetric=symmetric, direction=direction, transport=transport,
-                  device=device, entries=entries, chunk=chunk, limit=limit, row_copy=row_copy, generated=generated)
+                  device=device, entries=entries, chunk=chunk, limit=limit, row_copy=row_copy, generated=generated,
+                  read_buffers=read_buffers)
     graph = graph_bytes(grid, counted, layout)
     resident = sum(graph.values())
     # the owned degrees (dbfs.build): from the row copy's whole rows on a grid of one column, else the
     # column lengths and, on several grid rows, their reduction
     degrees = (4 * grid.block if layout == "copy" and symmetric and grid.C == 1 else
                4 * grid.cols_per_rank + (4 * grid.block if grid.R > 1 else 0))
+    tuples_read, ids_read = read_buffers if device == "cpu" else (0, 0)
     parts = {**graph,
              "construction transients": construction_bytes(grid, n_edges, chunk, symmetric, layout == "copy",
-                                                           device, transport, generated),
+                                                           device, transport, generated, tuples_read),
              "certificate": certificate_bytes(grid, n_edges, chunk_edges(grid, n_edges, symmetric, False, device),
-                                              counted, device, generated),
+                                              counted, device, generated, tuples_read),
              "search state": state,
              "validation": checking}
-    phases = {"construction": resident - graph["degree"] + max(parts["construction transients"], degrees),
-              "certificate": resident + parts["certificate"],
-              "search": resident + parts["search state"] + parts["validation"]}
+    host = 0                                    # the CPU backend's Python objects, in every phase
+    if device == "cpu":
+        parts["NumPy twins' steps"] = twin_search_bytes(grid, direction, counted)
+        parts["Python objects"] = host = CPU_PYTHON_BYTES
+    if tuples_read or ids_read:
+        parts["file reader buffers"] = max(tuples_read, ids_read)
+    phases = {"construction": resident - graph["degree"] + host + max(parts["construction transients"], degrees),
+              "certificate": resident + parts["certificate"] + host,
+              "search": resident + parts["search state"] + parts["validation"] + host
+              + max(parts.get("NumPy twins' steps", 0), ids_read)}   # the ids are read before the searches
     return Estimate(parts, phases, limit, inputs)
 
 
@@ -436,8 +474,16 @@ def plan_run(grid: Grid, source, direction: str, transport: str, backend, heap_n
     """Collective: the run's estimate against this rank's available memory, logged and checked
     before anything is allocated; with --comm nvshmem the symmetric heap too, against `heap_need`
     (symmetric_heap_bytes)."""
+    reading = (0, 0)
+    if source.info is not None and backend.name == "cpu":
+        from dbfs.source import rank_io_threads
+        chunk = estimate(grid, source.n_edges, source.symmetric, direction, transport, backend.name,
+                         row_copy=row_copy, generated=False).inputs["chunk"]
+        reading = (edgelist.read_buffer_bytes(source.info.path, rank_io_threads(), chunk),
+                   edgelist.read_buffer_bytes(source.info.path, 1, 1, [edgelist.IDS_DATASET]))
     plan = estimate(grid, source.n_edges, source.symmetric, direction, transport, backend.name,
-                    limit=backend.memory_limit(), row_copy=row_copy, generated=source.info is None)
+                    limit=backend.memory_limit(), row_copy=row_copy, generated=source.info is None,
+                    read_buffers=reading)
     check(plan)
     if transport == "nvshmem":
         runtime.agree(nvshmem.heap_problem(heap_need))

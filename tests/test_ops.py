@@ -19,6 +19,8 @@ from dbfs.backend import Backend
 from dbfs.grid import Grid
 from dbfs.kernels import BOTTOM_UP, HEAD_WORDS, STAT, STAT_WORDS
 from dbfs.ops.clock import stamp
+from dbfs.ops import arrays
+from dbfs.ops import expand as expand_module
 from dbfs.ops.expand import EDGES_PER_THREAD, ExpandScratch, expand
 from dbfs.ops.frontier import frontier_figures
 from dbfs.ops.level_control import visit_root
@@ -241,6 +243,20 @@ GRIDS = [  # (R, C, n_vertices, nnz)
 def test_expand_numpy_matches_reference(R, C, n_vertices, nnz, seed):
     case, rng = make_case(seed, R, C, n_vertices, nnz, duplicates=nnz // 5, heavy=[(0, 40)])
     for fraction in (0.0, 0.05, 0.5, 1.0):
+        frontier = random_frontier(rng, case, fraction)
+        state = copy_state(case.state)
+        total = run_expand(CPU, case, frontier, state)
+        assert_expand(case, frontier, state, total, reference_expand(case, frontier))
+
+
+@pytest.mark.parametrize("R, C, n_vertices, nnz", GRIDS[-3:])
+def test_expand_numpy_steps_change_nothing(R, C, n_vertices, nnz, monkeypatch):
+    """The twin's steps (TWIN_ITEMS columns, groups of about TWIN_CHUNK entries) bound its temporaries
+    only: with two columns a step and a few entries a group the reference still holds."""
+    monkeypatch.setattr(expand_module, "TWIN_ITEMS", 2)
+    monkeypatch.setattr(arrays, "TWIN_CHUNK", 5)
+    case, rng = make_case(3, R, C, n_vertices, nnz, duplicates=nnz // 5, heavy=[(0, 40)])
+    for fraction in (0.05, 0.5, 1.0):
         frontier = random_frontier(rng, case, fraction)
         state = copy_state(case.state)
         total = run_expand(CPU, case, frontier, state)

@@ -12,7 +12,7 @@ from dbfs.backend import Backend
 from dbfs.build import transpose_csc
 from dbfs.grid import Grid
 from dbfs.kernels import BOTTOM_UP, CTL, CTL_WORDS, FORM, STAT, STAT_WORDS, STEP
-from dbfs.ops import bitmap, bottom_up
+from dbfs.ops import arrays, bitmap, bottom_up
 from dbfs.ops.predecessors import resolve_parents
 
 CPU = Backend("cpu")
@@ -64,6 +64,28 @@ def random_block(rng, nrows, ncols, nnz, heavy_rows=()):
 def brute_force_parents(row_ptr, col_idx, frontier_bits, rows):
     """For each row: the set of its frontier neighbours."""
     return {int(r): {int(u) for u in col_idx[row_ptr[r]:row_ptr[r + 1]] if frontier_bits[u]} for r in rows}
+
+
+@pytest.mark.parametrize("density", [0.001, 0.05, 0.5])
+def test_search_segment_numpy_steps_change_nothing(density, monkeypatch):
+    """The twin's steps of TWIN_ITEMS rows and groups of about TWIN_CHUNK entries bound its temporaries
+    only: one word a step and a few entries a group (the heavy row a group of its own) give the same
+    state, parents and count as one step for everything."""
+    rng = np.random.default_rng(7)
+    b, ncols = 256, 512
+    row_ptr, col_idx = random_block(rng, 2 * b, ncols, 6000, heavy_rows=[(b + 5, 300)])
+    frontier, _ = random_bits(rng, ncols, density)
+    before, _ = random_bits(rng, b, 0.3)
+    results = []
+    for items, entries in ((1 << 20, 1 << 20), (32, 7)):
+        monkeypatch.setattr(bottom_up, "TWIN_ITEMS", items)
+        monkeypatch.setattr(arrays, "TWIN_CHUNK", entries)
+        state, pred_row = np.zeros_like(before), np.full(2 * b, -1, np.int32)
+        stats = np.zeros(STAT_WORDS, np.int64)
+        bottom_up.search_segment(CPU, row_ptr, col_idx, b, frontier, before, state, pred_row, stats)
+        results.append((state, pred_row, int(stats[STAT.CHECKED])))
+    assert np.array_equal(results[0][0], results[1][0]) and np.array_equal(results[0][1], results[1][1])
+    assert results[0][2] == results[1][2]
 
 
 @pytest.mark.parametrize("density", [0.001, 0.05, 0.5])

@@ -480,7 +480,7 @@ def test_entry_chunks_give_the_same_verdicts(graph, monkeypatch):
     cases = [(s.parent, s.level, s.nedge)] + [case(s)[:3] for case in (missing_leaf, parent_not_neighbour,
                                                                         other_component_cycle)]
     whole = [validate(graph, s.root, parent, nedge, level) for parent, level, nedge in cases]
-    monkeypatch.setattr(validate_ops, "NUMPY_ENTRY_CHUNK", 7)
+    monkeypatch.setattr(validate_ops, "TWIN_CHUNK", 7)
     assert [validate(graph, s.root, parent, nedge, level) for parent, level, nedge in cases] == whole
     assert [v.rule for v in whole] == [None, "span", "parent-not-neighbour", "cycle"]
 

@@ -16,6 +16,10 @@ from dbfs.kernels import BLOCK_THREADS, CTL
 
 NULL = np.uint64(0)            # a null device pointer as a kernel argument
 MAX_BLOCKS = 4096              # grid of the grid-stride launches: ~30 blocks per multiprocessor
+# The NumPy twins work in steps, so that their temporaries are bounded (dbfs.memory counts them): at most
+# TWIN_ITEMS vertices (rows, frontier columns) a step, their entries in groups of about TWIN_CHUNK.
+TWIN_CHUNK = 1 << 20
+TWIN_ITEMS = 1 << 15
 
 
 def require_array(name, array, dtype):
@@ -23,6 +27,13 @@ def require_array(name, array, dtype):
     if array.dtype != dtype or array.ndim != 1 or not array.flags.c_contiguous:
         raise TypeError(f"{name} must be a 1-D C-contiguous {np.dtype(dtype).name} array, got "
                         f"{array.dtype} with shape {array.shape}")
+
+
+def twin_groups(lengths) -> list:
+    """Consecutive groups of items whose `lengths` (entries each) add up to about TWIN_CHUNK, as index
+    arrays in order (an item longer than that makes a group of its own)."""
+    before = np.cumsum(lengths) - lengths
+    return np.split(np.arange(lengths.shape[0]), np.flatnonzero(np.diff(before // TWIN_CHUNK)) + 1)
 
 
 def blocks_for(items: int, per_block: int = BLOCK_THREADS, cap: int = MAX_BLOCKS) -> int:

@@ -7,8 +7,9 @@ commit: the owner turns its segment's final state into the level's new vertices 
 degree sum and largest degree for the direction rule).
 
 GPU method: kernels/bottom_up.cu (a warp per 32-row word: per-lane scan of the first entries, then
-warp-cooperative search with ballot early exit). NumPy method: all entries of the unvisited rows are
-tested at once and the first frontier entry of each row (in CSR order) is its parent. Both kernels
+warp-cooperative search with ballot early exit). NumPy method: the entries of the unvisited rows are
+tested a group of whole rows at a time (dbfs.ops.arrays.twin_groups) and the first frontier entry of
+each row (in CSR order) is its parent. Both kernels
 take the search's control block when the device drives the loop (dbfs.ops.arrays gate_args).
 """
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from dbfs.kernels import BLOCK_THREADS, BOTTOM_UP, CTL, STAT, STEP
-from dbfs.ops.arrays import NULL, gate_args, gate_open, require_array
+from dbfs.ops.arrays import NULL, TWIN_ITEMS, gate_args, gate_open, require_array, twin_groups
 from dbfs.ops.bitmap import offsets_of
 from dbfs.ops.frontier import add_discoveries
 
@@ -56,8 +57,27 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
         return
     if not gate_open(control, GATE):
         return
+    words = TWIN_ITEMS // 32
+    for w in range(0, nwords, words):
+        _search_words(row_ptr, col_idx, row_base + 32 * w, frontier, state_in[w:w + words],
+                      state_out[w:w + words], pred_row, stats)
+
+
+def _search_words(row_ptr, col_idx, row_base: int, frontier, state_in, state_out, pred_row, stats) -> None:
+    """search_segment's NumPy twin on one step of TWIN_ITEMS rows: the unvisited rows' entries tested a
+    group of whole rows at a time (dbfs.ops.arrays.twin_groups)."""
     bits = np.unpackbits(state_in.view(np.uint8), bitorder="little").astype(bool)
     rows = row_base + np.flatnonzero(~bits)
+    for group in twin_groups(row_ptr[rows + 1] - row_ptr[rows]):
+        found = _first_frontier_entries(row_ptr, col_idx, frontier, rows[group], pred_row, stats)
+        bits[found - row_base] = True
+    state_out[:] = np.packbits(bits, bitorder="little").view(np.uint32)
+
+
+def _first_frontier_entries(row_ptr, col_idx, frontier, rows, pred_row, stats):
+    """The rows (of `rows`) with an entry in the frontier: pred_row[row] := the first such entry's
+    column (CSR order); CHECKED += the entries up to it (a row without one: all of them). Returns the
+    rows found."""
     starts, ends = row_ptr[rows], row_ptr[rows + 1]
     lengths = ends - starts
     owner = np.repeat(np.arange(rows.shape[0]), lengths)
@@ -66,12 +86,9 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
     hit = ((frontier[cols >> 5] >> (cols & 31).astype(np.uint32)) & np.uint32(1)).astype(bool)
     found_rows, first = np.unique(owner[hit], return_index=True)
     first_entry = entries[hit][first]
-    checked = lengths.sum() - (ends[found_rows] - first_entry - 1).sum()
-    stats[STAT.CHECKED] += int(checked)
-    if found_rows.shape[0]:
-        pred_row[rows[found_rows]] = cols[hit][first]
-        bits[rows[found_rows] - row_base] = True
-    state_out[:] = np.packbits(bits, bitorder="little").view(np.uint32)
+    stats[STAT.CHECKED] += int(lengths.sum() - (ends[found_rows] - first_entry - 1).sum())
+    pred_row[rows[found_rows]] = cols[hit][first]
+    return rows[found_rows]
 
 
 def commit(backend, state, visited, next_frontier, level, pred_col, degree, lvl: int, stats,

@@ -14,10 +14,9 @@ import numpy as np
 
 from dbfs.arrays import fmix64
 from dbfs.kernels import BLOCK_THREADS as THREADS
-from dbfs.ops.arrays import blocks_for, require_array
+from dbfs.ops.arrays import TWIN_CHUNK, blocks_for, require_array
 
 ENTRIES_PER_THREAD = 16       # CSC entries a thread of hash_entries walks after one binary search
-TWIN_CHUNK = 1 << 20          # entries per step of the NumPy twins (bounds their temporaries)
 # Local indices turned into global ids at once by dbfs.certificate (the ownership math's temporaries
 # are up to five int64 arrays as long as its input; dbfs.memory counts them): 40 MiB of them at most,
 # so on several ranks the certificate's phase stays below the search's.

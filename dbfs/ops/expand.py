@@ -24,7 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 from dbfs.kernels import BLOCK_THREADS, COLUMN_CHUNK, CTL, SCAN_TILE, STAT, STEP
-from dbfs.ops.arrays import NULL, gate_args, gate_open, host_length, length_args, require_array
+from dbfs.ops.arrays import (NULL, TWIN_ITEMS, gate_args, gate_open, host_length, length_args, require_array,
+                             twin_groups)
 from dbfs.ops.bitmap import set_visited, visited
 
 EDGES_PER_THREAD = (1, 2, 4, 8)
@@ -137,7 +138,18 @@ def _expand_gpu(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, le
 
 def _expand_numpy(grid, j, col_ptr, row_idx, frontier, bitmap, level, pred_row, pred_col, lvl, dst, dst_cnt,
                   stats):
-    frontier = np.asarray(frontier, dtype=np.int64)
+    """expand's twin, a step of TWIN_ITEMS frontier columns at a time, their entries in groups of
+    whole columns (dbfs.ops.arrays.twin_groups; the steps bound the temporaries): in frontier order,
+    so a row goes to the first column that reaches it, as in one pass over everything."""
+    for lo in range(0, frontier.shape[0], TWIN_ITEMS):
+        columns = np.asarray(frontier[lo:lo + TWIN_ITEMS], dtype=np.int64)
+        for group in twin_groups(col_ptr[columns + 1] - col_ptr[columns]):
+            _expand_columns(grid, j, col_ptr, row_idx, columns[group], bitmap, level, pred_row, pred_col, lvl,
+                            dst, dst_cnt, stats)
+
+
+def _expand_columns(grid, j, col_ptr, row_idx, frontier, bitmap, level, pred_row, pred_col, lvl, dst, dst_cnt,
+                    stats):
     starts = col_ptr[frontier]
     degrees = col_ptr[frontier + 1] - starts
     total = int(degrees.sum())

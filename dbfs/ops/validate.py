@@ -30,7 +30,7 @@ import numpy as np
 
 from dbfs.kernels import BLOCK_THREADS as THREADS
 from dbfs.kernels import COLUMN_CHUNK, VALIDATE_SLOTS
-from dbfs.ops.arrays import blocks_for, require_array
+from dbfs.ops.arrays import TWIN_CHUNK, blocks_for, require_array
 
 SLOT = {name.lower(): k for k, name in enumerate(VALIDATE_SLOTS)}
 STATS_SLOTS = len(VALIDATE_SLOTS)
@@ -40,7 +40,6 @@ CHECKS = tuple(name.replace("_", "-") for name, slot in sorted(SLOT.items(), key
 NO_VERTEX = (1 << 64) - 1
 ENTRIES_PER_LANE = (4,)               # the check_entries_*_e<EPT>_<form> variants compiled
 DEFAULT_ENTRIES_PER_LANE = 4
-NUMPY_ENTRY_CHUNK = 1 << 22           # NumPy twin: entries per step (whole columns)
 
 _LEVEL_TYPES = ((np.uint8, "u8"), (np.uint16, "u16"), (np.int32, "i32"))
 _PARENT_TYPES = {np.dtype(np.int32): "i32", np.dtype(np.int64): "i64"}
@@ -207,7 +206,7 @@ def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, direc
              np.uint64(detail_vertex), column_table))
         return
     col_levels, row_levels = _decode(col_level), _decode(row_level)
-    starts = np.searchsorted(col_ptr, np.arange(0, nnz, NUMPY_ENTRY_CHUNK), side="right") - 1
+    starts = np.searchsorted(col_ptr, np.arange(0, nnz, TWIN_CHUNK), side="right") - 1   # whole columns a step
     bounds = np.unique(np.append(starts, ncols))
     for c0, c1 in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
         _entries_numpy(col_ptr, row_idx, col_levels, row_levels, parent, directed, half, layout, marks, stats,
