@@ -57,7 +57,6 @@ def sample_roots(n_vertices: int, count: int, has_edge: Callable[[np.ndarray], n
         raise DbfsError(f"number of roots must be >= 0, got {count}")
     seed = tuple(int(s) for s in seed)
     roots = np.empty(0, np.int64)
-    without_edge = np.empty(0, np.int64)         # known answers are not asked again
     next_candidate = 0
     batch = max(_MIN_BATCH, 4 * count)
     while roots.size < count and next_candidate < n_vertices:
@@ -66,16 +65,16 @@ def sample_roots(n_vertices: int, count: int, has_edge: Callable[[np.ndarray], n
         next_candidate += size
         batch = min(2 * batch, _MAX_BATCH)
         # a repeat within the batch is rejected too: either as a duplicate or, like its first occurrence,
-        # for lacking an edge
+        # for lacking an edge. A vertex found without an edge in an earlier batch is asked again (the
+        # same answer): remembering every such vertex made each batch sort a set growing towards N.
         unique, first_index = np.unique(candidates, return_index=True)
-        fresh = ~np.isin(unique, roots) & ~np.isin(unique, without_edge)
+        fresh = ~np.isin(unique, roots)
         asked = unique[fresh]
         if asked.size == 0:
             continue
         answer = np.asarray(has_edge(asked), dtype=bool)
         if answer.shape != asked.shape:
             raise ValueError(f"has_edge returned shape {answer.shape} for {asked.shape[0]} candidates")
-        without_edge = np.union1d(without_edge, asked[~answer])
         accepted_index = np.sort(first_index[fresh][answer])
         roots = np.concatenate([roots, candidates[accepted_index][:count - roots.size]])
     return roots

@@ -89,8 +89,20 @@ def test_too_few_good_vertices():
     assert roots.tolist() == reference_roots(1024, 64, lambda v: v in good_set)
     assert set(roots.tolist()) <= good_set
     asked = np.concatenate(has_edge.calls)
-    assert len(asked) == len(np.unique(asked)), "no candidate is asked twice"
+    assert len(asked) <= 1024, "each candidate of the stream is asked at most once (a vertex may recur)"
     assert len(has_edge.calls) <= 6, "candidates are checked in batches"
+
+
+def test_few_good_vertices_among_many():
+    """A graph of 2^22 vertices with 4 having an edge: the sampler walks the whole candidate stream
+    (about a second; it once kept every rejected vertex in a sorted set it merged at every batch: 19 s
+    here, 114 s at 2^24) and returns the good vertices the stream reaches."""
+    n, good = 1 << 22, np.array([0, 5, 6, (1 << 22) - 1])
+    roots = sample_roots(n, 64, lambda candidates: np.isin(candidates, good))
+    stream = candidate_roots(n, 0, n)
+    reached = stream[np.isin(stream, good)]
+    _, first = np.unique(reached, return_index=True)
+    assert roots.size and roots.tolist() == reached[np.sort(first)].tolist()
 
 
 def has_edge_from_edges(n_vertices, src, dst):
