@@ -28,7 +28,7 @@ DEFAULT_SEED = (2, 3)
 _STREAM_SKIP = 2 * 2**128
 _DRAWS_PER_CANDIDATE = 4
 _MIN_BATCH = 64
-_MAX_BATCH = 1 << 20
+_MAX_BATCH = 1 << 16           # candidates a batch: their MRG states hold ~160 B each while made
 
 
 def candidate_roots(n_vertices: int, start: int, count: int, seed=DEFAULT_SEED) -> np.ndarray:
