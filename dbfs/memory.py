@@ -12,8 +12,9 @@ run's options:
   validation_bytes      the working memory of graph500.validate.validate_bfs beyond the search
                         state's idle arrays, which it borrows (dbfs.workspace)
 The phases add up what is alive together: construction (the CSC being filled plus one chunk, then
-the degrees), certificate (graph + certificate) and search (graph + state + validation);
-the estimate is the largest phase. A rank's entries are taken as 2m/P (m/P for a directed graph)
+the degrees), certificate (graph + certificate) and search (graph + state + validation); on the CPU
+backend also the NumPy twins' largest step of the search, the file reader's buffers and the run's
+Python objects. The estimate is the largest phase. A rank's entries are taken as 2m/P (m/P for a directed graph)
 until the build has counted them (Estimate.with_entries).
 
 Measurement (DevicePeak): on a GPU every allocation goes through CuPy's default memory pool; after
@@ -180,7 +181,8 @@ def _landing_bytes(grid: Grid, chunk: int, symmetric: bool, device: str, transpo
 
 
 def construction_bytes(grid: Grid, n_edges: int, chunk: int, symmetric: bool, row_copy: bool,
-                       device: str = "gpu", transport: str = "mpi", generated: bool = True, reading: int = 0) -> int:
+                       device: str = "gpu", transport: str = "mpi", generated: bool = True,
+                       reading: int = 0) -> int:
     """Transients of a streaming pass: one chunk (at most the largest rank's share of tuples) being routed,
     or on the CPU being generated beside the generator's buffers (generator_bytes) or read beside the
     reader's (`reading`), and with --comm nvshmem on several GPU ranks the symmetric landing kept for
@@ -344,8 +346,8 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     row_copy: the bottom-up search keeps the row-major copy (row_major_layout); generated: the tuples come
     from the Graph500 generator (not a file); read_buffers: the file reader's host buffers
     (edgelist.read_buffer_bytes) while it reads a chunk's tuples and while it reads the roots' original
-    ids, counted on the CPU backend, whose memory they share (in the build's and the certificate's
-    phases; in the search's)."""
+    ids, counted on the CPU backend, whose memory they share: the first in the build's and the
+    certificate's phases, the second in the search's."""
     layout = row_major_layout(grid, symmetric, direction, row_copy)
     counted = entries_per_rank(grid, n_edges, symmetric) if entries is None else entries
     state = search_state_bytes(grid, direction, counted, transport, device, by_columns=layout == "columns")

@@ -31,7 +31,7 @@ def require_array(name, array, dtype):
 
 def twin_groups(lengths) -> list:
     """Consecutive groups of items whose `lengths` (entries each) add up to about TWIN_CHUNK, as index
-    arrays in order (an item longer than that makes a group of its own)."""
+    arrays in order (a group holds at most TWIN_CHUNK entries plus its last item's)."""
     before = np.cumsum(lengths) - lengths
     return np.split(np.arange(lengths.shape[0]), np.flatnonzero(np.diff(before // TWIN_CHUNK)) + 1)
 
