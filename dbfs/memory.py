@@ -55,8 +55,8 @@ LANDING_SHARE = 2             # construction's NVSHMEM landing: twice a rank's a
 # the received buffers, 16 d; the received one and its columns and rows, 16 d). The CPU backend's peak
 # is instead its NumPy twins': on one rank the routing twin (the int32 columns (4) while to_local_row
 # holds four int64 temporaries (32), the self-loop mask (1), with a row copy the rows as well (4)) or
-# the scatter twin's sort of a chunk (columns and rows 8, its temporaries 40; measured 64 B a tuple in
-# all); on several ranks the routing twin (the mask, then 12 d beside one direction's ownership math,
+# the scatter twin's sort of a chunk (columns and rows 8, its temporaries 53 to 71 B an entry with
+# tracemalloc, more as more of its keys differ: counted 64); on several ranks the routing twin (the mask, then 12 d beside one direction's ownership math,
 # 32), the grouping by owner and the scatter over the d entries of a tuple (about 65 B an entry;
 # measured 133 to 147 B a tuple in all at d = 2). The host-staged exchange's page-locked buffers are
 # host memory, not counted.
@@ -70,7 +70,7 @@ TWIN_ROUTE_ONE_RANK_BYTES = 1 + 4 + 32
 ROUTED_ENTRY_BYTES = 12
 GROUPED_ENTRY_BYTES = 8
 TWIN_ROUTE_BYTES = 1 + 32
-TWIN_SCATTER_BYTES = 8 + 40
+TWIN_SCATTER_BYTES = 8 + 64
 TWIN_ROUTED_ENTRY_BYTES = 65
 # The CPU backend's NumPy twins in the search phase work in steps (dbfs.ops.arrays: TWIN_ITEMS vertices
 # a step, their entries in groups of about TWIN_CHUNK), one at a time; a step's bytes, measured with
