@@ -1,4 +1,5 @@
-"""Array helpers shared by the converter, the certificate's NumPy twin and the distributed result writer."""
+"""Array helpers shared by the converter and its text parser, the certificate's NumPy twin and the
+distributed result writer."""
 
 from __future__ import annotations
 
@@ -9,9 +10,14 @@ def sorted_unique(parts) -> np.ndarray:
     """The distinct values of the concatenated arrays, ascending (sort and drop repeats: much faster
     than np.unique, which hashes in NumPy 2.3+)."""
     values = np.sort(np.concatenate(parts)) if parts else np.empty(0, np.int64)
+    return values[run_starts(values)]
+
+
+def run_starts(values: np.ndarray) -> np.ndarray:
+    """bool [len(values)]: True where a run of equal consecutive values begins."""
     first = np.ones(len(values), bool)
     np.not_equal(values[1:], values[:-1], out=first[1:])
-    return values[first]
+    return first
 
 
 _FMIX_SHIFT = np.uint64(33)

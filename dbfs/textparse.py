@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dbfs.arrays import run_starts
+
 INT64_MAX = np.uint64(2**63 - 1)
 _MAX_DIGITS = 19
 _TEXT_PREVIEW = 80
@@ -64,10 +66,8 @@ class LineError(Exception):
 
 def comment_lines(tok: Tokens, token_line: np.ndarray, markers: bytes) -> np.ndarray:
     """bool [n_lines]: lines whose first token starts with one of the comment marker bytes."""
-    first = np.ones(len(token_line), bool)
-    first[1:] = token_line[1:] != token_line[:-1]
     comment = np.zeros(tok.n_lines, bool)
-    comment[token_line[first & _starts_with(tok, tok.start, markers)]] = True
+    comment[token_line[run_starts(token_line) & _starts_with(tok, tok.start, markers)]] = True
     return comment
 
 
@@ -75,11 +75,12 @@ def _starts_with(tok: Tokens, starts: np.ndarray, markers: bytes) -> np.ndarray:
     return np.isin(tok.data[starts], np.frombuffer(markers, np.uint8))
 
 
-def fixed_rows(tok: Tokens, fields: int, markers: bytes, what: str, longer: bool = False, longer_hint: str = ""):
+def fixed_rows(tok: Tokens, fields: int, markers: bytes, what: str, longer: bool = False,
+               longer_hint: str = ""):
     """Token index of the first field of every data row, and the line index of every row, for a block
-    whose lines are blank, comments (first token starting with one of `markers`) or exactly `fields` tokens (with
-    `longer`, at least `fields`: the further ones are not read). Raises LineError for any other line,
-    naming `longer_hint` where a line is too long."""
+    whose lines are blank, comments (first token starting with one of `markers`) or exactly `fields`
+    tokens (with `longer`, at least `fields`: the further ones are not read). Raises LineError for any
+    other line, naming `longer_hint` where a line is too long."""
     n_tokens = len(tok.start)
     if n_tokens == fields * tok.n_lines and n_tokens:
         # the common case: every line has exactly `fields` tokens and none is a comment
@@ -103,8 +104,7 @@ def fixed_rows(tok: Tokens, fields: int, markers: bytes, what: str, longer: bool
     kept = np.flatnonzero(keep)
     if not longer:
         return kept[0::fields], kept_lines[0::fields]
-    first = np.ones(len(kept), bool)
-    np.not_equal(kept_lines[1:], kept_lines[:-1], out=first[1:])
+    first = run_starts(kept_lines)                # a line's first kept token
     return kept[first], kept_lines[first]
 
 
