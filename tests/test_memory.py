@@ -218,7 +218,7 @@ def test_cpu_graph_file_reader_buffers_are_counted(tmp_path_factory):
 def test_gpu_run_peak_is_within_ten_percent_of_the_estimate(tmp_path_factory):
     scale = 20
     doc = measured_run(tmp_path_factory, "--scale", str(scale), "--roots", "2", "--backend", "gpu")
-    assert abs(doc["memory_peak"] - doc["memory_estimate"]) <= 0.1 * doc["memory_estimate"], doc
+    assert within_ten_percent(doc["memory_peak"], doc["memory_estimate"]), doc
     # construction stays within 10% of the graph or below the run's estimate of its peak (the search's,
     # with the counted entries)
     R, C = doc["grid"]
