@@ -342,13 +342,12 @@ def read_buffer_bytes(path: str, threads: int, items: int, names=None) -> int:
     0 when the datasets are contiguous."""
     needs = [0]
     with _open(path) as f:
-        for name in names or [name for name, _ in _datasets(True)]:
-            plan = _fast_plan(f[name]) if name in f else None
-            length = f[name].shape[0] if name in f else 0
+        for dset in (f[name] for name in names or [name for name, _ in _datasets(True)] if name in f):
+            plan, length = _fast_plan(dset), dset.shape[0]
             if plan and plan[0] == "chunked" and length:
-                chunk, stored = plan[1], f[name].id.get_chunk_info(0).size
+                chunk, stored = plan[1], dset.id.get_chunk_info(0).size
                 at_once = min(threads, -(-items // chunk) + 1, -(-length // chunk))
-                needs.append(at_once * (chunk * f[name].dtype.itemsize + stored))
+                needs.append(at_once * (chunk * dset.dtype.itemsize + stored))
     return max(needs)
 
 
