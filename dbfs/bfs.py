@@ -22,7 +22,7 @@ from mpi4py import MPI
 from dbfs.device_loop import DEFAULT_SMALL_EDGES, DEFAULT_SOLO_WORK, DeviceLoop
 from dbfs.direction import DEFAULT_ALPHA, DEFAULT_BETA
 from dbfs.errors import DbfsError
-from dbfs.grid_loop import GridLoop, Traffic
+from dbfs.grid_loop import GridLoop, Traffic, scan_lent_bytes
 from dbfs.peer_levels import DEFAULT_PEER_EDGES
 from dbfs.search_state import SearchState
 from dbfs.timing import PhaseClock
@@ -73,7 +73,9 @@ class BFS:
         self.graph, self.backend = graph, graph.backend
         grid = graph.grid
         self.one_rank = grid.size == 1
-        self.state = SearchState(graph, direction, LOG_CAPACITY if self.one_rank else 0)
+        by_columns = direction == "auto" and graph.bottom_up_by_columns
+        scan_lent = scan_lent_bytes(grid, comm, not self.backend.is_gpu, by_columns)
+        self.state = SearchState(graph, direction, LOG_CAPACITY if self.one_rank else 0, scan_lent)
         self.clock = PhaseClock(self.backend, PHASES)
         if self.one_rank:
             self.loop = DeviceLoop(graph, self.state, direction, alpha, beta, edges_per_thread, small_edges,

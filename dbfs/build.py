@@ -84,7 +84,8 @@ from dbfs.errors import DbfsError
 from dbfs.exchange import SignalWords, nccl_communicator, world_ranks
 from dbfs.graph import GridComms, LocalGraph, csc_is_row_major
 from dbfs.ops import message
-from dbfs.ops.csc_build import count_keys, csr_from_csc, inclusive_scan, scatter_values, segment_lengths
+from dbfs.ops.csc_build import (count_keys, count_nonempty, csr_from_csc, inclusive_scan, scatter_values,
+                                 segment_lengths)
 from dbfs.ops.owner_groups import group_by_owner, local_entries, route_entries
 from dbfs.progress import Progress
 from dbfs.runtime import displacements
@@ -458,7 +459,9 @@ def build(comms: GridComms, backend, source, row_major: bool = False, transport:
     if row_copy:
         _segment_ends(backend, row_ptr)
     if plan is not None:
-        plan = plan.with_entries(world.allreduce(nnz, op=MPI.MAX))
+        largest = np.array([nnz, count_nonempty(backend, col_ptr)], np.int64)
+        world.Allreduce(MPI.IN_PLACE, largest, op=MPI.MAX)
+        plan = plan.with_counts(*(int(n) for n in largest))
         memory.check(plan, world, "memory estimate per rank with the counted entries")
     row_idx = xp.empty(nnz, xp.int32)
     col_idx = xp.empty(nnz, xp.int32) if row_copy else None

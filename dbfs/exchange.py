@@ -90,13 +90,20 @@ class Exchange:
         self.recv_dev = self.transport.recv_dev
 
     @staticmethod
+    def lent_requests(peers: int, block: int, transport: str, cpu: bool) -> list:
+        """The bytes of the arrays an Exchange takes from its `memory`, in order: the send scratch, and
+        the receive blocks but where they are an NVSHMEM landing (on the symmetric heap)."""
+        landing_kept = transport == "nvshmem" and not cpu
+        return [4 * block] * (peers if landing_kept else 2 * peers)
+
+    @staticmethod
     def buffer_bytes(peers: int, block: int, transport: str, cpu: bool, lenders=()) -> int:
         """What an Exchange over a line of peers + 1 ranks allocates with its transport: device buffers
         (and host staging on the CPU backend, where host memory is the device's), less what lenders of
         those byte sizes hold (its `memory`)."""
         landing_kept = transport == "nvshmem" and not cpu   # NvshmemPuts: its landing on the heap
-        lent = [4 * block] * (peers if landing_kept else 2 * peers)     # send_scratch, and recv_dev
-        total = allocated_bytes(lenders, lent) + (4 * block * peers if landing_kept else 0) + 4   # the counter
+        total = (allocated_bytes(lenders, Exchange.lent_requests(peers, block, transport, cpu))
+                 + (4 * block * peers if landing_kept else 0) + 4)   # the counter
         if transport == "nvshmem" and not cpu:      # NvshmemPuts: signal words, peer addresses
             total += 8 * (2 * (peers + 1) + peers)
         elif transport in ("mpi", "nvshmem") and cpu:   # HostStagedMPI: pinned send and receive buffers

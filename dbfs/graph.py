@@ -16,10 +16,12 @@ first use).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from mpi4py import MPI
 
 from dbfs.grid import Grid
+from dbfs.ops.csc_build import count_nonempty
 
 
 @dataclass
@@ -101,6 +103,11 @@ class LocalGraph:
     @property
     def nnz(self) -> int:
         return int(self.row_idx.shape[0])
+
+    @cached_property
+    def nonempty_columns(self) -> int:
+        """The local columns with an entry (counted once)."""
+        return count_nonempty(self.backend, self.col_ptr)
 
     @property
     def has_edge(self):

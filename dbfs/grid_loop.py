@@ -78,7 +78,7 @@ from dbfs.ops.update import update
 from dbfs.peer_levels import DEFAULT_PEER_EDGES, PeerLevels, device_bytes as peer_device_bytes
 from dbfs.peer_levels import symmetric_bytes as peer_symmetric_bytes
 from dbfs.timing import GraphMarks
-from dbfs.workspace import Workspace
+from dbfs.workspace import Workspace, lender_bytes
 
 EXPAND_TAG, FOLD_TAG, FRONT_TAG = 1, 2, 4   # a rotation uses its exchange's tag + 1 on its own communicator
 COMPUTE_PHASES = ("expansion", "update")
@@ -93,7 +93,7 @@ def buffer_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str 
     on_device, on_host = level_exchange_bytes(grid, encoding, transport, cpu, direction, by_columns)
     device = 4 + 4 * grid.R + 8 * CTL_WORDS + on_device
     host = 8 * STAT_WORDS + 8 * CTL_WORDS + on_host
-    scan = [8 * (grid.cols_per_rank + 1)]       # the predecessor exchanges' lender (search_state: cumul)
+    scan = [scan_lent_bytes(grid, transport, cpu, by_columns)]  # the predecessor exchanges' lender (cumul)
     in_place = finds_read_in_place(transport, cpu)
     if grid.C > 1:                              # the row exchange, and the discoverers' addresses
         device += (Exchange.buffer_bytes(grid.C - 1, row_exchange_block(grid, in_place), transport, cpu, scan)
@@ -116,6 +116,20 @@ def symmetric_bytes(grid, encoding: str, direction: str = "auto", by_columns: bo
         rounds += 4 * grid.cols_per_rank        # the column finds, read in place (in the search state too)
     return (peer_symmetric_bytes(grid, DEFAULT_PEER_EDGES) + rounds
             + level_exchange_bytes(grid, encoding, "nvshmem", False, direction, by_columns)[0])
+
+
+def scan_lent_bytes(grid, transport: str, cpu: bool, by_columns: bool = False) -> int:
+    """What the predecessor exchanges carve out of the expansion's degree scan (search_state.layout holds
+    at least this): the row exchange's buffers (several grid columns) or the column finds' gather's
+    (several grid rows, bottom-up on the CSC's columns, not read in place), whichever is more."""
+    in_place = finds_read_in_place(transport, cpu)
+    needs = [0]
+    if grid.C > 1:
+        needs.append(lender_bytes(Exchange.lent_requests(grid.C - 1, row_exchange_block(grid, in_place),
+                                                         transport, cpu)))
+    if by_columns and grid.R > 1 and not in_place:
+        needs.append(lender_bytes(Exchange.lent_requests(grid.R - 1, grid.block, transport, cpu)))
+    return max(needs)
 
 
 def row_exchange_block(grid, in_place: bool) -> int:
@@ -620,7 +634,7 @@ class GridLoop:
         grid, j, b = g.grid, g.comms.j, g.grid.block
         backend.copy(self.control, self.control_host)
         if self.expand_x is not None:
-            message.to_list(backend, self.expand_x.sources, self.col_bases, b, s.front, s.count)
+            message.to_list(backend, self.expand_x.sources, self.col_bases, b, g.col_ptr, s.front, s.count)
             frontier, length = s.front, s.count
         else:
             frontier, length = queue[grid.owned_row(j, 0):grid.owned_row(j, b)], counts[j:j + 1]
@@ -808,17 +822,16 @@ class GridLoop:
 
     def _resolve_column_finds(self) -> None:
         """The owned vertices marked BOTTOM_UP: block i of each rank's column_parent (its finds among this
-        rank's vertices) read in place where NVSHMEM maps it, else gathered, so that gathered[p*b + o] is
-        grid row p's answer (in `front`, which the levels no longer need)."""
+        rank's vertices) read in place where NVSHMEM maps it, else gathered over column_parent itself
+        (each block is packed to send before any lands), so that column_parent[p*b + o] is grid row p's
+        answer."""
         s, grid, i = self.state, self.graph.grid, self.graph.comms.i
         if self.column_peers is not None:
             resolve_mapped(self.backend, grid, i, self.side.marker, self.column_peers, s.parent)
             return
-        gathered = s.column_parent
         if self.col_x is not None:
-            gathered = s.front
-            self._gather_blocks(self.col_x, s.column_parent, gathered, i, grid.owned_col)
-        resolve_columns(self.backend, grid, self.side.marker, gathered, s.parent)
+            self._gather_blocks(self.col_x, s.column_parent, s.column_parent, i, grid.owned_col)
+        resolve_columns(self.backend, grid, self.side.marker, s.column_parent, s.parent)
 
     def _gather_blocks(self, x, records, gathered, line: int, start) -> None:
         """Block m of this rank's int32 `records` (start(m, 0) .. start(m, b), the entries for the vertices

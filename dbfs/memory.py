@@ -15,7 +15,7 @@ The phases add up what is alive together: construction (the CSC being filled plu
 the degrees), certificate (graph + certificate) and search (graph + state + validation); on the CPU
 backend also the NumPy twins' largest step of the search, the file reader's buffers and the run's
 Python objects. The estimate is the largest phase. A rank's entries are taken as 2m/P (m/P for a directed graph)
-until the build has counted them (Estimate.with_entries).
+and its non-empty local columns as all of them until the build has counted both (Estimate.with_counts).
 
 Measurement (DevicePeak): on a GPU every allocation goes through CuPy's default memory pool; after
 each one the bytes in use (the pool's live arrays, in CuPy's 512-byte units, and dbfs's arrays on the
@@ -225,14 +225,18 @@ def generator_bytes(grid: Grid, device: str, generated: bool = True) -> int:
 
 
 def search_state_bytes(grid: Grid, direction: str, entries: int, transport: str = "mpi",
-                       device: str = "gpu", encoding: str = "adaptive", by_columns: bool = False) -> int:
-    """What dbfs.bfs.BFS allocates: the search state's arrays (dbfs.search_state.layout, exact), the
-    loop's buffers (the exchanges' among them), and on the CPU backend the loop's host buffers
-    (pinned host memory on a GPU, so not device memory there)."""
+                       device: str = "gpu", encoding: str = "adaptive", by_columns: bool = False,
+                       columns: int | None = None, symmetric: bool = True) -> int:
+    """What dbfs.bfs.BFS allocates: the search state's arrays (dbfs.search_state.layout, exact; columns:
+    the block's non-empty columns, None while not counted), the loop's buffers (the exchanges' among
+    them), and on the CPU backend the loop's host buffers (pinned host memory on a GPU, so not device
+    memory there)."""
     from dbfs import bfs, device_loop, grid_loop, search_state
     one_rank = grid.size == 1
     cpu = device == "cpu"
-    total = search_state.layout_bytes(grid, direction, entries, bfs.LOG_CAPACITY if one_rank else 0, by_columns)
+    scan_lent = grid_loop.scan_lent_bytes(grid, transport, cpu, by_columns)
+    total = search_state.layout_bytes(grid, direction, entries, bfs.LOG_CAPACITY if one_rank else 0, by_columns,
+                                      columns, symmetric, scan_lent)
     if one_rank:
         return total + (device_loop.host_buffer_bytes() if cpu else 0)
     return total + grid_loop.buffer_bytes(grid, encoding, transport, cpu, direction, by_columns)
@@ -274,7 +278,7 @@ def symmetric_heap_bytes(grid: Grid, n_edges: int, symmetric: bool, direction: s
 
 
 def validation_bytes(grid: Grid, symmetric: bool, entries: int, direction: str = "auto",
-                     by_columns: bool = False) -> int:
+                     by_columns: bool = False, columns: int | None = None, scan_lent: int = 0) -> int:
     """graph500.validate.validate_bfs's device arrays, with the widest compact levels (int32), beside
     what the search state's idle arrays hold for it (dbfs.search_state.idle_after_search, lent by
     dbfs.bfs.BFS.idle_memory), and the entry pass's table of chunk columns (dbfs.ops.validate, int32
@@ -282,7 +286,8 @@ def validation_bytes(grid: Grid, symmetric: bool, entries: int, direction: str =
     from dbfs.ops.validate import chunk_table_bytes
     from dbfs.search_state import idle_after_search, layout, parent_dtype
     from graph500.validate import validation_bytes as validator_bytes
-    arrays = layout(grid, direction, entries, by_columns=by_columns)
+    arrays = layout(grid, direction, entries, by_columns=by_columns, columns=columns, symmetric=symmetric,
+                    scan_lent=scan_lent)
     lenders = [arrays[name][0].itemsize * arrays[name][1] for name in idle_after_search(grid, by_columns)]
     return (validator_bytes(grid, parent_dtype(grid).itemsize, directed=not symmetric, level_itemsize=4,
                             lenders=lenders)
@@ -315,9 +320,10 @@ class Estimate:
     def fits(self) -> bool:
         return self.limit is None or self.peak <= self.limit
 
-    def with_entries(self, entries: int) -> "Estimate":
-        """The same estimate for a rank holding exactly `entries` CSC entries."""
-        return estimate(**{**self.inputs, "entries": entries})
+    def with_counts(self, entries: int, columns: int) -> "Estimate":
+        """The same estimate for a rank holding exactly `entries` CSC entries in `columns` non-empty
+        local columns."""
+        return estimate(**{**self.inputs, "entries": entries, "columns": columns})
 
     def summary(self) -> str:
         phases = ", ".join(f"{name} {readable(size)}" for name, size in self.phases.items())
@@ -339,8 +345,9 @@ def readable(size: int) -> str:
 def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = "auto",
              transport: str = "mpi", device: str = "gpu", entries: int | None = None,
              chunk: int | None = None, limit: int | None = None, row_copy: bool = True,
-             generated: bool = True, read_buffers: tuple = (0, 0)) -> Estimate:
-    """Every part and phase of one rank (the one with `entries` entries; default: the even share). The
+             generated: bool = True, read_buffers: tuple = (0, 0), columns: int | None = None) -> Estimate:
+    """Every part and phase of one rank (the one with `entries` entries and `columns` non-empty local
+    columns; default: the even share, and every local column, a bound until the build has counted). The
     build's chunk (`chunk`; default: chunk_edges with the search state and validation as its room) is
     kept in `inputs`, so the estimate redone with the counted entries assumes the chunk the build took.
     row_copy: the bottom-up search keeps the row-major copy (row_major_layout); generated: the tuples come
@@ -348,15 +355,19 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     (edgelist.read_buffer_bytes) while it reads a chunk's tuples and while it reads the roots' original
     ids, counted on the CPU backend, whose memory they share: the first in the build's and the
     certificate's phases, the second in the search's."""
+    from dbfs import grid_loop
     layout = row_major_layout(grid, symmetric, direction, row_copy)
     counted = entries_per_rank(grid, n_edges, symmetric) if entries is None else entries
-    state = search_state_bytes(grid, direction, counted, transport, device, by_columns=layout == "columns")
-    checking = validation_bytes(grid, symmetric, counted, direction, layout == "columns")
+    by_columns = layout == "columns"
+    state = search_state_bytes(grid, direction, counted, transport, device, by_columns=by_columns, columns=columns,
+                               symmetric=symmetric)
+    checking = validation_bytes(grid, symmetric, counted, direction, by_columns, columns,
+                                grid_loop.scan_lent_bytes(grid, transport, device == "cpu", by_columns))
     if chunk is None:
         chunk = chunk_edges(grid, n_edges, symmetric, layout == "copy", device, state + checking, transport)
     inputs = dict(grid=grid, n_edges=n_edges, symmetric=symmetric, direction=direction, transport=transport,
                   device=device, entries=entries, chunk=chunk, limit=limit, row_copy=row_copy, generated=generated,
-                  read_buffers=read_buffers)
+                  read_buffers=read_buffers, columns=columns)
     graph = graph_bytes(grid, counted, layout)
     resident = sum(graph.values())
     # the owned degrees (dbfs.build): from the row copy's whole rows on a grid of one column, else the

@@ -25,16 +25,22 @@ itself (a local column is a global id there, and the local rows are the owned bl
 its result in place and nothing is copied or resolved but the vertices found on the CSC's columns,
 which the owner marks there. On other grids the predecessor exchange after the levels gathers the
 discoverers' rows in a frontier queue, which the levels no longer need then, and the column finds (where
-they are not read in place) in the gathered column frontier (`front`), likewise free. Once every
+they are not read in place) over the finders' own column parents. Once every
 rank's search has ended, the arrays of `idle_after_search` hold nothing of its result: the validation
 borrows them (dbfs.workspace), and the predecessor exchanges' buffers live in the expansion's scan
-(dbfs.grid_loop).
+(dbfs.grid_loop), which is therefore at least their size.
+
+The gathered column frontier and the expansion's degree scan are sized by the block's non-empty columns
+(frontier_capacity), not by its N/C local columns, wherever a frontier can only hold those: a block of
+an R x C grid holds 2m/(RC) entries over N/C columns, and as R grows most of its columns hold nothing
+(hypersparse blocks; at Graph500 density a 16 x 16 grid leaves three in four empty).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from dbfs.graph import csc_is_row_major
 from dbfs.kernels import COLUMN_CHUNK, CTL_WORDS, LOG_WORDS, SCAN_TILE, SMALL_SCRATCH_WORDS, STAT_WORDS
 
 
@@ -43,12 +49,27 @@ def parent_dtype(grid) -> np.dtype:
     return np.dtype(np.int32 if grid.n_vertices <= np.iinfo(np.int32).max else np.int64)
 
 
-def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns: bool = False) -> dict:
+def frontier_capacity(grid, symmetric: bool, columns: int | None) -> int:
+    """The most local columns a top-down level expands: the block's `columns` non-empty columns (at least
+    one) where the frontier is gathered (several grid rows: dbfs.ops.message.to_list keeps the columns
+    with an entry) or is a 1x1 undirected block's discovered vertices (rows with an entry, or the root
+    alone); every local column elsewhere, and while the columns are not counted (None)."""
+    if columns is None or not (grid.R > 1 or csc_is_row_major(grid, symmetric)):
+        return grid.cols_per_rank
+    return max(1, min(grid.cols_per_rank, columns))
+
+
+def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns: bool = False,
+           columns: int | None = None, symmetric: bool = True, scan_lent: int = 0) -> dict:
     """{array name: (dtype, length)} of a rank's search state (see the module docstring) for a CSC
-    block of `entries` entries; by_columns: the bottom-up levels search the CSC's columns
-    (dbfs.graph.LocalGraph.bottom_up_by_columns; direction auto)."""
+    block of `entries` entries and `columns` non-empty columns (None: not counted; frontier_capacity);
+    by_columns: the bottom-up levels search the CSC's columns (dbfs.graph.LocalGraph.bottom_up_by_columns;
+    direction auto); scan_lent: the bytes the predecessor exchanges carve out of the degree scan
+    (dbfs.grid_loop.scan_lent_bytes), which it holds at least."""
     b, R, C = grid.block, grid.R, grid.C
     rows, cols = grid.rows_per_rank, grid.cols_per_rank
+    frontier = frontier_capacity(grid, symmetric, columns)
+    scanned = max(frontier, -(-scan_lent // 8) - 1)
     one_gpu = grid.size == 1
     parts = {
         "visited": (np.uint32, rows // 32),
@@ -59,8 +80,8 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns
         "counts0": (np.int32, C),
         "counts1": (np.int32, C),
         "stats": (np.int64, STAT_WORDS),
-        "cumul": (np.int64, cols + 1),          # the expansion's degree scan (ExpandScratch)
-        "tile_sums": (np.int64, max(1, -(-cols // SCAN_TILE))),
+        "cumul": (np.int64, scanned + 1),      # the expansion's degree scan (ExpandScratch)
+        "tile_sums": (np.int64, max(1, -(-scanned // SCAN_TILE))),
         "columns": (np.int32, max(1, -(-entries // COLUMN_CHUNK))),   # the expansion's column table
         "chunks": (np.uint64, 1),                # the expansion's chunk counter
     }
@@ -77,7 +98,7 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns
         parts["recv_presence"] = (np.uint32, gathered_peers * b // 32)
         parts["presence_starts"] = (np.int32, b // 32 + 1)
     if R > 1:
-        parts["front"] = (np.int32, cols)        # the column's frontier, gathered
+        parts["front"] = (np.int32, frontier)    # the column's frontier, gathered
     if by_columns:
         parts["row_front"] = (np.uint32, rows // 32)   # frontier bitmap of the local rows
         parts["column_parent"] = (np.int32, cols)      # the local row a column found bottom-up
@@ -104,16 +125,18 @@ def idle_after_search(grid, by_columns: bool = False) -> list:
     return names + (["column_parent"] if by_columns else [])
 
 
-def layout_bytes(grid, direction: str, entries: int, log_capacity: int = 0, by_columns: bool = False) -> int:
+def layout_bytes(grid, direction: str, entries: int, log_capacity: int = 0, by_columns: bool = False,
+                 columns: int | None = None, symmetric: bool = True, scan_lent: int = 0) -> int:
     return sum(dtype.itemsize * n for dtype, n in
-               layout(grid, direction, entries, log_capacity, by_columns).values())
+               layout(grid, direction, entries, log_capacity, by_columns, columns, symmetric, scan_lent).values())
 
 
 class SearchState:
     """The arrays of `layout` on the backend's device, as attributes, for rank (i, j) of the graph's
     grid; `reset` before each search."""
 
-    def __init__(self, graph, direction: str, log_capacity: int = 0):
+    def __init__(self, graph, direction: str, log_capacity: int = 0, scan_lent: int = 0):
+        """scan_lent: the bytes the predecessor exchanges carve out of the degree scan (see layout)."""
         backend, grid = graph.backend, graph.grid
         self.backend, self.grid, self.direction = backend, grid, direction
         self.i, self.j = graph.i, graph.j
@@ -121,7 +144,8 @@ class SearchState:
         xp = backend.xp
         symmetric = not graph.info.get("directed")
         self.by_columns = direction == "auto" and graph.bottom_up_by_columns
-        for name, (dtype, n) in layout(grid, direction, graph.nnz, log_capacity, self.by_columns).items():
+        for name, (dtype, n) in layout(grid, direction, graph.nnz, log_capacity, self.by_columns,
+                                       graph.nonempty_columns, symmetric, scan_lent).items():
             setattr(self, name, xp.zeros(n, dtype))
         if grid.C == 1:
             self.parent = self.pred_row         # a local column is a global id on one grid column

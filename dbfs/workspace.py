@@ -36,6 +36,11 @@ def placement(capacities, requests) -> list:
     return places
 
 
+def lender_bytes(requests) -> int:
+    """The bytes one lender needs to hold every request of `requests` at once."""
+    return sum(_aligned(size) for size in requests)
+
+
 def allocated_bytes(capacities, requests) -> int:
     """What the requests allocate beside the lenders (placement's None entries)."""
     order = sorted(capacities, reverse=True)

@@ -87,10 +87,11 @@ message_stage(const u32* __restrict__ out, i64 out_stride, i32 skip, u32* __rest
 }
 
 // The offsets of every message (sources[y], null for none), each plus bases[y], appended to out in
-// any order; *count (zeroed by the caller) ends as their number. The top-down expand's gather.
+// any order where that local column has an entry in the block (col_ptr); *count (zeroed by the caller)
+// ends as their number. The top-down expand's gather: out is sized by the block's non-empty columns.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-messages_to_list(const u64* __restrict__ sources, const i32* __restrict__ bases, i32 b, i32* __restrict__ out,
-                 i32* __restrict__ count)
+messages_to_list(const u64* __restrict__ sources, const i32* __restrict__ bases, i32 b,
+                 const i64* __restrict__ col_ptr, i32* __restrict__ out, i32* __restrict__ count)
 {
     const u32* m = (const u32*)sources[blockIdx.y];
     if (m == nullptr) return;
@@ -100,7 +101,8 @@ messages_to_list(const u64* __restrict__ sources, const i32* __restrict__ bases,
     const i64 stride = (i64)gridDim.x * blockDim.x;
     for (i64 first = (i64)blockIdx.x * blockDim.x + (threadIdx.x & ~31); first < items; first += stride) {
         const i64 t = first + (threadIdx.x & 31);
-        const i32 o = t < items ? message_item(m, t) : -1;
+        i32 o = t < items ? message_item(m, t) : -1;
+        if (o >= 0 && col_ptr[o + base + 1] == col_ptr[o + base]) o = -1;
         const i32 slot = warp_reserve(o >= 0, count);
         if (o >= 0) out[slot] = o + base;
     }

@@ -18,6 +18,7 @@ from dbfs.errors import DbfsError
 from dbfs.graph import GridComms
 from dbfs.grid import Grid, default_grid
 from dbfs.ops.validate import level_dtype
+from dbfs.search_state import layout
 from dbfs.workspace import allocated_bytes
 from graph500.generator import edge_range, generate_edges
 from graph500.validate import validate_bfs, validation_requests
@@ -79,7 +80,7 @@ def test_plan_equals_the_allocated_bytes(case, symmetric):
             graph = build_from_edges(comms, CPU, src[lo:hi], dst[lo:hi], n, symmetric=symmetric,
                                      row_major=direction == "auto" and row_copy)
             plan = memory.estimate(grid, len(src), symmetric, direction, "mpi", "cpu", entries=graph.nnz,
-                                   row_copy=row_copy)
+                                   row_copy=row_copy, columns=graph.nonempty_columns)
             allocated = graph_arrays(graph)
             assert plan.resident == sum(a.nbytes for a in allocated), (R, C, direction, row_copy)
             bfs = BFS(graph, direction=direction)
@@ -106,6 +107,28 @@ def test_default_entry_count_bounds_the_real_one():
     default = memory.entries_per_rank(comms.grid, len(src), True)
     assert graph.nnz <= default < 1.01 * graph.nnz
     comms.free()
+
+
+def test_gathered_frontier_and_scan_are_sized_by_the_non_empty_columns():
+    """Where the frontier is gathered (several grid rows) or is a 1x1 undirected block's own
+    discoveries, the gathered frontier and the degree scan shrink to the counted non-empty columns; a
+    grid of one row and a 1x1 directed block keep every local column, and so does an estimate before
+    the columns are counted."""
+    n, entries = 1 << 16, 1 << 18
+    for grid, symmetric, shrinks in ((Grid(4, 2, n), True, True), (Grid(4, 2, n), False, True),
+                                     (Grid(1, 1, n), True, True), (Grid(1, 1, n), False, False),
+                                     (Grid(1, 4, n), True, False)):
+        counted = layout(grid, "auto", entries, columns=grid.cols_per_rank // 5, symmetric=symmetric)
+        bound = layout(grid, "auto", entries, symmetric=symmetric)
+        scan = counted["cumul"][1]
+        assert (scan == grid.cols_per_rank // 5 + 1) == shrinks and bound["cumul"][1] == grid.cols_per_rank + 1
+        if grid.R > 1:
+            assert counted["front"][1] == grid.cols_per_rank // 5 < bound["front"][1]
+    assert layout(Grid(1, 1, n), "auto", entries, columns=0)["cumul"][1] == 2, "room for a root without an edge"
+    lent = layout(Grid(2, 2, n), "auto", entries, columns=1, scan_lent=4096)
+    assert lent["cumul"][1] * 8 >= 4096 and lent["front"][1] == 1, "the exchanges' room kept in the scan"
+    plan = memory.estimate(Grid(4, 2, n), entries // 2, entries=entries)
+    assert plan.with_counts(entries, Grid(4, 2, n).cols_per_rank // 5).phases["search"] < plan.phases["search"]
 
 
 @pytest.mark.parametrize("text, size", [("80GiB", 80 << 30), ("141GB", 141 * 10**9), ("512MiB", 512 << 20),
@@ -145,7 +168,7 @@ def test_construction_never_sets_the_peak_and_takes_few_chunks():
             assert plan.parts["construction transients"] <= max(memory.CHUNK_SHARE * plan.resident, room)
             assert plan.phases["construction"] <= max(1.1 * plan.resident, plan.phases["search"])
             assert plan.inputs["chunk"] >= memory.chunk_edges(grid, 16 << scale, True, R * C > 1)
-            assert plan.with_entries(plan.inputs["entries"] or 1000).inputs["chunk"] == plan.inputs["chunk"]
+            assert plan.with_counts(plan.inputs["entries"] or 1000, 10).inputs["chunk"] == plan.inputs["chunk"]
 
 
 def measured_run(tmp_path_factory, *options: str) -> dict:

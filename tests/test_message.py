@@ -18,6 +18,17 @@ def random_sets(rng, groups, counts):
     return [np.sort(rng.choice(BLOCK, size=c, replace=False)).astype(np.int32) for c in counts[:groups]]
 
 
+def sparse_col_ptr(xp, ncols):
+    """CSC column offsets over ncols columns where every third column (and the last) has no entry."""
+    lengths = np.where(np.arange(ncols) % 3 == 1, 0, 2)
+    lengths[-1] = 0
+    return xp.asarray(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64))
+
+
+def columns_with_entries(columns, col_ptr):
+    return columns[col_ptr[columns + 1] > col_ptr[columns]]
+
+
 def lists_of(sets):
     lists = np.zeros(len(sets) * BLOCK, np.int32)
     for y, offsets in enumerate(sets):
@@ -46,8 +57,10 @@ def test_encode_stage_decode_round_trip(encoding):
     sources = message.SourceTable(CPU, [out[y * stride:(y + 1) * stride] if y != 2 else None for y in range(4)])
     bases = np.arange(4, dtype=np.int32) * BLOCK
     gathered, count = np.zeros(4 * BLOCK, np.int32), np.zeros(1, np.int32)
-    message.to_list(CPU, sources, bases, BLOCK, gathered, count)
-    expected = np.concatenate([s + y * BLOCK for y, s in enumerate(sets) if y != 2])
+    col_ptr = sparse_col_ptr(np, 4 * BLOCK)
+    message.to_list(CPU, sources, bases, BLOCK, col_ptr, gathered, count)
+    expected = columns_with_entries(np.concatenate([s + y * BLOCK for y, s in enumerate(sets) if y != 2]), col_ptr)
+    assert 0 < expected.size < sum(s.size for y, s in enumerate(sets) if y != 2)
     np.testing.assert_array_equal(np.sort(gathered[:count[0]]), np.sort(expected))
     segments = np.full(4 * BLOCK // 32, 0xFFFFFFFF, np.uint32)
     message.to_bitmaps(CPU, sources, BLOCK // 32, segments)
@@ -122,8 +135,10 @@ def test_gpu_message_kernels_match_the_twins(encoding):
     sources = message.SourceTable(gpu, [None, host[stride:2 * stride], out[2 * stride:3 * stride], out[3 * stride:]])
     bases = cupy.arange(4, dtype=cupy.int32) * BLOCK
     gathered, count = cupy.zeros(4 * BLOCK, cupy.int32), cupy.zeros(1, cupy.int32)
-    message.to_list(gpu, sources, bases, BLOCK, gathered, count)
+    col_ptr = sparse_col_ptr(cupy, 4 * BLOCK)
+    message.to_list(gpu, sources, bases, BLOCK, col_ptr, gathered, count)
     expected = np.concatenate([s + y * BLOCK for y, s in enumerate(sets) if y])
+    expected = columns_with_entries(expected, cupy.asnumpy(col_ptr))
     np.testing.assert_array_equal(np.sort(cupy.asnumpy(gathered[:int(count[0])])), np.sort(expected))
     segments = cupy.zeros(4 * BLOCK // 32, cupy.uint32)
     message.to_bitmaps(gpu, sources, BLOCK // 32, segments)

@@ -1,14 +1,14 @@
 """The builder's counting-sort steps (dbfs.ops.csc_build): NumPy twins against brute force, and the CUDA
 kernels (kernels/csc_build.cu) against the twins: counts with left-out keys, the in-place scan over
 one and many tiles (more than one block's worth of tile totals), the scatter filling segments from
-their ends (segments compared as multisets: their order is unspecified), segment lengths and the
-row-major copy."""
+their ends (segments compared as multisets: their order is unspecified), segment lengths, the
+non-empty segments and the row-major copy."""
 
 import numpy as np
 import pytest
 
 from dbfs.backend import Backend
-from dbfs.ops.csc_build import (SCAN_ITEMS, THREADS, count_keys, csr_from_csc, inclusive_scan,
+from dbfs.ops.csc_build import (SCAN_ITEMS, THREADS, count_keys, count_nonempty, csr_from_csc, inclusive_scan,
                                 scatter_values, segment_lengths)
 
 CPU = Backend("cpu")
@@ -67,6 +67,7 @@ def test_row_major_twin_and_lengths():
     lengths = np.empty(ncols, np.int32)
     segment_lengths(CPU, col_ptr, lengths)
     assert np.array_equal(lengths, np.diff(col_ptr))
+    assert count_nonempty(CPU, col_ptr) == int((lengths > 0).sum()) < ncols
     cursor = np.cumsum(np.bincount(row_idx, minlength=nrows)).astype(np.int64)
     col_idx = np.empty_like(row_idx)
     csr_from_csc(CPU, col_ptr, row_idx, cursor, col_idx)
@@ -104,6 +105,8 @@ def test_gpu_kernels_equal_the_twins():
     lengths = cupy.empty(nkeys, cupy.int32)
     segment_lengths(gpu, device_counts, lengths)
     assert np.array_equal(lengths.get(), np.diff(host_counts))
+    assert count_nonempty(gpu, device_counts) == count_nonempty(CPU, host_counts) < nkeys
+    assert count_nonempty(gpu, cupy.zeros(1, cupy.int64)) == 0
     nrows = 5000
     row_idx = (host_out % nrows).astype(np.int32)
     cursor = np.cumsum(np.bincount(row_idx, minlength=nrows)).astype(np.int64)

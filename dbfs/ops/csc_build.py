@@ -1,7 +1,8 @@
 """Counting-sort steps of the graph builder (Graph500 kernel 1; paper 004 section 3.1): per-key counts,
 an in-place inclusive scan that turns the counts into segment ends, a scatter that fills every segment
 from its end (so the scanned counts finish as the segment starts: the count array becomes the offsets
-array, with no second per-segment array), segment lengths, and the row-major copy of a CSC block.
+array, with no second per-segment array), segment lengths, the non-empty segments, and the row-major
+copy of a CSC block.
 
 GPU method: kernels/csc_build.cu (atomics on the counts and cursors; a three-launch tile scan whose
 code does not depend on the array size). NumPy twins below, with the same contracts; where the GPU
@@ -102,6 +103,18 @@ def segment_lengths(backend, ptr, out) -> None:
                        {"ptr": (ptr, np.int64), "out": (out, np.int32)}, (ptr, np.int64(n), out), BUILD_MAX_BLOCKS)
         return
     np.subtract(ptr[1:n + 1], ptr[:n], out=out, casting="unsafe")
+
+
+def count_nonempty(backend, ptr) -> int:
+    """The segments of offsets `ptr` (int64 [n + 1]) that hold an entry: ptr[k + 1] > ptr[k].
+    GPU: one kernel and a read-back of the count (one host synchronisation)."""
+    n = int(ptr.shape[0]) - 1
+    if backend.is_gpu:
+        count = backend.xp.zeros(1, backend.xp.uint64)
+        launch_checked(backend, "csc_build", "count_nonempty", n, {"ptr": (ptr, np.int64)}, (ptr, np.int64(n), count),
+                       BUILD_MAX_BLOCKS)
+        return int(count[0])
+    return int(np.count_nonzero(ptr[1:] != ptr[:-1]))
 
 
 def csr_from_csc(backend, col_ptr, row_idx, cursor, col_idx) -> None:

@@ -137,23 +137,27 @@ def items(message, block: int) -> np.ndarray:
     return payload[:int(message[HEAD.COUNT])].astype(np.int64)
 
 
-def to_list(backend, sources: SourceTable, bases, block: int, out, count) -> None:
-    """out[:k] := every offset of every source message plus bases[y] (any order); count[0] := k.
+def to_list(backend, sources: SourceTable, bases, block: int, col_ptr, out, count) -> None:
+    """out[:k] := every offset of every source message plus bases[y] (any order) that is a column with
+    an entry in the CSC block; count[0] := k (at most the block's non-empty columns).
 
-      bases  int32 [len(sources)] (device; host on the CPU)   out  int32 [>= k]   count  int32 [1]
+      bases    int32 [len(sources)] (device; host on the CPU)   col_ptr  int64 [ncols+1]
+      out      int32 [>= k]                                     count    int32 [1]
     GPU: a memset and one kernel, no host synchronisation (k stays on the device)."""
     if backend.is_gpu:
+        require_array("col_ptr", col_ptr, np.int64)
         backend.zero(count)
         kernel = backend.kernel("message", "messages_to_list")
         kernel(_grid(backend, kernel, block, len(sources)), (BLOCK_THREADS,),
-               (sources.pointers, bases, np.int32(block), out, count))
+               (sources.pointers, bases, np.int32(block), col_ptr, out, count))
         return
     at = 0
     for message, base in zip(sources.messages, bases):
         if message is not None:
-            offsets = items(message, block)
-            out[at:at + offsets.shape[0]] = offsets + int(base)
-            at += offsets.shape[0]
+            columns = items(message, block) + int(base)
+            columns = columns[col_ptr[columns + 1] > col_ptr[columns]]
+            out[at:at + columns.shape[0]] = columns
+            at += columns.shape[0]
     count[0] = at
 
 
