@@ -3,7 +3,8 @@
   snap         SNAP edge list: one `source target` pair of non-negative integer ids per line, separated
                by spaces or tabs; lines starting with '#' are comments; blank lines are skipped.
   mtx          Matrix Market `coordinate` matrix (pattern, integer or real; general, symmetric or
-               skew-symmetric), 1-based: entry (i, j) is the edge i -> j; values are checked, not kept.
+               skew-symmetric), 1-based: entry (i, j) is the edge i -> j; values are checked (integers,
+               or reals in C or Fortran notation), not kept.
                A symmetric matrix stores each undirected edge once, so it becomes an undirected graph.
   metis        METIS/Chaco `.graph`: header `n m [fmt [ncon]]`, then line k (1-based, '%' comments
                excepted) lists the neighbours of vertex k, each undirected edge in both lists; edge
@@ -182,20 +183,51 @@ class Snap(InputFormat):
         return Parsed(ids[0::2], ids[1::2], tok.n_lines)
 
 
-_INTEGER_CHARS = np.zeros(256, bool)
-_INTEGER_CHARS[np.frombuffer(b"0123456789+-", np.uint8)] = True
-_REAL_CHARS = _INTEGER_CHARS.copy()
-_REAL_CHARS[np.frombuffer(b".eEdD", np.uint8)] = True
+_OTHER, _DIGIT, _SIGN, _DOT, _EXPONENT = range(5)
+_INTEGER_CLASSES = np.full(256, _OTHER, np.uint8)
+_INTEGER_CLASSES[np.frombuffer(b"0123456789", np.uint8)] = _DIGIT
+_INTEGER_CLASSES[np.frombuffer(b"+-", np.uint8)] = _SIGN
+_REAL_CLASSES = _INTEGER_CLASSES.copy()
+_REAL_CLASSES[ord(".")] = _DOT
+_REAL_CLASSES[np.frombuffer(b"eEdD", np.uint8)] = _EXPONENT        # C's 1.5e3 and Fortran's 1.5D3
+# A Matrix Market value as an automaton over those classes: [+-](digits[.[digits]] | .digits)[(e|d)[+-]digits],
+# what C's strtod and Fortran read, less nan and inf; an integer file's classes have no dot and no exponent
+# letter, which leaves [+-]digits.
+_NUMBER_STEP = np.array([
+    # other digit sign dot exponent
+    [8, 2, 1, 3, 8],    # 0 start
+    [8, 2, 8, 3, 8],    # 1 sign
+    [8, 2, 8, 4, 5],    # 2 digits: a number
+    [8, 4, 8, 8, 8],    # 3 a leading dot
+    [8, 4, 8, 8, 5],    # 4 fraction digits: a number
+    [8, 7, 6, 8, 8],    # 5 exponent letter
+    [8, 7, 8, 8, 8],    # 6 exponent sign
+    [8, 7, 8, 8, 8],    # 7 exponent digits: a number
+    [8, 8, 8, 8, 8],    # 8 rejected
+], np.uint8)
+_NUMBER_END = np.isin(np.arange(len(_NUMBER_STEP)), (2, 4, 7))
+_MAX_NON_DIGITS = 4                     # two signs, a dot and an exponent letter
 
 
-def _first_outside_charset(data: np.ndarray, start: np.ndarray, end: np.ndarray, allowed: np.ndarray):
-    """Index of the first token [start, end) holding a byte outside `allowed`, or None."""
+def _first_non_number(data: np.ndarray, start: np.ndarray, end: np.ndarray, classes: np.ndarray):
+    """Index of the first token [start, end) that is not a number (_NUMBER_STEP), or None. The tokens of
+    one length go through the automaton together, a byte column at a time. A digit after a digit leaves
+    the state as it is, so the columns where every token has one are skipped: a long number costs a few
+    steps (a token with more than _MAX_NON_DIGITS other bytes is no number, and does not take part)."""
     length = end - start
-    bad = np.zeros(len(start), bool)
+    bad = np.ones(len(start), bool)
     for size in np.flatnonzero(np.bincount(length)) if len(length) else ():
         pick = np.flatnonzero(length == size)
-        chars = data[start[pick, None] + np.arange(size)]
-        bad[pick] = ~allowed[chars].all(axis=1)
+        kind = classes[data[np.arange(size)[:, None] + start[pick]]]          # [column, token]
+        digit = kind == _DIGIT
+        few_others = size - digit.sum(axis=0) <= _MAX_NON_DIGITS
+        pick, kind, digit = pick[few_others], kind[:, few_others], digit[:, few_others]
+        steps = np.ones(size, bool)
+        steps[1:] = ~(digit[1:] & digit[:-1]).all(axis=1)
+        state = np.zeros(len(pick), np.uint8)
+        for column in np.flatnonzero(steps):
+            state = _NUMBER_STEP[state, kind[column]]
+        bad[pick] = ~_NUMBER_END[state]
     hits = np.flatnonzero(bad)
     return int(hits[0]) if len(hits) else None
 
@@ -243,9 +275,9 @@ class MatrixMarket(InputFormat):
             k = int(out[0])
             raise LineError(int(row_line[k // 2]), f"index {int(ids[k])} is outside 1..{self.n_vertices}")
         if self.fields == 3:
-            allowed = _INTEGER_CHARS if self.field == "integer" else _REAL_CHARS
+            classes = _INTEGER_CLASSES if self.field == "integer" else _REAL_CLASSES
             values = rows + 2
-            bad = _first_outside_charset(tok.data, tok.start[values], tok.end[values], allowed)
+            bad = _first_non_number(tok.data, tok.start[values], tok.end[values], classes)
             if bad is not None:
                 kind = "an integer" if self.field == "integer" else "a real number"
                 raise LineError(int(row_line[bad]), f"the value is not {kind}")

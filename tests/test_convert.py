@@ -104,6 +104,15 @@ def test_symmetric_mtx_is_undirected(tmp_path):
     assert original_edges(tmp_path / "g.h5") == [(2, 1), (3, 2), (3, 3), (5, 4), (4, 2)]
 
 
+REAL_VALUES = ["+.5", "1.", "1.e5", "-1.5e-3", "3.D+02", "1E+05", "-0", "1" * 40 + ".5", "7" * 10000]
+
+
+def test_mtx_reads_every_form_of_a_real_value(tmp_path):
+    lines = "".join(f"1 2 {value}\n" for value in REAL_VALUES)
+    (tmp_path / "m.mtx").write_text(f"%%MatrixMarket matrix coordinate real general\n2 2 {len(REAL_VALUES)}\n{lines}")
+    assert run_convert(tmp_path / "m.mtx", tmp_path / "m.h5")["n_edges"] == len(REAL_VALUES)
+
+
 @pytest.mark.parametrize("name, edges", [
     ("small.graph", [(1, 2), (1, 3), (2, 3), (2, 5)]),
     ("weighted.graph", [(1, 2), (1, 3), (3, 4)]),
@@ -240,6 +249,18 @@ TEXT_ERRORS = [
      r":3: index 0 is outside 1\.\.2"),
     ("m.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 2 1.5\n",
      r":3: the value is not an integer"),
+    ("m.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 2 3\n2 1 +-1\n",
+     r":4: the value is not an integer: '2 1 \+-1'"),
+    ("m.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 2 -\n", r":3: the value is not an integer"),
+    *[("m.mtx", f"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 {value}\n",
+       r":3: the value is not a real number") for value in ("1-2", "1e", "1e+", ".", ".e5", "1.2.3", "1e5e5", "1e.5",
+                                                            "--1", "nan", "1,5")],
+    ("m.mtx", "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 2 1.0\n",
+     r":3: expected 'row column', found 3 fields"),
+    ("m.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 2 1.0\n2 1\n",
+     r":4: expected 'row column value', found 2 fields"),
+    ("m.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 1.0 2.0\n",
+     r":3: expected 'row column value', found 4 fields"),
     ("m.mtx", "%%MatrixMarket matrix coordinate complex general\n2 2 1\n1 2 1 1\n", r":1: .*field 'complex'"),
     ("m.mtx", "hello\n", r":1: not a Matrix Market file"),
     ("g.graph", "3 1\n2\n1\n\n\n2\n", r":6: more vertex lines than the 3 vertices"),

@@ -137,6 +137,17 @@ def test_run_prints_table_comparisons_and_json(tmp_path):
     assert kinds == {"ws_over_best_vwc", "vr_over_all"}
 
 
+def test_a_run_stopped_by_max_iterations_fails_after_the_report(tmp_path):
+    out = tmp_path / "ws.json"
+    result = ws("--scale", "6", "--algo", "bfs,cc", "--max-iterations", "1", "--json", str(out))
+    assert result.returncode == 2, result.stderr
+    errors = [line for line in result.stderr.splitlines() if "error" in line]
+    assert errors == ["dbfs: error: 2 of 2 runs stopped at --max-iterations 1 without converging "
+                      "(rows marked NOT CONVERGED)"], result.stderr
+    assert result.stdout.count("NOT CONVERGED") == 2
+    assert [run["converged"] for run in json.loads(out.read_text())["runs"]] == [False, False]
+
+
 def test_graph_file_gives_the_same_runs_as_the_generator(tmp_path):
     assert dbfs("generate", "--scale", "7", "--weights", "--out", "g.h5", "--backend", "cpu",
                 cwd=tmp_path).returncode == 0

@@ -7,7 +7,9 @@ build the CSR on the first GPU (timed) -> cut it into edge-balanced partitions, 
 each partition's hubs (rows of more than --hub-degree neighbours, see dbfs.ws.graph) -> for
 every program, source, method, exchange and repeat: one run to convergence, timed per iteration.
 Runs of the same program and source must agree (exactly, or within 1e-4 relative L1 for PageRank),
-else the command fails. Results: a table on stdout, progress on stderr, everything in --json.
+else the command fails. Results: a table on stdout, progress on stderr, everything in --json. A run
+that reaches --max-iterations before converging fails the command too, after the report (its row says
+NOT CONVERGED): a truncated run's times and values are not the benchmark's.
 
 The benchmark driver of the main mode (dbfs.harness) runs this loop: build is the CSR and its
 partitions, a trial is one configuration (program, source, method, exchange, repeat), validation is
@@ -95,7 +97,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="--method gs, cw: where the shards live; auto: pinned host memory when they would not "
                         "leave room on the GPU for the programs' copies")
     p.add_argument("--max-iterations", type=int, default=DEFAULT_MAX_ITERATIONS,
-                   help="stop a run that has not converged after this many iterations")
+                   help="stop a run that has not converged after this many iterations; the command still "
+                        "reports every run, then exits with status 2")
     p.add_argument("--backend", choices=("auto", "gpu", "cpu"), default="auto",
                    help="auto: the GPUs when CuPy sees one, else NumPy")
     p.add_argument("--json", metavar="FILE", help="write the graph, partitions and every run as JSON")
@@ -634,5 +637,9 @@ def main(args: argparse.Namespace) -> int:
     _check_memory(args, info, backend, devices)
     runtime.log(f"ws: {', '.join(args.algos)} with {', '.join(args.methods)} on {args.parts} "
                 f"{'GPU' if devices else 'simulated partition'}{'s' if args.parts > 1 else ''}")
-    drive(VertexPrograms(args, backend, devices, info, source))
+    runs = drive(VertexPrograms(args, backend, devices, info, source)).records
+    stopped = sum(not r["converged"] for r in runs)
+    if stopped:
+        raise DbfsError(f"{stopped} of {runtime.count(len(runs), 'run')} stopped at --max-iterations "
+                        f"{args.max_iterations} without converging (rows marked NOT CONVERGED)", collective=True)
     return 0
