@@ -6,7 +6,8 @@ Method: a keyed multiset hash (dbfs.ops.certificate: entry count and two indepen
 mixes of (global u, global v) summed modulo 2^64, 128 bits of hash) of the entries the tuples stand
 for (self-loops aside; both directions of an undirected tuple, one for a directed graph; duplicates
 kept) is compared with the same hash of every rank's CSC entries, whose global ids come from
-dbfs.grid.Grid (to_global_col, to_global_row) as two lookup tables. The four keys are drawn after
+dbfs.grid.Grid's local-to-global maps of the block's columns and rows (global_col_segments,
+global_row_segments), applied per entry: no table as long as the block's ranges. The four keys are drawn after
 construction (os.urandom on rank 0, broadcast), so no construction step can be tuned to them; the
 tuples stream again from the source in chunks (generated or read, as in the build). Sums are
 independent of the order of the entries and of their distribution, hence of the ranks and the grid:
@@ -25,7 +26,7 @@ import numpy as np
 from mpi4py import MPI
 
 from dbfs import memory
-from dbfs.ops.certificate import ID_SLICE, hash_entries, hash_tuples
+from dbfs.ops.certificate import hash_entries, hash_tuples
 from dbfs.progress import Progress
 
 MASK64 = (1 << 64) - 1
@@ -61,22 +62,12 @@ def tuple_sums(source, backend, comm, keys, chunk_edges: int) -> np.ndarray:
     return backend.asnumpy(acc)
 
 
-def global_ids(xp, count: int, to_global) -> object:
-    """int64 [count]: to_global(local index) of every local index, computed ID_SLICE indices at a time
-    (the ownership math's temporaries are several int64 arrays as long as its input)."""
-    ids = xp.empty(count, xp.int64)
-    for lo in range(0, count, ID_SLICE):
-        ids[lo:lo + ID_SLICE] = to_global(xp.arange(lo, min(lo + ID_SLICE, count), dtype=xp.int64))
-    return ids
-
-
 def entry_sums(graph, keys) -> np.ndarray:
     """The hash (count, first sum, second sum; uint64) of this rank's CSC entries."""
-    grid, xp = graph.grid, graph.backend.xp
-    col_ids = global_ids(xp, grid.cols_per_rank, lambda c: grid.to_global_col(graph.j, c))
-    row_ids = global_ids(xp, grid.rows_per_rank, lambda r: grid.to_global_row(graph.i, r))
-    acc = xp.zeros(3, xp.uint64)
-    hash_entries(graph.backend, graph.col_ptr, graph.row_idx, col_ids, row_ids, keys, acc)
+    grid = graph.grid
+    acc = graph.backend.xp.zeros(3, graph.backend.xp.uint64)
+    hash_entries(graph.backend, graph.col_ptr, graph.row_idx, grid.global_col_segments(graph.j),
+                 grid.global_row_segments(graph.i), keys, acc)
     return graph.backend.asnumpy(acc)
 
 

@@ -225,6 +225,17 @@ class Grid:
         """Global id of local column c on grid column j."""
         return j * self.cols_per_rank + c
 
+    def global_col_segments(self, j) -> tuple[int, int, int]:
+        """(base, length, stride): local column c of grid column j is global id base + (c // length) *
+        stride + c % length (to_global_col as one segment), the form in which kernels take the map."""
+        return self.to_global_col(j, 0), self.cols_per_rank, self.cols_per_rank
+
+    def global_row_segments(self, i) -> tuple[int, int, int]:
+        """(base, length, stride) as in global_col_segments for the local rows of grid row i (to_global_row:
+        C segments of b rows, one per owner in the grid row)."""
+        base = self.to_global_row(i, 0)
+        return base, self.block, self.to_global_row(i, self.block) - base
+
     def to_global_owned(self, i, j, o):
         """Global id of offset o in the block owned by (i, j)."""
         return (j * self.R + i) * self.block + o

@@ -40,7 +40,6 @@ from dbfs.errors import DbfsError
 from dbfs.graph import csc_is_row_major
 from dbfs.grid import Grid, default_grid
 from dbfs.ops.arrays import TWIN_CHUNK, TWIN_ITEMS
-from dbfs.ops.certificate import ID_SLICE
 
 GIB = 1 << 30
 MIN_CHUNK_EDGES = 1 << 16
@@ -197,11 +196,8 @@ def construction_bytes(grid: Grid, n_edges: int, chunk: int, symmetric: bool, ro
 def certificate_bytes(grid: Grid, n_edges: int, chunk: int, entries: int, device: str = "gpu",
                       generated: bool = True, reading: int = 0) -> int:
     """dbfs.certificate: first one chunk of tuples (16 B each; on the CPU beside the generator's buffers
-    or the hashing twin's step, TWIN_HASH_TUPLE_BYTES a tuple), then the global ids of the local columns
-    and rows (int64 tables, columns first), each computed ID_SLICE indices at a time by the ownership
-    math, whose temporaries beside the table are two int64 arrays of a slice for the columns and five
-    for the rows (Grid.to_global_col, to_global_row; CuPy keeps every intermediate, NumPy reuses one),
-    then the rank's `entries` hashed beside both tables (on the CPU the twin's step,
+    or the hashing twin's step, TWIN_HASH_TUPLE_BYTES a tuple), then the rank's `entries` hashed with
+    their global ids computed per entry (nothing on a GPU; on the CPU the twin's step,
     TWIN_HASH_ENTRY_BYTES an entry); an accumulator. reading: the file reader's buffers beside a chunk
     (estimate's read_buffers; on the CPU, gone before the chunk is hashed)."""
     share = -(-n_edges // grid.size)
@@ -209,11 +205,8 @@ def certificate_bytes(grid: Grid, n_edges: int, chunk: int, entries: int, device
     cpu = device == "cpu"
     tuple_pass = 16 * tuples + (max(generator_bytes(grid, device, generated), reading,
                                     TWIN_HASH_TUPLE_BYTES * min(TWIN_CHUNK, tuples)) if cpu else 0)
-    cols, rows = grid.cols_per_rank, grid.rows_per_rank
-    columns = 8 * cols + 2 * 8 * min(ID_SLICE, cols)
-    tables = 8 * (cols + rows) + 5 * 8 * min(ID_SLICE, rows)
-    entry_pass = 8 * (cols + rows) + (TWIN_HASH_ENTRY_BYTES * min(TWIN_CHUNK, entries) if cpu else 0)
-    return max(tuple_pass, columns, tables, entry_pass) + 24
+    entry_pass = TWIN_HASH_ENTRY_BYTES * min(TWIN_CHUNK, entries) if cpu else 0
+    return max(tuple_pass, entry_pass) + 24
 
 
 def generator_bytes(grid: Grid, device: str, generated: bool = True) -> int:

@@ -8,9 +8,11 @@
 // ranks. acc[0] += entries, acc[1] += sum of the first mix, acc[2] += sum of the second.
 // hash_tuples: tuple (a, b) with a != b gives the entry a -> b, and b -> a as well when both_ways.
 // hash_entries: the CSC entries of one block; thread t takes the entries_per_thread consecutive
-// entries from t * entries_per_thread (one binary search of col_ptr, then a walk), global ids through
-// the tables col_ids (per local column) and row_ids (per local row). Per-thread sums are combined by
-// warp shuffles and one atomicAdd per warp and word. Must be launched with whole warps.
+// entries from t * entries_per_thread (one binary search of col_ptr, then a walk), global ids by the
+// local-to-global maps of the block's columns and rows (dbfs.grid.Grid.global_col_segments,
+// global_row_segments: segments of `length` local indices at `stride` from `base`), so no table as long
+// as the block's ranges is made. Per-thread sums are combined by warp shuffles and one atomicAdd per
+// warp and word. Must be launched with whole warps.
 #include "common.cuh"
 
 __device__ __forceinline__ u64 fmix64(u64 x)
@@ -68,9 +70,17 @@ extern "C" __global__ void hash_tuples(const i64* __restrict__ src, const i64* _
     sums.flush(acc);
 }
 
+// Local indices and segment lengths are below 2^31 (dbfs.grid): a 32-bit division, not the emulated 64-bit one.
+__device__ __forceinline__ u64 global_id(i32 local, i64 base, i64 length, i64 stride)
+{
+    const u32 segment = (u32)local / (u32)length;
+    return (u64)(base + (i64)segment * stride + (i64)((u32)local - segment * (u32)length));
+}
+
 extern "C" __global__ void hash_entries(const i64* __restrict__ col_ptr, i32 ncols,
                                         const i32* __restrict__ row_idx, i64 nnz,
-                                        const i64* __restrict__ col_ids, const i64* __restrict__ row_ids,
+                                        i64 col_base, i64 col_length, i64 col_stride,
+                                        i64 row_base, i64 row_length, i64 row_stride,
                                         i32 entries_per_thread, u64 k0, u64 k1, u64 k2, u64 k3,
                                         u64* __restrict__ acc)
 {
@@ -87,7 +97,8 @@ extern "C" __global__ void hash_entries(const i64* __restrict__ col_ptr, i32 nco
         const i64 last = min(first + entries_per_thread, nnz);
         for (i64 e = first; e < last; ++e) {
             while (col_ptr[lo + 1] <= e) ++lo;
-            sums.add((u64)col_ids[lo], (u64)row_ids[row_idx[e]], k0, k1, k2, k3);
+            sums.add(global_id(lo, col_base, col_length, col_stride),
+                     global_id(row_idx[e], row_base, row_length, row_stride), k0, k1, k2, k3);
         }
     }
     sums.flush(acc);

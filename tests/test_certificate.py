@@ -118,12 +118,12 @@ def test_gpu_hashes_equal_the_twins(symmetric):
     graph = build_from_edges(comms, CPU, src, dst, n, symmetric=symmetric)
     graph.col_ptr[:50] = 0                             # empty leading columns, as in a sparse block
     graph.col_ptr[-2:] = graph.col_ptr[-1]             # and an empty last column
-    ids = np.arange(n, dtype=np.int64) * 7 + 3
     host[:] = 0
     device[:] = 0
-    hash_entries(CPU, graph.col_ptr, graph.row_idx, ids, ids[::-1].copy(), KEYS, host)
-    hash_entries(gpu, cupy.asarray(graph.col_ptr), cupy.asarray(graph.row_idx), cupy.asarray(ids),
-                 cupy.asarray(ids[::-1].copy()), KEYS, device)
+    col_segments, row_segments = (3, 100, 1000), (7 << 33, 64, 333)   # several segments, ids past 2^32
+    hash_entries(CPU, graph.col_ptr, graph.row_idx, col_segments, row_segments, KEYS, host)
+    hash_entries(gpu, cupy.asarray(graph.col_ptr), cupy.asarray(graph.row_idx), col_segments, row_segments,
+                 KEYS, device)
     assert np.array_equal(host, device.get())
     comms.free()
 

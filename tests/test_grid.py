@@ -65,6 +65,20 @@ def test_a_ranks_rows_and_columns_are_its_grid_row_and_column(R, C, n):
         assert set(np.asarray(grid.owner(cols)[1]).tolist()) == {j}
 
 
+@pytest.mark.parametrize("R, C, n", GRIDS)
+def test_segment_maps_are_the_local_to_global_maps(R, C, n):
+    from dbfs.ops.certificate import global_ids
+    grid = Grid(R, C, n)
+    for i in range(R):
+        rows = np.arange(grid.rows_per_rank)
+        assert np.array_equal(global_ids(rows, grid.global_row_segments(i)).view(np.int64),
+                              grid.to_global_row(i, rows))
+    for j in range(C):
+        cols = np.arange(grid.cols_per_rank)
+        assert np.array_equal(global_ids(cols, grid.global_col_segments(j)).view(np.int64),
+                              grid.to_global_col(j, cols))
+
+
 def test_local_index_ranges_over_32_bits_are_refused():
     with pytest.raises(ValueError, match="2\\^31"):
         Grid(1, 2, 1 << 33)

@@ -17,10 +17,7 @@ from dbfs.kernels import BLOCK_THREADS as THREADS
 from dbfs.ops.arrays import TWIN_CHUNK, blocks_for, require_array
 
 ENTRIES_PER_THREAD = 16       # CSC entries a thread of hash_entries walks after one binary search
-# Local indices turned into global ids at once by dbfs.certificate (the ownership math's temporaries
-# are up to five int64 arrays as long as its input; dbfs.memory counts them): 40 MiB of them at most,
-# so on several ranks the certificate's phase stays below the search's.
-ID_SLICE = 1 << 20
+
 
 def _add_entries(acc: np.ndarray, u: np.ndarray, v: np.ndarray, keys) -> None:
     """acc += (count, first mix sum, second mix sum) of the entries u -> v (uint64 arrays)."""
@@ -65,30 +62,38 @@ def hash_tuples(backend, src, dst, both_ways: bool, keys, acc) -> None:
             _add_entries(acc, b, a, keys)
 
 
-def hash_entries(backend, col_ptr, row_idx, col_ids, row_ids, keys, acc) -> None:
-    """acc += the hash of the CSC entries col_ids[c] -> row_ids[row_idx[e]] of every column c and
-    entry e in col_ptr[c] .. col_ptr[c + 1].
+def global_ids(local, segments) -> np.ndarray:
+    """NumPy twin of certificate.cu global_id: base + (local // length) * stride + local % length, as
+    uint64, for segments = (base, length, stride) (dbfs.grid.Grid.global_col_segments, global_row_segments)."""
+    base, length, stride = segments
+    local = local.astype(np.int64)
+    return (base + (local // length) * stride + local % length).view(np.uint64)
 
-      col_ptr  int64 [ncols + 1]  read
-      row_idx  int32 [nnz]        read   local rows
-      col_ids  int64 [ncols]      read   global id of every local column
-      row_ids  int64 [nrows]      read   global id of every local row
+
+def hash_entries(backend, col_ptr, row_idx, col_segments, row_segments, keys, acc) -> None:
+    """acc += the hash of the CSC entries global(c) -> global(row_idx[e]) of every column c and entry e
+    in col_ptr[c] .. col_ptr[c + 1], the global ids by the block's local-to-global maps.
+
+      col_ptr       int64 [ncols + 1]  read
+      row_idx       int32 [nnz]        read   local rows
+      col_segments  (base, length, stride) of the local columns (Grid.global_col_segments)
+      row_segments  the same of the local rows (Grid.global_row_segments)
       keys, acc as in hash_tuples
     GPU: one kernel on the current stream, no host synchronisation.
     """
     _check_acc(acc, keys)
     nnz, ncols = int(row_idx.shape[0]), int(col_ptr.shape[0]) - 1
     if backend.is_gpu:
-        for name, array, dtype in (("col_ptr", col_ptr, np.int64), ("row_idx", row_idx, np.int32),
-                                   ("col_ids", col_ids, np.int64), ("row_ids", row_ids, np.int64)):
-            require_array(name, array, dtype)
+        require_array("col_ptr", col_ptr, np.int64)
+        require_array("row_idx", row_idx, np.int32)
         if nnz:
             backend.kernel("certificate", "hash_entries")(
                 (blocks_for(-(-nnz // ENTRIES_PER_THREAD), THREADS),), (THREADS,),
-                (col_ptr, np.int32(ncols), row_idx, np.int64(nnz), col_ids, row_ids,
-                 np.int32(ENTRIES_PER_THREAD), *(np.uint64(k) for k in keys), acc))
+                (col_ptr, np.int32(ncols), row_idx, np.int64(nnz), *(np.int64(x) for x in col_segments),
+                 *(np.int64(x) for x in row_segments), np.int32(ENTRIES_PER_THREAD),
+                 *(np.uint64(k) for k in keys), acc))
         return
     for lo in range(0, nnz, TWIN_CHUNK):
         entries = np.arange(lo, min(lo + TWIN_CHUNK, nnz), dtype=np.int64)
         columns = np.searchsorted(col_ptr, entries, side="right") - 1
-        _add_entries(acc, col_ids[columns].view(np.uint64), row_ids[row_idx[entries]].view(np.uint64), keys)
+        _add_entries(acc, global_ids(columns, col_segments), global_ids(row_idx[entries], row_segments), keys)
