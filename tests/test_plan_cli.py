@@ -100,7 +100,7 @@ def test_bad_input_is_one_clear_line(args, message):
 def test_small_sizes_show_in_a_unit_that_shows_them():
     result = plan("--scale", 20, "--ranks", 4, "--memory", "1MiB")
     assert f"{'per rank':<26}{'MiB':>10}" in result.stdout
-    assert "peak per rank: 65.00 MiB (certificate); 1.00 MiB available: does not fit: " in result.stdout
+    assert "peak per rank: 55.03 MiB (search); 1.00 MiB available: does not fit: " in result.stdout
 
 
 def test_a_prediction_from_the_scale_model(tmp_path):
