@@ -1,6 +1,6 @@
 """Predicted search time and TEPS of a main-mode run (direction auto, Kronecker graph) on an R x C grid of
 GPUs, from per-GPU costs measured on H100s: the scale model `python -m dbfs plan` prints, written up in
-bench/NOTES.md (2026-11-25, a scale model from the measured pair).
+bench/NOTES.md (2026-11-25, a scale model from the measured pair; recalibrated 2026-11-26 on four H100).
 
 Per search, the terms add up (today's level loop overlaps no exchange with computation):
 - compute: the search's input tuples over the GPUs at the per-GPU rate of the 2D search on two H100
@@ -19,25 +19,28 @@ Per search, the terms add up (today's level loop overlaps no exchange with compu
 A grid line inside one node (ranks packed as Slurm's block distribution does: rank i*C + j, nodes of
 `gpus_per_node` consecutive ranks) moves at NVLINK_RATE, one that leaves it at NETWORK_RATE. Levels per
 search are the measured Kronecker ones (LEVELS, BOTTOM_UP_LEVELS), taken as constant with the scale.
-What is left out: imbalance beyond what the pair showed, top-down expand lists, the parents' ids, and
-congestion of the network; the prediction is the model's, not a measurement.
+What is left out: imbalance beyond what the pair showed, the slower expansion of a tall one-column grid
+(every rank gathers the frontier of all N columns: 4x1 on four H100 ran at 191 G tuples/s a GPU, not
+211), top-down expand lists, the parents' ids, and congestion of the network; the prediction is the
+model's, not a measurement.
 """
 
 from __future__ import annotations
 
 import math
 
-# Measured on two H100 (NVLink), scale 28, grid 2x1, 16 roots (bench/results/2026-11-25-h100x2-nvlink-pair-tuned/
-# s28_nccl_levels.json): 2^32 tuples in 11.58 ms of device time a rank; 0.154 ms of host a level beside
-# it and 0.80 ms a search outside the levels; 7.88 levels a search, 2.5 of them bottom-up; 74.1 MB
-# of expand bitmaps in 0.926 ms of expand exchange.
-EDGE_RATE = 185.4e9
-HOST_LEVEL = 0.154e-3
-HOST_SEARCH = 0.80e-3
-LEVELS, BOTTOM_UP_LEVELS = 7.88, 2.5
-NVLINK_RATE = 80e9
-# Scale 27 on one H100 (the same results folder, s27_1gpu.json): 242.6 GTEPS.
-ONE_GPU_RATE = 242.6e9
+# Measured on four H100 of one host (NVLink), scale 28 on two of them, grid 2x1, 16 roots
+# (bench/results/2026-11-26-h100x4-nvlink-weak-scaling/s28_2.json): 2^31 tuples a GPU in 10.17 ms of
+# device time (expansion and update); 0.80 ms a search of host work and level-closing waits over 7.88
+# levels, 0.18 ms of predecessor resolution; 37.0 MB of expand bitmaps a rank (2.2 bottom-up levels' worth)
+# in 0.312 ms of expand exchange (the 4x1 run on the four: 112.6 MB in 0.987 ms).
+EDGE_RATE = 211.1e9
+HOST_LEVEL = 0.10e-3
+HOST_SEARCH = 0.18e-3
+LEVELS, BOTTOM_UP_LEVELS = 7.88, 2.2
+NVLINK_RATE = 116e9
+# Scale 27 on one of the four (s27_1.json): 243.0 GTEPS.
+ONE_GPU_RATE = 243.0e9
 # Not measured here: 400 Gb/s InfiniBand a GPU between nodes, ~2 us a hop.
 NETWORK_RATE = 50e9
 NET_HOP = 2e-6

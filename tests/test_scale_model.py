@@ -9,8 +9,8 @@ from dbfs import scale_model
 def test_the_measured_runs_come_back():
     one = scale_model.predict(27, 16, 1, 1)
     assert one["teps"] == pytest.approx(scale_model.ONE_GPU_RATE)
-    pair = scale_model.predict(28, 16, 2, 1)             # measured: 13.60 ms a search, 315.8 GTEPS
-    assert pair["seconds"] == pytest.approx(13.60e-3, rel=0.05)
+    pair = scale_model.predict(28, 16, 2, 1)             # measured: 11.47 ms a search, 374.6 GTEPS
+    assert pair["seconds"] == pytest.approx(11.47e-3, rel=0.05)
     assert pair["terms"]["rotation"] == pair["terms"]["fold"] == pair["terms"]["parents"] == 0
     # without the row-major copy the bottom-up exchanges run along the other lines: on 1x2 the same
     # gathered bitmaps, now along the row, and no rotation
