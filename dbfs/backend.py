@@ -232,12 +232,13 @@ def select(choice: str = "auto", share_multiprocessors: bool = False) -> Backend
     forced = os.environ.get("DBFS_BACKEND")
     runtime.agree(None if forced in (None, "", "auto", "gpu", "cpu") else
                   f"DBFS_BACKEND={forced!r} is not a backend: set it to cpu, gpu or auto, or unset it")
+    asked = "--backend gpu"
     if choice == "auto" and forced in ("gpu", "cpu"):
-        choice = forced
+        choice, asked = forced, f"DBFS_BACKEND={forced}"
     ngpus = gpu_count() if choice != "cpu" else 0
     everyone_has_gpu = runtime.WORLD.allreduce(1 if ngpus > 0 else 0, op=_min_op()) == 1
     if choice == "gpu" and not everyone_has_gpu:
-        runtime.agree("--backend gpu but " + ("this rank sees no GPU" if ngpus == 0 else
+        runtime.agree(f"{asked} but " + ("this rank sees no GPU" if ngpus == 0 else
                       "another rank sees no GPU") + " (is CuPy installed: pip install dbfs[gpu]?)")
     if choice == "cpu" or not everyone_has_gpu:
         return Backend("cpu")

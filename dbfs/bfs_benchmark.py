@@ -43,7 +43,7 @@ from dbfs.graph import GridComms
 from dbfs.grid import Grid, default_grid, grid_advice, parse_grid
 from dbfs.harness import Benchmark, Run, drive
 from dbfs.json_output import provenance, write_json_atomically
-from dbfs.options import parse_seed, refuse_inapplicable
+from dbfs.options import ROW_COPY_APPLIES, parse_seed, refuse_inapplicable
 from dbfs.partition_cache import PartitionCache
 from dbfs.result import check_save_request, check_save_room, save_result
 from dbfs.source import GraphSource, rank_io_threads
@@ -51,7 +51,7 @@ from dbfs.transport import bulk_transport, gpu_per_rank_on_one_node, resolve_tra
 from dbfs.warmup import warm_up
 from graph500 import stats
 from graph500.generator import edge_range
-from graph500.roots import sample_roots
+from graph500.roots import sample_roots, shortfall
 from graph500.validate import validate_bfs
 
 VALIDATE_CHOICES = ("all", "first", "none")
@@ -76,8 +76,7 @@ def _check_args(args) -> None:
     refuse_inapplicable(args, [("--edgefactor", args.graph is None, "to --scale graphs: a --graph file has its own sizes"),
                                ("--alpha", args.direction == "auto", "to --direction auto (the switch to bottom-up)"),
                                ("--beta", args.direction == "auto", "to --direction auto (the switch back to top-down)"),
-                               ("--row-copy", args.direction == "auto",
-                                "to --direction auto (the copy serves the bottom-up levels)")])
+                               ("--row-copy", args.direction == "auto", ROW_COPY_APPLIES)])
     if args.undirected and args.graph is None:
         raise DbfsError("--undirected applies to a directed --graph file; the --scale graph is undirected "
                         "already", collective=True)
@@ -301,9 +300,9 @@ class Graph500BFS(Benchmark):
         else:
             roots = sample_roots(n, args.roots, self._has_edge_callback(), seed=args.seed_pair)
             if len(roots) == 0:
-                raise DbfsError("no vertex has an edge: nothing to search", collective=True)
+                raise DbfsError(shortfall(n, 0, args.roots, "--root V"), collective=True)
             if len(roots) < args.roots:
-                runtime.log(f"only {len(roots)} vertices qualify as roots (asked for {args.roots})")
+                runtime.log(shortfall(n, len(roots), args.roots, "--root V"))
         self.original = dict(zip(roots.tolist(), self.source.original_ids(roots)))
         return [int(r) for r in roots]
 

@@ -197,7 +197,11 @@ def main(argv=None) -> None:
 
 
 def _run(argv) -> None:
-    """The command argv names: a subcommand, else the main mode."""
+    """The command argv names (the same on every rank): a subcommand, else the main mode."""
+    first = runtime.WORLD.bcast(list(argv), root=0)
+    runtime.agree(None if list(argv) == first else
+                  f"started with other arguments than rank 0 ({' '.join(argv) or 'none'} "
+                  f"against {' '.join(first) or 'none'}): every rank must run the same command")
     if argv and argv[0] == "info":
         from dbfs import info
         info.main(_parse(info_parser(), argv[1:]))

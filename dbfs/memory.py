@@ -431,11 +431,12 @@ EXACT_RANK_SPAN = 4096         # rank counts fit_advice tries one by one (0.1-0.
 
 def fit_advice(plan: Estimate, most_ranks: int = 1 << 20) -> str:
     """What would fit instead of an estimate over its limit: the fewest ranks that hold the same graph on
-    the default grid (doubling the ranks until they do, then each count above the last that did not, or
-    past EXACT_RANK_SPAN of them a bisection, which may stop above the fewest: a count whose squarest
-    grid is tall, a prime's, can hold less than a smaller one), the same ranks without the row-major copy or
-    else without the bottom-up search when that is enough, and for a Graph500-shaped graph (undirected,
-    2^SCALE vertices, an integer edgefactor) the largest scale these ranks hold."""
+    the default grid, each with this rank's memory (doubling the ranks until they do, then each count
+    above the last that did not, or past EXACT_RANK_SPAN of them a bisection, which may stop above the
+    fewest: a count whose squarest grid is tall, a prime's, can hold less than a smaller one; on the CPU
+    backend, whose ranks on one node share its memory, more nodes instead), the same ranks without the
+    row-major copy or else without the bottom-up search when that is enough, and for a Graph500-shaped
+    graph (undirected, 2^SCALE vertices, an integer edgefactor) the largest scale these ranks hold."""
     grid, n_edges, limit = plan.inputs["grid"], plan.inputs["n_edges"], plan.limit
     n = grid.n_vertices
     kept = {k: v for k, v in plan.inputs.items() if k not in ("grid", "entries", "chunk")}
@@ -449,9 +450,12 @@ def fit_advice(plan: Estimate, most_ranks: int = 1 << 20) -> str:
 
     options = []
     low, high = grid.size, 2 * grid.size
-    while high <= most_ranks and not holds(high):
+    cpu = plan.inputs["device"] == "cpu"
+    while not cpu and high <= most_ranks and not holds(high):
         low, high = high, 2 * high
-    if high <= most_ranks:
+    if cpu:                                     # more ranks on the same host split its memory further
+        options.append("more nodes (the ranks of one node share its memory)")
+    elif high <= most_ranks:
         if high - low <= EXACT_RANK_SPAN:
             high = next(ranks for ranks in range(low + 1, high + 1) if holds(ranks))
         else:

@@ -12,6 +12,7 @@ ROW_COPY_HELP = ("direction auto on several ranks: the row-major copy of each bl
                  "levels. on: kept (their fastest form); off: an undirected graph's bottom-up levels search "
                  "the CSC's columns instead (about half the graph's memory; a directed graph needs the "
                  "copy); auto: on where the run fits with it, else off")
+ROW_COPY_APPLIES = "to --direction auto (the copy serves the bottom-up levels)"    # refuse_inapplicable's
 
 
 def _seed_value(text: str) -> int:

@@ -15,7 +15,7 @@ from dbfs import memory, outputs, runtime, scale_model
 from dbfs.errors import DbfsError
 from dbfs.grid import Grid, default_grid, grid_advice, parse_grid, rank_advice
 from dbfs.json_output import write_json_atomically
-from dbfs.options import ROW_COPY, ROW_COPY_HELP
+from dbfs.options import ROW_COPY, ROW_COPY_APPLIES, ROW_COPY_HELP, refuse_inapplicable
 from dbfs.transport import TRANSPORTS
 from graph500.generator import MAX_SCALE
 
@@ -71,6 +71,7 @@ def main(args: argparse.Namespace) -> None:
         raise DbfsError(f"--edgefactor must be >= 1, got {args.edgefactor}", collective=True)
     if args.gpus_per_node < 1:
         raise DbfsError(f"--gpus-per-node must be >= 1, got {args.gpus_per_node}", collective=True)
+    refuse_inapplicable(args, [("--row-copy", args.direction == "auto", ROW_COPY_APPLIES)])
     R, C = _grid_shape(args)
     limit = memory.parse_size(args.memory)
     outputs.check([outputs.Target("--json", args.json)])

@@ -4,7 +4,7 @@ bench/NOTES.md (2026-11-25, a scale model from the measured pair; recalibrated 2
 
 Per search, the terms add up (today's level loop overlaps no exchange with computation):
 - compute: the search's input tuples over the GPUs at the per-GPU rate of the 2D search on two H100
-  (EDGE_RATE; one GPU alone: ONE_GPU_RATE, no exchange);
+  (EDGE_RATE; one GPU alone: ONE_GPU_RATE, no exchange, and ONE_GPU_SEARCH of fixed costs);
 - host: every level's closing wait, collective and launches (HOST_LEVEL, plus NET_HOP per hop of a
   log2 P collective), and the search's fixed part (HOST_SEARCH);
 - expand: on each bottom-up level every rank receives the other R - 1 frontier bitmaps of its grid
@@ -39,8 +39,11 @@ HOST_LEVEL = 0.10e-3
 HOST_SEARCH = 0.18e-3
 LEVELS, BOTTOM_UP_LEVELS = 7.88, 2.2
 NVLINK_RATE = 116e9
-# Scale 27 on one of the four (s27_1.json): 243.0 GTEPS.
-ONE_GPU_RATE = 243.0e9
+# One GPU alone: a search costs tuples / ONE_GPU_RATE + ONE_GPU_SEARCH (its levels' fixed costs), from
+# scale 27 on one of the four (s27_1.json: 8.836 ms) and scale 22 on one H100
+# (2026-11-26-h100-mps-nonempty-columns/first-form/s22_1.json: 0.596 ms).
+ONE_GPU_RATE = 252.5e9
+ONE_GPU_SEARCH = 0.33e-3
 # Not measured here: 400 Gb/s InfiniBand a GPU between nodes, ~2 us a hop.
 NETWORK_RATE = 50e9
 NET_HOP = 2e-6
@@ -54,7 +57,7 @@ def predict(scale: int, edgefactor: int, R: int, C: int, gpus_per_node: int = 8,
     P, n = R * C, 1 << scale
     tuples = edgefactor * n
     if P == 1:
-        terms = {"compute": tuples / ONE_GPU_RATE}
+        terms = {"compute": tuples / ONE_GPU_RATE, "host": ONE_GPU_SEARCH}
     else:
         bitmap = n / P / 8
         row_rate = NVLINK_RATE if C <= gpus_per_node and gpus_per_node % C == 0 else NETWORK_RATE

@@ -43,6 +43,15 @@ def candidate_roots(n_vertices: int, start: int, count: int, seed=DEFAULT_SEED) 
     return ((d0 + d1) * n_vertices).astype(np.int64) % n_vertices
 
 
+def shortfall(n_vertices: int, found: int, asked: int, option: str) -> str:
+    """What a run says when the sampler found fewer roots than asked: none at all (`option` names the
+    way to give one), or how many its candidates held."""
+    candidates = f"among its {n_vertices} random candidates (the reference draws as many as the graph has vertices)"
+    if found == 0:
+        return f"the Graph500 root sampler found no vertex with an edge {candidates}: name one with {option}"
+    return f"the Graph500 root sampler found {found} roots {candidates}; asked for {asked}"
+
+
 def sample_roots(n_vertices: int, count: int, has_edge: Callable[[np.ndarray], np.ndarray],
                  seed=DEFAULT_SEED) -> np.ndarray:
     """Up to `count` unique roots (int64, in the reference's order).

@@ -208,6 +208,21 @@ def test_root_without_edges_is_a_search_of_one_vertex(dbfs, shared):
         assert "1 of 1 searches traversed no edge" in run.err and "Traceback" not in run.err
 
 
+def test_a_sampler_that_finds_few_roots_says_so(dbfs, shared):
+    """The Graph500 sampler draws as many random candidates as the graph has vertices; where few of them
+    have an edge it may find fewer roots than asked, or none: the run says which, not that no vertex has
+    an edge, and names --root."""
+    graph = shared / "one_edge.txt"
+    on_rank_zero(lambda: graph.write_text("0 1\n"))
+    converted(graph, shared / "one_edge.h5", "--ids", "keep", "--undirected", "--n-vertices", "10000")
+    assert refused(dbfs("--graph", shared / "one_edge.h5", "--backend", "cpu"),
+                   "the Graph500 root sampler found no vertex with an edge among its 10000 random candidates")
+    run = dbfs("--scale", 4, "--roots", 100, "--backend", "cpu")
+    assert run.code == 0, run.err
+    if WORLD.Get_rank() == 0:
+        assert "the Graph500 root sampler found 10 roots among its 16 random candidates" in run.err
+
+
 # ------------------------------------------------------------------------- ids the user sees and gives
 def test_progress_lines_name_the_files_ids(dbfs, shared):
     converted(DATA / "directed.txt", shared / "sparse.h5")
@@ -459,6 +474,17 @@ def test_sigterm_removes_the_temporary_files(tmp_path):
     assert code == 143, stderr
     one_line(stderr, "dbfs: interrupted by SIGTERM")
     assert listing(tmp_path) == ["edges.txt.gz"]
+
+
+@single_rank_only
+def test_ranks_started_with_different_arguments_stop_together(tmp_path):
+    argv = [mpiexec(), "-n", "1", sys.executable, "-m", "dbfs", "--scale", "6", "--roots", "2",
+            ":", "-n", "1", sys.executable, "-m", "dbfs", "--scale", "6", "--root", "1000"]
+    result = subprocess.run(argv, cwd=tmp_path, env=clean_env(), capture_output=True, text=True,
+                            timeout=JOB_TIMEOUT_S)
+    assert result.returncode == 2, result.stderr
+    one_line(result.stderr, "dbfs: error: started with other arguments than rank 0 (--scale 6 --root 1000 "
+                            "against --scale 6 --roots 2): every rank must run the same command (on rank 1)")
 
 
 @single_rank_only

@@ -278,4 +278,7 @@ def test_an_estimate_over_its_limit_says_what_would_fit():
     assert memory.estimate(Grid(7, 5, 1 << 32), 16 << 32, limit=60 << 30).fits
     odd = memory.estimate(Grid(2, 2, 3 * 10**9), 10**12, limit=1 << 30)     # not Graph500-shaped
     assert "scale" not in memory.fit_advice(odd)
+    # the CPU backend's ranks on one node share its memory: no count of them is offered
+    host = memory.estimate(Grid(1, 1, 1 << 28), 16 << 28, device="cpu", limit=8 << 30)
+    assert memory.fit_advice(host).startswith("more nodes (the ranks of one node share its memory), or ")
 

@@ -41,7 +41,7 @@ from dbfs.ws.graph import HUB_DEGREE, MAX_VERTICES, build_csr
 from dbfs.ws.shards import SHARD_METHODS, WINDOW
 from dbfs.ws.program import PROGRAMS, lookup
 from graph500.generator import DEFAULT_SEED, edge_count, generate_edges
-from graph500.roots import sample_roots
+from graph500.roots import sample_roots, shortfall
 
 PR_L1_TOLERANCE = 1e-4
 # Peak bytes per input tuple while building the CSR: the tuples with weights (20), then per directed
@@ -305,7 +305,7 @@ def _sources(args, source: int | None, n: int, degree: np.ndarray) -> list[int]:
         return [source]
     roots = sample_roots(n, args.roots, lambda c: degree[c] > 0, seed=args.seed_pair)
     if roots.size == 0:
-        raise DbfsError("no vertex has an edge: nothing to search from", collective=True)
+        raise DbfsError(shortfall(n, 0, args.roots, "--source V"), collective=True)
     return [int(r) for r in roots]
 
 
