@@ -379,7 +379,7 @@ class Graph500BFS(Benchmark):
         if source.sizes_derived:
             extras.append(f"SCALE and edgefactor above are derived from the graph file's {source.n_vertices} "
                           f"vertices and {source.n_edges} tuples (SCALE = ceil(log2 vertices), edgefactor = "
-                          "tuples / vertices): it is not a Graph500 graph")
+                          "tuples / vertices, rounded): it is not a Graph500 graph")
         # --report reference: stdout holds exactly the reference's block; the rest goes to stderr
         for text in extras:
             if args.report == "spec":

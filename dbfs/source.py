@@ -56,7 +56,7 @@ class GraphSource:
         runtime.agree(error)
         n, m = info.n_vertices, info.n_edges
         scale = int(info.attrs.get("scale", int(np.ceil(np.log2(max(n, 2))))))
-        edgefactor = int(info.attrs.get("edgefactor", round(m / n)))
+        edgefactor = int(info.attrs.get("edgefactor", (2 * m + n) // (2 * n)))     # tuples / vertices, half up
         return cls(n, m, scale, edgefactor, not info.directed or args.undirected, info,
                    tuple(args.seed_pair))
 
