@@ -125,6 +125,19 @@ def test_phase_shares_that_overlap_say_so():
     assert "past 100%" not in bfs_benchmark.breakdown_table(searches)
 
 
+def test_a_derived_edgefactor_is_rounded_half_up(dbfs, shared):
+    edge = shared / "edge.txt"
+    if WORLD.Get_rank() == 0:
+        edge.write_text("0 1\n")
+    WORLD.Barrier()
+    run = dbfs("--graph", converted(edge, shared / "edge.h5", "--undirected"), "--root", 0, "--backend", "cpu",
+               "--json", shared / "edge.json")
+    assert run.code == 0, run.err
+    if WORLD.Get_rank() == 0:
+        doc = json.loads((shared / "edge.json").read_text())
+        assert (doc["n_vertices"], doc["n_edges"], doc["edgefactor"]) == (2, 1, 1)
+
+
 def test_graph_file_runs_label_derived_sizes_and_cache_hits_report_the_load(dbfs, shared):
     graph = converted(DATA / "directed.txt", shared / "g.h5", "--undirected")
     for k in (1, 2):
