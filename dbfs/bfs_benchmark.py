@@ -298,7 +298,7 @@ class Graph500BFS(Benchmark):
         if self.root is not None:
             roots = np.array([self.root], np.int64)
         else:
-            roots = sample_roots(n, args.roots, self._has_edge_callback(), seed=args.seed_pair)
+            roots = sample_roots(n, args.roots, self._has_edge_callback(), seed=self.source.seed)
             if len(roots) == 0:
                 raise DbfsError(shortfall(n, 0, args.roots, "--root V"), collective=True)
             if len(roots) < args.roots:

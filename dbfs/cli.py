@@ -49,7 +49,8 @@ def main_parser() -> argparse.ArgumentParser:
     src.add_argument("--scale", type=int, help="Graph500 scale: 2^SCALE vertices")
     src.add_argument("--graph", metavar="FILE.h5", help="edge list in HDF5 (datasets src, dst)")
     p.add_argument("--edgefactor", type=int, default=16, help="edges per vertex for --scale")
-    p.add_argument("--seed", default="2,3", help="generator seeds A,B (the Graph500 reference's)")
+    p.add_argument("--seed", default="2,3", help="generator and root sampler seeds A,B (the Graph500 "
+                   "reference's); a --graph file that `generate` wrote samples its roots with its own unless given")
     p.add_argument("--grid", metavar="RxC", help="process grid (default: one column where every rank has "
                    "a GPU of its own on one node and that fits, else the squarest with R >= C)")
     roots = p.add_mutually_exclusive_group()

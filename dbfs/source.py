@@ -57,8 +57,10 @@ class GraphSource:
         n, m = info.n_vertices, info.n_edges
         scale = int(info.attrs.get("scale", int(np.ceil(np.log2(max(n, 2))))))
         edgefactor = int(info.attrs.get("edgefactor", (2 * m + n) // (2 * n)))     # tuples / vertices, half up
-        return cls(n, m, scale, edgefactor, not info.directed or args.undirected, info,
-                   tuple(args.seed_pair))
+        seed = tuple(args.seed_pair)
+        if "seed" in info.attrs and "seed" not in getattr(args, "given", ()):   # `generate`'s: the same roots
+            seed = tuple(int(s) for s in info.attrs["seed"])
+        return cls(n, m, scale, edgefactor, not info.directed or args.undirected, info, seed)
 
     @property
     def sizes_derived(self) -> bool:

@@ -2,6 +2,7 @@
 errors (one line, non-zero exit, no file left behind), failures during the write, and the readers."""
 
 import argparse
+import json
 import errno
 import shutil
 import subprocess
@@ -239,3 +240,21 @@ def test_cli_writes_and_refuses_to_overwrite(tmp_path):
     assert forced.returncode == 0, forced.stderr
     assert_file_holds(tmp_path / "g.h5", 5, 16, False)
     assert leftovers(tmp_path) == ["g.h5"]
+
+
+@single_rank_only
+def test_a_generated_file_samples_the_roots_of_its_own_seed(tmp_path):
+    """`--graph` on a file `generate` wrote with --seed takes the same roots as the --scale run of that
+    seed (the sampler's seed is the file's unless --seed is given again)."""
+    assert run_cli("--scale", "9", "--seed", "5,7", "--out", "g.h5", cwd=tmp_path).returncode == 0
+
+    def roots(*argv: str) -> list:
+        result = subprocess.run([sys.executable, "-m", "dbfs", *argv, "--roots", "4", "--backend", "cpu",
+                                 "--json", "-"], cwd=tmp_path, env=launcher_free_env(), capture_output=True,
+                                text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        return [search["root"] for search in json.loads(result.stdout)["searches"]]
+
+    generated = roots("--scale", "9", "--seed", "5,7")
+    assert roots("--graph", "g.h5") == generated
+    assert roots("--graph", "g.h5", "--seed", "2,3") != generated       # the sampler's seed given again

@@ -90,6 +90,7 @@ def test_help_lists_options_with_defaults():
     (["--scale", "6", "--method", "gs", "--frontier", "ballot", "--bin-threshold", "8"],
      "--bin-threshold applies to --frontier online and jit only"),
     (["--scale", "6", "--approx", "coalesce", "--approx-degree", "8"], "--approx-degree applies to --approx latency"),
+    (["--scale", "6", "--algo", "cc", "--roots", "3"], "--roots applies to programs that start from a source"),
 ])
 def test_bad_input_is_one_clear_line(args, message):
     result = ws(*args)
@@ -97,6 +98,22 @@ def test_bad_input_is_one_clear_line(args, message):
     errors = [line for line in result.stderr.splitlines() if "error" in line]
     assert len(errors) == 1 and message in errors[0], result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_comparisons_of_several_exchanges_name_theirs(tmp_path):
+    result = ws("--scale", "8", "--algo", "bfs", "--method", "ws", "--frontier", "all,online", "--gpus", "2",
+                "--exchange", "vr,medusa")
+    assert result.returncode == 0, result.stderr
+    for exchange in ("vr", "medusa"):
+        assert f"bfs (ws, {exchange}): --frontier online is" in result.stdout, result.stdout
+
+
+def test_fewer_sources_than_asked_are_said(tmp_path):
+    (tmp_path / "few.txt").write_text("0 1\n1 2\n2 0\n40 41\n")
+    assert dbfs("convert", "few.txt", "--out", "few.h5", "--ids", "keep", "--undirected", cwd=tmp_path).returncode == 0
+    result = ws("--graph", "few.h5", "--roots", "20", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "the Graph500 root sampler found" in result.stderr and "asked for 20" in result.stderr
 
 
 def test_weighted_program_on_a_file_without_weights(tmp_path):

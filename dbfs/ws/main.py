@@ -168,8 +168,10 @@ def _check_args(args) -> None:
                         collective=True)
     args.exchanges = _choices(args.exchange, EXCHANGES, "exchange")
     args.seed_pair = parse_seed(args.seed)
-    if args.source is not None and not any(PROGRAMS[a].needs_source for a in args.algos):
-        raise DbfsError(f"--source applies to programs that start from a source; --algo {','.join(args.algos)} "
+    sourced = [option for option, given in (("--source", args.source is not None),
+                                            ("--roots", "roots" in getattr(args, "given", ()))) if given]
+    if sourced and not any(PROGRAMS[a].needs_source for a in args.algos):
+        raise DbfsError(f"{sourced[0]} applies to programs that start from a source; --algo {','.join(args.algos)} "
                         "has none", collective=True)
     sharded = any(m in SHARD_METHODS for m in args.methods)
     binned = any(f in ("online", "jit") for f in args.frontiers)
@@ -306,6 +308,8 @@ def _sources(args, source: int | None, n: int, degree: np.ndarray) -> list[int]:
     roots = sample_roots(n, args.roots, lambda c: degree[c] > 0, seed=args.seed_pair)
     if roots.size == 0:
         raise DbfsError(shortfall(n, 0, args.roots, "--source V"), collective=True)
+    if roots.size < args.roots:
+        runtime.log(shortfall(n, roots.size, args.roots, "--source V"))
     return [int(r) for r in roots]
 
 
@@ -421,27 +425,32 @@ def table(runs: list[dict]) -> str:
                      for i, line in enumerate(lines))
 
 
+def _where(comparison: dict, *names: str) -> str:
+    """' (a, b)': the comparison's method and exchange, where it has them."""
+    named = [comparison[k] for k in names if comparison.get(k)]
+    return f" ({', '.join(named)})" if named else ""
+
+
 def comparison_lines(found: list[dict]) -> str:
     lines = []
     for c in found:
+        at = _where(c, "method", "exchange")
         if c["compare"] == "ws_over_best_vwc":
             each = ", ".join(f"{m} {s:.2f}x" for m, s in c["over_each"].items())
-            where = f" ({c['exchange']})" if c["exchange"] else ""
-            lines.append(f"{c['algo']}{where}: ws is {c['speedup']:.2f}x the best VWC ({c['other']}); "
-                         f"over each: {each}")
+            lines.append(f"{c['algo']}{_where(c, 'exchange')}: ws is {c['speedup']:.2f}x the best VWC "
+                         f"({c['other']}); over each: {each}")
         elif c["compare"].startswith("vr_over_"):
-            lines.append(f"{c['algo']} ({c['method']}): vr is {c['speedup']:.2f}x {c['other']}")
+            lines.append(f"{c['algo']}{at}: vr is {c['speedup']:.2f}x {c['other']}")
         elif c["compare"].endswith("_over_exact"):
             kind = c["compare"][:-len("_over_exact")]
-            lines.append(f"{c['algo']} ({c['method']}): --approx {kind} is {c['speedup']:.2f}x the exact run; "
+            lines.append(f"{c['algo']}{at}: --approx {kind} is {c['speedup']:.2f}x the exact run; "
                          f"{c['inaccuracy']['differ_fraction']:.1%} of the vertices differ, mean relative error "
                          f"{c['inaccuracy']['mean_relative_error']:.3g}")
         elif c["compare"].endswith("_over_all"):
             filt = c["compare"][:-len("_over_all")]
-            lines.append(f"{c['algo']} ({c['method']}): --frontier {filt} is {c['speedup']:.2f}x all")
+            lines.append(f"{c['algo']}{at}: --frontier {filt} is {c['speedup']:.2f}x all")
         else:
-            where = f" ({c['exchange']})" if c["exchange"] else ""
-            lines.append(f"{c['algo']}{where}: ws is {c['speedup']:.2f}x {c['other']}")
+            lines.append(f"{c['algo']}{_where(c, 'exchange')}: ws is {c['speedup']:.2f}x {c['other']}")
     return "\n".join(lines)
 
 
