@@ -426,7 +426,7 @@ def table(runs: list[dict]) -> str:
 
 
 def _where(comparison: dict, *names: str) -> str:
-    """' (a, b)': the comparison's method and exchange, where it has them."""
+    """' (a, b)': the comparison's fields `names` that it has (its method, its exchange), or ''."""
     named = [comparison[k] for k in names if comparison.get(k)]
     return f" ({', '.join(named)})" if named else ""
 
