@@ -47,10 +47,10 @@ def _fields() -> list[str]:
     return [f.name for f in dataclasses.fields(LocalGraph) if f.name not in _NOT_STORED]
 
 
-def _crc(path: str, offset: int) -> int:
+def _crc(path: str, offset: int, size: int) -> int:
     with open(path, "rb") as f:
         f.seek(offset)
-        return zlib.crc32(f.read(_CHECKSUM_PIECE))
+        return zlib.crc32(f.read(min(_CHECKSUM_PIECE, size - offset)))   # read(n) takes n bytes first
 
 
 def file_checksum(path: str, threads: int) -> str:
@@ -58,7 +58,7 @@ def file_checksum(path: str, threads: int) -> str:
     releases the GIL) digested together with the file's size."""
     size = os.path.getsize(path)
     with ThreadPoolExecutor(threads) as pool:
-        crcs = list(pool.map(lambda offset: _crc(path, offset), range(0, size, _CHECKSUM_PIECE)))
+        crcs = list(pool.map(lambda offset: _crc(path, offset, size), range(0, size, _CHECKSUM_PIECE)))
     return hashlib.blake2b(json.dumps([size, crcs]).encode(), digest_size=16).hexdigest()
 
 

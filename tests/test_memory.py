@@ -214,6 +214,17 @@ def test_cpu_run_peak_is_within_ten_percent_of_the_estimate(tmp_path_factory, ro
     assert within_ten_percent(doc["memory_construction_peak"], plan.phases["construction"]), (doc, plan.phases)
 
 
+def test_cpu_partition_cache_stays_within_the_estimate(tmp_path_factory):
+    """Storing the blocks and loading them again (each checksummed in 16 MiB pieces, a small file in
+    one piece of its own size) holds no more than the run's estimate."""
+    cache = WORLD.bcast(str(tmp_path_factory.mktemp("cache")) if WORLD.Get_rank() == 0 else None, root=0)
+    for source in ("built", "partition cache"):
+        doc = measured_run(tmp_path_factory, "--scale", "12", "--roots", "2", "--backend", "cpu",
+                           "--partition-cache", cache)
+        assert doc["construction_source"] == source
+        assert within_ten_percent(doc["memory_peak"], doc["memory_estimate"]), doc
+
+
 @pytest.mark.parametrize("direction", ["auto", "topdown"])
 def test_cpu_twins_steps_are_counted(tmp_path_factory, direction):
     """Scale 17: the NumPy twins' steps (dbfs.ops.arrays TWIN_ITEMS, TWIN_CHUNK) are a large part of
