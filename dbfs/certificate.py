@@ -2,18 +2,18 @@
 that the distributed CSC blocks hold exactly the input tuples, so that a construction bug cannot hide
 behind a validator that reads the same CSC.
 
-Method: a keyed multiset hash (dbfs.ops.certificate: entry count and two independent keyed 64-bit
-mixes of (global u, global v) summed modulo 2^64, 128 bits of hash) of the entries the tuples stand
-for (self-loops aside; both directions of an undirected tuple, one for a directed graph; duplicates
-kept) is compared with the same hash of every rank's CSC entries, whose global ids come from
-dbfs.grid.Grid's local-to-global maps of the block's columns and rows (global_col_segments,
-global_row_segments), applied per entry: no table as long as the block's ranges. The four keys are drawn after
-construction (os.urandom on rank 0, broadcast), so no construction step can be tuned to them; the
-tuples stream again from the source in chunks (generated or read, as in the build). Sums are
-independent of the order of the entries and of their distribution, hence of the ranks and the grid:
-each rank hashes its own share of the tuples and its own block, and one allgather adds them up. A
-dropped, altered or added entry, or two duplicates merged into one, changes the count or a sum (for
-an altered entry: with probability 1 - 2^-128 over the keys).
+Method: a keyed multiset hash (dbfs.ops.certificate: entry count and two independent keyed 64-bit mixes
+of (global u, global v) summed modulo 2^64, 128 bits of hash) of the entries the tuples stand for
+(self-loops aside; both directions of an undirected tuple, one for a directed graph; duplicates kept) is
+compared with the same hash of every rank's CSC entries, whose global ids come from dbfs.grid.Grid's
+local-to-global maps of the block's columns and rows (global_col_segments, global_row_segments), applied
+per entry: no table as long as the block's ranges. The four keys are drawn after construction
+(os.urandom on rank 0, broadcast), so no construction step can be tuned to them; the tuples stream again
+from the source in chunks (generated or read, as in the build). Sums are independent of the order of the
+entries and of their distribution, hence of the ranks and the grid: each rank hashes its own share of
+the tuples and its own block, and one allgather adds them up. A dropped, altered or added entry, or two
+duplicates merged into one, changes the count or a sum (for an altered entry: with probability
+1 - 2^-128 over the keys).
 """
 
 from __future__ import annotations

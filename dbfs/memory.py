@@ -14,8 +14,9 @@ run's options:
 The phases add up what is alive together: construction (the CSC being filled plus one chunk, then
 the degrees), certificate (graph + certificate) and search (graph + state + validation); on the CPU
 backend also the NumPy twins' largest step of the search, the file reader's buffers and the run's
-Python objects. The estimate is the largest phase. A rank's entries are taken as 2m/P (m/P for a directed graph)
-and its non-empty local columns as all of them until the build has counted both (Estimate.with_counts).
+Python objects. The estimate is the largest phase. A rank's entries are taken as 2m/P (m/P for a
+directed graph) and its non-empty local columns as all of them until the build has counted both
+(Estimate.with_counts).
 
 Measurement (DevicePeak): on a GPU every allocation goes through CuPy's default memory pool; after
 each one the bytes in use (the pool's live arrays, in CuPy's 512-byte units, and dbfs's arrays on the
@@ -55,10 +56,10 @@ LANDING_SHARE = 2             # construction's NVSHMEM landing: twice a rank's a
 # is instead its NumPy twins': on one rank the routing twin (the int32 columns (4) while to_local_row
 # holds four int64 temporaries (32), the self-loop mask (1), with a row copy the rows as well (4)) or
 # the scatter twin's sort of a chunk (columns and rows 8, its temporaries 53 to 71 B an entry with
-# tracemalloc, more as more of its keys differ: counted 64); on several ranks the routing twin (the mask, then 12 d beside one direction's ownership math,
-# 32), the grouping by owner and the scatter over the d entries of a tuple (about 65 B an entry;
-# measured 133 to 147 B a tuple in all at d = 2). The host-staged exchange's page-locked buffers are
-# host memory, not counted.
+# tracemalloc, more as more of its keys differ: counted 64); on several ranks the routing twin (the
+# mask, then 12 d beside one direction's ownership math, 32), the grouping by owner and the scatter
+# over the d entries of a tuple (about 65 B an entry; measured 133 to 147 B a tuple in all at d = 2).
+# The host-staged exchange's page-locked buffers are host memory, not counted.
 # The NumPy generator's own buffers while it makes a chunk (CPU only): its 8192-edge block's states and
 # products, 8192 x (32 SCALE + 380) bytes, measured with tracemalloc at scales 14 to 26.
 GENERATOR_BYTES_BASE = 8192 * 380
@@ -219,15 +220,14 @@ def generator_bytes(grid: Grid, device: str, generated: bool = True) -> int:
 
 def search_state_bytes(grid: Grid, direction: str, entries: int, transport: str = "mpi",
                        device: str = "gpu", encoding: str = "adaptive", by_columns: bool = False,
-                       columns: int | None = None, symmetric: bool = True) -> int:
+                       columns: int | None = None, symmetric: bool = True, scan_lent: int = 0) -> int:
     """What dbfs.bfs.BFS allocates: the search state's arrays (dbfs.search_state.layout, exact; columns:
-    the block's non-empty columns, None while not counted), the loop's buffers (the exchanges' among
-    them), and on the CPU backend the loop's host buffers (pinned host memory on a GPU, so not device
-    memory there)."""
+    the block's non-empty columns, None while not counted; scan_lent: dbfs.grid_loop.scan_lent_bytes),
+    the loop's buffers (the exchanges' among them), and on the CPU backend the loop's host buffers
+    (pinned host memory on a GPU, so not device memory there)."""
     from dbfs import bfs, device_loop, grid_loop, search_state
     one_rank = grid.size == 1
     cpu = device == "cpu"
-    scan_lent = grid_loop.scan_lent_bytes(grid, transport, cpu, by_columns)
     total = search_state.layout_bytes(grid, direction, entries, bfs.LOG_CAPACITY if one_rank else 0, by_columns,
                                       columns, symmetric, scan_lent)
     if one_rank:
@@ -352,10 +352,10 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     layout = row_major_layout(grid, symmetric, direction, row_copy)
     counted = entries_per_rank(grid, n_edges, symmetric) if entries is None else entries
     by_columns = layout == "columns"
-    state = search_state_bytes(grid, direction, counted, transport, device, by_columns=by_columns, columns=columns,
-                               symmetric=symmetric)
-    checking = validation_bytes(grid, symmetric, counted, direction, by_columns, columns,
-                                grid_loop.scan_lent_bytes(grid, transport, device == "cpu", by_columns))
+    scan_lent = grid_loop.scan_lent_bytes(grid, transport, device == "cpu", by_columns)
+    state = search_state_bytes(grid, direction, counted, transport, device, by_columns=by_columns,
+                               columns=columns, symmetric=symmetric, scan_lent=scan_lent)
+    checking = validation_bytes(grid, symmetric, counted, direction, by_columns, columns, scan_lent)
     if chunk is None:
         chunk = chunk_edges(grid, n_edges, symmetric, layout == "copy", device, state + checking, transport)
     inputs = dict(grid=grid, n_edges=n_edges, symmetric=symmetric, direction=direction, transport=transport,
@@ -429,6 +429,22 @@ def check(plan: Estimate, comm=runtime.WORLD, what: str = "memory estimate per r
 EXACT_RANK_SPAN = 4096         # rank counts fit_advice tries one by one (0.1-0.3 ms an estimate)
 
 
+def _fewest_ranks(holds, ranks: int, most_ranks: int) -> int | None:
+    """The fewest rank counts above `ranks` for which holds(count) (see fit_advice), or None up to
+    most_ranks."""
+    low, high = ranks, 2 * ranks
+    while high <= most_ranks and not holds(high):
+        low, high = high, 2 * high
+    if high > most_ranks:
+        return None
+    if high - low <= EXACT_RANK_SPAN:
+        return next(count for count in range(low + 1, high + 1) if holds(count))
+    while high - low > 1:                       # holds(high), not holds(low)
+        middle = (low + high) // 2
+        low, high = (low, middle) if holds(middle) else (middle, high)
+    return high
+
+
 def fit_advice(plan: Estimate, most_ranks: int = 1 << 20) -> str:
     """What would fit instead of an estimate over its limit: the fewest ranks that hold the same graph on
     the default grid, each with this rank's memory (doubling the ranks until they do, then each count
@@ -449,21 +465,13 @@ def fit_advice(plan: Estimate, most_ranks: int = 1 << 20) -> str:
         return estimate(wider, **kept).fits
 
     options = []
-    low, high = grid.size, 2 * grid.size
-    cpu = plan.inputs["device"] == "cpu"
-    while not cpu and high <= most_ranks and not holds(high):
-        low, high = high, 2 * high
-    if cpu:                                     # more ranks on the same host split its memory further
+    if plan.inputs["device"] == "cpu":          # more ranks on the same host split its memory further
         options.append("more nodes (the ranks of one node share its memory)")
-    elif high <= most_ranks:
-        if high - low <= EXACT_RANK_SPAN:
-            high = next(ranks for ranks in range(low + 1, high + 1) if holds(ranks))
-        else:
-            while high - low > 1:               # holds(high), not holds(low)
-                middle = (low + high) // 2
-                low, high = (low, middle) if holds(middle) else (middle, high)
-        shape = default_grid(high)
-        options.append(f"{high} ranks (grid {shape[0]}x{shape[1]}) hold it")
+    else:
+        fewest = _fewest_ranks(holds, grid.size, most_ranks)
+        if fewest is not None:
+            shape = default_grid(fewest)
+            options.append(f"{fewest} ranks (grid {shape[0]}x{shape[1]}) hold it")
     on = runtime.count(grid.size, "rank")
     inputs = {**plan.inputs, "chunk": None}
     if row_major_layout(grid, inputs["symmetric"], inputs["direction"], inputs["row_copy"]) == "copy" and \
