@@ -458,8 +458,11 @@ def build(comms: GridComms, backend, source, row_major: bool = False, transport:
     nnz = _segment_ends(backend, col_ptr)
     if row_copy:
         _segment_ends(backend, row_ptr)
+    # col_ptr holds the segment ends here: segment k > 0 holds an entry where its end differs from the
+    # one before it (count_nonempty over the ends), segment 0 where its end is past 0
+    columns = count_nonempty(backend, col_ptr[:-1]) + (int(col_ptr[0]) > 0)
     if plan is not None:
-        largest = np.array([nnz, count_nonempty(backend, col_ptr)], np.int64)
+        largest = np.array([nnz, columns], np.int64)
         world.Allreduce(MPI.IN_PLACE, largest, op=MPI.MAX)
         plan = plan.with_counts(*(int(n) for n in largest))
         memory.check(plan, world, "memory estimate per rank with the counted entries")
@@ -471,6 +474,7 @@ def build(comms: GridComms, backend, source, row_major: bool = False, transport:
     degree = _owned_degree(comms, backend, col_ptr, passes.exchange, row_ptr if source.symmetric else None)
     graph = LocalGraph(comms=comms, backend=backend, col_ptr=col_ptr, row_idx=row_idx, n_edges=source.n_edges,
                        degree=degree, row_ptr=row_ptr, col_idx=col_idx, info={"directed": not source.symmetric})
+    graph.nonempty_columns = columns            # counted above: the search state is sized by it
     if row_major and not row_copy:
         add_row_major(graph)
     backend.sync()

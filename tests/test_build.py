@@ -61,6 +61,7 @@ def check_graph(graph, src, dst, symmetric, row_major):
     expected = expected_block(grid, i, j, src, dst, symmetric)
     assert graph.col_ptr.dtype == np.int64 and graph.row_idx.dtype == np.int32
     assert np.array_equal(csc_pairs(graph.col_ptr, graph.row_idx), expected)
+    assert graph.nonempty_columns == np.unique(expected[:, 0]).size     # the build's count, where it counted
     keep = src != dst
     ends = np.concatenate((src[keep], dst[keep])) if symmetric else src[keep]
     degree = np.bincount(ends, minlength=grid.n_padded)
@@ -310,6 +311,7 @@ def test_gpu_build_equals_the_whole_list_and_passes_the_certificate(comm, landin
         comms = GridComms.create(Grid(R, C, 1 << scale))
         for row_major in (True, False):
             graph, _ = build(comms, backend, source, row_major=row_major, transport=comm, chunk_edges=5000)
+            assert graph.nonempty_columns == np.count_nonzero(np.diff(on_host(graph).col_ptr))
             check_graph(on_host(graph), src, dst, True, row_major)
             assert certify(graph, source).passed
         for symmetric in (True, False):
