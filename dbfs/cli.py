@@ -41,7 +41,7 @@ def _formatter(prog):
 
 def main_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m dbfs", formatter_class=_formatter,
+        prog="python -m dbfs", formatter_class=_formatter, allow_abbrev=False,
         description="Distributed 2D-partitioned BFS with Graph500 generation, validation and report.",
         epilog="Other commands (each with --help): "
                + " ".join(f"`python -m dbfs {name}`: {text}" for name, text in _COMMANDS.items()))
@@ -103,7 +103,7 @@ def main_parser() -> argparse.ArgumentParser:
 
 
 def info_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m dbfs info", formatter_class=_formatter,
+    p = argparse.ArgumentParser(prog="python -m dbfs info", formatter_class=_formatter, allow_abbrev=False,
                                 description=INFO_DESCRIPTION)
     p.add_argument("--backend", choices=("auto", "gpu", "cpu"), default="auto", help="backend to probe")
     return p
@@ -128,7 +128,7 @@ _COMMANDS = {"info": INFO_DESCRIPTION, **{name: description for name, (_, descri
 def tool_parser(name: str) -> argparse.ArgumentParser:
     """The parser of subcommand `name` (one of _TOOLS), its options added by the tool's module."""
     module, description = _TOOLS[name]
-    p = argparse.ArgumentParser(prog=f"python -m dbfs {name}", formatter_class=_formatter,
+    p = argparse.ArgumentParser(prog=f"python -m dbfs {name}", formatter_class=_formatter, allow_abbrev=False,
                                 description=description)
     importlib.import_module(module).add_arguments(p)
     return p

@@ -375,8 +375,9 @@ class GridLoop:
             for pack in ((False, True) if self.side.gather is None else (False,)) if bottom_up_too else ():
                 self._replay_level(self._level_key(True, pack, parity),
                                    self._bottom_up_enqueue(pack, queue, counts), capture_only=True)
-            if self.peers is not None:
-                self._replay_level(("stretch", parity), self._stretch_enqueue(queue, counts, dst), capture_only=True)
+            for switch in ((False, True) if bottom_up_too else (False,)) if self.peers is not None else ():
+                self._replay_level(self._stretch_key(switch, parity), self._stretch_enqueue(queue, counts, dst, switch),
+                                   capture_only=True)
 
     def _run(self, root: int, clock, traffic: Traffic, log_levels: bool) -> dict:
         backend, s, g = self.backend, self.state, self.graph
@@ -407,11 +408,13 @@ class GridLoop:
         bottom_up_level, form, any_bottom_up = False, "list", False
         while True:
             if self._stretch_next(bottom_up_level, frontier_total, frontier_degrees):
-                if form == "bits":
+                switch = form == "bits"
+                if switch and not self.whole_levels:
                     self._bits_to_list(clock, traffic, queue, counts)
-                    form = "list"
-                end, stretch = self._peer_stretch(clock, queue, counts, spare, lvl + 1, frontier_total,
-                                                  frontier_degrees, unvisited_edges, visited)
+                form = "list"
+                end, stretch = self._peer_stretch(clock, traffic, switch and self.whole_levels, queue, counts,
+                                                  spare, lvl + 1, frontier_total, frontier_degrees,
+                                                  unvisited_edges, visited)
                 lvl, visited, unvisited_edges = end["LEVEL"] - 1, end["VISITED"], end["UNVISITED_EDGES"]
                 frontier_total, frontier_degrees = end["FRONTIER"], end["FRONTIER_EDGES"]
                 reached_degrees = self.total_degree - unvisited_edges
@@ -514,10 +517,8 @@ class GridLoop:
         host before the launch (a fold's bytes after the wait). Returns its phase times."""
         self.control_host[CTL.LEVEL] = lvl
         self.control_host[CTL.STEP] = STEP.BOTTOMUP if bottom_up_level else STEP.TOPDOWN
-        peers = self.row_x.peers if self.row_x is not None else []
-        if first and not bottom_up_level and peers:
-            sent = len(peers) * self.own_visited.nbytes
-            traffic.add("fold", len(peers), sent, sent)
+        if first and not bottom_up_level:
+            self._count_visited_sends(traffic)
         sends = ((self.side.gather_phase, self.side.gather),) if bottom_up_level else (
             ("expand", self.expand_x), ("fold", self.fold_x))
         for phase, x in sends:
@@ -671,19 +672,23 @@ class GridLoop:
         traffic.add(phase, messages, sent, raw or sent)
 
     # device-driven small levels -------------------------------------------------------------------
-    def _peer_stretch(self, clock, queue, counts, spare, lvl, nf, mf, mu, visited) -> tuple[dict, tuple]:
+    def _peer_stretch(self, clock, traffic, switch: bool, queue, counts, spare, lvl, nf, mf, mu,
+                      visited) -> tuple[dict, tuple]:
         """Small top-down levels from level lvl run by the ranks' kernels (dbfs.peer_levels) until the
         next step is another: the own frontier is left in group j of `queue`, the next expand message
-        encoded and staged as after a host-driven level. Returns the stretch's end and what its traffic
-        and level rows are made of after the search is timed (its records in the search's log, host
-        waits, launches and wall time)."""
+        encoded and staged as after a host-driven level. switch (where every exchange is on the device):
+        the stretch's graph first turns the bottom-up frontier into a list (_enqueue_bits_to_list).
+        Returns the stretch's end and what its traffic and level rows are made of after the search is
+        timed (its records in the search's log, host waits, launches and wall time)."""
         backend = self.backend
         syncs, launches, started = backend.host_syncs, backend.launches, time.perf_counter()
         self.peers.begin(lvl, nf, mf, mu, visited)
-        enqueue = self._stretch_enqueue(queue, counts, spare)
+        enqueue = self._stretch_enqueue(queue, counts, spare, switch)
         if self.whole_levels:                   # the stretch and its closing encode: one graph, one wait
+            if switch:
+                self._count_visited_sends(traffic)
             clock.switch(None)
-            marks = self._replay_level(("stretch", queue is self.state.queue0), enqueue)
+            marks = self._replay_level(self._stretch_key(switch, queue is self.state.queue0), enqueue)
             self._wait()
             clock.charge(marks.seconds())
         else:
@@ -697,14 +702,21 @@ class GridLoop:
         """Whether the next level starts a device-driven stretch: a top-down level small enough."""
         return self.peers is not None and not bottom_up_level and self.peers.fits(frontier, frontier_edges)
 
-    def _stretch_enqueue(self, queue, counts, spare):
+    @staticmethod
+    def _stretch_key(switch: bool, parity: bool) -> tuple:
+        return "stretch", switch, parity
+
+    def _stretch_enqueue(self, queue, counts, spare, switch: bool = False):
         """enqueue(mark) of a stretch (`begin` set it up); where every exchange is on the device, with
-        its closing encode and status copy (a whole level's end), which `_end_level` adds otherwise."""
+        its closing encode and status copy (a whole level's end), which `_end_level` adds otherwise, and
+        (switch) first the switch from bottom-up."""
         grid, j = self.graph.grid, self.graph.comms.j
         own = slice(grid.owned_row(j, 0), grid.owned_row(j, grid.block))
         alpha = self.alpha if self.bottom_up_allowed else 0.0
 
         def enqueue(mark):
+            if switch:
+                self._enqueue_bits_to_list(mark, queue, counts)
             mark("expansion")
             self.peers.launch(queue[own], spare[own], counts[j:j + 1], alpha, self.beta)
             if self.whole_levels:
@@ -725,7 +737,8 @@ class GridLoop:
 
     def _stretch_rows(self, log, end, records, syncs, launches, wall) -> list[dict]:
         """The stretch's level rows; the first carries its launches and the time the stretch took beyond
-        its kernel's levels (the launch, the closing encode and wait) as host time, the last its wait."""
+        its kernel's levels (the launch, a switch from bottom-up, the closing encode and wait) as host time,
+        the last its wait."""
         rows = self.peers.level_records(end, log[records])
         if rows:
             rows[0]["launches"], rows[-1]["host_syncs"] = launches, syncs
@@ -785,6 +798,13 @@ class GridLoop:
             traffic.add("fold", len(peers), sent, raw)
             for m, message_ in received.items():
                 s.visited[m * w:(m + 1) * w] = message_.payload
+
+    def _count_visited_sends(self, traffic) -> None:
+        """The sends of _enqueue_bits_to_list, counted on the host: the owned visited bits to each grid-row peer."""
+        peers = self.row_x.peers if self.row_x is not None else []
+        if peers:
+            sent = len(peers) * self.own_visited.nbytes
+            traffic.add("fold", len(peers), sent, sent)
 
     def _enqueue_bits_to_list(self, mark, queue, counts) -> None:
         """_bits_to_list on the device alone (the peers' memory mapped: whole visited bitmaps, kernels

@@ -54,6 +54,7 @@ def test_mpi_library_is_one_printable_line(monkeypatch, version):
     (["--scale", "8", "--root", "256"], "--root 256 is not a vertex"),
     ([], "give exactly one of --scale S or --graph FILE.h5"),
     (["--scale", "8", "--json", "/nonexistent-dir/x.json"], "directory /nonexistent-dir does not exist"),
+    (["--scale", "8", "--edge", "4"], "unrecognized arguments: --edge 4"),    # no abbreviated options
 ])
 def test_bad_input_is_one_clear_line(args, message):
     result = dbfs(*args, "--backend", "cpu")

@@ -91,6 +91,7 @@ def test_help_lists_options_with_defaults():
      "--bin-threshold applies to --frontier online and jit only"),
     (["--scale", "6", "--approx", "coalesce", "--approx-degree", "8"], "--approx-degree applies to --approx latency"),
     (["--scale", "6", "--algo", "cc", "--roots", "3"], "--roots applies to programs that start from a source"),
+    (["--scale", "6", "--root", "3"], "unrecognized arguments: --root 3"),     # not taken for --roots
 ])
 def test_bad_input_is_one_clear_line(args, message):
     result = ws(*args)
@@ -202,6 +203,9 @@ def test_program_from_a_users_file(tmp_path):
     (tmp_path / "broken.py").write_text("raise RuntimeError('no')\n")
     result = ws("--scale", "6", "--load", "broken.py", cwd=tmp_path)
     assert result.returncode == 2 and "--load broken.py: RuntimeError: no" in result.stderr
+    (tmp_path / "edges.txt").write_text("0 1\n1 2\n")           # any name is read as Python source
+    result = ws("--scale", "6", "--load", "edges.txt", cwd=tmp_path)
+    assert result.returncode == 2 and "--load edges.txt: SyntaxError" in result.stderr
     (tmp_path / "empty.py").write_text("from dbfs.ws.program import Program, register\n"
                                        "register(Program('x', 'x', '', 'i4', None, None, None, None, None))\n")
     result = ws("--scale", "6", "--load", "empty.py", "--algo", "x", cwd=tmp_path)

@@ -124,7 +124,8 @@ def _load_programs(path: str) -> None:
     """Run a user's Python file, which registers its programs (see README, "Single-node mode")."""
     if not os.path.isfile(path):
         raise DbfsError(f"--load {path}: no such file", collective=True)
-    spec = importlib.util.spec_from_file_location(f"dbfs_ws_load_{abs(hash(path))}", path)
+    name = f"dbfs_ws_load_{abs(hash(path))}"
+    spec = importlib.util.spec_from_loader(name, importlib.machinery.SourceFileLoader(name, path))
     try:
         spec.loader.exec_module(importlib.util.module_from_spec(spec))
     except Exception as e:       # a broken user file is bad input: one line, not a traceback
