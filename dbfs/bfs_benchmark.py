@@ -39,7 +39,7 @@ from dbfs.bfs import BFS, PHASES, print_levels
 from dbfs.build import add_row_major, build
 from dbfs.certificate import certify
 from dbfs.errors import DbfsError
-from dbfs.graph import GridComms
+from dbfs.graph import GridComms, csc_is_row_major
 from dbfs.grid import Grid, default_grid, grid_advice, parse_grid
 from dbfs.harness import Benchmark, Run, drive
 from dbfs.json_output import provenance, write_json_atomically
@@ -438,6 +438,9 @@ def main(args) -> None:
     check_save_request(args)
     source = GraphSource.from_args(args)
     _check_ids(source)
+    if source.n_edges == 0 and args.root is None:
+        raise DbfsError(f"{source.describe} has no edges, so the Graph500 root sampler has no vertex to draw: "
+                        "name one with --root V", collective=True)
     check_save_room(args, source.n_vertices, world)
     # the transport the grid and the row copy are sized for, before `auto` is resolved (that needs them)
     sized_for = "nccl" if args.comm == "auto" else args.comm
@@ -456,6 +459,8 @@ def main(args) -> None:
                 f"{backend.name}, direction {args.direction}, encoding {args.encoding}, comm {transport}"
                 + (f", row copy {'on' if row_copy else 'off'} (--row-copy {args.row_copy})"
                    if args.direction == "auto" and world.Get_size() > 1 else ""))
+    if args.row_copy == "off" and args.direction == "auto" and csc_is_row_major(grid, source.symmetric):
+        runtime.log("--row-copy off has no effect here: one rank's undirected CSC is its own row-major form")
     root = None if args.root is None else source.dense_root(args.root)
     plan = memory.plan_run(grid, source, args.direction, transport, backend, heap_need, row_copy)
     runtime.log(f"graph: {source.describe}: {source.n_vertices} vertices, {source.n_edges} tuples")

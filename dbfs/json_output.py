@@ -28,7 +28,7 @@ def write_json_atomically(path: str, doc: dict) -> None:
     tmp = f"{path}.tmp-{os.getpid()}"
     try:
         with open(tmp, "w") as f:
-            json.dump(doc, f, indent=1)
+            f.write(json.dumps(doc, indent=1) + "\n")
         os.replace(tmp, path)
     except OSError as e:
         if os.path.exists(tmp):

@@ -115,8 +115,8 @@ def main(args: argparse.Namespace) -> None:
     runtime.out("\n".join(lines))
     if args.json is not None and runtime.rank() == 0:
         doc = {"scale": args.scale, "edgefactor": args.edgefactor, "ranks": args.ranks, "grid": [R, C],
-               "direction": args.direction, "row_copy": row_copy, "memory": limit, "fits": plan.fits,
-               "bytes_per_rank": plan.peak, "largest_scale": largest, "parts": plan.parts,
+               "direction": args.direction, "row_copy": args.direction == "auto" and row_copy, "memory": limit,
+               "fits": plan.fits, "bytes_per_rank": plan.peak, "largest_scale": largest, "parts": plan.parts,
                "phases": plan.phases, "comm": args.comm}
         if heap is not None:
             doc["symmetric_heap"] = heap

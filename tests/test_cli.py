@@ -64,6 +64,16 @@ def test_bad_input_is_one_clear_line(args, message):
     assert "Traceback" not in result.stderr
 
 
+def test_graph_without_edges_needs_a_root(tmp_path):
+    (tmp_path / "empty.mtx").write_text("%%MatrixMarket matrix coordinate pattern symmetric\n5 5 0\n")
+    assert dbfs("convert", "empty.mtx", "--out", "empty.h5", cwd=tmp_path).returncode == 0
+    result = dbfs("--graph", "empty.h5", "--backend", "cpu", cwd=tmp_path)
+    assert result.returncode == 2 and "empty.h5 (undirected) has no edges" in result.stderr
+    assert "construction" not in result.stderr                  # refused before the graph is built
+    result = dbfs("--graph", "empty.h5", "--backend", "cpu", "--root", "2", cwd=tmp_path)
+    assert result.returncode == 0 and "depth 0, visited 1" in result.stderr
+
+
 def test_slurm_task_count_mismatch_stops():
     result = dbfs("--scale", "6", "--backend", "cpu", env={"SLURM_NTASKS": "3"})
     assert result.returncode == 2
