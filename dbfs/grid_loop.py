@@ -75,7 +75,7 @@ from dbfs.ops.level_control import visit_root
 from dbfs.ops.predecessors import resolve_columns, resolve_mapped, resolve_parents, resolve_rows_mapped
 from dbfs.ops.sparse import pack_present, unpack_present
 from dbfs.ops.update import update
-from dbfs.peer_levels import DEFAULT_PEER_EDGES, PeerLevels, device_bytes as peer_device_bytes
+from dbfs.peer_levels import DEFAULT_PEER_EDGES, LevelTotals, PeerLevels, device_bytes as peer_device_bytes
 from dbfs.peer_levels import symmetric_bytes as peer_symmetric_bytes
 from dbfs.timing import GraphMarks
 from dbfs.workspace import Workspace, lender_bytes
@@ -101,20 +101,20 @@ def buffer_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str 
     if by_columns and grid.R > 1:               # the column finds' gather, or the table of their places
         device += 8 * grid.R if in_place else Exchange.buffer_bytes(grid.R - 1, grid.block, transport, cpu, scan)
     if transport == "nvshmem" and not cpu:
-        device += peer_device_bytes(grid, DEFAULT_PEER_EDGES)
+        device += peer_device_bytes(grid, DEFAULT_PEER_EDGES) + LevelTotals.device_bytes(grid.size)
     return device + (host if cpu else 0)
 
 
 def symmetric_bytes(grid, encoding: str, direction: str = "auto", by_columns: bool = False) -> int:
     """What a GridLoop with --comm nvshmem allocates on the NVSHMEM symmetric heap: its level exchanges'
     buffers (every one of them symmetric), the once-a-search rounds' landings and signal words
-    (NvshmemPuts) and the device-driven levels' landings."""
+    (NvshmemPuts), the device-driven levels' landings and the bulk levels' total records."""
     rounds = 0
     if grid.C > 1:                              # the visited bitmaps' landing; the discoverers, read in place
         rounds += 4 * (grid.C - 1) * row_exchange_block(grid, True) + 8 * grid.C + 4 * grid.rows_per_rank
     if by_columns and grid.R > 1:
         rounds += 4 * grid.cols_per_rank        # the column finds, read in place (in the search state too)
-    return (peer_symmetric_bytes(grid, DEFAULT_PEER_EDGES) + rounds
+    return (peer_symmetric_bytes(grid, DEFAULT_PEER_EDGES) + rounds + LevelTotals.symmetric_bytes(grid.size)
             + level_exchange_bytes(grid, encoding, "nvshmem", False, direction, by_columns)[0])
 
 
@@ -313,9 +313,10 @@ class GridLoop:
         self.replays = Replays(backend, self.stream)
         self.peers = PeerLevels(graph, state, peer_edges) if peer_edges else None
         self.whole_levels = backend.is_gpu and all(x.on_device for x in self._exchanges())
+        self.totals = LevelTotals(backend, comms.world) if self.whole_levels else None
 
     def close(self) -> None:
-        for x in (self.expand_x, self.fold_x, self.front_x, self.row_x, self.col_x, self.peers):
+        for x in (self.expand_x, self.fold_x, self.front_x, self.row_x, self.col_x, self.peers, self.totals):
             if x is not None:
                 x.close()
         from dbfs import nvshmem
@@ -563,7 +564,7 @@ class GridLoop:
                 mark("update")
                 self._enqueue_update(dst, dst_cnt)
             mark("update")
-            self._enqueue_end(dst, dst_cnt, bits=False)
+            self._enqueue_end(dst, dst_cnt, bits=False, totals=True)
         return enqueue
 
     def _bottom_up_enqueue(self, pack: bool, queue, counts):
@@ -574,13 +575,16 @@ class GridLoop:
             self._bottom_up_level(mark, lambda _phase, x: x.enqueue_send(), None, 0, self.control, pack, queue,
                                   counts)
             mark("update")
-            self._enqueue_end(queue, counts, bits=True)
+            self._enqueue_end(queue, counts, bits=True, totals=True)
         return enqueue
 
     def _level_totals(self) -> tuple[int, int]:
-        """The new frontier's global size and degree sum, from every rank's status record, in one
-        collective: an allreduce, or, where the expand goes through NCCL, an allgather that also gives
-        every rank the size of each next expand message, so that round moves only those words."""
+        """The new frontier's global size and degree sum: after a whole level, the sums its graph made
+        on the device (LevelTotals); else from every rank's status record, in one collective: an
+        allreduce, or, where the expand goes through NCCL, an allgather that also gives every rank the
+        size of each next expand message, so that round moves only those words."""
+        if self.totals is not None:
+            return self.totals.read()
         world, x = self.graph.comms.world, self.expand_x
         mine = [int(self.status[STAT.COUNT]), int(self.status[STAT.DEGREES])]
         if x is None or not x.sized:
@@ -593,7 +597,9 @@ class GridLoop:
         x.expect({p: int(every[grid.rank(p, j), 2]) for p in x.peers})
         return int(every[:, 0].sum()), int(every[:, 1].sum())
 
-    def _enqueue_end(self, queue, counts, bits: bool) -> None:
+    def _enqueue_end(self, queue, counts, bits: bool, totals: bool = False) -> None:
+        """The closing encode of the new own frontier and the status copy (see _end_level); totals: the
+        ranks' kernels sum the level's totals first (a whole level)."""
         backend, s, grid, j = self.backend, self.state, self.graph.grid, self.graph.comms.j
         if self.frontier_xs:
             x = self.frontier_xs[0]             # the others send its buffer
@@ -604,6 +610,8 @@ class GridLoop:
                                      grid.block, self.encoding, x.out, x.stride, 1)
             for x in self.frontier_xs:
                 x.stage()
+        if totals:
+            self.totals.enqueue(s.stats)
         backend.copy(self.status, s.stats)
         backend.zero(s.stats)
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from dbfs.exchange import world_ranks
 from dbfs.kernels import CTL, CTL_WORDS, PEER_LOG_AT, PEER_LOG_WORDS, PEER_RECORD_WORDS
-from dbfs.ops.peer_levels import counter_words, peer_levels
+from dbfs.ops.peer_levels import counter_words, level_totals, peer_levels
 
 # Global frontier edges (and vertices) up to which the grid's levels run in the device-driven kernel:
 # a rank's grid examines ~65,000 entries in tens of microseconds, less than one host-driven level
@@ -96,6 +96,46 @@ class PeerLinks:
         for array in reversed(self.arrays):
             nvshmem.free(array)
         self.arrays = []
+
+
+class LevelTotals:
+    """A bulk level's global frontier size and degree sum summed by the ranks' kernels at the level's
+    end (dbfs.ops.peer_levels.level_totals), so the grid loop's whole levels (every exchange on the
+    device) need no collective on the host: every rank's record lives on every rank's symmetric heap
+    (collective: every rank allocates the same)."""
+
+    def __init__(self, backend, world):
+        from dbfs import nvshmem
+        P, me, pe = world.Get_size(), world.Get_rank(), world_ranks(world)
+        self.backend = backend
+        self.records = nvshmem.symmetric(backend, 2 * P * PEER_RECORD_WORDS, np.int64)
+        mine = self.records.data.ptr + 8 * me * PEER_RECORD_WORDS
+        self.record_out = backend.asarray(np.array([nvshmem.peer_address(mine, pe[p]) for p in range(P)], np.uint64))
+        self.rounds = backend.xp.zeros(1, np.uint64)
+        self.totals = backend.xp.zeros(2, np.int64)
+        self.totals_host = backend.pinned_empty(2, np.int64)
+
+    @staticmethod
+    def symmetric_bytes(ranks: int) -> int:
+        return 8 * 2 * ranks * PEER_RECORD_WORDS
+
+    @staticmethod
+    def device_bytes(ranks: int) -> int:
+        """Its symmetric records, the peer table, the round counter and the sums."""
+        return LevelTotals.symmetric_bytes(ranks) + 8 * ranks + 8 + 16
+
+    def enqueue(self, stats) -> None:
+        """The sums of the ranks' stats (COUNT, DEGREES) and their copy to the host, on the stream."""
+        level_totals(self.backend, stats, self.record_out, self.records, self.rounds, self.totals)
+        self.backend.copy(self.totals_host, self.totals)
+
+    def read(self) -> tuple[int, int]:
+        """After the wait on the level: the global (frontier size, degree sum)."""
+        return int(self.totals_host[0]), int(self.totals_host[1])
+
+    def close(self) -> None:
+        from dbfs import nvshmem
+        nvshmem.free(self.records)
 
 
 class PeerLevels:

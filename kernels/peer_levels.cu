@@ -356,3 +356,46 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
         *rounds = round + 1;                     // the last level's expand signal went out as `round`
     }
 }
+
+// A bulk level's global totals without the host (the grid loop's whole levels over NVSHMEM): every
+// rank puts its new frontier's size and degree sum (stats) into its record on every rank, waits for
+// every rank's record of the round and sums them into totals[0] and totals[1], the same on every rank.
+// One block, a thread per rank at a time. Rounds count these levels over the run on the device
+// (`rounds`), so a CUDA graph replays the launch; the records alternate between two halves by the
+// round's parity: a rank writes round r + 2 over round r only after every rank's round r + 1 record,
+// which each rank wrote after summing round r.
+extern "C" __global__ void level_totals(const i64* __restrict__ stats, const u64* __restrict__ record_out,
+                                        const i64* records, i32 P, u64* rounds, i64* __restrict__ totals)
+{
+    __shared__ unsigned long long sums[2];
+    const i32 t = threadIdx.x;
+    const u64 round = *rounds + 1;
+    const i64 half = (i64)(round & 1) * P * PEER_RECORD_WORDS;
+    if (t == 0) sums[0] = sums[1] = 0;
+    for (i32 p = t; p < P; p += blockDim.x) {
+        i64* record = (i64*)record_out[p] + half;
+        record[PEER_RECORD_COUNT] = stats[STAT_COUNT];
+        record[PEER_RECORD_DEGREES] = stats[STAT_DEGREES];
+        store_release((u64*)&record[PEER_RECORD_ROUND], round);
+    }
+    i64 count = 0, degrees = 0;
+    for (i32 p = t; p < P; p += blockDim.x) {
+        const i64* record = records + half + (i64)p * PEER_RECORD_WORDS;
+        while (load_acquire((const u64*)&record[PEER_RECORD_ROUND]) != round) __nanosleep(64);
+        count += __ldcg(&record[PEER_RECORD_COUNT]);
+        degrees += __ldcg(&record[PEER_RECORD_DEGREES]);
+    }
+    __syncthreads();
+    count = warp_sum(count);
+    degrees = warp_sum(degrees);
+    if ((t & 31) == 0) {
+        atomicAdd(&sums[0], (unsigned long long)count);
+        atomicAdd(&sums[1], (unsigned long long)degrees);
+    }
+    __syncthreads();
+    if (t == 0) {
+        totals[0] = (i64)sums[0];
+        totals[1] = (i64)sums[1];
+        *rounds = round;
+    }
+}

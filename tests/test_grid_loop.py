@@ -150,7 +150,8 @@ def test_level_totals_give_each_rank_its_column_peers_expand_sizes(shape):
     status[STAT.COUNT], status[STAT.DEGREES] = me + 1, 10 * me
     expand = SimpleNamespace(sized=True, peers=[p for p in range(R) if p != comms.i], own_words=lambda: 100 + me)
     expand.expect = lambda words: setattr(expand, "expected", words)
-    loop = SimpleNamespace(graph=SimpleNamespace(comms=comms, grid=comms.grid), expand_x=expand, status=status)
+    loop = SimpleNamespace(graph=SimpleNamespace(comms=comms, grid=comms.grid), expand_x=expand, status=status,
+                           totals=None)
     size = WORLD.Get_size()
     assert GridLoop._level_totals(loop) == (size * (size + 1) // 2, 10 * size * (size - 1) // 2)
     assert expand.expected == {p: 100 + comms.grid.rank(p, comms.j) for p in expand.peers}

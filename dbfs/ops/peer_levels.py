@@ -45,7 +45,7 @@ import time
 
 import numpy as np
 
-from dbfs.kernels import CTL, PEER_LOG_AT, PEER_LOG_WORDS, PEER_THREADS, STAT, STEP
+from dbfs.kernels import CTL, PEER_LOG_AT, PEER_LOG_WORDS, PEER_REC, PEER_RECORD_WORDS, PEER_THREADS, STAT, STEP
 from dbfs.ops.arrays import NULL
 from dbfs.ops.expand import _expand_numpy
 from dbfs.ops.level_control import next_step
@@ -98,6 +98,38 @@ def peer_levels(backend, graph, state, links, own_list, spare, own_count, counte
                shared_mem=shared_bytes(grid.R, grid.C))
         return
     _peer_levels_numpy(graph, state, links, own_list, own_count, ctl, rounds, log, capacity, alpha, beta)
+
+
+def level_totals(backend, stats, record_out, records, rounds, totals) -> None:
+    """A bulk level's global new frontier size and degree sum, summed on every rank by the ranks' own
+    kernels (kernels/peer_levels.cu level_totals):
+
+      stats       int64 [STAT_WORDS]              read        COUNT, DEGREES: this rank's new frontier
+      record_out  uint64 [P]                      read        GPU: the address of this rank's record
+                                                              (records' slot `rank`) on each rank p
+      records     int64 [2 * P * PEER_RECORD_WORDS] read      every rank's record of a round, two halves by
+                                                              the round's parity (written by the ranks)
+      rounds      uint64 [1]                      read/write  the rounds so far, advanced by one
+      totals      int64 [2]                       write       the sums over the P ranks
+    GPU: one block on the current stream; every rank must launch it (each waits for all). NumPy:
+    record_out a list of views, each from this rank's slot of one rank's records on, and every other
+    rank's record of the round already in `records` (RuntimeError otherwise)."""
+    if backend.is_gpu:
+        threads = min(1024, max(32, -(-len(record_out) // 32) * 32))
+        backend.kernel("peer_levels", "level_totals")(
+            (1,), (threads,), (stats, record_out, records, np.int32(len(record_out)), rounds, totals))
+        return
+    P, round_ = len(record_out), int(rounds[0]) + 1
+    half = (round_ & 1) * P * PEER_RECORD_WORDS
+    for slot in record_out:
+        slot[half + PEER_REC.COUNT], slot[half + PEER_REC.DEGREES] = stats[STAT.COUNT], stats[STAT.DEGREES]
+        slot[half + PEER_REC.ROUND] = round_
+    table = records[half:half + P * PEER_RECORD_WORDS].reshape(P, PEER_RECORD_WORDS)
+    late = np.flatnonzero(table[:, PEER_REC.ROUND] != round_)
+    if late.size:
+        raise RuntimeError(f"the records of ranks {late.tolist()} are not of round {round_}")
+    totals[0], totals[1] = table[:, PEER_REC.COUNT].sum(), table[:, PEER_REC.DEGREES].sum()
+    rounds[0] = round_
 
 
 def _peer_levels_numpy(graph, state, comms, own_list, own_count, ctl, rounds, log, capacity, alpha, beta) -> None:
