@@ -30,6 +30,7 @@ the interpreter and its modules, is not counted).
 
 from __future__ import annotations
 
+import math
 import re
 import tracemalloc
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ from dbfs.errors import DbfsError
 from dbfs.graph import csc_is_row_major
 from dbfs.grid import Grid, default_grid
 from dbfs.ops.arrays import TWIN_CHUNK, TWIN_ITEMS
+from graph500.generator import expected_reaching_share
 
 GIB = 1 << 30
 MIN_CHUNK_EDGES = 1 << 16
@@ -112,7 +114,8 @@ def row_major_layout(grid: Grid, symmetric: bool, direction: str, row_copy: bool
 
 
 def resolve_row_copy(setting: str, grid: Grid, n_edges: int, symmetric: bool, direction: str,
-                     transport: str = "mpi", device: str = "gpu", limit: int | None = None) -> bool:
+                     transport: str = "mpi", device: str = "gpu", limit: int | None = None,
+                     columns: str | None = None) -> bool:
     """--row-copy: 'on', 'off', or 'auto': on where the run's estimate with it fits `limit` (None:
     nothing to fit), else off. Nothing to choose (True) for a top-down search or where the CSC is its
     own copy (1x1, undirected); a directed graph's bottom-up search needs it (DbfsError for 'off')."""
@@ -125,7 +128,20 @@ def resolve_row_copy(setting: str, grid: Grid, n_edges: int, symmetric: bool, di
         return True
     if setting != "auto":
         return setting == "on"
-    return estimate(grid, n_edges, symmetric, direction, transport, device, limit=limit).fits
+    return estimate(grid, n_edges, symmetric, direction, transport, device, limit=limit, columns=columns).fits
+
+
+# `columns` of an estimate for a Graph500 graph not yet built (`plan`): graph500_columns of its grid.
+EXPECTED_COLUMNS = "expected"
+
+
+def graph500_columns(grid: Grid, edgefactor: int) -> int:
+    """The non-empty local columns a rank's block of a Graph500 graph over grid.n_vertices = 2^SCALE
+    vertices is expected to hold, what the build will count (graph500.generator.expected_reaching_share
+    over the grid's R row ranges, for the fullest column range)."""
+    scale = grid.n_vertices.bit_length() - 1
+    share = expected_reaching_share(scale, edgefactor, grid.R)
+    return min(grid.cols_per_rank, math.ceil(share * min(grid.cols_per_rank, grid.n_vertices)))
 
 
 def entries_per_rank(grid: Grid, n_edges: int, symmetric: bool) -> int:
@@ -340,7 +356,8 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
              chunk: int | None = None, limit: int | None = None, row_copy: bool = True,
              generated: bool = True, read_buffers: tuple = (0, 0), columns: int | None = None) -> Estimate:
     """Every part and phase of one rank (the one with `entries` entries and `columns` non-empty local
-    columns; default: the even share, and every local column, a bound until the build has counted). The
+    columns; default: the even share, and every local column, a bound until the build has counted;
+    EXPECTED_COLUMNS: as many as a Graph500 graph's block is expected to hold, graph500_columns). The
     build's chunk (`chunk`; default: chunk_edges with the search state and validation as its room) is
     kept in `inputs`, so the estimate redone with the counted entries assumes the chunk the build took.
     row_copy: the bottom-up search keeps the row-major copy (row_major_layout); generated: the tuples come
@@ -353,9 +370,10 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     counted = entries_per_rank(grid, n_edges, symmetric) if entries is None else entries
     by_columns = layout == "columns"
     scan_lent = grid_loop.scan_lent_bytes(grid, transport, device == "cpu", by_columns)
+    nonempty = graph500_columns(grid, n_edges // grid.n_vertices) if columns == EXPECTED_COLUMNS else columns
     state = search_state_bytes(grid, direction, counted, transport, device, by_columns=by_columns,
-                               columns=columns, symmetric=symmetric, scan_lent=scan_lent)
-    checking = validation_bytes(grid, symmetric, counted, direction, by_columns, columns, scan_lent)
+                               columns=nonempty, symmetric=symmetric, scan_lent=scan_lent)
+    checking = validation_bytes(grid, symmetric, counted, direction, by_columns, nonempty, scan_lent)
     if chunk is None:
         chunk = chunk_edges(grid, n_edges, symmetric, layout == "copy", device, state + checking, transport)
     inputs = dict(grid=grid, n_edges=n_edges, symmetric=symmetric, direction=direction, transport=transport,
@@ -389,17 +407,20 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
 
 
 def fits_some_layout(grid: Grid, n_edges: int, symmetric: bool, direction: str, transport: str, device: str,
-                     limit: int, row_copy: str) -> bool:
-    """Whether the estimate fits `limit` with the row-major copy or without it, as --row-copy `row_copy`
-    allows ('on', 'off', 'auto': either)."""
-    return any(estimate(grid, n_edges, symmetric, direction, transport, device, limit=limit, row_copy=copy).fits
+                     limit: int, row_copy: str, columns: int | str | None = None) -> bool:
+    """Whether the estimate (with `columns`) fits `limit` with the row-major copy or without it, as
+    --row-copy `row_copy` allows ('on', 'off', 'auto': either)."""
+    return any(estimate(grid, n_edges, symmetric, direction, transport, device, limit=limit, row_copy=copy,
+                        columns=columns).fits
                for copy in {"on": (True,), "off": (False,), "auto": (True, False)}[row_copy])
 
 
 def largest_scale(R: int, C: int, edgefactor: int, limit: int, direction: str = "auto",
-                  transport: str = "mpi", device: str = "gpu", row_copy: str = "auto") -> int | None:
-    """The largest Graph500 scale whose estimate fits in `limit` bytes per rank on an R x C grid with
-    --row-copy `row_copy` (None when not even scale 1 does)."""
+                  transport: str = "mpi", device: str = "gpu", row_copy: str = "auto",
+                  columns: str | None = None) -> int | None:
+    """The largest Graph500 scale whose estimate (None: every local column; EXPECTED_COLUMNS) fits in
+    `limit` bytes per rank on an R x C grid with --row-copy `row_copy` (None when not even scale 1
+    does)."""
     best = None
     for scale in range(1, 43):
         n_edges = edgefactor << scale
@@ -408,7 +429,7 @@ def largest_scale(R: int, C: int, edgefactor: int, limit: int, direction: str = 
         except ValueError:                      # local indices beyond 32 bits: not a runnable size
             break
         if n_edges >= 2**63 or not fits_some_layout(grid, n_edges, True, direction, transport, device, limit,
-                                                    row_copy):
+                                                    row_copy, columns):
             break
         best = scale
     return best
@@ -482,7 +503,8 @@ def fit_advice(plan: Estimate, most_ranks: int = 1 << 20) -> str:
     if plan.inputs["symmetric"] and n & (n - 1) == 0 and n_edges % n == 0:
         largest = largest_scale(grid.R, grid.C, n_edges // n, limit, plan.inputs["direction"],
                                 plan.inputs["transport"], plan.inputs["device"],
-                                "on" if plan.inputs["row_copy"] else "off")
+                                "on" if plan.inputs["row_copy"] else "off",
+                                EXPECTED_COLUMNS if plan.inputs["columns"] == EXPECTED_COLUMNS else None)
         options.append(f"scale {largest} at most on {on}" if largest is not None else f"no scale on {on}")
     return ", or ".join(options) if options else f"no grid of up to {most_ranks} ranks holds it"
 

@@ -1,7 +1,8 @@
 """`python -m dbfs plan`: what a main-mode run of a Graph500 scale needs per rank, without running it.
 
-Prints the per-rank device memory of the GPU backend by part and by phase (dbfs.memory: the same
-estimate a run prints and checks before it allocates anything), whether it fits in --memory per
+Prints the per-rank device memory of the GPU backend by part and by phase (dbfs.memory: the estimate
+a run prints once its build has counted a block's entries and non-empty columns, the columns here
+those a Graph500 block is expected to hold, memory.graph500_columns), whether it fits in --memory per
 rank, the largest scale that fits with the same ranks and grid, and the search time and TEPS the scale
 model predicts (dbfs.scale_model: per-GPU costs measured on H100s, each term of a search named, the
 largest the limit). One process, no GPU needed.
@@ -77,14 +78,18 @@ def main(args: argparse.Namespace) -> None:
     outputs.check([outputs.Target("--json", args.json)])
     if args.json == outputs.STDOUT:
         runtime.take_stdout()
-    largest = memory.largest_scale(R, C, args.edgefactor, limit, args.direction, args.comm, row_copy=args.row_copy)
+    columns = memory.EXPECTED_COLUMNS
+    largest = memory.largest_scale(R, C, args.edgefactor, limit, args.direction, args.comm, row_copy=args.row_copy,
+                                   columns=columns)
     try:
         grid = Grid(R, C, 1 << args.scale)
     except ValueError:
         raise DbfsError(grid_advice(1 << args.scale, R, C, largest or 0), collective=True) from None
     n_edges = args.edgefactor << args.scale
-    row_copy = memory.resolve_row_copy(args.row_copy, grid, n_edges, True, args.direction, args.comm, limit=limit)
-    plan = memory.estimate(grid, n_edges, True, args.direction, args.comm, limit=limit, row_copy=row_copy)
+    row_copy = memory.resolve_row_copy(args.row_copy, grid, n_edges, True, args.direction, args.comm, limit=limit,
+                                       columns=columns)
+    plan = memory.estimate(grid, n_edges, True, args.direction, args.comm, limit=limit, row_copy=row_copy,
+                           columns=columns)
     copy = (f", row copy {'on' if row_copy else 'off'} (--row-copy {args.row_copy})"
             if args.direction == "auto" and args.ranks > 1 else "")
     unit, size_of_unit = memory.unit_of(plan.peak)

@@ -42,6 +42,7 @@ import numpy as np
 
 from dbfs.graph import csc_is_row_major
 from dbfs.kernels import COLUMN_CHUNK, CTL_WORDS, LOG_WORDS, SCAN_TILE, SMALL_SCRATCH_WORDS, STAT_WORDS
+from dbfs.workspace import allocated_bytes
 
 
 def parent_dtype(grid) -> np.dtype:
@@ -65,11 +66,11 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns
     block of `entries` entries and `columns` non-empty columns (None: not counted; frontier_capacity);
     by_columns: the bottom-up levels search the CSC's columns (dbfs.graph.LocalGraph.bottom_up_by_columns;
     direction auto); scan_lent: the bytes the predecessor exchanges carve out of the degree scan
-    (dbfs.grid_loop.scan_lent_bytes), which it holds at least."""
+    (dbfs.grid_loop.scan_lent_bytes), which it holds at least, as it holds what of the validation's
+    arrays the other idle arrays do not (_scan_with_validation)."""
     b, R, C = grid.block, grid.R, grid.C
     rows, cols = grid.rows_per_rank, grid.cols_per_rank
     frontier = frontier_capacity(grid, symmetric, columns)
-    scanned = max(frontier, -(-scan_lent // 8) - 1)
     one_gpu = grid.size == 1
     parts = {
         "visited": (np.uint32, rows // 32),
@@ -80,8 +81,8 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns
         "counts0": (np.int32, C),
         "counts1": (np.int32, C),
         "stats": (np.int64, STAT_WORDS),
-        "cumul": (np.int64, scanned + 1),      # the expansion's degree scan (ExpandScratch)
-        "tile_sums": (np.int64, max(1, -(-scanned // SCAN_TILE))),
+        "cumul": (np.int64, max(frontier, -(-scan_lent // 8) - 1) + 1),   # the expansion's degree scan
+        "tile_sums": (np.int64, 0),              # sized with the scan, below
         "columns": (np.int32, max(1, -(-entries // COLUMN_CHUNK))),   # the expansion's column table
         "chunks": (np.uint64, 1),                # the expansion's chunk counter
     }
@@ -111,7 +112,33 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns
         parts["control"] = (np.int64, CTL_WORDS)
         parts["slots"] = (np.int64, SMALL_SCRATCH_WORDS)
         parts["log"] = (np.int64, log_capacity * LOG_WORDS)
-    return {name: (np.dtype(dtype), int(n)) for name, (dtype, n) in parts.items()}
+    parts = {name: (np.dtype(dtype), int(n)) for name, (dtype, n) in parts.items()}
+    scan = _scan_with_validation(grid, parts, by_columns, symmetric)
+    parts["cumul"] = (parts["cumul"][0], scan)
+    parts["tile_sums"] = (parts["tile_sums"][0], max(1, -(-(scan - 1) // SCAN_TILE)))
+    return parts
+
+
+def _scan_with_validation(grid, parts: dict, by_columns: bool, symmetric: bool) -> int:
+    """The degree scan's words (int64), grown where the validation, which borrows the idle arrays
+    (idle_after_search) by the workspace's best-fit rule, would otherwise allocate some of its arrays:
+    by what those arrays need, until every one is lent. Nothing grows where the scan and the other idle
+    arrays hold them all (32-bit parents on a grid of no more rows than columns); with more rows than
+    columns, or 64-bit parents, the column-range levels and parents need the scan near its full size,
+    as before it was sized by the block's non-empty columns."""
+    from graph500.validate import validation_requests
+    requests = validation_requests(grid, parent_dtype(grid).itemsize, directed=not symmetric, level_itemsize=4)
+    others = [parts[name][0].itemsize * parts[name][1] for name in idle_after_search(grid, by_columns)
+              if name != "cumul"]
+
+    def grown(scan: int) -> int:
+        while extra := allocated_bytes(others + [scan], requests):
+            scan += extra
+        return scan
+
+    least = 8 * parts["cumul"][1]
+    # grown from its own size, or from what the unlent arrays need alone (best fit packs them differently)
+    return -(-min(grown(least), grown(max(least, grown(0)))) // 8)
 
 
 def idle_after_search(grid, by_columns: bool = False) -> list:

@@ -22,6 +22,7 @@ runs per edge or per level. CuPy (`xp=cupy`): kernels/generator.cu, one thread p
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -87,6 +88,20 @@ def check_parameters(scale: int, edgefactor: int, seed=DEFAULT_SEED) -> None:
 def edge_count(scale: int, edgefactor: int) -> int:
     """M = edgefactor * 2^scale input tuples."""
     return int(edgefactor) << int(scale)
+
+
+def expected_reaching_share(scale: int, edgefactor: int, parts: int) -> float:
+    """The expected share of the vertices with an edge to a given one of `parts` equal random parts of
+    the vertex set (what a CSC block of an R x C grid holds: its non-empty columns, parts = R). Each of
+    the M tuples picks an endpoint's bit 1 with probability (B or D: 0.19 + 0.05, and the same for C or
+    D) at every level, so a vertex with k bits set is an end of about 2 M 0.76^(scale-k) 0.24^k tuples,
+    Poisson distributed; the scramble spreads its neighbours over the parts uniformly. Matches the
+    generator's blocks within 1% at scales 20-24 (bench/NOTES.md, 2026-11-26, the plan's non-empty
+    columns)."""
+    one = (BC_NUMERATOR + DENOMINATOR - _D_FROM) / DENOMINATOR
+    ends = 2.0 * edge_count(scale, edgefactor)
+    return sum(math.comb(scale, k) / 2.0 ** scale * -math.expm1(-ends * (1 - one) ** (scale - k) * one ** k / parts)
+               for k in range(scale + 1))
 
 
 def edge_range(n_edges: int, rank: int, nranks: int) -> tuple[int, int]:

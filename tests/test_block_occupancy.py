@@ -1,5 +1,7 @@
 """scripts/block_occupancy.py: its per-block figures against a count of every block's entries, columns and
-rows by hand, and its command line on a small Kronecker graph."""
+rows by hand, and its command line on a small Kronecker graph; the expected non-empty share of a
+Graph500 block (graph500.generator.expected_reaching_share, what `plan` sizes the frontier arrays by)
+against the generator's blocks."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import numpy as np
 import pytest
 
 from dbfs.grid import Grid
+from graph500.generator import expected_reaching_share, generate_edges
 from test_collect import SCRIPTS, import_script
 
 
@@ -42,3 +45,14 @@ def test_block_occupancy_prints_a_row_per_grid():
     assert result.returncode == 0, result.stderr
     rows = [line for line in result.stdout.splitlines() if line.startswith("| 8 |")]
     assert [row.split("|")[2].strip() for row in rows] == ["1x1", "4x2"]
+
+
+@pytest.mark.parametrize("R,C", [(1, 1), (4, 4), (8, 2), (16, 16)])
+def test_expected_share_matches_the_generator_blocks(R, C):
+    scale, edgefactor = 15, 16
+    src, dst = (np.asarray(x, np.int64) for x in generate_edges(scale, edgefactor, 0, edgefactor << scale)[:2])
+    keep = src != dst
+    u, v = np.concatenate((src[keep], dst[keep])), np.concatenate((dst[keep], src[keep]))
+    figures = import_script("block_occupancy").block_figures(Grid(R, C, 1 << scale), u, v)
+    assert figures["column_share"] == pytest.approx(expected_reaching_share(scale, edgefactor, R), rel=0.02)
+    assert figures["row_share"] == pytest.approx(expected_reaching_share(scale, edgefactor, C), rel=0.02)

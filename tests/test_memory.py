@@ -113,17 +113,26 @@ def test_gathered_frontier_and_scan_are_sized_by_the_non_empty_columns():
     """Where the frontier is gathered (several grid rows) or is a 1x1 undirected block's own
     discoveries, the gathered frontier and the degree scan shrink to the counted non-empty columns; a
     grid of one row and a 1x1 directed block keep every local column, and so does an estimate before
-    the columns are counted."""
+    the columns are counted. The scan keeps what the validation's arrays need beyond the other idle
+    arrays: on a grid of more rows than columns its column-range levels and parents (R b words each)
+    exceed the queues and discoverers (C b); a square grid's four range-sized arrays fill those three
+    and the scan, which holds at least the owned levels then."""
+    from dbfs.search_state import idle_after_search
+    from graph500.validate import validation_requests
     n, entries = 1 << 16, 1 << 18
-    for grid, symmetric, shrinks in ((Grid(4, 2, n), True, True), (Grid(4, 2, n), False, True),
-                                     (Grid(1, 1, n), True, True), (Grid(1, 1, n), False, False),
-                                     (Grid(1, 4, n), True, False)):
+    for grid, symmetric, scan_words in ((Grid(2, 4, n), True, "columns"), (Grid(1, 1, n), True, "columns"),
+                                        (Grid(4, 4, n), True, "columns"), (Grid(4, 2, n), True, "all"),
+                                        (Grid(2, 2, n), True, "half"), (Grid(4, 2, n), False, "half"),
+                                        (Grid(1, 1, n), False, "all"), (Grid(1, 4, n), True, "all")):
         counted = layout(grid, "auto", entries, columns=grid.cols_per_rank // 5, symmetric=symmetric)
         bound = layout(grid, "auto", entries, symmetric=symmetric)
-        scan = counted["cumul"][1]
-        assert (scan == grid.cols_per_rank // 5 + 1) == shrinks and bound["cumul"][1] == grid.cols_per_rank + 1
+        expected = {"columns": grid.cols_per_rank // 5, "half": grid.cols_per_rank // 2, "all": grid.cols_per_rank}
+        assert expected[scan_words] <= counted["cumul"][1] <= expected[scan_words] + 1
+        assert bound["cumul"][1] == grid.cols_per_rank + 1
         if grid.R > 1:
             assert counted["front"][1] == grid.cols_per_rank // 5 < bound["front"][1]
+        lenders = [counted[name][0].itemsize * counted[name][1] for name in idle_after_search(grid)]
+        assert allocated_bytes(lenders, validation_requests(grid, 4, not symmetric)) == 0   # all lent
     assert layout(Grid(1, 1, n), "auto", entries, columns=0)["cumul"][1] == 2, "room for a root without an edge"
     lent = layout(Grid(2, 2, n), "auto", entries, columns=1, scan_lent=4096)
     assert lent["cumul"][1] * 8 >= 4096 and lent["front"][1] == 1, "the exchanges' room kept in the scan"
