@@ -73,8 +73,7 @@ class BFS:
         self.graph, self.backend = graph, graph.backend
         grid = graph.grid
         self.one_rank = grid.size == 1
-        by_columns = direction == "auto" and graph.bottom_up_by_columns
-        scan_lent = scan_lent_bytes(grid, comm, not self.backend.is_gpu, by_columns)
+        scan_lent = scan_lent_bytes(grid, comm, not self.backend.is_gpu, graph.searches_columns(direction))
         self.state = SearchState(graph, direction, LOG_CAPACITY if self.one_rank else 0, scan_lent)
         self.clock = PhaseClock(self.backend, PHASES)
         if self.one_rank:

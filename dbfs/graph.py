@@ -120,6 +120,10 @@ class LocalGraph:
         search the CSC's columns (dbfs.grid_loop)."""
         return self.grid.size > 1 and not self.info.get("directed") and self.row_ptr is None
 
+    def searches_columns(self, direction: str) -> bool:
+        """Whether a search of `direction` runs its bottom-up levels on the CSC's columns."""
+        return direction == "auto" and self.bottom_up_by_columns
+
     @property
     def bottom_up_ready(self) -> bool:
         """Whether the graph holds what a bottom-up level reads."""

@@ -170,7 +170,7 @@ class SearchState:
         self.log_capacity = log_capacity
         xp = backend.xp
         symmetric = not graph.info.get("directed")
-        self.by_columns = direction == "auto" and graph.bottom_up_by_columns
+        self.by_columns = graph.searches_columns(direction)
         for name, (dtype, n) in layout(grid, direction, graph.nnz, log_capacity, self.by_columns,
                                        graph.nonempty_columns, symmetric, scan_lent).items():
             setattr(self, name, xp.zeros(n, dtype))
