@@ -354,7 +354,7 @@ def readable(size: int) -> str:
 def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = "auto",
              transport: str = "mpi", device: str = "gpu", entries: int | None = None,
              chunk: int | None = None, limit: int | None = None, row_copy: bool = True,
-             generated: bool = True, read_buffers: tuple = (0, 0), columns: int | None = None) -> Estimate:
+             generated: bool = True, read_buffers: tuple = (0, 0), columns: int | str | None = None) -> Estimate:
     """Every part and phase of one rank (the one with `entries` entries and `columns` non-empty local
     columns; default: the even share, and every local column, a bound until the build has counted;
     EXPECTED_COLUMNS: as many as a Graph500 graph's block is expected to hold, graph500_columns). The

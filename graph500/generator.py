@@ -92,12 +92,12 @@ def edge_count(scale: int, edgefactor: int) -> int:
 
 def expected_reaching_share(scale: int, edgefactor: int, parts: int) -> float:
     """The expected share of the vertices with an edge to a given one of `parts` equal random parts of
-    the vertex set (what a CSC block of an R x C grid holds: its non-empty columns, parts = R). Each of
-    the M tuples picks an endpoint's bit 1 with probability (B or D: 0.19 + 0.05, and the same for C or
-    D) at every level, so a vertex with k bits set is an end of about 2 M 0.76^(scale-k) 0.24^k tuples,
-    Poisson distributed; the scramble spreads its neighbours over the parts uniformly. Matches the
-    generator's blocks within 1% at scales 20-24 (bench/NOTES.md, 2026-11-26, the plan's non-empty
-    columns)."""
+    the vertex set (what a CSC block of an R x C grid holds: its non-empty columns, parts = R). At every
+    level a tuple sets its source's bit with probability 0.24 (quadrants C or D) and its destination's
+    likewise (B or D), so a vertex with k bits set (before the scramble) is an end of about
+    2 M 0.76^(scale-k) 0.24^k of the M tuples, Poisson distributed, and the scramble spreads its
+    neighbours over the parts evenly. Within 1% of the generator's blocks at scales 18-24
+    (bench/NOTES.md, 2026-11-26, the plan's non-empty columns)."""
     one = (BC_NUMERATOR + DENOMINATOR - _D_FROM) / DENOMINATOR
     ends = 2.0 * edge_count(scale, edgefactor)
     return sum(math.comb(scale, k) / 2.0 ** scale * -math.expm1(-ends * (1 - one) ** (scale - k) * one ** k / parts)
