@@ -4,7 +4,8 @@ script (--json, --out, --save-result, --csv, ...) is checked here, before any ex
 Rules (convert's, for every writer): a name must be non-empty, UTF-8 and within the file system's name
 length; an output is never an input of the same run, never the same file as another output of the
 run, never a directory, a FIFO, a device or a socket (only regular files are replaced, and only with
-`force`, which report files such as --json imply); its directory must exist and be writable; and where
+`force`, which report files such as --json imply); its directory must exist and be writable, which a
+file created and removed there proves (a file system may allow what it then refuses: /proc); and where
 the size is known in advance, the file system must have room for it. Writers then write beside the
 target and rename onto it (json_output.write_json_atomically, edgelist.write_in_place), so nothing is
 half-written. `-` as a --json target means stdout (STDOUT).
@@ -17,6 +18,7 @@ import os
 import shutil
 import stat
 import sys
+import tempfile
 from dataclasses import dataclass
 
 
@@ -126,17 +128,35 @@ def space_problem(path: str, size: int) -> str | None:
     return f"cannot write {path}: it needs {size_text(size)} and its file system has {size_text(free)} free"
 
 
-def first_problem(targets, inputs=()) -> str | None:
-    """The first reason a target cannot be written, or None. Targets whose path is None are skipped."""
+def creation_problem(target: Target) -> str | None:
+    """Why no file can be created beside `target` (a probe file created and removed there), or None."""
+    if target.path == STDOUT and target.option == "--json":
+        return None
+    path = os.path.abspath(os.fsdecode(target.path))
+    try:
+        handle, probe = tempfile.mkstemp(prefix=".dbfs-write-check-", dir=os.path.dirname(path))
+    except OSError as e:
+        return f"cannot write {path}: {e.strerror or e}"
+    os.close(handle)
+    os.remove(probe)
+    return None
+
+
+def first_problem(targets, inputs=(), probe: bool = True) -> str | None:
+    """The first reason a target cannot be written, or None (probe: also create a file beside each).
+    Targets whose path is None are skipped."""
     targets = [t for t in targets if t.path is not None]
-    return next((p for p in (target_problem(t, inputs, targets) for t in targets) if p), None)
+    problems = (target_problem(t, inputs, targets) or (creation_problem(t) if probe else None) for t in targets)
+    return next((p for p in problems if p), None)
 
 
 def check(targets, inputs=(), comm=None) -> None:
     """Collective over comm (default: the world): DbfsError on every rank when any target cannot be
-    written on any rank (the first problem, naming the rank when only some ranks see it)."""
+    written on any rank (the first problem, naming the rank when only some ranks see it); rank 0 alone
+    creates the probe files (thousands of ranks would each make one otherwise)."""
     from dbfs import runtime    # here, not at import: one-process scripts never start MPI
-    runtime.agree(first_problem(targets, inputs), comm or runtime.WORLD)
+    comm = comm or runtime.WORLD
+    runtime.agree(first_problem(targets, inputs, probe=comm.Get_rank() == 0), comm)
 
 
 def check_input(option: str, path: str) -> str | None:

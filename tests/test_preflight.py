@@ -90,6 +90,7 @@ def test_outputs_never_destroy_inputs_or_special_files(dbfs, shared):
         (("--scale", 6, "--partition-cache", ""), "--partition-cache needs a directory name"),
         (("--scale", 6, "--json", shared / ("a" * 300 + ".json")), "the file system allows"),
         (("--scale", 6, "--json", os.fsdecode(bytes(shared / "r") + b"\xff.json")), "not valid UTF-8"),
+        (("--scale", 6, "--json", "/proc/dbfs-preflight.json"), "cannot write /proc/dbfs-preflight.json"),
         (("--graph", graph, "--edgefactor", 8), "--edgefactor applies to --scale graphs"),
         (("--scale", 6, "--direction", "topdown", "--alpha", 3), "--alpha applies to --direction auto"),
         (("--scale", 6, "--direction", "topdown", "--row-copy", "off"), "--row-copy applies to --direction auto"),
