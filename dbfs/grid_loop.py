@@ -397,8 +397,8 @@ class GridLoop:
         queue, spare = s.queue0, s.queue1
         counts, spare_counts = s.counts0, s.counts1
         if own_root:
-            visit_root(backend, s.visited, s.level, queue, counts, grid.owned_row(j, root_offset), root_offset,
-                       grid.owned_row(j, 0), j)
+            visit_root(backend, s.visited, s.level, s.parent, queue, counts, root, grid.owned_row(j, root_offset),
+                       root_offset, grid.owned_row(j, 0), j)
         if not self._stretch_next(False, 1, root_degree):             # a stretch encodes its own
             self._end_level(clock, queue, counts, bits=False)
             if self.expand_x is not None and self.expand_x.sized:
@@ -475,7 +475,7 @@ class GridLoop:
                 self.alpha, self.beta, grid.n_vertices)
 
         clock.switch("pred_resolve")
-        self._resolve_parents(own_root, root, root_offset, any_bottom_up)
+        self._resolve_parents(any_bottom_up)
         clock.switch(None)
         backend.sync()
         elapsed = comms.world.allreduce(time.perf_counter() - t_start, op=MPI.MAX)
@@ -831,12 +831,13 @@ class GridLoop:
         bitmap.unpack(self.backend, self.own_front, queue[grid.owned_row(j, 0):], counts[j:j + 1])
 
     # predecessors ---------------------------------------------------------------------------------
-    def _resolve_parents(self, own_root: bool, root: int, root_offset: int, any_bottom_up: bool) -> None:
+    def _resolve_parents(self, any_bottom_up: bool) -> None:
         """Delayed predecessors -> global parent ids of the owned vertices. Block m of this rank's
         pred_row (its discoverers of the vertices owned by grid column m) goes to that owner; from column
         c we receive its discoverers of our block, so gathered[c*b + o] is column c's answer (-1: none).
         On a grid of one column pred_row is the parent array already. Then, after any bottom-up level
-        on the CSC's columns, the vertices it found (_resolve_column_finds)."""
+        on the CSC's columns, the vertices it found (_resolve_column_finds). The root's parent was set
+        at its visit."""
         backend, s, grid = self.backend, self.state, self.graph.grid
         if self.row_peers is not None:
             resolve_rows_mapped(backend, grid, self.graph.comms.j, s.pred_col, self.row_peers, s.parent)
@@ -845,8 +846,6 @@ class GridLoop:
             resolve_parents(backend, grid, s.pred_col, s.pred_gathered, s.parent)
         if self.by_columns and any_bottom_up:
             self._resolve_column_finds()
-        if own_root:
-            s.parent[root_offset] = root
 
     def _resolve_column_finds(self) -> None:
         """The owned vertices marked BOTTOM_UP: block i of each rank's column_parent (its finds among this

@@ -27,16 +27,18 @@ struct MappedEntries {
     __device__ __forceinline__ i32 at(i32 c, i64 o) const { return ((const i32*)peers[c])[(i64)line * b + o]; }
 };
 
-// Parents are int64, or int32 when every global id fits (dbfs.search_state parent_dtype).
+// Parents are int64, or int32 when every global id fits (dbfs.search_state parent_dtype). A vertex no
+// rank discovered keeps its parent (-1 from the state reset, the root itself from its visit).
 template <typename Parent, typename Entries>
 __device__ __forceinline__ void resolve(const i32* __restrict__ pred_col, Entries entries, i32 b, i32 C,
                                         i64 cols_per_rank, Parent* __restrict__ parent)
 {
     for (i64 o = blockIdx.x * (i64)blockDim.x + threadIdx.x; o < b; o += (i64)gridDim.x * blockDim.x) {
         i32 c = pred_col[o];
+        if (c == -1) continue;
         if (c == BOTTOM_UP)
             for (c = 0; c < C - 1 && entries.at(c, o) < 0; ++c) {}
-        parent[o] = c >= 0 ? (Parent)(c * cols_per_rank + entries.at(c, o)) : (Parent)-1;
+        parent[o] = (Parent)(c * cols_per_rank + entries.at(c, o));
     }
 }
 

@@ -550,9 +550,9 @@ def random_predecessor_case(seed, R=4, C=3, b=1024):
 def test_resolve_parents_numpy_matches_reference(seed, dtype):
     grid, pred_col, gathered = random_predecessor_case(seed)
     b, cols = grid.block, grid.cols_per_rank
-    parent = np.empty(b, dtype)
+    parent = np.full(b, -7, dtype)              # kept where nothing discovered the vertex
     resolve_parents(Backend("cpu"), grid, pred_col, gathered, parent)
-    expected = [-1 if c < 0 else c * cols + gathered[c * b + o] for o, c in enumerate(pred_col)]
+    expected = [-7 if c < 0 else c * cols + gathered[c * b + o] for o, c in enumerate(pred_col)]
     assert parent.tolist() == expected
 
 
@@ -562,7 +562,7 @@ def test_resolve_parents_numpy_matches_reference(seed, dtype):
 def test_resolve_parents_gpu_matches_numpy(seed, dtype):
     import cupy
     grid, pred_col, gathered = random_predecessor_case(seed, b=300_032)
-    expected = np.empty(grid.block, dtype)
+    expected = np.full(grid.block, -7, dtype)
     resolve_parents(Backend("cpu"), grid, pred_col, gathered, expected)
     parent = cupy.full(grid.block, -7, dtype)
     resolve_parents(gpu_backend(), grid, cupy.asarray(pred_col), cupy.asarray(gathered), parent)
@@ -698,16 +698,22 @@ def test_stamps_are_written_in_stream_order(name):
 
 
 @pytest.mark.gpu
-def test_gpu_visit_root_matches_its_twin():
-    """The root on its grid owner: visited bit (beside bits already set), level, the own list of one."""
+@pytest.mark.parametrize("parent_dtype", [np.int32, np.int64])
+def test_gpu_visit_root_matches_its_twin(parent_dtype):
+    """The root on its grid owner: visited bit (beside bits already set), level, parent (itself), the own
+    list of one."""
     import cupy
     rng = np.random.default_rng(7)
+    root = 2**33 + 5 if parent_dtype == np.int64 else 123456
     arrays = {"visited": rng.integers(0, 2**32, 64, dtype=np.uint32), "level": np.full(500, -1, np.int32),
-              "queue": np.full(2000, SENTINEL, np.int32), "counts": np.zeros(4, np.int32)}
+              "parent": np.full(500, -1, parent_dtype), "queue": np.full(2000, SENTINEL, np.int32),
+              "counts": np.zeros(4, np.int32)}
     on_gpu = {name: cupy.asarray(a) for name, a in arrays.items()}
     for backend, state in ((CPU, arrays), (gpu_backend(), on_gpu)):
-        visit_root(backend, state["visited"], state["level"], state["queue"], state["counts"], 1567, 67, 1000, 2)
+        visit_root(backend, state["visited"], state["level"], state["parent"], state["queue"], state["counts"], root,
+                   1567, 67, 1000, 2)
     for name, expected in arrays.items():
         np.testing.assert_array_equal(cupy.asnumpy(on_gpu[name]), expected, err_msg=name)
-    assert arrays["visited"][1567 >> 5] & (1 << 31) and arrays["level"][67] == 0
+    assert arrays["visited"][1567 >> 5] & (1 << 31) and arrays["level"][67] == 0 and arrays["parent"][67] == root
+    assert (arrays["parent"] == -1).sum() == 499
     assert arrays["queue"][1000] == 67 and arrays["counts"].tolist() == [0, 0, 1, 0]

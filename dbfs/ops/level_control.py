@@ -66,16 +66,19 @@ def start_search(backend, control, q0, counts0, visited, level, parent, degree, 
     control[CTL.START_NS] = time.time_ns()
 
 
-def visit_root(backend, visited, level, queue, counts, row: int, offset: int, at: int, group: int) -> None:
+def visit_root(backend, visited, level, parent, queue, counts, root: int, row: int, offset: int, at: int,
+               group: int) -> None:
     """The root on its owner of a grid (the state reset): visited bit of local row `row`, level[offset]
-    = 0, the own frontier {offset} at queue[at] with counts[group] = 1. One thread on the current stream."""
+    = 0, parent[offset] = root (its global id; parent int32 or int64), the own frontier {offset} at
+    queue[at] with counts[group] = 1. One thread on the current stream."""
     if backend.is_gpu:
         backend.kernel("level_control", "visit_root")(
-            (1,), (1,), (visited, level, queue, counts, np.int32(row), np.int32(offset), np.int32(at),
-                         np.int32(group)))
+            (1,), (1,), (visited, level, queue, counts, parent, np.int32(parent.dtype.itemsize == 8),
+                         np.int64(root), np.int32(row), np.int32(offset), np.int32(at), np.int32(group)))
         return
     visited[row >> 5] |= np.uint32(1 << (row & 31))
     level[offset] = 0
+    parent[offset] = root
     queue[at] = offset
     counts[group] = 1
 

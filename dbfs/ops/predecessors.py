@@ -15,12 +15,13 @@ from dbfs.ops.arrays import blocks_for, require_array
 
 def resolve_parents(backend, grid, pred_col, gathered, parent) -> None:
     """parent[o] = global id of local column gathered[c * b + o] of grid column c, with c = pred_col[o],
-    or -1 when c == -1; for c == BOTTOM_UP, c is the lowest column whose gathered entry for o is set.
+    left as it is when c == -1 (nothing discovered it: -1 from the reset, or the root's own id); for c
+    == BOTTOM_UP, c is the lowest column whose gathered entry for o is set.
 
     pred_col  int32 [b]      read   grid column of the rank that discovered owned offset o (-1: none,
                                     BOTTOM_UP: found by the bottom-up search)
     gathered  int32 [C*b]    read   block c: grid column c's pred_row entries for this rank's block
-    parent    int32 or int64 [b]  write  global parent ids (int32 only when every id fits)
+    parent    int32 or int64 [b]  read/write  global parent ids (int32 only when every id fits)
     Device arrays of the backend; on the GPU the call returns with the kernel queued on the stream.
     """
     b, C = grid.block, grid.C
@@ -35,7 +36,7 @@ def resolve_parents(backend, grid, pred_col, gathered, parent) -> None:
     found = pred_col >= 0
     col = np.where(found, pred_col, 0).astype(np.int64)
     local = gathered[col * b + np.arange(b)]
-    parent[:] = np.where(found, grid.to_global_col(col, local), -1)
+    parent[found] = grid.to_global_col(col, local)[found]
 
 
 def resolve_rows_mapped(backend, grid, line: int, pred_col, peers, parent) -> None:
