@@ -115,8 +115,9 @@ def test_gathered_frontier_and_scan_are_sized_by_the_non_empty_columns():
     grid of one row and a 1x1 directed block keep every local column, and so does an estimate before
     the columns are counted. The scan keeps what the validation's arrays need beyond the other idle
     arrays: on a grid of more rows than columns its column-range levels and parents (R b words each)
-    exceed the queues and discoverers (C b); a square grid's four range-sized arrays fill those three
-    and the scan, which holds at least the owned levels then."""
+    exceed the queues and discoverers (C b); on a square grid the owned levels, the column and row levels
+    and the parents take those three and the scan, which holds the owned levels where its columns do
+    (4x4 here), else grows to a range-sized array (2x2)."""
     from dbfs.search_state import idle_after_search
     from graph500.validate import validation_requests
     n, entries = 1 << 16, 1 << 18
