@@ -17,6 +17,10 @@ every message and list. Rounds number the stretch levels over the run; a stretch
 of the expand message its last level sent unused, so the next stretch starts one round later (the kernel
 advances the round in device memory and reads where the search stands from its control block, so its
 launch is the same every time and the grid loop replays it from a CUDA graph).
+
+LevelTotals gives the grid loop's bulk levels (one CUDA graph each over NVSHMEM) the same decision
+records: the level's global frontier size and degree sum summed by the ranks' kernels, so no level
+calls MPI (bench/NOTES.md, 2026-11-26, a whole level's totals summed by the ranks' kernels).
 """
 
 from __future__ import annotations

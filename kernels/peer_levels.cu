@@ -1,5 +1,6 @@
 // Small top-down levels of a grid of ranks, driven by the GPUs (paper 004, Algorithm 2, sections 3.2-3.5,
-// with the messages put by the kernels: the GPU-initiated exchanges of dbfs.nvshmem).
+// with the messages put by the kernels: the GPU-initiated exchanges of dbfs.nvshmem), and the same
+// decision records summing a bulk level's totals (level_totals, at the end of this file).
 //
 // A lattice or road network has thousands of levels of a few thousand vertices; driven by the host, a
 // distributed level costs hundreds of microseconds of waits, launches and MPI calls for microseconds of

@@ -2,7 +2,8 @@
 back to back by one persistent cooperative grid per rank, the ranks' kernels putting their expand and
 fold messages into each other's memory and deciding termination and direction together (paper 004,
 Algorithm 2, sections 3.2-3.5; GPU-initiated messages). Its NumPy twin runs the same levels with the
-same contract, the messages going through MPI on the grid's communicators.
+same contract, the messages going through MPI on the grid's communicators. level_totals: a bulk level's
+global totals summed the same way by one block per rank.
 
 Arrays (device, 1-D, C-contiguous; state names as in dbfs.search_state):
   col_ptr int64 [cols+1], row_idx int32 [nnz], degree int32 [b]          read   the CSC block
