@@ -134,6 +134,9 @@ def test_gathered_frontier_and_scan_are_sized_by_the_non_empty_columns():
             assert counted["front"][1] == grid.cols_per_rank // 5 < bound["front"][1]
         lenders = [counted[name][0].itemsize * counted[name][1] for name in idle_after_search(grid)]
         assert allocated_bytes(lenders, validation_requests(grid, 4, not symmetric)) == 0   # all lent
+    wide = Grid(4, 4, 1 << 32)                  # 64-bit parents: the gathered parents take the whole scan
+    counted = layout(wide, "auto", 1 << 28, columns=wide.cols_per_rank // 8)
+    assert counted["cumul"][1] == wide.cols_per_rank and counted["front"][1] == wide.cols_per_rank // 8
     assert layout(Grid(1, 1, n), "auto", entries, columns=0)["cumul"][1] == 2, "room for a root without an edge"
     lent = layout(Grid(2, 2, n), "auto", entries, columns=1, scan_lent=4096)
     assert lent["cumul"][1] * 8 >= 4096 and lent["front"][1] == 1, "the exchanges' room kept in the scan"
