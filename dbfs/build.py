@@ -166,6 +166,14 @@ def pack_by_owner(backend, grid, src, dst, both_ways: bool, with_rows: bool):
     return send, counts
 
 
+def sum_blocks(words, blocks: int, b: int):
+    """The sum of the `blocks` consecutive int32 blocks of b words in `words`, a new array."""
+    total = words[:b].copy()
+    for p in range(1, blocks):
+        total += words[p * b:(p + 1) * b]
+    return total
+
+
 def split_pairs(xp, words, with_rows: bool):
     """Received words -> (columns, rows or None), contiguous int32 arrays."""
     if not with_rows:
@@ -207,11 +215,7 @@ class _Exchange:
         b = grid.block
         counts = np.zeros(self.comm.Get_size(), np.int64)
         counts[[grid.rank(p, j) for p in range(grid.R)]] = b
-        incoming = self(values, counts, 1)          # from the column's R ranks, in grid-row order
-        total = incoming[:b].copy()
-        for p in range(1, grid.R):
-            total += incoming[p * b:(p + 1) * b]
-        return total
+        return sum_blocks(self(values, counts, 1), grid.R, b)   # from the column's R ranks, in grid-row order
 
     def close(self) -> None:
         pass
