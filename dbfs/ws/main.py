@@ -181,6 +181,8 @@ def _check_args(args) -> None:
                                ("--edgefactor", args.graph is None, "to --scale graphs: a --graph file has its own sizes"),
                                ("--shard-window", sharded, "to --method gs and cw only"),
                                ("--shard-memory", sharded, "to --method gs and cw only"),
+                               ("--frontier", any(m not in SHARD_METHODS for m in args.methods),
+                                "to --method ws and vwc only (gs and cw process every vertex)"),
                                ("--bin-threshold", binned, "to --frontier online and jit only"),
                                ("--approx-threshold", "coalesce" in args.approxes, "to --approx coalesce only"),
                                ("--approx-degree", "latency" in args.approxes, "to --approx latency only"),
