@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dbfs.errors import DbfsError
+from dbfs.source import check_endpoints
 
 BOUNDARY_BIT = np.uint64(1 << 63)
 MAX_VERTICES = 1 << 31
@@ -65,12 +66,15 @@ class CSR:
         return self.rowptr[1:] - self.rowptr[:-1]
 
 
-def build_csr(xp, n: int, src, dst, weights=None) -> CSR:
-    """CSR of the undirected tuple list (src, dst int64 arrays in xp, optional float32 weights)."""
+def build_csr(xp, n: int, src, dst, weights=None, where: str | None = None) -> CSR:
+    """CSR of the undirected tuple list (src, dst int64 arrays in xp, optional float32 weights); an
+    endpoint outside [0, n) is refused, naming the graph file `where` and the endpoint when given."""
     if not 1 <= n <= MAX_VERTICES:
         raise DbfsError(f"the WS mode handles 1 .. 2^31 vertices, the graph has {n}", collective=True)
     n_tuples = int(src.shape[0])
-    if n_tuples and (int(xp.minimum(src.min(), dst.min())) < 0 or int(xp.maximum(src.max(), dst.max())) >= n):
+    if where is not None:
+        check_endpoints(src, dst, n, where)
+    elif n_tuples and (int(xp.minimum(src.min(), dst.min())) < 0 or int(xp.maximum(src.max(), dst.max())) >= n):
         raise DbfsError(f"an edge endpoint lies outside the vertex range 0 .. {n - 1}", collective=True)
     keep = src != dst
     a, b = src[keep], dst[keep]

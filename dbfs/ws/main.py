@@ -34,7 +34,6 @@ from dbfs.errors import DbfsError
 from dbfs.harness import Benchmark, Run, drive
 from dbfs.json_output import provenance, write_json_atomically
 from dbfs.options import parse_seed, refuse_inapplicable
-from dbfs.source import check_endpoints
 from dbfs.ws import approx, programs  # noqa: F401  (programs registers the five programs)
 from dbfs.ws.engine import DEFAULT_MAX_ITERATIONS, EXCHANGES, METHODS, SHARD_MEMORY, Engine, Layout
 from dbfs.ws.frontier import FILTERS, THRESHOLD
@@ -519,12 +518,10 @@ class VertexPrograms(Benchmark):
                                       name)
             if problem:
                 raise DbfsError(problem, collective=True)
-        if self.info is not None:
-            check_endpoints(src, dst, n, self.info.path)
         backend.sync()
         generation_time = time.perf_counter() - started
         started = time.perf_counter()
-        csr = build_csr(backend.xp, n, src, dst, weights)
+        csr = build_csr(backend.xp, n, src, dst, weights, self.info and self.info.path)
         self.layout = self._layout(csr)
         backend.sync()
         build_time = time.perf_counter() - started
