@@ -2,8 +2,8 @@
 errors (one line, non-zero exit, no file left behind), failures during the write, and the readers."""
 
 import argparse
-import json
 import errno
+import json
 import shutil
 import subprocess
 import sys
