@@ -67,7 +67,7 @@ from dbfs import runtime
 from dbfs.backend import abandon_capture
 from dbfs.direction import next_bottom_up
 from dbfs.exchange import Exchange, LevelExchange, OffsetSet
-from dbfs.kernels import CTL, CTL_WORDS, PEER_LOG_AT, STAT, STAT_WORDS, STEP
+from dbfs.kernels import CTL, CTL_WORDS, PEER_LOG_AT, ROOT, ROOT_WORDS, STAT, STAT_WORDS, STEP
 from dbfs.ops import bitmap, bottom_up, message
 from dbfs.ops.expand import ExpandScratch, expand
 from dbfs.ops.frontier import frontier_figures
@@ -77,22 +77,23 @@ from dbfs.ops.sparse import pack_present, unpack_present
 from dbfs.ops.update import update
 from dbfs.peer_levels import DEFAULT_PEER_EDGES, LevelTotals, PeerLevels, device_bytes as peer_device_bytes
 from dbfs.peer_levels import symmetric_bytes as peer_symmetric_bytes
-from dbfs.timing import GraphMarks
+from dbfs.timing import GraphMarks, MarkedTimes
 from dbfs.workspace import Workspace, lender_bytes
 
 EXPAND_TAG, FOLD_TAG, FRONT_TAG = 1, 2, 4   # a rotation uses its exchange's tag + 1 on its own communicator
 COMPUTE_PHASES = ("expansion", "update")
+ROOT_VISIT_KEY = ("root",)                  # the Replays key of the root's visit
 
 
 def buffer_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str = "auto",
                  by_columns: bool = False) -> int:
     """What a GridLoop allocates beside the search state: its exchanges' device buffers (the rotation's
-    too), the message cursor, the expand's column bases and the control block, and on the CPU backend
-    (where host memory is the device's) the pinned host buffers too: the status record, the control
-    block's copy and the exchanges' staging."""
+    too), the message cursor, the expand's column bases, the control block and the root's place, and on
+    the CPU backend (where host memory is the device's) the pinned host buffers too: the status record,
+    the copies of the control block and of the root's place, and the exchanges' staging."""
     on_device, on_host = level_exchange_bytes(grid, encoding, transport, cpu, direction, by_columns)
-    device = 4 + 4 * grid.R + 8 * CTL_WORDS + on_device
-    host = 8 * STAT_WORDS + 8 * CTL_WORDS + on_host
+    device = 4 + 4 * grid.R + 8 * CTL_WORDS + 8 * ROOT_WORDS + on_device
+    host = 8 * STAT_WORDS + 8 * CTL_WORDS + 8 * ROOT_WORDS + on_host
     scan = [scan_lent_bytes(grid, transport, cpu, by_columns)]  # the predecessor exchanges' lender (cumul)
     in_place = finds_read_in_place(transport, cpu)
     if grid.C > 1:                              # the row exchange, and the discoverers' addresses
@@ -308,6 +309,8 @@ class GridLoop:
         self.control_host = backend.pinned_empty(CTL_WORDS, np.int64)
         self.control_host[:] = 0
         self.control_host[CTL.STEP] = STEP.TOPDOWN
+        self.root_place = xp.zeros(ROOT_WORDS, xp.int64)
+        self.root_place_host = backend.pinned_empty(ROOT_WORDS, np.int64)
         self.stream = xp.cuda.Stream(non_blocking=True) if backend.is_gpu else None
         self.unsettled = []                     # (traffic, phase, exchange) whose bytes the heads will give
         self.replays = Replays(backend, self.stream)
@@ -366,8 +369,13 @@ class GridLoop:
         """Every kind of whole level captured before the first search (capturing runs nothing), so no
         search pays a capture: top-down from either queue, after a top-down level or a bottom-up one;
         bottom-up (packing the list first where the grid has one row: from either queue), where the
-        direction allows it; the device-driven stretch from either queue."""
+        direction allows it; the device-driven stretch from either queue; the root's visit and the
+        parents' resolution (after bottom-up levels or none)."""
         s, bottom_up_too = self.state, self.bottom_up_allowed
+        self.replays.prepare(ROOT_VISIT_KEY, self._enqueue_visit_root)
+        for any_bottom_up in (False, True) if bottom_up_too else (False,):
+            if self._resolves(any_bottom_up):
+                self.replays.prepare(("resolve", any_bottom_up), lambda: self._resolve_parents(any_bottom_up))
         parities = ((True, s.queue0, s.counts0, s.queue1, s.counts1), (False, s.queue1, s.counts1, s.queue0, s.counts0))
         for parity, queue, counts, dst, dst_cnt in parities:
             for switch in ((False, True) if bottom_up_too else (False,)):
@@ -397,8 +405,9 @@ class GridLoop:
         queue, spare = s.queue0, s.queue1
         counts, spare_counts = s.counts0, s.counts1
         if own_root:
-            visit_root(backend, s.visited, s.level, s.parent, queue, counts, root, grid.owned_row(j, root_offset),
-                       root_offset, grid.owned_row(j, 0), j)
+            self.root_place_host[[ROOT.ID, ROOT.ROW, ROOT.OFFSET, ROOT.AT, ROOT.GROUP]] = (
+                root, grid.owned_row(j, root_offset), root_offset, grid.owned_row(j, 0), j)
+            self.replays.run(ROOT_VISIT_KEY, self._enqueue_visit_root)
         if not self._stretch_next(False, 1, root_degree):             # a stretch encodes its own
             self._end_level(clock, queue, counts, bits=False)
             if self.expand_x is not None and self.expand_x.sized:
@@ -432,7 +441,7 @@ class GridLoop:
             any_bottom_up |= bottom_up_level
             switch = not bottom_up_level and form == "bits"
             pack = bottom_up_level and form == "list" and self.side.gather is None
-            charged = {}
+            charged = None                      # a whole level's marks (MarkedTimes)
             if self.whole_levels:
                 charged = self._whole_level(clock, traffic, lvl, bottom_up_level, switch or pack, queue, counts,
                                             spare, spare_counts)
@@ -451,7 +460,8 @@ class GridLoop:
             if not self.whole_levels:
                 self._end_level(clock, queue, counts, bits=bottom_up_level)
             checked = int(self.status[STAT.CHECKED])
-            clock.switch("fold_comm")
+            if not self.whole_levels:           # the totals' collective
+                clock.switch("fold_comm")
             level_frontier, (frontier_total, frontier_degrees) = frontier_total, self._level_totals()
             if log_levels:
                 wall = time.perf_counter() - t_level
@@ -475,7 +485,11 @@ class GridLoop:
                 self.alpha, self.beta, grid.n_vertices)
 
         clock.switch("pred_resolve")
-        self._resolve_parents(any_bottom_up)
+        if self.whole_levels:                   # kernels alone: one graph
+            if self._resolves(any_bottom_up):
+                self.replays.run(("resolve", any_bottom_up), lambda: self._resolve_parents(any_bottom_up))
+        else:
+            self._resolve_parents(any_bottom_up)
         clock.switch(None)
         backend.sync()
         elapsed = comms.world.allreduce(time.perf_counter() - t_start, op=MPI.MAX)
@@ -486,10 +500,18 @@ class GridLoop:
                 rows.extend(self._stretch_rows(stretch_log, *row))
                 continue
             phases, charged = clock.totals(*row.pop("marks")), row.pop("charged")
+            charged = charged.seconds() if charged is not None else {}
             row["device_time"] = sum(phases[phase] + charged.get(phase, 0.0) for phase in COMPUTE_PHASES)
             rows.append(row)
         return {"time": elapsed, "depth": lvl - 1, "visited": visited, "reached_degrees": reached_degrees,
                 "levels": rows}
+
+    def _enqueue_visit_root(self) -> None:
+        """The root's visit on its owner (a search starts from queue 0), where root_place_host says it
+        lies: one graph for every root."""
+        s = self.state
+        self.backend.copy(self.root_place, self.root_place_host)
+        visit_root(self.backend, s.visited, s.level, s.parent, s.queue0, s.counts0, self.root_place)
 
     def _end_level(self, clock, queue, counts, bits: bool) -> None:
         """The level's one closing wait: the new own frontier encoded as the next expand message and
@@ -509,13 +531,13 @@ class GridLoop:
         self.unsettled.clear()
 
     def _whole_level(self, clock, traffic, lvl: int, bottom_up_level: bool, first: bool, queue, counts, dst,
-                     dst_cnt) -> dict:
+                     dst_cnt) -> MarkedTimes:
         """A level whose exchanges are kernels alone (NVSHMEM), from its sends to its closing encode and
         status copy, replayed as one CUDA graph (every kind captured before the first search): one
         launch and one wait. `first`: a top-down level first turns the bottom-up frontier into a list
         (and brings the row's visited bits up to date), a bottom-up one first packs the list. The level
         number and its step reach the kernels through the control block; the sends are counted on the
-        host before the launch (a fold's bytes after the wait). Returns its phase times."""
+        host before the launch (a fold's bytes after the wait). Returns its marks (read after the search)."""
         self.control_host[CTL.LEVEL] = lvl
         self.control_host[CTL.STEP] = STEP.BOTTOMUP if bottom_up_level else STEP.TOPDOWN
         if first and not bottom_up_level:
@@ -534,9 +556,9 @@ class GridLoop:
         marks = self._replay_level(self._level_key(bottom_up_level, first, queue is self.state.queue0), enqueue)
         self._wait()
         self._settle()
-        seconds = marks.seconds()
-        clock.charge(seconds)
-        return seconds
+        times = marks.taken()
+        clock.charge_marked(times)
+        return times
 
     @staticmethod
     def _level_key(bottom_up_level: bool, first: bool, parity: bool) -> tuple:
@@ -698,7 +720,7 @@ class GridLoop:
             clock.switch(None)
             marks = self._replay_level(self._stretch_key(switch, queue is self.state.queue0), enqueue)
             self._wait()
-            clock.charge(marks.seconds())
+            clock.charge_marked(marks.taken())
         else:
             enqueue(clock.switch)
             self._end_level(clock, queue, counts, bits=False)
@@ -831,6 +853,10 @@ class GridLoop:
         bitmap.unpack(self.backend, self.own_front, queue[grid.owned_row(j, 0):], counts[j:j + 1])
 
     # predecessors ---------------------------------------------------------------------------------
+    def _resolves(self, any_bottom_up: bool) -> bool:
+        """Whether _resolve_parents has anything to do."""
+        return self.graph.grid.C > 1 or (self.by_columns and any_bottom_up)
+
     def _resolve_parents(self, any_bottom_up: bool) -> None:
         """Delayed predecessors -> global parent ids of the owned vertices. Block m of this rank's
         pred_row (its discoverers of the vertices owned by grid column m) goes to that owner; from column

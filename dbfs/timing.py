@@ -6,13 +6,17 @@ synchronised anyway. Work replayed from a CUDA graph carries its own switches (G
 nodes that write the GPU's timer, copied to the host at the end of the replay); after each replay its
 phase times are charged to the search's clock.
 On the CPU backend the same clock reads the host's perf_counter at each switch. Events are kept and
-reused across searches.
+reused across searches. A switch to no phase where the clock is in none records nothing. A replay's marks are
+copied as they are (MarkedTimes) and summed into phases only once the search has been timed, so the
+host's turn between two levels holds no more than the copy (bench/NOTES.md, 2026-11-26, the host's turn
+between levels).
 """
 
 from __future__ import annotations
 
 import time
 from collections import defaultdict
+from typing import NamedTuple
 
 import numpy as np
 
@@ -25,13 +29,17 @@ class PhaseClock:
         self._pool: list = []
         self._marks: list = []        # (phase or None, event or host time)
         self._charged = dict.fromkeys(self.phases, 0.0)
+        self._marked: list = []       # MarkedTimes of replays, summed by totals()
 
     def start(self) -> None:
         self._marks.clear()
         self._charged = dict.fromkeys(self.phases, 0.0)
+        self._marked.clear()
 
     def switch(self, phase: str | None) -> None:
         """From here on, work is charged to `phase` (None: to no phase)."""
+        if phase is None and self._marks and self._marks[-1][0] is None:
+            return
         if self.backend.is_gpu:
             if len(self._marks) == len(self._pool):
                 self._pool.append(self.backend.xp.cuda.Event())
@@ -55,11 +63,18 @@ class PhaseClock:
         for phase, value in seconds.items():
             self._charged[phase] += value
 
+    def charge_marked(self, times: "MarkedTimes") -> None:
+        """As `charge`, for a replay's marks as copied (summed when totals() asks)."""
+        self._marked.append(times)
+
     def totals(self, begin: int = 0, end: int | None = None) -> dict:
         """Seconds per phase since start(), or of the intervals that switches begin to end - 1 opened
         (positions from `marks`; one level, say); the stream must have been synchronised past the last
         switch."""
         if begin == 0 and end is None:
+            for times in self._marked:
+                self.charge(times.seconds())
+            self._marked.clear()
             return add_intervals(self._marks, self._elapsed, dict(self._charged))
         return add_intervals(self._marks[begin:end + 1], self._elapsed, dict.fromkeys(self.phases, 0.0))
 
@@ -82,8 +97,9 @@ class GraphMarks:
         self._phases: list = []
 
     def restart(self) -> None:
-        """Before the work is enqueued again (captured after an eager run): its switches from the first."""
-        self._phases.clear()
+        """Before the work is enqueued again (captured after an eager run): its switches from the first
+        (a new list: the MarkedTimes taken before keep theirs)."""
+        self._phases = []
 
     def switch(self, phase: str | None) -> None:
         stamp(self.backend, self.device, len(self._phases))
@@ -92,9 +108,23 @@ class GraphMarks:
     def copy_out(self, stream) -> None:
         self.backend.copy(self.stamps, self.device, stream)
 
+    def taken(self) -> "MarkedTimes":
+        """The last replay's marks (it must have finished), copied."""
+        return MarkedTimes(self._phases, self.stamps[:len(self._phases)].copy())
+
     def seconds(self) -> dict:
         """Seconds per phase of the last replay, which must have finished."""
-        marks = zip(self._phases, self.stamps[:len(self._phases)].tolist())
+        return self.taken().seconds()
+
+
+class MarkedTimes(NamedTuple):
+    """One replay's phase switches and the GPU timer at each (nanoseconds)."""
+
+    phases: list
+    stamps: np.ndarray
+
+    def seconds(self) -> dict:
+        marks = zip(self.phases, self.stamps.tolist())
         return add_intervals(list(marks), lambda begin, end: (end - begin) / 1e9, defaultdict(float))
 
 

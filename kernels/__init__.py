@@ -48,6 +48,10 @@ BOTTOM_UP = -2
 # writes (dbfs.device_loop, kernels/level_control.cuh).
 CONTROL = ("STEP", "LEVEL", "FRONTIER", "FRONTIER_EDGES", "UNVISITED_EDGES", "VISITED", "FORM", "LOGGED",
            "START_NS")
+# Where the root of a grid's search lies on its owner (int64 words the visit reads from device memory, so
+# that its launch replays from a CUDA graph): its global id, its local row, its owned offset, and where
+# the own frontier list of one goes (the queue slot and the group counted).
+ROOT_VISIT = ("ID", "ROW", "OFFSET", "AT", "GROUP")
 # What runs next: a run of small top-down levels in the persistent kernel, one bulk top-down level,
 # one bulk bottom-up level, nothing (the frontier is empty).
 STEPS = ("SMALL", "TOPDOWN", "BOTTOMUP", "DONE")
@@ -82,10 +86,10 @@ def _enumerate(names) -> SimpleNamespace:
     return SimpleNamespace(**{name: k for k, name in enumerate(names)})
 
 
-CTL, STEP, FORM, STAT, LOG, HEAD, MSG, PEER_REC, PEER_LOG_AT = (_enumerate(names) for names in (
-    CONTROL, STEPS, FORMS, STATS, LOG_FIELDS, MESSAGE_HEAD, MESSAGE_FORMS, PEER_RECORD, PEER_LOG))
+CTL, STEP, FORM, STAT, LOG, HEAD, MSG, PEER_REC, PEER_LOG_AT, ROOT = (_enumerate(names) for names in (
+    CONTROL, STEPS, FORMS, STATS, LOG_FIELDS, MESSAGE_HEAD, MESSAGE_FORMS, PEER_RECORD, PEER_LOG, ROOT_VISIT))
 CTL_WORDS, STAT_WORDS, LOG_WORDS, HEAD_WORDS = len(CONTROL), len(STATS), len(LOG_FIELDS), len(MESSAGE_HEAD)
-PEER_RECORD_WORDS, PEER_LOG_WORDS = len(PEER_RECORD), len(PEER_LOG)
+PEER_RECORD_WORDS, PEER_LOG_WORDS, ROOT_WORDS = len(PEER_RECORD), len(PEER_LOG), len(ROOT_VISIT)
 COUNTER_WORDS = len(COUNTERS)
 SMALL_SCRATCH_WORDS = COUNTER_SLOTS * COUNTER_WORDS + CTL_WORDS
 
@@ -96,7 +100,7 @@ DEFINES = {
     **{f"{prefix}_{name}": value for prefix, space in (("CTL", CTL), ("STEP", STEP), ("FORM", FORM),
                                                        ("STAT", STAT), ("LOG", LOG), ("HEAD", HEAD),
                                                        ("MSG", MSG), ("PEER_RECORD", PEER_REC),
-                                                       ("PEER_LOG", PEER_LOG_AT))
+                                                       ("PEER_LOG", PEER_LOG_AT), ("ROOT", ROOT))
        for name, value in vars(space).items()},
     "CTL_WORDS": CTL_WORDS, "STAT_WORDS": STAT_WORDS, "LOG_WORDS": LOG_WORDS, "HEAD_WORDS": HEAD_WORDS,
     "PEER_RECORD_WORDS": PEER_RECORD_WORDS, "PEER_LOG_WORDS": PEER_LOG_WORDS,

@@ -12,20 +12,24 @@
 // Both run on the search's stream between the level kernels; the host never reads them back
 // except the STEP word.
 // visit_root (one thread): the root of a search on a grid of ranks, on the rank that owns it (the
-// state reset): its visited bit (row `row` of the rank's rows), level 0, its parent (itself, global id
-// `root`; int64 parents where wide), and the own frontier list of one (queue[at], counts[group]); one
-// launch where five array updates cost the host 0.25 ms.
+// state reset): its visited bit (local row root[ROOT_ROW]), level 0, its parent (itself, global id
+// root[ROOT_ID]; int64 parents where wide), and the own frontier list of one (queue[root[ROOT_AT]],
+// counts[root[ROOT_GROUP]]); one launch where five array updates cost the host 0.25 ms. Where the
+// root lies is read from device memory, so the launch is the same for every root (a CUDA graph holds
+// it and the copy of those words before it).
 #include "level_control.cuh"
 
 extern "C" __global__ void
 visit_root(u32* __restrict__ visited, i32* __restrict__ level, i32* __restrict__ queue, i32* __restrict__ counts,
-           void* __restrict__ parent, i32 wide, i64 root, i32 row, i32 offset, i32 at, i32 group)
+           void* __restrict__ parent, i32 wide, const i64* __restrict__ root)
 {
+    const i64 id = root[ROOT_ID];
+    const i32 row = (i32)root[ROOT_ROW], offset = (i32)root[ROOT_OFFSET];
     visited[row >> 5] |= 1u << (row & 31);
     level[offset] = 0;
-    if (wide) ((i64*)parent)[offset] = root; else ((i32*)parent)[offset] = (i32)root;
-    queue[at] = offset;
-    counts[group] = 1;
+    if (wide) ((i64*)parent)[offset] = id; else ((i32*)parent)[offset] = (i32)id;
+    queue[root[ROOT_AT]] = offset;
+    counts[root[ROOT_GROUP]] = 1;
 }
 
 extern "C" __global__ void

@@ -17,7 +17,7 @@ import pytest
 
 from dbfs.backend import Backend
 from dbfs.grid import Grid
-from dbfs.kernels import BOTTOM_UP, HEAD_WORDS, STAT, STAT_WORDS
+from dbfs.kernels import BOTTOM_UP, HEAD_WORDS, ROOT, ROOT_WORDS, STAT, STAT_WORDS
 from dbfs.ops.clock import stamp
 from dbfs.ops import arrays
 from dbfs.ops import expand as expand_module
@@ -709,9 +709,11 @@ def test_gpu_visit_root_matches_its_twin(parent_dtype):
               "parent": np.full(500, -1, parent_dtype), "queue": np.full(2000, SENTINEL, np.int32),
               "counts": np.zeros(4, np.int32)}
     on_gpu = {name: cupy.asarray(a) for name, a in arrays.items()}
-    for backend, state in ((CPU, arrays), (gpu_backend(), on_gpu)):
-        visit_root(backend, state["visited"], state["level"], state["parent"], state["queue"], state["counts"], root,
-                   1567, 67, 1000, 2)
+    where = np.zeros(ROOT_WORDS, np.int64)
+    where[[ROOT.ID, ROOT.ROW, ROOT.OFFSET, ROOT.AT, ROOT.GROUP]] = root, 1567, 67, 1000, 2
+    for backend, state, root_words in ((CPU, arrays, where), (gpu_backend(), on_gpu, cupy.asarray(where))):
+        visit_root(backend, state["visited"], state["level"], state["parent"], state["queue"], state["counts"],
+                   root_words)
     for name, expected in arrays.items():
         np.testing.assert_array_equal(cupy.asnumpy(on_gpu[name]), expected, err_msg=name)
     assert arrays["visited"][1567 >> 5] & (1 << 31) and arrays["level"][67] == 0 and arrays["parent"][67] == root

@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from dbfs.direction import next_bottom_up
-from dbfs.kernels import CTL, FORM, LOG_WORDS, SMALL_MAX_DEGREE, SMALL_THREADS, STAT, STAT_WORDS, STEP
+from dbfs.kernels import CTL, FORM, LOG_WORDS, ROOT, SMALL_MAX_DEGREE, SMALL_THREADS, STAT, STAT_WORDS, STEP
 from dbfs.ops.expand import _expand_numpy
 from dbfs.ops.frontier import add_discoveries
 
@@ -66,21 +66,21 @@ def start_search(backend, control, q0, counts0, visited, level, parent, degree, 
     control[CTL.START_NS] = time.time_ns()
 
 
-def visit_root(backend, visited, level, parent, queue, counts, root: int, row: int, offset: int, at: int,
-               group: int) -> None:
-    """The root on its owner of a grid (the state reset): visited bit of local row `row`, level[offset]
-    = 0, parent[offset] = root (its global id; parent int32 or int64), the own frontier {offset} at
-    queue[at] with counts[group] = 1. One thread on the current stream."""
+def visit_root(backend, visited, level, parent, queue, counts, root) -> None:
+    """The root on its owner of a grid (the state reset), where `root` (int64, ROOT_WORDS, in device
+    memory: dbfs.kernels.ROOT_VISIT) says it lies: visited bit of local row root[ROW], level[OFFSET] = 0,
+    parent[OFFSET] = root[ID] (its global id; parent int32 or int64), the own frontier {OFFSET} at
+    queue[AT] with counts[GROUP] = 1. One thread on the current stream, the same launch for every root."""
     if backend.is_gpu:
         backend.kernel("level_control", "visit_root")(
-            (1,), (1,), (visited, level, queue, counts, parent, np.int32(parent.dtype.itemsize == 8),
-                         np.int64(root), np.int32(row), np.int32(offset), np.int32(at), np.int32(group)))
+            (1,), (1,), (visited, level, queue, counts, parent, np.int32(parent.dtype.itemsize == 8), root))
         return
+    row, offset = int(root[ROOT.ROW]), int(root[ROOT.OFFSET])
     visited[row >> 5] |= np.uint32(1 << (row & 31))
     level[offset] = 0
-    parent[offset] = root
-    queue[at] = offset
-    counts[group] = 1
+    parent[offset] = root[ROOT.ID]
+    queue[root[ROOT.AT]] = offset
+    counts[root[ROOT.GROUP]] = 1
 
 
 def small_levels(backend, grid, col_ptr, row_idx, degree, q0, q1, counts0, visited, level, parent, control,

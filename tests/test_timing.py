@@ -1,0 +1,37 @@
+"""dbfs.timing on the CPU backend: phase switches and replay marks charged after the search."""
+
+import numpy as np
+import pytest
+
+from dbfs.backend import Backend
+from dbfs.timing import MarkedTimes, PhaseClock
+
+CPU = Backend("cpu")
+
+
+def test_a_switch_to_no_phase_from_none_records_nothing():
+    clock = PhaseClock(CPU, ("expansion", "update"))
+    clock.start()
+    clock.switch(None)
+    clock.switch(None)
+    assert clock.marks == 1
+    clock.switch("expansion")
+    clock.switch("expansion")
+    assert clock.marks == 3
+    clock.switch(None)
+    clock.switch(None)
+    assert clock.marks == 4
+    totals = clock.totals()
+    assert totals["expansion"] > 0 and totals["update"] == 0
+
+
+def test_marked_times_are_summed_into_the_totals_once():
+    clock = PhaseClock(CPU, ("expansion", "update"))
+    clock.start()
+    times = MarkedTimes(["expansion", "update", None], np.array([1_000, 4_000, 10_000], np.int64))
+    assert times.seconds() == pytest.approx({"expansion": 3e-6, "update": 6e-6})
+    clock.charge_marked(times)
+    clock.charge_marked(times)
+    assert clock.totals() == pytest.approx({"expansion": 6e-6, "update": 12e-6})
+    clock.start()
+    assert clock.totals() == {"expansion": 0.0, "update": 0.0}
