@@ -6,10 +6,10 @@ synchronised anyway. Work replayed from a CUDA graph carries its own switches (G
 nodes that write the GPU's timer, copied to the host at the end of the replay); after each replay its
 phase times are charged to the search's clock.
 On the CPU backend the same clock reads the host's perf_counter at each switch. Events are kept and
-reused across searches. A switch to no phase where the clock is in none records nothing. A replay's marks are
-copied as they are (MarkedTimes) and summed into phases only once the search has been timed, so the
-host's turn between two levels holds no more than the copy (bench/NOTES.md, 2026-11-26, the host's turn
-between levels).
+reused across searches. A switch to no phase where the clock is in none records nothing. A replay's
+marks are copied as they are (MarkedTimes) and summed into phases only once the search has been timed,
+so the host's turn between two levels holds no more than the copy (bench/NOTES.md, 2026-11-26, the
+host's turn between levels).
 """
 
 from __future__ import annotations
