@@ -311,6 +311,7 @@ class GridLoop:
         self.control_host[CTL.STEP] = STEP.TOPDOWN
         self.root_place = xp.zeros(ROOT_WORDS, xp.int64)
         self.root_place_host = backend.pinned_empty(ROOT_WORDS, np.int64)
+        self.root_place_host[:] = 0
         self.stream = xp.cuda.Stream(non_blocking=True) if backend.is_gpu else None
         self.unsettled = []                     # (traffic, phase, exchange) whose bytes the heads will give
         self.replays = Replays(backend, self.stream)
