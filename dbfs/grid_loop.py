@@ -182,8 +182,10 @@ class Traffic:
 
 class Replays:
     """Fixed kernel sequences of a level replayed as CUDA graphs: a sequence runs eagerly the first time
-    (its modules load), is captured the second time and replayed with one launch from then on. On the
-    CPU backend, and after a failed capture (with a warning), sequences are enqueued call by call."""
+    (its modules load), is captured the second time and replayed with one launch from then on. A graph
+    is uploaded to the device as it is captured (its first launch, in a timed search, would upload it
+    otherwise: bench/NOTES.md, 2026-11-26, the graphs uploaded as they are captured). On the CPU
+    backend, and after a failed capture (with a warning), sequences are enqueued call by call."""
 
     def __init__(self, backend, stream):
         self.backend, self.stream = backend, stream
@@ -229,6 +231,7 @@ class Replays:
             self.stream.begin_capture()
             enqueue()
             self.graphs[key] = self.stream.end_capture()
+            self.graphs[key].upload(self.stream)
         except (RuntimeError, OSError) as error:    # CuPy's CUDA errors are RuntimeErrors
             abandon_capture(self.stream)
             self.enabled = False
