@@ -41,8 +41,10 @@ captured once as CUDA graphs (`Replays`) and replayed, the level number coming f
 copied up at the start of each replay: launched one by one, their ~18 kernels cost the host ~0.5 ms a
 level. With NVSHMEM, whose rounds are kernels alone (the round counted on the device), a whole level,
 top-down or bottom-up with its rotation, sends and closing encode included, is one graph: one launch and
-one wait a level, its phase times from timer nodes in the graph. Every wait, launch, message and byte is
-counted per level for the per-level log.
+one wait a level, its phase times from timer nodes in the graph (summed after the search, so that the
+host's turn between two levels holds only the decision and the next launch). The root's visit, and with
+NVSHMEM the parents' resolution, are graphs too. Every wait, launch, message and byte is counted per
+level for the per-level log.
 
 Small top-down levels driven by the GPUs (`peer_edges` > 0; with `--comm nvshmem` by default): before a
 top-down level whose global frontier has at most `peer_edges` vertices and edges, the loop hands the
