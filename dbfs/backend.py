@@ -116,6 +116,14 @@ class Backend:
         tiny level's launch does not occupy every multiprocessor that the other ranks' kernels need."""
         return max(1, self.multiprocessors * _blocks_per_multiprocessor(kernel, threads) // self.sharing)
 
+    def whole_gpu_blocks(self, kernel, threads: int, work_blocks: int) -> int:
+        """The grid of a launch that always has work for `work_blocks` blocks (a pass over a whole
+        segment): at most what the whole GPU holds at once, even where ranks share it. Sixteen MPS
+        clients searching a bottom-up segment each with a grid of their sixteenth took 3-5x the time of
+        one process with the whole GPU's grid on the same rows, and 0.9x with grids of half the GPU each
+        (bench/NOTES.md, 2026-11-26, the bottom-up step's grid on ranks sharing a GPU)."""
+        return max(1, min(work_blocks, self.multiprocessors * _blocks_per_multiprocessor(kernel, threads)))
+
     def memory_limit(self) -> int:
         """Bytes this rank may allocate: free device memory, or host memory shared by this node."""
         if self.is_gpu:
@@ -225,8 +233,8 @@ def _function(module: str, function: str):
 
 def select(choice: str = "auto", share_multiprocessors: bool = False) -> Backend:
     """Collective: pick the backend for all ranks and bind this rank's GPU by its node-local rank;
-    share_multiprocessors: ranks sharing a GPU each ask CUDA MPS for their share of it (NVSHMEM supports
-    several PEs on a GPU only so)."""
+    share_multiprocessors: ranks sharing a GPU set CUDA_MPS_ACTIVE_THREAD_PERCENTAGE to their share when
+    it is not set (NVSHMEM runs several PEs on a GPU only so)."""
     if choice not in ("auto", "gpu", "cpu"):
         raise DbfsError(f"unknown backend {choice!r} (auto, gpu or cpu)", collective=True)
     forced = os.environ.get("DBFS_BACKEND")
@@ -245,8 +253,10 @@ def select(choice: str = "auto", share_multiprocessors: bool = False) -> Backend
     local, on_node = runtime.local_rank()
     device = local % ngpus
     sharing = len(range(device, on_node, ngpus))
+    # NVSHMEM's condition for several PEs on a GPU; CUDA read the environment when it started (gpu_count
+    # above), so this share limits no context (bench/NOTES.md, 2026-11-26, the bottom-up step's grid)
     if share_multiprocessors and sharing > 1 and "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE" not in os.environ:
-        os.environ["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = str(max(1, 100 // sharing))   # before the context
+        os.environ["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = str(max(1, 100 // sharing))
     return Backend("gpu", device, sharing=sharing)
 
 

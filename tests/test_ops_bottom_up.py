@@ -266,3 +266,19 @@ def test_gpu_transpose_matches_numpy():
     g_idx = cupy.asnumpy(g_idx)
     for r in rng.integers(0, nrows, 200):
         assert np.array_equal(np.sort(g_idx[row_ptr[r]:row_ptr[r + 1]]), col_idx[row_ptr[r]:row_ptr[r + 1]])
+
+
+@pytest.mark.parametrize("work,sharing,expected", [
+    (1024, 16, 1024),    # 16 ranks on the GPU: the segment's blocks, not a sixteenth of the GPU
+    (50_000, 16, 1056),  # at most what the whole GPU holds (132 multiprocessors x 8 blocks)
+    (50_000, 1, 1056),
+    (0, 1, 1),           # never less than one block
+])
+def test_bottom_up_grid_is_its_work_up_to_the_whole_gpu(monkeypatch, work, sharing, expected):
+    from dbfs import backend as backend_module
+    monkeypatch.setattr(backend_module, "_multiprocessors", lambda device: 132)
+    monkeypatch.setattr(backend_module, "_blocks_per_multiprocessor", lambda kernel, threads: 8)
+    monkeypatch.setattr(Backend, "is_gpu", property(lambda self: True))
+    rank = Backend("cpu", sharing=sharing)
+    assert rank.whole_gpu_blocks(None, 256, work) == expected
+    assert rank.resident_blocks(None, 256) == 1056 // sharing     # the other grids keep the rank's share

@@ -38,8 +38,10 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
       pred_row   int32 [nrows]     write  pred_row[row] = the frontier column found, found rows only
       stats      int64 [STAT_WORDS] read/write  CHECKED += entries examined
       control    the search's control block (None: always runs; else only before a bottom-up level)
-    GPU: one kernel on the current stream, no host synchronisation. Which frontier neighbour is taken
-    is unspecified on the GPU (the first in CSR order on each path; NumPy: the first in CSR order).
+    GPU: one kernel on the current stream (a warp per word of the state, a grid of at most what the
+    whole GPU holds, even where ranks share it: Backend.whole_gpu_blocks), no host synchronisation.
+    Which frontier neighbour is taken is unspecified on the GPU (the first in CSR order on each path;
+    NumPy: the first in CSR order).
     """
     nwords = int(state_in.shape[0])
     if backend.is_gpu:
@@ -51,7 +53,7 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
         if nwords:
             step = backend.kernel("bottom_up", "bottom_up_step")
             step(
-                (backend.resident_blocks(step, BLOCK_THREADS),), (BLOCK_THREADS,),
+                (backend.whole_gpu_blocks(step, BLOCK_THREADS, -(-nwords // (BLOCK_THREADS // 32))),), (BLOCK_THREADS,),
                 (row_ptr, col_idx, np.int32(row_base), np.int32(nwords), frontier, state_in, state_out,
                  pred_row, stats, gate_args(control)[0]))
         return
