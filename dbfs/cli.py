@@ -115,7 +115,8 @@ _TOOLS = {
                                 "(streaming, bounded memory)."),
     "generate": ("dbfs.generate", "Write the Graph500 Kronecker edge list, or a 2D or 3D lattice, to an "
                                   "HDF5 file."),
-    "plan": ("dbfs.plan", "Per-rank memory of a run by part, whether it fits, the largest scale that fits."),
+    "plan": ("dbfs.plan", "Per-rank memory of a run by part, whether it fits (exit status 0; 1 when it "
+                          "does not), the largest scale that fits."),
     "ws": ("dbfs.ws.main", "Single-node mode: vertex programs on the local GPUs with Warp Segmentation "
                            "(or VWC) and Vertex Refinement between GPUs."),
 }
@@ -164,7 +165,7 @@ def main(argv=None) -> None:
     runtime.reset_stdout()
     try:
         with runtime.signals_interrupt():
-            _run(argv)
+            status = _run(argv)
     except OSError as e:
         if e.errno != errno.EPIPE:
             raise
@@ -195,10 +196,13 @@ def main(argv=None) -> None:
         if runtime.rank() == 0:
             print(f"dbfs: error: {failure}", file=sys.stderr)
         sys.exit(2)
+    if status:
+        sys.exit(status)
 
 
-def _run(argv) -> None:
-    """The command argv names (the same on every rank): a subcommand, else the main mode."""
+def _run(argv) -> int:
+    """The command argv names (the same on every rank): a subcommand, else the main mode; returns the
+    exit status its answer sets (plan: 1 when the run does not fit)."""
     first = runtime.WORLD.bcast(list(argv), root=0)
     runtime.agree(None if list(argv) == first else
                   f"started with other arguments than rank 0 ({' '.join(argv) or 'none'} "
@@ -208,7 +212,8 @@ def _run(argv) -> None:
         info.main(_parse(info_parser(), argv[1:]))
     elif argv and argv[0] in _TOOLS:
         module = importlib.import_module(_TOOLS[argv[0]][0])
-        module.main(_parse(tool_parser(argv[0]), argv[1:]))
+        return module.main(_parse(tool_parser(argv[0]), argv[1:])) or 0
     else:
         from dbfs import bfs_benchmark
         bfs_benchmark.main(_parse(main_parser(), argv))
+    return 0

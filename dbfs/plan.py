@@ -65,7 +65,8 @@ def _largest_reason(largest: int | None, R: int, C: int) -> str:
     return " (set by the memory)"
 
 
-def main(args: argparse.Namespace) -> None:
+def main(args: argparse.Namespace) -> int:
+    """The plan of args's run, on stdout (and --json); returns 0 when it fits, 1 when it does not."""
     if not 1 <= args.scale <= MAX_SCALE:
         raise DbfsError(f"--scale must be in 1..{MAX_SCALE}, got {args.scale}", collective=True)
     if args.edgefactor < 1:
@@ -128,3 +129,4 @@ def main(args: argparse.Namespace) -> None:
         if args.direction == "auto":
             doc["prediction"] = prediction
         write_json_atomically(args.json, doc)
+    return 0 if plan.fits else 1
