@@ -1,13 +1,14 @@
 """dbfs's bottom-up search kernel alone (not part of dbfs): the same total rows split over the processes
 sharing the GPU under MPS (each its own arrays), all timed together. argv: total rows, columns, mean
 degree. PROBE_GRID_MULT scales the grid."""
-import os, sys, time
+import os, sys
 import numpy as np
 import cupy as cp
 from mpi4py import MPI
 from dbfs.backend import Backend
 from dbfs.kernels import STAT_WORDS
 from dbfs.ops.bottom_up import search_segment
+from mps_bench import timed_together
 comm = MPI.COMM_WORLD
 rank, size = comm.Get_rank(), comm.Get_size()
 total_rows, ncols, mean_degree = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
@@ -35,17 +36,8 @@ stats = cp.zeros(STAT_WORDS, cp.int64)
 for _ in range(3):
     search_segment(backend, row_ptr, col_idx, 0, frontier, state_in, state_out, pred_row, stats)
 cp.cuda.Device().synchronize()
-times = []
-for rep in range(10):
-    comm.Barrier()
-    e0, e1 = cp.cuda.Event(), cp.cuda.Event()
-    t0 = time.perf_counter()
-    e0.record(); search_segment(backend, row_ptr, col_idx, 0, frontier, state_in, state_out, pred_row, stats); e1.record()
-    e1.synchronize()
-    t1 = time.perf_counter()
-    wall = comm.allreduce(t1, op=MPI.MAX) - comm.allreduce(t0, op=MPI.MIN)
-    times.append((cp.cuda.get_elapsed_time(e0, e1) * 1e3, wall * 1e6))
-dev = float(np.median([t[0] for t in times])); wall = float(np.median([t[1] for t in times]))
+dev, wall = timed_together(comm, lambda: search_segment(backend, row_ptr, col_idx, 0, frontier, state_in, state_out,
+                                                          pred_row, stats))
 devs = comm.gather(dev, root=0)
 if rank == 0:
     step = backend.kernel("bottom_up", "bottom_up_step")
