@@ -254,7 +254,8 @@ def select(choice: str = "auto", share_multiprocessors: bool = False) -> Backend
     device = local % ngpus
     sharing = len(range(device, on_node, ngpus))
     # NVSHMEM's condition for several PEs on a GPU; CUDA read the environment when it started (gpu_count
-    # above), so this share limits no context (bench/NOTES.md, 2026-11-26, the bottom-up step's grid)
+    # above), so this share limits no context (bench/NOTES.md, 2026-11-26, the bottom-up step's grid on
+    # ranks sharing a GPU)
     if share_multiprocessors and sharing > 1 and "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE" not in os.environ:
         os.environ["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = str(max(1, 100 // sharing))
     return Backend("gpu", device, sharing=sharing)
