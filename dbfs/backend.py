@@ -114,7 +114,7 @@ class Backend:
         after the first, each with a full share of the work, and stretch the kernel by up to half. Ranks
         sharing a GPU (CUDA MPS) each take 1/sharing of it: their kernels then run side by side, and a
         tiny level's launch does not occupy every multiprocessor that the other ranks' kernels need."""
-        return max(1, self.multiprocessors * _blocks_per_multiprocessor(kernel, threads) // self.sharing)
+        return max(1, self._gpu_holds(kernel, threads) // self.sharing)
 
     def whole_gpu_blocks(self, kernel, threads: int, work_blocks: int) -> int:
         """The grid of a launch that always has work for `work_blocks` blocks (a pass over a whole
@@ -122,7 +122,11 @@ class Backend:
         clients searching a bottom-up segment each with a grid of their sixteenth took 3-5x the time of
         one process with the whole GPU's grid on the same rows, and 0.9x with grids of half the GPU each
         (bench/NOTES.md, 2026-11-26, the bottom-up step's grid on ranks sharing a GPU)."""
-        return max(1, min(work_blocks, self.multiprocessors * _blocks_per_multiprocessor(kernel, threads)))
+        return max(1, min(work_blocks, self._gpu_holds(kernel, threads)))
+
+    def _gpu_holds(self, kernel, threads: int) -> int:
+        """Blocks of `threads` threads of `kernel` that the whole GPU holds at once."""
+        return self.multiprocessors * _blocks_per_multiprocessor(kernel, threads)
 
     def memory_limit(self) -> int:
         """Bytes this rank may allocate: free device memory, or host memory shared by this node."""

@@ -212,7 +212,7 @@ def _run(argv) -> int:
         info.main(_parse(info_parser(), argv[1:]))
     elif argv and argv[0] in _TOOLS:
         module = importlib.import_module(_TOOLS[argv[0]][0])
-        return module.main(_parse(tool_parser(argv[0]), argv[1:])) or 0
+        return module.main(_parse(tool_parser(argv[0]), argv[1:]))
     else:
         from dbfs import bfs_benchmark
         bfs_benchmark.main(_parse(main_parser(), argv))

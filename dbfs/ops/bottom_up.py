@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from dbfs.kernels import BLOCK_THREADS, BOTTOM_UP, CTL, STAT, STEP
-from dbfs.ops.arrays import NULL, TWIN_ITEMS, gate_args, gate_open, require_array, twin_groups
+from dbfs.ops.arrays import NULL, TWIN_ITEMS, blocks_for, gate_args, gate_open, require_array, twin_groups
 from dbfs.ops.bitmap import offsets_of
 from dbfs.ops.frontier import add_discoveries
 
@@ -52,8 +52,9 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
             require_array(name, array, dtype)
         if nwords:
             step = backend.kernel("bottom_up", "bottom_up_step")
+            blocks = backend.whole_gpu_blocks(step, BLOCK_THREADS, blocks_for(nwords, BLOCK_THREADS // 32))
             step(
-                (backend.whole_gpu_blocks(step, BLOCK_THREADS, -(-nwords // (BLOCK_THREADS // 32))),), (BLOCK_THREADS,),
+                (blocks,), (BLOCK_THREADS,),
                 (row_ptr, col_idx, np.int32(row_base), np.int32(nwords), frontier, state_in, state_out,
                  pred_row, stats, gate_args(control)[0]))
         return
