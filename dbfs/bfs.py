@@ -23,7 +23,7 @@ from dbfs.device_loop import DEFAULT_SMALL_EDGES, DEFAULT_SOLO_WORK, DeviceLoop
 from dbfs.direction import DEFAULT_ALPHA, DEFAULT_BETA
 from dbfs.errors import DbfsError
 from dbfs.grid_loop import GridLoop, Traffic, scan_lent_bytes
-from dbfs.peer_levels import DEFAULT_PEER_EDGES
+from dbfs.peer_levels import default_capacity
 from dbfs.search_state import SearchState
 from dbfs.timing import PhaseClock
 from dbfs.workspace import Workspace
@@ -63,7 +63,7 @@ class BFS:
                  small_edges: int = DEFAULT_SMALL_EDGES, round_graphs: bool = True,
                  solo_work: int = DEFAULT_SOLO_WORK, peer_edges: int | None = None):
         """peer_edges: global frontier edges up to which a grid's top-down levels run in the device-driven
-        kernel of dbfs.peer_levels (0: never; None: DEFAULT_PEER_EDGES with --comm nvshmem on GPUs, else
+        kernel of dbfs.peer_levels (0: never; None: default_capacity with --comm nvshmem on GPUs, else
         never; on the CPU backend any value runs its NumPy twin)."""
         if direction not in DIRECTIONS:
             raise DbfsError(f"unknown direction {direction!r} ({', '.join(DIRECTIONS)})", collective=True)
@@ -81,7 +81,7 @@ class BFS:
                                    round_graphs, solo_work)
         else:
             if peer_edges is None:
-                peer_edges = DEFAULT_PEER_EDGES if comm == "nvshmem" and self.backend.is_gpu else 0
+                peer_edges = default_capacity(grid) if comm == "nvshmem" and self.backend.is_gpu else 0
             self.loop = GridLoop(graph, self.state, direction, alpha, beta, edges_per_thread, encoding, comm,
                                  peer_edges)
 

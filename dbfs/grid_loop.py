@@ -77,7 +77,7 @@ from dbfs.ops.level_control import visit_root
 from dbfs.ops.predecessors import resolve_columns, resolve_mapped, resolve_parents, resolve_rows_mapped
 from dbfs.ops.sparse import pack_present, unpack_present
 from dbfs.ops.update import update
-from dbfs.peer_levels import DEFAULT_PEER_EDGES, LevelTotals, PeerLevels, device_bytes as peer_device_bytes
+from dbfs.peer_levels import LevelTotals, default_capacity as peer_capacity, PeerLevels, device_bytes as peer_device_bytes
 from dbfs.peer_levels import symmetric_bytes as peer_symmetric_bytes
 from dbfs.timing import GraphMarks, MarkedTimes
 from dbfs.workspace import Workspace, lender_bytes
@@ -104,7 +104,7 @@ def buffer_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str 
     if by_columns and grid.R > 1:               # the column finds' gather, or the table of their places
         device += 8 * grid.R if in_place else Exchange.buffer_bytes(grid.R - 1, grid.block, transport, cpu, scan)
     if transport == "nvshmem" and not cpu:
-        device += peer_device_bytes(grid, DEFAULT_PEER_EDGES) + LevelTotals.device_bytes(grid.size)
+        device += peer_device_bytes(grid, peer_capacity(grid)) + LevelTotals.device_bytes(grid.size)
     return device + (host if cpu else 0)
 
 
@@ -117,7 +117,7 @@ def symmetric_bytes(grid, encoding: str, direction: str = "auto", by_columns: bo
         rounds += 4 * (grid.C - 1) * row_exchange_block(grid, True) + 8 * grid.C + 4 * grid.rows_per_rank
     if by_columns and grid.R > 1:
         rounds += 4 * grid.cols_per_rank        # the column finds, read in place (in the search state too)
-    return (peer_symmetric_bytes(grid, DEFAULT_PEER_EDGES) + rounds + LevelTotals.symmetric_bytes(grid.size)
+    return (peer_symmetric_bytes(grid, peer_capacity(grid)) + rounds + LevelTotals.symmetric_bytes(grid.size)
             + level_exchange_bytes(grid, encoding, "nvshmem", False, direction, by_columns)[0])
 
 

@@ -54,10 +54,10 @@ from dbfs.ops.update import update_from_offsets
 
 
 # The most blocks a rank's grid takes: a small level's chain of dependent loads is as long at any count
-# (a level examines at most the stretch's capacity of entries, 2^16 by default: two a thread here),
-# while the grid barrier and the decision's polling cost every block's part; a lattice level on two
-# H200 took 11.5 us at 32 blocks, 11.6-11.7 at 48, 11.8 at 64 and 12.4 at 132 (bench/NOTES.md,
-# 2026-11-26, the device-driven level's grid).
+# (a level examines at most the stretch's capacity of entries, 2^16 a rank on average by default: two
+# a thread here), while the grid barrier and the decision's polling cost every block's part; a lattice
+# level on two H200 took 11.5 us at 32 blocks, 11.6-11.7 at 48, 11.8 at 64 and 12.4 at 132
+# (bench/NOTES.md, 2026-11-26, the device-driven level's grid).
 PEER_BLOCKS = 32
 
 
