@@ -30,10 +30,11 @@ def gpu_count() -> int:
 class Backend:
     """The array namespace and device of one rank."""
 
-    def __init__(self, name: str, device: int | None = None, sharing: int = 1):
+    def __init__(self, name: str, device: int | None = None, sharing: int = 1, yielding: bool = False):
         self.name = name
         self.device = device
         self.sharing = max(1, sharing)  # ranks of this node on the same GPU (under MPS, side by side)
+        self.yielding = yielding      # host waits give the core away between polls (waits_yield)
         self.host_syncs = 0           # host waits on the device so far (counted per level by the loops)
         self.launches = 0             # kernels, memsets and copies enqueued through kernel(), zero(), copy()
         if name == "gpu":
@@ -51,7 +52,12 @@ class Backend:
         """Wait for the current stream (or the given stream or event); counted in host_syncs (on the
         CPU backend too, where nothing waits: the count is where a GPU run waits)."""
         if self.is_gpu:
-            (waitable or self.xp.cuda.get_current_stream()).synchronize()
+            waitable = waitable or self.xp.cuda.get_current_stream()
+            if self.yielding:
+                while not waitable.done:
+                    os.sched_yield()
+            else:
+                waitable.synchronize()
         self.host_syncs += 1
 
     def asnumpy(self, a) -> np.ndarray:
@@ -262,7 +268,16 @@ def select(choice: str = "auto", share_multiprocessors: bool = False) -> Backend
     # ranks sharing a GPU)
     if share_multiprocessors and sharing > 1 and "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE" not in os.environ:
         os.environ["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = str(max(1, 100 // sharing))
-    return Backend("gpu", device, sharing=sharing)
+    return Backend("gpu", device, sharing=sharing, yielding=waits_yield(on_node))
+
+
+def waits_yield(on_node: int) -> bool:
+    """Whether a rank's host waits should yield its core between polls: when this node's ranks are as
+    many as its cores. Each wait otherwise spins on its core (CUDA's choice for a process with one
+    context), so the MPS server's and the libraries' threads can only run by preempting a rank, and a
+    preempted rank stalls every other at its next exchange for a scheduler slice of milliseconds
+    (bench/NOTES.md, 2026-11-26, sixteen ranks' waits on sixteen cores)."""
+    return on_node >= (os.cpu_count() or 1)
 
 
 def _min_op():

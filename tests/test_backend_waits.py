@@ -1,0 +1,44 @@
+"""A rank's host waits (Backend.sync): they spin in CUDA's synchronise, except where this node's ranks
+are as many as its cores (waits_yield), where they poll and give the core away between polls, so the
+other processes' threads need not preempt a rank that the others wait for."""
+
+import os
+
+import pytest
+
+from dbfs.backend import Backend, waits_yield
+
+
+@pytest.mark.parametrize("ranks,cores,expected", [(1, 16, False), (4, 16, False), (15, 16, False),
+                                                  (16, 16, True), (17, 16, True), (2, 2, True)])
+def test_waits_yield_where_the_ranks_fill_the_cores(monkeypatch, ranks, cores, expected):
+    monkeypatch.setattr(os, "cpu_count", lambda: cores)
+    assert waits_yield(ranks) is expected
+
+
+class Waitable:
+    """A stream that completes after `polls` queries, and records whether it was synchronised."""
+
+    def __init__(self, polls: int):
+        self.polls, self.synchronized = polls, False
+
+    @property
+    def done(self) -> bool:
+        self.polls -= 1
+        return self.polls < 0
+
+    def synchronize(self) -> None:
+        self.synchronized = True
+
+
+@pytest.mark.parametrize("yielding", [False, True])
+def test_sync_polls_and_yields_only_where_asked(monkeypatch, yielding):
+    yields = []
+    monkeypatch.setattr(os, "sched_yield", lambda: yields.append(1))
+    backend = Backend("cpu", yielding=yielding)
+    backend.name = "gpu"                        # the wait's GPU path, on a stand-in stream
+    waitable = Waitable(polls=3)
+    backend.sync(waitable)
+    assert backend.host_syncs == 1
+    assert waitable.synchronized is not yielding
+    assert len(yields) == (3 if yielding else 0)
