@@ -268,16 +268,16 @@ def select(choice: str = "auto", share_multiprocessors: bool = False) -> Backend
     # ranks sharing a GPU)
     if share_multiprocessors and sharing > 1 and "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE" not in os.environ:
         os.environ["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = str(max(1, 100 // sharing))
-    return Backend("gpu", device, sharing=sharing, yielding=waits_yield(on_node))
+    return Backend("gpu", device, sharing=sharing, yielding=waits_yield(on_node, runtime.node_cpus()))
 
 
-def waits_yield(on_node: int) -> bool:
+def waits_yield(on_node: int, cpus: int) -> bool:
     """Whether a rank's host waits should yield its core between polls: when this node's ranks are as
-    many as its cores. Each wait otherwise spins on its core (CUDA's choice for a process with one
+    many as the CPUs they may run on (runtime.node_cpus). Each wait otherwise spins on its core (CUDA's choice for a process with one
     context), so the MPS server's and the libraries' threads can only run by preempting a rank, and a
     preempted rank stalls every other at its next exchange for a scheduler slice of milliseconds
     (bench/NOTES.md, 2026-11-26, sixteen ranks' waits on sixteen cores)."""
-    return on_node >= (os.cpu_count() or 1)
+    return on_node >= cpus
 
 
 def _min_op():

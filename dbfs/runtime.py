@@ -188,6 +188,16 @@ def local_rank() -> tuple[int, int]:
         node.Free()
 
 
+def node_cpus() -> int:
+    """Collective: the CPUs that this node's processes may run on (the union of their affinities, which
+    a Slurm allocation or `mpirun --bind-to` narrows)."""
+    node = WORLD.Split_type(MPI.COMM_TYPE_SHARED)
+    try:
+        return len(set().union(*node.allgather(sorted(os.sched_getaffinity(0)))))
+    finally:
+        node.Free()
+
+
 def check_slurm() -> None:
     """Stop when Slurm's task count disagrees with the MPI world (a mis-launched job)."""
     ntasks = os.environ.get("SLURM_NTASKS")

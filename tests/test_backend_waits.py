@@ -1,19 +1,28 @@
 """A rank's host waits (Backend.sync): they spin in CUDA's synchronise, except where this node's ranks
-are as many as its cores (waits_yield), where they poll and give the core away between polls, so the
-other processes' threads need not preempt a rank that the others wait for."""
+are as many as the CPUs they may run on (waits_yield, runtime.node_cpus), where they poll and give the
+core away between polls, so the other processes' threads need not preempt a rank that the others wait
+for."""
 
 import os
 
 import pytest
 
+from dbfs import runtime
 from dbfs.backend import Backend, waits_yield
 
 
 @pytest.mark.parametrize("ranks,cores,expected", [(1, 16, False), (4, 16, False), (15, 16, False),
                                                   (16, 16, True), (17, 16, True), (2, 2, True)])
-def test_waits_yield_where_the_ranks_fill_the_cores(monkeypatch, ranks, cores, expected):
-    monkeypatch.setattr(os, "cpu_count", lambda: cores)
-    assert waits_yield(ranks) is expected
+def test_waits_yield_where_the_ranks_fill_the_cores(ranks, cores, expected):
+    assert waits_yield(ranks, cores) is expected
+
+
+def test_node_cpus_are_the_processes_affinity():
+    """The union of the node's processes' affinities: on one process its own."""
+    if runtime.local_rank()[1] == 1:
+        assert runtime.node_cpus() == len(os.sched_getaffinity(0))
+    else:
+        assert len(os.sched_getaffinity(0)) <= runtime.node_cpus() <= (os.cpu_count() or 1)
 
 
 class Waitable:
