@@ -77,8 +77,8 @@ from dbfs.ops.level_control import visit_root
 from dbfs.ops.predecessors import resolve_columns, resolve_mapped, resolve_parents, resolve_rows_mapped
 from dbfs.ops.sparse import pack_present, unpack_present
 from dbfs.ops.update import update
-from dbfs.peer_levels import LevelTotals, default_capacity as peer_capacity, PeerLevels, device_bytes as peer_device_bytes
-from dbfs.peer_levels import symmetric_bytes as peer_symmetric_bytes
+from dbfs.peer_levels import LevelTotals, PeerLevels, device_bytes as peer_device_bytes
+from dbfs.peer_levels import default_capacity as peer_capacity, symmetric_bytes as peer_symmetric_bytes
 from dbfs.timing import GraphMarks, MarkedTimes
 from dbfs.workspace import Workspace, lender_bytes
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dbfs.device_loop import DEFAULT_SMALL_EDGES
 from dbfs.exchange import world_ranks
 from dbfs.kernels import CTL, CTL_WORDS, PEER_LOG_AT, PEER_LOG_WORDS, PEER_RECORD_WORDS
 from dbfs.ops.peer_levels import counter_words, level_totals, peer_levels
@@ -34,10 +35,9 @@ from dbfs.ops.peer_levels import counter_words, level_totals, peer_levels
 # Entries of a device-driven level per rank: a rank's grid examines ~65,000 entries in tens of
 # microseconds, less than one host-driven level costs (bench/NOTES.md, 2026-11-25, the grid's small
 # levels on the device). The global limit is that times the ranks (bench/NOTES.md, 2026-11-26, the
-# stretch's capacity by the ranks), within the one-GPU loop's small-level limit and what
-# PEER_LANDING_BYTES of landings hold.
+# stretch's capacity by the ranks), within the one-GPU loop's small-level limit (DEFAULT_SMALL_EDGES)
+# and what PEER_LANDING_BYTES of landings hold.
 PEER_EDGES_PER_RANK = 1 << 16
-PEER_EDGES_MAX = 1 << 20
 PEER_LANDING_BYTES = 64 << 20
 # A device-driven level's phases, as its log record times them.
 DEVICE_PHASES = ("expand_wait", "expansion", "fold_wait", "update", "decision")
@@ -46,10 +46,10 @@ LOG_CAPACITY = 1 << 16                 # per-level records of a search's stretch
 
 def default_capacity(grid) -> int:
     """Global frontier edges (and vertices) up to which the grid's top-down levels run in the
-    device-driven kernel: PEER_EDGES_PER_RANK a rank, within PEER_EDGES_MAX and the landings' bytes
-    (symmetric_bytes), never below one rank's share."""
+    device-driven kernel: PEER_EDGES_PER_RANK a rank, within DEFAULT_SMALL_EDGES and the landings'
+    bytes (symmetric_bytes), never below one rank's share."""
     landings = PEER_LANDING_BYTES // (4 * (2 * grid.R + grid.C))
-    return max(PEER_EDGES_PER_RANK, min(PEER_EDGES_PER_RANK * grid.size, PEER_EDGES_MAX, landings))
+    return max(PEER_EDGES_PER_RANK, min(PEER_EDGES_PER_RANK * grid.size, DEFAULT_SMALL_EDGES, landings))
 
 
 def symmetric_bytes(grid, capacity: int) -> int:

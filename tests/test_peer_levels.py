@@ -1,19 +1,19 @@
 """The device-driven levels' default capacity (dbfs.peer_levels.default_capacity): the global frontier
 edges up to which a grid's top-down levels run in the ranks' kernels grow with the ranks (each rank's
-share stays PEER_EDGES_PER_RANK), within PEER_EDGES_MAX and the landings' bytes, never below one rank's
-share; the landings it sizes are what symmetric_bytes counts."""
+share stays PEER_EDGES_PER_RANK), within the one-GPU loop's small-level limit and the landings' bytes,
+never below one rank's share; the landings it sizes are what symmetric_bytes counts."""
 
 import pytest
 
 from dbfs.grid import Grid
-from dbfs.peer_levels import (PEER_EDGES_MAX, PEER_EDGES_PER_RANK, PEER_LANDING_BYTES, default_capacity,
-                              symmetric_bytes)
+from dbfs.device_loop import DEFAULT_SMALL_EDGES
+from dbfs.peer_levels import PEER_EDGES_PER_RANK, PEER_LANDING_BYTES, default_capacity, symmetric_bytes
 
 
 @pytest.mark.parametrize("R,C,expected", [
     (2, 1, 2 * PEER_EDGES_PER_RANK),
     (2, 2, 4 * PEER_EDGES_PER_RANK),
-    (4, 4, PEER_EDGES_MAX),                    # 16 ranks: the one-GPU loop's limit
+    (4, 4, DEFAULT_SMALL_EDGES),                    # 16 ranks: the one-GPU loop's limit
     (8, 8, PEER_LANDING_BYTES // (4 * 24)),    # the landings' bytes
     (128, 64, PEER_EDGES_PER_RANK),            # never below one rank's share
 ])
