@@ -2,7 +2,6 @@
 rank, on the GPU's clock; PROBE_WHOLE=1 gives every kernel but the stretch's cooperative one the whole
 GPU's grid. python -P .probe/stretch_probe.py <dbfs args>; prints on rank 0 at exit."""
 import os, sys, time
-import numpy as np
 from dbfs import runtime
 from dbfs.grid_loop import GridLoop
 from dbfs.backend import Backend
@@ -20,42 +19,50 @@ if os.environ.get("PROBE_PEER_EDGES"):
     dbfs.bfs.DEFAULT_PEER_EDGES = dbfs.grid_loop.DEFAULT_PEER_EDGES = 1 << int(os.environ["PROBE_PEER_EDGES"])
 
 searches, current = [], []
-_orig_replay = GridLoop._replay_level
-def replay(self, key, enqueue, capture_only=False):
-    t = time.time_ns()
-    m = _orig_replay(self, key, enqueue, capture_only)
-    if not capture_only:
-        current.append([key[0], t, time.time_ns(), m])
-    return m
-GridLoop._replay_level = replay
-_orig_wait = GridLoop._wait
-def wait(self):
-    t = time.time_ns()
-    _orig_wait(self)
+
+
+def around(name, after):
+    """GridLoop.<name> wrapped: after(self, result, started_ns, args, kwargs) once it returns."""
+    original = getattr(GridLoop, name)
+
+    def wrapped(self, *args, **kwargs):
+        started = time.time_ns()
+        result = original(self, *args, **kwargs)
+        after(self, result, started, args, kwargs)
+        return result
+    setattr(GridLoop, name, wrapped)
+
+
+def replayed(self, marks, started, args, kwargs):
+    if not kwargs.get("capture_only", args[2] if args[2:] else False):     # captures are not levels
+        current.append([args[0][0], started, time.time_ns(), marks])
+
+
+def waited(self, _result, started, _args, _kwargs):
     if current and len(current[-1]) == 4:
-        current[-1] += [t, time.time_ns()]
+        current[-1] += [started, time.time_ns()]
         current[-1][3] = current[-1][3].taken()
-GridLoop._wait = wait
-_orig_stretch = GridLoop._peer_stretch
-def stretch(self, *a, **k):
-    end, rec = _orig_stretch(self, *a, **k)
+
+
+def stretched(self, result, _started, _args, _kwargs):
     if current:
-        current[-1].append(end["START_NS"])
-    return end, rec
-GridLoop._peer_stretch = stretch
-_orig_run = GridLoop._run
-def run(self, *a, **k):
-    current.clear()
-    r = _orig_run(self, *a, **k)
+        current[-1].append(result[0]["START_NS"])
+
+
+def searched(self, _result, _started, _args, _kwargs):
     rows = []
     for entry in current:
-        kind, t_launch, t_launched, m = entry[:4]
-        taken = m
+        kind, t_launch, t_launched, taken = entry[:4]
         rows.append((kind, t_launch, t_launched, entry[4] if len(entry) > 4 else 0, entry[5] if len(entry) > 5 else 0,
                      list(taken.phases), taken.stamps.tolist(), entry[6] if len(entry) > 6 else 0))
     searches.append(rows)
-    return r
-GridLoop._run = run
+    current.clear()
+
+
+around("_replay_level", replayed)
+around("_wait", waited)
+around("_peer_stretch", stretched)
+around("_run", searched)
 
 def report():
     comm = runtime.WORLD
