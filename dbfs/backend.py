@@ -272,12 +272,13 @@ def select(choice: str = "auto", share_multiprocessors: bool = False) -> Backend
 
 
 def waits_yield(on_node: int, cpus: int) -> bool:
-    """Whether a rank's host waits should yield its core between polls: when this node's ranks are as
-    many as the CPUs they may run on (runtime.node_cpus). Each wait otherwise spins on its core (CUDA's
-    choice for a process with one context), so the MPS server's and the libraries' threads can only run
-    by preempting a rank, and a preempted rank stalls every other at its next exchange for a scheduler
-    slice of milliseconds (bench/NOTES.md, 2026-11-26, sixteen ranks' waits on sixteen cores)."""
-    return on_node >= cpus
+    """Whether a rank's host waits should yield its core between polls: where several ranks of this node
+    are as many as the CPUs they may run on (runtime.node_cpus). Each wait otherwise spins on its core
+    (CUDA's choice for a process with one context), so the MPS server's and the libraries' threads can
+    only run by preempting a rank, and a preempted rank stalls every other at its next exchange for a
+    scheduler slice of milliseconds (bench/NOTES.md, 2026-11-26, sixteen ranks' waits on sixteen
+    cores). A rank alone stalls no other and spins."""
+    return 1 < on_node >= cpus
 
 
 def _min_op():

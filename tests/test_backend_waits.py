@@ -1,7 +1,7 @@
-"""A rank's host waits (Backend.sync): they spin in CUDA's synchronise, except where this node's ranks
-are as many as the CPUs they may run on (waits_yield, runtime.node_cpus), where they poll and give the
-core away between polls, so the other processes' threads need not preempt a rank that the others wait
-for."""
+"""A rank's host waits (Backend.sync): they spin in CUDA's synchronise, except where several ranks of
+this node are as many as the CPUs they may run on (waits_yield, runtime.node_cpus), where they poll and
+give the core away between polls, so the other processes' threads need not preempt a rank that the others
+wait for."""
 
 import os
 
@@ -12,7 +12,8 @@ from dbfs.backend import Backend, waits_yield
 
 
 @pytest.mark.parametrize("ranks,cores,expected", [(1, 16, False), (4, 16, False), (15, 16, False),
-                                                  (16, 16, True), (17, 16, True), (2, 2, True)])
+                                                  (16, 16, True), (17, 16, True), (2, 2, True),
+                                                  (1, 1, False)])   # a rank alone (bound to a core)
 def test_waits_yield_where_the_ranks_fill_the_cores(ranks, cores, expected):
     assert waits_yield(ranks, cores) is expected
 
