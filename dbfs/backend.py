@@ -278,7 +278,7 @@ def waits_yield(on_node: int, cpus: int) -> bool:
     only run by preempting a rank, and a preempted rank stalls every other at its next exchange for a
     scheduler slice of milliseconds (bench/NOTES.md, 2026-11-26, sixteen ranks' waits on sixteen
     cores). A rank alone stalls no other and spins."""
-    return 1 < on_node >= cpus
+    return on_node > 1 and on_node >= cpus
 
 
 def _min_op():

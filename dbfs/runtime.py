@@ -179,23 +179,27 @@ def agree(error: str | None, comm: MPI.Comm = WORLD) -> None:
         raise DbfsError(first, collective=True)
 
 
-def local_rank() -> tuple[int, int]:
-    """(rank among the processes of this node, processes on this node) via a shared-memory split."""
+@contextlib.contextmanager
+def _node_processes():
+    """Collective: a communicator of this node's processes (a shared-memory split), freed after use."""
     node = WORLD.Split_type(MPI.COMM_TYPE_SHARED)
     try:
-        return node.Get_rank(), node.Get_size()
+        yield node
     finally:
         node.Free()
+
+
+def local_rank() -> tuple[int, int]:
+    """(rank among the processes of this node, processes on this node)."""
+    with _node_processes() as node:
+        return node.Get_rank(), node.Get_size()
 
 
 def node_cpus() -> int:
     """Collective: the CPUs that this node's processes may run on (the union of their affinities, which
     a Slurm allocation or `mpirun --bind-to` narrows)."""
-    node = WORLD.Split_type(MPI.COMM_TYPE_SHARED)
-    try:
+    with _node_processes() as node:
         return len(set().union(*node.allgather(sorted(os.sched_getaffinity(0)))))
-    finally:
-        node.Free()
 
 
 def check_slurm() -> None:

@@ -13,7 +13,7 @@ from dbfs.peer_levels import PEER_EDGES_PER_RANK, PEER_LANDING_BYTES, default_ca
 @pytest.mark.parametrize("R,C,expected", [
     (2, 1, 2 * PEER_EDGES_PER_RANK),
     (2, 2, 4 * PEER_EDGES_PER_RANK),
-    (4, 4, DEFAULT_SMALL_EDGES),                    # 16 ranks: the one-GPU loop's limit
+    (4, 4, DEFAULT_SMALL_EDGES),               # 16 ranks: the one-GPU loop's limit
     (8, 8, PEER_LANDING_BYTES // (4 * 24)),    # the landings' bytes
     (128, 64, PEER_EDGES_PER_RANK),            # never below one rank's share
 ])
