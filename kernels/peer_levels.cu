@@ -10,8 +10,10 @@
 //   send    every new own vertex is stored, as it is found, into this rank's slot of each grid-column
 //           peer's expand landing (double-buffered by round parity), then a signal word per peer;
 //   expand  the column frontier (the own list and the peers' landed lists, as local column ids) is cut
-//           into one contiguous share per block; a block scans its share's degrees a column a thread at
-//           a time and takes the entries load-balanced (a binary search per entry); an entry claims its
+//           into one contiguous share per block; a block takes its share a chunk of a column a thread at
+//           a time: PEER_GROUP lanes a column, an entry a lane, where no column of the chunk has more
+//           entries (a lattice's levels), else the block scans the chunk's degrees
+//           and takes the entries load-balanced (a binary search per entry); an entry claims its
 //           row when its atomicOr flips the visited bit; an owned row is a new own vertex, another
 //           owner's row is stored straight into this rank's slot of that owner's fold landing;
 //   fold    after a grid barrier, a signal word per grid-row peer; every block waits for the row peers'
@@ -127,6 +129,10 @@ struct PeerRank {
     }
 };
 
+// A chunk of the column frontier whose columns all have at most this many entries is expanded this many
+// lanes a column, an entry a lane, without the block's scan and search that balance longer ones.
+constexpr i32 PEER_GROUP = 8;
+
 // Local column id of entry k of the level's column frontier: the grid rows' lists one after the
 // other (column_start[p] is where grid row p's starts; its own list is `own`, the others' landed).
 __device__ __forceinline__ i32 column_at(i64 k, const i64* column_start, i32 i, i32 b, i64 capacity,
@@ -211,7 +217,21 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
         __syncthreads();
         const PeerRank me{R, capacity, lvl, round, degree, level, pred_col, nxt, expand_out, slot};
         const u32* expand_landed = expand_in + parity * R * capacity;
-        i64 found_degrees = 0;                       // of this thread's new own vertices
+        i64 found_degrees = 0, checked_here = 0;     // of this thread's new own vertices; its short column's entries
+        // an entry of column `from` leading to local row `row`: claimed when its atomicOr flips the visited bit
+        auto claim = [&](i32 row, i32 from) {
+            const i32 m = row / b, o = row - m * b;
+            const i32 d = m == j ? degree[o] : 0;              // loaded beside the claim, not after it
+            const u32 bit = 1u << (row & 31);
+            if (atomicOr(&visited[row >> 5], bit) & bit) return;
+            pred_row[row] = from;
+            if (m == j) {
+                found_degrees += me.own(o, d, j);
+            } else {
+                const i64 at = reserve_slot((u64*)&slot[FOLD_COUNTS + m]);
+                ((u32*)fold_out[m])[at] = (u32)o;
+            }
+        };
         // expansion: each block a contiguous share of the column frontier, a column a thread at a time
         const i64 ncols = column_start[R], share = (ncols + gridDim.x - 1) / gridDim.x;
         const i64 lo = min(ncols, (i64)blockIdx.x * share), hi = min(ncols, lo + share);
@@ -225,9 +245,20 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
                 start = col_ptr[column];
                 degree_c = col_ptr[column + 1] - start;
             }
-            first_entry[t] = block_prefix(degree_c, &chunk_total);
             first_of[t] = start;
             first_column[t] = column;
+            if (!__syncthreads_or(degree_c > PEER_GROUP)) {
+                // a chunk of short columns (a lattice's): PEER_GROUP lanes a column, an entry a lane
+                first_entry[t] = degree_c;
+                checked_here += degree_c;
+                __syncthreads();
+                const i32 lane = t % PEER_GROUP;
+                for (i32 k = t / PEER_GROUP; k < items; k += PEER_THREADS / PEER_GROUP)
+                    if (lane < first_entry[k]) claim(row_idx[first_of[k] + lane], first_column[k]);
+                __syncthreads();                     // the chunk's tables are read before the next one
+                continue;
+            }
+            first_entry[t] = block_prefix(degree_c, &chunk_total);
             __syncthreads();
             const i64 total = chunk_total;
             for (i64 e = t; e < total; e += PEER_THREADS) {
@@ -236,22 +267,13 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
                     const i32 mid = (low + high + 1) >> 1;
                     if (first_entry[mid] <= e) low = mid; else high = mid - 1;
                 }
-                const i32 row = row_idx[first_of[low] + e - first_entry[low]];
-                const i32 m = row / b, o = row - m * b;
-                const i32 d = m == j ? degree[o] : 0;          // loaded beside the claim, not after it
-                const u32 bit = 1u << (row & 31);
-                if (atomicOr(&visited[row >> 5], bit) & bit) continue;
-                pred_row[row] = first_column[low];
-                if (m == j) {
-                    found_degrees += me.own(o, d, j);
-                } else {
-                    const i64 at = reserve_slot((u64*)&slot[FOLD_COUNTS + m]);
-                    ((u32*)fold_out[m])[at] = (u32)o;
-                }
+                claim(row_idx[first_of[low] + e - first_entry[low]], first_column[low]);
             }
             if (t == 0) atomicAdd((u64*)&slot[CHECKED], (u64)total);
             __syncthreads();                         // the chunk's tables are read before the next one
         }
+        checked_here = warp_sum(checked_here);
+        if ((t & 31) == 0 && checked_here) atomicAdd((u64*)&slot[CHECKED], (u64)checked_here);
         if (one_column) me.add_degrees(found_degrees);
         grid.sync();                                 // every block's discoveries are stored
         if (leader && t == 0) expanded_ns = folded_ns = updated_ns = global_ns();
