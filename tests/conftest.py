@@ -16,7 +16,9 @@ Under MPI with several ranks this conftest makes the P sessions agree:
 
 On every rank count, a watchdog (DBFS_TEST_TIMEOUT seconds per test, default 300, 0 disables) dumps
 all threads' tracebacks and aborts the whole MPI job, so a rank stuck in a collective that a failed
-rank never reached ends the job instead of hanging it. `@pytest.mark.mpi` accepts only `min_size=N`
+rank never reached ends the job instead of hanging it. `@pytest.mark.one_rank` tests (nothing in them
+depends on the ranks, or they start their own processes) run in the one-rank pass only; the multi-rank
+passes skip them. `@pytest.mark.mpi` accepts only `min_size=N`
 (pytest-mpi ignores other keywords silently, so a misspelling would run the test at too few ranks);
 anything else is a collection error. `@pytest.mark.gpu` tests skip when no CUDA GPU is visible.
 """
@@ -51,6 +53,8 @@ SEVERITY = ("failed", "xfailed", "skipped", "xpassed", "passed")
 def pytest_configure(config):
     if not any(line.split(":")[0].strip() == "gpu" for line in config.getini("markers")):
         config.addinivalue_line("markers", "gpu: needs a CUDA GPU and CuPy; skipped without one")
+    if not any(line.split(":")[0].strip() == "one_rank" for line in config.getini("markers")):
+        config.addinivalue_line("markers", "one_rank: runs in the one-rank pass only")
     config.pluginmanager.register(Watchdog(_timeout_from_env()), "dbfs-watchdog")
     if WORLD.Get_size() > 1:
         config.pluginmanager.register(RankAgreement(WORLD), "dbfs-rank-agreement")
@@ -88,6 +92,11 @@ def pytest_collection_modifyitems(config, items):
         else:
             valid.append(item)
     items[:] = valid
+    if WORLD.Get_size() > 1:
+        once = pytest.mark.skip(reason="the same in every process, or starts its own: runs in the one-rank pass")
+        for item in items:
+            if "one_rank" in item.keywords:
+                item.add_marker(once)
     if gpu_count() == 0:
         skip = pytest.mark.skip(reason="no CUDA GPU visible (CuPy missing or no device)")
         for item in items:

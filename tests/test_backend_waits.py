@@ -10,6 +10,8 @@ import pytest
 from dbfs import runtime
 from dbfs.backend import Backend, waits_yield
 
+pytestmark = pytest.mark.one_rank
+
 
 @pytest.mark.parametrize("ranks,cores,expected", [(1, 16, False), (4, 16, False), (15, 16, False),
                                                   (16, 16, True), (17, 16, True), (2, 2, True),

@@ -15,6 +15,8 @@ from dbfs.grid import Grid
 from graph500.generator import expected_reaching_share, generate_edges
 from test_collect import SCRIPTS, import_script
 
+pytestmark = pytest.mark.one_rank
+
 
 @pytest.mark.parametrize("R,C", [(1, 1), (2, 3), (4, 2)])
 def test_block_figures_match_a_count_by_block(R, C):

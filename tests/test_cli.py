@@ -6,10 +6,9 @@ import subprocess
 import sys
 
 import pytest
-from mpi4py import MPI
 from launcher import launcher_free_env
 
-pytestmark = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1, reason="subprocess tests run in the 1-rank pass")
+pytestmark = pytest.mark.one_rank
 
 
 def dbfs(*args, env=None, cwd=None):

@@ -12,12 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from mpi4py import MPI
 
 from test_harness import launch, mpiexec
 
-pytestmark = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1,
-                                reason="launches its own MPI jobs: runs in the single-rank pass")
+pytestmark = pytest.mark.one_rank
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 RESULTS = Path(__file__).resolve().parents[1] / "bench" / "results"

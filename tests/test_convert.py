@@ -15,13 +15,12 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
-from mpi4py import MPI
 
 from dbfs import convert, edgelist, formats
 from dbfs.errors import DbfsError
 from launcher import launcher_free_env
 
-pytestmark = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1, reason="one-process tool: single-rank pass")
+pytestmark = pytest.mark.one_rank
 
 DATA = Path(__file__).resolve().parent / "data"
 BIG = 8589934592

@@ -4,7 +4,11 @@ and Python's cyclic collector kept out of the searches (run before each, off dur
 import gc
 from types import SimpleNamespace
 
+import pytest
+
 from dbfs.harness import Benchmark, drive
+
+pytestmark = pytest.mark.one_rank
 
 
 class Probe(Benchmark):

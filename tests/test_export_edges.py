@@ -12,8 +12,7 @@ from dbfs import edgelist, families
 from test_collect import import_script
 from test_harness import launch
 
-pytestmark = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1,
-                                reason="one-process script: runs in the single-rank pass")
+pytestmark = pytest.mark.one_rank
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "export_edges.py"
 

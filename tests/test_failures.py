@@ -34,8 +34,6 @@ from launcher import launcher_free_env
 WORLD = MPI.COMM_WORLD
 DATA = Path(__file__).resolve().parent / "data"
 BIG = 8589934592
-single_rank_only = pytest.mark.skipif(WORLD.Get_size() > 1, reason="starts its own processes or is a "
-                                      "one-process tool: runs in the single-rank pass")
 JOB_TIMEOUT_S = 120
 
 
@@ -293,7 +291,7 @@ def test_partition_cache_that_cannot_be_written_is_a_warning(dbfs, shared, monke
 
 
 # ------------------------------------------------------------------------------------- convert
-@single_rank_only
+@pytest.mark.one_rank
 def test_convert_failures_are_one_line_and_leave_nothing(dbfs, tmp_path, monkeypatch):
     edges = b"".join(b"%d %d\n" % (i, (7 * i) % 5000) for i in range(200000))
     packed = gzip.compress(edges)
@@ -331,7 +329,7 @@ def test_convert_failures_are_one_line_and_leave_nothing(dbfs, tmp_path, monkeyp
     assert listing(tmp_path) == sorted(inputs + ["g.h5"])
 
 
-@single_rank_only
+@pytest.mark.one_rank
 def test_absurd_packed_ids_are_a_warning(dbfs, tmp_path):
     words = np.zeros((8, 3), "<u4")
     words[:, 0], words[:, 1] = np.arange(8), np.arange(1, 9)
@@ -344,7 +342,7 @@ def test_absurd_packed_ids_are_a_warning(dbfs, tmp_path):
 
 
 # ------------------------------------------------------------------------------------- generate
-@single_rank_only
+@pytest.mark.one_rank
 def test_generate_checks_the_free_space_first(dbfs, tmp_path, monkeypatch):
     produced = watch(monkeypatch, generate, "generate_edges")
     ok = dbfs("generate", "--scale", 16, "--out", tmp_path / "g.h5", "--backend", "cpu")
@@ -364,7 +362,7 @@ def test_save_result_checks_the_free_space_before_the_build(dbfs, shared, monkey
 
 
 # --------------------------------------------------------------------------------------------- ws
-@single_rank_only
+@pytest.mark.one_rank
 def test_ws_takes_and_shows_the_files_ids(dbfs, tmp_path):
     converted(DATA / "directed.txt", tmp_path / "g.h5", "--undirected")
     run = dbfs("ws", "--graph", tmp_path / "g.h5", "--source", BIG, "--backend", "cpu", "--json", tmp_path / "w.json")
@@ -449,7 +447,7 @@ def test_an_interrupt_lost_in_a_finalizer_is_delivered_again():
             time.sleep(runtime.REDELIVERY_DELAY_S / 10)
 
 
-@single_rank_only
+@pytest.mark.one_rank
 def test_ctrl_c_ends_every_rank_with_one_line(tmp_path):
     argv = [mpiexec(), "-n", "2", sys.executable, "-m", "dbfs", "--scale", "17", "--backend", "cpu"]
     code, stderr = interrupted(argv, tmp_path, lambda err: "[dbfs] graph:" in err, signal.SIGINT)
@@ -457,7 +455,7 @@ def test_ctrl_c_ends_every_rank_with_one_line(tmp_path):
     one_line(stderr, "dbfs: interrupted by SIGINT")
 
 
-@single_rank_only
+@pytest.mark.one_rank
 def test_sigterm_removes_the_temporary_files(tmp_path):
     def temporaries(err: str) -> bool:
         return any(p.name.endswith(".tmp") for p in tmp_path.iterdir())
@@ -476,7 +474,7 @@ def test_sigterm_removes_the_temporary_files(tmp_path):
     assert listing(tmp_path) == ["edges.txt.gz"]
 
 
-@single_rank_only
+@pytest.mark.one_rank
 def test_ranks_started_with_different_arguments_stop_together(tmp_path):
     argv = [mpiexec(), "-n", "1", sys.executable, "-m", "dbfs", "--scale", "6", "--roots", "2",
             ":", "-n", "1", sys.executable, "-m", "dbfs", "--scale", "6", "--root", "1000"]
@@ -487,7 +485,7 @@ def test_ranks_started_with_different_arguments_stop_together(tmp_path):
                             "against --scale 6 --roots 2): every rank must run the same command (on rank 1)")
 
 
-@single_rank_only
+@pytest.mark.one_rank
 def test_ranks_that_see_different_directories_agree(tmp_path):
     """--json names a directory that rank 0 has and rank 1 lacks (per-node paths, as on a cluster
     without a shared file system): every rank refuses, nobody waits for the others."""

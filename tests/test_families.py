@@ -13,6 +13,8 @@ from dbfs import families
 from dbfs.errors import DbfsError
 from dbfs.families import BLOCK_EDGES, Lattice, LatticeEdgeList, lattice_graph
 
+pytestmark = pytest.mark.one_rank
+
 
 def brute_force_edges(dims) -> set:
     """Every pair of lattice points at distance 1, as row-major ids (u < v)."""

@@ -20,8 +20,6 @@ from dbfs.errors import DbfsError
 from graph500.generator import generate_edges
 from launcher import launcher_free_env
 
-single_rank_only = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1,
-                                      reason="starts its own processes: runs in the single-rank pass")
 
 
 def parse(*argv: str) -> argparse.Namespace:
@@ -213,7 +211,7 @@ def test_readers_validate_the_layout(tmp_path):
 
 
 # ----------------------------------------------------------------------------------- command line
-@single_rank_only
+@pytest.mark.one_rank
 @pytest.mark.parametrize("argv", [
     ("--scale", "0"), ("--scale", "43"), ("--scale", "-3"), ("--scale", "5", "--edgefactor", "0"),
     ("--scale", "5", "--seed", "2;3"), ("--scale", "5", "--out", "nodir/x.h5"),
@@ -227,7 +225,7 @@ def test_cli_errors_are_one_line_and_leave_nothing(argv, tmp_path):
     assert leftovers(tmp_path) == []
 
 
-@single_rank_only
+@pytest.mark.one_rank
 def test_cli_writes_and_refuses_to_overwrite(tmp_path):
     ok = run_cli("--scale", "6", "--weights", "--out", "g.h5", cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr
@@ -242,7 +240,7 @@ def test_cli_writes_and_refuses_to_overwrite(tmp_path):
     assert leftovers(tmp_path) == ["g.h5"]
 
 
-@single_rank_only
+@pytest.mark.one_rank
 def test_a_generated_file_samples_the_roots_of_its_own_seed(tmp_path):
     """`--graph` on a file `generate` wrote with --seed takes the same roots as the --scale run of that
     seed (the sampler's seed is the file's unless --seed is given again)."""

@@ -20,8 +20,6 @@ from test_graph_runs import run
 from test_harness import launch, mpiexec
 
 WORLD = MPI.COMM_WORLD
-single_rank_only = pytest.mark.skipif(WORLD.Get_size() > 1,
-                                      reason="starts its own processes: runs in the single-rank pass")
 
 
 def file_edges(path):
@@ -68,7 +66,7 @@ def test_lattice_file_holds_the_family_edges_and_attributes(shared_dir):
     assert edgelist.read_attrs(out)["generator"] == "dbfs-lattice-1 6x5x4 remove_fraction=0.0 row-major"
 
 
-@single_rank_only
+@pytest.mark.one_rank
 def test_one_two_and_three_ranks_write_the_same_file(tmp_path):
     argv = [sys.executable, "-m", "dbfs", "generate", "--lattice", "203x97", "--remove-fraction", "0.3",
             "--backend", "cpu", "--out"]
@@ -126,7 +124,7 @@ def test_bad_lattice_requests_are_collective_errors(argv, message, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-@single_rank_only
+@pytest.mark.one_rank
 @pytest.mark.parametrize("argv, message", [
     (("--lattice", "8x8", "--scale", "5"), "argument --scale: not allowed with argument --lattice"),
     (("--remove-fraction", "0.1"), "one of the arguments --scale --lattice is required"),

@@ -7,12 +7,11 @@ from concurrent.futures import ThreadPoolExecutor
 import h5py
 import numpy as np
 import pytest
-from mpi4py import MPI
 
 from dbfs import edgelist
 from dbfs.errors import DbfsError
 
-pytestmark = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1, reason="file-level tests: single-rank pass")
+pytestmark = pytest.mark.one_rank
 
 VALUES = np.random.default_rng(2).integers(-2**40, 2**40, 10_000)
 RANGES = [(0, 10_000), (0, 1), (999, 1001), (1000, 3000), (4321, 9876), (9_999, 10_000), (77, 77)]

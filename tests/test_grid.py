@@ -7,6 +7,8 @@ import pytest
 
 from dbfs.grid import Grid
 
+pytestmark = pytest.mark.one_rank
+
 GRIDS = [(1, 1, 1), (1, 1, 97), (1, 3, 100), (3, 1, 100), (2, 3, 1000), (3, 2, 999), (4, 4, 4096), (5, 3, 12345)]
 
 

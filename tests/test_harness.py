@@ -20,11 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from mpi4py import MPI
 from launcher import launcher_free_env
 
-pytestmark = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1,
-                                reason="launches its own MPI jobs: runs in the single-rank pass")
+pytestmark = pytest.mark.one_rank
 
 CASES = Path(__file__).resolve().parent / "harness_cases"
 DIVERGING_CASE = CASES / "case_rank_one_diverges.py"

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.one_rank
+
 PACKAGES = ("dbfs", "graph500")
 
 

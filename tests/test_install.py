@@ -13,6 +13,8 @@ import pytest
 import dbfs
 from dbfs import kernels
 
+pytestmark = pytest.mark.one_rank
+
 CHECKOUT_KERNELS = Path(__file__).resolve().parents[1] / "kernels"
 
 

@@ -8,6 +8,8 @@ import pytest
 
 from dbfs import kernels
 
+pytestmark = pytest.mark.one_rank
+
 NVCC = shutil.which("nvcc")
 
 

@@ -10,13 +10,12 @@ import sys
 import h5py
 import numpy as np
 import pytest
-from mpi4py import MPI
 
 from graph500.serial import serial_bfs
 from launcher import launcher_free_env
 from test_failures import mpiexec
 
-pytestmark = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1, reason="subprocess tests run in the 1-rank pass")
+pytestmark = pytest.mark.one_rank
 
 CASES = [(16, "4x4", "kronecker", "auto", "adaptive"), (16, "8x2", "lattice", "auto", "bitmap"),
          (16, "2x8", "kronecker", "topdown", "list"), (18, "6x3", "lattice", "auto", "list")]

@@ -10,6 +10,8 @@ from dbfs.backend import Backend
 from dbfs.kernels import HEAD, HEAD_WORDS, MSG, STAT, STAT_WORDS
 from dbfs.ops import message
 
+pytestmark = pytest.mark.one_rank
+
 CPU = Backend("cpu")
 BLOCK = 4096
 

@@ -28,6 +28,8 @@ from dbfs.ops.predecessors import resolve_columns, resolve_mapped, resolve_paren
 from dbfs.ops.message import SourceTable, encode_lists
 from dbfs.ops.update import update
 
+pytestmark = pytest.mark.one_rank
+
 CPU = Backend("cpu")
 SENTINEL = -7
 STATE_FIELDS = ("bitmap", "level", "pred_row", "pred_col", "dst", "dst_cnt")

@@ -15,6 +15,8 @@ from dbfs.kernels import BOTTOM_UP, CTL, CTL_WORDS, FORM, STAT, STAT_WORDS, STEP
 from dbfs.ops import arrays, bitmap, bottom_up
 from dbfs.ops.predecessors import resolve_parents
 
+pytestmark = pytest.mark.one_rank
+
 CPU = Backend("cpu")
 
 

@@ -11,6 +11,8 @@ from dbfs.backend import Backend
 from dbfs.ops.csc_build import (SCAN_ITEMS, THREADS, count_keys, count_nonempty, csr_from_csc, inclusive_scan,
                                 scatter_values, segment_lengths)
 
+pytestmark = pytest.mark.one_rank
+
 CPU = Backend("cpu")
 
 

@@ -12,6 +12,8 @@ from dbfs.backend import Backend
 from dbfs.grid import Grid
 from dbfs.ops.owner_groups import group_by_owner, local_entries, route_entries
 
+pytestmark = pytest.mark.one_rank
+
 CPU = Backend("cpu")
 
 

@@ -15,6 +15,8 @@ from dbfs.backend import Backend
 from dbfs.kernels import PEER_RECORD_WORDS, STAT, STAT_WORDS
 from dbfs.ops.peer_levels import PEER_BLOCKS, blocks, level_totals
 
+pytestmark = pytest.mark.one_rank
+
 
 def backend(multiprocessors: int, sharing: int):
     return SimpleNamespace(multiprocessors=multiprocessors, sharing=sharing,

@@ -7,6 +7,8 @@ import pytest
 from dbfs.backend import Backend
 from dbfs.ops.sparse import pack_present, unpack_present
 
+pytestmark = pytest.mark.one_rank
+
 CPU = Backend("cpu")
 
 

@@ -20,6 +20,8 @@ from dbfs.backend import Backend
 from dbfs.grid import Grid
 from dbfs.ops import validate as ops
 
+pytestmark = pytest.mark.one_rank
+
 CPU = Backend("cpu")
 ENTRY_RULES = ("level", "parent_unreached", "cycle", "span", "edge_level")
 COUNT_SLOTS = ("visited_entries", "span_entries")

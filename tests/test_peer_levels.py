@@ -9,6 +9,8 @@ from dbfs.grid import Grid
 from dbfs.device_loop import DEFAULT_SMALL_EDGES
 from dbfs.peer_levels import PEER_EDGES_PER_RANK, PEER_LANDING_BYTES, default_capacity, symmetric_bytes
 
+pytestmark = pytest.mark.one_rank
+
 
 @pytest.mark.parametrize("R,C,expected", [
     (2, 1, 2 * PEER_EDGES_PER_RANK),

@@ -22,8 +22,7 @@ from mpi4py import MPI
 from dbfs import bfs_benchmark, outputs, progress, runtime
 from dbfs.errors import DbfsError
 from dbfs.ws import main as ws_main
-from test_failures import (DATA, WORLD, converted, dbfs, on_rank_zero, refused, shared,  # noqa: F401
-                           single_rank_only)
+from test_failures import DATA, WORLD, converted, dbfs, on_rank_zero, refused, shared  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = ("--scale", 8, "--roots", 4, "--backend", "cpu")
@@ -183,7 +182,7 @@ def test_progress_redraws_a_bar_on_a_terminal(monkeypatch, capsys):
 
 
 # ------------------------------------------------------------------------------------------ stdout
-@single_rank_only
+@pytest.mark.one_rank
 def test_closed_stdout_ends_quietly_and_full_stdout_with_one_line():
     read, write = os.pipe()
     os.close(read)
@@ -200,7 +199,7 @@ def test_closed_stdout_ends_quietly_and_full_stdout_with_one_line():
 
 
 # ------------------------------------------------------------------------------------------- plan
-@single_rank_only
+@pytest.mark.one_rank
 def test_plan_names_units_ranks_and_what_sets_the_largest_scale(dbfs):
     fits = dbfs("plan", "--scale", 20, "--ranks", 1, "--memory", "80gib")
     assert fits.code == 0 and "1 rank (grid 1x1)" in fits.out, fits.err
@@ -221,7 +220,7 @@ def weighted_graph(path: Path, weights) -> Path:
     return path
 
 
-@single_rank_only
+@pytest.mark.one_rank
 def test_ws_weights_are_checked_for_the_whole_program_list_first(dbfs, tmp_path):
     nan = weighted_graph(tmp_path / "nan.h5", [1.0, np.nan, 2.0])
     negative = weighted_graph(tmp_path / "neg.h5", [1.0, -2.0, 2.0])
@@ -236,7 +235,7 @@ def test_ws_weights_are_checked_for_the_whole_program_list_first(dbfs, tmp_path)
     assert refused(run, "--algo sssp needs edge weights") and "iterations" not in run.err
 
 
-@single_rank_only
+@pytest.mark.one_rank
 def test_ws_exchange_names_the_table_and_the_log(dbfs):
     listed = dbfs("ws", "--scale", 6, "--algo", "cc,bfs", "--gpus", 2, "--exchange", "vr,medusa", "--backend", "cpu")
     assert listed.code == 0, listed.err
@@ -267,7 +266,7 @@ def test_ws_memory_estimate_counts_every_partitions_vertex_values(monkeypatch):
     ws_main._check_memory(args, None, cpu, None)
 
 
-@single_rank_only
+@pytest.mark.one_rank
 def test_ws_refuses_a_vertex_count_beyond_its_ids_before_sizing(dbfs, tmp_path):
     with h5py.File(tmp_path / "big.h5", "w") as f:
         f["src"], f["dst"] = np.array([0], np.int64), np.array([1], np.int64)
@@ -277,7 +276,7 @@ def test_ws_refuses_a_vertex_count_beyond_its_ids_before_sizing(dbfs, tmp_path):
 
 
 # -------------------------------------------------------------------------------------- convert
-@single_rank_only
+@pytest.mark.one_rank
 def test_convert_skips_a_byte_order_mark_and_names_unread_compression(dbfs, tmp_path):
     (tmp_path / "bom.txt").write_bytes(b"\xef\xbb\xbf1 2\n2 3\n")
     run = dbfs("convert", tmp_path / "bom.txt", "--out", tmp_path / "bom.h5", "--ids", "keep")
@@ -292,7 +291,7 @@ def test_convert_skips_a_byte_order_mark_and_names_unread_compression(dbfs, tmp_
 
 
 # -------------------------------------------------------------------------------------- scripts
-@single_rank_only
+@pytest.mark.one_rank
 def test_scripts_check_their_outputs_in_the_one_place(tmp_path):
     doc = tmp_path / "r.json"
     doc.write_text("{}")
@@ -309,7 +308,7 @@ def test_scripts_check_their_outputs_in_the_one_place(tmp_path):
     assert "for several loop variants on the same graph and roots" in " ".join(helped.stdout.split())
 
 
-@single_rank_only
+@pytest.mark.one_rank
 def test_slurm_variables_are_checked_like_the_command_line():
     env = {k: v for k, v in plain_env().items() if not k.startswith(("SLURM_", "DBFS_"))}
     for variable, value, message in (("DBFS_COMM", "foo", "argument --comm: invalid choice: 'foo'"),

@@ -5,6 +5,8 @@ import pytest
 
 from dbfs import scale_model
 
+pytestmark = pytest.mark.one_rank
+
 
 def test_the_measured_runs_come_back():
     one = scale_model.predict(27, 16, 1, 1)              # measured: 8.836 ms a search, 243.0 GTEPS

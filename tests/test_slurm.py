@@ -17,9 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from mpi4py import MPI
 
-pytestmark = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1, reason="subprocess tests run in the 1-rank pass")
+pytestmark = pytest.mark.one_rank
 
 SLURM = Path(__file__).resolve().parents[1] / "slurm"
 TEMPLATES = ("run.sbatch", "weak_scaling.sbatch", "strong_scaling.sbatch")

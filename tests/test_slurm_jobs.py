@@ -39,7 +39,7 @@ def _slurm_missing() -> str | None:
 
 MISSING = _slurm_missing() if MPI.COMM_WORLD.Get_size() == 1 else None
 pytestmark = [
-    pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1, reason="Slurm jobs run once, in the 1-rank pass"),
+    pytest.mark.one_rank,
     pytest.mark.skipif(MISSING is not None, reason=MISSING or ""),
 ]
 # Two tasks on one node without GPUs, as a CPU-only partition gives them.

@@ -6,6 +6,8 @@ import pytest
 
 from graph500.stats import TEPS_STATS, report, statistics, summary_dict, teps_statistics
 
+pytestmark = pytest.mark.one_rank
+
 
 def check(stats, expected):
     assert list(stats) == list(expected)

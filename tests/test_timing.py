@@ -6,6 +6,8 @@ import pytest
 from dbfs.backend import Backend
 from dbfs.timing import MarkedTimes, PhaseClock
 
+pytestmark = pytest.mark.one_rank
+
 CPU = Backend("cpu")
 
 

@@ -8,6 +8,8 @@ import pytest
 from dbfs.backend import Backend
 from dbfs.workspace import ALIGN, Workspace, allocated_bytes, placement
 
+pytestmark = pytest.mark.one_rank
+
 CPU = Backend("cpu")
 
 

@@ -12,6 +12,8 @@ from dbfs.ws.graph import build_csr
 from dbfs.ws.program import PROGRAMS
 from ws_cases import GRAPHS, run, source_of
 
+pytestmark = pytest.mark.one_rank
+
 GRAPH_NAMES = ["kronecker9", "lattice", "handmade"]
 
 

@@ -16,6 +16,8 @@ from dbfs.ws.graph import build_csr, split
 from test_ws_programs import ALL_PROGRAMS, check_against_reference, program_named
 from ws_cases import GRAPHS, kronecker, source_of
 
+pytestmark = pytest.mark.one_rank
+
 ALLOWED = {"online": {"online", "all"}, "ballot": {"ballot"}, "jit": {"online", "ballot"}}
 
 

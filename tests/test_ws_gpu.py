@@ -23,7 +23,7 @@ from dbfs.ws.frontier import FILTERS
 from dbfs.ws.shards import SHARD_METHODS
 from ws_cases import BFS_PARENT, GRAPHS, kronecker, run, source_of
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.one_rank]
 two_gpus = pytest.mark.skipif(gpu_count() < 2, reason="needs 2 GPUs")
 CASES = {**PROGRAMS, BFS_PARENT.name: BFS_PARENT}
 GPU_GRAPHS = {**GRAPHS, "kronecker12": lambda: kronecker(12, 16)}

@@ -8,6 +8,8 @@ from dbfs.errors import DbfsError
 from dbfs.ws.graph import BOUNDARY_BIT, boundary_mask, build_csr, cut_points, find_hubs, split
 from ws_cases import kronecker
 
+pytestmark = pytest.mark.one_rank
+
 
 def test_csr_holds_both_directions_sorted_without_self_loops():
     rng = np.random.default_rng(5)

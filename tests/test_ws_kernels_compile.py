@@ -7,14 +7,13 @@ import shutil
 import subprocess
 
 import pytest
-from mpi4py import MPI
 
 from dbfs import kernels
 from dbfs.ws import programs  # noqa: F401
 from dbfs.ws.program import PROGRAMS
 from ws_cases import BFS_PARENT
 
-pytestmark = pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1, reason="compiled once, in the 1-rank pass")
+pytestmark = pytest.mark.one_rank
 NVCC = shutil.which("nvcc")
 CASES = {**PROGRAMS, BFS_PARENT.name: BFS_PARENT}
 KERNELS = ["ws_iterate", "ws_hub_slices", "ws_apply", "ws_gather", "gs_iterate", "cw_iterate", "gs_refresh",

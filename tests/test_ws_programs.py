@@ -18,6 +18,8 @@ from dbfs.ws.program import PROGRAMS, Program
 from ws_cases import (BFS_PARENT, GRAPHS, bfs_reference, cc_reference, pagerank_reference, run, source_of,
                       sssp_reference, sswp_reference)
 
+pytestmark = pytest.mark.one_rank
+
 SPLITS = [(2, "vr"), (3, "medusa"), (3, "ms"), (2, "peer"), (4, "vr")]
 
 

@@ -13,6 +13,8 @@ from dbfs.ws.shards import SHARD_METHODS, Plan, build, check_window
 from test_ws_programs import ALL_PROGRAMS, check_against_reference, program_named
 from ws_cases import GRAPHS, kronecker, run, source_of
 
+pytestmark = pytest.mark.one_rank
+
 
 @pytest.mark.parametrize("method", SHARD_METHODS)
 @pytest.mark.parametrize("parts", [1, 3])
