@@ -8,7 +8,8 @@
 // kernels talk to each other directly through memory NVSHMEM mapped into every process (peer addresses):
 //
 //   send    every new own vertex is stored, as it is found, into this rank's slot of each grid-column
-//           peer's expand landing (double-buffered by round parity), then a signal word per peer;
+//           peer's expand landing (double-buffered by round parity); the decision's record says how many
+//           (a signal word per peer before a stretch's first level);
 //   expand  the column frontier (the own list and the peers' landed lists, as local column ids) is cut
 //           into one contiguous share per block; a block takes its share a chunk of a column a thread at
 //           a time: PEER_GROUP lanes a column, an entry a lane, where no column of the chunk has more
@@ -24,11 +25,12 @@
 //           on every rank; every block waits for all of them, and all compute the same next step
 //           (level_control.cuh next_step) and stay while it is another small level.
 // Two grid barriers a level; the level's counters rotate over three slots, so block 0 clears the next
-// level's slot during this one (its last reader was two levels back). On a grid of one column (R x 1)
-// every rank is a column peer and no row peer: there is no fold and no update, so a level has one grid
-// barrier, and the decision's records, which then go to exactly the column peers, are the expand
-// signals too (a record's count is its sender's next expand list, stored before the record), so a
-// level waits on the other ranks once.
+// level's slot during this one (its last reader was two levels back). The decision's records are the
+// expand signals of the next level: a record's count is its sender's new own frontier, which it stored
+// into the column peers' landings before the record's release, so the next level reads its column
+// peers' list lengths from records it already waited for. On a grid of one column (R x 1) every rank is
+// a column peer and no row peer: there is no fold and no update, so a level has one grid barrier and
+// waits on the other ranks once.
 //
 // A signal word holds the round in its upper 32 bits and the message's entry count in the lower; a
 // reduction record ends with its round. Rounds count the kernel's levels over the whole run, so a word
@@ -202,11 +204,11 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
             i64* ahead = counters + ((k + 1) % 3) * words;
             for (i64 w = t; w < words; w += PEER_THREADS) ahead[w] = 0;
         }
-        // the column peers' list lengths: their expand signals, or on one column after the first level
-        // the last decision's records (grid row p is rank p there), already waited for
+        // the column peers' list lengths: their expand signals at the first level, after it the last
+        // decision's records, already waited for (column peer p is rank p * C + j: dbfs.grid.Grid.rank)
         for (i32 p = t; p < R; p += PEER_THREADS)
             column_start[p + 1] = p == i ? nown
-                : one_column && k > 0 ? __ldcg(records + (((round - 1) & 1) * P + p) * PEER_RECORD_WORDS + PEER_RECORD_COUNT)
+                : k > 0 ? __ldcg(records + (((round - 1) & 1) * P + p * C + j) * PEER_RECORD_WORDS + PEER_RECORD_COUNT)
                 : wait_signal(expand_signals + parity * R + p, round);
         __syncthreads();
         if (t == 0) {
@@ -302,12 +304,7 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
         }
         const i64 next_count = __ldcg(&slot[NEXT_COUNT]), next_degrees = __ldcg(&slot[NEXT_DEGREES]);
         if (leader) {
-            // the next round's expand signals (on one column the records below), and this level's record
-            // on every rank
-            for (i32 p = t; p < R; p += PEER_THREADS)
-                if (expand_out[p] && !one_column)
-                    store_release((u64*)expand_signal_out[p] + ((round + 1) & 1) * R,
-                                  signal_word(round + 1, next_count));
+            // this level's record on every rank (the next level's expand signals)
             for (i32 p = t; p < P; p += PEER_THREADS) {
                 i64* record = (i64*)record_out[p] + parity * P * PEER_RECORD_WORDS;
                 record[PEER_RECORD_COUNT] = next_count;
@@ -376,7 +373,7 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
         stats[STAT_CHECKED] += checked_total;
         const Levels end{lvl, nf, mf, mu, visited_count, logged, step};
         end.store(ctl);
-        *rounds = round + 1;                     // the last level's expand signal went out as `round`
+        *rounds = round + 1;                     // the last level's expand message (round `round`) went unused
     }
 }
 
