@@ -11,12 +11,12 @@
 //           peer's expand landing (double-buffered by round parity); the decision's record says how many
 //           (a signal word per peer before a stretch's first level);
 //   expand  the column frontier (the own list and the peers' landed lists, as local column ids) is cut
-//           into one contiguous share per block; a block takes its share a chunk of a column a thread at
-//           a time: PEER_GROUP lanes a column, an entry a lane, where no column of the chunk has more
-//           entries (a lattice's levels), else the block scans the chunk's degrees
-//           and takes the entries load-balanced (a binary search per entry); an entry claims its
-//           row when its atomicOr flips the visited bit; an owned row is a new own vertex, another
-//           owner's row is stored straight into this rank's slot of that owner's fold landing;
+//           into one contiguous share per block; a block reads its share's degrees in chunks of a column
+//           a thread: where no column of a chunk has more than PEER_GROUP entries (a lattice's levels),
+//           PEER_GROUP lanes take a column, an entry a lane; else the block scans the chunk's degrees and
+//           takes the entries load-balanced (a binary search per entry); an entry claims its row when
+//           its atomicOr flips the visited bit; an owned row is a new own vertex, another owner's row is
+//           stored straight into this rank's slot of that owner's fold landing;
 //   fold    after a grid barrier, a signal word per grid-row peer; every block waits for the row peers'
 //           signals;
 //   update  the landed fold lists' unvisited owned vertices become new own vertices (delayed
