@@ -21,7 +21,6 @@ from graph500.generator import generate_edges
 from launcher import launcher_free_env
 
 
-
 def parse(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     generate.add_arguments(parser)
