@@ -53,7 +53,9 @@ come back when the next level is a bulk or bottom-up one (or the search is over)
 wait for the stretch instead of a wait, a collective and a dozen launches per level.
 
 Timing follows Graph500 kernel 2: from just before the root is visited until the parent array is
-complete on every rank (the slowest rank's time), state reset excluded.
+complete on every rank (the slowest rank's time), state reset excluded; with NVSHMEM the reset ends by
+waking the links to the other GPUs, which the validation has left idle long enough to sleep
+(dbfs.link_wake).
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ from dbfs.backend import abandon_capture
 from dbfs.direction import next_bottom_up
 from dbfs.exchange import Exchange, LevelExchange, OffsetSet
 from dbfs.kernels import CTL, CTL_WORDS, PEER_LOG_AT, ROOT, ROOT_WORDS, STAT, STAT_WORDS, STEP
+from dbfs.link_wake import LinkWake
 from dbfs.ops import bitmap, bottom_up, message
 from dbfs.ops.expand import ExpandScratch, expand
 from dbfs.ops.frontier import frontier_figures
@@ -104,21 +107,23 @@ def buffer_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str 
     if by_columns and grid.R > 1:               # the column finds' gather, or the table of their places
         device += 8 * grid.R if in_place else Exchange.buffer_bytes(grid.R - 1, grid.block, transport, cpu, scan)
     if transport == "nvshmem" and not cpu:
-        device += peer_device_bytes(grid, peer_capacity(grid)) + LevelTotals.device_bytes(grid.size)
+        device += (peer_device_bytes(grid, peer_capacity(grid)) + LevelTotals.device_bytes(grid.size)
+                   + LinkWake.device_bytes(grid.size))
     return device + (host if cpu else 0)
 
 
 def symmetric_bytes(grid, encoding: str, direction: str = "auto", by_columns: bool = False) -> int:
     """What a GridLoop with --comm nvshmem allocates on the NVSHMEM symmetric heap: its level exchanges'
     buffers (every one of them symmetric), the once-a-search rounds' landings and signal words
-    (NvshmemPuts), the device-driven levels' landings and the bulk levels' total records."""
+    (NvshmemPuts), the device-driven levels' landings, the bulk levels' total records and the span
+    read to wake the links."""
     rounds = 0
     if grid.C > 1:                              # the visited bitmaps' landing; the discoverers, read in place
         rounds += 4 * (grid.C - 1) * row_exchange_block(grid, True) + 8 * grid.C + 4 * grid.rows_per_rank
     if by_columns and grid.R > 1:
         rounds += 4 * grid.cols_per_rank        # the column finds, read in place (in the search state too)
     return (peer_symmetric_bytes(grid, peer_capacity(grid)) + rounds + LevelTotals.symmetric_bytes(grid.size)
-            + level_exchange_bytes(grid, encoding, "nvshmem", False, direction, by_columns)[0])
+            + LinkWake.symmetric_bytes() + level_exchange_bytes(grid, encoding, "nvshmem", False, direction, by_columns)[0])
 
 
 def scan_lent_bytes(grid, transport: str, cpu: bool, by_columns: bool = False) -> int:
@@ -323,9 +328,11 @@ class GridLoop:
         self.peers = PeerLevels(graph, state, peer_edges) if peer_edges else None
         self.whole_levels = backend.is_gpu and all(x.on_device for x in self._exchanges())
         self.totals = LevelTotals(backend, comms.world) if self.whole_levels else None
+        self.wake = LinkWake(backend, comms.world) if self.whole_levels else None
 
     def close(self) -> None:
-        for x in (self.expand_x, self.fold_x, self.front_x, self.row_x, self.col_x, self.peers, self.totals):
+        for x in (self.expand_x, self.fold_x, self.front_x, self.row_x, self.col_x, self.peers, self.totals,
+                  self.wake):
             if x is not None:
                 x.close()
         from dbfs import nvshmem
@@ -403,6 +410,8 @@ class GridLoop:
         root_degree = comms.world.allreduce(int(g.degree[root_offset]) if own_root else 0)
         if self.peers is not None:
             self.peers.start_search()
+        if self.wake is not None:               # before the clock: its first messages find the links awake
+            self.wake.enqueue()
         backend.sync()
         comms.world.Barrier()
         self.wait_seconds = 0.0

@@ -20,12 +20,14 @@
 //   fold    after a grid barrier, a signal word per grid-row peer; every block waits for the row peers'
 //           signals;
 //   update  the landed fold lists' unvisited owned vertices become new own vertices (delayed
-//           predecessor: the sender's grid column), over the whole grid;
-//   decide  after a grid barrier, every rank puts its new frontier's size and degree sum into a record
-//           on every rank; every block waits for all of them, and all compute the same next step
+//           predecessor: the sender's grid column): at most PEER_THREADS of them (a lattice level's) by
+//           the leader block alone, an entry a thread, so no grid barrier follows; more over the whole grid;
+//   decide  after the update's barrier (the grid's, or the leader block's), every rank puts its new
+//           frontier's size and degree sum into a record on every rank; every block waits for all of them, and all compute the same next step
 //           (level_control.cuh next_step) and stay while it is another small level.
-// Two grid barriers a level; the level's counters rotate over three slots, so block 0 clears the next
-// level's slot during this one (its last reader was two levels back). The decision's records are the
+// Two grid barriers a level (one where the leader block updates alone); the level's counters rotate
+// over three slots, so block 0 clears the next level's slot during this one (its last reader, two
+// levels back, had passed the last level's expansion barrier). The decision's records are the
 // expand signals of the next level: a record's count is its sender's new own frontier, which it stored
 // into the column peers' landings before the record's release, so the next level reads its column
 // peers' list lengths from records it already waited for. On a grid of one column (R x 1) every rank is
@@ -276,7 +278,8 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
         }
         checked_here = warp_sum(checked_here);
         if ((t & 31) == 0 && checked_here) atomicAdd((u64*)&slot[CHECKED], (u64)checked_here);
-        if (one_column) me.add_degrees(found_degrees);
+        me.add_degrees(found_degrees);
+        found_degrees = 0;
         grid.sync();                                 // every block's discoveries are stored
         if (leader && t == 0) expanded_ns = folded_ns = updated_ns = global_ns();
         if (!one_column) {
@@ -284,22 +287,30 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
                 for (i32 m = t; m < C; m += PEER_THREADS)
                     if (fold_out[m])
                         store_release((u64*)fold_signal_out[m], signal_word(round, __ldcg(&slot[FOLD_COUNTS + m])));
+            i64 landed_total = 0;
             for (i32 m = t; m < C; m += PEER_THREADS)
                 landed[m] = m == j ? 0 : wait_signal(fold_signals + m, round);
             __syncthreads();
+            for (i32 m = 0; m < C; ++m) landed_total += landed[m];
             if (leader && t == 0) folded_ns = global_ns();
-            // update from the landed fold lists, over the whole grid
-            for (i32 m = 0; m < C; ++m) {
-                const u32* from = fold_in + m * capacity;
-                for (i64 e = first_thread; e < landed[m]; e += threads) {
-                    const i32 o = (i32)__ldcg(from + e);
-                    const i32 row = j * b + o;
-                    const u32 bit = 1u << (row & 31);
-                    if (!(atomicOr(&visited[row >> 5], bit) & bit)) found_degrees += me.own(o, degree[o], m);
+            // update from the landed fold lists: at most an entry a thread of the leader block, which then
+            // puts the records behind a block barrier while the other blocks go on to wait for them (a
+            // lattice level's fold); more over the whole grid, a grid barrier before the records
+            const bool leader_alone = landed_total <= PEER_THREADS;
+            if (leader || !leader_alone) {
+                const i64 first = leader_alone ? t : first_thread, stride = leader_alone ? PEER_THREADS : threads;
+                for (i32 m = 0; m < C; ++m) {
+                    const u32* from = fold_in + m * capacity;
+                    for (i64 e = first; e < landed[m]; e += stride) {
+                        const i32 o = (i32)__ldcg(from + e);
+                        const i32 row = j * b + o;
+                        const u32 bit = 1u << (row & 31);
+                        if (!(atomicOr(&visited[row >> 5], bit) & bit)) found_degrees += me.own(o, degree[o], m);
+                    }
                 }
+                me.add_degrees(found_degrees);
             }
-            me.add_degrees(found_degrees);
-            grid.sync();                             // the new frontier and the next expand messages are stored
+            if (leader_alone) __syncthreads(); else grid.sync();    // the new frontier and expand messages are stored
             if (leader && t == 0) updated_ns = global_ns();
         }
         const i64 next_count = __ldcg(&slot[NEXT_COUNT]), next_degrees = __ldcg(&slot[NEXT_DEGREES]);

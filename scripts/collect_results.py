@@ -2,7 +2,7 @@
 
     python scripts/collect_results.py DIR_OR_FILE... [--csv FILE] [--markdown FILE]
 
-Folders are searched recursively for *.json and *.json.gz (large results are kept gzipped); documents
+Folders are searched recursively for *.json, *.json.gz and *.json.xz (large results are kept compressed); documents
 that are not main-mode runs (no `searches` or
 no `bfs_harmonic_mean_TEPS`, e.g. the generator benchmark) are skipped with a note on stderr. One row
 per run: GPUs (= MPI ranks), grid, scale, edgefactor, device, transport (`comm`), message encoding,
@@ -26,6 +26,7 @@ import argparse
 import csv
 import gzip
 import json
+import lzma
 import os
 import re
 import sys
@@ -35,13 +36,14 @@ from dbfs import outputs
 
 LEGACY = {"comm": "mpi", "encoding": "list", "direction": "topdown"}
 KINDS = ("expand", "fold")
+DECOMPRESS = {".gz": gzip.decompress, ".xz": lzma.decompress}
 
 
 def find_documents(paths) -> list[Path]:
     files = []
     for p in map(Path, paths):
         if p.is_dir():
-            files.extend(sorted([*p.rglob("*.json"), *p.rglob("*.json.gz")]))
+            files.extend(sorted([*p.rglob("*.json"), *p.rglob("*.json.gz"), *p.rglob("*.json.xz")]))
         elif p.is_file():
             files.append(p)
         else:
@@ -103,8 +105,8 @@ def collect(paths) -> list[dict]:
     rows = []
     for path in find_documents(paths):
         try:
-            doc = json.loads(gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_text())
-        except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            doc = json.loads(DECOMPRESS.get(path.suffix, bytes.decode)(path.read_bytes()))
+        except (OSError, EOFError, lzma.LZMAError, UnicodeDecodeError, json.JSONDecodeError) as e:
             print(f"collect_results: skipped {path}: unreadable ({e})", file=sys.stderr)
             continue
         if not isinstance(doc, dict) or "searches" not in doc or "bfs_harmonic_mean_TEPS" not in doc:

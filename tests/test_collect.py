@@ -7,6 +7,7 @@ import csv
 import gzip
 import importlib
 import json
+import lzma
 import subprocess
 import sys
 from pathlib import Path
@@ -103,6 +104,7 @@ def test_collect_reads_the_committed_results():
     assert result.returncode == 0, result.stderr
     documents = [json.loads(p.read_text()) for p in RESULTS.rglob("*.json")]
     documents += [json.loads(gzip.decompress(p.read_bytes())) for p in RESULTS.rglob("*.json.gz")]
+    documents += [json.loads(lzma.decompress(p.read_bytes())) for p in RESULTS.rglob("*.json.xz")]
     runs = [doc for doc in documents if isinstance(doc, dict) and "searches" in doc]
     assert len(result.stdout.splitlines()) == 2 + len(runs)
 

@@ -26,6 +26,7 @@ from dbfs.ops.frontier import frontier_figures
 from dbfs.ops.level_control import visit_root
 from dbfs.ops.predecessors import resolve_columns, resolve_mapped, resolve_parents, resolve_rows_mapped
 from dbfs.ops.message import SourceTable, encode_lists
+from dbfs.ops.peer_sums import peer_sums
 from dbfs.ops.update import update
 
 pytestmark = pytest.mark.one_rank
@@ -721,3 +722,24 @@ def test_gpu_visit_root_matches_its_twin(parent_dtype):
     assert arrays["visited"][1567 >> 5] & (1 << 31) and arrays["level"][67] == 0 and arrays["parent"][67] == root
     assert (arrays["parent"] == -1).sum() == 499
     assert arrays["queue"][1000] == 67 and arrays["counts"].tolist() == [0, 0, 1, 0]
+
+
+@pytest.mark.parametrize("name", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+def test_peer_sums_match_numpy(name):
+    """The spans' sums (dbfs.ops.peer_sums), modulo 2^64, a span of fewer words than a block's threads
+    among them; the GPU reads the spans through their addresses, as it reads the peers' copies."""
+    rng = np.random.default_rng(3)
+    spans = [rng.integers(0, 2**64, words, dtype=np.uint64) for words in (8192, 8192, 100)]
+    expected = np.array([span[:100].sum(dtype=np.uint64) for span in spans], np.uint64)
+    backend = gpu_backend() if name == "gpu" else CPU
+    if name == "gpu":
+        held = [backend.asarray(span) for span in spans]
+        table = backend.asarray(np.array([span.data.ptr for span in held], np.uint64))
+    else:
+        table = spans
+    sums = backend.xp.zeros(len(spans), np.uint64)
+    peer_sums(backend, table, 100, sums)
+    assert np.array_equal(backend.asnumpy(sums), expected)
+    if name == "gpu":
+        peer_sums(backend, table[:2], 8192, sums[:2])
+        assert np.array_equal(backend.asnumpy(sums[:2]), [span.sum(dtype=np.uint64) for span in spans[:2]])
