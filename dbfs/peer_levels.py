@@ -54,12 +54,12 @@ def default_capacity(grid) -> int:
 
 def symmetric_bytes(grid, capacity: int) -> int:
     """What PeerLinks allocates on a rank's NVSHMEM symmetric heap: the landings (expand: two per grid
-    row, fold: one per grid column), their signal words and the decision records."""
+    row, fold: one per grid column), their signal words (two a peer) and the decision records."""
     if not capacity:
         return 0
     R, C, P = grid.R, grid.C, grid.size
     capacity = min(capacity, grid.block * C)
-    return 4 * capacity * (2 * R + C) + 8 * (2 * R + C) + 8 * 2 * P * PEER_RECORD_WORDS
+    return 4 * capacity * (2 * R + C) + 8 * 2 * (R + C) + 8 * 2 * P * PEER_RECORD_WORDS
 
 
 def device_bytes(grid, capacity: int) -> int:
@@ -82,7 +82,7 @@ class PeerLinks:
         world = world_ranks(comms.world)
         xp = backend.xp
         self.arrays = [nvshmem.symmetric(backend, n, dtype) for n, dtype in (
-            (2 * R * capacity, np.uint32), (2 * R, np.uint64), (C * capacity, np.uint32), (C, np.uint64),
+            (2 * R * capacity, np.uint32), (2 * R, np.uint64), (C * capacity, np.uint32), (2 * C, np.uint64),
             (2 * P * PEER_RECORD_WORDS, np.int64))]
         expand_in, expand_signals, fold_in, fold_signals, records = self.arrays
 

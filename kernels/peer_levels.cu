@@ -17,8 +17,8 @@
 //           takes the entries load-balanced (a binary search per entry); an entry claims its row when
 //           its atomicOr flips the visited bit; an owned row is a new own vertex, another owner's row is
 //           stored straight into this rank's slot of that owner's fold landing;
-//   fold    after a grid barrier, a signal word per grid-row peer; every block waits for the row peers'
-//           signals;
+//   fold    after a grid barrier, a signal word per grid-row peer (two, by the round's parity); every
+//           block waits for the row peers' signals;
 //   update  the landed fold lists' unvisited owned vertices become new own vertices (delayed
 //           predecessor: the sender's grid column): at most PEER_THREADS of them (a lattice level's) by
 //           the leader block alone, an entry a thread, so no grid barrier follows; more over the whole grid;
@@ -40,8 +40,11 @@
 // and two for the expand: a rank writes round r's fold into a peer only after the round r - 1
 // decision, which needed that peer's round r - 1 record, written after it read its fold landing; the
 // expand of round r + 1 is written during round r's update, when a column peer may still read round
-// r's, but not round r - 1's (the round r - 1 decision again). Landed words are read through L2
-// (__ldcg): a line cached in L1 two rounds earlier would be stale.
+// r's, but not round r - 1's (the round r - 1 decision again). The fold's signal words are two per peer
+// too, by the round's parity: where the leader block updates alone, a rank's record (and so the peer's
+// next fold signal) may leave before its other blocks have read the round's signal, but not before they
+// reached the next round's expansion barrier. Landed words are read through L2 (__ldcg): a line cached
+// in L1 two rounds earlier would be stale.
 //
 // A level of the kernel examines at most `capacity` entries (the host enters and the kernel stays only
 // while the frontier's edges and size are at most the capacity), so no message or list holds more.
@@ -165,7 +168,7 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
     i64* landed = column_start + R + 1;
     __shared__ i64 first_entry[PEER_THREADS], first_of[PEER_THREADS];   // the chunk's columns: first entry, start
     __shared__ i32 first_column[PEER_THREADS];
-    __shared__ i64 chunk_total, sum_count, sum_degrees;
+    __shared__ i64 chunk_total, sum_count, sum_degrees, own_next, own_next_degrees;
     const int t = threadIdx.x;
     const bool leader = blockIdx.x == 0;         // the block that signals, puts the records and logs
     const i64 first_thread = (i64)blockIdx.x * PEER_THREADS + t, threads = (i64)gridDim.x * PEER_THREADS;
@@ -286,10 +289,11 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
             if (leader)
                 for (i32 m = t; m < C; m += PEER_THREADS)
                     if (fold_out[m])
-                        store_release((u64*)fold_signal_out[m], signal_word(round, __ldcg(&slot[FOLD_COUNTS + m])));
+                        store_release((u64*)fold_signal_out[m] + parity * C,
+                                      signal_word(round, __ldcg(&slot[FOLD_COUNTS + m])));
             i64 landed_total = 0;
             for (i32 m = t; m < C; m += PEER_THREADS)
-                landed[m] = m == j ? 0 : wait_signal(fold_signals + m, round);
+                landed[m] = m == j ? 0 : wait_signal(fold_signals + parity * C + m, round);
             __syncthreads();
             for (i32 m = 0; m < C; ++m) landed_total += landed[m];
             if (leader && t == 0) folded_ns = global_ns();
@@ -313,9 +317,10 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
             if (leader_alone) __syncthreads(); else grid.sync();    // the new frontier and expand messages are stored
             if (leader && t == 0) updated_ns = global_ns();
         }
-        const i64 next_count = __ldcg(&slot[NEXT_COUNT]), next_degrees = __ldcg(&slot[NEXT_DEGREES]);
         if (leader) {
-            // this level's record on every rank (the next level's expand signals)
+            // this level's record on every rank (the next level's expand signals); the other blocks
+            // take the rank's new frontier from its own record (they may not have waited for the update)
+            const i64 next_count = __ldcg(&slot[NEXT_COUNT]), next_degrees = __ldcg(&slot[NEXT_DEGREES]);
             for (i32 p = t; p < P; p += PEER_THREADS) {
                 i64* record = (i64*)record_out[p] + parity * P * PEER_RECORD_WORDS;
                 record[PEER_RECORD_COUNT] = next_count;
@@ -335,6 +340,10 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
                 const i64* record = records + (parity * P + p) * PEER_RECORD_WORDS;
                 count += __ldcg(&record[PEER_RECORD_COUNT]);
                 degrees += __ldcg(&record[PEER_RECORD_DEGREES]);
+                if (p == i * C + j) {
+                    own_next = __ldcg(&record[PEER_RECORD_COUNT]);
+                    own_next_degrees = __ldcg(&record[PEER_RECORD_DEGREES]);
+                }
             }
             sum_count = count;
             sum_degrees = degrees;
@@ -366,8 +375,8 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
         ++lvl;
         ++logged;
         ++round;
-        nown = next_count;
-        own_degrees = next_degrees;
+        nown = own_next;
+        own_degrees = own_next_degrees;
         checked_total += checked;
         i32* swap = cur;
         cur = nxt;
