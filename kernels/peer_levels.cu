@@ -67,26 +67,11 @@ __device__ __forceinline__ void store_release(u64* word, u64 value)
     asm volatile("st.release.sys.global.u64 [%0], %1;" :: "l"(word), "l"(value) : "memory");
 }
 
-// A word another rank writes is polled with relaxed loads at system scope (never served from L1), and
-// one acquire fence follows the load that saw the awaited value: with it, the thread's later reads see
-// what the writer stored before its release. An acquire load in every poll paid its fence every time.
-__device__ __forceinline__ u64 load_relaxed(const u64* word)
+__device__ __forceinline__ u64 load_acquire(const u64* word)
 {
     u64 value;
-    asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(value) : "l"(word) : "memory");
+    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(value) : "l"(word) : "memory");
     return value;
-}
-
-__device__ __forceinline__ void fence_acquire()
-{
-    asm volatile("fence.acq_rel.sys;" ::: "memory");
-}
-
-// Waits until *word (a reduction record's round) reads `value`.
-__device__ __forceinline__ void wait_word(const u64* word, u64 value, unsigned sleep_ns)
-{
-    while (load_relaxed(word) != value) __nanosleep(sleep_ns);
-    fence_acquire();
 }
 
 // Waits until *word carries `round` and returns its count (the word is written by another rank; a block
@@ -94,8 +79,7 @@ __device__ __forceinline__ void wait_word(const u64* word, u64 value, unsigned s
 __device__ __forceinline__ i64 wait_signal(const u64* word, u64 round)
 {
     u64 seen;
-    while (((seen = load_relaxed(word)) >> 32) != (u32)round) __nanosleep(32);
-    fence_acquire();
+    while (((seen = load_acquire(word)) >> 32) != (u32)round) __nanosleep(32);
     return (i64)(u32)seen;
 }
 
@@ -346,7 +330,7 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
         }
         for (i32 p = t; p < P; p += PEER_THREADS) {
             const u64* stamp = (const u64*)(records + (parity * P + p) * PEER_RECORD_WORDS + PEER_RECORD_ROUND);
-            wait_word(stamp, round, 32);
+            while (load_acquire(stamp) != round) __nanosleep(32);
         }
         __syncthreads();
         const i64 checked = __ldcg(&slot[CHECKED]);
@@ -437,7 +421,7 @@ extern "C" __global__ void level_totals(const i64* __restrict__ stats, const u64
     i64 count = 0, degrees = 0;
     for (i32 p = t; p < P; p += blockDim.x) {
         const i64* record = records + half + (i64)p * PEER_RECORD_WORDS;
-        wait_word((const u64*)&record[PEER_RECORD_ROUND], round, 64);
+        while (load_acquire((const u64*)&record[PEER_RECORD_ROUND]) != round) __nanosleep(64);
         count += __ldcg(&record[PEER_RECORD_COUNT]);
         degrees += __ldcg(&record[PEER_RECORD_DEGREES]);
     }
