@@ -123,7 +123,8 @@ def symmetric_bytes(grid, encoding: str, direction: str = "auto", by_columns: bo
     if by_columns and grid.R > 1:
         rounds += 4 * grid.cols_per_rank        # the column finds, read in place (in the search state too)
     return (peer_symmetric_bytes(grid, peer_capacity(grid)) + rounds + LevelTotals.symmetric_bytes(grid.size)
-            + LinkWake.symmetric_bytes() + level_exchange_bytes(grid, encoding, "nvshmem", False, direction, by_columns)[0])
+            + LinkWake.symmetric_bytes()
+            + level_exchange_bytes(grid, encoding, "nvshmem", False, direction, by_columns)[0])
 
 
 def scan_lent_bytes(grid, transport: str, cpu: bool, by_columns: bool = False) -> int:

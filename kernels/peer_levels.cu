@@ -23,8 +23,9 @@
 //           predecessor: the sender's grid column): at most PEER_THREADS of them (a lattice level's) by
 //           the leader block alone, an entry a thread, so no grid barrier follows; more over the whole grid;
 //   decide  after the update's barrier (the grid's, or the leader block's), every rank puts its new
-//           frontier's size and degree sum into a record on every rank; every block waits for all of them, and all compute the same next step
-//           (level_control.cuh next_step) and stay while it is another small level.
+//           frontier's size and degree sum into a record on every rank; every block waits for all of
+//           them, and all compute the same next step (level_control.cuh next_step) and stay while it is
+//           another small level.
 // Two grid barriers a level (one where the leader block updates alone); the level's counters rotate
 // over three slots, so block 0 clears the next level's slot during this one (its last reader, two
 // levels back, had passed the last level's expansion barrier). The decision's records are the

@@ -2,18 +2,18 @@
 
     python scripts/collect_results.py DIR_OR_FILE... [--csv FILE] [--markdown FILE]
 
-Folders are searched recursively for *.json, *.json.gz and *.json.xz (large results are kept compressed); documents
-that are not main-mode runs (no `searches` or
-no `bfs_harmonic_mean_TEPS`, e.g. the generator benchmark) are skipped with a note on stderr. One row
-per run: GPUs (= MPI ranks), grid, scale, edgefactor, device, transport (`comm`), message encoding,
-direction, number of searches, the Graph500 harmonic-mean TEPS (paper 004, section 4), the mean search
-time, the mean bytes sent per search in the expand and fold exchanges and what the same messages take
-as plain 32-bit lists (`bytes_raw`; the ratio is the saving of the bitmap encoding, paper section 5),
-and the mean time per search of each phase (the breakdown of paper Figure 7), and the study the run
-belongs to (`weak`, `strong`, `run`: the first word of the sbatch templates' file names
-`<study>_s<scale>_g<GPUs>_...` (`r<ranks>` on the CPU backend), or of their folder `<study>-<job id>`;
-empty when neither says), so that the runs of a weak and a strong scaling study stay apart. Rows are
-sorted by study, device, transport, encoding, direction, edgefactor, GPUs and scale.
+Folders are searched recursively for *.json, *.json.gz and *.json.xz (large results are kept
+compressed); documents that are not main-mode runs (no `searches` or no `bfs_harmonic_mean_TEPS`, e.g.
+the generator benchmark) are skipped with a note on stderr. One row per run: GPUs (= MPI ranks), grid,
+scale, edgefactor, device, transport (`comm`), message encoding, direction, number of searches, the
+Graph500 harmonic-mean TEPS (paper 004, section 4), the mean search time, the mean bytes sent per search
+in the expand and fold exchanges and what the same messages take as plain 32-bit lists (`bytes_raw`; the
+ratio is the saving of the bitmap encoding, paper section 5), and the mean time per search of each phase
+(the breakdown of paper Figure 7), and the study the run belongs to (`weak`, `strong`, `run`: the first
+word of the sbatch templates' file names `<study>_s<scale>_g<GPUs>_...` (`r<ranks>` on the CPU backend),
+or of their folder `<study>-<job id>`; empty when neither says), so that the runs of a weak and a strong
+scaling study stay apart. Rows are sorted by study, device, transport, encoding, direction, edgefactor,
+GPUs and scale.
 
 Documents written before dbfs had --comm, --encoding and --direction lack those keys; such runs took
 the only path there was: host-staged MPI, list messages, top-down levels, so their rows say mpi, list,
