@@ -1,13 +1,13 @@
 """The NVLinks woken before a search's clock starts (--comm nvshmem).
 
 A link between two GPUs that has carried nothing for a while goes to sleep (the driver's low-power
-threshold, 50 ms on the H100 and H200 machines measured), and the first access that needs it waits
-~105 us for it to wake; each link sleeps and wakes on its own, and an access takes one link or another
-by its address. Measured on two H100 (NV18): a load from the peer's memory takes 0.9 us, and ~105 us
-on a link left idle for 50-100 ms (after 10 ms it was still awake). Between two searches the validation leaves the links idle that long, so a search's first
-levels, whose few messages each find another sleeping link, waited ~105 us three or four times: 0.3-0.45
-ms a search on two GPUs, of 11 ms at Kronecker scale 28 (bench/NOTES.md, 2026-11-27, the links' first
-access after idling).
+threshold: 50 ms on the two H200 where it was read), and the first access that needs it waits ~105 us
+for it to wake; each link sleeps and wakes on its own, and an access takes one link or another by its
+address. Measured on two H100 (NV18): a load from the peer's memory takes 0.9 us, and ~105 us on a link
+left idle for 50-100 ms (after 10 ms it was still awake). Between two searches the validation leaves the
+links idle that long, so a search's first levels, whose few messages each find another sleeping link,
+waited ~105 us three or four times: 0.3-0.45 ms a search on two GPUs, of 11 ms at Kronecker scale 28
+(bench/NOTES.md, 2026-11-27, the links' first access after idling).
 
 LinkWake reads a span of every other rank's memory with all its loads in flight at once, spread over
 the links (dbfs.ops.peer_sums), after the search's state is reset and before its clock starts: every
