@@ -10,11 +10,13 @@ exception Interrupted, so temporary files are removed on the way out as for any 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import sys
 import threading
 import traceback
+from typing import NamedTuple
 
 import numpy as np
 from mpi4py import MPI
@@ -179,27 +181,35 @@ def agree(error: str | None, comm: MPI.Comm = WORLD) -> None:
         raise DbfsError(first, collective=True)
 
 
-@contextlib.contextmanager
-def _node_processes():
-    """Collective: a communicator of this node's processes (a shared-memory split), freed after use."""
-    node = WORLD.Split_type(MPI.COMM_TYPE_SHARED)
+class Node(NamedTuple):
+    """This process's place on its node: its rank among the node's processes, their number, and the CPUs
+    they may run on (the union of their affinities, which a Slurm allocation or `mpirun --bind-to`
+    narrows)."""
+    local_rank: int
+    processes: int
+    cpus: int
+
+
+@functools.cache
+def node() -> Node:
+    """Collective at its first call (a shared-memory split of the world, freed after use); cached after."""
+    split = WORLD.Split_type(MPI.COMM_TYPE_SHARED)
     try:
-        yield node
+        cpus = len(set().union(*split.allgather(sorted(os.sched_getaffinity(0)))))
+        return Node(split.Get_rank(), split.Get_size(), cpus)
     finally:
-        node.Free()
+        split.Free()
 
 
 def local_rank() -> tuple[int, int]:
-    """(rank among the processes of this node, processes on this node)."""
-    with _node_processes() as node:
-        return node.Get_rank(), node.Get_size()
+    """(rank among the processes of this node, processes on this node); collective at the first call of
+    node()."""
+    return node().local_rank, node().processes
 
 
 def node_cpus() -> int:
-    """Collective: the CPUs that this node's processes may run on (the union of their affinities, which
-    a Slurm allocation or `mpirun --bind-to` narrows)."""
-    with _node_processes() as node:
-        return len(set().union(*node.allgather(sorted(os.sched_getaffinity(0)))))
+    """The CPUs that this node's processes may run on; collective at the first call of node()."""
+    return node().cpus
 
 
 def check_slurm() -> None:
