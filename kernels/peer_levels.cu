@@ -24,8 +24,8 @@
 //           the leader block alone, an entry a thread, so no grid barrier follows; more over the whole grid;
 //   decide  after the update's barrier (the grid's, or the leader block's), every rank puts its new
 //           frontier's size and degree sum into a record on every rank; every block waits for all of
-//           them, and all compute the same next step (level_control.cuh next_step) and stay while it is
-//           another small level.
+//           them (the other blocks for their own rank's first, one thread each), and all compute the
+//           same next step (level_control.cuh next_step) and stay while it is another small level.
 // Two grid barriers a level (one where the leader block updates alone); the level's counters rotate
 // over three slots, so block 0 clears the next level's slot during this one (its last reader, two
 // levels back, had passed the last level's expansion barrier). The decision's records are the
@@ -329,10 +329,15 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
                 store_release((u64*)&record[PEER_RECORD_ROUND], round);
             }
         }
-        for (i32 p = t; p < P; p += PEER_THREADS) {
+        // the other blocks first wait for their own rank's record with one thread: while the leader
+        // updates, a rank's blocks polling every record at system scope slow the GPU its peers share
+        auto wait_record = [&](i32 p) {
             const u64* stamp = (const u64*)(records + (parity * P + p) * PEER_RECORD_WORDS + PEER_RECORD_ROUND);
             while (load_acquire(stamp) != round) __nanosleep(32);
-        }
+        };
+        if (!leader && t == 0) wait_record(i * C + j);
+        __syncthreads();
+        for (i32 p = t; p < P; p += PEER_THREADS) wait_record(p);
         __syncthreads();
         const i64 checked = __ldcg(&slot[CHECKED]);
         if (t == 0) {
