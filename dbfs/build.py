@@ -27,8 +27,12 @@ The owned vertices' degrees (their columns' lengths summed over the grid column)
 
 Row-major copy (bottom-up search, --direction auto; an undirected graph on several ranks may do without
 it, dbfs.graph): on a 1x1 grid of an undirected graph the block is symmetric and its CSC is its CSR, so
-row_ptr/col_idx name col_ptr/row_idx; on other grids, and for directed graphs, both passes also count
-and scatter every entry by local row.
+row_ptr/col_idx name col_ptr/row_idx; on a grid of one column (R x 1, the default on one node with a GPU
+a rank) an undirected graph's row of owned vertex o is o's column segments on all the ranks, so after
+pass 2 every rank sends each other rank the segments of that rank's owned columns (lengths, then
+entries, in rounds of at most dbfs.memory.row_round_words words a receiver) and each row takes them
+below its end whole (dbfs.ops.csc_build.append_segments: no atomics); on other grids, and for directed graphs,
+both passes also count and scatter every entry by local row.
 
 Resident bytes per rank, E = the rank's entries (about 2m/P undirected, m/P directed), b = the owned
 block, N'/C local columns, N'/R local rows (dbfs.memory.graph_bytes counts exactly these):
@@ -84,8 +88,8 @@ from dbfs.errors import DbfsError
 from dbfs.exchange import SignalWords, nccl_communicator, world_ranks
 from dbfs.graph import GridComms, LocalGraph, csc_is_row_major
 from dbfs.ops import message
-from dbfs.ops.csc_build import (count_keys, count_nonempty, csr_from_csc, inclusive_scan, scatter_values,
-                                 segment_lengths)
+from dbfs.ops.csc_build import (append_segments, count_keys, count_nonempty, csr_from_csc, inclusive_scan,
+                                 scatter_values, segment_lengths)
 from dbfs.ops.owner_groups import group_by_owner, local_entries, route_entries
 from dbfs.progress import Progress
 from dbfs.runtime import displacements
@@ -196,7 +200,8 @@ class _Exchange:
 
     def __call__(self, send, send_counts, width: int):
         """`send`: int32 words grouped by owner rank, send_counts[p] entries of `width` words for rank
-        p. Returns the words this rank received, grouped by source rank, on the device."""
+        p. Returns the words this rank received, grouped by source rank, on the device, and the host
+        int64 count of words from each rank."""
         recv_counts = np.empty_like(send_counts)
         self.comm.Alltoall(send_counts, recv_counts)
         send_at = width * np.concatenate(([0], np.cumsum(send_counts)))
@@ -206,7 +211,7 @@ class _Exchange:
         if send_at[me + 1] > send_at[me]:
             self.backend.copy(incoming[recv_at[me]:recv_at[me + 1]], send[send_at[me]:send_at[me + 1]])
         self._move(send, send_at, incoming, recv_at)
-        return incoming
+        return incoming, width * recv_counts
 
     def column_sums(self, grid, i: int, j: int, values):
         """Collective: the sum over grid column j of the ranks' int32 `values` (the column's R owned
@@ -215,7 +220,7 @@ class _Exchange:
         b = grid.block
         counts = np.zeros(self.comm.Get_size(), np.int64)
         counts[[grid.rank(p, j) for p in range(grid.R)]] = b
-        return sum_blocks(self(values, counts, 1), grid.R, b)   # from the column's R ranks, in grid-row order
+        return sum_blocks(self(values, counts, 1)[0], grid.R, b)   # from the column's R ranks, in grid-row order
 
     def close(self) -> None:
         pass
@@ -332,7 +337,7 @@ class _NvshmemExchange(_Exchange):
             at = int(lands_at[me, me])
             backend.copy(self.landing[at:at + int(words[me, me])], send[send_at[me]:send_at[me + 1]])
         self.signals.post()
-        return self.landing[:int(arriving[me])]
+        return self.landing[:int(arriving[me])], words[:, me]
 
     def close(self) -> None:
         """Collective (the symmetric heap's buffers are given back together)."""
@@ -363,6 +368,10 @@ class _Passes:
         # on the devices, that one round replaces counting (and sending) every entry's row in pass 1.
         self.rows_from_columns = (row_copy and source.symmetric and self.grid.C == 1 and self.exchange is not None
                                   and self.exchange.sums_on_devices)
+        # There a row's entries are also its vertex's column segments on the ranks: the row copy is taken
+        # from them after the placing pass (gather_rows), where scattering every entry's row cost an atomic
+        # an entry over gigabytes of cursors.
+        self.rows_from_peers = row_copy and source.symmetric and self.grid.C == 1 and self.exchange is not None
 
     def entries(self, with_rows: bool, label: str):
         """(local columns, local rows or None) of the entries this rank owns, int32 device arrays: on
@@ -380,7 +389,7 @@ class _Passes:
             else:                               # the send buffer lives only until the exchange returns
                 packed = pack_by_owner(self.backend, grid, src, dst, self.source.symmetric, with_rows)
                 self.phases.switch("exchange")
-                words = self.exchange(*packed, 2 if with_rows else 1)
+                words = self.exchange(*packed, 2 if with_rows else 1)[0]
                 del packed
                 entries = split_pairs(xp, words, with_rows)
                 del words
@@ -411,9 +420,72 @@ class _Passes:
         for cols, rows in self.entries(with_rows=True, label="placing (pass 2 of 2)"):
             self.phases.switch("place")
             scatter_values(self.backend, cols, rows, col_ptr[:-1], row_idx)
-            if self.row_copy:
+            if self.row_copy and not self.rows_from_peers:
                 scatter_values(self.backend, rows, cols, row_ptr[:-1], col_idx)
             del cols, rows
+
+    def gather_rows(self, col_ptr, row_idx, row_ptr, col_idx) -> None:
+        """The row copy on a grid of one column (rows_from_peers), after the placing pass: owned vertex o
+        of rank i is column i*b + o on every rank k, whose segment there holds o's neighbours among k's
+        rows (local rows r: this rank's local columns k*b + r). Each row takes those segments below its
+        end in row_ptr[:-1] (ends from pass 1, starts when done): its own rank's in place, the others' in
+        rounds of at most memory.row_round_words words a receiver (a round: each receiver's next range
+        of rows, whose segments' lengths and entries every rank sends it in one message)."""
+        backend, xp = self.backend, self.backend.xp
+        me, b, ranks = self.comms.i, self.grid.block, self.ranks
+        self.phases.switch("route")
+        cuts = self._row_rounds(row_ptr, memory.row_round_words(self.chunk_edges))
+        rounds = cuts.shape[1] - 1
+        # where each receiver's ranges of rows begin and end among this rank's entries (one read-back)
+        columns = backend.asarray((np.arange(ranks)[:, None] * b + cuts).ravel())
+        bounds = backend.asnumpy(col_ptr[columns]).reshape(cuts.shape)
+        self.phases.switch("place")
+        append_segments(backend, col_ptr[me * b:(me + 1) * b + 1], row_idx, me * b, row_ptr[:-1], col_idx)
+        progress = Progress("construction, the row copy from the column segments", rounds, "rounds", 1)
+        for k in range(rounds):
+            progress.update(k)
+            self.phases.switch("route")
+            rows, entries = np.diff(cuts[:, k:k + 2]).ravel(), np.diff(bounds[:, k:k + 2]).ravel()
+            rows[me] = entries[me] = 0
+            send_at = np.concatenate(([0], np.cumsum(rows + entries)))
+            send = xp.empty(int(send_at[-1]), xp.int32)
+            for p in np.flatnonzero(rows + entries):
+                first, at = p * b + cuts[p, k], int(send_at[p])
+                segment_lengths(backend, col_ptr[first:first + rows[p] + 1], send[at:at + rows[p]])
+                backend.copy(send[at + rows[p]:send_at[p + 1]], row_idx[bounds[p, k]:bounds[p, k + 1]])
+            self.phases.switch("exchange")
+            words, received = self.exchange(send, rows + entries, 1)
+            del send
+            self.phases.switch("place")
+            lo, hi = int(cuts[me, k]), int(cuts[me, k + 1])
+            received_at = np.cumsum(received) - received
+            for p in np.flatnonzero(received):
+                at = int(received_at[p])
+                starts = xp.zeros(hi - lo + 1, xp.int64)
+                starts[1:] = words[at:at + hi - lo]
+                inclusive_scan(backend, starts[1:])
+                append_segments(backend, starts, words[at + hi - lo:at + received[p]], p * b, row_ptr[lo:hi], col_idx)
+            del words
+        progress.close()
+        self.phases.switch(None)
+
+    def _row_rounds(self, row_ptr, round_words: int):
+        """[ranks, rounds + 1] int64: rank p's rows of round k are cuts[p, k] .. cuts[p, k + 1] - 1, from the
+        row ends in row_ptr[:-1]. A round of this rank's rows holds at most half of round_words in entries
+        besides its first row's, and half in row lengths (ranks - 1 words a row); every rank has as many
+        rounds (the last ones empty where a rank needs fewer)."""
+        xp, b = self.backend.xp, self.grid.block
+        half = max(1, round_words // 2)
+        ends = row_ptr[:-1]
+        by_entries = self.backend.asnumpy(xp.searchsorted(ends, xp.arange(half, int(ends[-1]), half), side="right"))
+        by_rows = np.arange(max(1, half // self.ranks), b, max(1, half // self.ranks))
+        mine = np.unique(np.concatenate(([0, b], by_entries, by_rows))).astype(np.int64)
+        rounds = np.array(mine.shape[0] - 1, np.int64)
+        self.comms.world.Allreduce(MPI.IN_PLACE, rounds, op=MPI.MAX)
+        padded = np.concatenate((mine, np.full(int(rounds) + 1 - mine.shape[0], b, np.int64)))
+        cuts = np.empty((self.ranks, int(rounds) + 1), np.int64)
+        self.comms.world.Allgather(padded, cuts)
+        return cuts
 
     def close(self) -> None:
         if self.exchange is not None:
@@ -473,7 +545,10 @@ def build(comms: GridComms, backend, source, row_major: bool = False, transport:
     row_idx = xp.empty(nnz, xp.int32)
     col_idx = xp.empty(nnz, xp.int32) if row_copy else None
     passes.scatter(col_ptr, row_idx, row_ptr, col_idx)
-    runtime.agree(None if int(col_ptr[0]) == 0 else
+    if passes.rows_from_peers:
+        passes.gather_rows(col_ptr, row_idx, row_ptr, col_idx)
+    filled = int(col_ptr[0]) == 0 and (row_ptr is None or int(row_ptr[0]) == 0)
+    runtime.agree(None if filled else
                   f"rank {world.Get_rank()}: the tuples changed between the two construction passes", world)
     degree = _owned_degree(comms, backend, col_ptr, passes.exchange, row_ptr if source.symmetric else None)
     graph = LocalGraph(comms=comms, backend=backend, col_ptr=col_ptr, row_idx=row_idx, n_edges=source.n_edges,

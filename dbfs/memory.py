@@ -272,6 +272,14 @@ def landing_words(chunk: int, symmetric: bool) -> int:
     return LANDING_SHARE * chunk * (2 if symmetric else 1) * 2
 
 
+def row_round_words(chunk: int) -> int:
+    """Words a rank receives at most in a round of the row copy's exchange on a grid of one column
+    (dbfs.build, after the placing pass), its row lengths included: what a chunk of the placing pass
+    brings it on average, so that a round's buffers (those words, what it sends, the segments' starts)
+    stay within one such chunk's transients (_tuple_bytes) and within construction's NVSHMEM landing."""
+    return 4 * chunk
+
+
 def symmetric_heap_bytes(grid: Grid, n_edges: int, symmetric: bool, direction: str, encoding: str = "adaptive",
                          device: str = "gpu", row_copy: bool = True) -> int:
     """What a rank of a --comm nvshmem run holds on the NVSHMEM symmetric heap at most: construction's

@@ -11,6 +11,12 @@
 // csr_from_csc: the row-major copy of a CSC block, one thread per CSC entry (its column found by a
 // binary search of col_ptr) scattered like scatter_values with cursor = row ends. The order inside a
 // segment is whatever the atomics give; nothing downstream depends on it.
+// append_segments: whole segments at once, where scatter_values places an entry at a time: segment k
+// of `values` (values[starts[k]] .. values[starts[k+1] - 1]) goes, each value plus `offset`, to the
+// slots just below cursor[k], in order, and cursor[k] is lowered by its length (the row copy of a grid
+// of one column, from the column segments the ranks send: dbfs.build). A block takes BLOCK_THREADS
+// segments at a time, their starts in shared memory, a value a thread at a time (its segment found by a
+// binary search there), so reads and writes run along the segments with no atomics.
 //
 // Each thread of the scan kernels holds `items` consecutive elements (a tile is blockDim.x * items);
 // blockDim.x is a multiple of 32, at most 1024. Slots outside [0, capacity) are never written (only
@@ -117,5 +123,29 @@ extern "C" __global__ void csr_from_csc(const i64* __restrict__ col_ptr, i32 nco
         }
         const u64 slot = atomicAdd(&cursor[row_idx[e]], ~0ULL) - 1ULL;
         if (slot < (u64)nnz) col_idx[slot] = lo;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+append_segments(const i64* __restrict__ starts, i64 n, const i32* __restrict__ values, i32 offset,
+                u64* __restrict__ cursor, i32* __restrict__ out, i64 capacity)
+{
+    __shared__ i64 first[BLOCK_THREADS + 1];
+    for (i64 base = (i64)blockIdx.x * BLOCK_THREADS; base < n; base += (i64)gridDim.x * BLOCK_THREADS) {
+        const i32 items = (i32)min((i64)BLOCK_THREADS, n - base);
+        for (i32 k = threadIdx.x; k <= items; k += BLOCK_THREADS) first[k] = starts[base + k];
+        __syncthreads();
+        for (i64 at = first[0] + threadIdx.x; at < first[items]; at += BLOCK_THREADS) {
+            i32 low = 0, high = items - 1;       // the last segment starting at or before `at`
+            while (low < high) {
+                const i32 mid = (low + high + 1) >> 1;
+                if (first[mid] <= at) low = mid; else high = mid - 1;
+            }
+            const u64 slot = cursor[base + low] - (u64)(first[low + 1] - at);
+            if (slot < (u64)capacity) out[slot] = values[at] + offset;
+        }
+        __syncthreads();                         // every value placed below the cursors before they move
+        for (i32 k = threadIdx.x; k < items; k += BLOCK_THREADS) cursor[base + k] -= (u64)(first[k + 1] - first[k]);
+        __syncthreads();                         // the starts are read before the next segments' overwrite them
     }
 }

@@ -2,14 +2,15 @@
 kernels (kernels/csc_build.cu) against the twins: counts with left-out keys, the in-place scan over
 one and many tiles (more than one block's worth of tile totals), the scatter filling segments from
 their ends (segments compared as multisets: their order is unspecified), segment lengths, the
-non-empty segments and the row-major copy."""
+non-empty segments, the row-major copy and whole segments appended below their cursors (in order, a
+long segment among short ones, empty ones, a start past 0)."""
 
 import numpy as np
 import pytest
 
 from dbfs.backend import Backend
-from dbfs.ops.csc_build import (SCAN_ITEMS, THREADS, count_keys, count_nonempty, csr_from_csc, inclusive_scan,
-                                scatter_values, segment_lengths)
+from dbfs.ops.csc_build import (SCAN_ITEMS, THREADS, append_segments, count_keys, count_nonempty, csr_from_csc,
+                                inclusive_scan, scatter_values, segment_lengths)
 
 pytestmark = pytest.mark.one_rank
 
@@ -78,6 +79,34 @@ def test_row_major_twin_and_lengths():
     assert segments_as_sets(row_ptr, col_idx) == [sorted(columns[row_idx == r].tolist()) for r in range(nrows)]
 
 
+def appended_case(rng, n=3 * THREADS + 7):
+    """Segment starts (from 5, some empty, one of 20,000 values), values, and cursors at the ends of
+    room for twice each segment."""
+    lengths = rng.integers(0, 12, n)
+    lengths[rng.random(n) < 0.3] = 0
+    lengths[THREADS + 3] = 20_000
+    starts = (5 + np.concatenate(([0], np.cumsum(lengths)))).astype(np.int64)
+    values = rng.integers(0, 1 << 20, int(starts[-1])).astype(np.int32)
+    cursor = np.cumsum(2 * lengths).astype(np.int64)
+    return starts, values, cursor
+
+
+def test_append_twin_places_whole_segments_below_their_cursors():
+    starts, values, cursor = appended_case(np.random.default_rng(4))
+    ends = cursor.copy()
+    out = np.full(int(cursor[-1]), -1, np.int32)
+    append_segments(CPU, starts, values, 1000, cursor, out)
+    lengths = np.diff(starts)
+    assert np.array_equal(cursor, ends - lengths)
+    for k in range(len(lengths)):
+        assert np.array_equal(out[cursor[k]:ends[k]], values[starts[k]:starts[k + 1]] + 1000)
+    assert np.count_nonzero(out >= 0) == lengths.sum()
+    cursor = np.array([1, 9], np.int64)                        # a segment reaching below slot 0, one past the end
+    out = np.zeros(4, np.int32)
+    append_segments(CPU, np.array([0, 3, 4], np.int64), np.arange(1, 5, dtype=np.int32), 0, cursor, out)
+    assert out.tolist() == [3, 0, 0, 0] and cursor.tolist() == [-2, 8]
+
+
 @pytest.mark.gpu
 def test_gpu_kernels_equal_the_twins():
     import cupy
@@ -119,3 +148,9 @@ def test_gpu_kernels_equal_the_twins():
     assert np.array_equal(cursor, device_cursor.get())
     row_ptr = np.concatenate((cursor, [row_idx.shape[0]]))
     assert segments_as_sets(row_ptr, host_cols) == segments_as_sets(row_ptr, device_cols.get())
+    starts, values, cursor = appended_case(rng)
+    host_out, device_out = np.full(int(cursor[-1]), -1, np.int32), cupy.full(int(cursor[-1]), -1, cupy.int32)
+    device_cursor = cupy.asarray(cursor)
+    append_segments(CPU, starts, values, 7, cursor, host_out)
+    append_segments(gpu, cupy.asarray(starts), cupy.asarray(values), 7, device_cursor, device_out)
+    assert np.array_equal(cursor, device_cursor.get()) and np.array_equal(host_out, device_out.get())

@@ -1,8 +1,8 @@
 """Counting-sort steps of the graph builder (Graph500 kernel 1; paper 004 section 3.1): per-key counts,
 an in-place inclusive scan that turns the counts into segment ends, a scatter that fills every segment
 from its end (so the scanned counts finish as the segment starts: the count array becomes the offsets
-array, with no second per-segment array), segment lengths, the non-empty segments, and the row-major
-copy of a CSC block.
+array, with no second per-segment array), whole segments appended below such cursors, segment
+lengths, the non-empty segments, and the row-major copy of a CSC block.
 
 GPU method: kernels/csc_build.cu (atomics on the counts and cursors; a three-launch tile scan whose
 code does not depend on the array size). NumPy twins below, with the same contracts; where the GPU
@@ -88,6 +88,35 @@ def scatter_values(backend, keys, values, cursor, out) -> None:
     inside = (slots >= 0) & (slots < out.shape[0])
     out[slots[inside]] = values[order][inside]
     cursor[present] -= times
+
+
+def append_segments(backend, starts, values, offset: int, cursor, out) -> None:
+    """Segment k of `values` (values[starts[k]:starts[k + 1]]), each value plus `offset`, into the slots
+    just below cursor[k], in order; cursor[k] is lowered by the segment's length. With cursor = segment
+    ends the segments fill from their ends, as scatter_values fills them an entry at a time.
+
+      starts  int64 [n + 1]         read   ascending offsets into values (starts[0] need not be 0)
+      values  int32 [>= starts[n]]  read
+      cursor  int64 [n]             read/write
+      out     int32 [capacity]      write  slots outside [0, capacity) are not written
+    GPU: one kernel on the current stream (a block takes THREADS segments at a time, each value's segment
+    found by a binary search of their starts in shared memory; no atomics), no host synchronisation.
+    """
+    n = int(starts.shape[0]) - 1
+    if backend.is_gpu:
+        launch_checked(backend, "csc_build", "append_segments", n,
+                       {"starts": (starts, np.int64), "values": (values, np.int32), "cursor": (cursor, np.int64),
+                        "out": (out, np.int32)},
+                       (starts, np.int64(n), values, np.int32(offset), cursor, out, np.int64(out.shape[0])),
+                       BUILD_MAX_BLOCKS)
+        return
+    lengths = np.diff(starts)
+    segment = np.repeat(np.arange(n), lengths)
+    at = np.arange(starts[0], starts[n]) if n else np.empty(0, np.int64)
+    slots = cursor[segment] - (starts[segment + 1] - at)
+    inside = (slots >= 0) & (slots < out.shape[0])
+    out[slots[inside]] = values[at[inside]] + offset
+    cursor -= lengths
 
 
 def segment_lengths(backend, ptr, out) -> None:
