@@ -29,6 +29,9 @@ SMALL_THREADS = 512
 # latency-bound (a chain of dependent loads and atomics per frontier entry), so a block takes the most
 # warps it may have.
 PEER_THREADS = 1024
+# Entries a thread of the construction's grouping by owner holds (kernels/owner_groups.cu owner_scatter:
+# a block's tile of BLOCK_THREADS * OWNER_TILE_ITEMS entries claims each owner's slots with one atomic).
+OWNER_TILE_ITEMS = 8
 SMALL_GROUP = 8
 SMALL_MAX_DEGREE = 256
 # The persistent kernel's scratch (int64): its level counters (new vertices, their degree sum, their
@@ -96,6 +99,7 @@ SMALL_SCRATCH_WORDS = COUNTER_SLOTS * COUNTER_WORDS + CTL_WORDS
 DEFINES = {
     "BLOCK_THREADS": BLOCK_THREADS, "SCAN_ITEMS": SCAN_ITEMS, "SCAN_TILE": SCAN_TILE,
     "THREAD_EDGES": THREAD_EDGES, "SMALL_THREADS": SMALL_THREADS, "PEER_THREADS": PEER_THREADS, "SMALL_GROUP": SMALL_GROUP,
+    "OWNER_TILE_ITEMS": OWNER_TILE_ITEMS,
     "SMALL_MAX_DEGREE": SMALL_MAX_DEGREE, "COLUMN_CHUNK": COLUMN_CHUNK, "BOTTOM_UP": BOTTOM_UP,
     **{f"{prefix}_{name}": value for prefix, space in (("CTL", CTL), ("STEP", STEP), ("FORM", FORM),
                                                        ("STAT", STAT), ("LOG", LOG), ("HEAD", HEAD),

@@ -13,14 +13,20 @@
 // entries stay where they are) it writes columns and rows alone, -1 for a self-loop's, and counts nothing.
 // owner_scatter: with cursor = the groups' starts (the exclusive scan of the counts) every kept entry
 // takes slot cursor[o]++ and writes its column there, or its (column, row) pair as two interleaved
-// words. The lanes of a warp that share an owner claim their slots with one atomic. The order inside a
-// group is whatever the atomics give; the receivers place every entry with atomics anyway.
+// words. A block takes tiles of BLOCK_THREADS * OWNER_TILE_ITEMS entries: it counts a tile's entries
+// per owner in shared memory (one shared atomic per warp and owner, the entry's place kept in a
+// register), claims each owner's run of slots with one global atomic, then writes every entry at its
+// run's start plus its place (owners from TILE_OWNERS up, on larger grids, claim per warp from the
+// global cursor directly). One global atomic per warp and owner put a chunk of 2^24 tuples' 2^20 warp
+// atomics on the two cursors of a grid of two ranks. The order inside a group is whatever the atomics
+// give; the receivers place every entry with atomics anyway.
 //
 // Both kernels are grid-stride loops whose stride is a multiple of 32, so a warp's lanes stay in the
 // same iteration (the warp-wide match needs every lane). Slots outside [0, capacity) are never written.
 #include "common.cuh"
 
 #define SHARED_OWNERS 4096
+#define TILE_OWNERS 1024
 
 // Adds this warp's entries of owner o (kept lanes only) to the block's or the global count.
 __device__ __forceinline__ void count_owner(i32 o, bool kept, i32 ranks, u32* block_counts, u64* counts)
@@ -69,22 +75,46 @@ extern "C" __global__ void owner_entries(const i64* __restrict__ src, const i64*
 }
 
 // rows == nullptr: one word per entry (its column); else two (column, row).
-extern "C" __global__ void owner_scatter(const i32* __restrict__ owner, const i32* __restrict__ cols,
-                                         const i32* __restrict__ rows, i64 n, i32 ranks,
-                                         u64* __restrict__ cursor, i32* __restrict__ out, i64 capacity)
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+owner_scatter(const i32* __restrict__ owner, const i32* __restrict__ cols, const i32* __restrict__ rows, i64 n,
+              i32 ranks, u64* __restrict__ cursor, i32* __restrict__ out, i64 capacity)
 {
+    __shared__ unsigned long long run[TILE_OWNERS];   // a tile's entries per owner, then its run's first slot
     const u32 lane = threadIdx.x & 31u, lanes_below = (1u << lane) - 1u;
-    for (i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x; e - lane < n; e += (i64)gridDim.x * blockDim.x) {
-        const i32 o = e < n ? owner[e] : -1;
-        const bool kept = o >= 0 && o < ranks;
-        const u32 peers = __match_any_sync(0xffffffffu, kept ? o : -1);
-        if (!kept) continue;
-        const int leader = __ffs(peers) - 1;
-        u64 base = 0;
-        if (lane == (u32)leader) base = atomicAdd(&cursor[o], (u64)__popc(peers));
-        const u64 slot = __shfl_sync(peers, base, leader) + __popc(peers & lanes_below);
-        if (slot >= (u64)capacity) continue;
-        if (rows == nullptr) out[slot] = cols[e];
-        else reinterpret_cast<int2*>(out)[slot] = make_int2(cols[e], rows[e]);
+    const i32 tiled = min(ranks, TILE_OWNERS);
+    const i64 tile = (i64)BLOCK_THREADS * OWNER_TILE_ITEMS;
+    for (i64 first = (i64)blockIdx.x * tile; first < n; first += (i64)gridDim.x * tile) {
+        for (i32 o = threadIdx.x; o < tiled; o += BLOCK_THREADS) run[o] = 0;
+        __syncthreads();
+        i32 owners[OWNER_TILE_ITEMS];
+        u64 place[OWNER_TILE_ITEMS];
+#pragma unroll
+        for (int k = 0; k < OWNER_TILE_ITEMS; ++k) {
+            const i64 e = first + (i64)k * BLOCK_THREADS + threadIdx.x;
+            const i32 o = e < n ? owner[e] : -1;
+            const bool kept = o >= 0 && o < ranks;
+            const u32 peers = __match_any_sync(0xffffffffu, kept ? o : -1);
+            const int leader = __ffs(peers) - 1;
+            u64 base = 0;
+            if (kept && lane == (u32)leader)
+                base = atomicAdd(o < TILE_OWNERS ? &run[o] : &cursor[o], (unsigned long long)__popc(peers));
+            owners[k] = kept ? o : -1;
+            place[k] = __shfl_sync(0xffffffffu, base, leader) + __popc(peers & lanes_below);
+        }
+        __syncthreads();
+        for (i32 o = threadIdx.x; o < tiled; o += BLOCK_THREADS)
+            if (run[o]) run[o] = atomicAdd(&cursor[o], run[o]);
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < OWNER_TILE_ITEMS; ++k) {
+            const i32 o = owners[k];
+            if (o < 0) continue;
+            const u64 slot = (o < TILE_OWNERS ? run[o] : 0) + place[k];
+            if (slot >= (u64)capacity) continue;
+            const i64 e = first + (i64)k * BLOCK_THREADS + threadIdx.x;
+            if (rows == nullptr) out[slot] = cols[e];
+            else reinterpret_cast<int2*>(out)[slot] = make_int2(cols[e], rows[e]);
+        }
+        __syncthreads();                         // the runs are read before the next tile clears them
     }
 }

@@ -6,7 +6,7 @@ the column alone or the (column, row) pair interleaved, so that one message per 
 array.
 
 GPU method: kernels/owner_groups.cu (one pass over the tuples for the routing and the counts, a
-shared-memory histogram per block; slots claimed by one atomic per warp and owner). NumPy twins below,
+shared-memory histogram per block; slots claimed by one atomic per block tile and owner). NumPy twins below,
 with the same contracts; where the GPU order is unspecified the twin's is stated.
 """
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dbfs.kernels import OWNER_TILE_ITEMS
 from dbfs.ops.arrays import BUILD_MAX_BLOCKS, NULL, launch_checked
 
 
@@ -91,7 +92,7 @@ def group_by_owner(backend, owner, cols, rows, cursor, out) -> None:
       out     int32 [width * capacity]  write   width 1 without rows, 2 with; slots outside
                                                 [0, capacity) are not written
     The order inside a group is unspecified (NumPy: input order). GPU: one kernel on the current
-    stream, no host synchronisation.
+    stream (a thread per OWNER_TILE_ITEMS entries), no host synchronisation.
     """
     n, ranks = int(owner.shape[0]), int(cursor.shape[0])
     width = 1 if rows is None else 2
@@ -101,7 +102,7 @@ def group_by_owner(backend, owner, cols, rows, cursor, out) -> None:
                   "out": (out, np.int32)}
         if rows is not None:
             arrays["rows"] = (rows, np.int32)
-        launch_checked(backend, "owner_groups", "owner_scatter", n, arrays,
+        launch_checked(backend, "owner_groups", "owner_scatter", -(-n // OWNER_TILE_ITEMS), arrays,
                        (owner, cols, NULL if rows is None else rows, np.int64(n), np.int32(ranks), cursor, out,
                         np.int64(capacity)), BUILD_MAX_BLOCKS)
         return
