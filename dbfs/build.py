@@ -313,8 +313,7 @@ class _NvshmemExchange(_Exchange):
         self.size, pe = comm.Get_size(), world_ranks(comm)
         self.landing = nvshmem.symmetric(backend, capacity, np.int32)
         self.signals = SignalWords(comm, backend)
-        self.bases = np.array([0 if p == self.me else nvshmem.peer_address(self.landing.data.ptr, pe[p])
-                               for p in range(self.size)], np.uint64)
+        self.bases = nvshmem.peer_addresses(self.landing.data.ptr, pe, self.me)
         self.staged = _HostExchange(comm, backend)
 
     def __call__(self, send, send_counts, width: int):

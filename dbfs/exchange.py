@@ -273,7 +273,7 @@ class SignalWords:
             addresses = [nvshmem.peer_address(self.words.data.ptr, pe[(self.me + 1) % size])]
         else:
             mine, self.skip = self.words.data.ptr + 8 * self.me, self.me
-            addresses = [0 if p == self.me else nvshmem.peer_address(mine, pe[p]) for p in range(size)]
+            addresses = nvshmem.peer_addresses(mine, pe, self.me)
         self.on_peers = backend.asarray(np.array(addresses, np.uint64))
 
     def post(self) -> None:
@@ -524,7 +524,7 @@ class LevelExchange:
             return xp.asarray(np.array(addresses, np.uint64))
 
         slot = self.landing.data.ptr + 4 * me * self.stride
-        self.dests = table([0 if p == me else nvshmem.peer_address(slot, self.pe[p]) for p in range(size)])
+        self.dests = table(nvshmem.peer_addresses(slot, self.pe, me))
         if self.rotation is not None:
             (landing,) = self.rotation
             succ, nbytes = self.pe[(me + 1) % size], 4 * (self.block // 32)

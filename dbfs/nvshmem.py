@@ -143,3 +143,10 @@ def peer_address(address: int, pe: int) -> int:
                         "node): dbfs's kernels put their messages through NVSHMEM's mappings, which reach the "
                         "GPUs of one node; use --comm nccl or mpi across nodes", collective=True)
     return mapped
+
+
+def peer_addresses(address: int, pes, me: int) -> np.ndarray:
+    """uint64 [len(pes)]: peer_address(address, pes[p]) for every rank p of a communicator whose PEs are
+    pes[p] (dbfs.exchange.world_ranks), 0 for this rank's own entry (me): the table a kernel's puts
+    index by the receiver's rank."""
+    return np.array([0 if p == me else peer_address(address, pes[p]) for p in range(len(pes))], np.uint64)

@@ -70,6 +70,11 @@ MESSAGE_HEAD = ("FORM", "COUNT", "SIZE")     # SIZE: payload words
 MESSAGE_FORMS = ("LIST", "BITMAP", "WORDS")
 # One record of the per-level log (int64 each).
 LOG_FIELDS = ("LEVEL", "DIRECTION", "FRONTIER", "EDGES", "END_NS")
+# The device-driven small levels' counters (int64, kernels/peer_levels.cu): a slot per level, rotating
+# over PEER_COUNTER_SLOTS slots: the new own frontier's size and degree sum, the entries examined, then
+# the fold entries per grid column.
+PEER_COUNTERS = ("NEXT_COUNT", "NEXT_DEGREES", "CHECKED")
+PEER_COUNTER_SLOTS = 3
 # The grid's device-driven small levels (kernels/peer_levels.cu, dbfs.peer_levels): the record every rank
 # puts on every rank after a level (int64: its new frontier's size and degree sum, then the round that
 # marks it complete), and one per-level log record (int64 each; the bytes this rank put, and the GPU
@@ -108,6 +113,8 @@ DEFINES = {
        for name, value in vars(space).items()},
     "CTL_WORDS": CTL_WORDS, "STAT_WORDS": STAT_WORDS, "LOG_WORDS": LOG_WORDS, "HEAD_WORDS": HEAD_WORDS,
     "PEER_RECORD_WORDS": PEER_RECORD_WORDS, "PEER_LOG_WORDS": PEER_LOG_WORDS,
+    **{f"PEER_COUNTER_{name}": k for k, name in enumerate(PEER_COUNTERS)}, "PEER_FOLD_COUNTS": len(PEER_COUNTERS),
+    "PEER_COUNTER_SLOTS": PEER_COUNTER_SLOTS,
     **{f"COUNTER_{name}": k for k, name in enumerate(COUNTERS)}, "COUNTER_WORDS": COUNTER_WORDS,
     "COUNTER_SLOTS": COUNTER_SLOTS,
     **{f"SLOT_{name}": k for k, name in enumerate(VALIDATE_SLOTS)}, "STATS_SLOTS": len(VALIDATE_SLOTS),

@@ -84,9 +84,11 @@ __device__ __forceinline__ i64 wait_signal(const u64* word, u64 round)
     return (i64)(u32)seen;
 }
 
-// The level's counters (int64) in device memory, one slot per level rotating over three: the new own
-// frontier's size and degree sum, the entries examined, then the fold entries per grid column.
-constexpr int NEXT_COUNT = 0, NEXT_DEGREES = 1, CHECKED = 2, FOLD_COUNTS = 3;
+// The level's counters (int64) in device memory, one slot per level rotating over PEER_COUNTER_SLOTS
+// (three): the new own frontier's size and degree sum, the entries examined, then the fold entries per
+// grid column (dbfs.kernels.PEER_COUNTERS).
+constexpr int NEXT_COUNT = PEER_COUNTER_NEXT_COUNT, NEXT_DEGREES = PEER_COUNTER_NEXT_DEGREES,
+              CHECKED = PEER_COUNTER_CHECKED, FOLD_COUNTS = PEER_FOLD_COUNTS;
 
 // A slot of the group counted by *counter for each calling lane: one atomicAdd for the lanes of the warp
 // that call it together with the same counter (the new frontier's slots are reserved by hundreds of
@@ -205,9 +207,9 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
 
     for (int k = 0; step == STEP_SMALL; ++k) {
         const i64 parity = round & 1;
-        i64* slot = counters + (k % 3) * words;
+        i64* slot = counters + (k % PEER_COUNTER_SLOTS) * words;
         if (leader) {                            // slot k + 1 was last read during level k - 2
-            i64* ahead = counters + ((k + 1) % 3) * words;
+            i64* ahead = counters + ((k + 1) % PEER_COUNTER_SLOTS) * words;
             for (i64 w = t; w < words; w += PEER_THREADS) ahead[w] = 0;
         }
         // the column peers' list lengths: their expand signals at the first level, after it the last
@@ -225,7 +227,7 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
         __syncthreads();
         const PeerRank me{R, capacity, lvl, round, degree, level, pred_col, nxt, expand_out, slot};
         const u32* expand_landed = expand_in + parity * R * capacity;
-        i64 found_degrees = 0, checked_here = 0;     // of this thread's new own vertices; its short column's entries
+        i64 found_degrees = 0, checked_here = 0;     // of this thread's new own vertices; the entries it counts
         // an entry of column `from` leading to local row `row`: claimed when its atomicOr flips the visited bit
         auto claim = [&](i32 row, i32 from) {
             const i32 m = row / b, o = row - m * b;
@@ -277,7 +279,7 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
                 }
                 claim(row_idx[first_of[low] + e - first_entry[low]], first_column[low]);
             }
-            if (t == 0) atomicAdd((u64*)&slot[CHECKED], (u64)total);
+            if (t == 0) checked_here += total;
             __syncthreads();                         // the chunk's tables are read before the next one
         }
         checked_here = warp_sum(checked_here);

@@ -12,7 +12,7 @@ Arrays (device, 1-D, C-contiguous; state names as in dbfs.search_state):
   own_count int32 [1]             read/write  its length
   visited uint32 [C*b/32], level int32 [b], pred_row int32 [C*b], pred_col int32 [b] or None (one grid
   column)                         read/write  as the host-driven level writes them
-  counters  int64 [3*(3+C)]       scratch     the level's counters (three rotating slots)
+  counters  int64 [counter_words(C)] scratch  the level's counters (rotating slots)
   ctl       int64 [CTL_WORDS]     read/write  in: where the search stands: LEVEL (the number of the level
                                               to discover), FRONTIER and FRONTIER_EDGES (the global
                                               frontier's size and degree sum, both at most `capacity`),
@@ -46,7 +46,8 @@ import time
 
 import numpy as np
 
-from dbfs.kernels import CTL, PEER_LOG_AT, PEER_LOG_WORDS, PEER_REC, PEER_RECORD_WORDS, PEER_THREADS, STAT, STEP
+from dbfs.kernels import (CTL, PEER_COUNTER_SLOTS, PEER_COUNTERS, PEER_LOG_AT, PEER_LOG_WORDS, PEER_REC,
+                          PEER_RECORD_WORDS, PEER_THREADS, STAT, STEP)
 from dbfs.ops.arrays import NULL
 from dbfs.ops.expand import _expand_numpy
 from dbfs.ops.level_control import next_step
@@ -68,9 +69,9 @@ def shared_bytes(R: int, C: int) -> int:
 
 
 def counter_words(C: int) -> int:
-    """The level's counters: three slots of the new frontier's size, degree sum, entries examined and
-    the fold entries per grid column."""
-    return 3 * (3 + C)
+    """The level's counters: PEER_COUNTER_SLOTS slots of PEER_COUNTERS and the fold entries per grid
+    column."""
+    return PEER_COUNTER_SLOTS * (len(PEER_COUNTERS) + C)
 
 
 def blocks(backend, kernel) -> int:
