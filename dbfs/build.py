@@ -31,8 +31,8 @@ row_ptr/col_idx name col_ptr/row_idx; on a grid of one column (R x 1, the defaul
 a rank) an undirected graph's row of owned vertex o is o's column segments on all the ranks, so after
 pass 2 every rank sends each other rank the segments of that rank's owned columns (lengths, then
 entries, in rounds of at most dbfs.memory.row_round_words words a receiver) and each row takes them
-below its end whole (dbfs.ops.csc_build.append_segments: no atomics); on other grids, and for directed graphs,
-both passes also count and scatter every entry by local row.
+below its end whole (dbfs.ops.csc_build.append_segments: no atomics); on other grids, and for directed
+graphs, both passes also count and scatter every entry by local row.
 
 Resident bytes per rank, E = the rank's entries (about 2m/P undirected, m/P directed), b = the owned
 block, N'/C local columns, N'/R local rows (dbfs.memory.graph_bytes counts exactly these):

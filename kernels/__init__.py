@@ -29,11 +29,11 @@ SMALL_THREADS = 512
 # latency-bound (a chain of dependent loads and atomics per frontier entry), so a block takes the most
 # warps it may have.
 PEER_THREADS = 1024
+SMALL_GROUP = 8
+SMALL_MAX_DEGREE = 256
 # Entries a thread of the construction's grouping by owner holds (kernels/owner_groups.cu owner_scatter:
 # a block's tile of BLOCK_THREADS * OWNER_TILE_ITEMS entries claims each owner's slots with one atomic).
 OWNER_TILE_ITEMS = 8
-SMALL_GROUP = 8
-SMALL_MAX_DEGREE = 256
 # The persistent kernel's scratch (int64): its level counters (new vertices, their degree sum, their
 # largest degree) rotate over COUNTER_SLOTS slots, zero between launches; then a control-block image
 # (CTL_WORDS) through which block 0 hands on the state of the tiny levels it ran alone.

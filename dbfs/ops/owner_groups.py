@@ -6,8 +6,8 @@ the column alone or the (column, row) pair interleaved, so that one message per 
 array.
 
 GPU method: kernels/owner_groups.cu (one pass over the tuples for the routing and the counts, a
-shared-memory histogram per block; slots claimed by one atomic per block tile and owner). NumPy twins below,
-with the same contracts; where the GPU order is unspecified the twin's is stated.
+shared-memory histogram per block; slots claimed by one atomic per block tile and owner). NumPy twins
+below, with the same contracts; where the GPU order is unspecified the twin's is stated.
 """
 
 from __future__ import annotations
