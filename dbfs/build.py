@@ -478,7 +478,8 @@ class _Passes:
         ends = row_ptr[:-1]
         by_entries = self.backend.asnumpy(xp.searchsorted(ends, xp.arange(half, int(ends[-1]), half), side="right"))
         by_rows = np.arange(max(1, half // self.ranks), b, max(1, half // self.ranks))
-        mine = np.unique(np.concatenate(([0, b], by_entries, by_rows))).astype(np.int64)
+        mine = np.sort(np.concatenate(([0, b], by_entries, by_rows)).astype(np.int64))
+        mine = mine[np.concatenate(([True], mine[1:] != mine[:-1]))]    # (np.unique would import numpy.ma)
         rounds = np.array(mine.shape[0] - 1, np.int64)
         self.comms.world.Allreduce(MPI.IN_PLACE, rounds, op=MPI.MAX)
         padded = np.concatenate((mine, np.full(int(rounds) + 1 - mine.shape[0], b, np.int64)))
