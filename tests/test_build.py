@@ -3,8 +3,9 @@ and the owned degrees equal a reference computed from the whole tuple list, what
 a graph file is read in chunks smaller than the file, twice; the 1x1 undirected block is its own
 row-major copy; a bad endpoint stops every rank; construction_time leaves the tuple production and the
 exchange's set-up out; the partition cache keeps a shared row-major copy once; a generated graph passes
-the certificate; on a grid of one column the row counts may come from the column lengths. GPU: the
-same build over every bulk transport."""
+the certificate; on a grid of one column the row counts may come from the column lengths, and the row
+copy from the column segments, in rounds smaller than a row. GPU: the same build over every bulk
+transport."""
 
 import dataclasses
 import time
@@ -201,6 +202,20 @@ def test_row_counts_from_the_column_lengths(symmetric, monkeypatch):
                                  chunk_edges=97)
         check_graph(graph, src, dst, symmetric, True)
         comms.free()
+
+
+def test_row_copy_of_one_column_with_rows_past_a_round():
+    """On a grid of one column the row copy comes from the ranks' column segments in rounds of a few
+    words (tiny chunks): a hub of 400 neighbours, whose row alone exceeds a round, and a path."""
+    n = 500
+    src = np.concatenate((np.zeros(400, np.int64), np.arange(1, 300)))
+    dst = np.concatenate((np.arange(1, 401), np.arange(2, 301)))
+    lo, hi = edge_range(len(src), WORLD.Get_rank(), WORLD.Get_size())
+    comms = GridComms.create(Grid(WORLD.Get_size(), 1, n))
+    for chunk in (5, 64):
+        graph = build_from_edges(comms, CPU, src[lo:hi], dst[lo:hi], n, chunk_edges=chunk, row_major=True)
+        check_graph(graph, src, dst, True, True)
+    comms.free()
 
 
 def test_column_sums_are_a_reduce_scatter_along_each_grid_column():
