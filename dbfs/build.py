@@ -365,12 +365,11 @@ class _Passes:
         # On a grid of one column an undirected graph's local rows are the owned vertices, whole: the row
         # copy's counts are the degrees, the column lengths summed over the ranks. Where the exchange sums
         # on the devices, that one round replaces counting (and sending) every entry's row in pass 1.
-        self.rows_from_columns = (row_copy and source.symmetric and self.grid.C == 1 and self.exchange is not None
-                                  and self.exchange.sums_on_devices)
-        # There a row's entries are also its vertex's column segments on the ranks: the row copy is taken
-        # from them after the placing pass (gather_rows), where scattering every entry's row cost an atomic
-        # an entry over gigabytes of cursors.
+        # A row's entries are also its vertex's column segments on the ranks: the row copy is taken from
+        # them after the placing pass (gather_rows), where scattering every entry's row cost an atomic an
+        # entry over gigabytes of cursors.
         self.rows_from_peers = row_copy and source.symmetric and self.grid.C == 1 and self.exchange is not None
+        self.rows_from_columns = self.rows_from_peers and self.exchange.sums_on_devices
 
     def entries(self, with_rows: bool, label: str):
         """(local columns, local rows or None) of the entries this rank owns, int32 device arrays: on

@@ -35,9 +35,9 @@ class LinkWake:
         self.backend = backend
         pe, me = world_ranks(world), world.Get_rank()
         self.span = nvshmem.symmetric(backend, SPAN_WORDS, np.uint64)
-        peers = [nvshmem.peer_address(self.span.data.ptr, pe[p]) for p in range(world.Get_size()) if p != me]
-        self.table = backend.asarray(np.array(peers, np.uint64))
-        self.sums = backend.xp.zeros(len(peers), np.uint64)
+        peers = np.delete(nvshmem.peer_addresses(self.span.data.ptr, pe, me), me)
+        self.table = backend.asarray(peers)
+        self.sums = backend.xp.zeros(peers.shape[0], np.uint64)
 
     @staticmethod
     def symmetric_bytes() -> int:

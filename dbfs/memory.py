@@ -265,19 +265,23 @@ def twin_search_bytes(grid: Grid, direction: str, entries: int) -> int:
     return max(steps)
 
 
+def placing_words(chunk: int, symmetric: bool) -> int:
+    """The words one chunk of the placing pass brings a rank on average (every rank produces `chunk`
+    tuples a round: both directions of each undirected one, a column and a row an entry)."""
+    return chunk * (2 if symmetric else 1) * 2
+
+
 def landing_words(chunk: int, symmetric: bool) -> int:
-    """Construction's landing over NVSHMEM (dbfs.build): LANDING_SHARE times the words one chunk of the
-    placing pass brings a rank on average (every rank produces `chunk` tuples a round: both directions
-    of each, a column and a row an entry)."""
-    return LANDING_SHARE * chunk * (2 if symmetric else 1) * 2
+    """Construction's landing over NVSHMEM (dbfs.build): LANDING_SHARE times placing_words."""
+    return LANDING_SHARE * placing_words(chunk, symmetric)
 
 
 def row_round_words(chunk: int) -> int:
     """Words a rank receives at most in a round of the row copy's exchange on a grid of one column
-    (dbfs.build, after the placing pass), its row lengths included: what a chunk of the placing pass
-    brings it on average, so that a round's buffers (those words, what it sends, the segments' starts)
-    stay within one such chunk's transients (_tuple_bytes) and within construction's NVSHMEM landing."""
-    return 4 * chunk
+    (dbfs.build, after the placing pass, an undirected graph), its row lengths included: placing_words,
+    so that a round's buffers (those words, what it sends, the segments' starts) stay within one such
+    chunk's transients (_tuple_bytes) and within construction's NVSHMEM landing."""
+    return placing_words(chunk, True)
 
 
 def symmetric_heap_bytes(grid: Grid, n_edges: int, symmetric: bool, direction: str, encoding: str = "adaptive",
