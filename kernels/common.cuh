@@ -113,18 +113,21 @@ __device__ __forceinline__ void block_reserve(const bool (&active)[ITEMS], const
         if (active[e]) slot[e] += block_base[group[e]];
 }
 
-// The offsets of the set bits of words[0 .. nwords) appended to out, warp-centric: each warp takes 32
-// consecutive words, lane l one word; a warp prefix sum of the words' popcounts places every lane's
-// bits, and one atomicAdd per warp on *count (zeroed by the caller) reserves the warp's slots. The
-// output order is by warp arrival, ascending inside a warp. Every lane of the grid's warps must call it.
+// The offsets of the set bits of words[0 .. nwords) appended to out: each block takes blockDim.x
+// consecutive words, a thread one word; warp prefix sums of the words' popcounts and a pass over the
+// warps' totals place every thread's bits, and one atomicAdd per block on *count (zeroed by the caller)
+// reserves the block's slots (an atomic per warp on the one counter cost ~100 us a 2^27-bit bitmap on
+// an H100: bench/NOTES.md, 2026-11-27, the switch to top-down's gather on two H100). The output order is
+// by block arrival, ascending inside a block. Every thread of the grid's blocks must call it.
 template <typename T>
 __device__ __forceinline__ void unpack_words(const u32* __restrict__ words, i32 nwords, T* __restrict__ out,
                                              i32* __restrict__ count)
 {
-    const i32 lane = threadIdx.x & 31;
-    const i32 warps = (gridDim.x * blockDim.x) >> 5;
-    for (i32 base = ((blockIdx.x * blockDim.x + threadIdx.x) >> 5) * 32; base < nwords; base += warps * 32) {
-        const i32 w = base + lane;
+    __shared__ i32 warp_start[32];
+    __shared__ i32 block_start;
+    const i32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    for (i32 base = blockIdx.x * blockDim.x; base < nwords; base += gridDim.x * blockDim.x) {
+        const i32 w = base + threadIdx.x;
         u32 word = w < nwords ? words[w] : 0u;
         const i32 bits = __popc(word);
         i32 before = bits;
@@ -132,15 +135,24 @@ __device__ __forceinline__ void unpack_words(const u32* __restrict__ words, i32 
             const i32 up = __shfl_up_sync(0xffffffffu, before, d);
             if (lane >= d) before += up;
         }
-        const i32 total = __shfl_sync(0xffffffffu, before, 31);
-        if (total == 0) continue;
-        i32 at = 0;
-        if (lane == 31) at = atomicAdd(count, total);
-        at = __shfl_sync(0xffffffffu, at, 31) + before - bits;
+        if (lane == 31) warp_start[warp] = before;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            i32 total = 0;
+            for (i32 k = 0; k < warps; ++k) {
+                const i32 bits_of_warp = warp_start[k];
+                warp_start[k] = total;
+                total += bits_of_warp;
+            }
+            block_start = total ? atomicAdd(count, total) : 0;
+        }
+        __syncthreads();
+        i32 at = block_start + warp_start[warp] + before - bits;
         while (word) {
             out[at++] = (T)(w * 32 + __ffs(word) - 1);
             word &= word - 1;
         }
+        __syncthreads();                        // warp_start and block_start are the next round's
     }
 }
 

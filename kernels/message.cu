@@ -89,22 +89,33 @@ message_stage(const u32* __restrict__ out, i64 out_stride, i32 skip, u32* __rest
 // The offsets of every message (sources[y], null for none), each plus bases[y], appended to out in
 // any order where that local column has an entry in the block (col_ptr); *count (zeroed by the caller)
 // ends as their number. The top-down expand's gather: out is sized by the block's non-empty columns.
+// The head is read once a thread, and a block reserves its slots with one atomic (block_reserve): with
+// an atomic per warp on the one counter, two lists of 352 K offsets took 370 us of a level (bench/NOTES.md,
+// 2026-11-27, the switch to top-down's gather on two H100).
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 messages_to_list(const u64* __restrict__ sources, const i32* __restrict__ bases, i32 b,
                  const i64* __restrict__ col_ptr, i32* __restrict__ out, i32* __restrict__ count)
 {
+    __shared__ i32 reserve_scratch[2];
     const u32* m = (const u32*)sources[blockIdx.y];
     if (m == nullptr) return;
-    const i64 items = message_items(m, b);
+    const bool bitmap = m[HEAD_FORM] == MSG_BITMAP;
+    const i64 items = bitmap ? (i64)b : (i64)m[HEAD_COUNT];
+    const u32* __restrict__ payload = m + HEAD_WORDS;
     const i32 base = bases[blockIdx.y];
-    // Loop bounds uniform across the warp: warp_reserve is warp-collective.
+    // Loop bounds uniform across the block: block_reserve is block-collective.
     const i64 stride = (i64)gridDim.x * blockDim.x;
-    for (i64 first = (i64)blockIdx.x * blockDim.x + (threadIdx.x & ~31); first < items; first += stride) {
-        const i64 t = first + (threadIdx.x & 31);
-        i32 o = t < items ? message_item(m, t) : -1;
+    for (i64 first = (i64)blockIdx.x * blockDim.x; first < items; first += stride) {
+        const i64 t = first + threadIdx.x;
+        i32 o = -1;
+        if (t < items)
+            o = bitmap ? ((__ldg(&payload[t >> 5]) >> (t & 31)) & 1u ? (i32)t : -1) : (i32)__ldg(&payload[t]);
         if (o >= 0 && col_ptr[o + base + 1] == col_ptr[o + base]) o = -1;
-        const i32 slot = warp_reserve(o >= 0, count);
-        if (o >= 0) out[slot] = o + base;
+        const bool keep[1] = {o >= 0};
+        const i32 group[1] = {0};
+        i32 slot[1];
+        block_reserve<1>(keep, group, 1, count, reserve_scratch, slot);
+        if (keep[0]) out[slot[0]] = o + base;
     }
 }
 

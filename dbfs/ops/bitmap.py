@@ -3,7 +3,7 @@ frontier forms of the direction-optimizing BFS (top-down lists, bottom-up bitmap
 bit tests of the NumPy twins.
 
 A set of offsets in [0, nbits) is either an int32 list or a uint32 bitmap of ceil(nbits/32) words
-(bit o of word o // 32 for offset o). GPU: kernels/bitmap.cu (atomicOr scatter; warp-centric unpack);
+(bit o of word o // 32 for offset o). GPU: kernels/bitmap.cu (atomicOr scatter; block-wide unpack);
 NumPy twins below with the same contract. A list's length may live on the device, and the search's
 control block may gate the conversions (dbfs.ops.arrays).
 """
