@@ -116,9 +116,9 @@ __device__ __forceinline__ void block_reserve(const bool (&active)[ITEMS], const
 // The offsets of the set bits of words[0 .. nwords) appended to out: each block takes blockDim.x
 // consecutive words, a thread one word; warp prefix sums of the words' popcounts and a pass over the
 // warps' totals place every thread's bits, and one atomicAdd per block on *count (zeroed by the caller)
-// reserves the block's slots (an atomic per warp on the one counter cost ~100 us a 2^27-bit bitmap on
-// an H100: bench/NOTES.md, 2026-11-27, the switch to top-down's gather on two H100). The output order is
-// by block arrival, ascending inside a block. Every thread of the grid's blocks must call it.
+// reserves the block's slots (an atomic a warp on the one counter cost ~100 us a 2^27-bit bitmap on an
+// H100: bench/NOTES.md, 2026-11-27, where a pair's level goes, kernel by kernel). The output order is by
+// block arrival, ascending inside a block. Every thread of the grid's blocks must call it.
 template <typename T>
 __device__ __forceinline__ void unpack_words(const u32* __restrict__ words, i32 nwords, T* __restrict__ out,
                                              i32* __restrict__ count)

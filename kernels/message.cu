@@ -90,8 +90,8 @@ message_stage(const u32* __restrict__ out, i64 out_stride, i32 skip, u32* __rest
 // any order where that local column has an entry in the block (col_ptr); *count (zeroed by the caller)
 // ends as their number. The top-down expand's gather: out is sized by the block's non-empty columns.
 // The head is read once a thread, and a block reserves its slots with one atomic (block_reserve): with
-// an atomic per warp on the one counter, two lists of 352 K offsets took 370 us of a level (bench/NOTES.md,
-// 2026-11-27, the switch to top-down's gather on two H100).
+// an atomic a warp on the one counter, two lists of 352 K offsets took 370 us of a level on two H100
+// (bench/NOTES.md, 2026-11-27, where a pair's level goes, kernel by kernel).
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 messages_to_list(const u64* __restrict__ sources, const i32* __restrict__ bases, i32 b,
                  const i64* __restrict__ col_ptr, i32* __restrict__ out, i32* __restrict__ count)
