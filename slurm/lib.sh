@@ -48,7 +48,9 @@
 # `python -m dbfs info` reports it), the default from `scontrol show config` and the plugins from
 # `srun --mpi=list`, and pass the plugin the library speaks when the default is another: pmi2 for
 # MPICH, MVAPICH and Intel MPI (pmix for an MPICH configured with PMIx), pmix for Open MPI,
-# cray_shasta (else pmi2) for Cray MPICH. They say on stderr which and why, dry runs included.
+# cray_shasta (else pmi2) for Cray MPICH. They say on stderr which and why, dry runs included. They
+# choose once the first run's dbfs command line has passed its checks, so a wrong DBFS_* value is
+# refused at once (scontrol waits ~9 s for a controller that does not answer).
 #
 # GPU binding. One task per GPU. Each step asks for --gpus-per-node=<tasks on the node> (--gres=gpu:
 # <tasks on the node> in a job that got its GPUs with --gres=gpu:G) with --gpu-bind=none, so every
@@ -144,7 +146,7 @@ dbfs_setup() {
     fi
     "$PY" -c "import dbfs.grid" 2>/dev/null ||
         dbfs_fail "'$PY' cannot import dbfs: activate the environment that has dbfs or set DBFS_PYTHON"
-    [ "$LAUNCHER" != srun ] || dbfs_launch_plugin
+    PLUGIN_CHOSEN=0
     PLAN=()
     NAMES=()
     declare -gA GRID_CACHE=()
@@ -368,8 +370,14 @@ dbfs_add_run() {
     fi
     [ "$nodes" -le "$NODES" ] || dbfs_fail "$p $UNIT need $nodes nodes of $GPN $UNIT, the allocation has $NODES"
     name=${STUDY}_s${scale}_${TAG}${p}_${shown}_${comm}_${encoding}_${direction}
+    local args=(--scale "$scale" --edgefactor "$EDGEFACTOR" "${grid_args[@]}" --roots "$ROOTS"
+        --backend "$BACKEND" --comm "$comm" --encoding "$encoding" --direction "$direction"
+        --json "$OUT_DIR/$name.json" "${DBFS_EXTRA[@]}")
+    dbfs_check_args "${args[@]}" || exit 2
     local cmd
     if [ "$LAUNCHER" = srun ]; then
+        # after the first run's checks: asking a Slurm controller that does not answer takes seconds
+        [ "$PLUGIN_CHOSEN" = 1 ] || { dbfs_launch_plugin; PLUGIN_CHOSEN=1; }
         cmd=(srun --nodes="$nodes" --ntasks="$p" --ntasks-per-node="$tpn")
         [ "$UNIT" = ranks ] || cmd+=("$GPU_OPTION$tpn" --gpu-bind=none)
         cmd+=(--distribution="$DISTRIBUTION" --kill-on-bad-exit=1)
@@ -382,10 +390,6 @@ dbfs_add_run() {
         fi
         cmd=(mpirun -n "$p" "${MPIRUN_EXTRA[@]}")
     fi
-    local args=(--scale "$scale" --edgefactor "$EDGEFACTOR" "${grid_args[@]}" --roots "$ROOTS"
-        --backend "$BACKEND" --comm "$comm" --encoding "$encoding" --direction "$direction"
-        --json "$OUT_DIR/$name.json" "${DBFS_EXTRA[@]}")
-    dbfs_check_args "${args[@]}" || exit 2
     cmd+=("$PY" -m dbfs "${args[@]}")
     local line
     printf -v line '%q ' "${cmd[@]}"

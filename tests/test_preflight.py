@@ -309,8 +309,15 @@ def test_scripts_check_their_outputs_in_the_one_place(tmp_path):
 
 
 @pytest.mark.one_rank
-def test_slurm_variables_are_checked_like_the_command_line():
+def test_slurm_variables_are_checked_like_the_command_line(tmp_path):
+    # Slurm's commands on PATH note that they were asked: a wrong value is refused before the launch
+    # plugin's questions to the controller (which wait for seconds where none answers)
+    asked = tmp_path / "asked"
+    for name in ("scontrol", "srun"):
+        (tmp_path / name).write_text(f"#!/bin/sh\necho {name} >> {asked}\nexit 1\n")
+        (tmp_path / name).chmod(0o755)
     env = {k: v for k, v in plain_env().items() if not k.startswith(("SLURM_", "DBFS_"))}
+    env["PATH"] = f"{tmp_path}{os.pathsep}{env['PATH']}"
     for variable, value, message in (("DBFS_COMM", "foo", "argument --comm: invalid choice: 'foo'"),
                                      ("DBFS_EXTRA_ARGS", "--alpha x", "argument --alpha: invalid float value"),
                                      ("DBFS_SCALE", "50", "--scale must be in 1..42")):
@@ -318,4 +325,8 @@ def test_slurm_variables_are_checked_like_the_command_line():
                              env={**env, "DBFS_PYTHON": sys.executable, "DBFS_DRY_RUN": "1", variable: value},
                              timeout=120)
         assert run.returncode == 2 and message in run.stderr and run.stdout == "", run.stderr
+    assert not asked.exists()
+    run = subprocess.run(["bash", str(ROOT / "slurm" / "run.sbatch")], capture_output=True, text=True,
+                         env={**env, "DBFS_PYTHON": sys.executable, "DBFS_DRY_RUN": "1"}, timeout=120)
+    assert run.returncode == 0 and "launch plugin: not chosen" in run.stderr and asked.read_text() == "scontrol\n"
 
