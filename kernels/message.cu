@@ -100,16 +100,13 @@ messages_to_list(const u64* __restrict__ sources, const i32* __restrict__ bases,
     const u32* m = (const u32*)sources[blockIdx.y];
     if (m == nullptr) return;
     const bool bitmap = m[HEAD_FORM] == MSG_BITMAP;
-    const i64 items = bitmap ? (i64)b : (i64)m[HEAD_COUNT];
-    const u32* __restrict__ payload = m + HEAD_WORDS;
+    const i64 items = message_items(m, b);
     const i32 base = bases[blockIdx.y];
     // Loop bounds uniform across the block: block_reserve is block-collective.
     const i64 stride = (i64)gridDim.x * blockDim.x;
     for (i64 first = (i64)blockIdx.x * blockDim.x; first < items; first += stride) {
         const i64 t = first + threadIdx.x;
-        i32 o = -1;
-        if (t < items)
-            o = bitmap ? ((__ldg(&payload[t >> 5]) >> (t & 31)) & 1u ? (i32)t : -1) : (i32)__ldg(&payload[t]);
+        i32 o = t < items ? payload_item(m + HEAD_WORDS, bitmap, t) : -1;
         if (o >= 0 && col_ptr[o + base + 1] == col_ptr[o + base]) o = -1;
         const bool keep[1] = {o >= 0};
         const i32 group[1] = {0};

@@ -24,10 +24,17 @@ __device__ __forceinline__ i64 message_items(const u32* m, i32 b)
     return m[HEAD_FORM] == MSG_BITMAP ? (i64)b : (i64)m[HEAD_COUNT];
 }
 
+// Offset of item t of a message's payload whose form is known (a bitmap's items are its bits), or -1
+// for a clear bit: a kernel over many items reads the head once. The payload is not written while a
+// kernel reads it (read-only loads).
+__device__ __forceinline__ i32 payload_item(const u32* __restrict__ payload, bool bitmap, i64 t)
+{
+    if (!bitmap) return (i32)__ldg(&payload[t]);
+    return (__ldg(&payload[t >> 5]) >> (t & 31)) & 1u ? (i32)t : -1;
+}
+
 // Offset of item t (< message_items) of a message, or -1 for a clear bit of a bitmap.
 __device__ __forceinline__ i32 message_item(const u32* m, i64 t)
 {
-    const u32* payload = m + HEAD_WORDS;
-    if (m[HEAD_FORM] != MSG_BITMAP) return (i32)payload[t];
-    return (payload[t >> 5] >> (t & 31)) & 1u ? (i32)t : -1;
+    return payload_item(m + HEAD_WORDS, m[HEAD_FORM] == MSG_BITMAP, t);
 }
