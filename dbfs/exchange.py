@@ -629,6 +629,12 @@ class LevelExchange:
             return len(self.peers), self.staged_bytes() if self.shared else None
         return len(self.peers), 4 * self.stride * len(self.peers)
 
+    def enqueue_barrier(self) -> None:
+        """NVSHMEM: a round of signals alone, on the device: it ends once every peer of the line has
+        queued the same round after its kernels before it, which have ended (their stores into this
+        rank's memory among them)."""
+        self.signals.post()
+
     def enqueue_send(self) -> None:
         """The round on the compute stream (NCCL, NVSHMEM)."""
         if self.shmem:

@@ -17,7 +17,11 @@ Petrini), through the block's row-major copy: the frontier pieces of the grid co
 bitmap segments; the C segments of a rank's rows (one per owner in the grid row) then rotate along the
 row: in sub-step s rank (i, j) searches segment (j - s) mod C for parents (dbfs.ops.bottom_up) and passes
 the segment's visited bits to (i, j + 1), so a vertex found by one rank is not searched again by the
-others and after C sub-steps every segment is back with its owner, who commits the new vertices. An
+others and after C sub-steps every segment is back with its owner, who commits the new vertices.
+Where NVSHMEM maps the grid column's memory, the commit also stores the new own frontier into every
+column peer's frontier bitmap (between two barriers of the column: the peers' searches have read the
+old bits; the new ones are everywhere), so a bottom-up level after a bottom-up level, and the switch
+back to top-down (which then unpacks the whole bitmap), need no frontier message. An
 undirected graph can do without the copy (--row-copy off): A is symmetric, so the CSC column of a vertex
 lists its neighbours among the block's rows, and the same level runs in mirror image on the CSC, the
 columns looking for parents among the rows: the own frontier's message (the expand's) is gathered
@@ -115,16 +119,25 @@ def buffer_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str 
 def symmetric_bytes(grid, encoding: str, direction: str = "auto", by_columns: bool = False) -> int:
     """What a GridLoop with --comm nvshmem allocates on the NVSHMEM symmetric heap: its level exchanges'
     buffers (every one of them symmetric), the once-a-search rounds' landings and signal words
-    (NvshmemPuts), the device-driven levels' landings, the bulk levels' total records and the span
-    read to wake the links."""
+    (NvshmemPuts), the search state's arrays read or written in place by other ranks (fronts_in_place
+    among them), the device-driven levels' landings, the bulk levels' total records and the span read
+    to wake the links."""
     rounds = 0
     if grid.C > 1:                              # the visited bitmaps' landing; the discoverers, read in place
         rounds += 4 * (grid.C - 1) * row_exchange_block(grid, True) + 8 * grid.C + 4 * grid.rows_per_rank
     if by_columns and grid.R > 1:
         rounds += 4 * grid.cols_per_rank        # the column finds, read in place (in the search state too)
+    if fronts_in_place(grid, direction, by_columns):
+        rounds += grid.cols_per_rank // 8       # the bottom-up frontier bitmap (in the search state too)
     return (peer_symmetric_bytes(grid, peer_capacity(grid)) + rounds + LevelTotals.symmetric_bytes(grid.size)
             + LinkWake.symmetric_bytes()
             + level_exchange_bytes(grid, encoding, "nvshmem", False, direction, by_columns)[0])
+
+
+def fronts_in_place(grid, direction: str, by_columns: bool) -> bool:
+    """Whether, where NVSHMEM maps the grid column's memory, a bottom-up level's commit stores the new own
+    frontier straight into the column peers' frontier bitmaps (GridLoop.front_peers)."""
+    return direction == "auto" and not by_columns and grid.R > 1
 
 
 def scan_lent_bytes(grid, transport: str, cpu: bool, by_columns: bool = False) -> int:
@@ -308,6 +321,12 @@ class GridLoop:
                 self.column_peers = self._map_to_heap(state, "column_parent", [grid.rank(p, j) for p in range(grid.R)])
             else:
                 self.col_x = Exchange(comms.col, backend, b, encoding, comm, Workspace(backend, [state.cumul]))
+        # the bottom-up frontier bitmap where NVSHMEM maps it: a bottom-up level's commit stores the new
+        # own frontier into every grid-column peer's copy of this rank's segment (front_peers)
+        self.front_peers = None
+        if in_place and fronts_in_place(grid, direction, self.by_columns):
+            self.front_peers = self._map_to_heap(state, "col_front", [grid.rank(p, j) for p in range(grid.R)],
+                                                 offset=4 * state.words * i, skip=i)
         self.col_bases = backend.asarray(np.array([grid.owned_col(p, 0) for p in range(grid.R)], np.int32))
         self.total_degree = comms.world.allreduce(int(graph.degree.sum()))
         self.scratch = ExpandScratch(state.cumul, state.tile_sums, state.columns, state.chunks)
@@ -337,17 +356,21 @@ class GridLoop:
             if x is not None:
                 x.close()
         from dbfs import nvshmem
-        for peers, name in ((self.row_peers, "pred_row"), (self.column_peers, "column_parent")):
+        for peers, name in ((self.row_peers, "pred_row"), (self.column_peers, "column_parent"),
+                            (self.front_peers, "col_front")):
             if peers is not None:
                 nvshmem.free(getattr(self.state, name))
 
-    def _map_to_heap(self, state, name: str, line_ranks: list):
-        """Collective: the search state's int32 array `name` moved to the NVSHMEM symmetric heap; returns
-        the addresses, here, of the copies at the world ranks `line_ranks` (a grid line, in its order)."""
+    def _map_to_heap(self, state, name: str, line_ranks: list, offset: int = 0, skip: int = -1):
+        """Collective: the search state's array `name` moved to the NVSHMEM symmetric heap; returns the
+        addresses, here, of `offset` bytes into the copies at the world ranks `line_ranks` (a grid line, in
+        its order), 0 for the line's rank `skip`."""
         from dbfs import nvshmem
-        moved = nvshmem.symmetric(self.backend, getattr(state, name).shape[0], np.int32)
+        array = getattr(state, name)
+        moved = nvshmem.symmetric(self.backend, array.shape[0], array.dtype)
         setattr(state, name, moved)
-        addresses = [nvshmem.peer_address(moved.data.ptr, rank) for rank in line_ranks]
+        addresses = [0 if k == skip else nvshmem.peer_address(moved.data.ptr + offset, rank)
+                     for k, rank in enumerate(line_ranks)]
         return self.backend.asarray(np.array(addresses, np.uint64))
 
     def _exchanges(self):
@@ -393,14 +416,20 @@ class GridLoop:
         parities = ((True, s.queue0, s.counts0, s.queue1, s.counts1), (False, s.queue1, s.counts1, s.queue0, s.counts0))
         for parity, queue, counts, dst, dst_cnt in parities:
             for switch in ((False, True) if bottom_up_too else (False,)):
-                self._replay_level(self._level_key(False, switch, parity),
+                self._replay_level(self._level_key(False, switch, parity, False),
                                    self._top_down_enqueue(switch, queue, counts, dst, dst_cnt), capture_only=True)
-            for pack in ((False, True) if self.side.gather is None else (False,)) if bottom_up_too else ():
-                self._replay_level(self._level_key(True, pack, parity),
-                                   self._bottom_up_enqueue(pack, queue, counts), capture_only=True)
+            for pack, gathered in self._bottom_up_kinds() if bottom_up_too else ():
+                self._replay_level(self._level_key(True, pack, parity, gathered),
+                                   self._bottom_up_enqueue(pack, queue, counts, gathered), capture_only=True)
             for switch in ((False, True) if bottom_up_too else (False,)) if self.peers is not None else ():
                 self._replay_level(self._stretch_key(switch, parity), self._stretch_enqueue(queue, counts, dst, switch),
                                    capture_only=True)
+
+    def _bottom_up_kinds(self) -> list:
+        """(pack, gathered) of every kind of bottom-up level `_run` may ask for."""
+        if self.side.gather is None:
+            return [(False, False), (True, False)]
+        return [(False, True), (False, False)] if self.front_peers is not None else [(False, True)]
 
     def _run(self, root: int, clock, traffic: Traffic, log_levels: bool) -> dict:
         backend, s, g = self.backend, self.state, self.graph
@@ -457,10 +486,13 @@ class GridLoop:
             any_bottom_up |= bottom_up_level
             switch = not bottom_up_level and form == "bits"
             pack = bottom_up_level and form == "list" and self.side.gather is None
+            # a bottom-up level's frontier comes as messages, but after a bottom-up level where it is in place
+            gathered = bottom_up_level and self.side.gather is not None and (self.front_peers is None or
+                                                                             form == "list")
             charged = None                      # a whole level's marks (MarkedTimes)
             if self.whole_levels:
                 charged = self._whole_level(clock, traffic, lvl, bottom_up_level, switch or pack, queue, counts,
-                                            spare, spare_counts)
+                                            spare, spare_counts, gathered)
             elif not bottom_up_level:
                 if switch:
                     self._bits_to_list(clock, traffic, queue, counts)
@@ -547,29 +579,33 @@ class GridLoop:
         self.unsettled.clear()
 
     def _whole_level(self, clock, traffic, lvl: int, bottom_up_level: bool, first: bool, queue, counts, dst,
-                     dst_cnt) -> MarkedTimes:
+                     dst_cnt, gathered: bool) -> MarkedTimes:
         """A level whose exchanges are kernels alone (NVSHMEM), from its sends to its closing encode and
         status copy, replayed as one CUDA graph (every kind captured before the first search): one
         launch and one wait. `first`: a top-down level first turns the bottom-up frontier into a list
-        (and brings the row's visited bits up to date), a bottom-up one first packs the list. The level
+        (and brings the row's visited bits up to date), a bottom-up one first packs the list; gathered:
+        a bottom-up level's frontier comes as messages (not already in place: front_peers). The level
         number and its step reach the kernels through the control block; the sends are counted on the
         host before the launch (a fold's bytes after the wait). Returns its marks (read after the search)."""
         self.control_host[CTL.LEVEL] = lvl
         self.control_host[CTL.STEP] = STEP.BOTTOMUP if bottom_up_level else STEP.TOPDOWN
         if first and not bottom_up_level:
             self._count_visited_sends(traffic)
-        sends = ((self.side.gather_phase, self.side.gather),) if bottom_up_level else (
-            ("expand", self.expand_x), ("fold", self.fold_x))
+        in_place = first and self.front_peers is not None     # a switch whose frontier bits are all here
+        sends = ((self.side.gather_phase, self.side.gather if gathered else None),) if bottom_up_level else (
+            ("expand", None if in_place else self.expand_x), ("fold", self.fold_x))
         for phase, x in sends:
             if x is not None:
                 self._count_sent(traffic, phase, x, *x.sent())
         if bottom_up_level:
             self._count_rotation(traffic)
-            enqueue = self._bottom_up_enqueue(first, queue, counts)
+            self._count_front_writes(traffic)
+            enqueue = self._bottom_up_enqueue(first, queue, counts, gathered)
         else:
             enqueue = self._top_down_enqueue(first, queue, counts, dst, dst_cnt)
         clock.switch(None)                      # the graph's phases are charged from its own marks
-        marks = self._replay_level(self._level_key(bottom_up_level, first, queue is self.state.queue0), enqueue)
+        marks = self._replay_level(self._level_key(bottom_up_level, first, queue is self.state.queue0, gathered),
+                                   enqueue)
         self._wait()
         self._settle()
         times = marks.taken()
@@ -577,8 +613,8 @@ class GridLoop:
         return times
 
     @staticmethod
-    def _level_key(bottom_up_level: bool, first: bool, parity: bool) -> tuple:
-        return "level", bottom_up_level, first, parity if first or not bottom_up_level else None
+    def _level_key(bottom_up_level: bool, first: bool, parity: bool, gathered: bool) -> tuple:
+        return "level", bottom_up_level, first, parity if first or not bottom_up_level else None, gathered
 
     def _replay_level(self, key, enqueue, capture_only: bool = False) -> GraphMarks:
         grid = self.graph.grid
@@ -588,14 +624,16 @@ class GridLoop:
         """enqueue(mark) of a whole top-down level (every exchange on the device): the switch from
         bottom-up, expand sends, expansion, fold sends, update, the closing encode of the new frontier
         (group j of dst)."""
+        in_place = switch and self.front_peers is not None   # every rank's frontier bits are here
+
         def enqueue(mark):
             if switch:
-                self._enqueue_bits_to_list(mark, queue, counts)
-            if self.expand_x is not None:
+                self._enqueue_bits_to_list(mark, queue, counts, own_list=not in_place)
+            if self.expand_x is not None and not in_place:
                 mark("expand_comm")
                 self.expand_x.enqueue_send()
             mark("expansion")
-            self._enqueue_expansion(queue, counts, dst, dst_cnt)
+            self._enqueue_expansion(queue, counts, dst, dst_cnt, from_bits=in_place)
             if self.fold_x is not None:
                 mark("fold_comm")
                 self.fold_x.enqueue_send()
@@ -605,13 +643,13 @@ class GridLoop:
             self._enqueue_end(dst, dst_cnt, bits=False, totals=True)
         return enqueue
 
-    def _bottom_up_enqueue(self, pack: bool, queue, counts):
+    def _bottom_up_enqueue(self, pack: bool, queue, counts, gathered: bool):
         """enqueue(mark) of a whole bottom-up level (every exchange on the device), the level number
         from the control block."""
         def enqueue(mark):
             self.backend.copy(self.control, self.control_host)
             self._bottom_up_level(mark, lambda _phase, x: x.enqueue_send(), None, 0, self.control, pack, queue,
-                                  counts)
+                                  counts, gathered)
             mark("update")
             self._enqueue_end(queue, counts, bits=True, totals=True)
         return enqueue
@@ -639,7 +677,7 @@ class GridLoop:
         """The closing encode of the new own frontier and the status copy (see _end_level); totals: the
         ranks' kernels sum the level's totals first (a whole level)."""
         backend, s, grid, j = self.backend, self.state, self.graph.grid, self.graph.comms.j
-        if self.frontier_xs:
+        if self.frontier_xs and not (bits and self.front_peers is not None):   # (in place: no message)
             x = self.frontier_xs[0]             # the others send its buffer
             if bits:
                 message.encode_bits(backend, self.own_front, s.stats, grid.block, self.encoding, x.out, self.cursor)
@@ -674,13 +712,17 @@ class GridLoop:
             clock.switch("update")
             self.replays.run(("update", parity), lambda: self._enqueue_update(dst, dst_cnt))
 
-    def _enqueue_expansion(self, queue, counts, dst, dst_cnt) -> None:
-        """The expand messages gathered into the column frontier, its expansion, and the fold messages
-        encoded and staged (without a fold: the new frontier's figures)."""
+    def _enqueue_expansion(self, queue, counts, dst, dst_cnt, from_bits: bool = False) -> None:
+        """The expand messages gathered into the column frontier (from_bits: the frontier bitmap, every
+        rank's segment in place, unpacked instead), its expansion, and the fold messages encoded and
+        staged (without a fold: the new frontier's figures)."""
         backend, s, g = self.backend, self.state, self.graph
         grid, j, b = g.grid, g.comms.j, g.grid.block
         backend.copy(self.control, self.control_host)
-        if self.expand_x is not None:
+        if from_bits:
+            bitmap.unpack(backend, s.col_front, s.front, s.count, col_ptr=g.col_ptr)
+            frontier, length = s.front, s.count
+        elif self.expand_x is not None:
             message.to_list(backend, self.expand_x.sources, self.col_bases, b, g.col_ptr, s.front, s.count)
             frontier, length = s.front, s.count
         else:
@@ -793,17 +835,21 @@ class GridLoop:
         return rows
 
     # bottom-up ------------------------------------------------------------------------------------
-    def _bottom_up_level(self, mark, send, wait, lvl: int, control, pack: bool, queue, counts) -> None:
-        """The frontier gathered as bitmaps, a search sub-step per segment with the rotation, commit (see
-        BottomUpSide); the new frontier is the own frontier bitmap (pack: first from the list in group j
-        of `queue`). mark(phase) marks where phases begin, send(phase, x) sends a round, wait waits on the
-        device (a host-staged rotation); control: the control block (its level number) or None (lvl)."""
+    def _bottom_up_level(self, mark, send, wait, lvl: int, control, pack: bool, queue, counts,
+                         gathered: bool = True) -> None:
+        """The frontier gathered as bitmaps (gathered; else already in place: front_peers), a search
+        sub-step per segment with the rotation, commit (see BottomUpSide); the new frontier is the own
+        frontier bitmap (pack: first from the list in group j of `queue`), with front_peers stored into
+        the grid column's frontier bitmaps too, between two barriers of the line (the peers' searches have
+        read the old bits; the new ones are everywhere). mark(phase) marks where phases begin,
+        send(phase, x) sends a round, wait waits on the device (a host-staged rotation); control: the
+        control block (its level number) or None (lvl)."""
         backend, s, g, side = self.backend, self.state, self.graph, self.side
         grid, j = g.grid, g.comms.j
         if pack:
             mark("update")
             bitmap.pack(backend, queue[grid.owned_row(j, 0):], counts[j:j + 1], self.own_front)
-        if side.gather is not None:
+        if side.gather is not None and gathered:
             mark(side.gather_phase + "_comm")
             send(side.gather_phase, side.gather)
             mark("expansion")
@@ -818,9 +864,16 @@ class GridLoop:
                 mark(side.rotation_phase + "_comm")
                 state = side.rotation.rotate(s.segment, step, wait)     # the previous rank's, where it landed
                 mark("expansion")
+        in_place = self.front_peers is not None
+        if in_place:
+            mark(side.gather_phase + "_comm")
+            side.gather.enqueue_barrier()
         mark("update")
         bottom_up.commit(backend, state, self.own_visited, self.own_front, s.level, side.marker, g.degree, lvl,
-                         s.stats, control=control)
+                         s.stats, control=control, peer_fronts=self.front_peers)
+        if in_place:
+            mark(side.gather_phase + "_comm")
+            side.gather.enqueue_barrier()
 
     def _count_rotation(self, traffic) -> None:
         """A bottom-up level's rotation: a segment to the next rank of the line per sub-step."""
@@ -845,6 +898,12 @@ class GridLoop:
             for m, message_ in received.items():
                 s.visited[m * w:(m + 1) * w] = message_.payload
 
+    def _count_front_writes(self, traffic) -> None:
+        """A bottom-up level's new own frontier stored into the grid-column peers' bitmaps (front_peers)."""
+        if self.front_peers is not None:
+            peers, nbytes = self.graph.grid.R - 1, self.own_front.nbytes
+            traffic.add(self.side.gather_phase, peers, peers * nbytes, peers * nbytes)
+
     def _count_visited_sends(self, traffic) -> None:
         """The sends of _enqueue_bits_to_list, counted on the host: the owned visited bits to each grid-row peer."""
         peers = self.row_x.peers if self.row_x is not None else []
@@ -852,12 +911,14 @@ class GridLoop:
             sent = len(peers) * self.own_visited.nbytes
             traffic.add("fold", len(peers), sent, sent)
 
-    def _enqueue_bits_to_list(self, mark, queue, counts) -> None:
+    def _enqueue_bits_to_list(self, mark, queue, counts, own_list: bool = True) -> None:
         """_bits_to_list on the device alone (the peers' memory mapped: whole visited bitmaps, kernels
-        only)."""
+        only); own_list=False: without the own frontier's list (a top-down level that unpacks the whole
+        frontier bitmap)."""
         s, w = self.state, self.state.words
         mark("update")
-        self._unpack_own_front(queue, counts)
+        if own_list:
+            self._unpack_own_front(queue, counts)
         if self.row_x is not None:
             mark("fold_comm")
             received = self.row_x.enqueue_words({m: self.own_visited for m in self.row_x.peers})

@@ -13,7 +13,10 @@
 // bottom_up_commit (owner, after the rotation): the bits set in the final state but not in the owned
 // visited bitmap are the vertices of this level: level, pred_col = BOTTOM_UP, visited bit, next
 // frontier bitmap, and their count, degree sum and largest degree for the direction rule. A warp takes
-// 32 words at once (a lane per word: one coalesced load each), then walks them, a lane per vertex.
+// 32 words at once (a lane per word: one coalesced load each), then walks them, a lane per vertex. With
+// peer_fronts (addresses of other ranks' memory, mapped here: dbfs.nvshmem) the next frontier's words
+// are also stored there, into each grid-column peer's copy of this rank's segment of the frontier
+// bitmap, so the next level's frontier needs no message, no encoding and no decoding.
 //
 // Launched with a control block, both run only when the next step is a bulk bottom-up level (and take
 // the level number from it).
@@ -92,8 +95,9 @@ bottom_up_step(const i64* __restrict__ row_ptr, const i32* __restrict__ col_idx,
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 bottom_up_commit(const u32* __restrict__ state, u32* __restrict__ visited, u32* __restrict__ next_frontier,
-                 i32 nwords, i32* __restrict__ level, i32* __restrict__ pred_col,
-                 const i32* __restrict__ degree, i32 lvl, i64* __restrict__ stats, const i64* __restrict__ ctl)
+                 const u64* __restrict__ peer_fronts, i32 n_peers, i32 nwords, i32* __restrict__ level,
+                 i32* __restrict__ pred_col, const i32* __restrict__ degree, i32 lvl, i64* __restrict__ stats,
+                 const i64* __restrict__ ctl)
 {
     if (!gate_open(ctl, BOTTOM_UP_GATE, -1)) return;
     if (ctl != nullptr) lvl = (i32)ctl[CTL_LEVEL];
@@ -107,6 +111,8 @@ bottom_up_commit(const u32* __restrict__ state, u32* __restrict__ visited, u32* 
             const u32 old = visited[w];
             fresh = state[w] & ~old;
             next_frontier[w] = fresh;
+            for (i32 p = 0; p < n_peers; ++p)
+                if (peer_fronts[p]) ((u32*)peer_fronts[p])[w] = fresh;
             if (fresh) visited[w] = old | fresh;
         }
         // Then a lane per vertex of each word: the level, pred_col and degree accesses stay coalesced.

@@ -118,10 +118,11 @@ __device__ __forceinline__ void block_reserve(const bool (&active)[ITEMS], const
 // warps' totals place every thread's bits, and one atomicAdd per block on *count (zeroed by the caller)
 // reserves the block's slots (an atomic a warp on the one counter cost ~100 us a 2^27-bit bitmap on an
 // H100: bench/NOTES.md, 2026-11-27, where a pair's level goes, kernel by kernel). The output order is by
-// block arrival, ascending inside a block. Every thread of the grid's blocks must call it.
+// block arrival, ascending inside a block. Every thread of the grid's blocks must call it. With col_ptr
+// (a CSC block's column offsets) only the offsets of columns with an entry are kept.
 template <typename T>
 __device__ __forceinline__ void unpack_words(const u32* __restrict__ words, i32 nwords, T* __restrict__ out,
-                                             i32* __restrict__ count)
+                                             i32* __restrict__ count, const i64* __restrict__ col_ptr = nullptr)
 {
     __shared__ i32 warp_start[32];
     __shared__ i32 block_start;
@@ -129,6 +130,11 @@ __device__ __forceinline__ void unpack_words(const u32* __restrict__ words, i32 
     for (i32 base = blockIdx.x * blockDim.x; base < nwords; base += gridDim.x * blockDim.x) {
         const i32 w = base + threadIdx.x;
         u32 word = w < nwords ? words[w] : 0u;
+        if (col_ptr != nullptr)
+            for (u32 left = word; left; left &= left - 1) {
+                const i32 o = w * 32 + __ffs(left) - 1;
+                if (col_ptr[o + 1] == col_ptr[o]) word &= ~(1u << (o & 31));
+            }
         const i32 bits = __popc(word);
         i32 before = bits;
         for (i32 d = 1; d < 32; d <<= 1) {

@@ -46,6 +46,15 @@ def test_pack_unpack_round_trip(nbits, n):
     bitmap.unpack(CPU, words, out, counter)
     assert counter[0] == expected.sum()
     assert np.array_equal(out[:counter[0]], np.flatnonzero(expected))
+    col_ptr = column_offsets(rng, nbits)
+    bitmap.unpack(CPU, words, out, counter, col_ptr=col_ptr)
+    kept = np.flatnonzero(expected & (np.diff(col_ptr) > 0))
+    assert counter[0] == kept.shape[0] and np.array_equal(out[:counter[0]], kept)
+
+
+def column_offsets(rng, ncols):
+    """col_ptr of a block whose columns are empty with probability one half."""
+    return np.concatenate([[0], np.cumsum(rng.integers(0, 2, ncols) * rng.integers(1, 4, ncols))]).astype(np.int64)
 
 
 def random_block(rng, nrows, ncols, nnz, heavy_rows=()):
@@ -129,10 +138,11 @@ def test_commit_numpy():
     level[visited_ids] = 1
     pred_col[visited_ids] = 0
     nxt, stats = np.zeros(b // 32, np.uint32), np.zeros(STAT_WORDS, np.int64)
+    copy = np.full(b // 32, 7, np.uint32)
     old = visited.copy()
-    bottom_up.commit(CPU, state, visited, nxt, level, pred_col, degree, 3, stats)
+    bottom_up.commit(CPU, state, visited, nxt, level, pred_col, degree, 3, stats, peer_fronts=[None, copy])
     fresh = np.flatnonzero(np.unpackbits((state & ~old).view(np.uint8), bitorder="little"))
-    assert np.array_equal(visited, state) and np.array_equal(nxt, state & ~old)
+    assert np.array_equal(visited, state) and np.array_equal(nxt, state & ~old) and np.array_equal(copy, nxt)
     assert np.all(level[fresh] == 3) and np.all(pred_col[fresh] == BOTTOM_UP)
     assert stats[STAT.COUNT] == fresh.shape[0] and stats[STAT.DEGREES] == int(degree[fresh].sum())
     assert stats[STAT.MAX_DEGREE] == int(degree[fresh].max()) and stats[STAT.CHECKED] == 0
@@ -173,6 +183,12 @@ def test_gpu_bitmap_matches_numpy(nbits, n):
     k = int(counter[0])
     assert k == len(np.unique(offsets))
     assert np.array_equal(np.sort(cupy.asnumpy(out[:k])), np.unique(offsets))
+    col_ptr = column_offsets(rng, nbits)
+    host_out, host_counter = np.full(nbits, -1, np.int32), np.zeros(1, np.int32)
+    bitmap.unpack(CPU, expected, host_out, host_counter, col_ptr=col_ptr)
+    bitmap.unpack(gpu_backend(), words, out, counter, col_ptr=cupy.asarray(col_ptr))
+    k = int(counter[0])
+    assert k == host_counter[0] and np.array_equal(np.sort(cupy.asnumpy(out[:k])), host_out[:k])
 
 
 @pytest.mark.gpu
@@ -188,14 +204,15 @@ def test_gpu_bottom_up_matches_numpy(density):
     degree = rng.integers(0, 100, b).astype(np.int32)
     host = dict(state=state.copy(), pred_row=np.full(C * b, -1, np.int32), stats=np.zeros(STAT_WORDS, np.int64),
                 visited=state.copy(), next=np.zeros(b // 32, np.uint32), level=np.full(b, -1, np.int32),
-                pred_col=np.full(b, -1, np.int32))
+                pred_col=np.full(b, -1, np.int32), copy=np.zeros(b // 32, np.uint32))
     dev = {k: cupy.asarray(v) for k, v in host.items()}
+    copies = {CPU: [None, host["copy"]], "gpu": cupy.asarray(np.array([0, dev["copy"].data.ptr], np.uint64))}
     for backend, s in ((CPU, host), (gpu_backend(), dev)):
         xp = backend.xp
         bottom_up.search_segment(backend, xp.asarray(row_ptr), xp.asarray(col_idx), m * b,
                                  xp.asarray(frontier), s["state"], s["state"], s["pred_row"], s["stats"])
         bottom_up.commit(backend, s["state"], s["visited"], s["next"], s["level"], s["pred_col"],
-                         xp.asarray(degree), 4, s["stats"])
+                         xp.asarray(degree), 4, s["stats"], peer_fronts=copies[CPU if backend is CPU else "gpu"])
     for k, v in host.items():
         assert np.array_equal(cupy.asnumpy(dev[k]), v), k
 

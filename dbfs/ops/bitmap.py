@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from dbfs.kernels import BLOCK_THREADS
-from dbfs.ops.arrays import gate_args, gate_open, host_length, length_args, require_array, wave_blocks
+from dbfs.ops.arrays import NULL, gate_args, gate_open, host_length, length_args, require_array, wave_blocks
 
 
 def pack(backend, offsets, length, words, control=None, steps: int = 0, form: int = -1) -> None:
@@ -41,10 +41,12 @@ def pack(backend, offsets, length, words, control=None, steps: int = 0, form: in
     words[:] = words_of(offsets[:host_length(length)], 32 * words.shape[0])
 
 
-def unpack(backend, words, out, counter, control=None, steps: int = 0, form: int = -1) -> None:
-    """out[:k] := the k offsets whose bits are set in `words`; counter[0] := k.
+def unpack(backend, words, out, counter, control=None, steps: int = 0, form: int = -1, col_ptr=None) -> None:
+    """out[:k] := the k offsets whose bits are set in `words` (with col_ptr, only those of columns with
+    an entry in that CSC block); counter[0] := k.
 
       words    uint32 [w]      read
+      col_ptr  int64 [32w+1] or None  read
       out      int32 [>= k]    write  order unspecified (NumPy: ascending)
       counter  int32 [1]       write  k (a device array: read it only when k is not already known);
                                       without a control block it is zeroed here, with one the caller
@@ -55,15 +57,20 @@ def unpack(backend, words, out, counter, control=None, steps: int = 0, form: int
     if backend.is_gpu:
         require_array("words", words, np.uint32)
         require_array("out", out, np.int32)
+        if col_ptr is not None:
+            require_array("col_ptr", col_ptr, np.int64)
         if control is None:
             counter.fill(0)
         gather = backend.kernel("bitmap", "unpack_bitmap")
         gather((wave_blocks(backend, gather, nwords),), (BLOCK_THREADS,),
-               (words, np.int32(nwords), out, counter, *gate_args(control, steps, form)))
+               (words, np.int32(nwords), col_ptr if col_ptr is not None else NULL, out, counter,
+                *gate_args(control, steps, form)))
         return
     if not gate_open(control, steps, form):
         return
     found = offsets_of(words)
+    if col_ptr is not None:
+        found = found[col_ptr[found + 1] != col_ptr[found]]
     out[:found.shape[0]] = found
     counter[0] = found.shape[0]
 

@@ -95,12 +95,15 @@ def _first_frontier_entries(row_ptr, col_idx, frontier, rows, pred_row, stats):
 
 
 def commit(backend, state, visited, next_frontier, level, pred_col, degree, lvl: int, stats,
-           control=None) -> None:
+           control=None, peer_fronts=None) -> None:
     """The owned vertices set in `state` but not in `visited` were found this level.
 
       state          uint32 [w]   read   the owned segment after every rank of the grid row searched it
       visited        uint32 [w]   read/write  the owned rows' visited bits (w words of the row bitmap)
       next_frontier  uint32 [w]   write  exactly the new vertices
+      peer_fronts    None, or copies of next_frontier written too: on the GPU a uint64 device array of
+                     addresses (0: none; other ranks' memory mapped here, dbfs.nvshmem); NumPy: a list
+                     of uint32 [w] arrays or None
       level          int32 [b]    write  lvl (or the control block's CTL_LEVEL) for the new vertices
       pred_col       int32 [b] or None  write  BOTTOM_UP for the new vertices (None: C = 1)
       degree         int32 [b]    read   owned vertices' degrees
@@ -112,10 +115,11 @@ def commit(backend, state, visited, next_frontier, level, pred_col, degree, lvl:
     if backend.is_gpu:
         if nwords:
             commit_words = backend.kernel("bottom_up", "bottom_up_commit")
+            peers = peer_fronts if peer_fronts is not None else NULL
             commit_words(
                 (backend.resident_blocks(commit_words, BLOCK_THREADS),), (BLOCK_THREADS,),
-                (state, visited, next_frontier, np.int32(nwords), level,
-                 pred_col if pred_col is not None else NULL, degree, np.int32(lvl), stats,
+                (state, visited, next_frontier, peers, np.int32(0 if peer_fronts is None else peer_fronts.shape[0]),
+                 np.int32(nwords), level, pred_col if pred_col is not None else NULL, degree, np.int32(lvl), stats,
                  gate_args(control)[0]))
         return
     if not gate_open(control, GATE):
@@ -124,6 +128,9 @@ def commit(backend, state, visited, next_frontier, level, pred_col, degree, lvl:
         lvl = int(control[CTL.LEVEL])
     fresh = state & ~visited
     next_frontier[:] = fresh
+    for copy in peer_fronts or ():
+        if copy is not None:
+            copy[:] = fresh
     visited |= fresh
     new = offsets_of(fresh)
     level[new] = lvl
