@@ -206,13 +206,14 @@ def test_gpu_bottom_up_matches_numpy(density):
                 visited=state.copy(), next=np.zeros(b // 32, np.uint32), level=np.full(b, -1, np.int32),
                 pred_col=np.full(b, -1, np.int32), copy=np.zeros(b // 32, np.uint32))
     dev = {k: cupy.asarray(v) for k, v in host.items()}
-    copies = {CPU: [None, host["copy"]], "gpu": cupy.asarray(np.array([0, dev["copy"].data.ptr], np.uint64))}
-    for backend, s in ((CPU, host), (gpu_backend(), dev)):
+    # the commit's copy for a peer: an array (NumPy), a device address (GPU; another rank's, mapped, in a run)
+    copies = ([None, host["copy"]], cupy.asarray(np.array([0, dev["copy"].data.ptr], np.uint64)))
+    for backend, s, peer_fronts in ((CPU, host, copies[0]), (gpu_backend(), dev, copies[1])):
         xp = backend.xp
         bottom_up.search_segment(backend, xp.asarray(row_ptr), xp.asarray(col_idx), m * b,
                                  xp.asarray(frontier), s["state"], s["state"], s["pred_row"], s["stats"])
         bottom_up.commit(backend, s["state"], s["visited"], s["next"], s["level"], s["pred_col"],
-                         xp.asarray(degree), 4, s["stats"], peer_fronts=copies[CPU if backend is CPU else "gpu"])
+                         xp.asarray(degree), 4, s["stats"], peer_fronts=peer_fronts)
     for k, v in host.items():
         assert np.array_equal(cupy.asnumpy(dev[k]), v), k
 

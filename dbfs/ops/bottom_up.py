@@ -115,12 +115,11 @@ def commit(backend, state, visited, next_frontier, level, pred_col, degree, lvl:
     if backend.is_gpu:
         if nwords:
             commit_words = backend.kernel("bottom_up", "bottom_up_commit")
-            peers = peer_fronts if peer_fronts is not None else NULL
+            peers, n_peers = (NULL, 0) if peer_fronts is None else (peer_fronts, peer_fronts.shape[0])
             commit_words(
                 (backend.resident_blocks(commit_words, BLOCK_THREADS),), (BLOCK_THREADS,),
-                (state, visited, next_frontier, peers, np.int32(0 if peer_fronts is None else peer_fronts.shape[0]),
-                 np.int32(nwords), level, pred_col if pred_col is not None else NULL, degree, np.int32(lvl), stats,
-                 gate_args(control)[0]))
+                (state, visited, next_frontier, peers, np.int32(n_peers), np.int32(nwords), level,
+                 pred_col if pred_col is not None else NULL, degree, np.int32(lvl), stats, gate_args(control)[0]))
         return
     if not gate_open(control, GATE):
         return
