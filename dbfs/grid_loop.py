@@ -366,9 +366,8 @@ class GridLoop:
         addresses, here, of `offset` bytes into the copies at the world ranks `line_ranks` (a grid line, in
         its order), 0 for the line's rank `skip`."""
         from dbfs import nvshmem
-        array = getattr(state, name)
-        moved = nvshmem.symmetric(self.backend, array.shape[0], array.dtype)
-        setattr(state, name, moved)
+        moved = nvshmem.symmetric(self.backend, getattr(state, name).shape[0], getattr(state, name).dtype)
+        setattr(state, name, moved)             # the old array is freed before anything is allocated again
         addresses = [0 if k == skip else nvshmem.peer_address(moved.data.ptr + offset, rank)
                      for k, rank in enumerate(line_ranks)]
         return self.backend.asarray(np.array(addresses, np.uint64))
