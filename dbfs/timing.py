@@ -102,6 +102,10 @@ class GraphMarks:
         self._phases = []
 
     def switch(self, phase: str | None) -> None:
+        """A timer node where `phase` begins; none where that phase is already running (a node costs the
+        graph a kernel launch)."""
+        if self._phases and self._phases[-1] == phase:
+            return
         stamp(self.backend, self.device, len(self._phases))
         self._phases.append(phase)
 

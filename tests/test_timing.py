@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from dbfs.backend import Backend
-from dbfs.timing import MarkedTimes, PhaseClock
+from dbfs.timing import GraphMarks, MarkedTimes, PhaseClock
 
 pytestmark = pytest.mark.one_rank
 
@@ -37,3 +37,15 @@ def test_marked_times_are_summed_into_the_totals_once():
     assert clock.totals() == pytest.approx({"expansion": 6e-6, "update": 12e-6})
     clock.start()
     assert clock.totals() == {"expansion": 0.0, "update": 0.0}
+
+
+def test_graph_marks_stamp_only_where_the_phase_changes():
+    """A switch to the phase already running adds no timer node (a kernel launch in a graph)."""
+    marks = GraphMarks(CPU, 4)
+    for phase in ("expansion", "expansion", "update", "update", None):
+        marks.switch(phase)
+    marks.copy_out(None)
+    times = marks.taken()
+    assert times.phases == ["expansion", "update", None] and times.stamps.shape == (3,)
+    seconds = times.seconds()
+    assert set(seconds) == {"expansion", "update"} and min(seconds.values()) >= 0
