@@ -73,6 +73,7 @@ def test_help_lists_options_with_defaults():
     ([], "give exactly one of --scale S or --graph FILE.h5"),
     (["--scale", "32"], "--scale must be in 1..31"),
     (["--scale", "6", "--gpus", "0"], "--gpus must be >= 1"),
+    (["--scale", "4", "--backend", "cpu", "--gpus", "17"], "--gpus 17 cuts a 16-vertex graph into more partitions"),
     (["--scale", "6", "--repeat", "0"], "--repeat must be >= 1"),
     (["--scale", "6", "--hub-degree", "-1"], "--hub-degree must be >= 0"),
     (["--scale", "6", "--source", "64"], "--source 64 is not a vertex (0..63)"),

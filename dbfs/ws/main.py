@@ -257,6 +257,15 @@ def _load_edges(args, info, xp):
     return src, dst, weights, info.n_vertices, {"kind": "file", "path": args.graph}
 
 
+def _check_partitions(args, info) -> None:
+    """No more partitions (--gpus) than the graph has vertices: the extra ones would hold nothing but
+    their copy of every vertex's value, and each costs a partition's exchanges every iteration."""
+    n = (1 << args.scale) if info is None else info.n_vertices
+    if args.parts > max(1, n):
+        raise DbfsError(f"--gpus {args.parts} cuts a {n}-vertex graph into more partitions than it has vertices; "
+                        f"use at most {max(1, n)}", collective=True)
+
+
 def _check_memory(args, info, backend, devices) -> None:
     """The CSR build's peak plus the copy of every vertex's value that each partition holds (as many
     partitions as share one device), against the device's (the host's on the CPU) free memory."""
@@ -645,6 +654,7 @@ def main(args: argparse.Namespace) -> int:
     source = _given_source(args, info)
     backend = select(args.backend)
     devices = _devices(args, backend)
+    _check_partitions(args, info)
     _check_weights(args, info)
     _check_memory(args, info, backend, devices)
     runtime.log(f"ws: {', '.join(args.algos)} with {', '.join(args.methods)} on {args.parts} "
