@@ -254,8 +254,10 @@ def convert(args) -> dict:
     try:
         reader = (READERS[fmt](args.input, stream, extra_columns=args.extra_columns == "ignore") if fmt == "snap"
                   else READERS[fmt](args.input, stream))
-        if not reader.binary and stream.peek(3)[:3] == UTF8_BOM:      # a text file's UTF-8 byte-order mark
-            stream.read(3)
+        if not reader.binary:
+            if stream.peek(3)[:3] == UTF8_BOM:      # a text file's UTF-8 byte-order mark
+                stream.read(3)
+            reader.check_line_ends(stream.peek(1))      # what is buffered: a few KiB
         if reader.binary and stream is raw:
             reader.check_size(size)
         reader.read_header()

@@ -272,7 +272,18 @@ def _open(path: str) -> h5py.File:
         return h5py.File(path, "r")
     except (OSError, ValueError) as exc:
         reason = "no such file" if not os.path.exists(path) else f"not a readable HDF5 file ({exc})"
+        if _not_hdf5(path):
+            reason += f"; a text edge list or another format is converted first: python -m dbfs convert {path} " \
+                      "--out G.h5"
         raise DbfsError(f"cannot read edge list {path}: {reason}") from None
+
+
+def _not_hdf5(path: str) -> bool:
+    """A readable file without the HDF5 signature (which a damaged HDF5 file still has)."""
+    try:
+        return os.path.isfile(path) and not h5py.is_hdf5(path)
+    except OSError:
+        return False
 
 
 def _checked_datasets(f: h5py.File, path: str) -> tuple[int, bool]:

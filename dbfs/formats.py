@@ -30,7 +30,8 @@ import numpy as np
 from dbfs.arrays import fmix64
 from dbfs.edgelist import MAX_ID as MAX_VERTICES
 from dbfs.errors import DbfsError
-from dbfs.textparse import LineError, Tokens, comment_lines, fixed_rows, parse_ids, tokenize
+from dbfs.textparse import (LineError, Tokens, ascii_digits_note, comment_lines, fixed_rows, is_decimal,
+                            parse_ids, tokenize)
 
 TEXT_BLOCK_BYTES = 4 << 20
 MAX_LINE_BYTES = 1 << 28
@@ -45,6 +46,8 @@ EXTENSIONS = {".txt": "snap", ".tsv": "snap", ".edges": "snap", ".el": "snap", "
 UNREAD_COMPRESSION = {b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"\x28\xb5\x2f\xfd": "zstd"}
 GZIP_MAGIC = b"\x1f\x8b"
 UTF8_BOM = b"\xef\xbb\xbf"
+CR_LINE_ENDS = ("lines end with a CR (carriage return) alone, the old Mac line end, which convert does not read: "
+                "change the line ends to LF first (e.g. tr '\\r' '\\n' < IN > OUT; CRLF line ends are read)")
 
 
 def unread_compression(path: str) -> str | None:
@@ -94,6 +97,13 @@ class InputFormat:
 
     def read_header(self) -> None:
         """Consume the header from the stream (none by default)."""
+
+    def check_line_ends(self, head: bytes) -> None:
+        """Refuse a text whose first line break is a CR alone (the old Mac line end), before its lines
+        are read as one; `head` is the start of the input (a CR at its very end decides nothing)."""
+        cr, lf = head.find(b"\r"), head.find(b"\n")
+        if cr >= 0 and (lf < 0 or cr < lf) and head[cr + 1:cr + 2] not in (b"", b"\n"):
+            self.fail(1, CR_LINE_ENDS)
 
     def fail(self, line: int, message: str, text: str | None = None):
         """DbfsError at `line` of the input (0: before its first line, an empty input)."""
@@ -151,7 +161,10 @@ class InputFormat:
             return self.parse(block)
         except LineError as e:
             tok = Tokens(block, _empty(), _empty(), np.flatnonzero(block == 10))
-            return Parsed(_empty(), _empty(), tok.n_lines, (e.line, e.message, tok.line_text(e.line)))
+            text = tok.line_text(e.line)
+            # a CR left inside a line (line_text drops a CRLF's) is a line break of another kind
+            message = CR_LINE_ENDS if "\r" in text else e.message
+            return Parsed(_empty(), _empty(), tok.n_lines, (e.line, message, text))
 
     def accept(self, parsed: Parsed) -> tuple[np.ndarray, np.ndarray]:
         """In file order: raise the block's error with its file line, else return its edges."""
@@ -254,8 +267,8 @@ class MatrixMarket(InputFormat):
         self.directed = symmetry == "general"
         size = self._header_line(b"%")
         numbers = size.split() if size else []
-        if len(numbers) != 3 or not all(x.isdigit() for x in numbers):
-            self.fail(self.line, "expected the size line 'rows columns entries'", size)
+        if len(numbers) != 3 or not all(is_decimal(x) for x in numbers):
+            self.fail(self.line, "expected the size line 'rows columns entries'" + ascii_digits_note(size or ""), size)
         rows, cols, self.nnz = (int(x) for x in numbers)
         if rows != cols:
             self.fail(self.line, f"the matrix is {rows} x {cols}; a graph needs a square matrix")
@@ -298,8 +311,9 @@ class Metis(InputFormat):
     def read_header(self):
         header = self._header_line(b"%")
         words = header.split() if header else []
-        if not 2 <= len(words) <= 4 or not all(w.isdigit() for w in words):
-            self.fail(self.line, "expected the METIS header 'vertices edges [fmt [ncon]]'", header)
+        if not 2 <= len(words) <= 4 or not all(is_decimal(w) for w in words):
+            self.fail(self.line, "expected the METIS header 'vertices edges [fmt [ncon]]'"
+                      + ascii_digits_note(header or ""), header)
         n, self.m = int(words[0]), int(words[1])
         fmt = words[2].zfill(3) if len(words) > 2 else "000"
         if len(fmt) != 3 or any(c not in "01" for c in fmt):

@@ -11,13 +11,13 @@ entry.json, written by rank 0 after every rank has stored its file, holding the 
 graph file's size and modification time, and a checksum of every rank's file (CRC32 of each 16 MiB
 piece, computed by several threads, digested together). An entry is reused when entry.json matches (a
 graph file rewritten in place is stale even if its content key is not) and every rank finds its file
-with its checksum; otherwise every rank builds, and the entry is rewritten. A damaged entry (a file
-truncated, emptied or changed) is reported as a warning and rebuilt. A graph file rewritten with its size
-and modification time kept (and no content hash) escapes the key; the run's construction certificate
-finds the loaded blocks wrong and the run builds them again (dbfs.bfs_benchmark). Files are written under temporary
-names and renamed. A cache that cannot be written (a read-only or full file system, a path that is
-not a directory) is a warning: the run goes on with the graph it built, and no incomplete entry is
-left behind.
+with its checksum; otherwise every rank builds, and the entry is rewritten. A damaged entry (entry.json
+or a rank's file truncated, emptied or changed) is reported as a warning and rebuilt. A graph file
+rewritten with its size and modification time kept (and no content hash) escapes the key; the run's
+construction certificate finds the loaded blocks wrong and the run builds them again (dbfs.bfs_benchmark).
+Files are written under temporary names and renamed. A cache that cannot be written (a read-only or full
+file system, a path that is not a directory) is a warning: the run goes on with the graph it built, and
+no incomplete entry is left behind.
 """
 
 from __future__ import annotations
@@ -93,26 +93,38 @@ class PartitionCache:
         self.rank_file = os.path.join(self.path, f"rank{self.rank}.npz")
         self.entry_file = os.path.join(self.path, "entry.json")
 
-    def _entry(self) -> dict | None:
-        """entry.json when it describes this key's graph (with the checksums of the rank files)."""
+    def _entry(self) -> tuple[list | None, str | None]:
+        """The checksums of the rank files from entry.json when it describes this key's graph, and what is
+        wrong with entry.json when it is damaged (None when it is absent, or stale: a description of
+        another state of the graph file, written by an earlier run)."""
         try:
             with open(self.entry_file) as f:
                 entry = json.load(f)
-        except (OSError, ValueError):
-            return None
-        if not isinstance(entry, dict) or {k: v for k, v in entry.items() if k != "checksums"} != self.entry_info:
-            return None
-        checksums = entry.get("checksums")
-        return entry if isinstance(checksums, list) and len(checksums) == self.comm.Get_size() else None
+        except FileNotFoundError:
+            return None, None
+        except OSError as e:
+            return None, f"entry.json: {e.strerror or e}"
+        except ValueError as e:
+            return None, f"entry.json is not JSON: {e}"
+        if not isinstance(entry, dict):
+            return None, "entry.json is not an entry description"
+        checksums = entry.pop("checksums", None)
+        if (entry.keys() != self.entry_info.keys() or not isinstance(checksums, list)
+                or len(checksums) != self.comm.Get_size()
+                or any(entry[k] != v for k, v in self.entry_info.items() if k != "file")):
+            return None, "entry.json does not describe this entry"
+        return (checksums, None) if entry["file"] == self.entry_info["file"] else (None, None)
 
     def load(self, comms, backend) -> LocalGraph | None:
         """Collective: this rank's LocalGraph from the cache, or None on every rank when any rank
         misses (no entry or a stale one: silently; a damaged file: with a warning, and rebuilt)."""
-        entry = self._entry() if self.usable and self.rank == 0 else None
-        checksums = self.comm.bcast(entry["checksums"] if entry else None, root=0)
+        checksums, problem = self._entry() if self.usable and self.rank == 0 else (None, None)
+        checksums, problem = self.comm.bcast((checksums, problem), root=0)
+        if problem:
+            return self._damaged(problem)
         if checksums is None:
             return None
-        arrays, problem = {}, None
+        arrays = {}
         try:
             if file_checksum(self.rank_file, self.threads) != checksums[self.rank]:
                 problem = f"rank {self.rank}: {self.rank_file} does not match its checksum"
@@ -124,10 +136,13 @@ class PartitionCache:
             problem = f"rank {self.rank}: {e}"
         problems = [p for p in self.comm.allgather(problem) if p]
         if problems:
-            runtime.warn(f"the partition cache entry {self.path} is damaged ({problems[0]}); rebuilding it")
-            return None
+            return self._damaged(problems[0])
         return LocalGraph(comms=comms, backend=backend, **scalars,
                           **{name: backend.asarray(a) for name, a in arrays.items()})
+
+    def _damaged(self, problem: str) -> None:
+        """Say that the entry is damaged; the run builds the graph (load's None) and stores it again."""
+        runtime.warn(f"the partition cache entry {self.path} is damaged ({problem}); rebuilding it")
 
     def store(self, graph: LocalGraph) -> bool:
         """Collective: write every rank's block, then the entry description with the checksums (rank 0).

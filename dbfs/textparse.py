@@ -132,15 +132,28 @@ def parse_uint(data: np.ndarray, start: np.ndarray, end: np.ndarray):
     return values, bad
 
 
+def is_decimal(text: str) -> bool:
+    """Whether `text` is a non-empty run of the ASCII digits 0-9 (str.isdigit also takes other scripts'
+    digits and superscript or fullwidth ones, which int() then reads or refuses)."""
+    return text.isascii() and text.isdigit()
+
+
+def ascii_digits_note(text: str) -> str:
+    """For an error about `text`, where numbers were expected: ' (...)' naming its first non-ASCII
+    character (other scripts' digits and fullwidth ones look like 0-9), or ''."""
+    odd = next((c for c in text if not c.isascii()), None)
+    return f" (numbers are written with the ASCII digits 0-9, not {odd!r}, U+{ord(odd):04X})" if odd else ""
+
+
 def describe_bad_id(data: np.ndarray, start: int, end: int) -> str:
     """Why the token data[start:end] is not a valid vertex id."""
     text = bytes(data[start:end]).decode("utf-8", "replace")
     shown = text if len(text) <= 30 else text[:30] + "..."
-    if text.startswith("-") and text[1:].isdigit():
+    if text.startswith("-") and is_decimal(text[1:]):
         return f"negative id {shown}"
-    if text.isdigit():
+    if is_decimal(text):
         return f"id {shown} is larger than 2^63 - 1"
-    return f"{shown!r} is not a vertex id (a non-negative integer)"
+    return f"{shown!r} is not a vertex id{ascii_digits_note(text) or ' (a non-negative integer)'}"
 
 
 def parse_ids(tok: Tokens, tokens: np.ndarray, row_line: np.ndarray, fields: int) -> np.ndarray:

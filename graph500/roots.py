@@ -48,7 +48,8 @@ def shortfall(n_vertices: int, found: int, asked: int, option: str) -> str:
     way to give one), or how many its candidates held."""
     candidates = f"among its {n_vertices} random candidates (the reference draws as many as the graph has vertices)"
     if found == 0:
-        return f"the Graph500 root sampler found no vertex with an edge {candidates}: name one with {option}"
+        return (f"the Graph500 root sampler found no vertex with an edge {candidates}, self-loops not counted (a "
+                f"search never follows one): name one with {option}")
     return f"the Graph500 root sampler found {found} roots {candidates}; asked for {asked}"
 
 

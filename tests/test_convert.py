@@ -287,6 +287,57 @@ def test_text_format_errors(tmp_path, name, text, message):
     assert leftovers(tmp_path) == [name]
 
 
+NON_ASCII = r"\(numbers are written with the ASCII digits 0-9, not '{}', U\+{}\)"
+
+
+@pytest.mark.parametrize("name, text, message", [
+    ("x.txt", "\u0661 2\n", r":1: '\u0661' is not a vertex id " + NON_ASCII.format("\u0661", "0661")),
+    ("x.txt", "1 \uff18\n", r":1: '\uff18' is not a vertex id " + NON_ASCII.format("\uff18", "FF18")),
+    ("x.txt", "1 2\n\u00b2 3\n", r":2: '\u00b2' is not a vertex id " + NON_ASCII.format("\u00b2", "00B2")),
+    ("x.txt", "1 -\u0661\n", r":1: '-\u0661' is not a vertex id " + NON_ASCII.format("\u0661", "0661")),
+    ("x.txt", "1 1\u0661\n", r":1: '1\u0661' is not a vertex id " + NON_ASCII.format("\u0661", "0661")),
+    ("m.mtx", "%%MatrixMarket matrix coordinate pattern general\n\u0663 3 1\n1 2\n",
+     r":2: expected the size line 'rows columns entries' " + NON_ASCII.format("\u0663", "0663")),
+    ("m.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 3 \u00b2\n1 2\n2 3\n",
+     r":2: expected the size line 'rows columns entries' " + NON_ASCII.format("\u00b2", "00B2")),
+    ("g.graph", "\uff13 1\n2\n1\n\n", r":1: expected the METIS header .*" + NON_ASCII.format("\uff13", "FF13")),
+])
+def test_digits_other_than_ascii_are_refused_by_name(tmp_path, name, text, message):
+    """Python's isdigit takes other scripts' digits, superscripts and fullwidth forms; ids and header
+    numbers are the ASCII digits only, and the error names the character that is not one."""
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    with pytest.raises(DbfsError, match=message):
+        run_convert(tmp_path / name, tmp_path / "out.h5")
+    assert leftovers(tmp_path) == [name]
+
+
+CR_MESSAGE = r"lines end with a CR \(carriage return\) alone, .*change the line ends to LF first"
+
+
+@pytest.mark.parametrize("name, data, options, message", [
+    ("cr.txt", b"1 2\r3 4\r", (), r"cr\.txt:1: " + CR_MESSAGE),
+    ("cr.txt", b"1 2\r3 4 5\r", ("--extra-columns", "ignore"), r"cr\.txt:1: " + CR_MESSAGE),
+    ("cr.txt.gz", gzip.compress(b"\xef\xbb\xbf1 2\r3 4\r", mtime=0), (), r"cr\.txt\.gz:1: " + CR_MESSAGE),
+    ("cr.mtx", b"%%MatrixMarket matrix coordinate pattern general\r2 2 1\r1 2\r", (), r"cr\.mtx:1: " + CR_MESSAGE),
+    ("cr.graph", b"2 1\r2\r1\r", (), r"cr\.graph:1: " + CR_MESSAGE),
+    ("mixed.txt", b"1 2\r\n3 4\r5 6\r\n", (), r"mixed\.txt:2: " + CR_MESSAGE + r".*: '3 4\\r5 6'"),
+])
+def test_old_mac_line_ends_are_refused_by_name(tmp_path, name, data, options, message):
+    (tmp_path / name).write_bytes(data)
+    with pytest.raises(DbfsError, match=message):
+        run_convert(tmp_path / name, tmp_path / "out.h5", *options)
+    assert leftovers(tmp_path) == [name]
+
+
+def test_crlf_line_ends_are_read(tmp_path):
+    (tmp_path / "crlf.txt").write_bytes(b"# windows\r\n7 9\r\n9 3\r\n\r\n3 7\r\n")
+    (tmp_path / "crlf.mtx").write_bytes(b"%%MatrixMarket matrix coordinate pattern general\r\n3 3 1\r\n1 2\r\n")
+    run_convert(tmp_path / "crlf.txt", tmp_path / "t.h5")
+    run_convert(tmp_path / "crlf.mtx", tmp_path / "m.h5")
+    assert original_edges(tmp_path / "t.h5") == [(7, 9), (9, 3), (3, 7)]
+    assert original_edges_keep(tmp_path / "m.h5") == [(0, 1)]
+
+
 def test_negative_id_in_binary_names_the_edge(tmp_path):
     np.array([[0, 1], [2, -5]], "<i8").tofile(tmp_path / "n.g500")
     with pytest.raises(DbfsError, match=r"n\.g500: edge 1 \(byte 16\): negative id -5"):

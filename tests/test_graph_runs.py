@@ -212,6 +212,55 @@ def test_partition_cache_entry_of_a_file_changed_in_place_is_rebuilt(shared, cap
     assert run(*args)["construction_source"] == "partition cache"
 
 
+@pytest.mark.parametrize("damage", ["garbage", "not an object", "checksums of other ranks", "no rank file"])
+def test_partition_cache_entry_with_a_damaged_description_is_rebuilt_with_a_warning(shared, capsys, damage):
+    """entry.json that is no JSON, no entry description or one of another entry, and a rank file gone, are
+    damage (a warning, like a damaged rank file); a description of an earlier state of the graph file is
+    stale (silent)."""
+    cache = shared / f"cache_{damage.replace(' ', '_')}"
+    args = ("--graph", shared / "random.h5", "--roots", 2, "--partition-cache", cache)
+    assert run(*args)["construction_source"] == "built"
+    [entry] = list(cache.iterdir())
+    if WORLD.Get_rank() == 0:
+        description = json.loads((entry / "entry.json").read_text())
+        if damage == "no rank file":
+            (entry / f"rank{WORLD.Get_size() - 1}.npz").unlink()
+        else:
+            description["checksums"].append(description["checksums"][0])
+            (entry / "entry.json").write_text({"garbage": "{garbage\n", "not an object": "[1, 2]\n",
+                                               "checksums of other ranks": json.dumps(description)}[damage])
+    WORLD.Barrier()
+    capsys.readouterr()
+    assert run(*args)["construction_source"] == "built"
+    if WORLD.Get_rank() == 0:
+        warnings = [line for line in capsys.readouterr().err.splitlines() if line.startswith("dbfs: warning:")]
+        assert len(warnings) == 1 and f"the partition cache entry {entry} is damaged (" in warnings[0] \
+            and warnings[0].endswith("); rebuilding it"), warnings
+        stale = json.loads((entry / "entry.json").read_text())
+        stale["file"][1] -= 1
+        (entry / "entry.json").write_text(json.dumps(stale))
+    WORLD.Barrier()
+    assert run(*args)["construction_source"] == "built"
+    if WORLD.Get_rank() == 0:
+        assert "dbfs: warning:" not in capsys.readouterr().err
+    assert run(*args)["construction_source"] == "partition cache"
+
+
+def test_a_graph_of_self_loops_only_has_no_root_to_sample(shared):
+    """Self-loops are no edges to the search, so the sampler finds no root: the error says so and names
+    --root, with which the run goes on."""
+    if WORLD.Get_rank() == 0:
+        (shared / "loops.txt").write_text("1 1\n2 2\n3 3\n")
+        convert.convert(convert_args(shared / "loops.txt", shared / "loops.h5"))
+    WORLD.Barrier()
+    with pytest.raises(DbfsError, match=r"found no vertex with an edge among its 3 random candidates .*self-loops "
+                                        r"not counted .*: name one with --root V$") as error:
+        run("--graph", shared / "loops.h5")
+    assert error.value.collective
+    [search] = run("--graph", shared / "loops.h5", "--root", 2)["searches"]
+    assert (search["visited"], search["nedge"]) == (1, 0)
+
+
 def test_partition_cache_for_generated_graphs(shared):
     cache = shared / "cache_generated"
     first = run("--scale", 7, "--roots", 2, "--partition-cache", cache)

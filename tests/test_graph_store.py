@@ -122,3 +122,17 @@ def test_graph_info_defaults_and_id_lookups(tmp_path):
     info = edgelist.graph_info(tmp_path / "mapped.h5")
     assert info.directed and info.original_ids(1, 4).tolist() == ids[1:]
     assert [info.dense_id(v) for v in (2, 3, 2**40, 2**62, 1, 4, 2**63 - 1)] == [0, 1, 2, 3, None, None, None]
+
+
+def test_a_file_that_is_not_hdf5_points_to_convert_and_a_damaged_one_does_not(tmp_path):
+    (tmp_path / "edges.txt").write_text("0 1\n1 2\n")
+    with pytest.raises(DbfsError, match=r"cannot read edge list .*edges\.txt: not a readable HDF5 file \(.*\); a text "
+                                        r"edge list or another format is converted first: python -m dbfs convert "
+                                        r".*edges\.txt --out G\.h5$"):
+        edgelist.graph_info(tmp_path / "edges.txt")
+    write_graph(tmp_path / "g.h5")
+    data = (tmp_path / "g.h5").read_bytes()
+    (tmp_path / "g.h5").write_bytes(data[:len(data) // 2])
+    with pytest.raises(DbfsError, match=r"cannot read edge list .*g\.h5: not a readable HDF5 file") as damaged:
+        edgelist.graph_info(tmp_path / "g.h5")
+    assert "convert" not in str(damaged.value)
