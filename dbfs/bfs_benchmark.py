@@ -5,8 +5,9 @@ get; all before anything expensive): the options (finite --alpha and --beta, the
 --save-result targets), the backend and the transport (--comm), the graph's sizes (generator
 parameters or the file's attributes) and a file's id table (strictly ascending), the grid (32-bit
 local ids, else the grid or rank count that works), --root (a vertex, in the file's ids), the memory
-estimate (dbfs.memory). Without --grid the grid is the squarest, or one column where every rank has a
-GPU of its own on one node and that grid holds the graph (the faster search there). Then the harness
+estimate (dbfs.memory); check_command makes those that need no MPI, GPU or graph file, which slurm/lib.sh
+also makes for each planned run. Without --grid the grid is the squarest, or one column where every rank
+has a GPU of its own on one node and that grid holds the graph (the faster search there). Then the harness
 (dbfs.harness) drives the hooks:
   build     compile and warm every kernel first (compile_time, outside every clock), then stream the
             tuples, generated or read, into this rank's CSC block (Graph500 kernel 1, dbfs.build; timed
@@ -34,7 +35,7 @@ import numpy as np
 from mpi4py import MPI
 
 from dbfs import __version__, memory, outputs, runtime
-from dbfs.backend import select
+from dbfs.backend import Backend, select
 from dbfs.bfs import BFS, PHASES, print_levels
 from dbfs.build import add_row_major, build
 from dbfs.certificate import certify
@@ -48,6 +49,7 @@ from dbfs.partition_cache import PartitionCache
 from dbfs.result import check_save_request, check_save_room, save_result
 from dbfs.source import GraphSource, rank_io_threads
 from dbfs.transport import bulk_transport, gpu_per_rank_on_one_node, resolve_transport
+from dbfs.transport import problem as transport_problem
 from dbfs.warmup import warm_up
 from graph500 import stats
 from graph500.generator import edge_range
@@ -57,8 +59,13 @@ from graph500.validate import validate_bfs
 VALIDATE_CHOICES = ("all", "first", "none")
 
 
-def _check_args(args) -> None:
-    world = runtime.WORLD
+def check_command(args, ranks: int) -> None:
+    """The checks of the main command's options that need neither MPI, nor a GPU, nor a graph file, as a
+    run on `ranks` ranks makes them (slurm/lib.sh makes them before it launches anything): --seed, the
+    values and the options given where they do not apply, the grid (--grid, else the squarest) with its
+    32-bit local ids for a --scale graph, --save-result's --root, and a --comm that --backend cpu
+    cannot carry. Sets args.seed_pair and args.grid_shape; DbfsError for the first that fails."""
+    args.seed_pair = parse_seed(args.seed)
     if (args.scale is None) == (args.graph is None):
         raise DbfsError("give exactly one of --scale S or --graph FILE.h5", collective=True)
     if args.scale is not None and not 1 <= args.scale <= 42:
@@ -81,15 +88,28 @@ def _check_args(args) -> None:
         raise DbfsError("--undirected applies to a directed --graph file; the --scale graph is undirected "
                         "already", collective=True)
     try:
-        shape = parse_grid(args.grid) if args.grid else default_grid(world.Get_size())
+        shape = parse_grid(args.grid) if args.grid else default_grid(ranks)
     except ValueError as e:
         raise DbfsError(str(e), collective=True) from None
-    if shape[0] * shape[1] != world.Get_size():
+    if shape[0] * shape[1] != ranks:
         raise DbfsError(f"grid {shape[0]}x{shape[1]} needs {shape[0] * shape[1]} ranks, the job has "
-                        f"{world.Get_size()}", collective=True)
+                        f"{ranks}", collective=True)
+    if args.scale is not None:
+        # the one-column grid main may take instead holds no more vertices than the squarest
+        _make_grid(*shape, 1 << args.scale)
     args.grid_shape = shape
     if args.partition_cache == "":
         raise DbfsError("--partition-cache needs a directory name, got ''", collective=True)
+    check_save_request(args)
+    if args.backend == "cpu" and args.comm != "auto":
+        # on the CPU backend, problem() answers before it asks any other rank
+        failure = transport_problem(args.comm, Backend("cpu"), runtime.WORLD)
+        if failure:
+            raise DbfsError(failure, collective=True)
+
+
+def _check_args(args) -> None:
+    check_command(args, runtime.WORLD.Get_size())
     runtime.agree(None if args.graph is None else outputs.check_input("--graph", args.graph))
     outputs.check([outputs.Target("--json", args.json), outputs.Target("--save-result", args.save_result)],
                   inputs=[("--graph", args.graph)])
@@ -113,13 +133,13 @@ def _one_column_fits(source: GraphSource, backend, args, transport: str) -> bool
     return bool(world.allreduce(fits, op=MPI.LAND))
 
 
-def _make_grid(R: int, C: int, source: GraphSource) -> Grid:
+def _make_grid(R: int, C: int, n_vertices: int) -> Grid:
     """The run's grid; DbfsError naming a grid or rank count that works when the local index ranges of
     this one would pass 32 bits."""
     try:
-        return Grid(R, C, source.n_vertices)
+        return Grid(R, C, n_vertices)
     except ValueError:
-        raise DbfsError(grid_advice(source.n_vertices, R, C), collective=True) from None
+        raise DbfsError(grid_advice(n_vertices, R, C), collective=True) from None
 
 
 def _check_ids(source: GraphSource) -> None:
@@ -430,12 +450,10 @@ class Graph500BFS(Benchmark):
 def main(args) -> None:
     """Collective: the pre-flight (module docstring), then the harness drives the run."""
     runtime.check_slurm()
-    args.seed_pair = parse_seed(args.seed)
     _check_args(args)
     backend = select(args.backend, share_multiprocessors=args.comm in ("nvshmem", "auto"))
     world = runtime.WORLD
     R, C = args.grid_shape
-    check_save_request(args)
     source = GraphSource.from_args(args)
     _check_ids(source)
     if source.n_edges == 0 and args.root is None:
@@ -449,7 +467,7 @@ def main(args) -> None:
             and _one_column_fits(source, backend, args, sized_for)):
         R, C = args.grid_shape = (world.Get_size(), 1)
         grid_choice = " (one column: a GPU per rank on one node; --grid for another)"
-    grid = _make_grid(R, C, source)
+    grid = _make_grid(R, C, source.n_vertices)
     row_copy = memory.resolve_row_copy(args.row_copy, grid, source.n_edges, source.symmetric, args.direction,
                                        sized_for, backend.name, backend.memory_limit())
     heap_need = memory.symmetric_heap_bytes(grid, source.n_edges, source.symmetric, args.direction, args.encoding,

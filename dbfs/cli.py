@@ -136,15 +136,29 @@ def tool_parser(name: str) -> argparse.ArgumentParser:
 
 
 class _CollectiveParseError(Exception):
-    pass
+    """argparse's refusal of a command line: its program and message."""
+
+    def __init__(self, prog: str, message: str):
+        super().__init__(f"{prog}: error: {message}")
+        self.message = message
+
+
+def parse_main(argv) -> argparse.Namespace:
+    """The main command's options as a run takes them (`given` and `defaults` recorded: _parse), for
+    checks made before a launch (slurm/lib.sh); DbfsError with argparse's message where it refuses them."""
+    try:
+        return _parse(main_parser(), argv)
+    except _CollectiveParseError as e:
+        raise DbfsError(e.message) from None
 
 
 def _parse(parser: argparse.ArgumentParser, argv):
     """argparse exits on bad input on every rank; keep the message to rank 0 and exit with 2. The
-    namespace's `given` holds the options the command line names (so that one that does not apply to
-    the chosen mode or graph is refused rather than ignored)."""
+    namespace's `given` holds the options the command line names and `defaults` every option's default
+    (so that one that does not apply to the chosen mode or graph is refused rather than ignored, unless it
+    spells out its default)."""
     def error(message):
-        raise _CollectiveParseError(f"{parser.prog}: error: {message}")
+        raise _CollectiveParseError(parser.prog, message)
     parser.error = error
     args = parser.parse_args(argv)
     defaults = [(action, action.default) for action in parser._actions]
@@ -155,6 +169,7 @@ def _parse(parser: argparse.ArgumentParser, argv):
     finally:
         for action, default in defaults:
             action.default = default
+    args.defaults = {action.dest: default for action, default in defaults}
     return args
 
 

@@ -1,7 +1,7 @@
 """Values of command-line options that several commands take, parsed in one place: the generator
 seeds (--seed of the main mode, `generate` and `ws`), the row-major copy's settings (--row-copy of
 the main mode and `plan`), and the refusal of options given where they do not apply (the parser in
-dbfs.cli records which options the command line names)."""
+dbfs.cli records which options the command line names, and their defaults)."""
 
 from __future__ import annotations
 
@@ -38,8 +38,11 @@ def parse_seed(text: str) -> tuple[int, int]:
 
 
 def refuse_inapplicable(args, rules) -> None:
-    """DbfsError for the first (option, applies, where it applies) rule whose option was given on the
-    command line although it does not apply."""
+    """DbfsError for the first (option, applies, where it applies) rule whose option the command line
+    names with another value than its default (args.defaults, which dbfs.cli records beside `given`)
+    although it does not apply: a default spelled out changes nothing, and scripts write every one."""
+    given, defaults = getattr(args, "given", ()), getattr(args, "defaults", {})
     for option, applies, where in rules:
-        if option.lstrip("-").replace("-", "_") in getattr(args, "given", ()) and not applies:
+        name = option.lstrip("-").replace("-", "_")
+        if not applies and name in given and getattr(args, name) != defaults.get(name):
             raise DbfsError(f"{option} applies {where}", collective=True)

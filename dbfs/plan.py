@@ -5,7 +5,9 @@ a run prints once its build has counted a block's entries and non-empty columns,
 those a Graph500 block is expected to hold, memory.graph500_columns), whether it fits in --memory per
 rank, the largest scale that fits with the same ranks and grid, and the search time and TEPS the scale
 model predicts (dbfs.scale_model: per-GPU costs measured on H100s, each term of a search named, the
-largest the limit). One process, no GPU needed.
+largest the limit). A grid whose local index ranges pass the 32-bit local ids does not fit either: it
+has no estimate (the JSON's bytes_per_rank, parts, phases and symmetric_heap are null) and the report
+names the grid or rank count that holds the scale. One process, no GPU needed.
 """
 
 from __future__ import annotations
@@ -34,10 +36,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--direction", choices=("auto", "topdown"), default="auto",
                         help="auto adds the bottom-up search's state and, where kept, the row-major copy")
     parser.add_argument("--row-copy", choices=ROW_COPY, default="auto", help=ROW_COPY_HELP)
-    parser.add_argument("--comm", choices=TRANSPORTS, default="nccl",
+    parser.add_argument("--comm", choices=("auto", *TRANSPORTS), default="nccl",
                         help="the transport whose buffers are counted (nvshmem: also the symmetric heap a PE "
-                             "needs, for NVSHMEM_SYMMETRIC_SIZE)")
-    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+                             "needs, for NVSHMEM_SYMMETRIC_SIZE; auto: those of nccl, as the main command sizes "
+                             "an auto run before it picks the transport)")
+    parser.add_argument("--json", metavar="FILE",
+                        help="also write the figures as JSON; its exceeds says why the run does not fit (memory "
+                             "or local_ids; null when it fits), and with local_ids, which leave no estimate, its "
+                             "bytes_per_rank, parts, phases and symmetric_heap are null")
 
 
 def _grid_shape(args) -> tuple[int, int]:
@@ -65,8 +71,27 @@ def _largest_reason(largest: int | None, R: int, C: int) -> str:
     return " (set by the memory)"
 
 
+def _figures(plan: memory.Estimate, limit: int, heap: int | None) -> list[str]:
+    """The report's lines of an estimate: bytes per rank by part and by phase, the peak against `limit`
+    (with what would fit instead), and the symmetric heap a PE needs (`heap`, for nvshmem)."""
+    unit, size_of_unit = memory.unit_of(plan.peak)
+    lines = [f"  {'per rank':<26}{unit:>10}", f"  {'graph (resident)':<26}{plan.resident / size_of_unit:>10.2f}"]
+    lines += [f"  {('  ' if name in memory.GRAPH_ARRAYS else '') + name:<26}{size / size_of_unit:>10.2f}"
+              for name, size in plan.parts.items()]
+    lines.append("  phases (alive together):")
+    lines += [f"  {name:<26}{size / size_of_unit:>10.2f}" for name, size in plan.phases.items()]
+    lines.append(f"peak per rank: {memory.readable(plan.peak)} ({plan.peak_phase}); {memory.readable(limit)} "
+                 f"available: {'fits' if plan.fits else 'does not fit: ' + memory.fit_advice(plan)}")
+    if heap is not None:
+        lines.append(f"NVSHMEM symmetric heap per PE: {memory.readable(heap)} (construction's landing, or later "
+                     f"the search's buffers and the finders' records, counted in the search state above), beside "
+                     f"NVSHMEM's own (NVSHMEM_SYMMETRIC_SIZE, 1 GiB unless set, must hold it)")
+    return lines
+
+
 def main(args: argparse.Namespace) -> int:
-    """The plan of args's run, on stdout (and --json); returns 0 when it fits, 1 when it does not."""
+    """The plan of args's run, on stdout (and --json); returns 0 when it fits, 1 when it does not (by its
+    memory, or by a grid whose local index ranges pass the 32-bit local ids: then without an estimate)."""
     if not 1 <= args.scale <= MAX_SCALE:
         raise DbfsError(f"--scale must be in 1..{MAX_SCALE}, got {args.scale}", collective=True)
     if args.edgefactor < 1:
@@ -79,40 +104,37 @@ def main(args: argparse.Namespace) -> int:
     outputs.check([outputs.Target("--json", args.json)])
     if args.json == outputs.STDOUT:
         runtime.take_stdout()
+    # the main command sizes an auto run for nccl before it resolves the transport (that needs the sizes)
+    comm = "nccl" if args.comm == "auto" else args.comm
     columns = memory.EXPECTED_COLUMNS
-    largest = memory.largest_scale(R, C, args.edgefactor, limit, args.direction, args.comm, row_copy=args.row_copy,
+    largest = memory.largest_scale(R, C, args.edgefactor, limit, args.direction, comm, row_copy=args.row_copy,
                                    columns=columns)
+    n_edges = args.edgefactor << args.scale
     try:
         grid = Grid(R, C, 1 << args.scale)
-    except ValueError:
-        raise DbfsError(grid_advice(1 << args.scale, R, C, largest or 0), collective=True) from None
-    n_edges = args.edgefactor << args.scale
-    row_copy = memory.resolve_row_copy(args.row_copy, grid, n_edges, True, args.direction, args.comm, limit=limit,
-                                       columns=columns)
-    plan = memory.estimate(grid, n_edges, True, args.direction, args.comm, limit=limit, row_copy=row_copy,
-                           columns=columns)
+    except ValueError:                          # no run on this grid, so no estimate
+        plan = heap = None
+        row_copy = args.row_copy == "on"        # auto keeps the copy only where the run fits with it
+    else:
+        row_copy = memory.resolve_row_copy(args.row_copy, grid, n_edges, True, args.direction, comm, limit=limit,
+                                           columns=columns)
+        plan = memory.estimate(grid, n_edges, True, args.direction, comm, limit=limit, row_copy=row_copy,
+                               columns=columns)
+        heap = (memory.symmetric_heap_bytes(grid, n_edges, True, args.direction, row_copy=row_copy)
+                if comm == "nvshmem" else None)
+    exceeds = "local_ids" if plan is None else None if plan.fits else "memory"
     copy = (f", row copy {'on' if row_copy else 'off'} (--row-copy {args.row_copy})"
             if args.direction == "auto" and args.ranks > 1 else "")
-    unit, size_of_unit = memory.unit_of(plan.peak)
+    sized = f" (sized as {comm})" if comm != args.comm else ""
     lines = [f"plan: SCALE {args.scale}, edgefactor {args.edgefactor}, {runtime.count(args.ranks, 'rank')} "
-             f"(grid {R}x{C}), direction {args.direction}{copy}, comm {args.comm}, GPU backend",
-             f"  {'per rank':<26}{unit:>10}"]
-    lines.append(f"  {'graph (resident)':<26}{plan.resident / size_of_unit:>10.2f}")
-    lines += [f"  {('  ' if name in memory.GRAPH_ARRAYS else '') + name:<26}{size / size_of_unit:>10.2f}"
-              for name, size in plan.parts.items()]
-    lines.append("  phases (alive together):")
-    lines += [f"  {name:<26}{size / size_of_unit:>10.2f}" for name, size in plan.phases.items()]
-    lines.append(f"peak per rank: {memory.readable(plan.peak)} ({plan.peak_phase}); {memory.readable(limit)} "
-                 f"available: {'fits' if plan.fits else 'does not fit: ' + memory.fit_advice(plan)}")
-    heap = (memory.symmetric_heap_bytes(grid, n_edges, True, args.direction, row_copy=row_copy)
-            if args.comm == "nvshmem" else None)
-    if heap is not None:
-        lines.append(f"NVSHMEM symmetric heap per PE: {memory.readable(heap)} (construction's landing, or later "
-                     f"the search's buffers and the finders' records, counted in the search state above), beside NVSHMEM's own "
-                     f"(NVSHMEM_SYMMETRIC_SIZE, 1 GiB unless set, must hold it)")
-    if not args.grid and C > 1 and args.ranks <= args.gpus_per_node:
-        lines.append(f"on one node with a GPU per rank the main command takes grid {args.ranks}x1 where it fits "
-                     f"(the faster search there): plan it with --grid {args.ranks}x1")
+             f"(grid {R}x{C}), direction {args.direction}{copy}, comm {args.comm}{sized}, GPU backend"]
+    if plan is None:
+        lines.append(f"does not fit (no per-rank figures): {grid_advice(1 << args.scale, R, C, largest or 0)}")
+    else:
+        lines += _figures(plan, limit, heap)
+        if not args.grid and C > 1 and args.ranks <= args.gpus_per_node:
+            lines.append(f"on one node with a GPU per rank the main command takes grid {args.ranks}x1 where it "
+                         f"fits (the faster search there): plan it with --grid {args.ranks}x1")
     lines.append("largest scale that fits with these ranks: "
                  + (str(largest) if largest is not None else "none") + _largest_reason(largest, R, C))
     prediction = scale_model.predict(args.scale, args.edgefactor, R, C, args.gpus_per_node, row_copy)
@@ -122,11 +144,12 @@ def main(args: argparse.Namespace) -> int:
     if args.json is not None and runtime.rank() == 0:
         doc = {"scale": args.scale, "edgefactor": args.edgefactor, "ranks": args.ranks, "grid": [R, C],
                "direction": args.direction, "row_copy": args.direction == "auto" and row_copy, "memory": limit,
-               "fits": plan.fits, "bytes_per_rank": plan.peak, "largest_scale": largest, "parts": plan.parts,
-               "phases": plan.phases, "comm": args.comm}
-        if heap is not None:
+               "fits": exceeds is None, "exceeds": exceeds, "largest_scale": largest, "comm": comm,
+               **({"bytes_per_rank": plan.peak, "parts": plan.parts, "phases": plan.phases} if plan is not None
+                  else dict.fromkeys(("bytes_per_rank", "parts", "phases")))}
+        if comm == "nvshmem":
             doc["symmetric_heap"] = heap
         if args.direction == "auto":
             doc["prediction"] = prediction
         write_json_atomically(args.json, doc)
-    return 0 if plan.fits else 1
+    return 0 if exceeds is None else 1

@@ -79,9 +79,15 @@ def predict(scale: int, edgefactor: int, R: int, C: int, gpus_per_node: int = 8,
             "limit": max(terms, key=terms.get)}
 
 
+def _figure(value: float) -> str:
+    """A positive figure to 3 significant digits, or to one decimal where it has more digits before the
+    point: a small prediction never reads 0.0."""
+    return f"{value:.{max(1, 2 - math.floor(math.log10(value)))}f}"
+
+
 def summary(prediction: dict) -> str:
     """One line: the TEPS, per GPU beside the record's, and what limits them."""
-    terms = ", ".join(f"{k} {v * 1e3:.1f}" for k, v in prediction["terms"].items() if v > 0)
-    return (f"predicted {prediction['teps'] / 1e9:.1f} GTEPS, {prediction['gteps_per_gpu']:.1f} a GPU (the "
-            f"record: {RECORD_GTEPS_PER_GPU:.0f}), a search {prediction['seconds'] * 1e3:.1f} ms (ms: {terms}); "
-            f"limited by {prediction['limit']} (the scale model, bench/NOTES.md)")
+    terms = ", ".join(f"{k} {_figure(v * 1e3)}" for k, v in prediction["terms"].items() if v > 0)
+    return (f"predicted {_figure(prediction['teps'] / 1e9)} GTEPS, {_figure(prediction['gteps_per_gpu'])} a GPU "
+            f"(the record: {RECORD_GTEPS_PER_GPU:.0f}), a search {_figure(prediction['seconds'] * 1e3)} ms (ms: "
+            f"{terms}); limited by {prediction['limit']} (the scale model, bench/NOTES.md)")

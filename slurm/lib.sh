@@ -3,7 +3,7 @@
 # strong_scaling.sbatch, never run by itself): read the allocation's shape, plan one launch per run,
 # then launch the runs one after another -- or, in a dry run, print the exact command lines.
 #
-# Common variables (default):
+# Common variables (default; an empty variable is an unset one):
 #   DBFS_DRY_RUN=0          1 (or the argument --dry-run): print the commands, run nothing; works
 #                           without Slurm, taking the allocation's shape from DBFS_NODES and
 #                           DBFS_GPUS_PER_NODE
@@ -25,7 +25,8 @@
 #   DBFS_SRUN_ARGS=         extra srun options; an --mpi=... here replaces the chosen launch plugin
 #   DBFS_MPIRUN_ARGS=       extra mpirun options (DBFS_LAUNCHER=mpirun)
 #   DBFS_CPUS_PER_TASK      srun --cpus-per-task (SLURM_CPUS_PER_TASK; empty: not passed)
-#   DBFS_EXTRA_ARGS=        extra options of python -m dbfs, e.g. "--log-levels"
+#   DBFS_EXTRA_ARGS=        extra options of python -m dbfs, e.g. "--log-levels"; not --json, nor an
+#                           option the template sets (--scale, --grid, --comm, ...: its DBFS_* variable)
 #   DBFS_RESUME=0           1: skip runs whose JSON already exists in DBFS_OUT (a resubmitted sweep:
 #                           set DBFS_OUT to the first job's folder, as a new job ID names a new one)
 #
@@ -84,11 +85,16 @@ dbfs_positive() {  # dbfs_positive NAME VALUE: fail unless VALUE is an integer >
     [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -ge 1 ] || dbfs_fail "$1 must be an integer >= 1, got '$2'"
 }
 
+dbfs_switch() {  # dbfs_switch NAME VALUE: fail unless VALUE is 0 or 1
+    case $2 in 0 | 1) ;; *) dbfs_fail "$1 must be 0 or 1, got '$2'" ;; esac
+}
+
 # dbfs_setup STUDY "$@": the dry-run switch, the common variables and the allocation's shape.
 dbfs_setup() {
     STUDY=$1
     shift
     DRY=${DBFS_DRY_RUN:-0}
+    dbfs_switch DBFS_DRY_RUN "$DRY"
     local arg
     for arg in "$@"; do
         case $arg in
@@ -103,14 +109,28 @@ dbfs_setup() {
     PACK=${DBFS_PACK:-rows}
     LAUNCHER=${DBFS_LAUNCHER:-srun}
     RESUME=${DBFS_RESUME:-0}
+    dbfs_switch DBFS_RESUME "$RESUME"
     CPUS=${DBFS_CPUS_PER_TASK:-${SLURM_CPUS_PER_TASK:-}}
     read -r -a SRUN_EXTRA <<<"${DBFS_SRUN_ARGS:-}"
     read -r -a MPIRUN_EXTRA <<<"${DBFS_MPIRUN_ARGS:-}"
     read -r -a DBFS_EXTRA <<<"${DBFS_EXTRA_ARGS:-}"
-    local word
+    # The options every run's command line sets (dbfs_add_run), and how to set each: given again in
+    # DBFS_EXTRA_ARGS, the last would win (argparse) and the run's name would not say so.
+    local -A instead=([--scale]="use DBFS_SCALE" [--edgefactor]="use DBFS_EDGEFACTOR" [--roots]="use DBFS_ROOTS"
+        [--backend]="use DBFS_BACKEND" [--grid]="use DBFS_GRID" [--comm]="use DBFS_COMM"
+        [--encoding]="use DBFS_ENCODING" [--direction]="use DBFS_DIRECTION")
+    if [ "$STUDY" != run ]; then
+        instead+=([--comm]="use DBFS_COMMS" [--encoding]="use DBFS_ENCODINGS" [--direction]="use DBFS_DIRECTIONS"
+            [--grid]="the sweeps run the squarest grid of each GPU count (run.sbatch takes DBFS_GRID)")
+        [ "$STUDY" != weak ] || instead[--scale]="use DBFS_BASE_SCALE"
+    fi
+    local word option
     for word in "${DBFS_EXTRA[@]}"; do
         case $word in --json | --json=*) dbfs_fail "DBFS_EXTRA_ARGS sets --json: each run's JSON is named by" \
             "the template (DBFS_OUT/<name>.json), which resuming and collecting read" ;; esac
+        option=${word%%=*}
+        [ -z "${instead[$option]:-}" ] ||
+            dbfs_fail "DBFS_EXTRA_ARGS sets $option, which the template sets: ${instead[$option]}"
         case $word in *\'* | *\"*) dbfs_fail "DBFS_EXTRA_ARGS splits at spaces and keeps quotes as they are:" \
             "no quoted values ($word)" ;; esac
     done
@@ -301,25 +321,22 @@ print(r, c)
 EOF
 }
 
-# dbfs_check_args ARGS...: fail, before anything is launched, unless dbfs's own parser takes the
-# command line the DBFS_* variables make (a bad DBFS_COMM, DBFS_SCALE or DBFS_EXTRA_ARGS is caught
-# here with dbfs's message, not by every step of the sweep).
+# dbfs_check_args RANKS ARGS...: fail, before anything is launched, unless the dbfs command line the
+# DBFS_* variables make passes dbfs's parser and every check of the main command that needs no MPI, GPU
+# or graph file, for RANKS ranks (a bad DBFS_COMM, DBFS_SCALE or DBFS_EXTRA_ARGS is caught here with
+# dbfs's message, not by every step of the sweep).
 dbfs_check_args() {
     "$PY" - "$@" <<'EOF'
 import sys
 import mpi4py
-mpi4py.rc.initialize = False     # parsing needs no MPI (and a launcher's environment may not allow one)
-from dbfs.cli import main_parser
-parser = main_parser()
-def error(message):
-    sys.exit(f"dbfs-slurm: error: {message} (in the dbfs command line the DBFS_* variables make)")
-parser.error = error
-args = parser.parse_args(sys.argv[1:])
-for name in ("scale", "edgefactor", "roots"):
-    if getattr(args, name) is not None and getattr(args, name) < 1:
-        error(f"--{name} must be >= 1, got {getattr(args, name)}")
-if args.scale is not None and args.scale > 42:
-    error(f"--scale must be in 1..42, got {args.scale}")
+mpi4py.rc.initialize = False     # the checks need no MPI (and a launcher's environment may not allow one)
+from dbfs.bfs_benchmark import check_command
+from dbfs.cli import parse_main
+from dbfs.errors import DbfsError
+try:
+    check_command(parse_main(sys.argv[2:]), int(sys.argv[1]))
+except DbfsError as e:
+    sys.exit(f"dbfs-slurm: error: {e} (in the dbfs command line the DBFS_* variables make)")
 EOF
 }
 
@@ -373,7 +390,7 @@ dbfs_add_run() {
     local args=(--scale "$scale" --edgefactor "$EDGEFACTOR" "${grid_args[@]}" --roots "$ROOTS"
         --backend "$BACKEND" --comm "$comm" --encoding "$encoding" --direction "$direction"
         --json "$OUT_DIR/$name.json" "${DBFS_EXTRA[@]}")
-    dbfs_check_args "${args[@]}" || exit 2
+    dbfs_check_args "$p" "${args[@]}" || exit 2
     local cmd
     if [ "$LAUNCHER" = srun ]; then
         # after the first run's checks: asking a Slurm controller that does not answer takes seconds

@@ -98,3 +98,32 @@ def test_run_prints_graph500_block_and_json(tmp_path):
     assert set(search["phases"]) == {"expand_comm", "expansion", "fold_comm", "update", "pred_resolve"}
     assert set(search["bytes"]) == {"expand", "fold"} and search["validated"] is True
     assert len(doc["searches"]) == doc["NBFS"] == 4
+
+
+def test_defaults_spelled_out_are_accepted(tmp_path):
+    """A script that writes every option's default names some where they do not apply (--row-copy, --alpha
+    and --beta with --direction topdown, --edgefactor with --graph): accepted; another value is refused."""
+    common = ["--backend", "cpu", "--direction", "topdown", "--validate", "none"]
+    result = dbfs("--scale", "6", "--roots", "2", *common, "--row-copy", "auto", "--alpha", "14", "--beta", "24.0")
+    assert result.returncode == 0, result.stderr
+    for option, value in (("--row-copy", "on"), ("--alpha", "10"), ("--beta", "24.5")):
+        result = dbfs("--scale", "6", "--roots", "2", *common, option, value)
+        assert result.returncode == 2 and f"{option} applies to --direction auto" in result.stderr, result.stderr
+    (tmp_path / "path.mtx").write_text("%%MatrixMarket matrix coordinate pattern symmetric\n3 3 2\n2 1\n3 2\n")
+    assert dbfs("convert", "path.mtx", "--out", "path.h5", cwd=tmp_path).returncode == 0
+    assert dbfs("--graph", "path.h5", "--root", "1", *common, "--edgefactor", "16", cwd=tmp_path).returncode == 0
+    result = dbfs("--graph", "path.h5", "--root", "1", *common, "--edgefactor", "8", cwd=tmp_path)
+    assert result.returncode == 2 and "--edgefactor applies to --scale graphs" in result.stderr
+
+
+def test_refuse_inapplicable_compares_with_the_default():
+    from argparse import Namespace
+
+    from dbfs.errors import DbfsError
+    from dbfs.options import refuse_inapplicable
+    rules = [("--row-copy", False, "to --direction auto")]
+    given = dict(given={"row_copy"}, defaults={"row_copy": "auto"})
+    refuse_inapplicable(Namespace(row_copy="auto", **given), rules)                # the default, spelled out
+    refuse_inapplicable(Namespace(row_copy="on", given=set(), defaults={}), rules)  # not on the command line
+    with pytest.raises(DbfsError, match="--row-copy applies to --direction auto"):
+        refuse_inapplicable(Namespace(row_copy="on", **given), rules)

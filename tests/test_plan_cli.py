@@ -1,7 +1,9 @@
-"""`python -m dbfs plan`: the per-rank figures by part, fits (status 0) or does not fit (status 1), the largest
-scale, the JSON keys, and one clear error with status 2 for a bad --memory, grid or scale."""
+"""`python -m dbfs plan`: the per-rank figures by part, fits (status 0) or does not fit (status 1: by its memory,
+or by a grid whose 32-bit local ids cannot hold the scale), the largest scale, the JSON keys, and one clear error
+with status 2 for a bad --memory, grid or scale."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -86,17 +88,65 @@ def test_does_not_fit_and_names_the_largest_scale_that_does(tmp_path):
     (("--scale", 20, "--ranks", 4, "--grid", "2x3", "--memory", "1GiB"), "grid 2x3 needs 6 ranks"),
     (("--scale", 0, "--ranks", 1, "--memory", "1GiB"), "--scale must be in 1..42"),
     (("--scale", 20, "--ranks", 0, "--memory", "1GiB"), "--ranks must be >= 1"),
-    # the ids' advice: more ranks than the job has, a grid of them that fits, the scale memory holds too
-    (("--scale", 31, "--ranks", 7, "--memory", "80GiB"), "use at least 8 ranks (e.g. --grid 4x2), or at most "
-                                                         "2^30 vertices (scale 30) on this grid"),
-    (("--scale", 37, "--ranks", 8192, "--memory", "80GiB"), "use at least 8200 ranks (e.g. --grid 100x82)"),
-    (("--scale", 42, "--ranks", 1, "--memory", "80GiB"), "or at most 2^28 vertices (scale 28) on this grid"),
+    (("--scale", 20, "--ranks", 4, "--direction", "topdown", "--row-copy", "on", "--memory", "1GiB"),
+     "--row-copy applies to --direction auto"),
 ])
 def test_bad_input_is_one_clear_line(args, message):
     result = plan(*args)
     assert result.returncode == 2
     errors = [line for line in result.stderr.splitlines() if "error" in line]
     assert len(errors) == 1 and message in errors[0] and "Traceback" not in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("args, advice, largest, set_by", [
+    # the ids' advice: more ranks than the job has, a grid of them that fits, the scale memory holds too
+    (("--ranks", 7, "--scale", 31), "use at least 8 ranks (e.g. --grid 4x2), or at most 2^30 vertices (scale 30) "
+                                    "on this grid", 30, "the 32-bit local ids"),
+    (("--ranks", 8192, "--scale", 37), "use at least 8200 ranks (e.g. --grid 100x82)", 36, "the 32-bit local ids"),
+    (("--ranks", 1, "--scale", 42), "or at most 2^28 vertices (scale 28) on this grid", 28, "the memory"),
+    (("--ranks", 8, "--grid", "8x1", "--scale", 31), "use --grid 4x2", 30, "the 32-bit local ids"),    # a grid chosen
+])
+def test_a_grid_whose_local_ids_cannot_hold_the_scale_does_not_fit(tmp_path, args, advice, largest, set_by):
+    """Status 1, as for the memory: the report (the grid or ranks that hold the scale, the largest scale and
+    what sets it, the prediction) and the JSON are written, with no per-rank figures."""
+    out = tmp_path / "plan.json"
+    result = plan(*args, "--memory", "80GiB", "--json", out)
+    assert result.returncode == 1 and result.stderr == "", result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("plan: SCALE ")
+    assert lines[1].startswith("does not fit (no per-rank figures): ") and "give local index ranges over 2^31, " \
+        "and local ids are 32-bit; " in lines[1] and advice in lines[1]
+    assert lines[2].startswith(f"largest scale that fits with these ranks: {largest} (set by {set_by}")
+    assert lines[3].startswith("predicted ") and len(lines) == 4
+    doc = json.loads(out.read_text())
+    assert doc["fits"] is False and doc["exceeds"] == "local_ids" and doc["largest_scale"] == largest
+    assert doc["bytes_per_rank"] is doc["parts"] is doc["phases"] is None and doc["prediction"]["teps"] > 0
+
+
+def test_the_json_says_why_a_run_does_not_fit(tmp_path):
+    out = tmp_path / "plan.json"
+    assert plan("--scale", 20, "--ranks", 4, "--memory", "1MiB", "--json", out).returncode == 1
+    assert json.loads(out.read_text())["exceeds"] == "memory"
+    assert plan("--scale", 20, "--ranks", 4, "--memory", "1GiB", "--json", out).returncode == 0
+    assert json.loads(out.read_text())["exceeds"] is None
+
+
+def test_defaults_spelled_out_are_accepted():
+    """A script that writes every option's default: --row-copy auto applies with either direction."""
+    result = plan("--scale", 20, "--ranks", 4, "--memory", "8GiB", "--direction", "topdown", "--row-copy", "auto")
+    assert result.returncode == 0, result.stderr
+
+
+def test_comm_auto_is_sized_as_the_main_command_sizes_it(tmp_path):
+    """--comm auto, the main command's default, counts nccl's buffers, as the main command does before it
+    picks the transport."""
+    out = tmp_path / "auto.json"
+    result = plan("--scale", 26, "--ranks", 4, "--memory", "80GiB", "--comm", "auto", "--json", out)
+    assert result.returncode == 0, result.stderr
+    assert "comm auto (sized as nccl)" in result.stdout.splitlines()[0]
+    doc = json.loads(out.read_text())
+    assert doc["comm"] == "nccl" and doc["bytes_per_rank"] == memory.estimate(
+        Grid(2, 2, 1 << 26), 16 << 26, transport="nccl", columns=memory.EXPECTED_COLUMNS).peak
 
 
 def test_small_sizes_show_in_a_unit_that_shows_them():
@@ -115,3 +165,8 @@ def test_a_prediction_from_the_scale_model(tmp_path):
     assert doc["prediction"]["limit"] in doc["prediction"]["terms"]
     topdown = plan("--scale", 32, "--ranks", 16, "--memory", "80GiB", "--direction", "topdown")
     assert "no predicted TEPS" in topdown.stdout
+
+
+def test_a_small_prediction_shows_its_digits():
+    line = plan("--scale", 10, "--ranks", 4, "--memory", "80GiB").stdout.splitlines()[-1]
+    assert line.startswith("predicted 0.0") and not re.search(r"\b0\.0(?!\d)", line)

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from mpi4py import MPI
 
-from dbfs import bfs_benchmark, outputs, progress, runtime
+from dbfs import bfs_benchmark, cli, outputs, progress, runtime
 from dbfs.errors import DbfsError
 from dbfs.ws import main as ws_main
 from test_failures import DATA, WORLD, converted, dbfs, on_rank_zero, refused, shared  # noqa: F401
@@ -207,7 +207,8 @@ def test_plan_names_units_ranks_and_what_sets_the_largest_scale(dbfs):
     assert "largest scale that fits with these ranks: 30 (set by the 32-bit local ids, not the memory: use at " \
            "least 4 ranks (e.g. --grid 2x2) for scale 31)" in big.out
     assert "(set by the memory)" in fits.out
-    assert refused(dbfs("plan", "--scale", 34, "--ranks", 1, "--memory", "80GiB"), "use at least 81 ranks")
+    over = dbfs("plan", "--scale", 34, "--ranks", 1, "--memory", "80GiB")
+    assert over.code == 1 and "use at least 81 ranks" in over.out, over.err
 
 
 # --------------------------------------------------------------------------------------------- ws
@@ -330,3 +331,26 @@ def test_slurm_variables_are_checked_like_the_command_line(tmp_path):
                          env={**env, "DBFS_PYTHON": sys.executable, "DBFS_DRY_RUN": "1"}, timeout=120)
     assert run.returncode == 0 and "launch plugin: not chosen" in run.stderr and asked.read_text() == "scontrol\n"
 
+
+
+@pytest.mark.one_rank
+def test_the_checks_without_mpi_take_the_rank_count_they_are_given():
+    """bfs_benchmark.check_command (slurm/lib.sh's check of each planned run, in a process without MPI)
+    judges a command line for a run of `ranks` ranks, not this process's world: the grid (dbfs's
+    default for that count), its 32-bit local ids, and the transports an explicit --backend cpu rules out."""
+    def grid(ranks, *argv):
+        args = cli._parse(cli.main_parser(), [str(a) for a in argv])
+        bfs_benchmark.check_command(args, ranks)
+        return args.grid_shape
+    with pytest.raises(DbfsError, match=r"34359738368 vertices on a 1x1 grid give local index ranges over 2\^31"):
+        grid(1, "--scale", 35)
+    assert grid(289, "--scale", 35) == (17, 17)
+    with pytest.raises(DbfsError, match="grid 2x2 needs 4 ranks, the job has 8"):
+        grid(8, "--scale", 8, "--grid", "2x2")
+    with pytest.raises(DbfsError, match="--comm nvshmem moves device buffers, but this run uses the CPU backend"):
+        grid(2, "--scale", 8, "--backend", "cpu", "--comm", "nvshmem")
+    assert grid(2, "--scale", 8, "--comm", "nvshmem") == (2, 1)    # a GPU's transports: the job's to judge
+    with pytest.raises(DbfsError, match="--beta applies to --direction auto"):
+        grid(4, "--scale", 8, "--direction", "topdown", "--beta", 3)
+    with pytest.raises(DbfsError, match="--seed must be two unsigned 64-bit integers"):
+        grid(4, "--scale", 8, "--seed", "2")

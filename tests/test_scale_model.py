@@ -1,6 +1,8 @@
 """The scale model (dbfs.scale_model): it gives back the runs it was measured on, names the term that
 limits a prediction, and keeps grid lines inside a node on NVLink."""
 
+import re
+
 import pytest
 
 from dbfs import scale_model
@@ -41,3 +43,14 @@ def test_lines_that_leave_the_node_use_the_network():
     assert outside["terms"]["fold"] / inside["terms"]["fold"] == pytest.approx(
         scale_model.NVLINK_RATE / scale_model.NETWORK_RATE)
     assert "limited by" in scale_model.summary(inside)
+
+
+def test_a_small_prediction_never_reads_zero():
+    """The line shows 3 significant digits where one decimal would print a non-zero figure as 0.0."""
+    prediction = scale_model.predict(10, 16, 2, 2)
+    line = scale_model.summary(prediction)
+    assert not re.search(r"\b0\.0(?!\d)", line), line
+    teps, per_gpu = map(float, re.match(r"predicted (\S+) GTEPS, (\S+) a GPU", line).groups())
+    assert teps == pytest.approx(prediction["teps"] / 1e9, rel=5e-3)
+    assert per_gpu == pytest.approx(prediction["gteps_per_gpu"], rel=5e-3)
+    assert re.search(r"a search \d{3,}\.\d ms", scale_model.summary(scale_model.predict(36, 16, 1, 1)))

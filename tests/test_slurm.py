@@ -284,12 +284,70 @@ def test_launch_plugin_table(library, default, plugins, chosen, why):
     ("run.sbatch", {"DBFS_PYTHON": "python -u"}, "it must name the interpreter alone"),
     ("run.sbatch", {"DBFS_LAUNCHER": "mpirun", "SLURM_NTASKS": "2", "DBFS_GPUS": "4"},
      "mpirun inside a Slurm allocation of SLURM_NTASKS=2 tasks cannot run 4 ranks"),
+    ("run.sbatch", {"DBFS_DRY_RUN": "2"}, "DBFS_DRY_RUN must be 0 or 1, got '2'"),
+    ("run.sbatch", {"DBFS_RESUME": "maybe"}, "DBFS_RESUME must be 0 or 1, got 'maybe'"),
+    ("run.sbatch", {"DBFS_EXTRA_ARGS": "--log-levels --scale 5"},
+     "DBFS_EXTRA_ARGS sets --scale, which the template sets: use DBFS_SCALE"),
+    ("run.sbatch", {"DBFS_EXTRA_ARGS": "--grid=2x2"},
+     "DBFS_EXTRA_ARGS sets --grid, which the template sets: use DBFS_GRID"),
+    ("weak_scaling.sbatch", {"DBFS_EXTRA_ARGS": "--scale 20"}, "--scale, which the template sets: use DBFS_BASE_SCALE"),
+    ("strong_scaling.sbatch", {"DBFS_EXTRA_ARGS": "--comm mpi"}, "--comm, which the template sets: use DBFS_COMMS"),
+    ("strong_scaling.sbatch", {"DBFS_EXTRA_ARGS": "--grid 4x1"},
+     "--grid, which the template sets: the sweeps run the squarest grid of each GPU count"),
 ])
 def test_impossible_plans_stop_with_one_error(name, env, message):
     result = template(name, **{"DBFS_DRY_RUN": "1", **env})
     assert result.returncode == 2 and result.stdout == ""
     errors = [line for line in result.stderr.splitlines() if "error" in line]
     assert len(errors) == 1 and message in errors[0], result.stderr
+
+
+@pytest.mark.parametrize("name, env", [("run.sbatch", {"DBFS_GRID": "2x2"}),
+                                       ("weak_scaling.sbatch", {}), ("strong_scaling.sbatch", {})])
+def test_extra_args_may_not_set_an_option_the_template_sets(name, env):
+    """argparse keeps an option's last value, so one given again in DBFS_EXTRA_ARGS would change a run
+    whose name the template's value makes: each option of a planned command line is refused there."""
+    [words, *_] = dry_run(name, **env)
+    set_by_template = [option for option in split_launch(words)[1] if option != "--json"]
+    assert len(set_by_template) == 8, set_by_template
+    for option in set_by_template:
+        result = template(name, DBFS_DRY_RUN="1", DBFS_EXTRA_ARGS=f"--log-levels {option}=1", **env)
+        assert result.returncode == 2 and result.stdout == ""
+        assert result.stderr.startswith(f"dbfs-slurm: error: DBFS_EXTRA_ARGS sets {option}, which the template "
+                                        "sets: "), result.stderr
+
+
+# Command lines dbfs refuses at once, by checks that need no MPI, GPU or graph file: --alpha and
+# --row-copy without --direction auto, a device transport on the CPU backend, --save-result without
+# --root, a grid whose local ids pass 32 bits (of the run's own rank count: 1, and 4 on dbfs's default 2x2).
+DBFS_REFUSES = [
+    ("strong_scaling.sbatch", {"DBFS_BACKEND": "cpu", "DBFS_SCALE": "8", "DBFS_GPU_COUNTS": "2",
+                               "DBFS_DIRECTIONS": "topdown", "DBFS_EXTRA_ARGS": "--alpha 3"},
+     "--alpha applies to --direction auto"),
+    ("strong_scaling.sbatch", {"DBFS_DIRECTIONS": "topdown", "DBFS_EXTRA_ARGS": "--row-copy on"},
+     "--row-copy applies to --direction auto"),
+    ("run.sbatch", {"DBFS_BACKEND": "cpu", "DBFS_COMM": "nccl", "DBFS_SCALE": "8"},
+     "--comm nccl moves device buffers, but this run uses the CPU backend"),
+    ("run.sbatch", {"DBFS_BACKEND": "cpu", "DBFS_SCALE": "8", "DBFS_EXTRA_ARGS": "--save-result x.h5"},
+     "--save-result needs a single --root V"),
+    ("run.sbatch", {"DBFS_BACKEND": "cpu", "DBFS_SCALE": "35", "DBFS_GPUS": "1"},
+     "34359738368 vertices on a 1x1 grid give local index ranges over 2^31"),
+    ("run.sbatch", {"DBFS_SCALE": "35"}, "34359738368 vertices on a 2x2 grid give local index ranges over 2^31"),
+]
+
+
+@pytest.mark.parametrize("name, env, message", DBFS_REFUSES)
+def test_command_lines_dbfs_refuses_stop_the_job_before_any_launch(tmp_path, name, env, message):
+    result = template(name, DBFS_DRY_RUN="1", **env)
+    assert result.returncode == 2 and result.stdout == ""
+    errors = [line for line in result.stderr.splitlines() if "error" in line]
+    assert len(errors) == 1 and errors[0].startswith(f"dbfs-slurm: error: {message}"), result.stderr
+    assert errors[0].endswith(" (in the dbfs command line the DBFS_* variables make)")
+    out = tmp_path / "out"
+    result = template(name, SLURM_JOB_ID="3", SLURM_JOB_NUM_NODES="1", SLURM_GPUS_ON_NODE="4",
+                      SLURM_NTASKS_PER_NODE="4", DBFS_OUT=str(out), **env)
+    assert result.returncode == 2 and f"dbfs-slurm: error: {message}" in result.stderr, result.stderr
+    assert not out.exists()                     # the launch loop, which makes it, never started
 
 
 def test_run_leaves_the_grid_to_dbfs_unless_given():

@@ -92,6 +92,7 @@ def test_help_lists_options_with_defaults():
      "--bin-threshold applies to --frontier online and jit only"),
     (["--scale", "6", "--approx", "coalesce", "--approx-degree", "8"], "--approx-degree applies to --approx latency"),
     (["--scale", "6", "--algo", "cc", "--roots", "3"], "--roots applies to programs that start from a source"),
+    (["--scale", "6", "--algo", "cc", "--source", "3"], "--source applies to programs that start from a source"),
     (["--scale", "6", "--root", "3"], "unrecognized arguments: --root 3"),     # not taken for --roots
 ])
 def test_bad_input_is_one_clear_line(args, message):
@@ -100,6 +101,12 @@ def test_bad_input_is_one_clear_line(args, message):
     errors = [line for line in result.stderr.splitlines() if "error" in line]
     assert len(errors) == 1 and message in errors[0], result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_default_spelled_out_is_accepted_where_the_option_does_not_apply():
+    """--roots 1 (the default) with a program that has no source: scripts write every default."""
+    result = ws("--scale", "6", "--backend", "cpu", "--algo", "cc", "--roots", "1")
+    assert result.returncode == 0, result.stderr
 
 
 def test_comparisons_of_several_exchanges_name_theirs(tmp_path):

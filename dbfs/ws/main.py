@@ -169,14 +169,12 @@ def _check_args(args) -> None:
                         collective=True)
     args.exchanges = _choices(args.exchange, EXCHANGES, "exchange")
     args.seed_pair = parse_seed(args.seed)
-    sourced = [option for option, given in (("--source", args.source is not None),
-                                            ("--roots", "roots" in getattr(args, "given", ()))) if given]
-    if sourced and not any(PROGRAMS[a].needs_source for a in args.algos):
-        raise DbfsError(f"{sourced[0]} applies to programs that start from a source; --algo {','.join(args.algos)} "
-                        "has none", collective=True)
+    sourced = any(PROGRAMS[a].needs_source for a in args.algos)
     sharded = any(m in SHARD_METHODS for m in args.methods)
     binned = any(f in ("online", "jit") for f in args.frontiers)
-    refuse_inapplicable(args, [("--hub-degree", "ws" in args.methods, "to --method ws only"),
+    no_source = f"to programs that start from a source; --algo {','.join(args.algos)} has none"
+    refuse_inapplicable(args, [("--source", sourced, no_source), ("--roots", sourced, no_source),
+                               ("--hub-degree", "ws" in args.methods, "to --method ws only"),
                                ("--edgefactor", args.graph is None, "to --scale graphs: a --graph file has its own sizes"),
                                ("--shard-window", sharded, "to --method gs and cw only"),
                                ("--shard-memory", sharded, "to --method gs and cw only"),
