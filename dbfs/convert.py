@@ -352,7 +352,8 @@ def main(args) -> int:
             error = str(e)
     runtime.agree(error)
     if world.Get_rank() == 0:
-        runtime.out(f"{args.out}: {figures['n_vertices']} vertices, {figures['n_edges']} edges "
+        runtime.out(f"{args.out}: {runtime.count(figures['n_vertices'], 'vertex', 'vertices')}, "
+                    f"{runtime.count(figures['n_edges'], 'edge')} "
                     f"({'directed' if figures['directed'] else 'undirected'}"
                     f"{', ids renumbered' if figures['renumbered'] else ''}) from {args.input} "
                     f"({figures['format']}) in {figures['seconds']:.2f} s: "

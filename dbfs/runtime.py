@@ -43,9 +43,9 @@ def log(msg: str, all_ranks: bool = False) -> None:
         print(f"{prefix} {msg}", file=sys.stderr, flush=True)
 
 
-def count(n: int, noun: str) -> str:
-    """'1 rank', '4 ranks'."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """'1 rank', '4 ranks' ('1 vertex', '4 vertices' with the plural given)."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def warn(msg: str) -> None:
