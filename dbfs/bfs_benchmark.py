@@ -480,7 +480,8 @@ def main(args) -> None:
     if args.row_copy == "off" and args.direction == "auto" and csc_is_row_major(grid, source.symmetric):
         runtime.log("--row-copy off has no effect here: one rank's undirected CSC is its own row-major form")
     root = None if args.root is None else source.dense_root(args.root)
-    plan = memory.plan_run(grid, source, args.direction, transport, backend, heap_need, row_copy)
+    plan = memory.plan_run(grid, source, args.direction, transport, backend, heap_need, row_copy,
+                           certified=args.validate != "none")
     runtime.log(f"graph: {source.describe}: {runtime.count(source.n_vertices, 'vertex', 'vertices')}, "
                 f"{runtime.count(source.n_edges, 'tuple')}")
     drive(Graph500BFS(args, backend, transport, source, grid, root, plan))

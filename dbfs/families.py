@@ -39,6 +39,7 @@ from dbfs import edgelist, outputs, runtime
 from dbfs.progress import Progress
 from dbfs.backend import select
 from dbfs.errors import DbfsError
+from dbfs.textparse import is_decimal
 from graph500.generator import DEFAULT_SEED, edge_range
 
 FAMILY = "lattice"
@@ -83,7 +84,7 @@ def family_keys(seed) -> tuple[np.uint64, tuple[np.uint64, ...]]:
 def parse_dims(text: str) -> tuple[int, ...]:
     """'4096x4096' or '300x200x100' -> the dims (DbfsError for anything else)."""
     parts = str(text).lower().split("x")
-    if not 2 <= len(parts) <= MAX_DIMENSIONS or not all(p.strip().isdecimal() and int(p) > 0 for p in parts):
+    if not 2 <= len(parts) <= MAX_DIMENSIONS or not all(is_decimal(p.strip()) and int(p) > 0 for p in parts):
         raise DbfsError(f"--lattice must be 2 or 3 positive integers joined by 'x' (e.g. 4096x4096 or "
                         f"300x200x100), got {text!r}", collective=True)
     return tuple(int(p) for p in parts)

@@ -366,7 +366,8 @@ def readable(size: int) -> str:
 def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = "auto",
              transport: str = "mpi", device: str = "gpu", entries: int | None = None,
              chunk: int | None = None, limit: int | None = None, row_copy: bool = True,
-             generated: bool = True, read_buffers: tuple = (0, 0), columns: int | str | None = None) -> Estimate:
+             generated: bool = True, read_buffers: tuple = (0, 0), columns: int | str | None = None,
+             certified: bool = True) -> Estimate:
     """Every part and phase of one rank (the one with `entries` entries and `columns` non-empty local
     columns; default: the even share, and every local column, a bound until the build has counted;
     EXPECTED_COLUMNS: as many as a Graph500 graph's block is expected to hold, graph500_columns). The
@@ -376,7 +377,8 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     from the Graph500 generator (not a file); read_buffers: the file reader's host buffers
     (edgelist.read_buffer_bytes) while it reads a chunk's tuples and while it reads the roots' original
     ids, counted on the CPU backend, whose memory they share: the first in the build's and the
-    certificate's phases, the second in the search's."""
+    certificate's phases, the second in the search's; certified=False: no certificate phase (--validate
+    none runs none)."""
     from dbfs import grid_loop
     layout = row_major_layout(grid, symmetric, direction, row_copy)
     counted = entries_per_rank(grid, n_edges, symmetric) if entries is None else entries
@@ -390,7 +392,7 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
         chunk = chunk_edges(grid, n_edges, symmetric, layout == "copy", device, state + checking, transport)
     inputs = dict(grid=grid, n_edges=n_edges, symmetric=symmetric, direction=direction, transport=transport,
                   device=device, entries=entries, chunk=chunk, limit=limit, row_copy=row_copy, generated=generated,
-                  read_buffers=read_buffers, columns=columns)
+                  read_buffers=read_buffers, columns=columns, certified=certified)
     graph = graph_bytes(grid, counted, layout)
     resident = sum(graph.values())
     # the owned degrees (dbfs.build): from the row copy's whole rows on a grid of one column, else the
@@ -415,6 +417,8 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
               "certificate": resident + parts["certificate"] + host,
               "search": resident + parts["search state"] + parts["validation"] + host
               + max(parts.get("NumPy twins' steps", 0), ids_read)}   # the ids are read before the searches
+    if not certified:
+        del parts["certificate"], phases["certificate"]
     return Estimate(parts, phases, limit, inputs)
 
 
@@ -522,10 +526,10 @@ def fit_advice(plan: Estimate, most_ranks: int = 1 << 20) -> str:
 
 
 def plan_run(grid: Grid, source, direction: str, transport: str, backend, heap_need: int,
-             row_copy: bool = True) -> Estimate:
+             row_copy: bool = True, certified: bool = True) -> Estimate:
     """Collective: the run's estimate against this rank's available memory, logged and checked
     before anything is allocated; with --comm nvshmem the symmetric heap too, against `heap_need`
-    (symmetric_heap_bytes)."""
+    (symmetric_heap_bytes); certified=False: a run without the construction certificate."""
     reading = (0, 0)
     if source.info is not None and backend.name == "cpu":
         from dbfs.source import rank_io_threads
@@ -535,7 +539,7 @@ def plan_run(grid: Grid, source, direction: str, transport: str, backend, heap_n
                    edgelist.read_buffer_bytes(source.info.path, 1, 1, [edgelist.IDS_DATASET]))
     plan = estimate(grid, source.n_edges, source.symmetric, direction, transport, backend.name,
                     limit=backend.memory_limit(), row_copy=row_copy, generated=source.info is None,
-                    read_buffers=reading)
+                    read_buffers=reading, certified=certified)
     check(plan)
     if transport == "nvshmem":
         runtime.agree(nvshmem.heap_problem(heap_need))

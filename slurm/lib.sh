@@ -128,6 +128,8 @@ dbfs_setup() {
     for word in "${DBFS_EXTRA[@]}"; do
         case $word in --json | --json=*) dbfs_fail "DBFS_EXTRA_ARGS sets --json: each run's JSON is named by" \
             "the template (DBFS_OUT/<name>.json), which resuming and collecting read" ;; esac
+        case $word in -h | --help | --version) dbfs_fail "DBFS_EXTRA_ARGS sets $word, which prints and exits:" \
+            "no run would search (python -m dbfs $word shows it)" ;; esac
         option=${word%%=*}
         [ -z "${instead[$option]:-}" ] ||
             dbfs_fail "DBFS_EXTRA_ARGS sets $option, which the template sets: ${instead[$option]}"

@@ -105,6 +105,7 @@ def test_partition_cache_keys_tell_lattices_apart(shared_dir):
 @pytest.mark.parametrize("argv, message", [
     (("--lattice", "4096"), "--lattice must be 2 or 3 positive integers"),
     (("--lattice", "0x7"), "--lattice must be 2 or 3 positive integers"),
+    (("--lattice", "\uff18x8"), "--lattice must be 2 or 3 positive integers"),     # a fullwidth 8
     (("--lattice", "1x1"), "has no edges"),
     (("--lattice", "8x8x8x8"), "--lattice must be"),
     (("--lattice", "99999999x99999999"), r"more than the 2\^48"),

@@ -109,6 +109,16 @@ def test_default_entry_count_bounds_the_real_one():
     comms.free()
 
 
+@pytest.mark.one_rank
+def test_a_run_without_the_certificate_has_no_certificate_phase():
+    """--validate none builds no certificate: neither its part nor its phase is counted, the others are."""
+    grid = Grid(1, 1, 1 << 20)
+    certified = memory.estimate(grid, 16 << 20)
+    plain = memory.estimate(grid, 16 << 20, certified=False)
+    assert "certificate" in certified.phases and "certificate" not in plain.phases | plain.parts
+    assert {k: v for k, v in certified.phases.items() if k != "certificate"} == plain.phases
+
+
 def test_gathered_frontier_and_scan_are_sized_by_the_non_empty_columns():
     """Where the frontier is gathered (several grid rows) or is a 1x1 undirected block's own
     discoveries, the gathered frontier and the degree scan shrink to the counted non-empty columns; a

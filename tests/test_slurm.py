@@ -280,6 +280,8 @@ def test_launch_plugin_table(library, default, plugins, chosen, why):
     ("run.sbatch", {"DBFS_DRY_RUN": "0"}, "not inside a Slurm allocation"),
     ("run.sbatch", {"DBFS_LAUNCHER": "mpirun", "DBFS_NODES": "2"}, "DBFS_LAUNCHER=mpirun runs on one node"),
     ("run.sbatch", {"DBFS_EXTRA_ARGS": "--log-levels --json x.json"}, "DBFS_EXTRA_ARGS sets --json"),
+    ("run.sbatch", {"DBFS_EXTRA_ARGS": "--help"}, "DBFS_EXTRA_ARGS sets --help, which prints and exits"),
+    ("strong_scaling.sbatch", {"DBFS_EXTRA_ARGS": "--version"}, "DBFS_EXTRA_ARGS sets --version, which prints"),
     ("run.sbatch", {"DBFS_EXTRA_ARGS": "--partition-cache '/tmp/a b'"}, "no quoted values ('/tmp/a)"),
     ("run.sbatch", {"DBFS_PYTHON": "python -u"}, "it must name the interpreter alone"),
     ("run.sbatch", {"DBFS_LAUNCHER": "mpirun", "SLURM_NTASKS": "2", "DBFS_GPUS": "4"},
