@@ -326,20 +326,32 @@ EOF
 # dbfs_check_args RANKS ARGS...: fail, before anything is launched, unless the dbfs command line the
 # DBFS_* variables make passes dbfs's parser and every check of the main command that needs no MPI, GPU
 # or graph file, for RANKS ranks (a bad DBFS_COMM, DBFS_SCALE or DBFS_EXTRA_ARGS is caught here with
-# dbfs's message, not by every step of the sweep).
-dbfs_check_args() {
-    "$PY" - "$@" <<'EOF'
+# dbfs's message, not by every step of the sweep). One Python process, started at the first run, checks
+# every run of the job, a line each (the rank count and the arguments, NUL-separated): its imports cost
+# half a second, a check nothing.
+read -r -d '' DBFS_CHECKER <<'EOF'
 import sys
 import mpi4py
 mpi4py.rc.initialize = False     # the checks need no MPI (and a launcher's environment may not allow one)
 from dbfs.bfs_benchmark import check_command
 from dbfs.cli import parse_main
 from dbfs.errors import DbfsError
-try:
-    check_command(parse_main(sys.argv[2:]), int(sys.argv[1]))
-except DbfsError as e:
-    sys.exit(f"dbfs-slurm: error: {e} (in the dbfs command line the DBFS_* variables make)")
+for line in sys.stdin:
+    ranks, *argv = line.rstrip("\n").rstrip("\0").split("\0")
+    try:
+        check_command(parse_main(argv), int(ranks))
+        print("ok", flush=True)
+    except (DbfsError, SystemExit) as e:
+        print(f"dbfs-slurm: error: {e} (in the dbfs command line the DBFS_* variables make)", flush=True)
 EOF
+dbfs_check_args() {
+    [ -n "${CHECKER_PID:-}" ] || coproc CHECKER { "$PY" -c "$DBFS_CHECKER"; }
+    local answer=
+    { printf '%s\0' "$@"; printf '\n'; } >&"${CHECKER[1]}"
+    read -r answer <&"${CHECKER[0]}"
+    [ "$answer" = ok ] && return
+    echo "${answer:-dbfs-slurm: error: '$PY' could not check the dbfs command lines (dbfs and mpi4py installed?)}" >&2
+    return 2
 }
 
 # dbfs_placement C NODES TASKS_PER_NODE: which lines of a grid with C columns stay within a node.
@@ -425,6 +437,10 @@ dbfs_add_run() {
 # sweep stops, exit 128 + the signal, and a resubmission with DBFS_RESUME=1 skips the finished runs.
 dbfs_launch() {
     local i name rc ran=0 failed=0 signal=
+    if [ -n "${CHECKER_PID:-}" ]; then          # every run is checked: the checker ends, no run inherits it
+        eval "exec ${CHECKER[1]}>&- ${CHECKER[0]}<&-"
+        wait "$CHECKER_PID"
+    fi
     if [ "$DRY" = 1 ]; then
         printf '%s\n' "${PLAN[@]}"
         return 0
