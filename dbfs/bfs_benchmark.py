@@ -461,7 +461,7 @@ def main(args) -> None:
                         "name one with --root V", collective=True)
     check_save_room(args, source.n_vertices, world)
     # the transport the grid and the row copy are sized for, before `auto` is resolved (that needs them)
-    sized_for = "nccl" if args.comm == "auto" else args.comm
+    sized_for = memory.sized_transport(args.comm)
     grid_choice = ""
     if (not args.grid and gpu_per_rank_on_one_node(backend, world)
             and _one_column_fits(source, backend, args, sized_for)):

@@ -413,22 +413,25 @@ class GridLoop:
             if self._resolves(any_bottom_up):
                 self.replays.prepare(("resolve", any_bottom_up), lambda: self._resolve_parents(any_bottom_up))
         parities = ((True, s.queue0, s.counts0, s.queue1, s.counts1), (False, s.queue1, s.counts1, s.queue0, s.counts0))
+        bottom_up_kinds = sorted({self._bottom_up_kind(form) for form in ("list", "bits")}) if bottom_up_too else []
         for parity, queue, counts, dst, dst_cnt in parities:
             for switch in ((False, True) if bottom_up_too else (False,)):
                 self._replay_level(self._level_key(False, switch, parity, False),
                                    self._top_down_enqueue(switch, queue, counts, dst, dst_cnt), capture_only=True)
-            for pack, gathered in self._bottom_up_kinds() if bottom_up_too else ():
+            for pack, gathered in bottom_up_kinds:
                 self._replay_level(self._level_key(True, pack, parity, gathered),
                                    self._bottom_up_enqueue(pack, queue, counts, gathered), capture_only=True)
             for switch in ((False, True) if bottom_up_too else (False,)) if self.peers is not None else ():
                 self._replay_level(self._stretch_key(switch, parity), self._stretch_enqueue(queue, counts, dst, switch),
                                    capture_only=True)
 
-    def _bottom_up_kinds(self) -> list:
-        """(pack, gathered) of every kind of bottom-up level `_run` may ask for."""
+    def _bottom_up_kind(self, form: str) -> tuple[bool, bool]:
+        """(pack, gathered) of a bottom-up level after a level that left the own frontier as `form` ("list"
+        or "bits"): a list is packed where the grid has one row; elsewhere the frontier comes as messages,
+        but after a bottom-up level whose commit left it in place (front_peers)."""
         if self.side.gather is None:
-            return [(False, False), (True, False)]
-        return [(False, True), (False, False)] if self.front_peers is not None else [(False, True)]
+            return form == "list", False
+        return False, self.front_peers is None or form == "list"
 
     def _run(self, root: int, clock, traffic: Traffic, log_levels: bool) -> dict:
         backend, s, g = self.backend, self.state, self.graph
@@ -484,10 +487,7 @@ class GridLoop:
             lvl += 1
             any_bottom_up |= bottom_up_level
             switch = not bottom_up_level and form == "bits"
-            pack = bottom_up_level and form == "list" and self.side.gather is None
-            # a bottom-up level's frontier comes as messages, but after a bottom-up level where it is in place
-            gathered = bottom_up_level and self.side.gather is not None and (self.front_peers is None or
-                                                                             form == "list")
+            pack, gathered = self._bottom_up_kind(form) if bottom_up_level else (False, False)
             charged = None                      # a whole level's marks (MarkedTimes)
             if self.whole_levels:
                 charged = self._whole_level(clock, traffic, lvl, bottom_up_level, switch or pack, queue, counts,

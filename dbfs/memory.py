@@ -131,6 +131,12 @@ def resolve_row_copy(setting: str, grid: Grid, n_edges: int, symmetric: bool, di
     return estimate(grid, n_edges, symmetric, direction, transport, device, limit=limit, columns=columns).fits
 
 
+def sized_transport(comm: str) -> str:
+    """The transport whose buffers a run's estimate counts for --comm `comm`: `auto` is sized as nccl, before
+    it is resolved (resolving it needs the sizes)."""
+    return "nccl" if comm == "auto" else comm
+
+
 # `columns` of an estimate for a Graph500 graph not yet built (`plan`): graph500_columns of its grid.
 EXPECTED_COLUMNS = "expected"
 

@@ -104,8 +104,7 @@ def main(args: argparse.Namespace) -> int:
     outputs.check([outputs.Target("--json", args.json)])
     if args.json == outputs.STDOUT:
         runtime.take_stdout()
-    # the main command sizes an auto run for nccl before it resolves the transport (that needs the sizes)
-    comm = "nccl" if args.comm == "auto" else args.comm
+    comm = memory.sized_transport(args.comm)
     columns = memory.EXPECTED_COLUMNS
     largest = memory.largest_scale(R, C, args.edgefactor, limit, args.direction, comm, row_copy=args.row_copy,
                                    columns=columns)

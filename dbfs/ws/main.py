@@ -255,10 +255,15 @@ def _load_edges(args, info, xp):
     return src, dst, weights, info.n_vertices, {"kind": "file", "path": args.graph}
 
 
+def _vertex_count(args, info) -> int:
+    """The vertices of the --scale graph or of the --graph file (`info`)."""
+    return (1 << args.scale) if info is None else info.n_vertices
+
+
 def _check_partitions(args, info) -> None:
     """No more partitions (--gpus) than the graph has vertices: the extra ones would hold nothing but
     their copy of every vertex's value, and each costs a partition's exchanges every iteration."""
-    n = (1 << args.scale) if info is None else info.n_vertices
+    n = _vertex_count(args, info)
     if args.parts > max(1, n):
         raise DbfsError(f"--gpus {args.parts} cuts a {n}-vertex graph into more partitions than it has vertices; "
                         f"use at most {max(1, n)}", collective=True)
@@ -268,7 +273,7 @@ def _check_memory(args, info, backend, devices) -> None:
     """The CSR build's peak plus the copy of every vertex's value that each partition holds (as many
     partitions as share one device), against the device's (the host's on the CPU) free memory."""
     tuples = edge_count(args.scale, args.edgefactor) if info is None else info.n_edges
-    n = (1 << args.scale) if info is None else info.n_vertices
+    n = _vertex_count(args, info)
     sharing = -(-args.parts // len(devices)) if devices else args.parts
     values = sharing * n * max(PROGRAMS[a].vertex_dtype.itemsize for a in args.algos)
     need = BUILD_BYTES_PER_TUPLE * tuples + values
