@@ -143,7 +143,7 @@ def test_several_components_isolated_vertices_and_padding():
 HIGH_DIAMETER = {
     "lattice with holes": families.lattice_with_holes,
     "3D lattice": lambda: families.lattice_graph((12, 9, 7), remove_fraction=0.1),
-    "caterpillar": families.caterpillar,
+    "caterpillar": lambda: families.caterpillar(spine=200),
     "several components": families.several_components,
 }
 

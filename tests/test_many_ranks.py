@@ -31,7 +31,7 @@ def dbfs(*args, ranks: int = 1, cwd=None):
 @pytest.fixture(scope="module")
 def graphs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("graphs")
-    for name, shape in (("kronecker", ("--scale", 10)), ("lattice", ("--lattice", "40x40"))):
+    for name, shape in (("kronecker", ("--scale", 10)), ("lattice", ("--lattice", "28x28"))):
         made = dbfs("generate", *shape, "--out", folder / f"{name}.h5", "--backend", "cpu")
         assert made.returncode == 0, made.stderr
     return folder
@@ -77,7 +77,7 @@ from graph500.serial import serial_bfs
 from graph500.validate import validate_bfs
 world = MPI.COMM_WORLD
 R, C = (int(x) for x in sys.argv[1].split("x"))
-n, src, dst = families.lattice_graph((40, 40), remove_fraction=0.05)
+n, src, dst = families.lattice_graph((28, 28), remove_fraction=0.05)
 comms = GridComms.create(Grid(R, C, n))
 lo, hi = edge_range(len(src), world.Get_rank(), world.Get_size())
 graph = build_from_edges(comms, Backend("cpu"), src[lo:hi], dst[lo:hi], n, row_major=True)

@@ -93,6 +93,7 @@ def test_too_few_good_vertices():
     assert len(has_edge.calls) <= 6, "candidates are checked in batches"
 
 
+@pytest.mark.one_rank
 def test_few_good_vertices_among_many():
     """A graph of 2^22 vertices with 4 having an edge: the sampler walks the whole candidate stream
     (about a second; it once kept every rejected vertex in a sorted set it merged at every batch: 19 s
