@@ -181,18 +181,19 @@ def breakdown_table(searches) -> str:
 class Graph500BFS(Benchmark):
     """The hooks of the main mode (see the module docstring); constructed after the pre-flight."""
 
-    def __init__(self, args, backend, transport: str, source: GraphSource, grid: Grid, root: int | None,
-                 plan: memory.Estimate):
-        """root: the dense id of --root (None: sampled roots); plan: the run's memory estimate."""
+    def __init__(self, args, backend, transport: str, bulk: tuple[str, str], source: GraphSource, grid: Grid,
+                 root: int | None, plan: memory.Estimate):
+        """bulk: the transport of the run's bulk rounds and why (dbfs.transport.bulk_transport); root: the
+        dense id of --root (None: sampled roots); plan: the run's memory estimate."""
         self.args, self.backend, self.transport, self.source, self.grid = args, backend, transport, source, grid
         self.root, self.plan = root, plan
+        self.bulk, self.bulk_reason = bulk
         self.device_peak = memory.DevicePeak(backend)
         self.comm = runtime.WORLD
         self.row_major = args.direction == "auto" and plan.inputs["row_copy"]
         self.comms = GridComms.create(grid)
         self.graph = self.bfs = self.last = self.cache = None
         self.graph_from_cache = False
-        self.bulk_reason = ""
         self.original: dict = {}          # dense root -> the id the user sees (the file's original id)
 
     # -- build: kernel 1 ---------------------------------------------------------------------------
@@ -206,7 +207,7 @@ class Graph500BFS(Benchmark):
         runtime.log(f"kernels compiled and warmed: {compile_time:.3f} s (outside every timing)" if backend.is_gpu
                     else "no kernels to compile: the CPU backend runs their NumPy twins")
         figures = {"compile_time": compile_time, "memory_estimate": self.plan.peak, "graph_generation": 0.0}
-        comms.bulk, self.bulk_reason = bulk_transport(self.transport, backend, comms.world)
+        comms.bulk = self.bulk
         self.device_peak.restart()
         if self.args.partition_cache:
             self.cache = PartitionCache(self.args.partition_cache, self.source, comms.grid)
@@ -470,9 +471,11 @@ def main(args) -> None:
     grid = _make_grid(R, C, source.n_vertices)
     row_copy = memory.resolve_row_copy(args.row_copy, grid, source.n_edges, source.symmetric, args.direction,
                                        sized_for, backend.name, backend.memory_limit())
+    # an NVSHMEM search's heap holds construction's landing only where the build would go over NVSHMEM too
     heap_need = memory.symmetric_heap_bytes(grid, source.n_edges, source.symmetric, args.direction, args.encoding,
-                                            backend.name, row_copy)
+                                            backend.name, row_copy, bulk_transport("nvshmem", backend, world)[0])
     transport = resolve_transport(args.comm, backend, heap_need=heap_need)
+    bulk = bulk_transport(transport, backend, world)
     runtime.log(f"dbfs {__version__}: {runtime.count(world.Get_size(), 'rank')}, grid {R}x{C}{grid_choice}, backend "
                 f"{backend.name}, direction {args.direction}, encoding {args.encoding}, comm {transport}"
                 + (f", row copy {'on' if row_copy else 'off'} (--row-copy {args.row_copy})"
@@ -481,10 +484,10 @@ def main(args) -> None:
         runtime.log("--row-copy off has no effect here: one rank's undirected CSC is its own row-major form")
     root = None if args.root is None else source.dense_root(args.root)
     plan = memory.plan_run(grid, source, args.direction, transport, backend, heap_need, row_copy,
-                           certified=args.validate != "none")
+                           certified=args.validate != "none", build_transport=bulk[0])
     runtime.log(f"graph: {source.describe}: {runtime.count(source.n_vertices, 'vertex', 'vertices')}, "
                 f"{runtime.count(source.n_edges, 'tuple')}")
-    drive(Graph500BFS(args, backend, transport, source, grid, root, plan))
+    drive(Graph500BFS(args, backend, transport, bulk, source, grid, root, plan))
 
 
 # A search reached a small component when it traversed fewer edges than this fraction of the most any

@@ -46,7 +46,8 @@ from graph500.generator import expected_reaching_share
 
 GIB = 1 << 30
 MIN_CHUNK_EDGES = 1 << 16
-MAX_CHUNK_EDGES = 1 << 24
+MAX_CHUNK_EDGES = 1 << 26
+MAX_LANDING_CHUNK_EDGES = 1 << 24  # a chunk that sizes construction's NVSHMEM landing: 512 MiB of the 1 GiB heap
 CHUNK_SHARE = 0.05            # construction transients at most this share of the resident graph
 LANDING_SHARE = 2             # construction's NVSHMEM landing: twice a rank's average incoming words a chunk
 # Transient bytes per tuple of a chunk at the peak of a streaming pass (dbfs.build), counted from its
@@ -168,18 +169,20 @@ def graph_bytes(grid: Grid, entries: int, row_major: str) -> dict:
 
 def chunk_edges(grid: Grid, n_edges: int, symmetric: bool, row_copy: bool, device: str = "gpu",
                 room: int = 0, transport: str = "mpi") -> int:
-    """Tuples per chunk of the streaming build: a power of two keeping the construction transients
-    (with --comm nvshmem on several GPU ranks, its landing too) within CHUNK_SHARE of the resident
-    graph or within `room` (what the search adds to the resident graph later, so the run's peak does
-    not move), whichever is more, between MIN_CHUNK_EDGES and MAX_CHUNK_EDGES. Fewer, larger chunks:
+    """Tuples per chunk of the streaming build over `transport`: a power of two keeping the
+    construction transients (over NVSHMEM on several GPU ranks, its landing too) within CHUNK_SHARE of
+    the resident graph or within `room` (what the search adds to the resident graph later, so the run's
+    peak does not move), whichever is more, between MIN_CHUNK_EDGES and MAX_CHUNK_EDGES
+    (MAX_LANDING_CHUNK_EDGES with a landing, which lives on the symmetric heap). Fewer, larger chunks:
     each costs several ranks a few host waits and collectives (bench/NOTES.md, 2026-11-25,
-    construction's chunks in the search's room)."""
+    construction's chunks in the search's room; 2026-11-27, chunks up to 2^26 tuples)."""
     graph = sum(graph_bytes(grid, entries_per_rank(grid, n_edges, symmetric),
                             "copy" if row_copy else "none").values())
-    per_tuple = _tuple_bytes(grid, symmetric, row_copy, device) + _landing_bytes(grid, 1, symmetric, device,
-                                                                                 transport)
+    landing = _landing_bytes(grid, 1, symmetric, device, transport)
+    per_tuple = _tuple_bytes(grid, symmetric, row_copy, device) + landing
     fitting = max(1, int(max(CHUNK_SHARE * graph, room) / per_tuple))
-    return min(MAX_CHUNK_EDGES, max(MIN_CHUNK_EDGES, 1 << (fitting.bit_length() - 1)))
+    most = MAX_LANDING_CHUNK_EDGES if landing else MAX_CHUNK_EDGES
+    return min(most, max(MIN_CHUNK_EDGES, 1 << (fitting.bit_length() - 1)))
 
 
 def _tuple_bytes(grid: Grid, symmetric: bool, row_copy: bool, device: str) -> int:
@@ -196,8 +199,8 @@ def _tuple_bytes(grid: Grid, symmetric: bool, row_copy: bool, device: str) -> in
 
 
 def _landing_bytes(grid: Grid, chunk: int, symmetric: bool, device: str, transport: str) -> int:
-    """Construction's NVSHMEM landing for chunks of `chunk` tuples (dbfs.build; several GPU ranks with
-    --comm nvshmem, else none), without its signal words."""
+    """Construction's NVSHMEM landing for chunks of `chunk` tuples (dbfs.build; several GPU ranks building
+    over NVSHMEM, `transport`, else none), without its signal words."""
     several_gpus = grid.size > 1 and device == "gpu" and transport == "nvshmem"
     return 4 * landing_words(chunk, symmetric) if several_gpus else 0
 
@@ -207,8 +210,8 @@ def construction_bytes(grid: Grid, n_edges: int, chunk: int, symmetric: bool, ro
                        reading: int = 0) -> int:
     """Transients of a streaming pass: one chunk (at most the largest rank's share of tuples) being routed,
     or on the CPU being generated beside the generator's buffers (generator_bytes) or read beside the
-    reader's (`reading`), and with --comm nvshmem on several GPU ranks the symmetric landing kept for
-    the whole build (sized by the chunk) and its signal words."""
+    reader's (`reading`), and where the build goes over NVSHMEM (`transport`) on several GPU ranks the
+    symmetric landing kept for the whole build (sized by the chunk) and its signal words."""
     tuples = min(chunk, -(-n_edges // grid.size))
     landing = _landing_bytes(grid, chunk, symmetric, device, transport)
     routing = tuples * _tuple_bytes(grid, symmetric, row_copy, device)
@@ -291,15 +294,18 @@ def row_round_words(chunk: int) -> int:
 
 
 def symmetric_heap_bytes(grid: Grid, n_edges: int, symmetric: bool, direction: str, encoding: str = "adaptive",
-                         device: str = "gpu", row_copy: bool = True) -> int:
+                         device: str = "gpu", row_copy: bool = True, build_transport: str = "nvshmem") -> int:
     """What a rank of a --comm nvshmem run holds on the NVSHMEM symmetric heap at most: construction's
-    landing and signal words, or later the search's (counted in its search state too): the level
+    landing and signal words (where the build goes over NVSHMEM too: build_transport, from
+    dbfs.transport.bulk_transport), or later the search's (counted in its search state too): the level
     exchanges' buffers, the once-a-search rounds' and the device-driven levels' landings."""
     from dbfs import grid_loop
     if grid.size == 1:
         return 0
-    chunk = estimate(grid, n_edges, symmetric, direction, "nvshmem", device, row_copy=row_copy).inputs["chunk"]
-    construction = _landing_bytes(grid, chunk, symmetric, device, "nvshmem") + 8 * grid.size
+    construction = 0
+    if build_transport == "nvshmem":
+        chunk = estimate(grid, n_edges, symmetric, direction, "nvshmem", device, row_copy=row_copy).inputs["chunk"]
+        construction = _landing_bytes(grid, chunk, symmetric, device, "nvshmem") + 8 * grid.size
     by_columns = row_major_layout(grid, symmetric, direction, row_copy) == "columns"
     return max(construction, grid_loop.symmetric_bytes(grid, encoding, direction, by_columns))
 
@@ -373,7 +379,7 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
              transport: str = "mpi", device: str = "gpu", entries: int | None = None,
              chunk: int | None = None, limit: int | None = None, row_copy: bool = True,
              generated: bool = True, read_buffers: tuple = (0, 0), columns: int | str | None = None,
-             certified: bool = True) -> Estimate:
+             certified: bool = True, build_transport: str | None = None) -> Estimate:
     """Every part and phase of one rank (the one with `entries` entries and `columns` non-empty local
     columns; default: the even share, and every local column, a bound until the build has counted;
     EXPECTED_COLUMNS: as many as a Graph500 graph's block is expected to hold, graph500_columns). The
@@ -384,9 +390,11 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     (edgelist.read_buffer_bytes) while it reads a chunk's tuples and while it reads the roots' original
     ids, counted on the CPU backend, whose memory they share: the first in the build's and the
     certificate's phases, the second in the search's; certified=False: no certificate phase (--validate
-    none runs none)."""
+    none runs none); build_transport: the build's, where it is not the search's (dbfs.transport.bulk_transport:
+    NCCL between GPUs of their own under an NVSHMEM search, whose landing then does not exist)."""
     from dbfs import grid_loop
     layout = row_major_layout(grid, symmetric, direction, row_copy)
+    built_over = transport if build_transport is None else build_transport
     counted = entries_per_rank(grid, n_edges, symmetric) if entries is None else entries
     by_columns = layout == "columns"
     scan_lent = grid_loop.scan_lent_bytes(grid, transport, device == "cpu", by_columns)
@@ -395,10 +403,10 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
                                columns=nonempty, symmetric=symmetric, scan_lent=scan_lent)
     checking = validation_bytes(grid, symmetric, counted, direction, by_columns, nonempty, scan_lent)
     if chunk is None:
-        chunk = chunk_edges(grid, n_edges, symmetric, layout == "copy", device, state + checking, transport)
+        chunk = chunk_edges(grid, n_edges, symmetric, layout == "copy", device, state + checking, built_over)
     inputs = dict(grid=grid, n_edges=n_edges, symmetric=symmetric, direction=direction, transport=transport,
                   device=device, entries=entries, chunk=chunk, limit=limit, row_copy=row_copy, generated=generated,
-                  read_buffers=read_buffers, columns=columns, certified=certified)
+                  read_buffers=read_buffers, columns=columns, certified=certified, build_transport=build_transport)
     graph = graph_bytes(grid, counted, layout)
     resident = sum(graph.values())
     # the owned degrees (dbfs.build): from the row copy's whole rows on a grid of one column, else the
@@ -408,7 +416,7 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     tuples_read, ids_read = read_buffers if device == "cpu" else (0, 0)
     parts = {**graph,
              "construction transients": construction_bytes(grid, n_edges, chunk, symmetric, layout == "copy",
-                                                           device, transport, generated, tuples_read),
+                                                           device, built_over, generated, tuples_read),
              "certificate": certificate_bytes(grid, n_edges, chunk_edges(grid, n_edges, symmetric, False, device),
                                               counted, device, generated, tuples_read),
              "search state": state,
@@ -532,20 +540,21 @@ def fit_advice(plan: Estimate, most_ranks: int = 1 << 20) -> str:
 
 
 def plan_run(grid: Grid, source, direction: str, transport: str, backend, heap_need: int,
-             row_copy: bool = True, certified: bool = True) -> Estimate:
+             row_copy: bool = True, certified: bool = True, build_transport: str | None = None) -> Estimate:
     """Collective: the run's estimate against this rank's available memory, logged and checked
     before anything is allocated; with --comm nvshmem the symmetric heap too, against `heap_need`
-    (symmetric_heap_bytes); certified=False: a run without the construction certificate."""
+    (symmetric_heap_bytes); certified=False: a run without the construction certificate;
+    build_transport: the build's (estimate)."""
     reading = (0, 0)
     if source.info is not None and backend.name == "cpu":
         from dbfs.source import rank_io_threads
         chunk = estimate(grid, source.n_edges, source.symmetric, direction, transport, backend.name,
-                         row_copy=row_copy, generated=False).inputs["chunk"]
+                         row_copy=row_copy, generated=False, build_transport=build_transport).inputs["chunk"]
         reading = (edgelist.read_buffer_bytes(source.info.path, rank_io_threads(), chunk),
                    edgelist.read_buffer_bytes(source.info.path, 1, 1, [edgelist.IDS_DATASET]))
     plan = estimate(grid, source.n_edges, source.symmetric, direction, transport, backend.name,
                     limit=backend.memory_limit(), row_copy=row_copy, generated=source.info is None,
-                    read_buffers=reading, certified=certified)
+                    read_buffers=reading, certified=certified, build_transport=build_transport)
     check(plan)
     if transport == "nvshmem":
         runtime.agree(nvshmem.heap_problem(heap_need))

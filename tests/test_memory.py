@@ -194,6 +194,22 @@ def test_construction_never_sets_the_peak_and_takes_few_chunks():
             assert plan.with_counts(plan.inputs["entries"] or 1000, 10).inputs["chunk"] == plan.inputs["chunk"]
 
 
+def test_a_landing_is_counted_and_bounds_the_chunk_only_where_the_build_goes_over_nvshmem():
+    """On a GPU a rank an NVSHMEM search builds over NCCL: no landing on the heap or in the transients, and
+    chunks up to MAX_CHUNK_EDGES; ranks sharing a GPU build over NVSHMEM into a landing, whose chunk stays
+    within MAX_LANDING_CHUNK_EDGES."""
+    grid = Grid(2, 1, 1 << 28)
+    over_nccl = memory.estimate(grid, 16 << 28, transport="nvshmem", build_transport="nccl")
+    over_nvshmem = memory.estimate(grid, 16 << 28, transport="nvshmem")
+    assert over_nccl.inputs["chunk"] == memory.MAX_CHUNK_EDGES > memory.MAX_LANDING_CHUNK_EDGES
+    assert over_nvshmem.inputs["chunk"] <= memory.MAX_LANDING_CHUNK_EDGES
+    assert over_nccl.parts["construction transients"] == memory.construction_bytes(
+        grid, 16 << 28, memory.MAX_CHUNK_EDGES, True, True, transport="nccl")
+    assert over_nccl.with_counts(1000, 10).inputs["chunk"] == over_nccl.inputs["chunk"]
+    search_heap = memory.symmetric_heap_bytes(grid, 16 << 28, True, "auto", build_transport="nccl")
+    assert search_heap < memory.symmetric_heap_bytes(grid, 16 << 28, True, "auto")
+
+
 def measured_run(tmp_path_factory, *options: str) -> dict:
     """Collective: the main command in this job with `options` and --json; its JSON document."""
     import json
