@@ -202,16 +202,28 @@ class _Exchange:
         """`send`: int32 words grouped by owner rank, send_counts[p] entries of `width` words for rank
         p. Returns the words this rank received, grouped by source rank, on the device, and the host
         int64 count of words from each rank."""
-        recv_counts = np.empty_like(send_counts)
-        self.comm.Alltoall(send_counts, recv_counts)
-        send_at = width * np.concatenate(([0], np.cumsum(send_counts)))
-        recv_at = width * np.concatenate(([0], np.cumsum(recv_counts)))
+        send_at, recv_at, recv_counts = self._offsets(send_counts, width)
         incoming = self.backend.xp.empty(int(recv_at[-1]), np.int32)
         me = self.me
         if send_at[me + 1] > send_at[me]:
             self.backend.copy(incoming[recv_at[me]:recv_at[me + 1]], send[send_at[me]:send_at[me + 1]])
         self._move(send, send_at, incoming, recv_at)
         return incoming, width * recv_counts
+
+    def _offsets(self, send_counts, width: int):
+        """The count exchange: (word offsets of the groups sent, of the groups received, entries received
+        from each rank)."""
+        recv_counts = np.empty_like(send_counts)
+        self.comm.Alltoall(send_counts, recv_counts)
+        send_at = width * np.concatenate(([0], np.cumsum(send_counts)))
+        recv_at = width * np.concatenate(([0], np.cumsum(recv_counts)))
+        return send_at, recv_at, recv_counts
+
+    def begin(self, send, send_counts, width: int):
+        """The round of __call__ in two parts: returns (words usable now, arriving), arriving() giving the
+        rest once the current stream may use them (None: nothing more). Here the whole round at once;
+        `send` must live until arriving() has returned."""
+        return self(send, send_counts, width)[0], None
 
     def column_sums(self, grid, i: int, j: int, values):
         """Collective: the sum over grid column j of the ranks' int32 `values` (the column's R owned
@@ -265,7 +277,8 @@ def _around(at, me: int):
 
 class _NcclExchange(_Exchange):
     """The other ranks' groups between GPUs: one grouped round of NCCL send/recv, one message per peer,
-    on the current stream (the entries never leave the devices)."""
+    on the current stream (the entries never leave the devices); `begin` moves them on a stream of its
+    own while the current one works on this rank's own group, read in place from the send buffer."""
 
     sums_on_devices = True
 
@@ -274,10 +287,30 @@ class _NcclExchange(_Exchange):
         super().__init__(comm, backend)
         self.nccl = nccl
         self.nccl_comm = nccl_communicator(comm, backend)
+        self.round_stream = backend.xp.cuda.Stream(non_blocking=True)
         # NCCL connects a pair on its first send/recv: a one-word round with every peer, so no chunk
         # pays it (about a second on two H100: bench/NOTES.md, 2026-11-25, a whole NVSHMEM level)
         words, at = backend.xp.zeros(comm.Get_size(), backend.xp.int32), np.arange(comm.Get_size() + 1)
         self._move(words, at, backend.xp.empty_like(words), at)
+
+    def begin(self, send, send_counts, width: int):
+        """The own group now (a view of `send`), the others' words (grouped by source rank, the own
+        group left out) from arriving(), which makes the current stream wait for the round."""
+        cuda, me = self.backend.xp.cuda, self.me
+        send_at, recv_at, _ = self._offsets(send_counts, width)
+        own = int(recv_at[me + 1] - recv_at[me])
+        recv_at = np.concatenate((recv_at[:me + 1], recv_at[me + 1:] - own))  # the own group takes no room
+        incoming = self.backend.xp.empty(int(recv_at[-1]), np.int32)
+        grouped = cuda.get_current_stream().record()
+        self.round_stream.wait_event(grouped)
+        with self.round_stream:
+            self._move(send, send_at, incoming, recv_at)
+        moved = self.round_stream.record()
+
+        def arriving():
+            cuda.get_current_stream().wait_event(moved)
+            return incoming
+        return send[send_at[me]:send_at[me + 1]], arriving
 
     def _move(self, send, send_at, incoming, recv_at):
         nccl, me = self.nccl, self.me
@@ -384,15 +417,21 @@ class _Passes:
                     yield local_entries(self.backend, grid, u, v, with_rows)
                     self.phases.switch("route")
                 del u, v                        # the loop's names would keep the chunk past its end
-            else:                               # the send buffer lives only until the exchange returns
+            else:                               # the send buffer lives until the round's words have arrived
                 packed = pack_by_owner(self.backend, grid, src, dst, self.source.symmetric, with_rows)
                 self.phases.switch("exchange")
-                words = self.exchange(*packed, 2 if with_rows else 1)[0]
-                del packed
-                entries = split_pairs(xp, words, with_rows)
-                del words
-                yield entries
-                del entries
+                words, arriving = self.exchange.begin(*packed, 2 if with_rows else 1)
+                for part in (0, 1):
+                    if part:
+                        if arriving is None:
+                            break
+                        self.phases.switch("exchange")
+                        words = arriving()
+                    entries = split_pairs(xp, words, with_rows)
+                    del words
+                    yield entries
+                    del entries
+                del packed, arriving
             self.phases.switch(None)            # the producer's time is the producer clock's
             del src, dst                        # before the next chunk is produced
 
