@@ -16,8 +16,9 @@ the graph file) twice.
      owner, local column and row and counts the owners, then their scan and a scatter; no sort),
      column and row interleaved; the counts go by MPI Alltoall, then one message per peer over the
      run's bulk transport (dbfs.transport.bulk_transport: grouped NCCL send/recv between GPUs of their
-     own; with --comm nvshmem on ranks that share a GPU, kernels' copies into the receivers' NVSHMEM
-     landings; else a host-staged MPI Alltoallv), and the rank's own group is copied on its device.
+     own, on a stream of its own while the rank's own group is counted or placed in place from the send
+     buffer; with --comm nvshmem on ranks that share a GPU, kernels' copies into the receivers' NVSHMEM
+     landings; else a host-staged MPI Alltoallv), and there the rank's own group is copied on its device.
   2. Scatter: the counts are scanned in place into segment ends, row_idx is allocated at its exact
      size, the tuples are produced and routed again, and every entry takes the slot below its column's
      cursor, which is col_ptr itself: a column fills from its end and its cursor finishes at the
