@@ -405,9 +405,8 @@ class GridLoop:
         """Every kind of whole level captured before the first search (capturing runs nothing), so no
         search pays a capture: top-down from either queue, after a top-down level or a bottom-up one;
         bottom-up (packing the list first where the grid has one row: from either queue), where the
-        direction allows it; the device-driven stretch from either queue (from queue 0 also with the root's
-        visit first, the root owner's first stretch); the root's visit and the parents' resolution (after
-        bottom-up levels or none)."""
+        direction allows it; the device-driven stretch from either queue; the root's visit and the
+        parents' resolution (after bottom-up levels or none)."""
         s, bottom_up_too = self.state, self.bottom_up_allowed
         self.replays.prepare(ROOT_VISIT_KEY, self._enqueue_visit_root)
         for any_bottom_up in (False, True) if bottom_up_too else (False,):
@@ -425,9 +424,6 @@ class GridLoop:
             for switch in ((False, True) if bottom_up_too else (False,)) if self.peers is not None else ():
                 self._replay_level(self._stretch_key(switch, parity), self._stretch_enqueue(queue, counts, dst, switch),
                                    capture_only=True)
-        if self.peers is not None:
-            self._replay_level(self._stretch_key(False, True, visit_root=True),
-                               self._stretch_enqueue(s.queue0, s.counts0, s.queue1, visit_root=True), capture_only=True)
 
     def _bottom_up_kind(self, form: str) -> tuple[bool, bool]:
         """(pack, gathered) of a bottom-up level after a level that left the own frontier as `form` ("list"
@@ -455,15 +451,11 @@ class GridLoop:
         clock.start()
         queue, spare = s.queue0, s.queue1
         counts, spare_counts = s.counts0, s.counts1
-        first_stretch = self._stretch_next(False, 1, root_degree)
-        # where a whole stretch's graph comes first, the root's visit is its first node: one launch fewer
-        visit_in_stretch = own_root and first_stretch and self.whole_levels
         if own_root:
             self.root_place_host[[ROOT.ID, ROOT.ROW, ROOT.OFFSET, ROOT.AT, ROOT.GROUP]] = (
                 root, grid.owned_row(j, root_offset), root_offset, grid.owned_row(j, 0), j)
-            if not visit_in_stretch:
-                self.replays.run(ROOT_VISIT_KEY, self._enqueue_visit_root)
-        if not first_stretch:                   # a stretch encodes its own
+            self.replays.run(ROOT_VISIT_KEY, self._enqueue_visit_root)
+        if not self._stretch_next(False, 1, root_degree):             # a stretch encodes its own
             self._end_level(clock, queue, counts, bits=False)
             if self.expand_x is not None and self.expand_x.sized:
                 self._level_totals()            # the sizes of the first expand messages
@@ -479,7 +471,7 @@ class GridLoop:
                 form = "list"
                 end, stretch = self._peer_stretch(clock, traffic, switch and self.whole_levels, queue, counts,
                                                   spare, lvl + 1, frontier_total, frontier_degrees,
-                                                  unvisited_edges, visited, visit_in_stretch and lvl == 0)
+                                                  unvisited_edges, visited)
                 lvl, visited, unvisited_edges = end["LEVEL"] - 1, end["VISITED"], end["UNVISITED_EDGES"]
                 frontier_total, frontier_degrees = end["FRONTIER"], end["FRONTIER_EDGES"]
                 reached_degrees = self.total_degree - unvisited_edges
@@ -768,23 +760,22 @@ class GridLoop:
 
     # device-driven small levels -------------------------------------------------------------------
     def _peer_stretch(self, clock, traffic, switch: bool, queue, counts, spare, lvl, nf, mf, mu,
-                      visited, visit_root: bool = False) -> tuple[dict, tuple]:
+                      visited) -> tuple[dict, tuple]:
         """Small top-down levels from level lvl run by the ranks' kernels (dbfs.peer_levels) until the
         next step is another: the own frontier is left in group j of `queue`, the next expand message
         encoded and staged as after a host-driven level. switch (where every exchange is on the device):
-        the stretch's graph first turns the bottom-up frontier into a list (_enqueue_bits_to_list);
-        visit_root (a whole stretch from queue 0): its graph first visits the root.
+        the stretch's graph first turns the bottom-up frontier into a list (_enqueue_bits_to_list).
         Returns the stretch's end and what its traffic and level rows are made of after the search is
         timed (its records in the search's log, host waits, launches and wall time)."""
         backend = self.backend
         syncs, launches, started = backend.host_syncs, backend.launches, time.perf_counter()
         self.peers.begin(lvl, nf, mf, mu, visited)
-        enqueue = self._stretch_enqueue(queue, counts, spare, switch, visit_root)
+        enqueue = self._stretch_enqueue(queue, counts, spare, switch)
         if self.whole_levels:                   # the stretch and its closing encode: one graph, one wait
             if switch:
                 self._count_visited_sends(traffic)
             clock.switch(None)
-            marks = self._replay_level(self._stretch_key(switch, queue is self.state.queue0, visit_root), enqueue)
+            marks = self._replay_level(self._stretch_key(switch, queue is self.state.queue0), enqueue)
             self._wait()
             clock.charge_marked(marks.taken())
         else:
@@ -799,20 +790,18 @@ class GridLoop:
         return self.peers is not None and not bottom_up_level and self.peers.fits(frontier, frontier_edges)
 
     @staticmethod
-    def _stretch_key(switch: bool, parity: bool, visit_root: bool = False) -> tuple:
-        return "stretch", switch, parity, visit_root
+    def _stretch_key(switch: bool, parity: bool) -> tuple:
+        return "stretch", switch, parity
 
-    def _stretch_enqueue(self, queue, counts, spare, switch: bool = False, visit_root: bool = False):
+    def _stretch_enqueue(self, queue, counts, spare, switch: bool = False):
         """enqueue(mark) of a stretch (`begin` set it up); where every exchange is on the device, with
         its closing encode and status copy (a whole level's end), which `_end_level` adds otherwise, and
-        (switch) first the switch from bottom-up, or (visit_root) the root's visit."""
+        (switch) first the switch from bottom-up."""
         grid, j = self.graph.grid, self.graph.comms.j
         own = slice(grid.owned_row(j, 0), grid.owned_row(j, grid.block))
         alpha = self.alpha if self.bottom_up_allowed else 0.0
 
         def enqueue(mark):
-            if visit_root:
-                self._enqueue_visit_root()
             if switch:
                 self._enqueue_bits_to_list(mark, queue, counts)
             mark("expansion")
