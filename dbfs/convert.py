@@ -357,7 +357,8 @@ def main(args) -> int:
                     f"({'directed' if figures['directed'] else 'undirected'}"
                     f"{', ids renumbered' if figures['renumbered'] else ''}) from {args.input} "
                     f"({figures['format']}) in {figures['seconds']:.2f} s: "
-                    f"{figures['edges_per_s'] / 1e6:.1f} M edges/s, {figures['input_mb_per_s']:.0f} MB/s")
+                    f"{runtime.figure(figures['edges_per_s'] / 1e6)} M edges/s, "
+                    f"{runtime.figure(figures['input_mb_per_s'])} MB/s")
         if args.json:
             write_json_atomically(args.json, {**provenance(), **figures})
     return 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import os
 import signal
 import sys
@@ -46,6 +47,14 @@ def log(msg: str, all_ranks: bool = False) -> None:
 def count(n: int, noun: str, plural: str | None = None) -> str:
     """'1 rank', '4 ranks' ('1 vertex', '4 vertices' with the plural given)."""
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def figure(value: float) -> str:
+    """A measured or predicted figure to 3 significant digits, or to one decimal where it has more digits
+    before the point: a small one never reads 0.0."""
+    if value <= 0:
+        return "0"
+    return f"{value:.{max(1, 2 - math.floor(math.log10(value)))}f}"
 
 
 def warn(msg: str) -> None:

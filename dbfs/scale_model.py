@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import math
 
+from dbfs.runtime import figure
+
 # Measured on four H100 of one host (NVLink), scale 28 on two of them, grid 2x1, 16 roots
 # (bench/results/2026-11-26-h100x4-nvlink-weak-scaling/s28_2.json): 2^31 tuples a GPU in 10.17 ms of
 # device time (expansion and update); 0.80 ms a search of host work and level-closing waits over 7.88
@@ -79,15 +81,9 @@ def predict(scale: int, edgefactor: int, R: int, C: int, gpus_per_node: int = 8,
             "limit": max(terms, key=terms.get)}
 
 
-def _figure(value: float) -> str:
-    """A positive figure to 3 significant digits, or to one decimal where it has more digits before the
-    point: a small prediction never reads 0.0."""
-    return f"{value:.{max(1, 2 - math.floor(math.log10(value)))}f}"
-
-
 def summary(prediction: dict) -> str:
     """One line: the TEPS, per GPU beside the record's, and what limits them."""
-    terms = ", ".join(f"{k} {_figure(v * 1e3)}" for k, v in prediction["terms"].items() if v > 0)
-    return (f"predicted {_figure(prediction['teps'] / 1e9)} GTEPS, {_figure(prediction['gteps_per_gpu'])} a GPU "
-            f"(the record: {RECORD_GTEPS_PER_GPU:.0f}), a search {_figure(prediction['seconds'] * 1e3)} ms (ms: "
+    terms = ", ".join(f"{k} {figure(v * 1e3)}" for k, v in prediction["terms"].items() if v > 0)
+    return (f"predicted {figure(prediction['teps'] / 1e9)} GTEPS, {figure(prediction['gteps_per_gpu'])} a GPU "
+            f"(the record: {RECORD_GTEPS_PER_GPU:.0f}), a search {figure(prediction['seconds'] * 1e3)} ms (ms: "
             f"{terms}); limited by {prediction['limit']} (the scale model, bench/NOTES.md)")

@@ -7,6 +7,7 @@ Conversion is a one-process tool: these tests run in the single-rank pass."""
 import argparse
 import gzip
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -424,7 +425,10 @@ def test_cli_errors_are_one_line_with_status_2(tmp_path, argv, message):
 
 
 def test_cli_runs_on_the_converted_graph_and_rejects_bad_roots_and_files(tmp_path):
-    assert run_cli("convert", DATA / "directed.txt", "--out", "g.h5", cwd=tmp_path).returncode == 0
+    converted = run_cli("convert", DATA / "directed.txt", "--out", "g.h5", cwd=tmp_path)
+    assert converted.returncode == 0
+    rate, speed = re.search(r"s: (\S+) M edges/s, (\S+) MB/s", converted.stdout).groups()
+    assert float(rate) > 0 and float(speed) > 0, converted.stdout      # a tiny file's rate is not 0.0
     ok = run_cli("--graph", "g.h5", "--root", BIG, "--save-result", "t.h5", "--backend", "cpu", cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr
     with h5py.File(tmp_path / "t.h5") as f:
