@@ -152,6 +152,22 @@ def parse_main(argv) -> argparse.Namespace:
         raise DbfsError(e.message) from None
 
 
+def _attach_dashed_values(parser: argparse.ArgumentParser, argv: list) -> list:
+    """An option's value that begins with a dash and a digit (`--memory -1GiB`) joined to it
+    (`--memory=-1GiB`): argparse takes such a word for an option unless it reads as a plain negative
+    number, and then says only that the option expected an argument; the option's own check names what
+    is wrong with the value instead."""
+    takes_value = {name for action in parser._actions if action.option_strings and action.nargs is None
+                   for name in action.option_strings}
+    joined = []
+    for word in argv:
+        if (joined and joined[-1] in takes_value and len(word) > 1 and word[0] == "-" and word[1].isdigit()):
+            joined[-1] = f"{joined[-1]}={word}"
+        else:
+            joined.append(word)
+    return joined
+
+
 def _parse(parser: argparse.ArgumentParser, argv):
     """argparse exits on bad input on every rank; keep the message to rank 0 and exit with 2. The
     namespace's `given` holds the options the command line names and `defaults` every option's default
@@ -160,6 +176,7 @@ def _parse(parser: argparse.ArgumentParser, argv):
     def error(message):
         raise _CollectiveParseError(parser.prog, message)
     parser.error = error
+    argv = _attach_dashed_values(parser, list(argv))
     args = parser.parse_args(argv)
     defaults = [(action, action.default) for action in parser._actions]
     for action, _ in defaults:

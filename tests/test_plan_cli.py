@@ -85,6 +85,8 @@ def test_does_not_fit_and_names_the_largest_scale_that_does(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (("--scale", 20, "--ranks", 1, "--memory", "80G"), "--memory must be a positive size with a unit"),
     (("--scale", 20, "--ranks", 1, "--memory", "lots"), "--memory must be a positive size with a unit"),
+    (("--scale", 20, "--ranks", 1, "--memory", "-1GiB"), "--memory must be a positive size with a unit"),
+    (("--scale", 20, "--ranks", "-4", "--memory", "1GiB"), "--ranks must be >= 1"),
     (("--scale", 20, "--ranks", 4, "--grid", "2x3", "--memory", "1GiB"), "grid 2x3 needs 6 ranks"),
     (("--scale", 0, "--ranks", 1, "--memory", "1GiB"), "--scale must be in 1..42"),
     (("--scale", 20, "--ranks", 0, "--memory", "1GiB"), "--ranks must be >= 1"),
