@@ -60,13 +60,13 @@ once (owner ranks, columns and rows, 24 B a tuple, beside the grouped send buffe
 buffer, the received one and its split columns and rows, less than that), 56 B a tuple (36 for a
 directed graph); the CPU backend's NumPy twins hold more (dbfs.memory). K is chosen by
 dbfs.memory.chunk_edges so that this stays within 5% of the resident graph or within what the search
-will add to it (its state and the validation's memory), whichever is more (K at most 2^24, at least
-2^16): construction never sets the run's peak, and several ranks, for which every chunk costs host
-waits and collectives, take few chunks. Host staging (host-staged MPI on a GPU): page-locked send and
-receive buffers kept for the build, grown to the largest chunk's words (about 16 K bytes each for
-balanced owners); only the other ranks' groups cross PCIe. With --comm nvshmem on several GPU ranks:
-a symmetric landing of 32 K bytes (twice a rank's average incoming words; dbfs.memory.landing_words),
-counted with the transients when K is chosen. A graph file's chunk adds 16 K bytes of tuples read.
+will add to it (its state and the validation's memory), whichever is more (K at most 2^26, 2^24 where
+it sizes an NVSHMEM landing; at least 2^16): construction never sets the run's peak, and several ranks,
+for which every chunk costs host waits and collectives, take few chunks. Host staging (host-staged MPI
+on a GPU): page-locked send and receive buffers kept for the build, grown to the largest chunk's words
+(about 16 K bytes each for balanced owners); only the other ranks' groups cross PCIe. Over NVSHMEM
+(--comm nvshmem on GPU ranks that share a GPU): a symmetric landing of 32 K bytes (twice a rank's
+average incoming words; dbfs.memory.landing_words), counted with the transients when K is chosen. A graph file's chunk adds 16 K bytes of tuples read.
 
 Timing: construction_time is the build alone. The tuple producer runs between two device
 synchronisations and two barriers per chunk; those intervals (the same on every rank) are summed and
