@@ -19,6 +19,8 @@
 #   DBFS_PYTHON=python      the interpreter that has dbfs installed
 #   DBFS_EDGEFACTOR=16
 #   DBFS_ROOTS=64           Graph500 roots per run
+#   DBFS_ROOT=              one root vertex (an id of the graph) searched instead of DBFS_ROOTS sampled
+#                           ones; run.sbatch may then save its tree (DBFS_EXTRA_ARGS="--save-result F")
 #   DBFS_BACKEND=gpu        --backend; cpu: the NumPy backend, one rank per task (below)
 #   DBFS_PACK=rows          rows: grid rows stay within a node; columns: grid columns do (see below)
 #   DBFS_LAUNCHER=srun      srun, or mpirun for one node without Slurm (e.g. a lone GPU server)
@@ -105,6 +107,7 @@ dbfs_setup() {
     PY=${DBFS_PYTHON:-python}
     EDGEFACTOR=${DBFS_EDGEFACTOR:-16}
     ROOTS=${DBFS_ROOTS:-64}
+    ROOT=${DBFS_ROOT:-}
     BACKEND=${DBFS_BACKEND:-gpu}
     PACK=${DBFS_PACK:-rows}
     LAUNCHER=${DBFS_LAUNCHER:-srun}
@@ -117,6 +120,7 @@ dbfs_setup() {
     # The options every run's command line sets (dbfs_add_run), and how to set each: given again in
     # DBFS_EXTRA_ARGS, the last would win (argparse) and the run's name would not say so.
     local -A instead=([--scale]="use DBFS_SCALE" [--edgefactor]="use DBFS_EDGEFACTOR" [--roots]="use DBFS_ROOTS"
+        [--root]="use DBFS_ROOT"
         [--backend]="use DBFS_BACKEND" [--grid]="use DBFS_GRID" [--comm]="use DBFS_COMM"
         [--encoding]="use DBFS_ENCODING" [--direction]="use DBFS_DIRECTION")
     if [ "$STUDY" != run ]; then
@@ -135,6 +139,8 @@ dbfs_setup() {
             dbfs_fail "DBFS_EXTRA_ARGS sets $option, which the template sets: ${instead[$option]}"
         case $word in *\'* | *\"*) dbfs_fail "DBFS_EXTRA_ARGS splits at spaces and keeps quotes as they are:" \
             "no quoted values ($word)" ;; esac
+        [ "$option" != --save-result ] || [ "$STUDY" = run ] || dbfs_fail "DBFS_EXTRA_ARGS sets --save-result:" \
+            "every run of a sweep would write that one file; run.sbatch saves a run's tree"
     done
     # outside Slurm (DBFS_LAUNCHER=mpirun) a run's folder is named by its start time, so reruns keep apart
     local stamp=dryrun
@@ -157,6 +163,10 @@ dbfs_setup() {
     dbfs_positive DBFS_NODES "$NODES"
     dbfs_positive DBFS_EDGEFACTOR "$EDGEFACTOR"
     dbfs_positive DBFS_ROOTS "$ROOTS"
+    if [ -n "$ROOT" ]; then
+        [ -z "${DBFS_ROOTS:-}" ] || dbfs_fail "DBFS_ROOT and DBFS_ROOTS are both set: one root, or that many sampled"
+        [[ $ROOT =~ ^[0-9]+$ ]] || dbfs_fail "DBFS_ROOT must be a vertex id (an integer >= 0), got '$ROOT'"
+    fi
     [ -z "$CPUS" ] || dbfs_positive DBFS_CPUS_PER_TASK "$CPUS"
     if [ "$LAUNCHER" = mpirun ] && [ "$NODES" -ne 1 ]; then
         dbfs_fail "DBFS_LAUNCHER=mpirun runs on one node; use srun for $NODES nodes"
@@ -401,7 +411,9 @@ dbfs_add_run() {
     fi
     [ "$nodes" -le "$NODES" ] || dbfs_fail "$p $UNIT need $nodes nodes of $GPN $UNIT, the allocation has $NODES"
     name=${STUDY}_s${scale}_${TAG}${p}_${shown}_${comm}_${encoding}_${direction}
-    local args=(--scale "$scale" --edgefactor "$EDGEFACTOR" "${grid_args[@]}" --roots "$ROOTS"
+    local roots=(--roots "$ROOTS")
+    [ -z "$ROOT" ] || roots=(--root "$ROOT")
+    local args=(--scale "$scale" --edgefactor "$EDGEFACTOR" "${grid_args[@]}" "${roots[@]}"
         --backend "$BACKEND" --comm "$comm" --encoding "$encoding" --direction "$direction"
         --json "$OUT_DIR/$name.json" "${DBFS_EXTRA[@]}")
     dbfs_check_args "$p" "${args[@]}" || exit 2

@@ -172,6 +172,13 @@ def test_run_passes_every_option():
                     "--json": "out dir/run_s27_g8_4x2_mpi-cuda_bitmap_topdown.json", "--log-levels": ""}
 
 
+def test_one_root_replaces_the_sampled_ones_and_may_save_its_tree():
+    [words] = dry_run("run.sbatch", DBFS_BACKEND="cpu", DBFS_SCALE="8", DBFS_ROOT="5",
+                      DBFS_EXTRA_ARGS="--save-result tree.h5")
+    dbfs = split_launch(words)[1]
+    assert dbfs["--root"] == "5" and dbfs["--save-result"] == "tree.h5" and "--roots" not in dbfs
+
+
 def test_cpu_backend_and_mpirun_launcher():
     [words] = dry_run("run.sbatch", DBFS_LAUNCHER="mpirun", DBFS_BACKEND="cpu", DBFS_TASKS_PER_NODE="2",
                       DBFS_MPIRUN_ARGS="--bind-to none", DBFS_SCALE="10")
@@ -276,6 +283,11 @@ def test_launch_plugin_table(library, default, plugins, chosen, why):
     ("run.sbatch", {"DBFS_GRID": "2by2"}, "grid must look like RxC"),
     ("run.sbatch", {"DBFS_PACK": "diagonal"}, "DBFS_PACK must be rows or columns"),
     ("run.sbatch", {"DBFS_ROOTS": "0"}, "DBFS_ROOTS must be an integer >= 1"),
+    ("run.sbatch", {"DBFS_ROOT": "5", "DBFS_ROOTS": "4"}, "DBFS_ROOT and DBFS_ROOTS are both set"),
+    ("run.sbatch", {"DBFS_ROOT": "-1"}, "DBFS_ROOT must be a vertex id (an integer >= 0), got '-1'"),
+    ("run.sbatch", {"DBFS_EXTRA_ARGS": "--root 3"}, "DBFS_EXTRA_ARGS sets --root, which the template sets: use DBFS_ROOT"),
+    ("weak_scaling.sbatch", {"DBFS_ROOT": "3", "DBFS_EXTRA_ARGS": "--save-result t.h5"},
+     "DBFS_EXTRA_ARGS sets --save-result: every run of a sweep would write that one file"),
     ("run.sbatch", {"DBFS_PYTHON": "/nonexistent/python"}, "cannot import dbfs"),
     ("run.sbatch", {"DBFS_DRY_RUN": "0"}, "not inside a Slurm allocation"),
     ("run.sbatch", {"DBFS_LAUNCHER": "mpirun", "DBFS_NODES": "2"}, "DBFS_LAUNCHER=mpirun runs on one node"),
