@@ -66,7 +66,8 @@ for which every chunk costs host waits and collectives, take few chunks. Host st
 on a GPU): page-locked send and receive buffers kept for the build, grown to the largest chunk's words
 (about 16 K bytes each for balanced owners); only the other ranks' groups cross PCIe. Over NVSHMEM
 (--comm nvshmem on GPU ranks that share a GPU): a symmetric landing of 32 K bytes (twice a rank's
-average incoming words; dbfs.memory.landing_words), counted with the transients when K is chosen. A graph file's chunk adds 16 K bytes of tuples read.
+average incoming words; dbfs.memory.landing_words), counted with the transients when K is chosen. A
+graph file's chunk adds 16 K bytes of tuples read.
 
 Timing: construction_time is the build alone. The tuple producer runs between two device
 synchronisations and two barriers per chunk; those intervals (the same on every rank) are summed and
@@ -422,17 +423,16 @@ class _Passes:
                 packed = pack_by_owner(self.backend, grid, src, dst, self.source.symmetric, with_rows)
                 self.phases.switch("exchange")
                 words, arriving = self.exchange.begin(*packed, 2 if with_rows else 1)
-                for part in (0, 1):
-                    if part:
-                        if arriving is None:
-                            break
-                        self.phases.switch("exchange")
-                        words = arriving()
+                while words is not None:
                     entries = split_pairs(xp, words, with_rows)
                     del words
                     yield entries
                     del entries
-                del packed, arriving
+                    words = None
+                    if arriving is not None:
+                        self.phases.switch("exchange")
+                        words, arriving = arriving(), None
+                del packed
             self.phases.switch(None)            # the producer's time is the producer clock's
             del src, dst                        # before the next chunk is produced
 
