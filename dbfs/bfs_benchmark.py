@@ -472,10 +472,11 @@ def main(args) -> None:
     row_copy = memory.resolve_row_copy(args.row_copy, grid, source.n_edges, source.symmetric, args.direction,
                                        sized_for, backend.name, backend.memory_limit())
     # an NVSHMEM search's heap holds construction's landing only where the build would go over NVSHMEM too
+    nvshmem_bulk = bulk_transport("nvshmem", backend, world)
     heap_need = memory.symmetric_heap_bytes(grid, source.n_edges, source.symmetric, args.direction, args.encoding,
-                                            backend.name, row_copy, bulk_transport("nvshmem", backend, world)[0])
+                                            backend.name, row_copy, nvshmem_bulk[0])
     transport = resolve_transport(args.comm, backend, heap_need=heap_need)
-    bulk = bulk_transport(transport, backend, world)
+    bulk = nvshmem_bulk if transport == "nvshmem" else bulk_transport(transport, backend, world)
     runtime.log(f"dbfs {__version__}: {runtime.count(world.Get_size(), 'rank')}, grid {R}x{C}{grid_choice}, backend "
                 f"{backend.name}, direction {args.direction}, encoding {args.encoding}, comm {transport}"
                 + (f", row copy {'on' if row_copy else 'off'} (--row-copy {args.row_copy})"
