@@ -79,7 +79,7 @@ from dbfs.kernels import CTL, CTL_WORDS, PEER_LOG_AT, ROOT, ROOT_WORDS, STAT, ST
 from dbfs.link_wake import LinkWake
 from dbfs.ops import bitmap, bottom_up, message
 from dbfs.ops.expand import ExpandScratch, expand
-from dbfs.ops.frontier import frontier_figures
+from dbfs.ops.frontier import frontier_figures, publish_figures
 from dbfs.ops.level_control import visit_root
 from dbfs.ops.predecessors import resolve_columns, resolve_mapped, resolve_parents, resolve_rows_mapped
 from dbfs.ops.sparse import pack_present, unpack_present
@@ -482,8 +482,7 @@ class GridLoop:
                     break
                 bottom_up_level = end["STEP"] == STEP.BOTTOMUP
                 continue
-            t_level, syncs_before, launches_before = time.perf_counter(), backend.host_syncs, backend.launches
-            waited_before, marks_before, traffic_before = self.wait_seconds, clock.marks, traffic.snapshot()
+            before = self._level_start(clock, traffic) if log_levels else None
             lvl += 1
             any_bottom_up |= bottom_up_level
             switch = not bottom_up_level and form == "bits"
@@ -511,17 +510,8 @@ class GridLoop:
                 clock.switch("fold_comm")
             level_frontier, (frontier_total, frontier_degrees) = frontier_total, self._level_totals()
             if log_levels:
-                wall = time.perf_counter() - t_level
-                messages, sent, raw = (
-                    {k: now[k] - then[k] for k in now} for now, then in zip(traffic.snapshot(), traffic_before))
-                levels.append({"level": lvl - 1, "direction": "bottomup" if bottom_up_level else "topdown",
-                               "frontier": level_frontier, "edges": checked, "time": wall,
-                               "host_time": wall - (self.wait_seconds - waited_before),
-                               "marks": (marks_before, clock.marks), "charged": charged,
-                               "bytes": sum(sent.values()), "bytes_raw": sum(raw.values()),
-                               "phase_bytes": sent, "messages": messages,
-                               "host_syncs": backend.host_syncs - syncs_before,
-                               "launches": backend.launches - launches_before})
+                levels.append(self._level_row(before, clock, traffic, lvl - 1, bottom_up_level, level_frontier,
+                                              checked, charged))
             if frontier_total == 0:
                 break
             visited += frontier_total
@@ -552,6 +542,26 @@ class GridLoop:
             rows.append(row)
         return {"time": elapsed, "depth": lvl - 1, "visited": visited, "reached_degrees": reached_degrees,
                 "levels": rows}
+
+    def _level_start(self, clock, traffic) -> tuple:
+        """What a level's log row is measured from (taken only for the per-level log)."""
+        backend = self.backend
+        return (time.perf_counter(), backend.host_syncs, backend.launches, self.wait_seconds, clock.marks,
+                traffic.snapshot())
+
+    def _level_row(self, before, clock, traffic, level: int, bottom_up_level: bool, frontier: int, checked: int,
+                   charged) -> dict:
+        """A host-driven or whole level's row of the per-level log (its phases resolved after the search)."""
+        started, syncs, launches, waited, marks, traffic_before = before
+        wall = time.perf_counter() - started
+        messages, sent, raw = ({k: now[k] - then[k] for k in now}
+                               for now, then in zip(traffic.snapshot(), traffic_before))
+        return {"level": level, "direction": "bottomup" if bottom_up_level else "topdown",
+                "frontier": frontier, "edges": checked, "time": wall,
+                "host_time": wall - (self.wait_seconds - waited), "marks": (marks, clock.marks),
+                "charged": charged, "bytes": sum(sent.values()), "bytes_raw": sum(raw.values()),
+                "phase_bytes": sent, "messages": messages, "host_syncs": self.backend.host_syncs - syncs,
+                "launches": self.backend.launches - launches}
 
     def _enqueue_visit_root(self) -> None:
         """The root's visit on its owner (a search starts from queue 0), where root_place_host says it
@@ -584,27 +594,29 @@ class GridLoop:
         launch and one wait. `first`: a top-down level first turns the bottom-up frontier into a list
         (and brings the row's visited bits up to date), a bottom-up one first packs the list; gathered:
         a bottom-up level's frontier comes as messages (not already in place: front_peers). The level
-        number and its step reach the kernels through the control block; the sends are counted on the
-        host before the launch (a fold's bytes after the wait). Returns its marks (read after the search)."""
+        number and its step reach the kernels through the control block. The sends' heads are read
+        before the launch (the level stages the next ones), and counted while the level runs, with the
+        sizes the host knows (a fold's bytes after the wait). Returns its marks (read after the search)."""
         self.control_host[CTL.LEVEL] = lvl
         self.control_host[CTL.STEP] = STEP.BOTTOMUP if bottom_up_level else STEP.TOPDOWN
-        if first and not bottom_up_level:
-            self._count_visited_sends(traffic)
         in_place = first and self.front_peers is not None     # a switch whose frontier bits are all here
         sends = ((self.side.gather_phase, self.side.gather if gathered else None),) if bottom_up_level else (
             ("expand", None if in_place else self.expand_x), ("fold", self.fold_x))
-        for phase, x in sends:
-            if x is not None:
-                self._count_sent(traffic, phase, x, *x.sent())
+        sent = [(phase, x, x.sent()) for phase, x in sends if x is not None]
         if bottom_up_level:
-            self._count_rotation(traffic)
-            self._count_front_writes(traffic)
             enqueue = self._bottom_up_enqueue(first, queue, counts, gathered)
         else:
             enqueue = self._top_down_enqueue(first, queue, counts, dst, dst_cnt)
         clock.switch(None)                      # the graph's phases are charged from its own marks
         marks = self._replay_level(self._level_key(bottom_up_level, first, queue is self.state.queue0, gathered),
                                    enqueue)
+        for phase, x, (messages, nbytes) in sent:
+            self._count_sent(traffic, phase, x, messages, nbytes)
+        if bottom_up_level:
+            self._count_rotation(traffic)
+            self._count_front_writes(traffic)
+        elif first:
+            self._count_visited_sends(traffic)
         self._wait()
         self._settle()
         times = marks.taken()
@@ -686,9 +698,9 @@ class GridLoop:
             for x in self.frontier_xs:
                 x.stage()
         if totals:
-            self.totals.enqueue(s.stats)
-        backend.copy(self.status, s.stats)
-        backend.zero(s.stats)
+            self.totals.enqueue(s.stats, self.status)
+        else:
+            publish_figures(backend, s.stats, self.status)
 
     # top-down --------------------------------------------------------------------------------------
     def _top_down_level(self, clock, traffic, queue, counts, dst, dst_cnt) -> None:

@@ -128,7 +128,6 @@ class LevelTotals:
         mine = self.records.data.ptr + 8 * me * PEER_RECORD_WORDS
         self.record_out = backend.asarray(np.array([nvshmem.peer_address(mine, pe[p]) for p in range(P)], np.uint64))
         self.rounds = backend.xp.zeros(1, np.uint64)
-        self.totals = backend.xp.zeros(2, np.int64)
         self.totals_host = backend.pinned_empty(2, np.int64)
 
     @staticmethod
@@ -137,13 +136,13 @@ class LevelTotals:
 
     @staticmethod
     def device_bytes(ranks: int) -> int:
-        """Its symmetric records, the peer table, the round counter and the sums."""
-        return LevelTotals.symmetric_bytes(ranks) + 8 * ranks + 8 + 16
+        """Its symmetric records, the peer table and the round counter (the sums are on the host)."""
+        return LevelTotals.symmetric_bytes(ranks) + 8 * ranks + 8
 
-    def enqueue(self, stats) -> None:
-        """The sums of the ranks' stats (COUNT, DEGREES) and their copy to the host, on the stream."""
-        level_totals(self.backend, stats, self.record_out, self.records, self.rounds, self.totals)
-        self.backend.copy(self.totals_host, self.totals)
+    def enqueue(self, stats, status) -> None:
+        """On the stream: the sums of the ranks' stats (COUNT, DEGREES) written to the host, and the
+        level's stats handed to `status` (pinned) and cleared (ops.peer_levels.level_totals)."""
+        level_totals(self.backend, stats, self.record_out, self.records, self.rounds, self.totals_host, status)
 
     def read(self) -> tuple[int, int]:
         """After the wait on the level: the global (frontier size, degree sum)."""

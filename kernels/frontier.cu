@@ -26,3 +26,16 @@ frontier_figures(const i32* __restrict__ list, const i32* __restrict__ count, i3
     }
     add_discoveries(vertices, degrees, largest, stats);
 }
+
+// A level's counters handed to the host at the level's end and cleared for the next: status is pinned
+// host memory written through its mapped address. One kernel node where a copy node and a memset node
+// stood (each costs a node's launch and ~2 us of the GPU; bench/NOTES.md, 2026-11-27, the level's
+// counters handed over by its kernels).
+extern "C" __global__ void publish_figures(i64* __restrict__ stats, i64* __restrict__ status)
+{
+    const i32 t = threadIdx.x;
+    if (t < STAT_WORDS) {
+        status[t] = stats[t];
+        stats[t] = 0;
+    }
+}

@@ -236,18 +236,22 @@ def skip_unless_transport_runs(comm, backend):
 @pytest.mark.gpu
 @pytest.mark.mpi(min_size=2)
 def test_gpu_level_totals_match_an_allreduce():
-    """The bulk levels' totals summed by the ranks' kernels (both halves of the records, reused)."""
+    """The bulk levels' totals summed by the ranks' kernels (both halves of the records, reused), and each
+    level's counters handed to the host and cleared."""
     from dbfs.kernels import STAT, STAT_WORDS
     from dbfs.peer_levels import LevelTotals
     backend = gpu_backend_of_rank()
     skip_unless_transport_runs("nvshmem", backend)
     totals, stats, rank = LevelTotals(backend, WORLD), backend.xp.zeros(STAT_WORDS, np.int64), WORLD.Get_rank()
+    status = backend.pinned_empty(STAT_WORDS, np.int64)
     for level in range(5):
         mine = ((rank + 1) * (level + 3), (rank + 7) << (level + 30))
-        stats[STAT.COUNT], stats[STAT.DEGREES] = mine
-        totals.enqueue(stats)
+        stats[STAT.COUNT], stats[STAT.DEGREES], stats[STAT.CHECKED] = *mine, level
+        totals.enqueue(stats, status)
         backend.sync()
         assert totals.read() == tuple(WORLD.allreduce(np.array(mine, np.int64)).tolist())
+        assert status[[STAT.COUNT, STAT.DEGREES, STAT.CHECKED]].tolist() == [*mine, level]
+        assert not stats.any()
     totals.close()
 
 

@@ -22,7 +22,7 @@ from dbfs.ops.clock import stamp
 from dbfs.ops import arrays
 from dbfs.ops import expand as expand_module
 from dbfs.ops.expand import EDGES_PER_THREAD, ExpandScratch, expand
-from dbfs.ops.frontier import frontier_figures
+from dbfs.ops.frontier import frontier_figures, publish_figures
 from dbfs.ops.level_control import visit_root
 from dbfs.ops.predecessors import resolve_columns, resolve_mapped, resolve_parents, resolve_rows_mapped
 from dbfs.ops.message import SourceTable, encode_lists
@@ -537,6 +537,24 @@ def test_gpu_frontier_figures_match_numpy(n):
                          copy_to=copy)
         assert np.array_equal(cupy.asnumpy(stats), expected)
         assert np.array_equal(cupy.asnumpy(copy[:n]), frontier[:n])
+
+
+def test_publish_figures_hands_over_and_clears():
+    stats, status = np.arange(1, STAT_WORDS + 1, dtype=np.int64), np.full(STAT_WORDS, -1, np.int64)
+    publish_figures(CPU, stats, status)
+    assert status.tolist() == list(range(1, STAT_WORDS + 1)) and not stats.any()
+
+
+@pytest.mark.gpu
+def test_gpu_publish_figures_match_numpy():
+    """The GPU writes the pinned status through its mapped address."""
+    import cupy
+    backend = gpu_backend()
+    stats, status = cupy.arange(1, STAT_WORDS + 1, dtype=cupy.int64), backend.pinned_empty(STAT_WORDS, np.int64)
+    status[:] = -1
+    publish_figures(backend, stats, status)
+    backend.sync()
+    assert status.tolist() == list(range(1, STAT_WORDS + 1)) and not cupy.asnumpy(stats).any()
 
 
 def random_predecessor_case(seed, R=4, C=3, b=1024):

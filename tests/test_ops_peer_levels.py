@@ -41,14 +41,17 @@ def test_grid_fits_the_rank_share(monkeypatch, multiprocessors, sharing, percent
 
 
 def test_level_totals_twin_sums_every_rank_record():
+    """The sums, this rank's record on every rank, and the level's counters handed over and cleared."""
     P, W = 3, PEER_RECORD_WORDS
     records = [np.zeros(2 * P * W, np.int64) for _ in range(P)]
     for p, record in ((1, (5, 50, 1)), (2, (7, 70, 1))):      # ranks 1 and 2 put round 1 (odd half) on rank 0
         records[0][(P + p) * W:(P + p + 1) * W] = record
     stats, rounds, totals = np.zeros(STAT_WORDS, np.int64), np.zeros(1, np.uint64), np.zeros(2, np.int64)
-    stats[STAT.COUNT], stats[STAT.DEGREES] = 3, 30
-    level_totals(Backend("cpu"), stats, records, records[0], rounds, totals)     # rank 0: slot 0 of each
+    status = np.full(STAT_WORDS, -1, np.int64)
+    stats[STAT.COUNT], stats[STAT.DEGREES], stats[STAT.CHECKED] = 3, 30, 300
+    level_totals(Backend("cpu"), stats, records, records[0], rounds, totals, status)     # rank 0: slot 0 of each
     assert totals.tolist() == [15, 150] and int(rounds[0]) == 1
     assert all(r[P * W:(P + 1) * W].tolist() == [3, 30, 1] for r in records)  # its record on every rank
+    assert status[[STAT.COUNT, STAT.DEGREES, STAT.CHECKED]].tolist() == [3, 30, 300] and not stats.any()
     with pytest.raises(RuntimeError, match=r"ranks \[1, 2\] are not of round 2"):
-        level_totals(Backend("cpu"), stats, records, records[0], rounds, totals)
+        level_totals(Backend("cpu"), stats, records, records[0], rounds, totals, status)

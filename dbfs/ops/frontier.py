@@ -1,6 +1,7 @@
 """The figures of a new frontier list (kernels/frontier.cu) and its NumPy twin: size, degree sum and
 largest degree into the level's counters, for termination and the direction rule (m_f), optionally
-copying the list on the way (the one-GPU loop's queue 1 -> queue 0)."""
+copying the list on the way (the one-GPU loop's queue 1 -> queue 0); and at a level's end the counters
+handed to the host and cleared (publish_figures)."""
 
 from __future__ import annotations
 
@@ -47,3 +48,19 @@ def add_discoveries(stats, degrees) -> None:
         stats[STAT.COUNT] += degrees.size
         stats[STAT.DEGREES] += int(degrees.sum(dtype=np.int64))
         stats[STAT.MAX_DEGREE] = max(int(stats[STAT.MAX_DEGREE]), int(degrees.max()))
+
+
+def publish_figures(backend, stats, status) -> None:
+    """status[:] = stats; stats[:] = 0 (a level's counters handed to the host, cleared for the next level).
+
+      stats   int64 [STAT_WORDS]              read/write
+      status  int64 [STAT_WORDS], pinned host write
+    GPU: one block on the current stream, writing `status` through its mapped address (one kernel node
+    in a captured level where a copy and a memset were two).
+    """
+    if backend.is_gpu:
+        require_array("stats", stats, np.int64)
+        backend.kernel("frontier", "publish_figures")((1,), (32,), (stats, np.uint64(status.ctypes.data)))
+        return
+    status[:] = stats
+    stats[:] = 0

@@ -102,24 +102,28 @@ def peer_levels(backend, graph, state, links, own_list, spare, own_count, counte
     _peer_levels_numpy(graph, state, links, own_list, own_count, ctl, rounds, log, capacity, alpha, beta)
 
 
-def level_totals(backend, stats, record_out, records, rounds, totals) -> None:
+def level_totals(backend, stats, record_out, records, rounds, totals, status) -> None:
     """A bulk level's global new frontier size and degree sum, summed on every rank by the ranks' own
-    kernels (kernels/peer_levels.cu level_totals):
+    kernels (kernels/peer_levels.cu level_totals), and the level's counters handed to the host:
 
-      stats       int64 [STAT_WORDS]              read        COUNT, DEGREES: this rank's new frontier
+      stats       int64 [STAT_WORDS]              read/write  this rank's level counters (COUNT, DEGREES:
+                                                              its new frontier), cleared for the next level
       record_out  uint64 [P]                      read        GPU: the address of this rank's record
                                                               (records' slot `rank`) on each rank p
       records     int64 [2 * P * PEER_RECORD_WORDS] read      every rank's record of a round, two halves by
                                                               the round's parity (written by the ranks)
       rounds      uint64 [1]                      read/write  the rounds so far, advanced by one
-      totals      int64 [2]                       write       the sums over the P ranks
-    GPU: one block on the current stream; every rank must launch it (each waits for all). NumPy:
-    record_out a list of views, each from this rank's slot of one rank's records on, and every other
-    rank's record of the round already in `records` (RuntimeError otherwise)."""
+      totals      int64 [2], pinned host          write       the sums over the P ranks
+      status      int64 [STAT_WORDS], pinned host write       the counters as they were
+    GPU: one block on the current stream, writing the host arrays through their mapped addresses; every
+    rank must launch it (each waits for all). NumPy: record_out a list of views, each from this rank's
+    slot of one rank's records on, and every other rank's record of the round already in `records`
+    (RuntimeError otherwise)."""
     if backend.is_gpu:
         threads = min(1024, max(32, -(-len(record_out) // 32) * 32))
         backend.kernel("peer_levels", "level_totals")(
-            (1,), (threads,), (stats, record_out, records, np.int32(len(record_out)), rounds, totals))
+            (1,), (threads,), (stats, record_out, records, np.int32(len(record_out)), rounds,
+                               np.uint64(totals.ctypes.data), np.uint64(status.ctypes.data)))
         return
     P, round_ = len(record_out), int(rounds[0]) + 1
     half = (round_ & 1) * P * PEER_RECORD_WORDS
@@ -131,6 +135,8 @@ def level_totals(backend, stats, record_out, records, rounds, totals) -> None:
     if late.size:
         raise RuntimeError(f"the records of ranks {late.tolist()} are not of round {round_}")
     totals[0], totals[1] = table[:, PEER_REC.COUNT].sum(), table[:, PEER_REC.DEGREES].sum()
+    status[:] = stats
+    stats[:] = 0
     rounds[0] = round_
 
 
