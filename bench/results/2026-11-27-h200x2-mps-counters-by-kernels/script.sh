@@ -8,7 +8,7 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 export PYTHONPATH=/tmp/site
 RESULTS=$R OUT= scripts/gpu_check.sh > /tmp/install.txt 2>&1 || { tail -20 /tmp/install.txt; exit 1; }
 export CUDA_VISIBLE_DEVICES=0
-{ nvidia-smi; date -u; nproc; git log --oneline -1; } > $R/machine.txt 2>&1
+{ nvidia-smi; date -u; nproc; } > $R/machine.txt 2>&1
 P=$PWD/.probe
 [ -d /tmp/oldhead ] || tar xJf $P/old163.tar.xz -C /tmp
 eval "$(scripts/mps.sh start)"
