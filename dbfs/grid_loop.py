@@ -505,13 +505,12 @@ class GridLoop:
             form = "bits" if bottom_up_level else "list"
             if not self.whole_levels:
                 self._end_level(clock, queue, counts, bits=bottom_up_level)
-            checked = int(self.status[STAT.CHECKED])
             if not self.whole_levels:           # the totals' collective
                 clock.switch("fold_comm")
             level_frontier, (frontier_total, frontier_degrees) = frontier_total, self._level_totals()
             if log_levels:
                 levels.append(self._level_row(before, clock, traffic, lvl - 1, bottom_up_level, level_frontier,
-                                              checked, charged))
+                                              int(self.status[STAT.CHECKED]), charged))
             if frontier_total == 0:
                 break
             visited += frontier_total

@@ -5,7 +5,7 @@
 // A separate pass rather than a degree read in the expansion and update kernels: there the read would
 // come after the claim and hold every chunk of edges for one more memory round trip, here the reads
 // are independent and the list is read anyway. Launched with a control block it runs only after a bulk
-// top-down level.
+// top-down level. At a level's end publish_figures hands the counters to the host and clears them.
 #include "common.cuh"
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
