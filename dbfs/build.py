@@ -19,6 +19,11 @@ the graph file) twice.
      own, on a stream of its own while the rank's own group is counted or placed in place from the send
      buffer; with --comm nvshmem on ranks that share a GPU, kernels' copies into the receivers' NVSHMEM
      landings; else a host-staged MPI Alltoallv), and there the rank's own group is copied on its device.
+     Where the pass counts columns alone and the build goes over NCCL, the entries are not sent at all
+     when a histogram over every rank's local columns (4 B a column) fits in what a chunk's routing
+     takes anyway (dbfs.memory.counts_at_source): each chunk's entries are counted where they are
+     produced, by owner and local column (dbfs.ops.owner_groups.count_by_owner), and after the last chunk
+     one NCCL reduce-scatter sums each owner's columns.
   2. Scatter: the counts are scanned in place into segment ends, row_idx is allocated at its exact
      size, the tuples are produced and routed again, and every entry takes the slot below its column's
      cursor, which is col_ptr itself: a column fills from its end and its cursor finishes at the
@@ -90,9 +95,9 @@ from dbfs.errors import DbfsError
 from dbfs.exchange import SignalWords, nccl_communicator, world_ranks
 from dbfs.graph import GridComms, LocalGraph, csc_is_row_major
 from dbfs.ops import message
-from dbfs.ops.csc_build import (append_segments, count_keys, count_nonempty, csr_from_csc, inclusive_scan,
+from dbfs.ops.csc_build import (add_counts, append_segments, count_keys, count_nonempty, csr_from_csc, inclusive_scan,
                                  scatter_values, segment_lengths)
-from dbfs.ops.owner_groups import group_by_owner, local_entries, route_entries
+from dbfs.ops.owner_groups import count_by_owner, group_by_owner, local_entries, route_entries
 from dbfs.progress import Progress
 from dbfs.runtime import displacements
 from dbfs.source import EdgeArrays
@@ -314,6 +319,16 @@ class _NcclExchange(_Exchange):
             return incoming
         return send[send_at[me]:send_at[me + 1]], arriving
 
+    def sum_counts(self, counts, block: int):
+        """Collective: block `me` of the uint32 `counts` (block p, of `block` words, rank p's) summed over
+        the ranks, in place by one NCCL reduce-scatter on the current stream; returns that block."""
+        mine = counts[self.me * block:(self.me + 1) * block]
+        stream = self.backend.xp.cuda.get_current_stream().ptr
+        self.nccl_comm.reduceScatter(counts.data.ptr, mine.data.ptr, block, self.nccl.NCCL_UINT32,
+                                     self.nccl.NCCL_SUM, stream)
+        self.backend.launches += 1
+        return mine
+
     def _move(self, send, send_at, incoming, recv_at):
         nccl, me = self.nccl, self.me
         stream = self.backend.xp.cuda.get_current_stream().ptr
@@ -405,14 +420,23 @@ class _Passes:
         # entry over gigabytes of cursors.
         self.rows_from_peers = row_copy and source.symmetric and self.grid.C == 1 and self.exchange is not None
         self.rows_from_columns = self.rows_from_peers and self.exchange.sums_on_devices
+        # Where the counting pass counts columns alone, it may count every entry where it is produced
+        # instead of sending it to be counted: a histogram over every rank's columns, summed once.
+        self.count_rows = row_copy and not self.rows_from_columns
+        self.counts_at_source = not self.count_rows and memory.counts_at_source(
+            self.grid, chunk_edges, source.symmetric, row_copy, backend.name, transport)
+
+    def _chunks(self, label: str):
+        """The producer's chunks (src, dst) for a pass named `label`."""
+        producing = "generating" if self.source.info is None else "reading"
+        return self.clock.chunks(self.source, self.chunk_edges, f"construction, {producing} and {label}")
 
     def entries(self, with_rows: bool, label: str):
         """(local columns, local rows or None) of the entries this rank owns, int32 device arrays: on
         one rank per chunk and direction, the self-loops there with column -1 (row -1); on several
         ranks per chunk, both directions routed together."""
         xp, grid = self.backend.xp, self.grid
-        producing = "generating" if self.source.info is None else "reading"
-        for src, dst in self.clock.chunks(self.source, self.chunk_edges, f"construction, {producing} and {label}"):
+        for src, dst in self._chunks(label):
             self.phases.switch("route")
             if self.exchange is None:
                 for u, v in ((src, dst), (dst, src)) if self.source.symmetric else ((src, dst),):
@@ -438,19 +462,38 @@ class _Passes:
 
     def count(self, col_ptr, row_ptr) -> None:
         """Pass 1: entries per local column into col_ptr[:-1] (and per local row into row_ptr[:-1])."""
-        count_rows = self.row_copy and not self.rows_from_columns
-        for cols, rows in self.entries(with_rows=count_rows, label="counting (pass 1 of 2)"):
-            self.phases.switch("place")
-            count_keys(self.backend, cols, col_ptr[:-1])
-            if count_rows:
-                count_keys(self.backend, rows, row_ptr[:-1])
-            del cols, rows
+        label = "counting (pass 1 of 2)"
+        if self.counts_at_source:
+            self._count_at_source(col_ptr, label)
+        else:
+            for cols, rows in self.entries(with_rows=self.count_rows, label=label):
+                self.phases.switch("place")
+                count_keys(self.backend, cols, col_ptr[:-1])
+                if self.count_rows:
+                    count_keys(self.backend, rows, row_ptr[:-1])
+                del cols, rows
         if self.rows_from_columns:
             self.phases.switch("exchange")
             lengths = col_ptr[:-1].astype(np.int32)
             row_ptr[:-1] = self.exchange.column_sums(self.grid, self.comms.i, self.comms.j, lengths)
             del lengths
             self.phases.switch(None)
+
+    def _count_at_source(self, col_ptr, label: str) -> None:
+        """Pass 1 without sending the entries (counts_at_source): every chunk's entries counted by owner
+        and local column where they are produced, then this rank's columns summed over the ranks."""
+        grid = self.grid
+        counts = self.backend.xp.zeros(grid.size * grid.cols_per_rank, np.uint32)
+        for src, dst in self._chunks(label):
+            self.phases.switch("place")
+            count_by_owner(self.backend, grid, src, dst, self.source.symmetric, counts)
+            self.phases.switch(None)
+            del src, dst
+        self.phases.switch("exchange")
+        mine = self.exchange.sum_counts(counts, grid.cols_per_rank)
+        self.phases.switch("place")
+        add_counts(self.backend, mine, col_ptr[:-1])
+        self.phases.switch(None)
 
     def scatter(self, col_ptr, row_idx, row_ptr, col_idx) -> None:
         """Pass 2: every entry below its column's cursor (and its row's), the cursors being the

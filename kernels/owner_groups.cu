@@ -21,7 +21,12 @@
 // atomics on the two cursors of a grid of two ranks. The order inside a group is whatever the atomics
 // give; the receivers place every entry with atomics anyway.
 //
-// Both kernels are grid-stride loops whose stride is a multiple of 32, so a warp's lanes stay in the
+// owner_column_counts: the counting pass without sending the entries (a GPU build over NCCL where the
+// counts fit: dbfs.memory.counts_at_source): each entry of a chunk is counted where it is produced, in
+// counts[owner * cols_per_rank + local column], a histogram over every rank's local columns that one
+// reduce-scatter sums into each owner's column counts after the last chunk.
+//
+// The kernels are grid-stride loops whose stride is a multiple of 32, so a warp's lanes stay in the
 // same iteration (the warp-wide match needs every lane). Slots outside [0, capacity) are never written.
 #include "common.cuh"
 
@@ -116,5 +121,22 @@ owner_scatter(const i32* __restrict__ owner, const i32* __restrict__ cols, const
             else reinterpret_cast<int2*>(out)[slot] = make_int2(cols[e], rows[e]);
         }
         __syncthreads();                         // the runs are read before the next tile clears them
+    }
+}
+
+extern "C" __global__ void owner_column_counts(const i64* __restrict__ src, const i64* __restrict__ dst, i64 n,
+                                               i32 both_ways, i64 b, i32 R, i32 C, i64 cols_per_rank,
+                                               u32* __restrict__ counts)
+{
+    const i64 column_range = (i64)R * b;
+    for (i64 t = blockIdx.x * (i64)blockDim.x + threadIdx.x; t < n; t += (i64)gridDim.x * blockDim.x) {
+        const i64 a = src[t], z = dst[t];
+        if (a == z) continue;                    // a self-loop: no entry
+        for (i32 d = 0; d <= both_ways; ++d) {
+            const i64 u = d ? z : a, v = d ? a : z;
+            const i64 j = u / column_range, k = v / b;          // col_block(u); the block of v
+            const i64 o = (k % R) * C + j;
+            atomicAdd(&counts[o * cols_per_rank + (u - j * column_range)], 1u);
+        }
     }
 }

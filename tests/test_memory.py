@@ -194,6 +194,20 @@ def test_construction_never_sets_the_peak_and_takes_few_chunks():
             assert plan.with_counts(plan.inputs["entries"] or 1000, 10).inputs["chunk"] == plan.inputs["chunk"]
 
 
+def test_the_counting_pass_counts_at_the_source_where_the_histogram_fits_a_chunks_routing():
+    """Several GPU ranks building over NCCL count where the entries are produced when the histogram over
+    every rank's columns (4 B each) and a chunk's tuples take no more than the chunk's routing: the pair's
+    scale 28 (2 GiB beside 3.5), not four GPUs' scale 29 (8 GiB), never one rank, the CPU or another
+    transport."""
+    pair, four = Grid(2, 1, 1 << 28), Grid(4, 1, 1 << 29)
+    assert memory.counts_at_source(pair, 1 << 26, True, True, "gpu", "nccl")
+    assert not memory.counts_at_source(four, 1 << 26, True, True, "gpu", "nccl")
+    assert not memory.counts_at_source(pair, 1 << 20, True, True, "gpu", "nccl")     # a smaller chunk's routing
+    for device, transport in (("cpu", "nccl"), ("gpu", "mpi"), ("gpu", "nvshmem")):
+        assert not memory.counts_at_source(pair, 1 << 26, True, True, device, transport)
+    assert not memory.counts_at_source(Grid(1, 1, 1 << 20), 1 << 26, True, True, "gpu", "nccl")
+
+
 def test_a_landing_is_counted_and_bounds_the_chunk_only_where_the_build_goes_over_nvshmem():
     """On a GPU a rank an NVSHMEM search builds over NCCL: no landing on the heap or in the transients, and
     chunks up to MAX_CHUNK_EDGES; ranks sharing a GPU build over NVSHMEM into a landing, whose chunk stays

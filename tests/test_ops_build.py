@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from dbfs.backend import Backend
-from dbfs.ops.csc_build import (SCAN_ITEMS, THREADS, append_segments, count_keys, count_nonempty, csr_from_csc,
-                                inclusive_scan, scatter_values, segment_lengths)
+from dbfs.ops.csc_build import (SCAN_ITEMS, THREADS, add_counts, append_segments, count_keys, count_nonempty,
+                                csr_from_csc, inclusive_scan, scatter_values, segment_lengths)
 
 pytestmark = pytest.mark.one_rank
 
@@ -107,6 +107,12 @@ def test_append_twin_places_whole_segments_below_their_cursors():
     assert out.tolist() == [3, 0, 0, 0] and cursor.tolist() == [-2, 8]
 
 
+def test_add_counts_twin():
+    totals = np.array([5, 0, 1 << 40], np.int64)
+    add_counts(CPU, np.array([1, 2, (1 << 32) - 1], np.uint32), totals)
+    assert totals.tolist() == [6, 2, (1 << 40) + (1 << 32) - 1]
+
+
 @pytest.mark.gpu
 def test_gpu_kernels_equal_the_twins():
     import cupy
@@ -137,6 +143,10 @@ def test_gpu_kernels_equal_the_twins():
     segment_lengths(gpu, device_counts, lengths)
     assert np.array_equal(lengths.get(), np.diff(host_counts))
     assert count_nonempty(gpu, device_counts) == count_nonempty(CPU, host_counts) < nkeys
+    summed = rng.integers(0, 1 << 32, nkeys, dtype=np.uint64).astype(np.uint32)
+    add_counts(CPU, summed, host_counts[:-1])
+    add_counts(gpu, cupy.asarray(summed), device_counts[:-1])
+    assert np.array_equal(host_counts, device_counts.get())
     assert count_nonempty(gpu, cupy.zeros(1, cupy.int64)) == 0
     nrows = 5000
     row_idx = (host_out % nrows).astype(np.int32)

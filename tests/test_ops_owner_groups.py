@@ -3,14 +3,14 @@ force (every entry's owner, local column and row by dbfs.grid.Grid one vertex at
 left out of the counts; groups filled from their starts over several calls, one word or an interleaved
 pair per entry, nothing written outside the buffer), and the CUDA kernels (kernels/owner_groups.cu)
 against the twins, groups compared as multisets (their order is unspecified), for owners in shared
-memory and beyond it."""
+memory and beyond it; the counting by owner and local column where the entries are produced."""
 
 import numpy as np
 import pytest
 
 from dbfs.backend import Backend
 from dbfs.grid import Grid
-from dbfs.ops.owner_groups import group_by_owner, local_entries, route_entries
+from dbfs.ops.owner_groups import count_by_owner, group_by_owner, local_entries, route_entries
 
 pytestmark = pytest.mark.one_rank
 
@@ -68,6 +68,24 @@ def test_twin_routes_every_entry_by_the_grid(R, C, n_vertices):
         owners = [o for o, _, _ in expected if o < grid.size]
         assert counts.tolist() == (5 + np.bincount(owners, minlength=grid.size)).tolist()
         assert route_entries(CPU, grid, src, dst, both_ways, False, counts)[2] is None
+
+
+@pytest.mark.parametrize("R, C, n_vertices", GRIDS[:4])
+def test_twin_counts_every_entry_by_owner_and_column(R, C, n_vertices):
+    """The counting pass without the exchange: every kept entry once, in its owner's block of columns."""
+    grid = Grid(R, C, n_vertices)
+    src, dst = random_tuples(np.random.default_rng(R + 7 * C), grid, 500)
+    for both_ways in (True, False):
+        counts = np.full(grid.size * grid.cols_per_rank, 2, np.uint32)
+        count_by_owner(CPU, grid, src, dst, both_ways, counts)
+        pairs = list(zip(src.tolist(), dst.tolist()))
+        entries = pairs + ([(v, u) for u, v in pairs] if both_ways else [])
+        expected = np.full(counts.shape[0], 2, np.uint32)
+        for u, v in entries:
+            if u != v:
+                owner = grid.rank(grid.owner(v)[0], grid.col_block(u))
+                expected[owner * grid.cols_per_rank + grid.to_local_col(u)] += 1
+        assert np.array_equal(counts, expected)
 
 
 def test_twin_places_one_ranks_entries_and_marks_self_loops():
@@ -131,6 +149,22 @@ def test_gpu_routing_equals_the_twin(R, C, n_vertices):
                 assert (want is None) == (have is None)
                 assert want is None or np.array_equal(want, have.get())
             assert np.array_equal(counts.get(), host_counts)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("R, C, n_vertices", GRIDS[:4] + [(2, 1, 1 << 22)])
+def test_gpu_counts_by_owner_equal_the_twin(R, C, n_vertices):
+    """The histogram over every rank's local columns (uint32 atomics), both ways and one way."""
+    import cupy
+    gpu = Backend("gpu", 0)
+    grid = Grid(R, C, n_vertices)
+    src, dst = random_tuples(np.random.default_rng(3 * R + C), grid, 1_000_003)
+    for both_ways in (True, False):
+        expected = np.zeros(grid.size * grid.cols_per_rank, np.uint32)
+        count_by_owner(CPU, grid, src, dst, both_ways, expected)
+        counts = cupy.zeros(expected.shape[0], cupy.uint32)
+        count_by_owner(gpu, grid, cupy.asarray(src), cupy.asarray(dst), both_ways, counts)
+        assert np.array_equal(counts.get(), expected)
 
 
 @pytest.mark.gpu

@@ -1,8 +1,9 @@
-"""Counting-sort steps of the graph builder (Graph500 kernel 1; paper 004 section 3.1): per-key counts,
-an in-place inclusive scan that turns the counts into segment ends, a scatter that fills every segment
-from its end (so the scanned counts finish as the segment starts: the count array becomes the offsets
-array, with no second per-segment array), whole segments appended below such cursors, segment
-lengths, the non-empty segments, and the row-major copy of a CSC block.
+"""Counting-sort steps of the graph builder (Graph500 kernel 1; paper 004 section 3.1): per-key counts
+(or counts summed elsewhere, added), an in-place inclusive scan that turns the counts into segment
+ends, a scatter that fills every segment from its end (so the scanned counts finish as the segment
+starts: the count array becomes the offsets array, with no second per-segment array), whole segments
+appended below such cursors, segment lengths, the non-empty segments, and the row-major copy of a CSC
+block.
 
 GPU method: kernels/csc_build.cu (atomics on the counts and cursors; a three-launch tile scan whose
 code does not depend on the array size). NumPy twins below, with the same contracts; where the GPU
@@ -36,6 +37,22 @@ def count_keys(backend, keys, counts) -> None:
     else:                                   # few keys over a long array: no array of len(counts)
         present, times = np.unique(kept, return_counts=True)
         counts[present] += times
+
+
+def add_counts(backend, counts, totals) -> None:
+    """totals[k] += counts[k] (column counts summed elsewhere, added to the column pointers' counts).
+
+      counts  uint32 [n]  read
+      totals  int64 [n]   read/write
+    GPU: one kernel on the current stream, no host synchronisation.
+    """
+    n = int(counts.shape[0])
+    if backend.is_gpu:
+        launch_checked(backend, "csc_build", "add_counts", n,
+                       {"counts": (counts, np.uint32), "totals": (totals, np.int64)}, (counts, np.int64(n), totals),
+                       BUILD_MAX_BLOCKS)
+        return
+    totals += counts
 
 
 def inclusive_scan(backend, values) -> None:

@@ -3,7 +3,8 @@ each tuple's entries with their owner rank, local column and local row (dbfs.gri
 and the per-owner counts, then a scatter of every entry into its owner's group of one send buffer (a
 counting partition: the groups' starts are the exclusive scan of the counts, taken by the caller),
 the column alone or the (column, row) pair interleaved, so that one message per peer carries every
-array.
+array; and, for a counting pass that sends nothing, the entries counted by owner and local column
+where they are produced (count_by_owner).
 
 GPU method: kernels/owner_groups.cu (one pass over the tuples for the routing and the counts, a
 shared-memory histogram per block; slots claimed by one atomic per block tile and owner). NumPy twins
@@ -52,6 +53,28 @@ def route_entries(backend, grid, src, dst, both_ways: bool, with_rows: bool, cou
             rows[part] = grid.to_local_row(v)
     counts += np.bincount(owner[owner < ranks], minlength=ranks)
     return owner, cols, rows
+
+
+def count_by_owner(backend, grid, src, dst, both_ways: bool, counts) -> None:
+    """counts[o * grid.cols_per_rank + c] += the entries of the tuples (src, dst) (with both_ways their
+    reverses too; self-loops left out) that owner rank o holds in its local column c (the ownership math
+    of route_entries): a chunk counted where it is produced, its entries not sent (dbfs.build).
+
+      src, dst  int64 [n]                               read
+      counts    uint32 [grid.size * grid.cols_per_rank] read/write
+    GPU: one kernel on the current stream (an atomic an entry), no host synchronisation.
+    """
+    n = int(src.shape[0])
+    if backend.is_gpu:
+        launch_checked(backend, "owner_groups", "owner_column_counts", n,
+                       {"src": (src, np.int64), "dst": (dst, np.int64), "counts": (counts, np.uint32)},
+                       (src, dst, np.int64(n), np.int32(both_ways), np.int64(grid.block), np.int32(grid.R),
+                        np.int32(grid.C), np.int64(grid.cols_per_rank), counts), BUILD_MAX_BLOCKS)
+        return
+    owner, cols, _ = route_entries(backend, grid, src, dst, both_ways, False, np.zeros(grid.size, np.int64))
+    kept = owner < grid.size
+    counts += np.bincount(owner[kept].astype(np.int64) * grid.cols_per_rank + cols[kept],
+                          minlength=counts.shape[0]).astype(np.uint32)
 
 
 def local_entries(backend, grid, u, v, with_rows: bool):
