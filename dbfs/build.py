@@ -300,6 +300,12 @@ class _NcclExchange(_Exchange):
         words, at = backend.xp.zeros(comm.Get_size(), backend.xp.int32), np.arange(comm.Get_size() + 1)
         self._move(words, at, backend.xp.empty_like(words), at)
 
+    def connect_sums(self) -> None:
+        """Collective: NCCL connects the ranks for collectives on the first one (0.75 s on two H100:
+        bench/NOTES.md, 2026-11-27, the counting pass without the entries' exchange): a one-word
+        sum_counts, made before construction's clock like the pairs' connections."""
+        self.sum_counts(self.backend.xp.zeros(self.comm.Get_size(), np.uint32), 1)
+
     def begin(self, send, send_counts, width: int):
         """The own group now (a view of `send`), the others' words (grouped by source rank, the own
         group left out) from arriving(), which makes the current stream wait for the round."""
@@ -425,6 +431,8 @@ class _Passes:
         self.count_rows = row_copy and not self.rows_from_columns
         self.counts_at_source = not self.count_rows and memory.counts_at_source(
             self.grid, chunk_edges, source.symmetric, row_copy, backend.name, transport)
+        if self.counts_at_source:
+            self.exchange.connect_sums()
 
     def _chunks(self, label: str):
         """The producer's chunks (src, dst) for a pass named `label`."""
