@@ -301,7 +301,7 @@ class _NcclExchange(_Exchange):
         self._move(words, at, backend.xp.empty_like(words), at)
 
     def connect_sums(self) -> None:
-        """Collective: NCCL connects the ranks for collectives on the first one (0.75 s on two H100:
+        """Collective: NCCL connects the ranks for collectives on the first one (~0.73 s on two H100:
         bench/NOTES.md, 2026-11-27, the counting pass without the entries' exchange): a one-word
         sum_counts, made before construction's clock like the pairs' connections."""
         self.sum_counts(self.backend.xp.zeros(self.comm.Get_size(), np.uint32), 1)
