@@ -23,7 +23,7 @@ the graph file) twice.
      when a histogram over every rank's local columns (4 B a column) fits in what a chunk's routing
      takes anyway (dbfs.memory.counts_at_source): each chunk's entries are counted where they are
      produced, by owner and local column (dbfs.ops.owner_groups.count_by_owner), and after the last chunk
-     one NCCL reduce-scatter sums each owner's columns.
+     each rank's block of it goes to that rank in one round of the exchange, which adds the blocks up.
   2. Scatter: the counts are scanned in place into segment ends, row_idx is allocated at its exact
      size, the tuples are produced and routed again, and every entry takes the slot below its column's
      cursor, which is col_ptr itself: a column fills from its end and its cursor finishes at the
@@ -300,12 +300,6 @@ class _NcclExchange(_Exchange):
         words, at = backend.xp.zeros(comm.Get_size(), backend.xp.int32), np.arange(comm.Get_size() + 1)
         self._move(words, at, backend.xp.empty_like(words), at)
 
-    def connect_sums(self) -> None:
-        """Collective: NCCL connects the ranks for collectives on the first one (~0.73 s on two H100:
-        bench/NOTES.md, 2026-11-27, the counting pass without the entries' exchange): a one-word
-        sum_counts, made before construction's clock like the pairs' connections."""
-        self.sum_counts(self.backend.xp.zeros(self.comm.Get_size(), np.uint32), 1)
-
     def begin(self, send, send_counts, width: int):
         """The own group now (a view of `send`), the others' words (grouped by source rank, the own
         group left out) from arriving(), which makes the current stream wait for the round."""
@@ -324,16 +318,6 @@ class _NcclExchange(_Exchange):
             cuda.get_current_stream().wait_event(moved)
             return incoming
         return send[send_at[me]:send_at[me + 1]], arriving
-
-    def sum_counts(self, counts, block: int):
-        """Collective: block `me` of the uint32 `counts` (block p, of `block` words, rank p's) summed over
-        the ranks, in place by one NCCL reduce-scatter on the current stream; returns that block."""
-        mine = counts[self.me * block:(self.me + 1) * block]
-        stream = self.backend.xp.cuda.get_current_stream().ptr
-        self.nccl_comm.reduceScatter(counts.data.ptr, mine.data.ptr, block, self.nccl.NCCL_UINT32,
-                                     self.nccl.NCCL_SUM, stream)
-        self.backend.launches += 1
-        return mine
 
     def _move(self, send, send_at, incoming, recv_at):
         nccl, me = self.nccl, self.me
@@ -431,8 +415,6 @@ class _Passes:
         self.count_rows = row_copy and not self.rows_from_columns
         self.counts_at_source = not self.count_rows and memory.counts_at_source(
             self.grid, chunk_edges, source.symmetric, row_copy, backend.name, transport)
-        if self.counts_at_source:
-            self.exchange.connect_sums()
 
     def _chunks(self, label: str):
         """The producer's chunks (src, dst) for a pass named `label`."""
@@ -497,10 +479,18 @@ class _Passes:
             count_by_owner(self.backend, grid, src, dst, self.source.symmetric, counts)
             self.phases.switch(None)
             del src, dst
+        # each rank's block to that rank over the exchange's send/recv round (whose connections are made
+        # before the clock; NCCL connects a first collective inside it: 0.73 s on two H100, bench/NOTES.md,
+        # 2026-11-27, the counting pass without the entries' exchange), then the blocks added up
         self.phases.switch("exchange")
-        mine = self.exchange.sum_counts(counts, grid.cols_per_rank)
-        self.phases.switch("place")
-        add_counts(self.backend, mine, col_ptr[:-1])
+        block = grid.cols_per_rank
+        words, arriving = self.exchange.begin(counts.view(np.int32), np.full(grid.size, block, np.int64), 1)
+        while words is not None:
+            self.phases.switch("place")
+            for k in range(words.shape[0] // block):
+                add_counts(self.backend, words[k * block:(k + 1) * block].view(np.uint32), col_ptr[:-1])
+            self.phases.switch("exchange")
+            words, arriving = (arriving(), None) if arriving is not None else (None, None)
         self.phases.switch(None)
 
     def scatter(self, col_ptr, row_idx, row_ptr, col_idx) -> None:

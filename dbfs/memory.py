@@ -187,14 +187,16 @@ def chunk_edges(grid: Grid, n_edges: int, symmetric: bool, row_copy: bool, devic
 
 def counts_at_source(grid: Grid, chunk: int, symmetric: bool, row_copy: bool, device: str, transport: str) -> bool:
     """Whether the build's counting pass counts each chunk's entries where they are produced, by owner
-    and local column into a uint32 histogram over every rank's local columns that one reduce-scatter
-    sums into the owners' counts (dbfs.build), instead of sending them: several GPU ranks building over
-    NCCL, where the histogram and a chunk's tuples take no more than a chunk's routing (so the estimate
-    does not move) (bench/NOTES.md, 2026-11-27, the counting pass without the entries' exchange)."""
+    and local column into a uint32 histogram over every rank's local columns whose blocks one round of
+    the exchange brings to their owners (dbfs.build), instead of sending the entries: several GPU ranks
+    building over NCCL, where the histogram beside a chunk's tuples, and beside the blocks received,
+    takes no more than a chunk's routing (so the estimate does not move) (bench/NOTES.md, 2026-11-27,
+    the counting pass without the entries' exchange)."""
     if grid.size == 1 or device != "gpu" or transport != "nccl":
         return False
-    histogram = 4 * grid.size * grid.cols_per_rank
-    return histogram + CHUNK_TUPLE_BYTES * chunk <= chunk * _tuple_bytes(grid, symmetric, row_copy, device)
+    histogram, received = 4 * grid.size * grid.cols_per_rank, 4 * (grid.size - 1) * grid.cols_per_rank
+    routing = chunk * _tuple_bytes(grid, symmetric, row_copy, device)
+    return histogram + max(CHUNK_TUPLE_BYTES * chunk, received) <= routing
 
 
 def _tuple_bytes(grid: Grid, symmetric: bool, row_copy: bool, device: str) -> int:

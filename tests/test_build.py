@@ -204,6 +204,33 @@ def test_row_counts_from_the_column_lengths(symmetric, monkeypatch):
         comms.free()
 
 
+@pytest.mark.parametrize("symmetric", [True, False])
+@pytest.mark.parametrize("row_major", [True, False])
+def test_counting_at_the_source_builds_the_same_blocks(symmetric, row_major, monkeypatch):
+    """The counting pass without the entries' exchange (taken on GPUs over NCCL; here forced on the host
+    exchange, made to sum on the devices as NCCL does): every entry counted where it is produced, the
+    histogram's blocks brought to their owners in one round; the same blocks, row copies and degrees on
+    every grid (where rows are counted too, the pass sends the entries as before)."""
+    from dbfs import build as build_module
+    from dbfs.ops.owner_groups import count_by_owner
+    counted = []
+    monkeypatch.setattr(_HostExchange, "sums_on_devices", True)
+    monkeypatch.setattr(memory, "counts_at_source", lambda grid, *args: grid.size > 1)
+    monkeypatch.setattr(build_module, "count_by_owner", lambda *args: counted.append(count_by_owner(*args)))
+    n, src, dst = small_graph()
+    lo, hi = edge_range(len(src), WORLD.Get_rank(), WORLD.Get_size())
+    for R, C in grids():
+        comms = GridComms.create(Grid(R, C, n))
+        for chunk in (1 << 16, 97):
+            counted.clear()
+            graph = build_from_edges(comms, CPU, src[lo:hi], dst[lo:hi], n, chunk_edges=chunk,
+                                     symmetric=symmetric, row_major=row_major)
+            check_graph(graph, src, dst, symmetric, row_major)
+            counts_rows = row_major and not (symmetric and C == 1)
+            assert bool(counted) == (R * C > 1 and not counts_rows)
+        comms.free()
+
+
 def test_row_copy_of_one_column_with_rows_past_a_round():
     """On a grid of one column the row copy comes from the ranks' column segments in rounds of a few
     words (tiny chunks): a hub of 400 neighbours, whose row alone exceeds a round, and a path."""

@@ -196,9 +196,9 @@ def test_construction_never_sets_the_peak_and_takes_few_chunks():
 
 def test_the_counting_pass_counts_at_the_source_where_the_histogram_fits_a_chunks_routing():
     """Several GPU ranks building over NCCL count where the entries are produced when the histogram over
-    every rank's columns (4 B each) and a chunk's tuples take no more than the chunk's routing: the pair's
-    scale 28 (2 GiB beside 3.5), not four GPUs' scale 29 (8 GiB), never one rank, the CPU or another
-    transport."""
+    every rank's columns (4 B each), beside a chunk's tuples or the blocks received, takes no more than the
+    chunk's routing: the pair's scale 28 (2 + 1 GiB beside 3.5), not four GPUs' scale 29 (8 GiB), never one
+    rank, the CPU or another transport."""
     pair, four = Grid(2, 1, 1 << 28), Grid(4, 1, 1 << 29)
     assert memory.counts_at_source(pair, 1 << 26, True, True, "gpu", "nccl")
     assert not memory.counts_at_source(four, 1 << 26, True, True, "gpu", "nccl")
