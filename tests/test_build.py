@@ -4,8 +4,8 @@ a graph file is read in chunks smaller than the file, twice; the 1x1 undirected 
 row-major copy; a bad endpoint stops every rank; construction_time leaves the tuple production and the
 exchange's set-up out; the partition cache keeps a shared row-major copy once; a generated graph passes
 the certificate; on a grid of one column the row counts may come from the column lengths, and the row
-copy from the column segments, in rounds smaller than a row. GPU: the same build over every bulk
-transport."""
+copy from the column segments, in rounds smaller than a row; the counting pass may count every entry
+where it is produced and send only the counts. GPU: the same build over every bulk transport."""
 
 import dataclasses
 import time
