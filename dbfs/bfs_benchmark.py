@@ -471,10 +471,13 @@ def main(args) -> None:
     grid = _make_grid(R, C, source.n_vertices)
     row_copy = memory.resolve_row_copy(args.row_copy, grid, source.n_edges, source.symmetric, args.direction,
                                        sized_for, backend.name, backend.memory_limit())
-    # an NVSHMEM search's heap holds construction's landing only where the build would go over NVSHMEM too
-    nvshmem_bulk = bulk_transport("nvshmem", backend, world)
-    heap_need = memory.symmetric_heap_bytes(grid, source.n_edges, source.symmetric, args.direction, args.encoding,
-                                            backend.name, row_copy, nvshmem_bulk[0])
+    # where the search may run over NVSHMEM: the heap it needs, which holds construction's landing only where
+    # the build would go over NVSHMEM too (the collectives that decide it are left out of other runs)
+    nvshmem_bulk = heap_need = None
+    if args.comm in ("auto", "nvshmem"):
+        nvshmem_bulk = bulk_transport("nvshmem", backend, world)
+        heap_need = memory.symmetric_heap_bytes(grid, source.n_edges, source.symmetric, args.direction,
+                                                args.encoding, backend.name, row_copy, nvshmem_bulk[0])
     transport = resolve_transport(args.comm, backend, heap_need=heap_need)
     bulk = nvshmem_bulk if transport == "nvshmem" else bulk_transport(transport, backend, world)
     runtime.log(f"dbfs {__version__}: {runtime.count(world.Get_size(), 'rank')}, grid {R}x{C}{grid_choice}, backend "

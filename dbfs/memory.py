@@ -553,11 +553,11 @@ def fit_advice(plan: Estimate, most_ranks: int = 1 << 20) -> str:
     return ", or ".join(options) if options else f"no grid of up to {most_ranks} ranks holds it"
 
 
-def plan_run(grid: Grid, source, direction: str, transport: str, backend, heap_need: int,
+def plan_run(grid: Grid, source, direction: str, transport: str, backend, heap_need: int | None,
              row_copy: bool = True, certified: bool = True, build_transport: str | None = None) -> Estimate:
     """Collective: the run's estimate against this rank's available memory, logged and checked
     before anything is allocated; with --comm nvshmem the symmetric heap too, against `heap_need`
-    (symmetric_heap_bytes); certified=False: a run without the construction certificate;
+    (symmetric_heap_bytes; None where the search cannot run over NVSHMEM); certified=False: a run without the construction certificate;
     build_transport: the build's (estimate)."""
     reading = (0, 0)
     if source.info is not None and backend.name == "cpu":
