@@ -85,7 +85,8 @@ from dbfs.ops.predecessors import resolve_columns, resolve_mapped, resolve_paren
 from dbfs.ops.sparse import pack_present, unpack_present
 from dbfs.ops.update import update
 from dbfs.peer_levels import LevelTotals, PeerLevels, device_bytes as peer_device_bytes
-from dbfs.peer_levels import default_capacity as peer_capacity, symmetric_bytes as peer_symmetric_bytes
+from dbfs.peer_levels import default_capacity as peer_capacity, queue_bytes as peer_queue_bytes
+from dbfs.peer_levels import symmetric_bytes as peer_symmetric_bytes
 from dbfs.timing import GraphMarks, MarkedTimes
 from dbfs.workspace import Workspace, lender_bytes
 
@@ -120,8 +121,8 @@ def symmetric_bytes(grid, encoding: str, direction: str = "auto", by_columns: bo
     """What a GridLoop with --comm nvshmem allocates on the NVSHMEM symmetric heap: its level exchanges'
     buffers (every one of them symmetric), the once-a-search rounds' landings and signal words
     (NvshmemPuts), the search state's arrays read or written in place by other ranks (fronts_in_place
-    among them), the device-driven levels' landings, the bulk levels' total records and the span read
-    to wake the links."""
+    among them; the frontier queues where the device-driven levels read them in place), the device-driven
+    levels' landings, the bulk levels' total records and the span read to wake the links."""
     rounds = 0
     if grid.C > 1:                              # the visited bitmaps' landing; the discoverers, read in place
         rounds += 4 * (grid.C - 1) * row_exchange_block(grid, True) + 8 * grid.C + 4 * grid.rows_per_rank
@@ -129,7 +130,9 @@ def symmetric_bytes(grid, encoding: str, direction: str = "auto", by_columns: bo
         rounds += 4 * grid.cols_per_rank        # the column finds, read in place (in the search state too)
     if fronts_in_place(grid, direction, by_columns):
         rounds += grid.cols_per_rank // 8       # the bottom-up frontier bitmap (in the search state too)
-    return (peer_symmetric_bytes(grid, peer_capacity(grid)) + rounds + LevelTotals.symmetric_bytes(grid.size)
+    capacity = peer_capacity(grid)
+    rounds += peer_queue_bytes(grid, capacity)
+    return (peer_symmetric_bytes(grid, capacity) + rounds + LevelTotals.symmetric_bytes(grid.size)
             + LinkWake.symmetric_bytes()
             + level_exchange_bytes(grid, encoding, "nvshmem", False, direction, by_columns)[0])
 
@@ -366,8 +369,7 @@ class GridLoop:
         addresses, here, of `offset` bytes into the copies at the world ranks `line_ranks` (a grid line, in
         its order), 0 for the line's rank `skip`."""
         from dbfs import nvshmem
-        moved = nvshmem.symmetric(self.backend, getattr(state, name).shape[0], getattr(state, name).dtype)
-        setattr(state, name, moved)             # the old array is freed before anything is allocated again
+        moved = nvshmem.move_to_heap(self.backend, state, name)
         addresses = [0 if k == skip else nvshmem.peer_address(moved.data.ptr + offset, rank)
                      for k, rank in enumerate(line_ranks)]
         return self.backend.asarray(np.array(addresses, np.uint64))

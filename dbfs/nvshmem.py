@@ -120,6 +120,15 @@ def symmetric(backend, n: int, dtype):
     return array
 
 
+def move_to_heap(backend, holder, name: str):
+    """Collective: holder's array `name` replaced by a zeroed one of its length and type on the symmetric
+    heap (the old one freed once nothing else holds it); returns the new one."""
+    old = getattr(holder, name)
+    moved = symmetric(backend, old.shape[0], old.dtype)
+    setattr(holder, name, moved)
+    return moved
+
+
 def free(array) -> None:
     """Collective: give a symmetric array back."""
     from nvshmem import bindings

@@ -8,8 +8,12 @@ against 5.7 us on one GPU, whose loop the device drives.
 
 With `--comm nvshmem` (the ranks of one node, their memory mapped into each other by NVSHMEM) the
 kernel's landing buffers, signal words and decision records are symmetric allocations made once per
-run, and each rank holds the peer addresses of its own slots on the others (PeerLinks). On the CPU
-backend the same levels run in the NumPy twin, the messages through MPI, when a capacity is asked for.
+run, and each rank holds the peer addresses of its own slots on the others (PeerLinks). Where the
+landings would take more room than the search state's two frontier queues (many ranks' small blocks:
+48 MiB a rank on a 4 x 4 grid, where the queues take 32 at scale 24), there are none: the queues move to
+the symmetric heap and the kernels read the peers' lists where their owners keep them (lists_in_place;
+bench/NOTES.md, 2026-11-27, the device-driven levels' lists read in place). On the CPU backend the same
+levels run in the NumPy twin, the messages through MPI, when a capacity is asked for.
 
 The grid loop enters a stretch before a top-down level whose global frontier has at most `capacity`
 vertices and edges; every level of the stretch then examines at most `capacity` entries, which bounds
@@ -52,14 +56,33 @@ def default_capacity(grid) -> int:
     return max(PEER_EDGES_PER_RANK, min(PEER_EDGES_PER_RANK * grid.size, DEFAULT_SMALL_EDGES, landings))
 
 
+def lists_in_place(grid, capacity: int) -> bool:
+    """Whether the kernel reads the peers' frontier and fold lists in place, in their two frontier queues
+    (C groups of b words each) moved to the symmetric heap, instead of landing them: where the queues take
+    no more than the landings would (capacity words for each of 2R + C peers' slots)."""
+    return 2 * grid.C * grid.block <= min(capacity, grid.block * grid.C) * (2 * grid.R + grid.C)
+
+
+def landing_bytes(grid, capacity: int) -> int:
+    """The kernel's landings (expand: two per grid row, fold: one per grid column; none where the lists
+    are read in place)."""
+    if not capacity or lists_in_place(grid, capacity):
+        return 0
+    return 4 * min(capacity, grid.block * grid.C) * (2 * grid.R + grid.C)
+
+
+def queue_bytes(grid, capacity: int) -> int:
+    """The search state's frontier queues that PeerLinks moves to the symmetric heap (lists_in_place;
+    counted in the search state, dbfs.search_state.layout)."""
+    return 2 * 4 * grid.C * grid.block if capacity and lists_in_place(grid, capacity) else 0
+
+
 def symmetric_bytes(grid, capacity: int) -> int:
-    """What PeerLinks allocates on a rank's NVSHMEM symmetric heap: the landings (expand: two per grid
-    row, fold: one per grid column), their signal words (two a peer) and the decision records."""
+    """What PeerLinks allocates on a rank's NVSHMEM symmetric heap: the landings, their signal words (two a
+    peer) and the decision records (the queues it moves there: queue_bytes)."""
     if not capacity:
         return 0
-    R, C, P = grid.R, grid.C, grid.size
-    capacity = min(capacity, grid.block * C)
-    return 4 * capacity * (2 * R + C) + 8 * 2 * (R + C) + 8 * 2 * P * PEER_RECORD_WORDS
+    return landing_bytes(grid, capacity) + 8 * 2 * (grid.R + grid.C) + 8 * 2 * grid.size * PEER_RECORD_WORDS
 
 
 def device_bytes(grid, capacity: int) -> int:
@@ -72,46 +95,91 @@ def device_bytes(grid, capacity: int) -> int:
 
 
 class PeerLinks:
-    """The kernel's message buffers on this rank's symmetric heap, and the peer addresses of this rank's
-    slots in the others' (collective: every rank allocates the same, in the same order)."""
+    """The kernel's message buffers on this rank's symmetric heap and its address tables (collective:
+    every rank allocates the same, in the same order): where it reads each column peer's list of a level
+    and writes its own for each (by parity), where it writes its fold list for each row peer and reads
+    each row peer's, and the peer addresses of its signal words and records. With landings, the lists
+    are read from them and written into this rank's slots in the others'; where the lists are read in
+    place (lists_in_place), the state's queues move to the heap and the lists are read where their
+    owners keep them: a column peer's list of a level in group j of its queue0 or queue1 (by the level's
+    parity in the stretch, the same on every rank), a row peer's fold list for this rank in group j of
+    its queue0, whose other groups a stretch does not use."""
 
-    def __init__(self, backend, comms, capacity: int):
+    def __init__(self, backend, comms, state, capacity: int):
         from dbfs import nvshmem
-        grid, i, j = comms.grid, comms.i, comms.j
+        grid, i, j, b = comms.grid, comms.i, comms.j, comms.grid.block
         R, C, P = grid.R, grid.C, grid.size
         world = world_ranks(comms.world)
-        xp = backend.xp
-        self.arrays = [nvshmem.symmetric(backend, n, dtype) for n, dtype in (
-            (2 * R * capacity, np.uint32), (2 * R, np.uint64), (C * capacity, np.uint32), (2 * C, np.uint64),
-            (2 * P * PEER_RECORD_WORDS, np.int64))]
-        expand_in, expand_signals, fold_in, fold_signals, records = self.arrays
-
-        def on(array, offset_items: int, pe: int) -> int:
-            return nvshmem.peer_address(array.data.ptr + offset_items * array.itemsize, world[pe])
-
-        def table(addresses):
-            return xp.asarray(np.array(addresses, np.uint64))
-
+        self.backend, self.state = backend, state
+        self.in_place = lists_in_place(grid, capacity)
         column = [grid.rank(p, j) for p in range(R)]
         row = [grid.rank(i, m) for m in range(C)]
-        self.tables = (
-            table([0 if p == i else on(expand_in, i * capacity, column[p]) for p in range(R)]),
-            table([0 if p == i else on(expand_signals, i, column[p]) for p in range(R)]),
-            table([0 if m == j else on(fold_in, j * capacity, row[m]) for m in range(C)]),
-            table([0 if m == j else on(fold_signals, j, row[m]) for m in range(C)]),
-            table([on(records, grid.rank(i, j) * PEER_RECORD_WORDS, p) for p in range(P)]))
 
-    def kernel_args(self) -> tuple:
-        expand_in, expand_signals, fold_in, fold_signals, records = self.arrays
-        expand_out, expand_signal_out, fold_out, fold_signal_out, record_out = self.tables
-        return (expand_in, expand_signals, expand_out, expand_signal_out, fold_in, fold_signals, fold_out,
-                fold_signal_out, records, record_out)
+        def at(array, offset_items: int, pe: int | None = None) -> int:
+            """The address of item `offset_items` of `array`: here, or (symmetric) in world rank pe's copy."""
+            address = array.data.ptr + offset_items * array.itemsize
+            return address if pe is None else nvshmem.peer_address(address, world[pe])
+
+        sizes = ((2 * R, np.uint64), (2 * C, np.uint64), (2 * P * PEER_RECORD_WORDS, np.int64))
+        if self.in_place:
+            self.moved = [self._move_to_heap(name) for name in ("queue0", "queue1")]
+            queues = self.moved
+            expand_read = [[0 if p == i else at(queue, j * b, column[p]) for p in range(R)] for queue in queues]
+            expand_write = [[0] * R, [0] * R]
+            fold_read = [0 if m == j else at(queues[0], j * b, row[m]) for m in range(C)]
+            fold_write = [0 if m == j else at(queues[0], m * b) for m in range(C)]
+            self.arrays = [nvshmem.symmetric(backend, n, dtype) for n, dtype in sizes]
+        else:
+            self.moved = []
+            self.arrays = [nvshmem.symmetric(backend, n, dtype) for n, dtype in (
+                (2 * R * capacity, np.uint32), (C * capacity, np.uint32), *sizes)]
+            expand_in, fold_in = self.arrays[:2]
+            expand_read = [[0 if p == i else at(expand_in, (half * R + p) * capacity) for p in range(R)]
+                           for half in (0, 1)]
+            expand_write = [[0 if p == i else at(expand_in, (half * R + i) * capacity, column[p]) for p in range(R)]
+                            for half in (0, 1)]
+            fold_read = [0 if m == j else at(fold_in, m * capacity) for m in range(C)]
+            fold_write = [0 if m == j else at(fold_in, j * capacity, row[m]) for m in range(C)]
+        expand_signals, fold_signals, records = self.arrays[-3:]
+
+        def table(addresses):
+            return backend.asarray(np.array(addresses, np.uint64).ravel())
+
+        self.signals = (expand_signals, fold_signals, records)
+        self.tables = (
+            table(expand_read), table(expand_write),
+            table([0 if p == i else at(expand_signals, i, column[p]) for p in range(R)]),
+            table(fold_read), table(fold_write),
+            table([0 if m == j else at(fold_signals, j, row[m]) for m in range(C)]),
+            table([at(records, grid.rank(i, j) * PEER_RECORD_WORDS, p) for p in range(P)]))
+
+    def _move_to_heap(self, name: str):
+        """Collective: the state's queue `name` on the symmetric heap (nothing in it outlives a search), the
+        state's other name for it (pred_gathered) following."""
+        from dbfs import nvshmem
+        old = getattr(self.state, name)
+        moved = nvshmem.move_to_heap(self.backend, self.state, name)
+        if getattr(self.state, "pred_gathered", None) is old:
+            self.state.pred_gathered = moved
+        return moved
+
+    def kernel_args(self, own_list) -> tuple:
+        """The kernel's message arguments for a launch whose own list is `own_list` (group j of queue0 or
+        queue1: with the lists read in place, the half the peers' lists of its first level are in)."""
+        expand_signals, fold_signals, records = self.signals
+        expand_read, expand_write, expand_signal_out, fold_read, fold_write, fold_signal_out, record_out = self.tables
+        state, half = self.state, -1
+        if self.in_place:
+            half = 0 if own_list.data.ptr == state.queue0.data.ptr + 4 * state.grid.block * state.j else 1
+        return (expand_read, expand_signals, expand_write, expand_signal_out, np.int32(half), fold_read, fold_signals,
+                fold_write, fold_signal_out, records, record_out)
 
     def close(self) -> None:
+        """Collective: the heap's arrays given back (the moved queues last, as the state's)."""
         from dbfs import nvshmem
-        for array in reversed(self.arrays):
+        for array in reversed(self.arrays + self.moved):
             nvshmem.free(array)
-        self.arrays = []
+        self.arrays = self.moved = []
 
 
 class LevelTotals:
@@ -161,7 +229,7 @@ class PeerLevels:
         backend, grid = self.backend, graph.grid
         self.capacity = min(capacity, grid.block * grid.C)
         xp = backend.xp
-        self.links = PeerLinks(backend, graph.comms, self.capacity) if backend.is_gpu else graph.comms
+        self.links = PeerLinks(backend, graph.comms, state, self.capacity) if backend.is_gpu else graph.comms
         self.counters = xp.zeros(counter_words(grid.C), xp.int64)
         self.ctl = xp.zeros(CTL_WORDS, xp.int64)
         self.log = xp.zeros(LOG_CAPACITY * PEER_LOG_WORDS, xp.int64)

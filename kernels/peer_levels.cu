@@ -8,18 +8,20 @@
 // kernels talk to each other directly through memory NVSHMEM mapped into every process (peer addresses):
 //
 //   send    every new own vertex is stored, as it is found, into this rank's slot of each grid-column
-//           peer's expand landing (double-buffered by round parity); the decision's record says how many
-//           (a signal word per peer before a stretch's first level);
-//   expand  the column frontier (the own list and the peers' landed lists, as local column ids) is cut
+//           peer's expand landing (double-buffered by round parity), or, where the peers read the lists
+//           in place, into the own list alone; the decision's record says how many (a signal word per
+//           peer before a stretch's first level);
+//   expand  the column frontier (the own list and the peers' lists, as local column ids) is cut
 //           into one contiguous share per block; a block reads its share's degrees in chunks of a column
 //           a thread: where no column of a chunk has more than PEER_GROUP entries (a lattice's levels),
 //           PEER_GROUP lanes take a column, an entry a lane; else the block scans the chunk's degrees and
 //           takes the entries load-balanced (a binary search per entry); an entry claims its row when
 //           its atomicOr flips the visited bit; an owned row is a new own vertex, another owner's row is
-//           stored straight into this rank's slot of that owner's fold landing;
+//           stored straight into this rank's slot of that owner's fold landing (or into this rank's
+//           own list for that owner, which the owner reads in place);
 //   fold    after a grid barrier, a signal word per grid-row peer (two, by the round's parity); every
 //           block waits for the row peers' signals;
-//   update  the landed fold lists' unvisited owned vertices become new own vertices (delayed
+//   update  the fold lists' unvisited owned vertices become new own vertices (delayed
 //           predecessor: the sender's grid column): at most PEER_THREADS of them (a lattice level's) by
 //           the leader block alone, an entry a thread, so no grid barrier follows; more over the whole grid;
 //   decide  after the update's barrier (the grid's, or the leader block's), every rank puts its new
@@ -46,6 +48,16 @@
 // next fold signal) may leave before its other blocks have read the round's signal, but not before they
 // reached the next round's expansion barrier. Landed words are read through L2 (__ldcg): a line cached
 // in L1 two rounds earlier would be stale.
+//
+// Where the lists are read in place (dbfs.peer_levels.lists_in_place: the search state's two frontier
+// queues on the symmetric heap, where they take no more room than the landings), a rank's round r list
+// is its own list of that level, one of its two queues' group j by the level's parity within the stretch
+// (the same on every rank), and its fold list for grid column m is group m of its first queue, unused
+// during a stretch. The same rounds keep them safe: a rank rewrites its round r list (as round r + 2's)
+// and its fold lists (as round r + 1's) only after the round r decision, which needed every reader's
+// round r record, written after its reads. The kernel sees either way as four address tables: where it
+// reads each column peer's list and writes its own for each (by parity), where it writes each fold list
+// and reads each row peer's.
 //
 // A level of the kernel examines at most `capacity` entries (the host enters and the kernel stays only
 // while the frontier's edges and size are at most the capacity), so no message or list holds more.
@@ -104,15 +116,15 @@ __device__ __forceinline__ i64 reserve_slot(u64* counter)
 }
 
 struct PeerRank {
-    // this rank's grid rows (column peers), the landings' capacity, the level's number and round
+    // this rank's grid rows (column peers), the level's number and round
     i32 R;
-    i64 capacity, lvl;
+    i64 lvl;
     u64 round;
     const i32* degree;
     i32* level;
     i32* pred_col;
     i32* next;                      // the new own frontier (local list)
-    const u64* expand_out;          // [R] this rank's expand slot on each column peer (parity 0; 0: self)
+    const u64* expand_write;        // [2R] by parity: where this rank's list goes on each column peer (0: none)
     i64* counters;                  // this level's slot
 
     // A new own vertex (offset o, of degree d), discovered from grid column `from`: level, delayed
@@ -124,9 +136,9 @@ struct PeerRank {
         if (pred_col != nullptr) pred_col[o] = from;
         const i64 slot = reserve_slot((u64*)&counters[NEXT_COUNT]);
         next[slot] = o;
-        const i64 parity = (round + 1) & 1;
+        const u64* dests = expand_write + ((round + 1) & 1) * R;
         for (i32 p = 0; p < R; ++p)
-            if (expand_out[p]) ((u32*)expand_out[p])[parity * R * capacity + slot] = (u32)o;
+            if (dests[p]) ((u32*)dests[p])[slot] = (u32)o;
         return d;
     }
 
@@ -144,31 +156,34 @@ struct PeerRank {
 constexpr i32 PEER_GROUP = 8;
 
 // Local column id of entry k of the level's column frontier: the grid rows' lists one after the
-// other (column_start[p] is where grid row p's starts; its own list is `own`, the others' landed).
-__device__ __forceinline__ i32 column_at(i64 k, const i64* column_start, i32 i, i32 b, i64 capacity,
-                                         const i32* own, const u32* landed)
+// other (column_start[p] is where grid row p's starts; its own list is `own`, the others' at lists[p]).
+__device__ __forceinline__ i32 column_at(i64 k, const i64* column_start, i32 i, i32 b, const i32* own,
+                                         const u64* lists)
 {
     i32 p = 0;
     while (k >= column_start[p + 1]) ++p;
     const i64 at = k - column_start[p];
-    return p * b + (p == i ? own[at] : (i32)__ldcg(landed + p * capacity + at));
+    return p * b + (p == i ? own[at] : (i32)__ldcg((const u32*)lists[p] + at));
 }
 
 extern "C" __global__ void __launch_bounds__(PEER_THREADS, 1)
 peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, const i32* __restrict__ degree,
             i32* own_list, i32* spare_list, i32* __restrict__ own_count, u32* __restrict__ visited,
             i32* __restrict__ level, i32* __restrict__ pred_row, i32* __restrict__ pred_col,
-            i64* __restrict__ counters, const u32* expand_in, const u64* expand_signals,
-            const u64* __restrict__ expand_out, const u64* __restrict__ expand_signal_out, const u32* fold_in,
-            const u64* fold_signals, const u64* __restrict__ fold_out, const u64* __restrict__ fold_signal_out,
+            i64* __restrict__ counters, const u64* __restrict__ expand_read, const u64* expand_signals,
+            const u64* __restrict__ expand_write, const u64* __restrict__ expand_signal_out, i32 lists_half,
+            const u64* __restrict__ fold_read, const u64* fold_signals, const u64* __restrict__ fold_write,
+            const u64* __restrict__ fold_signal_out,
             const i64* records, const u64* __restrict__ record_out, i64* ctl, u64* rounds,
             i64* __restrict__ stats, i64* __restrict__ log, i64 log_capacity, i32 i, i32 j, i32 R, i32 C,
             i32 P, i32 b, i64 capacity, double alpha, double beta, i64 n)
 {
     cg::grid_group grid = cg::this_grid();
-    // [R + 1] where each grid row's list starts in the column frontier, then [C] the landed fold entries
+    // [R + 1] where each grid row's list starts in the column frontier, [C] the fold entries, [R] where
+    // the column peers' lists of the level are
     extern __shared__ i64 column_start[];
     i64* landed = column_start + R + 1;
+    u64* lists = (u64*)(landed + C);
     __shared__ i64 first_entry[PEER_THREADS], first_of[PEER_THREADS];   // the chunk's columns: first entry, start
     __shared__ i32 first_column[PEER_THREADS];
     __shared__ i64 chunk_total, sum_count, sum_degrees, own_next, own_next_degrees;
@@ -194,16 +209,16 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
 
     // Round `round`'s expand message: the own frontier as the host left it; the first level's counters.
     for (i32 p = 0; p < R; ++p) {
-        if (!expand_out[p]) continue;
-        u32* dest = (u32*)expand_out[p] + (round & 1) * R * capacity;
-        for (i64 k = first_thread; k < nown; k += threads) dest[k] = (u32)cur[k];
+        u32* dest = (u32*)expand_write[(round & 1) * R + p];
+        if (dest)
+            for (i64 k = first_thread; k < nown; k += threads) dest[k] = (u32)cur[k];
     }
     if (leader)
         for (i64 w = t; w < words; w += PEER_THREADS) counters[w] = 0;
     grid.sync();
     if (leader)
         for (i32 p = t; p < R; p += PEER_THREADS)
-            if (expand_out[p]) store_release((u64*)expand_signal_out[p] + (round & 1) * R, signal_word(round, nown));
+            if (p != i) store_release((u64*)expand_signal_out[p] + (round & 1) * R, signal_word(round, nown));
 
     for (int k = 0; step == STEP_SMALL; ++k) {
         const i64 parity = round & 1;
@@ -214,6 +229,9 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
         }
         // the column peers' list lengths: their expand signals at the first level, after it the last
         // decision's records, already waited for (column peer p is rank p * C + j: dbfs.grid.Grid.rank)
+        // the column peers' lists of this level: landed by round parity, or their own by the stretch's
+        const i64 half = lists_half < 0 ? parity : (lists_half + k) & 1;
+        for (i32 p = t; p < R; p += PEER_THREADS) lists[p] = expand_read[half * R + p];
         for (i32 p = t; p < R; p += PEER_THREADS)
             column_start[p + 1] = p == i ? nown
                 : k > 0 ? __ldcg(records + (((round - 1) & 1) * P + p * C + j) * PEER_RECORD_WORDS + PEER_RECORD_COUNT)
@@ -225,8 +243,7 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
             if (leader) waited_ns = global_ns();
         }
         __syncthreads();
-        const PeerRank me{R, capacity, lvl, round, degree, level, pred_col, nxt, expand_out, slot};
-        const u32* expand_landed = expand_in + parity * R * capacity;
+        const PeerRank me{R, lvl, round, degree, level, pred_col, nxt, expand_write, slot};
         i64 found_degrees = 0, checked_here = 0;     // of this thread's new own vertices; the entries it counts
         // an entry of column `from` leading to local row `row`: claimed when its atomicOr flips the visited bit
         auto claim = [&](i32 row, i32 from) {
@@ -239,7 +256,7 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
                 found_degrees += me.own(o, d, j);
             } else {
                 const i64 at = reserve_slot((u64*)&slot[FOLD_COUNTS + m]);
-                ((u32*)fold_out[m])[at] = (u32)o;
+                ((u32*)fold_write[m])[at] = (u32)o;
             }
         };
         // expansion: each block a contiguous share of the column frontier, a column a thread at a time
@@ -251,7 +268,7 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
             i64 start = 0, degree_c = 0;
             i32 column = 0;
             if (c < hi) {
-                column = column_at(c, column_start, i, b, capacity, cur, expand_landed);
+                column = column_at(c, column_start, i, b, cur, lists);
                 start = col_ptr[column];
                 degree_c = col_ptr[column + 1] - start;
             }
@@ -291,7 +308,7 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
         if (!one_column) {
             if (leader)
                 for (i32 m = t; m < C; m += PEER_THREADS)
-                    if (fold_out[m])
+                    if (m != j)
                         store_release((u64*)fold_signal_out[m] + parity * C,
                                       signal_word(round, __ldcg(&slot[FOLD_COUNTS + m])));
             i64 landed_total = 0;
@@ -300,14 +317,14 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
             __syncthreads();
             for (i32 m = 0; m < C; ++m) landed_total += landed[m];
             if (leader && t == 0) folded_ns = global_ns();
-            // update from the landed fold lists: at most an entry a thread of the leader block, which then
+            // update from the fold lists: at most an entry a thread of the leader block, which then
             // puts the records behind a block barrier while the other blocks go on to wait for them (a
             // lattice level's fold); more over the whole grid, a grid barrier before the records
             const bool leader_alone = landed_total <= PEER_THREADS;
             if (leader || !leader_alone) {
                 const i64 first = leader_alone ? t : first_thread, stride = leader_alone ? PEER_THREADS : threads;
                 for (i32 m = 0; m < C; ++m) {
-                    const u32* from = fold_in + m * capacity;
+                    const u32* from = (const u32*)fold_read[m];
                     for (i64 e = first; e < landed[m]; e += stride) {
                         const i32 o = (i32)__ldcg(from + e);
                         const i32 row = j * b + o;

@@ -1,13 +1,16 @@
 """The device-driven levels' default capacity (dbfs.peer_levels.default_capacity): the global frontier
 edges up to which a grid's top-down levels run in the ranks' kernels grow with the ranks (each rank's
 share stays PEER_EDGES_PER_RANK), within the one-GPU loop's small-level limit and the landings' bytes,
-never below one rank's share; the landings it sizes are what symmetric_bytes counts."""
+never below one rank's share; the landings it sizes are what symmetric_bytes counts, and where the
+frontier queues would take no more room, there are none: the queues move to the symmetric heap and
+the lists are read in place."""
 
 import pytest
 
 from dbfs.grid import Grid
 from dbfs.device_loop import DEFAULT_SMALL_EDGES
-from dbfs.peer_levels import PEER_EDGES_PER_RANK, PEER_LANDING_BYTES, default_capacity, symmetric_bytes
+from dbfs.peer_levels import (PEER_EDGES_PER_RANK, PEER_LANDING_BYTES, default_capacity, landing_bytes, lists_in_place,
+                               queue_bytes, symmetric_bytes)
 
 pytestmark = pytest.mark.one_rank
 
@@ -24,4 +27,24 @@ def test_capacity_grows_with_the_ranks_within_its_bounds(R, C, expected):
     assert default_capacity(grid) == expected
     landings = 4 * default_capacity(grid) * (2 * R + C)
     assert landings <= max(PEER_LANDING_BYTES, 4 * PEER_EDGES_PER_RANK * (2 * R + C))
-    assert symmetric_bytes(grid, default_capacity(grid)) >= landings
+    assert symmetric_bytes(grid, default_capacity(grid)) >= landing_bytes(grid, default_capacity(grid))
+
+
+@pytest.mark.parametrize("R,C,scale,capacity,in_place", [
+    (4, 4, 24, None, True),                     # sixteen ranks' landings 48 MiB, queues 32
+    (4, 4, 22, None, True),
+    (2, 2, 24, None, False),                    # 6 MiB of landings against 64 of queues
+    (2, 1, 28, None, False),
+    (4, 1, 29, None, False),
+    (2, 2, 10, 1 << 40, True),                  # every level in the kernel: a capacity of the whole block
+    (2, 2, 14, 1 << 10, False),
+])
+def test_lists_read_in_place_where_the_queues_take_no_more_room_than_the_landings(R, C, scale, capacity, in_place):
+    grid = Grid(R, C, 1 << scale)
+    capacity = default_capacity(grid) if capacity is None else capacity
+    queues, b = 2 * 4 * C * grid.block, grid.block
+    landings = 4 * min(capacity, b * C) * (2 * R + C)
+    assert lists_in_place(grid, capacity) == in_place == (queues <= landings)
+    assert landing_bytes(grid, capacity) == (0 if in_place else landings)
+    assert queue_bytes(grid, capacity) == (queues if in_place else 0)
+    assert symmetric_bytes(grid, capacity) - landing_bytes(grid, capacity) < 1 << 16   # signals and records

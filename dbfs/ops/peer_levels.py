@@ -63,9 +63,9 @@ PEER_BLOCKS = 32
 
 
 def shared_bytes(R: int, C: int) -> int:
-    """The kernel's dynamic shared memory (int64): where each grid row's list starts in the column
-    frontier (R + 1), the landed fold entries per grid column (C)."""
-    return 8 * (R + 1 + C)
+    """The kernel's dynamic shared memory (8-byte words): where each grid row's list starts in the column
+    frontier (R + 1), the fold entries per grid column (C), where the column peers' lists are (R)."""
+    return 8 * (2 * R + 1 + C)
 
 
 def counter_words(C: int) -> int:
@@ -93,7 +93,7 @@ def peer_levels(backend, graph, state, links, own_list, spare, own_count, counte
         kernel((blocks(backend, kernel),), (PEER_THREADS,),
                (graph.col_ptr, graph.row_idx, graph.degree, own_list, spare, own_count, state.visited,
                 state.level, state.pred_row, state.pred_col if state.pred_col is not None else NULL, counters,
-                *links.kernel_args(), ctl, rounds, state.stats, log, np.int64(log.shape[0] // PEER_LOG_WORDS),
+                *links.kernel_args(own_list), ctl, rounds, state.stats, log, np.int64(log.shape[0] // PEER_LOG_WORDS),
                 np.int32(i), np.int32(j), np.int32(grid.R), np.int32(grid.C), np.int32(grid.size),
                 np.int32(grid.block), np.int64(capacity), np.float64(alpha), np.float64(beta),
                 np.int64(grid.n_vertices)),
