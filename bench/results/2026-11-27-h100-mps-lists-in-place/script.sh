@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# one H100 under MPS: the device-driven levels' lists read in place (new) against 0198ca9 (old)
+set -u
+T0=$(date +%s); late() { [ $(( $(date +%s) - T0 )) -gt ${1:-540} ]; }
+R=$OUT/r; mkdir -p $R
+export NVSHMEM_SYMMETRIC_SIZE=1G NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERED=1
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl >/dev/null 2>&1
+export PYTHONPATH=/tmp/site
+RESULTS=$R OUT= scripts/gpu_check.sh > /tmp/install.txt 2>&1 || { tail -20 /tmp/install.txt; exit 1; }
+tar xJf .probe/old0198.tar.xz -C /tmp
+{ nvidia-smi; date -u; nproc; python3 -c "import dbfs.peer_levels as p; print('new code (lists_in_place present):', hasattr(p, 'lists_in_place'))";
+  PYTHONPATH=/tmp/oldhead:/tmp/site python3 -c "import dbfs.peer_levels as p; print('old code (lists_in_place absent):', not hasattr(p, 'lists_in_place'))"; } > $R/machine.txt 2>&1
+eval "$(scripts/mps.sh start)"
+P=$PWD/.probe
+run() { # code n file args
+  local code=$1 n=$2 f=$3; shift 3
+  if late; then echo "skipped $f (time)"; return; fi
+  local pp=/tmp/site; [ $code = old ] && pp=/tmp/oldhead:/tmp/site
+  echo "+ ($code) mpirun -n $n python -m dbfs $* --backend gpu --json $f.json" >> $R/commands.txt
+  (cd $R && PYTHONPATH=$pp timeout -s KILL 150 mpirun -x CUDA_MPS_PIPE_DIRECTORY -x PYTHONPATH -n $n python3 -P -m dbfs "$@" --backend gpu --json $f.json > $f.log 2>&1) || { echo "FAILED $f"; tail -3 $R/$f.log; pkill -9 -f "m dbfs"; sleep 3; }
+  python3 $P/summ.py $R/$f.json | cut -c1-230
+}
+T="tests/test_bfs.py tests/test_grid_loop.py"
+for n in 4 2; do
+  export CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$((100 / n))
+  echo "+ (MPS, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$CUDA_MPS_ACTIVE_THREAD_PERCENTAGE) mpirun -n $n python -m pytest --with-mpi -m gpu $T -k 'nvshmem or level_totals or launches'" >> $R/commands.txt
+  timeout -s KILL 170 mpirun -x PYTHONPATH -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_ACTIVE_THREAD_PERCENTAGE -n $n python3 -m pytest --with-mpi -q -m gpu -p no:cacheprovider $T -k "nvshmem or level_totals or launches" > $R/tests_${n}pes.log 2>&1
+  echo "$n PEs: $(strings $R/tests_${n}pes.log | grep -E 'passed|failed' | tail -1)"
+  unset CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
+  strings $R/tests_${n}pes.log | grep -q failed && { strings $R/tests_${n}pes.log | grep -E "Error|assert|FAILED" | head -20; }
+done
+run new 16 s24_16_new --scale 24 --roots 16 --comm nvshmem --row-copy off
+run old 16 s24_16_old --scale 24 --roots 16 --comm nvshmem --row-copy off
+run new 16 s22_16_new --scale 22 --roots 8 --comm nvshmem
+run old 16 s22_16_old --scale 22 --roots 8 --comm nvshmem
+run new 16 s24_16_new_b --scale 24 --roots 16 --comm nvshmem --row-copy off
+run old 16 s24_16_old_b --scale 24 --roots 16 --comm nvshmem --row-copy off
+run new 1 s24_1 --scale 24 --roots 16
+run new 4 s24_4 --scale 24 --roots 16 --comm nvshmem --row-copy off
+run new 16 s22_16_new_b --scale 22 --roots 8 --comm nvshmem
+run old 16 s22_16_old_b --scale 22 --roots 8 --comm nvshmem
+cd $R && for f in *.log *.json; do [ -f $f ] && xz -q $f; done; cd ..; tar cf $OUT/r.tar r && rm -rf r
