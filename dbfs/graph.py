@@ -109,6 +109,17 @@ class LocalGraph:
         """The local columns with an entry (counted once)."""
         return count_nonempty(self.backend, self.col_ptr)
 
+    @cached_property
+    def group_slots(self) -> int:
+        """Collective on first use (every rank of the grid at once): the slots of a frontier queue's group
+        (dbfs.search_state), the most owned vertices with an edge on any rank, at least one (a root
+        without an edge is a frontier of one); the owned block for a directed graph, whose vertices with
+        no out-edge, degree 0, may still be reached."""
+        if self.info.get("directed"):
+            return self.grid.block
+        with_edges = int(self.backend.xp.count_nonzero(self.degree))
+        return max(1, self.comms.world.allreduce(with_edges, op=MPI.MAX))
+
     @property
     def has_edge(self):
         """xp bool [block]: the owned vertex has a non-self-loop edge (the root sampler's rule)."""

@@ -455,7 +455,7 @@ class GridLoop:
         counts, spare_counts = s.counts0, s.counts1
         if own_root:
             self.root_place_host[[ROOT.ID, ROOT.ROW, ROOT.OFFSET, ROOT.AT, ROOT.GROUP]] = (
-                root, grid.owned_row(j, root_offset), root_offset, grid.owned_row(j, 0), j)
+                root, grid.owned_row(j, root_offset), root_offset, j * s.slots, j)
             self.replays.run(ROOT_VISIT_KEY, self._enqueue_visit_root)
         if not self._stretch_next(False, 1, root_degree):             # a stretch encodes its own
             self._end_level(clock, queue, counts, bits=False)
@@ -694,8 +694,8 @@ class GridLoop:
             if bits:
                 message.encode_bits(backend, self.own_front, s.stats, grid.block, self.encoding, x.out, self.cursor)
             else:
-                message.encode_lists(backend, queue[grid.owned_row(j, 0):], grid.block, counts[j:j + 1], -1,
-                                     grid.block, self.encoding, x.out, x.stride, 1)
+                message.encode_lists(backend, s.group(queue, j), s.slots, counts[j:j + 1], -1, grid.block,
+                                     self.encoding, x.out, x.stride, 1)
             for x in self.frontier_xs:
                 x.stage()
         if totals:
@@ -738,17 +738,16 @@ class GridLoop:
             message.to_list(backend, self.expand_x.sources, self.col_bases, b, g.col_ptr, s.front, s.count)
             frontier, length = s.front, s.count
         else:
-            frontier, length = queue[grid.owned_row(j, 0):grid.owned_row(j, b)], counts[j:j + 1]
+            frontier, length = s.group(queue, j), counts[j:j + 1]
         backend.zero(dst_cnt)
         expand(backend, grid, j, g.col_ptr, g.row_idx, frontier, length, s.visited, s.level, s.pred_row,
                s.pred_col, dst, dst_cnt, s.stats, self.scratch, edges_per_thread=self.edges_per_thread,
                control=self.control)
         if self.fold_x is None:
-            frontier_figures(backend, dst[grid.owned_row(j, 0):], dst_cnt[j:j + 1], g.degree, s.stats,
-                             control=self.control)
+            frontier_figures(backend, s.group(dst, j), dst_cnt[j:j + 1], g.degree, s.stats, control=self.control)
             return
         x = self.fold_x
-        message.encode_lists(backend, dst, b, dst_cnt, j, b, self.encoding, x.out, x.stride, grid.C)
+        message.encode_lists(backend, dst, s.slots, dst_cnt, j, b, self.encoding, x.out, x.stride, grid.C)
         x.stage()
 
     def _enqueue_update(self, dst, dst_cnt) -> None:
@@ -757,8 +756,7 @@ class GridLoop:
         grid, j = g.grid, g.comms.j
         update(backend, grid, j, self.fold_x.sources, s.visited, s.level, s.pred_col, 0, dst, dst_cnt,
                control=self.control)
-        frontier_figures(backend, dst[grid.owned_row(j, 0):], dst_cnt[j:j + 1], g.degree, s.stats,
-                         control=self.control)
+        frontier_figures(backend, s.group(dst, j), dst_cnt[j:j + 1], g.degree, s.stats, control=self.control)
 
     def _send(self, traffic, phase: str, x) -> None:
         self._count_sent(traffic, phase, x, *x.send())
@@ -810,15 +808,14 @@ class GridLoop:
         """enqueue(mark) of a stretch (`begin` set it up); where every exchange is on the device, with
         its closing encode and status copy (a whole level's end), which `_end_level` adds otherwise, and
         (switch) first the switch from bottom-up."""
-        grid, j = self.graph.grid, self.graph.comms.j
-        own = slice(grid.owned_row(j, 0), grid.owned_row(j, grid.block))
+        s, j = self.state, self.graph.comms.j
         alpha = self.alpha if self.bottom_up_allowed else 0.0
 
         def enqueue(mark):
             if switch:
                 self._enqueue_bits_to_list(mark, queue, counts)
             mark("expansion")
-            self.peers.launch(queue[own], spare[own], counts[j:j + 1], alpha, self.beta)
+            self.peers.launch(s.group(queue, j), s.group(spare, j), counts[j:j + 1], alpha, self.beta)
             if self.whole_levels:
                 mark("update")
                 self._enqueue_end(queue, counts, bits=False)
@@ -857,10 +854,10 @@ class GridLoop:
         send(phase, x) sends a round, wait waits on the device (a host-staged rotation); control: the
         control block (its level number) or None (lvl)."""
         backend, s, g, side = self.backend, self.state, self.graph, self.side
-        grid, j = g.grid, g.comms.j
+        j = g.comms.j
         if pack:
             mark("update")
-            bitmap.pack(backend, queue[grid.owned_row(j, 0):], counts[j:j + 1], self.own_front)
+            bitmap.pack(backend, s.group(queue, j), counts[j:j + 1], self.own_front)
         if side.gather is not None and gathered:
             mark(side.gather_phase + "_comm")
             send(side.gather_phase, side.gather)
@@ -938,8 +935,8 @@ class GridLoop:
                 s.visited[m * w:(m + 1) * w] = words
 
     def _unpack_own_front(self, queue, counts) -> None:
-        grid, j = self.graph.grid, self.graph.comms.j
-        bitmap.unpack(self.backend, self.own_front, queue[grid.owned_row(j, 0):], counts[j:j + 1])
+        j = self.graph.comms.j
+        bitmap.unpack(self.backend, self.own_front, self.state.group(queue, j), counts[j:j + 1])
 
     # predecessors ---------------------------------------------------------------------------------
     def _resolves(self, any_bottom_up: bool) -> bool:
@@ -948,8 +945,10 @@ class GridLoop:
 
     def _resolve_parents(self, any_bottom_up: bool) -> None:
         """Delayed predecessors -> global parent ids of the owned vertices. Block m of this rank's
-        pred_row (its discoverers of the vertices owned by grid column m) goes to that owner; from column
-        c we receive its discoverers of our block, so gathered[c*b + o] is column c's answer (-1: none).
+        pred_row (its discoverers of the vertices owned by grid column m) goes to that owner, read in place
+        where NVSHMEM maps it, else gathered over pred_row itself (each block packed to send before any
+        lands): from column c we receive its discoverers of our block, so pred_row[c*b + o] is column c's
+        answer (-1: none).
         On a grid of one column pred_row is the parent array already. Then, after any bottom-up level
         on the CSC's columns, the vertices it found (_resolve_column_finds). The root's parent was set
         at its visit."""
@@ -957,8 +956,8 @@ class GridLoop:
         if self.row_peers is not None:
             resolve_rows_mapped(backend, grid, self.graph.comms.j, s.pred_col, self.row_peers, s.parent)
         elif grid.C > 1:
-            self._gather_blocks(self.row_x, s.pred_row, s.pred_gathered, self.graph.comms.j, grid.owned_row)
-            resolve_parents(backend, grid, s.pred_col, s.pred_gathered, s.parent)
+            self._gather_blocks(self.row_x, s.pred_row, s.pred_row, self.graph.comms.j, grid.owned_row)
+            resolve_parents(backend, grid, s.pred_col, s.pred_row, s.parent)
         if self.by_columns and any_bottom_up:
             self._resolve_column_finds()
 

@@ -15,8 +15,8 @@ The phases add up what is alive together: construction (the CSC being filled plu
 the degrees), certificate (graph + certificate) and search (graph + state + validation); on the CPU
 backend also the NumPy twins' largest step of the search, the file reader's buffers and the run's
 Python objects. The estimate is the largest phase. A rank's entries are taken as 2m/P (m/P for a
-directed graph) and its non-empty local columns as all of them until the build has counted both
-(Estimate.with_counts).
+directed graph), its non-empty local columns as all of them and a frontier queue's group as the owned
+block until the build has counted them (Estimate.with_counts).
 
 Measurement (DevicePeak): on a GPU every allocation goes through CuPy's default memory pool; after
 each one the bytes in use (the pool's live arrays, in CuPy's 512-byte units, and dbfs's arrays on the
@@ -151,6 +151,14 @@ def graph500_columns(grid: Grid, edgefactor: int) -> int:
     return min(grid.cols_per_rank, math.ceil(share * min(grid.cols_per_rank, grid.n_vertices)))
 
 
+def graph500_group_slots(grid: Grid, edgefactor: int) -> int:
+    """The slots of a frontier queue's group that a Graph500 graph over grid.n_vertices = 2^SCALE
+    vertices is expected to take, what the build will count (dbfs.graph.LocalGraph.group_slots): the
+    owned vertices with an edge (graph500.generator.expected_reaching_share over one part)."""
+    scale = grid.n_vertices.bit_length() - 1
+    return max(1, min(grid.block, math.ceil(expected_reaching_share(scale, edgefactor, 1) * grid.block)))
+
+
 def entries_per_rank(grid: Grid, n_edges: int, symmetric: bool) -> int:
     """The CSC entries of a rank if they spread evenly (self-loops counted: an upper bound)."""
     return -(-(2 if symmetric else 1) * n_edges // grid.size)
@@ -259,16 +267,18 @@ def generator_bytes(grid: Grid, device: str, generated: bool = True) -> int:
 
 def search_state_bytes(grid: Grid, direction: str, entries: int, transport: str = "mpi",
                        device: str = "gpu", encoding: str = "adaptive", by_columns: bool = False,
-                       columns: int | None = None, symmetric: bool = True, scan_lent: int = 0) -> int:
+                       columns: int | None = None, symmetric: bool = True, scan_lent: int = 0,
+                       slots: int | None = None) -> int:
     """What dbfs.bfs.BFS allocates: the search state's arrays (dbfs.search_state.layout, exact; columns:
-    the block's non-empty columns, None while not counted; scan_lent: dbfs.grid_loop.scan_lent_bytes),
+    the block's non-empty columns and slots a queue group's, None while not counted; scan_lent:
+    dbfs.grid_loop.scan_lent_bytes),
     the loop's buffers (the exchanges' among them), and on the CPU backend the loop's host buffers
     (pinned host memory on a GPU, so not device memory there)."""
     from dbfs import bfs, device_loop, grid_loop, search_state
     one_rank = grid.size == 1
     cpu = device == "cpu"
     total = search_state.layout_bytes(grid, direction, entries, bfs.LOG_CAPACITY if one_rank else 0, by_columns,
-                                      columns, symmetric, scan_lent)
+                                      columns, symmetric, scan_lent, slots)
     if one_rank:
         return total + (device_loop.host_buffer_bytes() if cpu else 0)
     return total + grid_loop.buffer_bytes(grid, encoding, transport, cpu, direction, by_columns)
@@ -325,7 +335,8 @@ def symmetric_heap_bytes(grid: Grid, n_edges: int, symmetric: bool, direction: s
 
 
 def validation_bytes(grid: Grid, symmetric: bool, entries: int, direction: str = "auto",
-                     by_columns: bool = False, columns: int | None = None, scan_lent: int = 0) -> int:
+                     by_columns: bool = False, columns: int | None = None, scan_lent: int = 0,
+                     slots: int | None = None) -> int:
     """graph500.validate.validate_bfs's device arrays, with the widest compact levels (int32), beside
     what the search state's idle arrays hold for it (dbfs.search_state.idle_after_search, lent by
     dbfs.bfs.BFS.idle_memory), and the entry pass's table of chunk columns (dbfs.ops.validate, int32
@@ -334,7 +345,7 @@ def validation_bytes(grid: Grid, symmetric: bool, entries: int, direction: str =
     from dbfs.search_state import idle_after_search, layout, parent_dtype
     from graph500.validate import validation_bytes as validator_bytes
     arrays = layout(grid, direction, entries, by_columns=by_columns, columns=columns, symmetric=symmetric,
-                    scan_lent=scan_lent)
+                    scan_lent=scan_lent, slots=slots)
     lenders = [arrays[name][0].itemsize * arrays[name][1] for name in idle_after_search(grid, by_columns)]
     return (validator_bytes(grid, parent_dtype(grid).itemsize, directed=not symmetric, level_itemsize=4,
                             lenders=lenders)
@@ -367,10 +378,10 @@ class Estimate:
     def fits(self) -> bool:
         return self.limit is None or self.peak <= self.limit
 
-    def with_counts(self, entries: int, columns: int) -> "Estimate":
+    def with_counts(self, entries: int, columns: int, slots: int | None = None) -> "Estimate":
         """The same estimate for a rank holding exactly `entries` CSC entries in `columns` non-empty
-        local columns."""
-        return estimate(**{**self.inputs, "entries": entries, "columns": columns})
+        local columns (and, once counted, queue groups of `slots`)."""
+        return estimate(**{**self.inputs, "entries": entries, "columns": columns, "slots": slots})
 
     def summary(self) -> str:
         phases = ", ".join(f"{name} {readable(size)}" for name, size in self.phases.items())
@@ -393,10 +404,11 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
              transport: str = "mpi", device: str = "gpu", entries: int | None = None,
              chunk: int | None = None, limit: int | None = None, row_copy: bool = True,
              generated: bool = True, read_buffers: tuple = (0, 0), columns: int | str | None = None,
-             certified: bool = True, build_transport: str | None = None) -> Estimate:
+             certified: bool = True, build_transport: str | None = None, slots: int | None = None) -> Estimate:
     """Every part and phase of one rank (the one with `entries` entries and `columns` non-empty local
-    columns; default: the even share, and every local column, a bound until the build has counted;
-    EXPECTED_COLUMNS: as many as a Graph500 graph's block is expected to hold, graph500_columns). The
+    columns, its queue groups of `slots`; default: the even share, every local column and the owned
+    block, bounds until the build has counted; EXPECTED_COLUMNS: as many columns and slots as a
+    Graph500 graph's block is expected to take, graph500_columns and graph500_group_slots). The
     build's chunk (`chunk`; default: chunk_edges with the search state and validation as its room) is
     kept in `inputs`, so the estimate redone with the counted entries assumes the chunk the build took.
     row_copy: the bottom-up search keeps the row-major copy (row_major_layout); generated: the tuples come
@@ -412,15 +424,19 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     counted = entries_per_rank(grid, n_edges, symmetric) if entries is None else entries
     by_columns = layout == "columns"
     scan_lent = grid_loop.scan_lent_bytes(grid, transport, device == "cpu", by_columns)
-    nonempty = graph500_columns(grid, n_edges // grid.n_vertices) if columns == EXPECTED_COLUMNS else columns
+    nonempty, group = columns, slots
+    if columns == EXPECTED_COLUMNS:
+        nonempty = graph500_columns(grid, n_edges // grid.n_vertices)
+        group = graph500_group_slots(grid, n_edges // grid.n_vertices) if symmetric and slots is None else slots
     state = search_state_bytes(grid, direction, counted, transport, device, by_columns=by_columns,
-                               columns=nonempty, symmetric=symmetric, scan_lent=scan_lent)
-    checking = validation_bytes(grid, symmetric, counted, direction, by_columns, nonempty, scan_lent)
+                               columns=nonempty, symmetric=symmetric, scan_lent=scan_lent, slots=group)
+    checking = validation_bytes(grid, symmetric, counted, direction, by_columns, nonempty, scan_lent, group)
     if chunk is None:
         chunk = chunk_edges(grid, n_edges, symmetric, layout == "copy", device, state + checking, built_over)
     inputs = dict(grid=grid, n_edges=n_edges, symmetric=symmetric, direction=direction, transport=transport,
                   device=device, entries=entries, chunk=chunk, limit=limit, row_copy=row_copy, generated=generated,
-                  read_buffers=read_buffers, columns=columns, certified=certified, build_transport=build_transport)
+                  read_buffers=read_buffers, columns=columns, certified=certified, build_transport=build_transport,
+                  slots=slots)
     graph = graph_bytes(grid, counted, layout)
     resident = sum(graph.values())
     # the owned degrees (dbfs.build): from the row copy's whole rows on a grid of one column, else the
@@ -520,7 +536,7 @@ def fit_advice(plan: Estimate, most_ranks: int = 1 << 20) -> str:
     graph (undirected, 2^SCALE vertices, an integer edgefactor) the largest scale these ranks hold."""
     grid, n_edges, limit = plan.inputs["grid"], plan.inputs["n_edges"], plan.limit
     n = grid.n_vertices
-    kept = {k: v for k, v in plan.inputs.items() if k not in ("grid", "entries", "chunk")}
+    kept = {k: v for k, v in plan.inputs.items() if k not in ("grid", "entries", "chunk", "slots")}
 
     def holds(ranks: int) -> bool:
         try:

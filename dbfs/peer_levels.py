@@ -107,7 +107,7 @@ class PeerLinks:
 
     def __init__(self, backend, comms, state, capacity: int):
         from dbfs import nvshmem
-        grid, i, j, b = comms.grid, comms.i, comms.j, comms.grid.block
+        grid, i, j, slots = comms.grid, comms.i, comms.j, state.slots
         R, C, P = grid.R, grid.C, grid.size
         world = world_ranks(comms.world)
         self.backend, self.state = backend, state
@@ -122,12 +122,12 @@ class PeerLinks:
 
         sizes = ((2 * R, np.uint64), (2 * C, np.uint64), (2 * P * PEER_RECORD_WORDS, np.int64))
         if self.in_place:
-            self.moved = [self._move_to_heap(name) for name in ("queue0", "queue1")]
+            self.moved = [nvshmem.move_to_heap(backend, state, name) for name in ("queue0", "queue1")]
             queues = self.moved
-            expand_read = [[0 if p == i else at(queue, j * b, column[p]) for p in range(R)] for queue in queues]
+            expand_read = [[0 if p == i else at(queue, j * slots, column[p]) for p in range(R)] for queue in queues]
             expand_write = [[0] * R, [0] * R]
-            fold_read = [0 if m == j else at(queues[0], j * b, row[m]) for m in range(C)]
-            fold_write = [0 if m == j else at(queues[0], m * b) for m in range(C)]
+            fold_read = [0 if m == j else at(queues[0], j * slots, row[m]) for m in range(C)]
+            fold_write = [0 if m == j else at(queues[0], m * slots) for m in range(C)]
             self.arrays = [nvshmem.symmetric(backend, n, dtype) for n, dtype in sizes]
         else:
             self.moved = []
@@ -153,16 +153,6 @@ class PeerLinks:
             table([0 if m == j else at(fold_signals, j, row[m]) for m in range(C)]),
             table([at(records, grid.rank(i, j) * PEER_RECORD_WORDS, p) for p in range(P)]))
 
-    def _move_to_heap(self, name: str):
-        """Collective: the state's queue `name` on the symmetric heap (nothing in it outlives a search), the
-        state's other name for it (pred_gathered) following."""
-        from dbfs import nvshmem
-        old = getattr(self.state, name)
-        moved = nvshmem.move_to_heap(self.backend, self.state, name)
-        if getattr(self.state, "pred_gathered", None) is old:
-            self.state.pred_gathered = moved
-        return moved
-
     def kernel_args(self, own_list) -> tuple:
         """The kernel's message arguments for a launch whose own list is `own_list` (group j of queue0 or
         queue1: with the lists read in place, the half the peers' lists of its first level are in)."""
@@ -170,7 +160,7 @@ class PeerLinks:
         expand_read, expand_write, expand_signal_out, fold_read, fold_write, fold_signal_out, record_out = self.tables
         state, half = self.state, -1
         if self.in_place:
-            half = 0 if own_list.data.ptr == state.queue0.data.ptr + 4 * state.grid.block * state.j else 1
+            half = 0 if own_list.data.ptr == state.group(state.queue0, state.j).data.ptr else 1
         return (expand_read, expand_signals, expand_write, expand_signal_out, np.int32(half), fold_read, fold_signals,
                 fold_write, fold_signal_out, records, record_out)
 

@@ -3,7 +3,7 @@ drives it (dbfs.device_loop on one GPU, dbfs.grid_loop on a grid of ranks) and f
 
 Paper 004, sections 3.2-3.5, with the direction-optimizing additions: the visited bitmap over the
 rank's local rows, the levels and delayed predecessors of the owned block, the two frontier queues
-(C groups of b slots: discoveries grouped by owner grid column, group j being the next frontier), the
+(C groups of s slots: discoveries grouped by owner grid column, group j being the next frontier), the
 degree-scan scratch and column table of the expansion, and, where the grid or the direction needs
 them, the gathered column frontier, the fold receive buffer, the bottom-up bitmaps, the
 predecessor-exchange buffers and the one-GPU loop's control block and per-level log. The bottom-up
@@ -24,11 +24,17 @@ the report take either); on a grid of one column (1x1, R x 1) the discoverer arr
 itself (a local column is a global id there, and the local rows are the owned block), so a search leaves
 its result in place and nothing is copied or resolved but the vertices found on the CSC's columns,
 which the owner marks there. On other grids the predecessor exchange after the levels gathers the
-discoverers' rows in a frontier queue, which the levels no longer need then, and the column finds (where
-they are not read in place) over the finders' own column parents. Once every
+discoverers' rows (where they are not read in place) over the discoverers' own pred_row, and the column
+finds over the finders' own column parents. Once every
 rank's search has ended, the arrays of `idle_after_search` hold nothing of its result: the validation
 borrows them (dbfs.workspace), and the predecessor exchanges' buffers live in the expansion's scan
 (dbfs.grid_loop), which is therefore at least their size.
+
+A queue's group holds what one level appends to it: the vertices of one owner that this rank can
+discover. Each is found once a search, and only where it has an edge (in an undirected graph; in a
+directed one, where it has an in-edge the degree does not count), so a group's s slots are the most
+owned vertices with an edge on any rank (dbfs.graph.LocalGraph.group_slots, about half the owned block at
+Graph500 scales 24-28), b for a directed graph, not b.
 
 The gathered column frontier and the expansion's degree scan are sized by the block's non-empty columns
 (frontier_capacity), not by its N/C local columns, wherever a frontier can only hold those: a block of
@@ -61,9 +67,10 @@ def frontier_capacity(grid, symmetric: bool, columns: int | None) -> int:
 
 
 def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns: bool = False,
-           columns: int | None = None, symmetric: bool = True, scan_lent: int = 0) -> dict:
+           columns: int | None = None, symmetric: bool = True, scan_lent: int = 0, slots: int | None = None) -> dict:
     """{array name: (dtype, length)} of a rank's search state (see the module docstring) for a CSC
-    block of `entries` entries and `columns` non-empty columns (None: not counted; frontier_capacity);
+    block of `entries` entries and `columns` non-empty columns (None: not counted; frontier_capacity),
+    queue groups of `slots` (None: b, a bound until counted);
     by_columns: the bottom-up levels search the CSC's columns (dbfs.graph.LocalGraph.bottom_up_by_columns;
     direction auto); scan_lent: the bytes the predecessor exchanges carve out of the degree scan
     (dbfs.grid_loop.scan_lent_bytes), which it holds at least, as it holds what of the validation's
@@ -76,8 +83,8 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns
         "visited": (np.uint32, rows // 32),
         "level": (np.int32, b),
         "pred_row": (np.int32, rows),           # discoverer local column of each local row
-        "queue0": (np.int32, C * b),
-        "queue1": (np.int32, C * b),
+        "queue0": (np.int32, C * (b if slots is None else slots)),
+        "queue1": (np.int32, C * (b if slots is None else slots)),
         "counts0": (np.int32, C),
         "counts1": (np.int32, C),
         "stats": (np.int64, STAT_WORDS),
@@ -153,9 +160,11 @@ def idle_after_search(grid, by_columns: bool = False) -> list:
 
 
 def layout_bytes(grid, direction: str, entries: int, log_capacity: int = 0, by_columns: bool = False,
-                 columns: int | None = None, symmetric: bool = True, scan_lent: int = 0) -> int:
+                 columns: int | None = None, symmetric: bool = True, scan_lent: int = 0,
+                 slots: int | None = None) -> int:
     return sum(dtype.itemsize * n for dtype, n in
-               layout(grid, direction, entries, log_capacity, by_columns, columns, symmetric, scan_lent).values())
+               layout(grid, direction, entries, log_capacity, by_columns, columns, symmetric, scan_lent,
+                      slots).values())
 
 
 class SearchState:
@@ -171,17 +180,20 @@ class SearchState:
         xp = backend.xp
         symmetric = not graph.info.get("directed")
         self.by_columns = graph.searches_columns(direction)
+        self.slots = graph.group_slots
         for name, (dtype, n) in layout(grid, direction, graph.nnz, log_capacity, self.by_columns,
-                                       graph.nonempty_columns, symmetric, scan_lent).items():
+                                       graph.nonempty_columns, symmetric, scan_lent, self.slots).items():
             setattr(self, name, xp.zeros(n, dtype))
         if grid.C == 1:
             self.parent = self.pred_row         # a local column is a global id on one grid column
             self.pred_col = None                # every discoverer is the owner
-        else:                                   # the predecessor exchange's, after the levels: in a queue
-            self.pred_gathered = self.queue1
         self.words = grid.block // 32
         if direction == "auto" and symmetric:
             self.no_edges[:] = xp.packbits(graph.degree == 0, bitorder="little").view(xp.uint32)
+
+    def group(self, queue, m: int):
+        """Group m of `queue` (queue0 or queue1): the frontier list of grid column m's owner."""
+        return queue[m * self.slots:(m + 1) * self.slots]
 
     def idle_arrays(self) -> list:
         """The arrays of idle_after_search, valid to lend until the next search's reset."""

@@ -165,7 +165,7 @@ __device__ __forceinline__ void expand_edges(
     const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, const i32* __restrict__ frontier,
     const i32* __restrict__ frontier_count, i32 frontier_length, const i64* __restrict__ cumul,
     const i32* __restrict__ column_table, u32* __restrict__ bitmap, i32* __restrict__ level, i32* __restrict__ pred_row,
-    i32* __restrict__ pred_col, i32 lvl, i32 j, i32 b, i32 C, i32* __restrict__ dst,
+    i32* __restrict__ pred_col, i32 lvl, i32 j, i32 b, i32 C, i64 slots, i32* __restrict__ dst,
     i32* __restrict__ dst_cnt, u64* __restrict__ chunks, i64* __restrict__ stats, const i64* __restrict__ ctl)
 {
     if (!gate_open(ctl, TOPDOWN_GATE, -1)) return;
@@ -243,7 +243,7 @@ __device__ __forceinline__ void expand_edges(
 #pragma unroll
         for (int e = 0; e < EPT; ++e) {
             if (!claimed[e]) continue;
-            dst[(i64)group[e] * b + slot[e]] = offset[e];
+            dst[(i64)group[e] * slots + slot[e]] = offset[e];
             pred_row[v[e]] = u[e];
             if (group[e] == j) {
                 level[offset[e]] = lvl;
@@ -259,13 +259,13 @@ __device__ __forceinline__ void expand_edges(
         const i32* __restrict__ frontier, const i32* __restrict__ frontier_count, i32 frontier_length,    \
         const i64* __restrict__ cumul, const i32* __restrict__ column_table, u32* __restrict__ bitmap,     \
         i32* __restrict__ level, i32* __restrict__ pred_row, i32* __restrict__ pred_col, i32 lvl, i32 j,  \
-        i32 b, i32 C,                                                                                    \
+        i32 b, i32 C, i64 slots,                                                                         \
         i32* __restrict__ dst, i32* __restrict__ dst_cnt, u64* __restrict__ chunks,                       \
         i64* __restrict__ stats, const i64* __restrict__ ctl)                                            \
     {                                                                                                    \
         expand_edges<EPT>(col_ptr, row_idx, frontier, frontier_count, frontier_length, cumul,            \
-                          column_table, bitmap, level, pred_row, pred_col, lvl, j, b, C, dst, dst_cnt,    \
-                          chunks, stats, ctl);                                                           \
+                          column_table, bitmap, level, pred_row, pred_col, lvl, j, b, C, slots, dst,      \
+                          dst_cnt, chunks, stats, ctl);                                                           \
     }
 
 EXPAND_VARIANT(1)

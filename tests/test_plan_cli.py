@@ -106,7 +106,7 @@ def test_bad_input_is_one_clear_line(args, message):
     (("--ranks", 7, "--scale", 31), "use at least 8 ranks (e.g. --grid 4x2), or at most 2^30 vertices (scale 30) "
                                     "on this grid", 30, "the 32-bit local ids"),
     (("--ranks", 8192, "--scale", 37), "use at least 8200 ranks (e.g. --grid 100x82)", 36, "the 32-bit local ids"),
-    (("--ranks", 1, "--scale", 42), "or at most 2^28 vertices (scale 28) on this grid", 28, "the memory"),
+    (("--ranks", 1, "--scale", 42), "or at most 2^29 vertices (scale 29) on this grid", 29, "the memory"),
     (("--ranks", 8, "--grid", "8x1", "--scale", 31), "use --grid 4x2", 30, "the 32-bit local ids"),    # a grid chosen
 ])
 def test_a_grid_whose_local_ids_cannot_hold_the_scale_does_not_fit(tmp_path, args, advice, largest, set_by):
@@ -155,7 +155,7 @@ def test_comm_auto_is_sized_as_the_main_command_sizes_it(tmp_path):
 def test_small_sizes_show_in_a_unit_that_shows_them():
     result = plan("--scale", 20, "--ranks", 4, "--memory", "1MiB")
     assert f"{'per rank':<26}{'MiB':>10}" in result.stdout
-    assert "peak per rank: 52.16 MiB (search); 1.00 MiB available: does not fit: " in result.stdout
+    assert "peak per rank: 50.63 MiB (search); 1.00 MiB available: does not fit: " in result.stdout
 
 
 def test_a_prediction_from_the_scale_model(tmp_path):

@@ -66,8 +66,8 @@ def expand(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, 
       pred_row  int32 [nrows]     write  pred_row[v] = discovering frontier column u, new rows only
       pred_col  int32 [b] or None write  pred_col[o] = j for newly discovered owned rows (None: one
                                          rank, where nothing needs it)
-      dst       int32 [C*b]       write  group m occupies dst[m*b : (m+1)*b]
-      dst_cnt   int32 [C]         read/write  group m's fill; new offsets go to dst[m*b + dst_cnt[m]...]
+      dst       int32 [C*s]       write  group m occupies dst[m*s : (m+1)*s] (s = len(dst) // C)
+      dst_cnt   int32 [C]         read/write  group m's fill; new offsets go to dst[m*s + dst_cnt[m]...]
       stats     int64 [STAT_WORDS] read/write  CHECKED += the frontier's total degree (entries scanned)
       scratch   ExpandScratch with capacity >= nf
       control   int64 [CTL_WORDS] or None: the device-driven loop's control block; the level then runs
@@ -79,8 +79,8 @@ def expand(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, 
     frontier neighbours); entries already in dst below the old dst_cnt and everything about other
     rows are left alone. The order of new entries inside a group and the choice among several
     frontier neighbours are unspecified (GPU: atomic order; NumPy: ascending rows, first scanned
-    edge). The groups have room for all rows of their block, so they cannot overflow as long as the
-    bitmap covers every row already appended.
+    edge). A group cannot overflow as long as the bitmap covers every row already appended and s is at
+    least the rows of group m's block that have an entry (dbfs.graph.LocalGraph.group_slots).
 
     GPU: five kernels on CuPy's current stream, no host synchronisation; `frontier` must not be
     overwritten before they ran. edges_per_thread selects the kernel variant (one of
@@ -132,7 +132,7 @@ def _expand_gpu(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, le
         (backend.resident_blocks(expansion, BLOCK_THREADS),), (BLOCK_THREADS,),
         (col_ptr, row_idx, frontier, *count, scratch.cumul, scratch.columns, bitmap, level, pred_row,
          pred_col if pred_col is not None else NULL, np.int32(lvl), np.int32(j), np.int32(grid.block),
-         np.int32(ngroups), dst, dst_cnt, scratch.chunks, stats, gate),
+         np.int32(ngroups), np.int64(dst.shape[0] // ngroups), dst, dst_cnt, scratch.chunks, stats, gate),
         shared_mem=GROUP_SCRATCH_BYTES * ngroups)
 
 
@@ -169,19 +169,22 @@ def _expand_columns(grid, j, col_ptr, row_idx, frontier, bitmap, level, pred_row
     pred_row[new_rows] = sources[fresh][first]
     groups = grid.row_group(new_rows)
     offsets = grid.row_offset(new_rows)
-    append_grouped(grid.block, dst, dst_cnt, groups, offsets)
+    append_grouped(dst.shape[0] // dst_cnt.shape[0], dst, dst_cnt, groups, offsets)
     own = offsets[groups == j]
     level[own] = lvl
     if pred_col is not None:
         pred_col[own] = j
 
 
-def append_grouped(b: int, dst: np.ndarray, dst_cnt: np.ndarray, groups: np.ndarray,
+def append_grouped(slots: int, dst: np.ndarray, dst_cnt: np.ndarray, groups: np.ndarray,
                    offsets: np.ndarray) -> None:
-    """Append offsets[k] to group groups[k] of dst (groups of b slots, sorted ascending), bumping
-    dst_cnt."""
+    """Append offsets[k] to group groups[k] of dst (groups of `slots` entries, sorted ascending), bumping
+    dst_cnt (IndexError where a group would overflow)."""
     counts = np.bincount(groups, minlength=dst_cnt.shape[0])
     group_start = np.cumsum(counts) - counts
     rank_in_group = np.arange(groups.shape[0]) - group_start[groups]
-    dst[groups * b + dst_cnt[groups] + rank_in_group] = offsets
+    at = dst_cnt[groups] + rank_in_group
+    if at.size and int(at.max()) >= slots:
+        raise IndexError(f"a group of {slots} slots would overflow")
+    dst[groups * slots + at] = offsets
     dst_cnt += counts.astype(dst_cnt.dtype)

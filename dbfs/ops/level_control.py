@@ -12,7 +12,8 @@ Arrays (device, 1-D, C-contiguous), as held by dbfs.search_state.SearchState on 
   control  int64 [CTL_WORDS]   the control block (kernels CTL)
   stats    int64 [STAT_WORDS]  the bulk level's counters
   slots    int64 [SMALL_SCRATCH_WORDS]  the persistent kernel's level counters and hand-off (dbfs.kernels)
-  q0, q1   int32 [b]           frontier queues; between levels the frontier list is queue 0
+  q0, q1   int32 [s]           frontier queues (s: dbfs.graph.LocalGraph.group_slots); between levels
+                               the frontier list is queue 0
   counts0, counts1  int32 [1]  their lengths
   visited  uint32 [b/32], level int32 [b], parent int32 [b], degree int32 [b]
   log      int64 [capacity * LOG_WORDS] per-level records (capacity 0: no log)

@@ -7,8 +7,10 @@ global totals summed the same way by one block per rank.
 
 Arrays (device, 1-D, C-contiguous; state names as in dbfs.search_state):
   col_ptr int64 [cols+1], row_idx int32 [nnz], degree int32 [b]          read   the CSC block
-  own_list  int32 [>= capacity]   read/write  the own frontier (offsets) in, and out when the kernel ends
-  spare     int32 [>= capacity]   scratch     the other frontier list
+  own_list  int32 [s]             read/write  the own frontier (offsets) in, and out when the kernel ends
+                                              (group j of a frontier queue, s = state.slots: a level finds
+                                              at most the owned vertices with an edge)
+  spare     int32 [s]             scratch     the other frontier list (group j of the other queue)
   own_count int32 [1]             read/write  its length
   visited uint32 [C*b/32], level int32 [b], pred_row int32 [C*b], pred_col int32 [b] or None (one grid
   column)                         read/write  as the host-driven level writes them
@@ -141,13 +143,13 @@ def level_totals(backend, stats, record_out, records, rounds, totals, status) ->
 
 
 def _peer_levels_numpy(graph, state, comms, own_list, own_count, ctl, rounds, log, capacity, alpha, beta) -> None:
-    grid, i, j, b = graph.grid, graph.i, graph.j, graph.grid.block
+    grid, i, j = graph.grid, graph.i, graph.j
     lvl, nf, mf, mu, visited, first_record = (int(ctl[word]) for word in (
         CTL.LEVEL, CTL.FRONTIER, CTL.FRONTIER_EDGES, CTL.UNVISITED_EDGES, CTL.VISITED, CTL.LOGGED))
     ctl[CTL.START_NS] = time.perf_counter_ns()
     own = own_list[:int(own_count[0])].copy()
     step, logged, checked_total = STEP.SMALL, 0, 0
-    groups = np.zeros(grid.C * b, np.int32)
+    groups = np.zeros(grid.C * state.slots, np.int32)
     fill = np.zeros(grid.C, np.int32)
     while step == STEP.SMALL:
         lists = comms.col.allgather(own)                       # entry p: grid row p's frontier
@@ -157,7 +159,7 @@ def _peer_levels_numpy(graph, state, comms, own_list, own_count, ctl, rounds, lo
         checked = np.zeros_like(state.stats)
         _expand_numpy(grid, j, graph.col_ptr, graph.row_idx, columns, state.visited, state.level, state.pred_row,
                       state.pred_col, lvl, groups, fill, checked)
-        outgoing = [groups[m * b:m * b + fill[m]].copy() for m in range(grid.C)]
+        outgoing = [state.group(groups, m)[:fill[m]].copy() for m in range(grid.C)]
         marks.append(time.perf_counter_ns())
         received = [(m, offsets) for m, offsets in enumerate(comms.row.alltoall(outgoing)) if m != j]
         marks.append(time.perf_counter_ns())
@@ -165,7 +167,7 @@ def _peer_levels_numpy(graph, state, comms, own_list, own_count, ctl, rounds, lo
             update_from_offsets(grid, j, np.concatenate([np.full(len(o), m, np.int32) for m, o in received]),
                                 np.concatenate([o for _, o in received]).astype(np.int64), state.visited,
                                 state.level, state.pred_col, lvl, groups, fill)
-        own = groups[j * b:j * b + fill[j]].copy()
+        own = state.group(groups, j)[:fill[j]].copy()
         degrees = int(graph.degree[own].sum())
         marks.append(time.perf_counter_ns())
         nf_new, mf_new = (int(x) for x in comms.world.allreduce(np.array([own.size, degrees], np.int64)))

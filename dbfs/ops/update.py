@@ -22,21 +22,23 @@ from dbfs.ops.message import items
 
 
 def update(backend, grid, j, sources, bitmap, level, pred_col, lvl, dst, dst_cnt, control=None) -> None:
-    """Mark the unvisited owned vertices named by the fold messages; append them to dst[j*b ...].
+    """Mark the unvisited owned vertices named by the fold messages; append them to group j of dst.
 
       sources   dbfs.ops.message.SourceTable  message m came from grid column m (None: no message,
                                          the own column); duplicates within or across messages allowed
       bitmap    uint32 [>= ceil(C*b/32)]  read/write  local-row visited bits (row = j*b + o)
       level     int32 [b]         write  lvl for each newly visited offset
       pred_col  int32 [b]         write  sender grid column m for each newly visited offset
-      dst       int32 [C*b]       write  new offsets go to dst[j*b + dst_cnt[j] ...]
+      dst       int32 [C*s]       write  C groups of s slots (s = len(dst) // C: at least the vertices
+                                         group j can receive, dbfs.graph.LocalGraph.group_slots); new
+                                         offsets go to dst[j*s + dst_cnt[j] ...]
       dst_cnt   int32 [C]         read/write  only dst_cnt[j] changes
       control   int64 [CTL_WORDS] or None: lvl is then its CTL_LEVEL (read on the device)
     grid: the dbfs.grid.Grid; lvl, j: Python ints.
 
     Guarantees: each received offset whose bit was clear is visited exactly once; when several senders
     sent it, pred_col names one of them (GPU: whichever atomic won; NumPy: the lowest column). New
-    entries follow the existing dst[j*b : j*b + dst_cnt[j]] in unspecified order (NumPy: ascending).
+    entries follow the existing dst[j*s : j*s + dst_cnt[j]] in unspecified order (NumPy: ascending).
     GPU: one kernel on CuPy's current stream, no host synchronisation; the messages' sizes are read on
     the device.
     """
@@ -48,8 +50,8 @@ def update(backend, grid, j, sources, bitmap, level, pred_col, lvl, dst, dst_cnt
         kernel = backend.kernel("update", "update_from_messages")
         kernel((min(blocks_for(grid.block), backend.resident_blocks(kernel, BLOCK_THREADS)), len(sources)),
                (BLOCK_THREADS,),
-               (sources.pointers, np.int32(j), np.int32(grid.block), bitmap, level, pred_col, np.int32(lvl),
-                dst, dst_cnt, control if control is not None else NULL))
+               (sources.pointers, np.int32(j), np.int32(grid.block), np.int64(dst.shape[0] // grid.C), bitmap,
+                level, pred_col, np.int32(lvl), dst, dst_cnt, control if control is not None else NULL))
         return
     if control is not None:
         lvl = int(control[CTL.LEVEL])
@@ -74,4 +76,4 @@ def update_from_offsets(grid, j, senders, offsets, bitmap, level, pred_col, lvl,
     offsets = grid.row_offset(new_rows)
     level[offsets] = lvl
     pred_col[offsets] = senders[fresh][first]
-    append_grouped(grid.block, dst, dst_cnt, np.full(offsets.shape[0], j, dtype=np.int64), offsets)
+    append_grouped(dst.shape[0] // grid.C, dst, dst_cnt, np.full(offsets.shape[0], j, dtype=np.int64), offsets)
