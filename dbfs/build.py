@@ -634,8 +634,6 @@ def build(comms: GridComms, backend, source, row_major: bool = False, transport:
     graph = LocalGraph(comms=comms, backend=backend, col_ptr=col_ptr, row_idx=row_idx, n_edges=source.n_edges,
                        degree=degree, row_ptr=row_ptr, col_idx=col_idx, info={"directed": not source.symmetric})
     graph.nonempty_columns = columns            # counted above: the search state is sized by it
-    if plan is not None:                        # the queue groups' slots, counted from the degrees
-        plan = plan.with_counts(*(int(n) for n in largest), graph.group_slots)
     if row_major and not row_copy:
         add_row_major(graph)
     backend.sync()
@@ -644,6 +642,8 @@ def build(comms: GridComms, backend, source, row_major: bool = False, transport:
     build_seconds = built - started - clock.seconds
     passes.close()                              # like its set-up, outside construction's time
     setup_seconds += time.perf_counter() - built
+    if plan is not None:                        # with the queue groups' slots, counted from the degrees
+        plan = plan.with_counts(*(int(n) for n in largest), graph.group_slots)
     rate = clock.tuples / clock.own_seconds if clock.own_seconds > 0 else float("inf")
     phases = passes.phases.totals()
     report = BuildReport(construction_time=world.allreduce(build_seconds, op=MPI.MAX),
