@@ -45,10 +45,7 @@ PEER_EDGES_PER_RANK = 1 << 16
 PEER_LANDING_BYTES = 64 << 20
 # A device-driven level's phases, as its log record times them.
 DEVICE_PHASES = ("expand_wait", "expansion", "fold_wait", "update", "decision")
-# Per-level records of a search's stretches (its traffic counts come from them), in pinned host memory the
-# kernel writes through its mapped address: 5.5 MiB that a rank's device need not hold (a sixteen-rank
-# search at scale 22 holds 112 MiB in all: bench/NOTES.md, 2026-11-27, the stretch log in host memory).
-LOG_CAPACITY = 1 << 16
+LOG_CAPACITY = 1 << 16                 # per-level records of a search's stretches (its traffic counts come from them)
 
 
 def default_capacity(grid) -> int:
@@ -89,11 +86,12 @@ def symmetric_bytes(grid, capacity: int) -> int:
 
 
 def device_bytes(grid, capacity: int) -> int:
-    """What PeerLevels allocates on a rank's device: its symmetric buffers, the level counters and the
-    control block (the log is in host memory)."""
+    """What PeerLevels allocates on a rank's device: its symmetric buffers, the level counters, the
+    control block and the log."""
     if not capacity:
         return 0
-    return symmetric_bytes(grid, capacity) + 8 * counter_words(grid.C) + 8 * CTL_WORDS
+    return (symmetric_bytes(grid, capacity) + 8 * counter_words(grid.C) + 8 * CTL_WORDS
+            + 8 * LOG_CAPACITY * PEER_LOG_WORDS)
 
 
 class PeerLinks:
@@ -224,7 +222,7 @@ class PeerLevels:
         self.links = PeerLinks(backend, graph.comms, state, self.capacity) if backend.is_gpu else graph.comms
         self.counters = xp.zeros(counter_words(grid.C), xp.int64)
         self.ctl = xp.zeros(CTL_WORDS, xp.int64)
-        self.log = backend.pinned_empty(LOG_CAPACITY * PEER_LOG_WORDS, np.int64)
+        self.log = xp.zeros(LOG_CAPACITY * PEER_LOG_WORDS, xp.int64)
         self.ctl_host = backend.pinned_empty(CTL_WORDS, np.int64)
         self.rounds = xp.ones(1, xp.uint64)     # the kernel's levels over the run (advanced by the kernel)
         self.logged = 0                        # records of this search's stretches so far
@@ -262,7 +260,7 @@ class PeerLevels:
 
     def search_log(self) -> np.ndarray:
         """After the search: the records of its stretches, one row a level (read once, off its clock)."""
-        log = self.log[:self.logged * PEER_LOG_WORDS]
+        log = self.backend.asnumpy(self.log[:self.logged * PEER_LOG_WORDS])
         return np.array(log).reshape(self.logged, PEER_LOG_WORDS)
 
     def level_records(self, end: dict, log: np.ndarray) -> list[dict]:

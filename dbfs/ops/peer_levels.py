@@ -26,9 +26,8 @@ Arrays (device, 1-D, C-contiguous; state names as in dbfs.search_state):
                                               (levels run), START_NS
   rounds    uint64 [1]            read/write  the round of the first level, then the next stretch's
   stats     int64 [STAT_WORDS]    write       COUNT and DEGREES := the own frontier's; CHECKED += entries
-  log       int64 [records * PEER_LOG_WORDS], host (pinned on a GPU)  write  one record per level run
-                                              after the LOGGED ones, up to `records` (dbfs.kernels.PEER_LOG),
-                                              through its mapped address
+  log       int64 [records * PEER_LOG_WORDS] write  one record per level run after the LOGGED ones, up
+                                              to `records` (dbfs.kernels.PEER_LOG)
 Nothing of a launch comes from the host but the control block, so a CUDA graph can replay it. `links`
 holds the message buffers and peer tables (dbfs.peer_levels.PeerLinks; on the CPU backend the grid's
 communicators).
@@ -96,8 +95,7 @@ def peer_levels(backend, graph, state, links, own_list, spare, own_count, counte
         kernel((blocks(backend, kernel),), (PEER_THREADS,),
                (graph.col_ptr, graph.row_idx, graph.degree, own_list, spare, own_count, state.visited,
                 state.level, state.pred_row, state.pred_col if state.pred_col is not None else NULL, counters,
-                *links.kernel_args(own_list), ctl, rounds, state.stats, np.uint64(log.ctypes.data),
-                np.int64(log.shape[0] // PEER_LOG_WORDS),
+                *links.kernel_args(own_list), ctl, rounds, state.stats, log, np.int64(log.shape[0] // PEER_LOG_WORDS),
                 np.int32(i), np.int32(j), np.int32(grid.R), np.int32(grid.C), np.int32(grid.size),
                 np.int32(grid.block), np.int64(capacity), np.float64(alpha), np.float64(beta),
                 np.int64(grid.n_vertices)),
