@@ -488,7 +488,7 @@ def main(args) -> None:
         runtime.log("--row-copy off has no effect here: one rank's undirected CSC is its own row-major form")
     root = None if args.root is None else source.dense_root(args.root)
     plan = memory.plan_run(grid, source, args.direction, transport, backend, heap_need, row_copy,
-                           certified=args.validate != "none", build_transport=bulk[0])
+                           certified=args.validate != "none", build_transport=bulk[0], log_levels=args.log_levels)
     runtime.log(f"graph: {source.describe}: {runtime.count(source.n_vertices, 'vertex', 'vertices')}, "
                 f"{runtime.count(source.n_edges, 'tuple')}")
     drive(Graph500BFS(args, backend, transport, bulk, source, grid, root, plan))

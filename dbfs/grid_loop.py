@@ -75,7 +75,7 @@ from dbfs import runtime
 from dbfs.backend import abandon_capture
 from dbfs.direction import next_bottom_up
 from dbfs.exchange import Exchange, LevelExchange, OffsetSet
-from dbfs.kernels import CTL, CTL_WORDS, PEER_LOG_AT, ROOT, ROOT_WORDS, STAT, STAT_WORDS, STEP
+from dbfs.kernels import CTL, CTL_WORDS, ROOT, ROOT_WORDS, STAT, STAT_WORDS, STEP
 from dbfs.link_wake import LinkWake
 from dbfs.ops import bitmap, bottom_up, message
 from dbfs.ops.expand import ExpandScratch, expand
@@ -96,11 +96,12 @@ ROOT_VISIT_KEY = ("root",)                  # the Replays key of the root's visi
 
 
 def buffer_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str = "auto",
-                 by_columns: bool = False) -> int:
+                 by_columns: bool = False, log_levels: bool = False) -> int:
     """What a GridLoop allocates beside the search state: its exchanges' device buffers (the rotation's
-    too), the message cursor, the expand's column bases, the control block and the root's place, and on
-    the CPU backend (where host memory is the device's) the pinned host buffers too: the status record,
-    the copies of the control block and of the root's place, and the exchanges' staging."""
+    too), the message cursor, the expand's column bases, the control block and the root's place (with
+    --comm nvshmem the device-driven levels' buffers, and their log for the per-level log: log_levels),
+    and on the CPU backend (where host memory is the device's) the pinned host buffers too: the status
+    record, the copies of the control block and of the root's place, and the exchanges' staging."""
     on_device, on_host = level_exchange_bytes(grid, encoding, transport, cpu, direction, by_columns)
     device = 4 + 4 * grid.R + 8 * CTL_WORDS + 8 * ROOT_WORDS + on_device
     host = 8 * STAT_WORDS + 8 * CTL_WORDS + 8 * ROOT_WORDS + on_host
@@ -112,7 +113,7 @@ def buffer_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str 
     if by_columns and grid.R > 1:               # the column finds' gather, or the table of their places
         device += 8 * grid.R if in_place else Exchange.buffer_bytes(grid.R - 1, grid.block, transport, cpu, scan)
     if transport == "nvshmem" and not cpu:
-        device += (peer_device_bytes(grid, peer_capacity(grid)) + LevelTotals.device_bytes(grid.size)
+        device += (peer_device_bytes(grid, peer_capacity(grid), log_levels) + LevelTotals.device_bytes(grid.size)
                    + LinkWake.device_bytes(grid.size))
     return device + (host if cpu else 0)
 
@@ -399,6 +400,8 @@ class GridLoop:
     def run(self, root: int, clock, traffic: Traffic, log_levels: bool) -> dict:
         """One search from global vertex `root` (the state reset); returns the global figures."""
         with self.stream if self.stream is not None else nullcontext():
+            if log_levels and self.peers is not None and self.peers.keep_log():
+                self.replays = Replays(self.backend, self.stream)    # the stretches' graphs hold the log
             if self.whole_levels and not self.replays.graphs:
                 self._capture_levels()
             return self._run(root, clock, traffic, log_levels)
@@ -531,7 +534,8 @@ class GridLoop:
         clock.switch(None)
         backend.sync()
         elapsed = comms.world.allreduce(time.perf_counter() - t_start, op=MPI.MAX)
-        stretch_log = self._count_stretch_traffic(traffic, stretches) if stretches else None
+        self._count_stretch_traffic(traffic, stretches)
+        stretch_log = self.peers.search_log() if stretches and log_levels else None
         rows = []
         for row in levels:
             if isinstance(row, tuple):          # a device-driven stretch: its log becomes its levels' rows
@@ -821,16 +825,14 @@ class GridLoop:
                 self._enqueue_end(queue, counts, bits=False)
         return enqueue
 
-    def _count_stretch_traffic(self, traffic, stretches) -> np.ndarray:
-        """After the search: the stretches' messages and bytes from their records (every level of a
-        stretch messages every peer); returns the search's log of them."""
-        grid, log = self.graph.grid, self.peers.search_log()
-        for _end, records, *_ in stretches:
-            for phase, column, peers in (("expand", PEER_LOG_AT.EXPAND_BYTES, grid.R - 1),
-                                         ("fold", PEER_LOG_AT.FOLD_BYTES, grid.C - 1)):
-                sent = int(log[records, column].sum())
-                traffic.add(phase, (records.stop - records.start) * peers, sent, sent)
-        return log
+    def _count_stretch_traffic(self, traffic, stretches) -> None:
+        """After the search: the stretches' messages and bytes, as their kernels summed them (every level
+        of a stretch messages every peer)."""
+        grid = self.graph.grid
+        for end, *_ in stretches:
+            for phase, peers in (("expand", grid.R - 1), ("fold", grid.C - 1)):
+                sent = end[f"{phase.upper()}_BYTES"]
+                traffic.add(phase, end["LOGGED"] * peers, sent, sent)
 
     def _stretch_rows(self, log, end, records, syncs, launches, wall) -> list[dict]:
         """The stretch's level rows; the first carries its launches and the time the stretch took beyond

@@ -268,10 +268,10 @@ def generator_bytes(grid: Grid, device: str, generated: bool = True) -> int:
 def search_state_bytes(grid: Grid, direction: str, entries: int, transport: str = "mpi",
                        device: str = "gpu", encoding: str = "adaptive", by_columns: bool = False,
                        columns: int | None = None, symmetric: bool = True, scan_lent: int = 0,
-                       slots: int | None = None) -> int:
+                       slots: int | None = None, log_levels: bool = False) -> int:
     """What dbfs.bfs.BFS allocates: the search state's arrays (dbfs.search_state.layout, exact; columns:
     the block's non-empty columns and slots a queue group's, None while not counted; scan_lent:
-    dbfs.grid_loop.scan_lent_bytes),
+    dbfs.grid_loop.scan_lent_bytes; log_levels: the run keeps the per-level log),
     the loop's buffers (the exchanges' among them), and on the CPU backend the loop's host buffers
     (pinned host memory on a GPU, so not device memory there)."""
     from dbfs import bfs, device_loop, grid_loop, search_state
@@ -281,7 +281,7 @@ def search_state_bytes(grid: Grid, direction: str, entries: int, transport: str 
                                       columns, symmetric, scan_lent, slots)
     if one_rank:
         return total + (device_loop.host_buffer_bytes() if cpu else 0)
-    return total + grid_loop.buffer_bytes(grid, encoding, transport, cpu, direction, by_columns)
+    return total + grid_loop.buffer_bytes(grid, encoding, transport, cpu, direction, by_columns, log_levels)
 
 
 def twin_search_bytes(grid: Grid, direction: str, entries: int) -> int:
@@ -404,7 +404,8 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
              transport: str = "mpi", device: str = "gpu", entries: int | None = None,
              chunk: int | None = None, limit: int | None = None, row_copy: bool = True,
              generated: bool = True, read_buffers: tuple = (0, 0), columns: int | str | None = None,
-             certified: bool = True, build_transport: str | None = None, slots: int | None = None) -> Estimate:
+             certified: bool = True, build_transport: str | None = None, slots: int | None = None,
+             log_levels: bool = False) -> Estimate:
     """Every part and phase of one rank (the one with `entries` entries and `columns` non-empty local
     columns, its queue groups of `slots`; default: the even share, every local column and the owned
     block, bounds until the build has counted; EXPECTED_COLUMNS: as many columns and slots as a
@@ -417,7 +418,8 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     ids, counted on the CPU backend, whose memory they share: the first in the build's and the
     certificate's phases, the second in the search's; certified=False: no certificate phase (--validate
     none runs none); build_transport: the build's, where it is not the search's (dbfs.transport.bulk_transport:
-    NCCL between GPUs of their own under an NVSHMEM search, whose landing then does not exist)."""
+    NCCL between GPUs of their own under an NVSHMEM search, whose landing then does not exist);
+    log_levels: the run keeps the per-level log (--log-levels)."""
     from dbfs import grid_loop
     layout = row_major_layout(grid, symmetric, direction, row_copy)
     built_over = transport if build_transport is None else build_transport
@@ -429,14 +431,15 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
         nonempty = graph500_columns(grid, n_edges // grid.n_vertices)
         group = graph500_group_slots(grid, n_edges // grid.n_vertices) if symmetric and slots is None else slots
     state = search_state_bytes(grid, direction, counted, transport, device, by_columns=by_columns,
-                               columns=nonempty, symmetric=symmetric, scan_lent=scan_lent, slots=group)
+                               columns=nonempty, symmetric=symmetric, scan_lent=scan_lent, slots=group,
+                               log_levels=log_levels)
     checking = validation_bytes(grid, symmetric, counted, direction, by_columns, nonempty, scan_lent, group)
     if chunk is None:
         chunk = chunk_edges(grid, n_edges, symmetric, layout == "copy", device, state + checking, built_over)
     inputs = dict(grid=grid, n_edges=n_edges, symmetric=symmetric, direction=direction, transport=transport,
                   device=device, entries=entries, chunk=chunk, limit=limit, row_copy=row_copy, generated=generated,
                   read_buffers=read_buffers, columns=columns, certified=certified, build_transport=build_transport,
-                  slots=slots)
+                  slots=slots, log_levels=log_levels)
     graph = graph_bytes(grid, counted, layout)
     resident = sum(graph.values())
     # the owned degrees (dbfs.build): from the row copy's whole rows on a grid of one column, else the
@@ -570,11 +573,12 @@ def fit_advice(plan: Estimate, most_ranks: int = 1 << 20) -> str:
 
 
 def plan_run(grid: Grid, source, direction: str, transport: str, backend, heap_need: int | None,
-             row_copy: bool = True, certified: bool = True, build_transport: str | None = None) -> Estimate:
+             row_copy: bool = True, certified: bool = True, build_transport: str | None = None,
+             log_levels: bool = False) -> Estimate:
     """Collective: the run's estimate against this rank's available memory, logged and checked
     before anything is allocated; with --comm nvshmem the symmetric heap too, against `heap_need`
     (symmetric_heap_bytes; None where the search cannot run over NVSHMEM); certified=False: a run without the construction certificate;
-    build_transport: the build's (estimate)."""
+    build_transport: the build's, log_levels: a run with the per-level log (estimate)."""
     reading = (0, 0)
     if source.info is not None and backend.name == "cpu":
         from dbfs.source import rank_io_threads
@@ -584,7 +588,8 @@ def plan_run(grid: Grid, source, direction: str, transport: str, backend, heap_n
                    edgelist.read_buffer_bytes(source.info.path, 1, 1, [edgelist.IDS_DATASET]))
     plan = estimate(grid, source.n_edges, source.symmetric, direction, transport, backend.name,
                     limit=backend.memory_limit(), row_copy=row_copy, generated=source.info is None,
-                    read_buffers=reading, certified=certified, build_transport=build_transport)
+                    read_buffers=reading, certified=certified, build_transport=build_transport,
+                    log_levels=log_levels)
     check(plan)
     if transport == "nvshmem":
         runtime.agree(nvshmem.heap_problem(heap_need))

@@ -45,7 +45,10 @@ PEER_EDGES_PER_RANK = 1 << 16
 PEER_LANDING_BYTES = 64 << 20
 # A device-driven level's phases, as its log record times them.
 DEVICE_PHASES = ("expand_wait", "expansion", "fold_wait", "update", "decision")
-LOG_CAPACITY = 1 << 16                 # per-level records of a search's stretches (its traffic counts come from them)
+# Per-level records of a search's stretches, kept for the per-level log alone (5.5 MiB a rank; the
+# stretches' traffic is summed in the control block: bench/NOTES.md, 2026-11-27, the stretch log only
+# where the per-level log is asked for).
+LOG_CAPACITY = 1 << 16
 
 
 def default_capacity(grid) -> int:
@@ -85,13 +88,13 @@ def symmetric_bytes(grid, capacity: int) -> int:
     return landing_bytes(grid, capacity) + 8 * 2 * (grid.R + grid.C) + 8 * 2 * grid.size * PEER_RECORD_WORDS
 
 
-def device_bytes(grid, capacity: int) -> int:
+def device_bytes(grid, capacity: int, log_levels: bool = False) -> int:
     """What PeerLevels allocates on a rank's device: its symmetric buffers, the level counters, the
-    control block and the log."""
+    control block, and with the per-level log (log_levels) the log."""
     if not capacity:
         return 0
     return (symmetric_bytes(grid, capacity) + 8 * counter_words(grid.C) + 8 * CTL_WORDS
-            + 8 * LOG_CAPACITY * PEER_LOG_WORDS)
+            + (8 * LOG_CAPACITY * PEER_LOG_WORDS if log_levels else 0))
 
 
 class PeerLinks:
@@ -214,7 +217,7 @@ class LevelTotals:
 class PeerLevels:
     """Stretches of small top-down levels on one rank of a grid (collective: every rank runs each)."""
 
-    def __init__(self, graph, state, capacity: int):
+    def __init__(self, graph, state, capacity: int, log_levels: bool = False):
         self.graph, self.state, self.backend = graph, state, graph.backend
         backend, grid = self.backend, graph.grid
         self.capacity = min(capacity, grid.block * grid.C)
@@ -222,7 +225,7 @@ class PeerLevels:
         self.links = PeerLinks(backend, graph.comms, state, self.capacity) if backend.is_gpu else graph.comms
         self.counters = xp.zeros(counter_words(grid.C), xp.int64)
         self.ctl = xp.zeros(CTL_WORDS, xp.int64)
-        self.log = xp.zeros(LOG_CAPACITY * PEER_LOG_WORDS, xp.int64)
+        self.log = xp.zeros(LOG_CAPACITY * PEER_LOG_WORDS if log_levels else 0, xp.int64)
         self.ctl_host = backend.pinned_empty(CTL_WORDS, np.int64)
         self.rounds = xp.ones(1, xp.uint64)     # the kernel's levels over the run (advanced by the kernel)
         self.logged = 0                        # records of this search's stretches so far
@@ -232,6 +235,14 @@ class PeerLevels:
 
     def start_search(self) -> None:
         self.logged = 0
+
+    def keep_log(self) -> bool:
+        """Make room for the per-level log where there is none; whether it did (the kernel's launches
+        captured before then hold the old one)."""
+        if self.log.shape[0]:
+            return False
+        self.log = self.backend.xp.zeros(LOG_CAPACITY * PEER_LOG_WORDS, np.int64)
+        return True
 
     def begin(self, lvl: int, nf: int, mf: int, mu: int, visited: int) -> None:
         """Where the search stands before a stretch from level lvl (the search's figures as the grid loop
@@ -251,9 +262,9 @@ class PeerLevels:
 
     def result(self) -> tuple[dict, slice]:
         """After the wait: the stretch's end (the ctl words by name) and which records of the search's log
-        (`search_log`) are its levels' (the search's first LOG_CAPACITY levels have one)."""
+        (`search_log`) are its levels' (with a log, the search's first LOG_CAPACITY levels have one)."""
         end = {name: int(self.ctl_host[word]) for name, word in vars(CTL).items()}
-        kept = min(end["LOGGED"], LOG_CAPACITY - self.logged)
+        kept = min(end["LOGGED"], self.log.shape[0] // PEER_LOG_WORDS - self.logged)
         records = slice(self.logged, self.logged + kept)
         self.logged += kept
         return end, records

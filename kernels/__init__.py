@@ -48,9 +48,10 @@ COLUMN_CHUNK = 128
 BOTTOM_UP = -2
 
 # The search's control block: int64 words in device memory that the device-driven loop reads and
-# writes (dbfs.device_loop, kernels/level_control.cuh).
+# writes (dbfs.device_loop, kernels/level_control.cuh); the last two, a grid's device-driven levels' bytes
+# of expand and fold messages (kernels/peer_levels.cu).
 CONTROL = ("STEP", "LEVEL", "FRONTIER", "FRONTIER_EDGES", "UNVISITED_EDGES", "VISITED", "FORM", "LOGGED",
-           "START_NS")
+           "START_NS", "EXPAND_BYTES", "FOLD_BYTES")
 # Where the root of a grid's search lies on its owner (int64 words the visit reads from device memory, so
 # that its launch replays from a CUDA graph): its global id, its local row, its owned offset, and where
 # the own frontier list of one goes (the queue slot and the group counted).

@@ -205,6 +205,7 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
     i32* cur = own_list;
     i32* nxt = spare_list;
     i64 nown = *own_count, step = STEP_SMALL, logged = 0, own_degrees = 0, checked_total = 0;
+    i64 expand_bytes = 0, fold_bytes = 0;        // the messages' bytes over the stretch (the leader's)
     i64 waited_ns = 0, expanded_ns = 0, folded_ns = 0, updated_ns = 0;      // this level's phase ends
 
     // Round `round`'s expand message: the own frontier as the host left it; the first level's counters.
@@ -359,6 +360,14 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
         for (i32 p = t; p < P; p += PEER_THREADS) wait_record(p);
         __syncthreads();
         const i64 checked = __ldcg(&slot[CHECKED]);
+        i64 level_expand = 0, level_fold = 0;         // this level's messages' bytes (the leader's)
+        if (leader && t == 0) {
+            level_expand = 4 * nown * (R - 1);
+            for (i32 m = 0; m < C; ++m)
+                if (m != j) level_fold += 4 * __ldcg(&slot[FOLD_COUNTS + m]);
+            expand_bytes += level_expand;
+            fold_bytes += level_fold;
+        }
         if (t == 0) {
             i64 count = 0, degrees = 0;
             for (i32 p = 0; p < P; ++p) {
@@ -378,10 +387,8 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
                 entry[PEER_LOG_FRONTIER] = nf;
                 entry[PEER_LOG_EDGES] = mf;
                 entry[PEER_LOG_CHECKED] = checked;
-                entry[PEER_LOG_EXPAND_BYTES] = 4 * nown * (R - 1);
-                entry[PEER_LOG_FOLD_BYTES] = 0;
-                for (i32 m = 0; m < C; ++m)
-                    if (m != j) entry[PEER_LOG_FOLD_BYTES] += 4 * __ldcg(&slot[FOLD_COUNTS + m]);
+                entry[PEER_LOG_EXPAND_BYTES] = level_expand;
+                entry[PEER_LOG_FOLD_BYTES] = level_fold;
                 entry[PEER_LOG_WAITED_NS] = waited_ns;
                 entry[PEER_LOG_EXPANDED_NS] = expanded_ns;
                 entry[PEER_LOG_FOLDED_NS] = folded_ns;
@@ -418,6 +425,8 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
         stats[STAT_CHECKED] += checked_total;
         const Levels end{lvl, nf, mf, mu, visited_count, logged, step};
         end.store(ctl);
+        ctl[CTL_EXPAND_BYTES] = expand_bytes;
+        ctl[CTL_FOLD_BYTES] = fold_bytes;
         *rounds = round + 1;                     // the last level's expand message (round `round`) went unused
     }
 }

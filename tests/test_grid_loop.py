@@ -122,6 +122,9 @@ def test_device_driven_levels_report_their_phases_and_wait_once_a_stretch(direct
         # root's expand message only where the search does not start with a stretch (which encodes its own)
         stages_root = 0 if "device_phases" in result.levels[0] else 1
         assert result.host_syncs == 2 + stages_root + stretch_ends + sum(row["host_syncs"] for row in others)
+        # without the per-level log (and its records) the stretches' traffic is the same, summed by the kernel
+        unlogged = bfs.search(result.root)
+        assert (unlogged.bytes, unlogged.bytes_raw) == (result.bytes, result.bytes_raw), (R, C)
 
 
 @pytest.mark.gpu

@@ -23,7 +23,8 @@ Arrays (device, 1-D, C-contiguous; state names as in dbfs.search_state):
                                               kernel ends: STEP (the next step: TOPDOWN, BOTTOMUP or
                                               DONE), LEVEL (the next level's number), FRONTIER,
                                               FRONTIER_EDGES, UNVISITED_EDGES, VISITED (global), LOGGED
-                                              (levels run), START_NS
+                                              (levels run), START_NS, EXPAND_BYTES and FOLD_BYTES (the
+                                              bytes of the stretch's expand and fold messages)
   rounds    uint64 [1]            read/write  the round of the first level, then the next stretch's
   stats     int64 [STAT_WORDS]    write       COUNT and DEGREES := the own frontier's; CHECKED += entries
   log       int64 [records * PEER_LOG_WORDS] write  one record per level run after the LOGGED ones, up
@@ -148,7 +149,7 @@ def _peer_levels_numpy(graph, state, comms, own_list, own_count, ctl, rounds, lo
         CTL.LEVEL, CTL.FRONTIER, CTL.FRONTIER_EDGES, CTL.UNVISITED_EDGES, CTL.VISITED, CTL.LOGGED))
     ctl[CTL.START_NS] = time.perf_counter_ns()
     own = own_list[:int(own_count[0])].copy()
-    step, logged, checked_total = STEP.SMALL, 0, 0
+    step, logged, checked_total, expand_bytes, fold_bytes = STEP.SMALL, 0, 0, 0, 0
     groups = np.zeros(grid.C * state.slots, np.int32)
     fill = np.zeros(grid.C, np.int32)
     while step == STEP.SMALL:
@@ -171,13 +172,15 @@ def _peer_levels_numpy(graph, state, comms, own_list, own_count, ctl, rounds, lo
         degrees = int(graph.degree[own].sum())
         marks.append(time.perf_counter_ns())
         nf_new, mf_new = (int(x) for x in comms.world.allreduce(np.array([own.size, degrees], np.int64)))
+        level_expand = 4 * len(lists[i]) * (grid.R - 1)
+        level_fold = 4 * sum(len(o) for m, o in enumerate(outgoing) if m != j)
+        expand_bytes, fold_bytes = expand_bytes + level_expand, fold_bytes + level_fold
         record = first_record + logged
         if record < log.shape[0] // PEER_LOG_WORDS:
             entry = log[record * PEER_LOG_WORDS:(record + 1) * PEER_LOG_WORDS]
             entry[PEER_LOG_AT.LEVEL], entry[PEER_LOG_AT.FRONTIER], entry[PEER_LOG_AT.EDGES] = lvl - 1, nf, mf
             entry[PEER_LOG_AT.CHECKED] = checked[STAT.CHECKED]
-            entry[PEER_LOG_AT.EXPAND_BYTES] = 4 * len(lists[i]) * (grid.R - 1)
-            entry[PEER_LOG_AT.FOLD_BYTES] = 4 * sum(len(o) for m, o in enumerate(outgoing) if m != j)
+            entry[PEER_LOG_AT.EXPAND_BYTES], entry[PEER_LOG_AT.FOLD_BYTES] = level_expand, level_fold
             marks.append(time.perf_counter_ns())
             for name, mark in zip(("WAITED_NS", "EXPANDED_NS", "FOLDED_NS", "UPDATED_NS", "END_NS"), marks):
                 entry[getattr(PEER_LOG_AT, name)] = mark
@@ -193,6 +196,7 @@ def _peer_levels_numpy(graph, state, comms, own_list, own_count, ctl, rounds, lo
     state.stats[STAT.COUNT], state.stats[STAT.DEGREES] = own.size, degrees
     state.stats[STAT.CHECKED] += checked_total
     for word, value in ((CTL.STEP, step), (CTL.LEVEL, lvl), (CTL.FRONTIER, nf), (CTL.FRONTIER_EDGES, mf),
-                        (CTL.UNVISITED_EDGES, mu), (CTL.VISITED, visited), (CTL.LOGGED, logged)):
+                        (CTL.UNVISITED_EDGES, mu), (CTL.VISITED, visited), (CTL.LOGGED, logged),
+                        (CTL.EXPAND_BYTES, expand_bytes), (CTL.FOLD_BYTES, fold_bytes)):
         ctl[word] = value
     rounds[0] += logged + 1
