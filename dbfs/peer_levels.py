@@ -61,8 +61,9 @@ def default_capacity(grid) -> int:
 
 def lists_in_place(grid, capacity: int) -> bool:
     """Whether the kernel reads the peers' frontier and fold lists in place, in their two frontier queues
-    (C groups of b words each) moved to the symmetric heap, instead of landing them: where the queues take
-    no more than the landings would (capacity words for each of 2R + C peers' slots)."""
+    (C groups of at most b words each, dbfs.search_state) moved to the symmetric heap, instead of landing
+    them: where the queues take no more than the landings would (capacity words for each of 2R + C peers'
+    slots)."""
     return 2 * grid.C * grid.block <= min(capacity, grid.block * grid.C) * (2 * grid.R + grid.C)
 
 
@@ -75,8 +76,8 @@ def landing_bytes(grid, capacity: int) -> int:
 
 
 def queue_bytes(grid, capacity: int) -> int:
-    """The search state's frontier queues that PeerLinks moves to the symmetric heap (lists_in_place;
-    counted in the search state, dbfs.search_state.layout)."""
+    """The search state's frontier queues that PeerLinks moves to the symmetric heap, at most
+    (lists_in_place; counted in the search state, dbfs.search_state.layout)."""
     return 2 * 4 * grid.C * grid.block if capacity and lists_in_place(grid, capacity) else 0
 
 
@@ -217,7 +218,7 @@ class LevelTotals:
 class PeerLevels:
     """Stretches of small top-down levels on one rank of a grid (collective: every rank runs each)."""
 
-    def __init__(self, graph, state, capacity: int, log_levels: bool = False):
+    def __init__(self, graph, state, capacity: int):
         self.graph, self.state, self.backend = graph, state, graph.backend
         backend, grid = self.backend, graph.grid
         self.capacity = min(capacity, grid.block * grid.C)
@@ -225,7 +226,7 @@ class PeerLevels:
         self.links = PeerLinks(backend, graph.comms, state, self.capacity) if backend.is_gpu else graph.comms
         self.counters = xp.zeros(counter_words(grid.C), xp.int64)
         self.ctl = xp.zeros(CTL_WORDS, xp.int64)
-        self.log = xp.zeros(LOG_CAPACITY * PEER_LOG_WORDS if log_levels else 0, xp.int64)
+        self.log = xp.zeros(0, xp.int64)       # the per-level log's records, made by the first search asking
         self.ctl_host = backend.pinned_empty(CTL_WORDS, np.int64)
         self.rounds = xp.ones(1, xp.uint64)     # the kernel's levels over the run (advanced by the kernel)
         self.logged = 0                        # records of this search's stretches so far

@@ -30,11 +30,11 @@ rank's search has ended, the arrays of `idle_after_search` hold nothing of its r
 borrows them (dbfs.workspace), and the predecessor exchanges' buffers live in the expansion's scan
 (dbfs.grid_loop), which is therefore at least their size.
 
-A queue's group holds what one level appends to it: the vertices of one owner that this rank can
-discover. Each is found once a search, and only where it has an edge (in an undirected graph; in a
-directed one, where it has an in-edge the degree does not count), so a group's s slots are the most
-owned vertices with an edge on any rank (dbfs.graph.LocalGraph.group_slots, about half the owned block at
-Graph500 scales 24-28), b for a directed graph, not b.
+A queue's group holds what one level appends to it: vertices of one owner that this rank discovers, each
+once a search. In an undirected graph only a vertex with an edge can be discovered (or be the root), so
+a group's s slots are the most owned vertices with an edge on any rank (dbfs.graph.LocalGraph.group_slots:
+about half the owned block at Graph500 scales 24-28); in a directed graph a vertex without out-edges, of
+degree 0, may still be reached, and s is the owned block b.
 
 The gathered column frontier and the expansion's degree scan are sized by the block's non-empty columns
 (frontier_capacity), not by its N/C local columns, wherever a frontier can only hold those: a block of
