@@ -48,15 +48,16 @@ block, N'/C local columns, N'/R local rows (dbfs.memory.graph_bytes counts exact
   row_ptr  8 (N'/R + 1)  row offsets        } the row-major copy, only with --direction auto (and
   col_idx  4 E           local columns      } --row-copy), a grid other than 1x1 or a directed graph
 So on 1x1 an undirected graph takes 8 bytes per input tuple (two 4-byte entries) and 12 per vertex.
-The search adds its per-vertex state (dbfs.search_state.layout, about 24 B per vertex on 1x1 with
-32-bit parents and no per-search copies), the validator its working memory (about 5 B per vertex).
+The search adds its per-vertex state (dbfs.search_state.layout, about 17 B per vertex on 1x1 with
+32-bit parents and no per-search copies), the validator its working memory (about 1 B per vertex beside
+the state's idle arrays, which it borrows).
 Budget per rank on one GPU (1x1, direction auto; `python -m dbfs plan` prints it):
-  scale 28: graph 35.0 GiB (row_idx 32.0 at most, col_ptr 2.0, degree 1.0); construction peak 35.0;
-            certificate 39.0; search 41.6 = graph + state 6.4 + validation 0.25: fits one H100.
-            Measured peak 41.66 GiB, construction 35.0 GiB
-            (bench/results/2026-11-26-h100-streaming-loads/s28_old.json.gz, the committed kernels' run).
-  scale 29: graph 70.0, construction 70.0, certificate 78.0, search 83.3: fits one H200 (139 GiB).
-            Measured peak 82.8 GiB (bench/results/2026-11-24-h200-scale29-construction/s29.json).
+  scale 28: graph 35.0 GiB (row_idx 32.0 at most, col_ptr 2.0, degree 1.0); construction 35.5;
+            certificate 36.0; search 39.5 = graph + state 4.3 + validation 0.25: fits one H100.
+            Measured peak 39.56 GiB (bench/results/2026-11-27-h100-queue-groups-by-vertices-with-edges/
+            s28_new.json.xz).
+  scale 29: graph 70.0, construction 70.0, certificate 71.0, search 79.0: within `plan --memory 80GiB`,
+            but a process gets about 78.6 GiB of an H100, so one H200 (139 GiB).
 
 Construction transients (dbfs.memory.construction_bytes): one chunk of K tuples (src, dst: 16 B a
 tuple) and its entries in flight, routed on a GPU by one kernel (dbfs.ops.owner_groups): on one rank
