@@ -207,7 +207,6 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
     i64 nown = *own_count, step = STEP_SMALL, logged = 0, own_degrees = 0, checked_total = 0;
     i64 expand_bytes = 0, fold_bytes = 0;        // the messages' bytes over the stretch (the leader's)
     i64 waited_ns = 0, expanded_ns = 0, folded_ns = 0, updated_ns = 0;      // this level's phase ends
-    const bool timer = leader && t == 0 && log_capacity > 0;  // the phase ends are read for the log alone
 
     // Round `round`'s expand message: the own frontier as the host left it; the first level's counters.
     for (i32 p = 0; p < R; ++p) {
@@ -242,7 +241,7 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
         if (t == 0) {
             column_start[0] = 0;
             for (i32 p = 0; p < R; ++p) column_start[p + 1] += column_start[p];
-            if (timer) waited_ns = global_ns();
+            if (leader) waited_ns = global_ns();
         }
         __syncthreads();
         const PeerRank me{R, lvl, round, degree, level, pred_col, nxt, expand_write, slot};
@@ -306,7 +305,7 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
         me.add_degrees(found_degrees);
         found_degrees = 0;
         grid.sync();                                 // every block's discoveries are stored
-        if (timer) expanded_ns = folded_ns = updated_ns = global_ns();
+        if (leader && t == 0) expanded_ns = folded_ns = updated_ns = global_ns();
         if (!one_column) {
             if (leader)
                 for (i32 m = t; m < C; m += PEER_THREADS)
@@ -318,7 +317,7 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
                 landed[m] = m == j ? 0 : wait_signal(fold_signals + parity * C + m, round);
             __syncthreads();
             for (i32 m = 0; m < C; ++m) landed_total += landed[m];
-            if (timer) folded_ns = global_ns();
+            if (leader && t == 0) folded_ns = global_ns();
             // update from the fold lists: at most an entry a thread of the leader block, which then
             // puts the records behind a block barrier while the other blocks go on to wait for them (a
             // lattice level's fold); more over the whole grid, a grid barrier before the records
@@ -337,7 +336,7 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
                 me.add_degrees(found_degrees);
             }
             if (leader_alone) __syncthreads(); else grid.sync();    // the new frontier and expand messages are stored
-            if (timer) updated_ns = global_ns();
+            if (leader && t == 0) updated_ns = global_ns();
         }
         if (leader) {
             // this level's record on every rank (the next level's expand signals); the other blocks
