@@ -120,13 +120,13 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns
         parts["slots"] = (np.int64, SMALL_SCRATCH_WORDS)
         parts["log"] = (np.int64, log_capacity * LOG_WORDS)
     parts = {name: (np.dtype(dtype), int(n)) for name, (dtype, n) in parts.items()}
-    scan = _scan_with_validation(grid, parts, by_columns, symmetric)
+    scan = _scan_with_validation(grid, parts, by_columns, symmetric, entries)
     parts["cumul"] = (parts["cumul"][0], scan)
     parts["tile_sums"] = (parts["tile_sums"][0], max(1, -(-(scan - 1) // SCAN_TILE)))
     return parts
 
 
-def _scan_with_validation(grid, parts: dict, by_columns: bool, symmetric: bool) -> int:
+def _scan_with_validation(grid, parts: dict, by_columns: bool, symmetric: bool, entries: int) -> int:
     """The degree scan's words (int64), grown where the validation, which borrows the idle arrays
     (idle_after_search) by the workspace's best-fit rule, would otherwise allocate some of its arrays:
     by what those arrays need, until every one is lent. Nothing grows where the scan and the other idle
@@ -134,7 +134,8 @@ def _scan_with_validation(grid, parts: dict, by_columns: bool, symmetric: bool) 
     columns, or 64-bit parents, the column-range levels and parents need the scan near its full size,
     as before it was sized by the block's non-empty columns."""
     from graph500.validate import validation_requests
-    requests = validation_requests(grid, parent_dtype(grid).itemsize, directed=not symmetric, level_itemsize=4)
+    requests = validation_requests(grid, parent_dtype(grid).itemsize, directed=not symmetric, level_itemsize=4,
+                                   entries=entries)
     others = [parts[name][0].itemsize * parts[name][1] for name in idle_after_search(grid, by_columns)
               if name != "cumul"]
 
@@ -151,9 +152,9 @@ def _scan_with_validation(grid, parts: dict, by_columns: bool, symmetric: bool) 
 def idle_after_search(grid, by_columns: bool = False) -> list:
     """The names of the arrays of `layout` that hold nothing a search's result needs once every rank's
     search has ended (its parents are `parent`, or `pred_row` on a grid of one column; its levels
-    `level`): the expansion's scan, the queues (the predecessors' gather among them), the gathered
-    column frontier, the discoverers and the column finds. Lent to the validation (dbfs.workspace)."""
-    names = ["cumul", "queue0", "queue1"]
+    `level`): the expansion's scan and column table, the queues, the gathered column frontier, the
+    discoverers and the column finds. Lent to the validation (dbfs.workspace)."""
+    names = ["cumul", "columns", "queue0", "queue1"]
     names += ["front"] if grid.R > 1 else []
     names += ["pred_row"] if grid.C > 1 else []
     return names + (["column_parent"] if by_columns else [])

@@ -113,7 +113,7 @@ RULES = ops.CHECKS
 
 
 def validation_bytes(grid, parent_itemsize: int, directed: bool = False, level_itemsize: int = 4,
-                     lenders=()) -> int:
+                     lenders=(), entries: int = 0) -> int:
     """Bytes validate_bfs allocates per rank on the backend's device (all per vertex): what of
     validation_requests the `lenders` (byte sizes of its workspace's idle arrays, dbfs.workspace) do not
     hold, the marks' reduction (b / 8 on grids wider than one) and constants (the stats and the layout
@@ -123,23 +123,25 @@ def validation_bytes(grid, parent_itemsize: int, directed: bool = False, level_i
     (not counted)."""
     b, R, C = grid.block, grid.R, grid.C
     reduced = b // 8 if (C if directed else R) > 1 else 0
-    requests = validation_requests(grid, parent_itemsize, directed, level_itemsize)
+    requests = validation_requests(grid, parent_itemsize, directed, level_itemsize, entries)
     return allocated_bytes(lenders, requests) + reduced + 3 * 8 * ops.STATS_SLOTS + 8 * C + 4 * R * C
 
 
-def validation_requests(grid, parent_itemsize: int, directed: bool = False, level_itemsize: int = 4) -> list:
+def validation_requests(grid, parent_itemsize: int, directed: bool = False, level_itemsize: int = 4,
+                        entries: int = 0) -> list:
     """The bytes of the arrays validate_bfs takes from its workspace, in order: the compact owned levels
     (b * L, L = level_itemsize: the narrowest type holding the deepest level), on grids wider than one
     the gathered compact levels of the local columns (R*b * L) and rows (C*b * L) and the gathered
-    parents (undirected: R*b, directed: C*b, times parent_itemsize), and the parent-edge marks (R*b / 8
-    or C*b / 8)."""
+    parents (undirected: R*b, directed: C*b, times parent_itemsize), the parent-edge marks (R*b / 8 or
+    C*b / 8), and, for a block of `entries` entries (0: none), the entry pass's column table
+    (dbfs.ops.validate.chunk_table_bytes)."""
     b, R, C = grid.block, grid.R, grid.C
     edge_group = C if directed else R
     requests = [b * level_itemsize]
     requests += [R * b * level_itemsize] if R > 1 else []
     requests += [C * b * level_itemsize] if C > 1 else []
     requests += [edge_group * b * parent_itemsize] if edge_group > 1 else []
-    return requests + [edge_group * b // 8]
+    return requests + [edge_group * b // 8] + ([ops.chunk_table_bytes(entries)] if entries else [])
 
 
 def validate_bfs(graph, root: int, parent, nedge_claimed: int | None, level, workspace=None) -> ValidationResult:
@@ -205,6 +207,7 @@ class _Check:
         self.row_level = collectives.allgather(comms, comms.row, backend, owned_levels, workspace)
         self.edge_parent = collectives.allgather(comms, edge_comm, backend, parent, workspace)
         self.marks = workspace.zeros(edge_group * grid.block // 32, xp.uint32)
+        self.column_table = workspace.empty(ops.chunk_table_bytes(graph.nnz) // 4, xp.int32) if graph.nnz else None
         self.layout = ops.EntryLayout.of(grid, graph.i, graph.j, backend)
         self._entries(stats)
         owned_marks = collectives.or_to_owners(comms, edge_comm, backend, self.marks)
@@ -215,7 +218,7 @@ class _Check:
         graph = self.graph
         ops.check_entries(graph.backend, graph.col_ptr, graph.row_idx, self.col_level, self.row_level,
                           self.edge_parent, self.directed, self.layout, self.marks, stats, detail,
-                          half=self.half)
+                          half=self.half, column_table=self.column_table)
 
     def _combine(self, stats: np.ndarray) -> np.ndarray:
         """The grid's stats: lowest offenders and witness, summed counts, deepest level."""

@@ -92,7 +92,7 @@ def test_plan_equals_the_allocated_bytes(case, symmetric):
             assert validate_bfs(graph, 0, result.parent, result.nedge, result.level, workspace).ok
             deepest = WORLD.allreduce(int(result.level.max()) + 1, op=MPI.MAX)
             requests = validation_requests(grid, result.parent.dtype.itemsize, not symmetric,
-                                           level_dtype(deepest).itemsize)
+                                           level_dtype(deepest).itemsize, graph.nnz)
             lenders = [a.nbytes for a in bfs.state.idle_arrays()]
             assert workspace.allocated == allocated_bytes(lenders, requests), (R, C, direction, row_copy)
             bfs.close()
@@ -143,7 +143,7 @@ def test_gathered_frontier_and_scan_are_sized_by_the_non_empty_columns():
         if grid.R > 1:
             assert counted["front"][1] == grid.cols_per_rank // 5 < bound["front"][1]
         lenders = [counted[name][0].itemsize * counted[name][1] for name in idle_after_search(grid)]
-        assert allocated_bytes(lenders, validation_requests(grid, 4, not symmetric)) == 0   # all lent
+        assert allocated_bytes(lenders, validation_requests(grid, 4, not symmetric, 4, entries)) == 0   # all lent
     wide = Grid(4, 4, 1 << 32)                  # 64-bit parents: the gathered parents take the whole scan
     counted = layout(wide, "auto", 1 << 28, columns=wide.cols_per_rank // 8)
     assert counted["cumul"][1] == wide.cols_per_rank and counted["front"][1] == wide.cols_per_rank // 8

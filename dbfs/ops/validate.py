@@ -148,7 +148,7 @@ def compact_levels(backend, parent, level, out) -> None:
 
 def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, directed: bool,
                   layout: EntryLayout, marks, stats, detail: tuple[str, int] | None = None,
-                  entries_per_lane: int = DEFAULT_ENTRIES_PER_LANE, half: bool = False) -> None:
+                  entries_per_lane: int = DEFAULT_ENTRIES_PER_LANE, half: bool = False, column_table=None) -> None:
     """The entry rules of one CSC block (A[v][u] = 1 for the entry u -> v, u a column, v a row).
 
       col_ptr    int64 [ncols+1]  read
@@ -160,6 +160,8 @@ def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, direc
       marks      uint32 [ncols/32] (undirected) or [nrows/32] (directed)  read/write  a bit is set
                  for each column (row) whose vertex has its parent-edge entry here
       stats      uint64 [STATS_SLOTS]  read/write
+      column_table  int32 [chunk_table_bytes(nnz) / 4] or None  scratch  (GPU) the column of every
+                 COLUMN_CHUNK-th entry; None: allocated here
     An entry u -> v whose column has a level ("visited"): visited-entries += 1; a row without a
     level: span-entries += 1 and span lowered to v; a row with a level more than one away (directed:
     more than one deeper) lowers edge-level to v. half (undirected only; the CSC must be symmetric):
@@ -192,7 +194,8 @@ def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, direc
         if nnz == 0:
             return
         nchunks = -(-nnz // COLUMN_CHUNK)
-        column_table = backend.xp.empty(nchunks, backend.xp.int32)
+        if column_table is None:
+            column_table = backend.xp.empty(nchunks, backend.xp.int32)
         backend.kernel("validate", "entry_column_table")(
             (blocks_for(ncols, THREADS),), (THREADS,), (col_ptr, np.int32(ncols), np.int64(nchunks), column_table))
         form = "directed" if directed else "half" if half else "full"
