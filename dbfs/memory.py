@@ -377,7 +377,9 @@ class Estimate:
 
     def with_counts(self, entries: int, columns: int, slots: int | None = None) -> "Estimate":
         """The same estimate for a rank holding exactly `entries` CSC entries in `columns` non-empty
-        local columns (and, once counted, queue groups of `slots`)."""
+        local columns, and queue groups of `slots` once counted (until then the estimate's own: a
+        Graph500 graph's expected slots, else the owned block)."""
+        slots = self.inputs["slots"] if slots is None else slots
         return estimate(**{**self.inputs, "entries": entries, "columns": columns, "slots": slots})
 
     def summary(self) -> str:
@@ -436,7 +438,7 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     inputs = dict(grid=grid, n_edges=n_edges, symmetric=symmetric, direction=direction, transport=transport,
                   device=device, entries=entries, chunk=chunk, limit=limit, row_copy=row_copy, generated=generated,
                   read_buffers=read_buffers, columns=columns, certified=certified, build_transport=build_transport,
-                  slots=slots, log_levels=log_levels)
+                  slots=group, log_levels=log_levels)      # the expected slots kept until the build counts them
     graph = graph_bytes(grid, counted, layout)
     resident = sum(graph.values())
     # the owned degrees (dbfs.build): from the row copy's whole rows on a grid of one column, else the
@@ -573,7 +575,9 @@ def plan_run(grid: Grid, source, direction: str, transport: str, backend, heap_n
              row_copy: bool = True, certified: bool = True, build_transport: str | None = None,
              log_levels: bool = False) -> Estimate:
     """Collective: the run's estimate against this rank's available memory, logged and checked
-    before anything is allocated; with --comm nvshmem the symmetric heap too, against `heap_need`
+    before anything is allocated (a generated Graph500 graph's with the non-empty columns and queue slots
+    its blocks are expected to take, as `plan` counts them; the build checks the counted ones again before
+    it allocates the block); with --comm nvshmem the symmetric heap too, against `heap_need`
     (symmetric_heap_bytes; None where the search cannot run over NVSHMEM); certified=False: a run without the construction certificate;
     build_transport: the build's, log_levels: a run with the per-level log (estimate)."""
     reading = (0, 0)
@@ -583,10 +587,12 @@ def plan_run(grid: Grid, source, direction: str, transport: str, backend, heap_n
                          row_copy=row_copy, generated=False, build_transport=build_transport).inputs["chunk"]
         reading = (edgelist.read_buffer_bytes(source.info.path, rank_io_threads(), chunk),
                    edgelist.read_buffer_bytes(source.info.path, 1, 1, [edgelist.IDS_DATASET]))
-    plan = estimate(grid, source.n_edges, source.symmetric, direction, transport, backend.name,
-                    limit=backend.memory_limit(), row_copy=row_copy, generated=source.info is None,
-                    read_buffers=reading, certified=certified, build_transport=build_transport,
-                    log_levels=log_levels)
+    sizes = dict(limit=backend.memory_limit(), row_copy=row_copy, generated=source.info is None,
+                 read_buffers=reading, certified=certified, build_transport=build_transport, log_levels=log_levels)
+    plan = estimate(grid, source.n_edges, source.symmetric, direction, transport, backend.name, **sizes)
+    if source.info is None:                     # construction's chunk stays the one the bounds size
+        plan = estimate(grid, source.n_edges, source.symmetric, direction, transport, backend.name, **sizes,
+                        chunk=plan.inputs["chunk"], columns=EXPECTED_COLUMNS)
     check(plan)
     if transport == "nvshmem":
         runtime.agree(nvshmem.heap_problem(heap_need))

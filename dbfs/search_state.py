@@ -51,6 +51,10 @@ from dbfs.kernels import COLUMN_CHUNK, CTL_WORDS, LOG_WORDS, SCAN_TILE, SMALL_SC
 from dbfs.workspace import allocated_bytes
 
 
+# Owned vertices a step of the no-edges marking takes (its mask and bits: 4.5 MiB at a time).
+NO_EDGES_STEP = 1 << 22
+
+
 def parent_dtype(grid) -> np.dtype:
     """int32 when every global id (and -1) fits, else int64."""
     return np.dtype(np.int32 if grid.n_vertices <= np.iinfo(np.int32).max else np.int64)
@@ -189,8 +193,11 @@ class SearchState:
             self.parent = self.pred_row         # a local column is a global id on one grid column
             self.pred_col = None                # every discoverer is the owner
         self.words = grid.block // 32
-        if direction == "auto" and symmetric:
-            self.no_edges[:] = xp.packbits(graph.degree == 0, bitorder="little").view(xp.uint32)
+        if direction == "auto" and symmetric:           # in steps: a whole block's mask takes b bytes
+            for lo in range(0, grid.block, NO_EDGES_STEP):
+                hi = min(grid.block, lo + NO_EDGES_STEP)
+                self.no_edges[lo // 32:hi // 32] = xp.packbits(graph.degree[lo:hi] == 0, bitorder="little").view(
+                    xp.uint32)
 
     def group(self, queue, m: int):
         """Group m of `queue` (queue0 or queue1): the frontier list of grid column m's owner."""
