@@ -300,16 +300,17 @@ class Graph500BFS(Benchmark):
 
     # -- roots -------------------------------------------------------------------------------------
     def _has_edge_callback(self):
-        """Collective has_edge(candidates) for the root sampler from the owners' has_edge flags."""
+        """Collective has_edge(candidates) for the root sampler from the owners' degrees (read on the host:
+        a mask on the device would take a byte an owned vertex beside the search state)."""
         grid, comms, backend = self.grid, self.comms, self.backend
-        owned_has_edge = backend.asnumpy(self.graph.has_edge)
+        owned_degree = backend.asnumpy(self.graph.degree)
         lo = grid.to_global_owned(comms.i, comms.j, 0)
 
         def has_edge(candidates: np.ndarray) -> np.ndarray:
             candidates = np.asarray(candidates, np.int64)
             mine = np.asarray(grid.owner_rank(candidates)) == comms.world.Get_rank()
             flags = np.zeros(candidates.shape, np.int8)
-            flags[mine] = owned_has_edge[candidates[mine] - lo]
+            flags[mine] = owned_degree[candidates[mine] - lo] > 0
             comms.world.Allreduce(MPI.IN_PLACE, flags, op=MPI.MAX)
             return flags.astype(bool)
         return has_edge

@@ -44,7 +44,7 @@ Resident bytes per rank, E = the rank's entries (about 2m/P undirected, m/P dire
 block, N'/C local columns, N'/R local rows (dbfs.memory.graph_bytes counts exactly these):
   col_ptr  8 (N'/C + 1)  column offsets                            the CSC
   row_idx  4 E           local row of every entry                  the CSC
-  degree   4 b           owned degrees: TEPS count, direction rule, root sampling (has_edge = degree > 0)
+  degree   4 b           owned degrees: TEPS count, direction rule, root sampling (an edge: degree > 0)
   row_ptr  8 (N'/R + 1)  row offsets        } the row-major copy, only with --direction auto (and
   col_idx  4 E           local columns      } --row-copy), a grid other than 1x1 or a directed graph
 So on 1x1 an undirected graph takes 8 bytes per input tuple (two 4-byte entries) and 12 per vertex.

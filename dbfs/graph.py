@@ -121,11 +121,6 @@ class LocalGraph:
         return max(1, self.comms.world.allreduce(with_edges, op=MPI.MAX))
 
     @property
-    def has_edge(self):
-        """xp bool [block]: the owned vertex has a non-self-loop edge (the root sampler's rule)."""
-        return self.degree > 0
-
-    @property
     def bottom_up_by_columns(self) -> bool:
         """An undirected graph on a grid of several ranks without the row-major copy: bottom-up levels
         search the CSC's columns (dbfs.grid_loop)."""

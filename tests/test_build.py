@@ -68,7 +68,6 @@ def check_graph(graph, src, dst, symmetric, row_major):
     degree = np.bincount(ends, minlength=grid.n_padded)
     owned = grid.to_global_owned(i, j, np.arange(grid.block))
     assert np.array_equal(graph.degree, degree[owned]) and graph.degree.dtype == np.int32
-    assert np.array_equal(graph.has_edge, degree[owned] > 0)
     assert graph.bottom_up_by_columns == (symmetric and grid.size > 1 and not row_major)
     if not row_major:
         assert graph.row_ptr is None and graph.col_idx is None

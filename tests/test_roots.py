@@ -107,7 +107,8 @@ def test_few_good_vertices_among_many():
 
 
 def has_edge_from_edges(n_vertices, src, dst):
-    """The rule LocalGraph.has_edge follows: an endpoint of at least one edge that is not a self-loop."""
+    """The root sampler's rule (an owned degree above 0): an endpoint of at least one edge that is not a
+    self-loop."""
     flags = np.zeros(n_vertices, bool)
     keep = src != dst
     flags[src[keep]] = True
