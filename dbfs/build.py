@@ -53,11 +53,10 @@ The search adds its per-vertex state (dbfs.search_state.layout, about 17 B per v
 the state's idle arrays, which it borrows).
 Budget per rank on one GPU (1x1, direction auto; `python -m dbfs plan` prints it):
   scale 28: graph 35.0 GiB (row_idx 32.0 at most, col_ptr 2.0, degree 1.0); construction 35.5;
-            certificate 36.0; search 39.5 = graph + state 4.3 + validation 0.25: fits one H100.
-            Measured peak 39.56 GiB (bench/results/2026-11-27-h100-queue-groups-by-vertices-with-edges/
-            s28_new.json.xz).
-  scale 29: graph 70.0, construction 70.0, certificate 71.0, search 79.0: within `plan --memory 80GiB`,
-            but a process gets about 78.6 GiB of an H100, so one H200 (139 GiB).
+            certificate 36.0; search 39.3 = graph + state 4.3 (the validation's arrays lent by it).
+  scale 29: graph 70.0, construction 70.0, certificate 71.0, search 78.5: fits one H100 (a process gets
+            about 78.6 GiB of its 80 GB). Measured peaks 39.29 and 78.50 GiB
+            (bench/results/2026-11-27-h100-scale29-one-gpu/s28_1.json.xz, s29_1.json.xz).
 
 Construction transients (dbfs.memory.construction_bytes): one chunk of K tuples (src, dst: 16 B a
 tuple) and its entries in flight, routed on a GPU by one kernel (dbfs.ops.owner_groups): on one rank
