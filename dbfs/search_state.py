@@ -196,8 +196,8 @@ class SearchState:
         if direction == "auto" and symmetric:           # in steps: a whole block's mask takes b bytes
             for lo in range(0, grid.block, NO_EDGES_STEP):
                 hi = min(grid.block, lo + NO_EDGES_STEP)
-                self.no_edges[lo // 32:hi // 32] = xp.packbits(graph.degree[lo:hi] == 0, bitorder="little").view(
-                    xp.uint32)
+                bits = xp.packbits(graph.degree[lo:hi] == 0, bitorder="little")
+                self.no_edges[lo // 32:hi // 32] = bits.view(xp.uint32)
 
     def group(self, queue, m: int):
         """Group m of `queue` (queue0 or queue1): the frontier list of grid column m's owner."""
