@@ -421,6 +421,17 @@ class _Passes:
         producing = "generating" if self.source.info is None else "reading"
         return self.clock.chunks(self.source, self.chunk_edges, f"construction, {producing} and {label}")
 
+    def _arrivals(self, send, send_counts, width: int):
+        """The words one round of the exchange brings this rank, as they become usable (Exchange.begin):
+        first those usable now, then, the clock charging the exchange while they arrive, the others."""
+        self.phases.switch("exchange")
+        words, arriving = self.exchange.begin(send, send_counts, width)
+        yield words
+        del words
+        if arriving is not None:
+            self.phases.switch("exchange")
+            yield arriving()
+
     def entries(self, with_rows: bool, label: str):
         """(local columns, local rows or None) of the entries this rank owns, int32 device arrays: on
         one rank per chunk and direction, the self-loops there with column -1 (row -1); on several
@@ -435,17 +446,11 @@ class _Passes:
                 del u, v                        # the loop's names would keep the chunk past its end
             else:                               # the send buffer lives until the round's words have arrived
                 packed = pack_by_owner(self.backend, grid, src, dst, self.source.symmetric, with_rows)
-                self.phases.switch("exchange")
-                words, arriving = self.exchange.begin(*packed, 2 if with_rows else 1)
-                while words is not None:
+                for words in self._arrivals(*packed, 2 if with_rows else 1):
                     entries = split_pairs(xp, words, with_rows)
                     del words
                     yield entries
                     del entries
-                    words = None
-                    if arriving is not None:
-                        self.phases.switch("exchange")
-                        words, arriving = arriving(), None
                 del packed
             self.phases.switch(None)            # the producer's time is the producer clock's
             del src, dst                        # before the next chunk is produced
@@ -482,15 +487,11 @@ class _Passes:
         # each rank's block to that rank over the exchange's send/recv round (whose connections are made
         # before the clock; NCCL connects a first collective inside it: 0.73 s on two H100, bench/NOTES.md,
         # 2026-11-27, the counting pass without the entries' exchange), then the blocks added up
-        self.phases.switch("exchange")
         block = grid.cols_per_rank
-        words, arriving = self.exchange.begin(counts.view(np.int32), np.full(grid.size, block, np.int64), 1)
-        while words is not None:
+        for words in self._arrivals(counts.view(np.int32), np.full(grid.size, block, np.int64), 1):
             self.phases.switch("place")
             for k in range(words.shape[0] // block):
                 add_counts(self.backend, words[k * block:(k + 1) * block].view(np.uint32), col_ptr[:-1])
-            self.phases.switch("exchange")
-            words, arriving = (arriving(), None) if arriving is not None else (None, None)
         self.phases.switch(None)
 
     def scatter(self, col_ptr, row_idx, row_ptr, col_idx) -> None:

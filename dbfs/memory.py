@@ -578,8 +578,9 @@ def plan_run(grid: Grid, source, direction: str, transport: str, backend, heap_n
     before anything is allocated (a generated Graph500 graph's with the non-empty columns and queue slots
     its blocks are expected to take, as `plan` counts them; the build checks the counted ones again before
     it allocates the block); with --comm nvshmem the symmetric heap too, against `heap_need`
-    (symmetric_heap_bytes; None where the search cannot run over NVSHMEM); certified=False: a run without the construction certificate;
-    build_transport: the build's, log_levels: a run with the per-level log (estimate)."""
+    (symmetric_heap_bytes; None where the search cannot run over NVSHMEM); certified=False: a run without
+    the construction certificate; build_transport: the build's, log_levels: a run with the per-level log
+    (estimate)."""
     reading = (0, 0)
     if source.info is not None and backend.name == "cpu":
         from dbfs.source import rank_io_threads

@@ -31,8 +31,8 @@ extern "C" __global__ void count_keys(const i32* __restrict__ keys, i64 n, u64* 
     }
 }
 
-// totals[k] += counts[k]: column counts summed elsewhere (owner_groups.cu owner_column_counts and a
-// reduce-scatter) added to the column pointers' counts.
+// totals[k] += counts[k]: column counts made elsewhere (owner_groups.cu owner_column_counts, each rank's
+// block brought to it by the build's exchange) added to the column pointers' counts.
 extern "C" __global__ void add_counts(const u32* __restrict__ counts, i64 n, i64* __restrict__ totals)
 {
     for (i64 k = blockIdx.x * (i64)blockDim.x + threadIdx.x; k < n; k += (i64)gridDim.x * blockDim.x)

@@ -23,8 +23,8 @@
 //
 // owner_column_counts: the counting pass without sending the entries (a GPU build over NCCL where the
 // counts fit: dbfs.memory.counts_at_source): each entry of a chunk is counted where it is produced, in
-// counts[owner * cols_per_rank + local column], a histogram over every rank's local columns that one
-// reduce-scatter sums into each owner's column counts after the last chunk.
+// counts[owner * cols_per_rank + local column], a histogram over every rank's local columns whose
+// blocks one round of the build's exchange brings to their owners after the last chunk.
 //
 // The kernels are grid-stride loops whose stride is a multiple of 32, so a warp's lanes stay in the
 // same iteration (the warp-wide match needs every lane). Slots outside [0, capacity) are never written.
@@ -32,6 +32,17 @@
 
 #define SHARED_OWNERS 4096
 #define TILE_OWNERS 1024
+
+// Where the entry u -> v lives on an R x C grid of owned blocks of b (dbfs.grid's math): its owner
+// rank, its local column (*col) and the owned block of v (*k), whose offset gives its local row.
+__device__ __forceinline__ i32 entry_owner(i64 u, i64 v, i64 b, i32 R, i32 C, i64* col, i64* k)
+{
+    const i64 column_range = (i64)R * b;
+    const i64 j = u / column_range;              // col_block(u)
+    *k = v / b;
+    *col = u - j * column_range;
+    return (i32)(*k % R) * C + (i32)j;
+}
 
 // Adds this warp's entries of owner o (kept lanes only) to the block's or the global count.
 __device__ __forceinline__ void count_owner(i32 o, bool kept, i32 ranks, u32* block_counts, u64* counts)
@@ -55,20 +66,20 @@ extern "C" __global__ void owner_entries(const i64* __restrict__ src, const i64*
     for (i32 o = threadIdx.x; o < shared; o += blockDim.x) block_counts[o] = 0;
     __syncthreads();
     const u32 lane = threadIdx.x & 31u;
-    const i64 column_range = (i64)R * b;
     for (i64 t = blockIdx.x * (i64)blockDim.x + threadIdx.x; t - lane < n; t += (i64)gridDim.x * blockDim.x) {
         const bool inside = t < n;
         const i64 a = inside ? src[t] : 0, z = inside ? dst[t] : 0;
         const bool kept = inside && a != z;
         for (i32 d = 0; d <= both_ways; ++d) {
             const i64 u = d ? z : a, v = d ? a : z;
-            const i64 j = u / column_range, k = v / b;          // col_block(u); the block of v
-            const i32 o = kept ? (i32)(k % R) * C + (i32)j : ranks;
+            i64 col, k;
+            const i32 placed_at = entry_owner(u, v, b, R, C, &col, &k);
+            const i32 o = kept ? placed_at : ranks;
             if (inside) {
                 const i64 e = d * n + t;
                 const bool placed = kept || owner != nullptr;
                 if (owner != nullptr) owner[e] = o;
-                cols[e] = placed ? (i32)(u - j * column_range) : -1;
+                cols[e] = placed ? (i32)col : -1;
                 if (rows != nullptr) rows[e] = placed ? (i32)((k / R) * b + (v - k * b)) : -1;
             }
             if (owner != nullptr) count_owner(o, kept, ranks, block_counts, counts);   // uniform: the warp matches
@@ -128,15 +139,13 @@ extern "C" __global__ void owner_column_counts(const i64* __restrict__ src, cons
                                                i32 both_ways, i64 b, i32 R, i32 C, i64 cols_per_rank,
                                                u32* __restrict__ counts)
 {
-    const i64 column_range = (i64)R * b;
     for (i64 t = blockIdx.x * (i64)blockDim.x + threadIdx.x; t < n; t += (i64)gridDim.x * blockDim.x) {
         const i64 a = src[t], z = dst[t];
         if (a == z) continue;                    // a self-loop: no entry
         for (i32 d = 0; d <= both_ways; ++d) {
-            const i64 u = d ? z : a, v = d ? a : z;
-            const i64 j = u / column_range, k = v / b;          // col_block(u); the block of v
-            const i64 o = (k % R) * C + j;
-            atomicAdd(&counts[o * cols_per_rank + (u - j * column_range)], 1u);
+            i64 col, k;
+            const i32 o = entry_owner(d ? z : a, d ? a : z, b, R, C, &col, &k);
+            atomicAdd(&counts[o * cols_per_rank + col], 1u);
         }
     }
 }
