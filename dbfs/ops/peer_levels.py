@@ -53,6 +53,7 @@ from dbfs.kernels import (CTL, PEER_COUNTER_SLOTS, PEER_COUNTERS, PEER_LOG_AT, P
                           PEER_RECORD_WORDS, PEER_THREADS, STAT, STEP)
 from dbfs.ops.arrays import NULL
 from dbfs.ops.expand import _expand_numpy
+from dbfs.ops.frontier import publish_figures
 from dbfs.ops.level_control import next_step
 from dbfs.ops.update import update_from_offsets
 
@@ -138,8 +139,7 @@ def level_totals(backend, stats, record_out, records, rounds, totals, status) ->
     if late.size:
         raise RuntimeError(f"the records of ranks {late.tolist()} are not of round {round_}")
     totals[0], totals[1] = table[:, PEER_REC.COUNT].sum(), table[:, PEER_REC.DEGREES].sum()
-    status[:] = stats
-    stats[:] = 0
+    publish_figures(backend, stats, status)
     rounds[0] = round_
 
 
