@@ -425,9 +425,9 @@ class _Passes:
         """The words one round of the exchange brings this rank, as they become usable (Exchange.begin):
         first those usable now, then, the clock charging the exchange while they arrive, the others."""
         self.phases.switch("exchange")
-        words, arriving = self.exchange.begin(send, send_counts, width)
-        yield words
-        del words
+        parts = list(self.exchange.begin(send, send_counts, width))
+        arriving = parts.pop()
+        yield parts.pop()                       # popped: nothing here holds the words while the caller works
         if arriving is not None:
             self.phases.switch("exchange")
             yield arriving()
