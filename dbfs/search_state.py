@@ -5,7 +5,8 @@ Paper 004, sections 3.2-3.5, with the direction-optimizing additions: the visite
 rank's local rows, the levels and delayed predecessors of the owned block, the two frontier queues
 (C groups of s slots: discoveries grouped by owner grid column, group j being the next frontier), the
 degree-scan scratch and column table of the expansion, and, where the grid or the direction needs
-them, the gathered column frontier, the fold receive buffer, the bottom-up bitmaps, the
+them, the gathered column frontier, the fold receive buffer, the bottom-up bitmaps and the frontier
+bitmap's summary (dbfs.ops.bottom_up.summarize), the
 predecessor-exchange buffers and the one-GPU loop's control block and per-level log. The bottom-up
 frontier bitmap is over the local columns where the search reads the block row-major, over the local
 rows where it reads the CSC's columns (an undirected graph on several ranks without the row-major copy,
@@ -48,6 +49,7 @@ import numpy as np
 
 from dbfs.graph import csc_is_row_major
 from dbfs.kernels import COLUMN_CHUNK, CTL_WORDS, LOG_WORDS, SCAN_TILE, SMALL_SCRATCH_WORDS, STAT_WORDS
+from dbfs.ops.bottom_up import summary_words
 from dbfs.workspace import allocated_bytes
 
 
@@ -117,6 +119,7 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns
     elif direction == "auto":
         parts["col_front"] = (np.uint32, cols // 32)   # frontier bitmap of the local columns
     if direction == "auto":
+        parts["front_summary"] = (np.uint32, summary_words((rows if by_columns else cols) // 32))
         parts["segment"] = (np.uint32, b // 32)        # the rotating row segment's state
         parts["no_edges"] = (np.uint32, b // 32)       # owned vertices without an edge (set once)
     if one_gpu:

@@ -20,6 +20,13 @@ SCAN_TILE = BLOCK_THREADS * SCAN_ITEMS
 # Entries a bottom-up lane tests alone before its row is searched by the whole warp (scale 26: 4 beat
 # 2, 8 and 16 by 1-5%, 5% and 28%; bench/NOTES.md, 2026-11-24, rounds replayed as CUDA graphs).
 THREAD_EDGES = 4
+# A bottom-up level's frontier summary (kernels/bottom_up.cu frontier_summary): a bit per 32-column word
+# of the frontier bitmap, set where the word is not zero, then its tally (the nonzero words, the blocks
+# finished, and whether the search filters through the summary). The search does so where at most one
+# frontier word in SUMMARY_SPARSE is nonzero: then most words are zero and a neighbour's summary bit
+# answers from a table 32 times smaller; where more are set, the extra load would only cost.
+SUMMARY_TALLY = ("NONZERO", "DONE", "FILTER")
+SUMMARY_SPARSE = 8
 # The persistent small-level kernel (kernels/small_levels.cu): threads per block (one block per
 # multiprocessor), lanes that share one frontier vertex's neighbours, and the largest degree a
 # frontier vertex may have for its level to run there (heavier vertices go to the bulk kernels, whose
@@ -100,12 +107,14 @@ CTL, STEP, FORM, STAT, LOG, HEAD, MSG, PEER_REC, PEER_LOG_AT, ROOT = (_enumerate
 CTL_WORDS, STAT_WORDS, LOG_WORDS, HEAD_WORDS = len(CONTROL), len(STATS), len(LOG_FIELDS), len(MESSAGE_HEAD)
 PEER_RECORD_WORDS, PEER_LOG_WORDS, ROOT_WORDS = len(PEER_RECORD), len(PEER_LOG), len(ROOT_VISIT)
 COUNTER_WORDS = len(COUNTERS)
+SUMMARY, SUMMARY_TALLY_WORDS = _enumerate(SUMMARY_TALLY), len(SUMMARY_TALLY)
 SMALL_SCRATCH_WORDS = COUNTER_SLOTS * COUNTER_WORDS + CTL_WORDS
 
 DEFINES = {
     "BLOCK_THREADS": BLOCK_THREADS, "SCAN_ITEMS": SCAN_ITEMS, "SCAN_TILE": SCAN_TILE,
     "THREAD_EDGES": THREAD_EDGES, "SMALL_THREADS": SMALL_THREADS, "PEER_THREADS": PEER_THREADS, "SMALL_GROUP": SMALL_GROUP,
-    "OWNER_TILE_ITEMS": OWNER_TILE_ITEMS,
+    "OWNER_TILE_ITEMS": OWNER_TILE_ITEMS, "SUMMARY_SPARSE": SUMMARY_SPARSE,
+    **{f"SUMMARY_{name}": k for k, name in enumerate(SUMMARY_TALLY)}, "SUMMARY_TALLY_WORDS": SUMMARY_TALLY_WORDS,
     "SMALL_MAX_DEGREE": SMALL_MAX_DEGREE, "COLUMN_CHUNK": COLUMN_CHUNK, "BOTTOM_UP": BOTTOM_UP,
     **{f"{prefix}_{name}": value for prefix, space in (("CTL", CTL), ("STEP", STEP), ("FORM", FORM),
                                                        ("STAT", STAT), ("LOG", LOG), ("HEAD", HEAD),

@@ -18,23 +18,67 @@
 // are also stored there, into each grid-column peer's copy of this rank's segment of the frontier
 // bitmap, so the next level's frontier needs no message, no encoding and no decoding.
 //
-// Launched with a control block, both run only when the next step is a bulk bottom-up level (and take
-// the level number from it).
+// frontier_summary (before a level's search): a bit per 32-column word of the frontier bitmap, set where
+// the word is not zero, and whether at most one word in SUMMARY_SPARSE is (the tally's FILTER word,
+// decided by the last block to finish). Where it is, the search tests a neighbour's summary bit first
+// and loads its frontier word only where that bit is set: a sparse frontier's rows find almost no
+// parent and test every entry, and a bitmap over more columns than the L2 holds (64 MiB over the 2^29
+// columns of a 4x1 grid at scale 29) would miss at random where the summary (2 MiB) does not
+// (bench/NOTES.md, 2026-11-27, a sparse frontier's bottom-up probes through a word summary).
+//
+// Launched with a control block, all three run only when the next step is a bulk bottom-up level (and
+// the commit takes the level number from it).
 #include "common.cuh"
 
 #define BOTTOM_UP_GATE (1 << STEP_BOTTOMUP)
 
-__device__ __forceinline__ bool in_frontier(const u32* __restrict__ frontier, i32 u)
+// summary: nullptr, or the frontier's summary where the search filters through it.
+__device__ __forceinline__ bool in_frontier(const u32* __restrict__ frontier, const u32* __restrict__ summary, i32 u)
 {
+    if (summary != nullptr && !((__ldg(&summary[u >> 10]) >> ((u >> 5) & 31)) & 1u)) return false;
     return (__ldg(&frontier[u >> 5]) >> (u & 31)) & 1u;
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-bottom_up_step(const i64* __restrict__ row_ptr, const i32* __restrict__ col_idx, i32 row_base,
-               i32 nwords, const u32* __restrict__ frontier, const u32* state_in, u32* state_out,
-               i32* __restrict__ pred_row, i64* __restrict__ stats, const i64* __restrict__ ctl)
+frontier_summary(const u32* __restrict__ frontier, i32 nwords, u32* __restrict__ summary, const i64* __restrict__ ctl)
 {
     if (!gate_open(ctl, BOTTOM_UP_GATE, -1)) return;
+    __shared__ u32 block_nonzero;
+    if (threadIdx.x == 0) block_nonzero = 0;
+    __syncthreads();
+    const i32 lane = threadIdx.x & 31;
+    const i32 swords = (nwords + 31) >> 5;
+    u32* tally = summary + swords;
+    u32 nonzero = 0;
+    for (i32 s = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; s < swords; s += (gridDim.x * blockDim.x) >> 5) {
+        const i32 w = s * 32 + lane;
+        const bool set = w < nwords && frontier[w] != 0u;
+        const u32 bits = __ballot_sync(0xffffffffu, set);
+        if (lane == 0) {
+            summary[s] = bits;
+            nonzero += __popc(bits);
+        }
+    }
+    if (lane == 0 && nonzero) atomicAdd(&block_nonzero, nonzero);
+    __syncthreads();
+    if (threadIdx.x != 0) return;
+    if (block_nonzero) atomicAdd(&tally[SUMMARY_NONZERO], block_nonzero);
+    __threadfence();
+    if (atomicAdd(&tally[SUMMARY_DONE], 1u) != gridDim.x - 1) return;
+    const u32 total = atomicAdd(&tally[SUMMARY_NONZERO], 0u);      // every block's, after its fence
+    tally[SUMMARY_FILTER] = (u64)total * SUMMARY_SPARSE <= (u64)nwords;
+    tally[SUMMARY_NONZERO] = 0;
+    tally[SUMMARY_DONE] = 0;
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+bottom_up_step(const i64* __restrict__ row_ptr, const i32* __restrict__ col_idx, i32 row_base,
+               i32 nwords, const u32* __restrict__ frontier, const u32* __restrict__ summary, i32 frontier_words,
+               const u32* state_in, u32* state_out, i32* __restrict__ pred_row, i64* __restrict__ stats,
+               const i64* __restrict__ ctl)
+{
+    if (!gate_open(ctl, BOTTOM_UP_GATE, -1)) return;
+    if (summary != nullptr && !summary[((frontier_words + 31) >> 5) + SUMMARY_FILTER]) summary = nullptr;
     const i32 lane = threadIdx.x & 31;
     const i32 warps = (gridDim.x * blockDim.x) >> 5;
     i64 checked = 0;
@@ -54,7 +98,7 @@ bottom_up_step(const i64* __restrict__ row_ptr, const i32* __restrict__ col_idx,
             unsigned hits = 0;
 #pragma unroll
             for (int e = 0; e < THREAD_EDGES; ++e)
-                if (u[e] >= 0 && in_frontier(frontier, u[e])) hits |= 1u << e;
+                if (u[e] >= 0 && in_frontier(frontier, summary, u[e])) hits |= 1u << e;
             if (hits) {
                 const int first = __ffs(hits) - 1;
 #pragma unroll
@@ -75,7 +119,7 @@ bottom_up_step(const i64* __restrict__ row_ptr, const i32* __restrict__ col_idx,
             for (i64 base = from; base < to; base += 32) {
                 const i64 e = base + lane;
                 const i32 u = e < to ? col_idx[e] : 0;
-                const unsigned hits = __ballot_sync(0xffffffffu, e < to && in_frontier(frontier, u));
+                const unsigned hits = __ballot_sync(0xffffffffu, e < to && in_frontier(frontier, summary, u));
                 const i64 step = hits ? __ffs(hits) : min((i64)32, to - base);
                 if (lane == 0) checked += step;
                 if (hits) {

@@ -11,7 +11,7 @@ import pytest
 from dbfs.backend import Backend
 from dbfs.build import transpose_csc
 from dbfs.grid import Grid
-from dbfs.kernels import BOTTOM_UP, CTL, CTL_WORDS, FORM, STAT, STAT_WORDS, STEP
+from dbfs.kernels import BOTTOM_UP, CTL, CTL_WORDS, FORM, STAT, STAT_WORDS, STEP, SUMMARY, SUMMARY_SPARSE, SUMMARY_TALLY_WORDS
 from dbfs.ops import arrays, bitmap, bottom_up
 from dbfs.ops.predecessors import resolve_parents
 
@@ -128,6 +128,48 @@ def test_search_segment_numpy_matches_brute_force(density):
     assert checked <= sum(row_ptr[r + 1] - row_ptr[r] for r in parents) and checked > 0
 
 
+@pytest.mark.parametrize("nwords, nonzero", [(1, 0), (1, 1), (40, 5), (40, 6), (4096, 512), (4096, 513)])
+def test_summary_numpy_marks_the_nonzero_words(nwords, nonzero):
+    """A summary bit for each nonzero word; FILTER exactly where at most one word in SUMMARY_SPARSE is."""
+    rng = np.random.default_rng(nwords + nonzero)
+    frontier = np.zeros(nwords, np.uint32)
+    set_words = rng.choice(nwords, nonzero, replace=False)
+    frontier[set_words] = rng.integers(1, 1 << 32, nonzero, dtype=np.uint64).astype(np.uint32)
+    summary = np.full(bottom_up.summary_words(nwords), 0xDEADBEEF, np.uint32)
+    bottom_up.summarize(CPU, frontier, summary, control=control_block(STEP.BOTTOMUP))
+    swords = -(-nwords // 32)
+    bits = np.unpackbits(summary[:swords].view(np.uint8), bitorder="little").astype(bool)
+    assert np.array_equal(np.flatnonzero(bits), np.sort(set_words))
+    tally = summary[swords:]
+    assert tally[SUMMARY.FILTER] == (nonzero * SUMMARY_SPARSE <= nwords)
+    assert tally[SUMMARY.NONZERO] == 0 and tally[SUMMARY.DONE] == 0
+    untouched = summary.copy()
+    bottom_up.summarize(CPU, frontier, summary, control=control_block(STEP.TOPDOWN))
+    assert np.array_equal(summary, untouched)
+
+
+@pytest.mark.parametrize("density", [0.0005, 0.05])
+def test_search_through_the_summary_finds_the_same(density):
+    """Filtered through the summary (a sparse frontier) or not, the twin finds the same rows, parents
+    and entries examined."""
+    rng = np.random.default_rng(11)
+    b, ncols = 512, 1 << 14
+    row_ptr, col_idx = random_block(rng, 2 * b, ncols, 40000, heavy_rows=[(b + 5, 3000)])
+    frontier, _ = random_bits(rng, ncols, density)
+    summary = np.zeros(bottom_up.summary_words(ncols // 32), np.uint32)
+    bottom_up.summarize(CPU, frontier, summary)
+    assert summary[-(-ncols // 1024) + SUMMARY.FILTER] == (density < 0.001)
+    before, _ = random_bits(rng, b, 0.3)
+    results = []
+    for with_summary in (None, summary):
+        state, pred_row, stats = np.zeros_like(before), np.full(2 * b, -1, np.int32), np.zeros(STAT_WORDS, np.int64)
+        bottom_up.search_segment(CPU, row_ptr, col_idx, b, frontier, before, state, pred_row, stats,
+                                 summary=with_summary)
+        results.append((state, pred_row, stats))
+    for plain, filtered in zip(*results):
+        assert np.array_equal(plain, filtered)
+
+
 def test_commit_numpy():
     rng = np.random.default_rng(5)
     b = 1024
@@ -205,17 +247,37 @@ def test_gpu_bottom_up_matches_numpy(density):
     host = dict(state=state.copy(), pred_row=np.full(C * b, -1, np.int32), stats=np.zeros(STAT_WORDS, np.int64),
                 visited=state.copy(), next=np.zeros(b // 32, np.uint32), level=np.full(b, -1, np.int32),
                 pred_col=np.full(b, -1, np.int32), copy=np.zeros(b // 32, np.uint32))
+    host["summary"] = np.full(bottom_up.summary_words(ncols // 32), 0xDEADBEEF, np.uint32)
+    host["summary"][-SUMMARY_TALLY_WORDS:] = 0   # the tally's counters start at zero (a new array's do)
     dev = {k: cupy.asarray(v) for k, v in host.items()}
     # the commit's copy for a peer: an array (NumPy), a device address (GPU; another rank's, mapped, in a run)
     copies = ([None, host["copy"]], cupy.asarray(np.array([0, dev["copy"].data.ptr], np.uint64)))
     for backend, s, peer_fronts in ((CPU, host, copies[0]), (gpu_backend(), dev, copies[1])):
         xp = backend.xp
+        bottom_up.summarize(backend, xp.asarray(frontier), s["summary"])
         bottom_up.search_segment(backend, xp.asarray(row_ptr), xp.asarray(col_idx), m * b,
-                                 xp.asarray(frontier), s["state"], s["state"], s["pred_row"], s["stats"])
+                                 xp.asarray(frontier), s["state"], s["state"], s["pred_row"], s["stats"],
+                                 summary=s["summary"])
         bottom_up.commit(backend, s["state"], s["visited"], s["next"], s["level"], s["pred_col"],
                          xp.asarray(degree), 4, s["stats"], peer_fronts=peer_fronts)
     for k, v in host.items():
         assert np.array_equal(cupy.asnumpy(dev[k]), v), k
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("nwords, share", [(1000, 0.1), (1 << 20, 0.124), (1 << 20, 0.126), ((1 << 20) + 7, 0.5)])
+def test_gpu_summary_matches_numpy(nwords, share):
+    """Many blocks decide FILTER together and leave the tally's counters at zero: twice in a row."""
+    import cupy
+    rng = np.random.default_rng(nwords)
+    frontier = np.where(rng.random(nwords) < share, rng.integers(1, 1 << 32, nwords, dtype=np.uint64), 0)
+    frontier = frontier.astype(np.uint32)
+    host = np.zeros(bottom_up.summary_words(nwords), np.uint32)
+    bottom_up.summarize(CPU, frontier, host)
+    summary = cupy.zeros(host.shape[0], cupy.uint32)
+    for _ in range(2):
+        bottom_up.summarize(gpu_backend(), cupy.asarray(frontier), summary)
+        assert np.array_equal(cupy.asnumpy(summary), host)
 
 
 def control_block(step, form=FORM.LIST, level=5):

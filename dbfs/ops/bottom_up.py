@@ -1,6 +1,9 @@
 """Bottom-up search of one BFS level on rank (i, j) (direction-optimizing BFS: Beamer et al.; in 2D
 with a rotation of row segments along the grid row, as in Ueno et al.).
 
+summarize: before a level's search, the frontier's summary (a bit per 32-column word, set where the word
+is not zero) and whether the search filters through it (at most one word in SUMMARY_SPARSE nonzero: a
+sparse frontier, whose rows test every entry and would miss the L2 at random in a large bitmap).
 search_segment: the unvisited rows of one segment of b local rows look for a parent in the frontier
 (a bitmap over the local columns) through the block's row-major copy, stopping at the first parent.
 commit: the owner turns its segment's final state into the level's new vertices (and their count,
@@ -17,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dbfs.kernels import BLOCK_THREADS, BOTTOM_UP, CTL, STAT, STEP
+from dbfs.kernels import BLOCK_THREADS, BOTTOM_UP, CTL, STAT, STEP, SUMMARY, SUMMARY_SPARSE, SUMMARY_TALLY_WORDS
 from dbfs.ops.arrays import NULL, TWIN_ITEMS, blocks_for, gate_args, gate_open, require_array, twin_groups
 from dbfs.ops.bitmap import offsets_of
 from dbfs.ops.frontier import add_discoveries
@@ -25,14 +28,53 @@ from dbfs.ops.frontier import add_discoveries
 GATE = 1 << STEP.BOTTOMUP
 
 
+def summary_words(frontier_words: int) -> int:
+    """The length of a summary of a frontier bitmap of `frontier_words` words: a bit a word, then the tally."""
+    return -(-frontier_words // 32) + SUMMARY_TALLY_WORDS
+
+
+def summarize(backend, frontier, summary, control=None) -> None:
+    """The summary of `frontier` and its tally.
+
+      frontier  uint32 [w]                 read   the frontier bitmap the level's search reads
+      summary   uint32 [summary_words(w)]  write  bit k of word s: frontier word 32 s + k is not zero;
+                                                  then the tally: FILTER = at most w / SUMMARY_SPARSE
+                                                  words are nonzero; NONZERO and DONE zero before and
+                                                  after (the GPU kernel's counters)
+      control   the search's control block (None: always runs; else only before a bottom-up level)
+    GPU: one kernel on the current stream (the last block to finish decides FILTER), no host
+    synchronisation.
+    """
+    nwords = int(frontier.shape[0])
+    if backend.is_gpu:
+        require_array("frontier", frontier, np.uint32)
+        require_array("summary", summary, np.uint32)
+        kernel = backend.kernel("bottom_up", "frontier_summary")
+        kernel((blocks_for(-(-nwords // 32), BLOCK_THREADS // 32),), (BLOCK_THREADS,),
+               (frontier, np.int32(nwords), summary, gate_args(control)[0]))
+        return
+    if not gate_open(control, GATE):
+        return
+    nonzero = np.zeros(-(-nwords // 32) * 32, bool)
+    nonzero[:nwords] = frontier != 0
+    swords = nonzero.shape[0] // 32
+    summary[:swords] = np.packbits(nonzero, bitorder="little").view(np.uint32)
+    tally = summary[swords:]
+    tally[:] = 0
+    tally[SUMMARY.FILTER] = int(nonzero.sum()) * SUMMARY_SPARSE <= nwords
+
+
 def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in, state_out, pred_row, stats,
-                   control=None) -> None:
+                   control=None, summary=None) -> None:
     """Find a frontier parent for each row of the segment row_base .. row_base + 32*len(state) - 1
     whose bit in `state_in` is clear.
 
       row_ptr    int64 [nrows+1]   read   CSR offsets of the local rows
       col_idx    int32 [nnz]       read   local columns of each row's entries
       frontier   uint32 [ncols/32] read   frontier bit of every local column
+      summary    None, or uint32 [summary_words(ncols/32)]  read  the frontier's summary (summarize):
+                                          where its FILTER is set, a neighbour whose summary bit is
+                                          clear is not tested further (the same result: its word is 0)
       state_in   uint32 [w]        read   visited bit of the segment's rows
       state_out  uint32 [w]        write  state_in plus the rows found (may be state_in itself)
       pred_row   int32 [nrows]     write  pred_row[row] = the frontier column found, found rows only
@@ -48,45 +90,54 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
         for name, array, dtype in (("row_ptr", row_ptr, np.int64), ("col_idx", col_idx, np.int32),
                                    ("frontier", frontier, np.uint32), ("state_in", state_in, np.uint32),
                                    ("state_out", state_out, np.uint32), ("pred_row", pred_row, np.int32),
-                                   ("stats", stats, np.int64)):
+                                   ("stats", stats, np.int64)) + ((("summary", summary, np.uint32),) if summary is not None else ()):
             require_array(name, array, dtype)
         if nwords:
             step = backend.kernel("bottom_up", "bottom_up_step")
             blocks = backend.whole_gpu_blocks(step, BLOCK_THREADS, blocks_for(nwords, BLOCK_THREADS // 32))
             step(
                 (blocks,), (BLOCK_THREADS,),
-                (row_ptr, col_idx, np.int32(row_base), np.int32(nwords), frontier, state_in, state_out,
+                (row_ptr, col_idx, np.int32(row_base), np.int32(nwords), frontier,
+                 NULL if summary is None else summary, np.int32(frontier.shape[0]), state_in, state_out,
                  pred_row, stats, gate_args(control)[0]))
         return
     if not gate_open(control, GATE):
         return
+    if summary is not None and not summary[-(-frontier.shape[0] // 32) + SUMMARY.FILTER]:
+        summary = None
     words = TWIN_ITEMS // 32
     for w in range(0, nwords, words):
-        _search_words(row_ptr, col_idx, row_base + 32 * w, frontier, state_in[w:w + words],
+        _search_words(row_ptr, col_idx, row_base + 32 * w, frontier, summary, state_in[w:w + words],
                       state_out[w:w + words], pred_row, stats)
 
 
-def _search_words(row_ptr, col_idx, row_base: int, frontier, state_in, state_out, pred_row, stats) -> None:
+def _search_words(row_ptr, col_idx, row_base: int, frontier, summary, state_in, state_out, pred_row,
+                  stats) -> None:
     """search_segment's NumPy twin on one step of TWIN_ITEMS rows: the unvisited rows' entries tested a
     group of whole rows at a time (dbfs.ops.arrays.twin_groups)."""
     bits = np.unpackbits(state_in.view(np.uint8), bitorder="little").astype(bool)
     rows = row_base + np.flatnonzero(~bits)
     for group in twin_groups(row_ptr[rows + 1] - row_ptr[rows]):
-        found = _first_frontier_entries(row_ptr, col_idx, frontier, rows[group], pred_row, stats)
+        found = _first_frontier_entries(row_ptr, col_idx, frontier, summary, rows[group], pred_row, stats)
         bits[found - row_base] = True
     state_out[:] = np.packbits(bits, bitorder="little").view(np.uint32)
 
 
-def _first_frontier_entries(row_ptr, col_idx, frontier, rows, pred_row, stats):
+def _bit(words, offsets):
+    return ((words[offsets >> 5] >> (offsets & 31).astype(np.uint32)) & np.uint32(1)).astype(bool)
+
+
+def _first_frontier_entries(row_ptr, col_idx, frontier, summary, rows, pred_row, stats):
     """The rows (of `rows`) with an entry in the frontier: pred_row[row] := the first such entry's
     column (CSR order); CHECKED += the entries up to it (a row without one: all of them). Returns the
-    rows found."""
+    rows found. With a summary, only the entries whose summary bit is set are tested in the frontier."""
     starts, ends = row_ptr[rows], row_ptr[rows + 1]
     lengths = ends - starts
     owner = np.repeat(np.arange(rows.shape[0]), lengths)
     entries = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(owner.shape[0])
     cols = col_idx[entries]
-    hit = ((frontier[cols >> 5] >> (cols & 31).astype(np.uint32)) & np.uint32(1)).astype(bool)
+    hit = _bit(summary, cols >> 5) if summary is not None else np.ones(cols.shape[0], bool)
+    hit[hit] = _bit(frontier, cols[hit])
     found_rows, first = np.unique(owner[hit], return_index=True)
     first_entry = entries[hit][first]
     stats[STAT.CHECKED] += int(lengths.sum() - (ends[found_rows] - first_entry - 1).sum())
