@@ -112,7 +112,14 @@ class Backend:
         """Streaming multiprocessors of the GPU (1 on the CPU backend)."""
         if not self.is_gpu:
             return 1
-        return _multiprocessors(self.device)
+        return _device_property(self.device, "multiProcessorCount")
+
+    @property
+    def l2_share(self) -> int:
+        """Bytes of the GPU's L2 cache this rank may count on: its 1/sharing (0 on the CPU backend)."""
+        if not self.is_gpu:
+            return 0
+        return _device_property(self.device, "l2CacheSize") // self.sharing
 
     def resident_blocks(self, kernel, threads: int) -> int:
         """Blocks of `threads` threads of `kernel` (a compiled RawKernel) that this rank's share of the
@@ -214,9 +221,9 @@ def _blocks_per_multiprocessor(kernel, threads: int) -> int:
 
 
 @lru_cache(maxsize=None)
-def _multiprocessors(device: int) -> int:
+def _device_property(device: int, name: str) -> int:
     import cupy
-    return cupy.cuda.runtime.getDeviceProperties(device)["multiProcessorCount"]
+    return cupy.cuda.runtime.getDeviceProperties(device)[name]
 
 
 def compile_source(code: str, cooperative: bool = False):

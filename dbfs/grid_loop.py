@@ -849,7 +849,7 @@ class GridLoop:
     def _bottom_up_level(self, mark, send, wait, lvl: int, control, pack: bool, queue, counts,
                          gathered: bool = True) -> None:
         """The frontier gathered as bitmaps (gathered; else already in place: front_peers), its summary
-        (a sparse frontier's rows test a neighbour's summary bit first), a search sub-step per segment
+        (where the bitmap outgrows the L2, a sparse frontier's rows test a neighbour's summary bit first), a search sub-step per segment
         with the rotation, commit (see BottomUpSide); the new frontier is the own
         frontier bitmap (pack: first from the list in group j of `queue`), with front_peers stored into
         the grid column's frontier bitmaps too, between two barriers of the line (the peers' searches have
@@ -867,11 +867,13 @@ class GridLoop:
             mark("expansion")
             message.to_bitmaps(backend, side.gather.sources, s.words, side.frontier)
         mark("expansion")
-        bottom_up.summarize(backend, side.frontier, s.front_summary, control=control)
+        summary = bottom_up.summary_for(backend, side.frontier, s.front_summary)
+        if summary is not None:
+            bottom_up.summarize(backend, side.frontier, summary, control=control)
         state = self.own_visited
         for step, base in enumerate(side.bases):
             bottom_up.search_segment(backend, *side.adjacency, base, side.frontier, state, s.segment, side.found,
-                                     s.stats, control=control, summary=s.front_summary)
+                                     s.stats, control=control, summary=summary)
             state = s.segment
             if side.rotation is not None:
                 mark(side.rotation_phase + "_comm")

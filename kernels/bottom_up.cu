@@ -23,8 +23,9 @@
 // decided by the last block to finish). Where it is, the search tests a neighbour's summary bit first
 // and loads its frontier word only where that bit is set: a sparse frontier's rows find almost no
 // parent and test every entry, and a bitmap over more columns than the L2 holds (64 MiB over the 2^29
-// columns of a 4x1 grid at scale 29) would miss at random where the summary (2 MiB) does not
-// (bench/NOTES.md, 2026-11-27, a sparse frontier's bottom-up probes through a word summary).
+// columns of a 4x1 grid at scale 29) would miss at random where the summary (2 MiB) does not. The
+// callers make and pass a summary only where the bitmap outgrows the L2 (dbfs.ops.bottom_up.summary_for;
+// bench/NOTES.md, 2026-11-27, a sparse frontier's bottom-up probes through a word summary).
 //
 // Launched with a control block, all three run only when the next step is a bulk bottom-up level (and
 // the commit takes the level number from it).

@@ -148,6 +148,13 @@ def test_summary_numpy_marks_the_nonzero_words(nwords, nonzero):
     assert np.array_equal(summary, untouched)
 
 
+@pytest.mark.parametrize("l2_share, filtered", [(0, True), (1 << 20, True), (1 << 21, False), (1 << 25, False)])
+def test_summary_only_where_the_bitmap_outgrows_half_the_l2(monkeypatch, l2_share, filtered):
+    monkeypatch.setattr(Backend, "l2_share", property(lambda self: l2_share))
+    frontier, summary = np.zeros(1 << 18, np.uint32), np.zeros(bottom_up.summary_words(1 << 18), np.uint32)
+    assert (bottom_up.summary_for(CPU, frontier, summary) is summary) == filtered
+
+
 @pytest.mark.parametrize("density", [0.0005, 0.05])
 def test_search_through_the_summary_finds_the_same(density):
     """Filtered through the summary (a sparse frontier) or not, the twin finds the same rows, parents
@@ -358,7 +365,7 @@ def test_gpu_transpose_matches_numpy():
 ])
 def test_bottom_up_grid_is_its_work_up_to_the_whole_gpu(monkeypatch, work, sharing, expected):
     from dbfs import backend as backend_module
-    monkeypatch.setattr(backend_module, "_multiprocessors", lambda device: 132)
+    monkeypatch.setattr(backend_module, "_device_property", lambda device, name: 132)
     monkeypatch.setattr(backend_module, "_blocks_per_multiprocessor", lambda kernel, threads: 8)
     monkeypatch.setattr(Backend, "is_gpu", property(lambda self: True))
     rank = Backend("cpu", sharing=sharing)

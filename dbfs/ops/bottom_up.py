@@ -3,7 +3,8 @@ with a rotation of row segments along the grid row, as in Ueno et al.).
 
 summarize: before a level's search, the frontier's summary (a bit per 32-column word, set where the word
 is not zero) and whether the search filters through it (at most one word in SUMMARY_SPARSE nonzero: a
-sparse frontier, whose rows test every entry and would miss the L2 at random in a large bitmap).
+sparse frontier, whose rows test every entry and would miss the L2 at random in a bitmap larger than
+it holds: summary_for).
 search_segment: the unvisited rows of one segment of b local rows look for a parent in the frontier
 (a bitmap over the local columns) through the block's row-major copy, stopping at the first parent.
 commit: the owner turns its segment's final state into the level's new vertices (and their count,
@@ -26,6 +27,15 @@ from dbfs.ops.bitmap import offsets_of
 from dbfs.ops.frontier import add_discoveries
 
 GATE = 1 << STEP.BOTTOMUP
+
+
+def summary_for(backend, frontier, summary):
+    """`summary` where the search of `frontier` should filter through it, else None: where the bitmap
+    takes more than half this rank's share of the L2 (always on the CPU backend, which has none). Where
+    the L2 holds the bitmap the summary's extra dependent load costs more than the misses it saves (one
+    H200 at scale 27, a 16 MiB bitmap: 3% slower; two and four GPUs, 32 and 64 MiB: faster;
+    bench/NOTES.md, 2026-11-27, a sparse frontier's bottom-up probes through a word summary)."""
+    return summary if 2 * frontier.nbytes > backend.l2_share else None
 
 
 def summary_words(frontier_words: int) -> int:
