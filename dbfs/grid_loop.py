@@ -849,8 +849,8 @@ class GridLoop:
     def _bottom_up_level(self, mark, send, wait, lvl: int, control, pack: bool, queue, counts,
                          gathered: bool = True) -> None:
         """The frontier gathered as bitmaps (gathered; else already in place: front_peers), its summary
-        (where the bitmap outgrows the L2, a sparse frontier's rows test a neighbour's summary bit first), a search sub-step per segment
-        with the rotation, commit (see BottomUpSide); the new frontier is the own
+        (where the bitmap outgrows the L2: bottom_up.summary_for), a search sub-step per segment with
+        the rotation, commit (see BottomUpSide); the new frontier is the own
         frontier bitmap (pack: first from the list in group j of `queue`), with front_peers stored into
         the grid column's frontier bitmaps too, between two barriers of the line (the peers' searches have
         read the old bits; the new ones are everywhere). mark(phase) marks where phases begin,

@@ -11,7 +11,8 @@ import pytest
 from dbfs.backend import Backend
 from dbfs.build import transpose_csc
 from dbfs.grid import Grid
-from dbfs.kernels import BOTTOM_UP, CTL, CTL_WORDS, FORM, STAT, STAT_WORDS, STEP, SUMMARY, SUMMARY_SPARSE, SUMMARY_TALLY_WORDS
+from dbfs.kernels import (BOTTOM_UP, CTL, CTL_WORDS, FORM, STAT, STAT_WORDS, STEP, SUMMARY, SUMMARY_SPARSE,
+                          SUMMARY_TALLY_WORDS)
 from dbfs.ops import arrays, bitmap, bottom_up
 from dbfs.ops.predecessors import resolve_parents
 

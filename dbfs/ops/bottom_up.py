@@ -97,11 +97,13 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
     """
     nwords = int(state_in.shape[0])
     if backend.is_gpu:
-        for name, array, dtype in (("row_ptr", row_ptr, np.int64), ("col_idx", col_idx, np.int32),
-                                   ("frontier", frontier, np.uint32), ("state_in", state_in, np.uint32),
-                                   ("state_out", state_out, np.uint32), ("pred_row", pred_row, np.int32),
-                                   ("stats", stats, np.int64)) + ((("summary", summary, np.uint32),) if summary is not None else ()):
-            require_array(name, array, dtype)
+        arrays = (("row_ptr", row_ptr, np.int64), ("col_idx", col_idx, np.int32),
+                  ("frontier", frontier, np.uint32), ("state_in", state_in, np.uint32),
+                  ("state_out", state_out, np.uint32), ("pred_row", pred_row, np.int32),
+                  ("stats", stats, np.int64), ("summary", summary, np.uint32))
+        for name, array, dtype in arrays:
+            if array is not None:
+                require_array(name, array, dtype)
         if nwords:
             step = backend.kernel("bottom_up", "bottom_up_step")
             blocks = backend.whole_gpu_blocks(step, BLOCK_THREADS, blocks_for(nwords, BLOCK_THREADS // 32))
