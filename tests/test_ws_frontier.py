@@ -38,7 +38,8 @@ def test_filters_keep_the_exact_results(name, graph_name):
         every = engine.run("ws", exchange, source)
         assert every.filters == ["all"] * every.iterations
         for mode in FILTERS[1:]:               # (the twin is the same for every method)
-            for threshold in (64, 1):
+            # the ballot filter keeps no bins: their threshold does not reach it
+            for threshold in (64, 1) if mode != "ballot" else (64,):
                 result = engine.run("ws", exchange, source, frontier=mode, bin_threshold=threshold)
                 label = (parts, exchange, mode, threshold)
                 assert result.iterations == every.iterations, label
