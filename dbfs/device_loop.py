@@ -222,9 +222,7 @@ class DeviceLoop:
         if self.bottom_up:
             bitmap.pack(backend, s.queue0, s.counts0, self.front, control=ctl, steps=TO_BITS, form=FORM.LIST)
             clock.switch("expansion")
-            summary = bottom_up.summary_for(backend, self.front, s.front_summary)
-            if summary is not None:
-                bottom_up.summarize(backend, self.front, summary, control=ctl)
+            summary = bottom_up.summary_for(backend, self.front, s.front_summary, control=ctl)
             bottom_up.search_segment(backend, g.row_ptr, g.col_idx, 0, self.front, s.visited, s.segment,
                                      s.pred_row, s.stats, control=ctl, summary=summary)
             clock.switch("update")

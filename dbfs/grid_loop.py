@@ -867,9 +867,7 @@ class GridLoop:
             mark("expansion")
             message.to_bitmaps(backend, side.gather.sources, s.words, side.frontier)
         mark("expansion")
-        summary = bottom_up.summary_for(backend, side.frontier, s.front_summary)
-        if summary is not None:
-            bottom_up.summarize(backend, side.frontier, summary, control=control)
+        summary = bottom_up.summary_for(backend, side.frontier, s.front_summary, control=control)
         state = self.own_visited
         for step, base in enumerate(side.bases):
             bottom_up.search_segment(backend, *side.adjacency, base, side.frontier, state, s.segment, side.found,

@@ -29,13 +29,17 @@ from dbfs.ops.frontier import add_discoveries
 GATE = 1 << STEP.BOTTOMUP
 
 
-def summary_for(backend, frontier, summary):
-    """`summary` where the search of `frontier` should filter through it, else None: where the bitmap
-    takes more than half this rank's share of the L2 (always on the CPU backend, which has none). Where
-    the L2 holds the bitmap the summary's extra dependent load costs more than the misses it saves (one
-    H200 at scale 27, a 16 MiB bitmap: 3% slower; two and four GPUs, 32 and 64 MiB: faster;
-    bench/NOTES.md, 2026-11-27, a sparse frontier's bottom-up probes through a word summary)."""
-    return summary if 2 * frontier.nbytes > backend.l2_share else None
+def summary_for(backend, frontier, summary, control=None):
+    """Before a level's search: `summary` made from `frontier` (summarize) where the search should filter
+    through it, and returned; else None, nothing made. It should where the bitmap takes more than half
+    this rank's share of the L2 (always on the CPU backend, which has none). Where the L2 holds the
+    bitmap the summary's extra dependent load costs more than the misses it saves (one H200 at scale
+    27, a 16 MiB bitmap: 3% slower; two and four GPUs, 32 and 64 MiB: faster; bench/NOTES.md,
+    2026-11-27, a sparse frontier's bottom-up probes through a word summary)."""
+    if 2 * frontier.nbytes <= backend.l2_share:
+        return None
+    summarize(backend, frontier, summary, control=control)
+    return summary
 
 
 def summary_words(frontier_words: int) -> int:
