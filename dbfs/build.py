@@ -37,7 +37,8 @@ row_ptr/col_idx name col_ptr/row_idx; on a grid of one column (R x 1, the defaul
 a rank) an undirected graph's row of owned vertex o is o's column segments on all the ranks, so after
 pass 2 every rank sends each other rank the segments of that rank's owned columns (lengths, then
 entries, in rounds of at most dbfs.memory.row_round_words words a receiver) and each row takes them
-below its end whole (dbfs.ops.csc_build.append_segments: no atomics); on other grids, and for directed
+below its end whole (dbfs.ops.csc_build.append_segments: no atomics), grouped by rank in ascending order
+(which the bottom-up search reads in passes over column blocks); on other grids, and for directed
 graphs, both passes also count and scatter every entry by local row.
 
 Resident bytes per rank, E = the rank's entries (about 2m/P undirected, m/P directed), b = the owned
@@ -508,9 +509,12 @@ class _Passes:
         """The row copy on a grid of one column (rows_from_peers), after the placing pass: owned vertex o
         of rank i is column i*b + o on every rank k, whose segment there holds o's neighbours among k's
         rows (local rows r: this rank's local columns k*b + r). Each row takes those segments below its
-        end in row_ptr[:-1] (ends from pass 1, starts when done): its own rank's in place, the others' in
-        rounds of at most memory.row_round_words words a receiver (a round: each receiver's next range
-        of rows, whose segments' lengths and entries every rank sends it in one message)."""
+        end in row_ptr[:-1] (ends from pass 1, starts when done), in rounds of at most
+        memory.row_round_words words a receiver (a round: each receiver's next range of rows, whose
+        segments' lengths and entries every rank sends it in one message), its own rank's in place; in
+        descending order of rank, so that a row holds its entries grouped by the ranks' column blocks in
+        ascending order (LocalGraph.info["rows_by_block"]: the bottom-up search in passes,
+        dbfs.ops.bottom_up.search_segment)."""
         backend, xp = self.backend, self.backend.xp
         me, b, ranks = self.comms.i, self.grid.block, self.ranks
         self.phases.switch("route")
@@ -519,8 +523,6 @@ class _Passes:
         # where each receiver's ranges of rows begin and end among this rank's entries (one read-back)
         columns = backend.asarray((np.arange(ranks)[:, None] * b + cuts).ravel())
         bounds = backend.asnumpy(col_ptr[columns]).reshape(cuts.shape)
-        self.phases.switch("place")
-        append_segments(backend, col_ptr[me * b:(me + 1) * b + 1], row_idx, me * b, row_ptr[:-1], col_idx)
         progress = Progress("construction, the row copy from the column segments", rounds, "rounds", 1)
         for k in range(rounds):
             progress.update(k)
@@ -539,7 +541,12 @@ class _Passes:
             self.phases.switch("place")
             lo, hi = int(cuts[me, k]), int(cuts[me, k + 1])
             received_at = np.cumsum(received) - received
-            for p in np.flatnonzero(received):
+            for p in range(ranks - 1, -1, -1):
+                if p == me and hi > lo:
+                    append_segments(backend, col_ptr[me * b + lo:me * b + hi + 1], row_idx, me * b, row_ptr[lo:hi],
+                                    col_idx)
+                if p == me or not received[p]:
+                    continue
                 at = int(received_at[p])
                 starts = xp.zeros(hi - lo + 1, xp.int64)
                 starts[1:] = words[at:at + hi - lo]
@@ -633,7 +640,7 @@ def build(comms: GridComms, backend, source, row_major: bool = False, transport:
                   f"rank {world.Get_rank()}: the tuples changed between the two construction passes", world)
     degree = _owned_degree(comms, backend, col_ptr, passes.exchange, row_ptr if source.symmetric else None)
     graph = LocalGraph(comms=comms, backend=backend, col_ptr=col_ptr, row_idx=row_idx, n_edges=source.n_edges,
-                       degree=degree, row_ptr=row_ptr, col_idx=col_idx, info={"directed": not source.symmetric})
+                       degree=degree, row_ptr=row_ptr, col_idx=col_idx, info={"directed": not source.symmetric, "rows_by_block": passes.rows_from_peers})
     graph.nonempty_columns = columns            # counted above: the search state is sized by it
     if row_major and not row_copy:
         add_row_major(graph)

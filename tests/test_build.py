@@ -4,7 +4,8 @@ a graph file is read in chunks smaller than the file, twice; the 1x1 undirected 
 row-major copy; a bad endpoint stops every rank; construction_time leaves the tuple production and the
 exchange's set-up out; the partition cache keeps a shared row-major copy once; a generated graph passes
 the certificate; on a grid of one column the row counts may come from the column lengths, and the row
-copy from the column segments, in rounds smaller than a row; the counting pass may count every entry
+copy from the column segments, in rounds smaller than a row, each row's entries grouped by the ranks'
+column blocks in ascending order; the counting pass may count every entry
 where it is produced and send only the counts. GPU: the same build over every bulk transport."""
 
 import dataclasses
@@ -76,6 +77,10 @@ def check_graph(graph, src, dst, symmetric, row_major):
     rows = np.repeat(np.arange(grid.rows_per_rank), np.diff(graph.row_ptr))
     by_row = np.stack((graph.col_idx, rows), axis=1)
     assert np.array_equal(by_row[np.lexsort((by_row[:, 1], by_row[:, 0]))], expected)
+    if graph.info.get("rows_by_block"):         # each row's entries by the ranks' column blocks, ascending
+        assert symmetric and grid.C == 1 and grid.R > 1
+        blocks = np.asarray(graph.col_idx) // grid.block
+        assert np.all((np.diff(blocks) >= 0) | (np.diff(rows) != 0))
 
 
 @pytest.mark.parametrize("symmetric", [True, False])
@@ -89,6 +94,7 @@ def test_chunked_build_equals_the_whole_list_on_every_grid(symmetric, row_major)
             graph = build_from_edges(comms, CPU, src[lo:hi], dst[lo:hi], n, chunk_edges=chunk,
                                      symmetric=symmetric, row_major=row_major)
             check_graph(graph, src, dst, symmetric, row_major)
+            assert graph.info["rows_by_block"] == (row_major and symmetric and C == 1 and R > 1)
         comms.free()
 
 
