@@ -274,9 +274,8 @@ class BottomUpSide:
     adjacency it searches (pointers, indices), the frontier bitmap over the indices' range and the
     exchange gathering it (None: one rank on that line), the exchange rotating the segments (None: one
     rank on that line) and their phases, each sub-step's segment base, where a find records its parent
-    (an index), the array whose owned entries the commit marks BOTTOM_UP (None: the finder is the
-    owner and its record is the parent), and the column bounds of a search in passes (None: one pass;
-    dbfs.ops.bottom_up.pass_ends)."""
+    (an index), and the array whose owned entries the commit marks BOTTOM_UP (None: the finder is the
+    owner and its record is the parent)."""
 
     adjacency: tuple
     frontier: object
@@ -287,7 +286,6 @@ class BottomUpSide:
     bases: tuple
     found: object
     marker: object
-    pass_ends: tuple | None = None
 
 
 class GridLoop:
@@ -387,12 +385,9 @@ class GridLoop:
             return BottomUpSide((g.col_ptr, g.row_idx), s.row_front, self.front_x, "fold", self.expand_x, "expand",
                                 tuple(grid.owned_col((i - step) % grid.R, 0) for step in range(grid.R)),
                                 s.column_parent, s.pred_col if grid.C > 1 else s.parent)
-        # a grid of one column whose row copy holds each row's entries grouped by the ranks' blocks
-        ends = (bottom_up.pass_ends(self.backend, grid.block, grid.R) if grid.C == 1 and g.info.get("rows_by_block")
-                else None)
         return BottomUpSide((g.row_ptr, g.col_idx), s.col_front, self.expand_x, "expand", self.fold_x, "fold",
                             tuple(grid.owned_row((j - step) % grid.C, 0) for step in range(grid.C)),
-                            s.pred_row, s.pred_col, ends)
+                            s.pred_row, s.pred_col)
 
     def _wait(self) -> None:
         """One wait on the device; the receives whose messages were decoded before it are posted again."""
@@ -855,8 +850,7 @@ class GridLoop:
                          gathered: bool = True) -> None:
         """The frontier gathered as bitmaps (gathered; else already in place: front_peers), its summary
         (where the bitmap outgrows the L2: bottom_up.summary_for), a search sub-step per segment with
-        the rotation (on a grid of one column, in passes over column blocks where the bitmap outgrows the
-        L2: BottomUpSide.pass_ends), commit (see BottomUpSide); the new frontier is the own
+        the rotation, commit (see BottomUpSide); the new frontier is the own
         frontier bitmap (pack: first from the list in group j of `queue`), with front_peers stored into
         the grid column's frontier bitmaps too, between two barriers of the line (the peers' searches have
         read the old bits; the new ones are everywhere). mark(phase) marks where phases begin,
@@ -877,8 +871,7 @@ class GridLoop:
         state = self.own_visited
         for step, base in enumerate(side.bases):
             bottom_up.search_segment(backend, *side.adjacency, base, side.frontier, state, s.segment, side.found,
-                                     s.stats, control=control, summary=summary, ends=side.pass_ends,
-                                     exhausted=s.exhausted if side.pass_ends else None)
+                                     s.stats, control=control, summary=summary)
             state = s.segment
             if side.rotation is not None:
                 mark(side.rotation_phase + "_comm")

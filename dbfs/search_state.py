@@ -6,12 +6,12 @@ rank's local rows, the levels and delayed predecessors of the owned block, the t
 (C groups of s slots: discoveries grouped by owner grid column, group j being the next frontier), the
 degree-scan scratch and column table of the expansion, and, where the grid or the direction needs
 them, the gathered column frontier, the fold receive buffer, the bottom-up bitmaps and the frontier
-bitmap's summary (dbfs.ops.bottom_up.summarize) and, on a grid of one column, the rows a bottom-up
-search in passes has tested whole (dbfs.ops.bottom_up.search_segment), the predecessor-exchange
-buffers and the one-GPU loop's control block and per-level log. The bottom-up frontier bitmap is over
-the local columns where the search reads the block row-major, over the local rows where it reads the
-CSC's columns (an undirected graph on several ranks without the row-major copy, dbfs.grid_loop), which
-then also keep the parent each column found (a local row) until the search's end.
+bitmap's summary (dbfs.ops.bottom_up.summarize), the
+predecessor-exchange buffers and the one-GPU loop's control block and per-level log. The bottom-up
+frontier bitmap is over the local columns where the search reads the block row-major, over the local
+rows where it reads the CSC's columns (an undirected graph on several ranks without the row-major copy,
+dbfs.grid_loop), which then also keep the parent each column found (a local row) until the search's
+end.
 
 With bottom-up levels on an undirected graph, every search starts with the owned vertices that have no
 edge marked visited: no edge can reach them, so top-down never claims them, and a bottom-up level,
@@ -121,8 +121,6 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns
     if direction == "auto":
         parts["front_summary"] = (np.uint32, summary_words((rows if by_columns else cols) // 32))
         parts["segment"] = (np.uint32, b // 32)        # the rotating row segment's state
-        if C == 1 and R > 1 and not by_columns:
-            parts["exhausted"] = (np.uint32, b // 32)  # rows a search in passes has tested whole
         parts["no_edges"] = (np.uint32, b // 32)       # owned vertices without an edge (set once)
     if one_gpu:
         parts["control"] = (np.int64, CTL_WORDS)

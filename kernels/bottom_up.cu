@@ -10,17 +10,6 @@
 // the rows found; no atomics: the word is its alone) and the found rows' pred_row (the frontier column
 // found). The incoming and outgoing state may be the same array.
 //
-// In passes (`exhausted` given; a grid of one column, whose row copy holds each row's entries grouped by
-// the ranks' column blocks in ascending order, dbfs.build): pass k tests a row's entries from its cursor
-// while they lie below `below`, so it reads only that slice of a frontier bitmap larger than the L2
-// (four GPUs at scale 29: 64 MiB, searched as four 16 MiB passes). A row that meets an entry at or past
-// `below` pauses there, its pred_row holding -2 - (cursor - row start) until the next pass, which puts -1
-// back where the row then ends without a parent; a row whose every entry was tested sets its bit in
-// `exhausted` (written by the first pass, read by the others). Which neighbour is taken, the state and
-// the entries examined are those of one pass over the whole bitmap. A frontier that the summary filters
-// is searched in the first pass alone (its rows test nearly every entry; the summary keeps its tests in
-// the L2).
-//
 // bottom_up_commit (owner, after the rotation): the bits set in the final state but not in the owned
 // visited bitmap are the vertices of this level: level, pred_col = BOTTOM_UP, visited bit, next
 // frontier bitmap, and their count, degree sum and largest degree for the direction rule. A warp takes
@@ -86,58 +75,43 @@ frontier_summary(const u32* __restrict__ frontier, i32 nwords, u32* __restrict__
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 bottom_up_step(const i64* __restrict__ row_ptr, const i32* __restrict__ col_idx, i32 row_base,
                i32 nwords, const u32* __restrict__ frontier, const u32* __restrict__ summary, i32 frontier_words,
-               const u32* state_in, u32* state_out, i32* __restrict__ pred_row, u32* __restrict__ exhausted,
-               i32 below, i32 first_pass, i64* __restrict__ stats, const i64* __restrict__ ctl)
+               const u32* state_in, u32* state_out, i32* __restrict__ pred_row, i64* __restrict__ stats,
+               const i64* __restrict__ ctl)
 {
     if (!gate_open(ctl, BOTTOM_UP_GATE, -1)) return;
     if (summary != nullptr && !summary[((frontier_words + 31) >> 5) + SUMMARY_FILTER]) summary = nullptr;
-    if (summary != nullptr && exhausted != nullptr) {       // filtered: the first pass takes every entry
-        if (!first_pass) return;
-        exhausted = nullptr;
-    }
-    if (exhausted == nullptr) below = 0x7fffffff;
-    const bool resume = exhausted != nullptr && !first_pass;
     const i32 lane = threadIdx.x & 31;
     const i32 warps = (gridDim.x * blockDim.x) >> 5;
     i64 checked = 0;
     for (i32 w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nwords; w += warps) {
         const u32 word = state_in[w];
-        const u32 spent_before = resume ? exhausted[w] : 0u;
         const i32 row = row_base + w * 32 + lane;
-        const bool todo = !(((word | spent_before) >> lane) & 1u);
-        i64 begin = 0, next = 0, end = 0;
+        const bool todo = !((word >> lane) & 1u);
+        i64 next = 0, end = 0;
         i32 parent = -1;
-        bool paused = false;
         if (todo) {
-            begin = row_ptr[row];
+            const i64 begin = row_ptr[row];
             end = row_ptr[row + 1];
-            const i64 from = resume ? begin + (-2 - pred_row[row]) : begin;
-            const i64 stop = min(end, from + THREAD_EDGES);
+            const i64 stop = min(end, begin + THREAD_EDGES);
             i32 u[THREAD_EDGES];
 #pragma unroll
-            for (int e = 0; e < THREAD_EDGES; ++e) u[e] = from + e < stop ? col_idx[from + e] : -1;
-            unsigned hits = 0, past = 0;
+            for (int e = 0; e < THREAD_EDGES; ++e) u[e] = begin + e < stop ? col_idx[begin + e] : -1;
+            unsigned hits = 0;
 #pragma unroll
-            for (int e = 0; e < THREAD_EDGES; ++e) {
-                if (u[e] >= below) past |= 1u << e;
-                else if (u[e] >= 0 && in_frontier(frontier, summary, u[e])) hits |= 1u << e;
-            }
-            if (past) hits &= (1u << (__ffs(past) - 1)) - 1u;       // only entries before the pass's end
+            for (int e = 0; e < THREAD_EDGES; ++e)
+                if (u[e] >= 0 && in_frontier(frontier, summary, u[e])) hits |= 1u << e;
             if (hits) {
                 const int first = __ffs(hits) - 1;
 #pragma unroll
                 for (int e = 0; e < THREAD_EDGES; ++e)
                     if (e == first) parent = u[e];
-                next = from + first + 1;
-            } else if (past) {
-                next = from + __ffs(past) - 1;
-                paused = true;
+                next = begin + first + 1;
             } else {
                 next = stop;
             }
-            checked += next - from;
+            checked += next - begin;
         }
-        unsigned heavy = __ballot_sync(0xffffffffu, todo && parent < 0 && !paused && next < end);
+        unsigned heavy = __ballot_sync(0xffffffffu, todo && parent < 0 && next < end);
         while (heavy) {
             const i32 src = __ffs(heavy) - 1;
             heavy &= heavy - 1;
@@ -146,21 +120,12 @@ bottom_up_step(const i64* __restrict__ row_ptr, const i32* __restrict__ col_idx,
             for (i64 base = from; base < to; base += 32) {
                 const i64 e = base + lane;
                 const i32 u = e < to ? col_idx[e] : 0;
-                const unsigned past = __ballot_sync(0xffffffffu, e < to && u >= below);
-                unsigned hits = __ballot_sync(0xffffffffu, e < to && u < below && in_frontier(frontier, summary, u));
-                if (past) hits &= (1u << (__ffs(past) - 1)) - 1u;
-                const i64 step = hits ? __ffs(hits) : past ? __ffs(past) - 1 : min((i64)32, to - base);
+                const unsigned hits = __ballot_sync(0xffffffffu, e < to && in_frontier(frontier, summary, u));
+                const i64 step = hits ? __ffs(hits) : min((i64)32, to - base);
                 if (lane == 0) checked += step;
                 if (hits) {
                     const i32 found = __shfl_sync(0xffffffffu, u, __ffs(hits) - 1);
                     if (lane == src) parent = found;
-                    break;
-                }
-                if (past) {
-                    if (lane == src) {
-                        paused = true;
-                        next = base + __ffs(past) - 1;
-                    }
                     break;
                 }
             }
@@ -168,12 +133,6 @@ bottom_up_step(const i64* __restrict__ row_ptr, const i32* __restrict__ col_idx,
         const unsigned found = __ballot_sync(0xffffffffu, parent >= 0);
         if (lane == 0) state_out[w] = word | found;
         if (parent >= 0) pred_row[row] = parent;
-        else if (paused) pred_row[row] = (i32)(-2 - (next - begin));
-        else if (resume && todo) pred_row[row] = -1;        // its cursor is spent
-        if (exhausted != nullptr) {
-            const unsigned spent = __ballot_sync(0xffffffffu, todo && parent < 0 && !paused);
-            if (lane == 0) exhausted[w] = spent_before | spent;
-        }
     }
     checked = warp_sum(checked);
     if (lane == 0 && checked) atomicAdd((u64*)&stats[STAT_CHECKED], (u64)checked);

@@ -4,8 +4,7 @@ a graph file is read in chunks smaller than the file, twice; the 1x1 undirected 
 row-major copy; a bad endpoint stops every rank; construction_time leaves the tuple production and the
 exchange's set-up out; the partition cache keeps a shared row-major copy once; a generated graph passes
 the certificate; on a grid of one column the row counts may come from the column lengths, and the row
-copy from the column segments, in rounds smaller than a row, each row's entries grouped by the ranks'
-column blocks in ascending order; the counting pass may count every entry
+copy from the column segments, in rounds smaller than a row; the counting pass may count every entry
 where it is produced and send only the counts. GPU: the same build over every bulk transport."""
 
 import dataclasses
@@ -77,10 +76,6 @@ def check_graph(graph, src, dst, symmetric, row_major):
     rows = np.repeat(np.arange(grid.rows_per_rank), np.diff(graph.row_ptr))
     by_row = np.stack((graph.col_idx, rows), axis=1)
     assert np.array_equal(by_row[np.lexsort((by_row[:, 1], by_row[:, 0]))], expected)
-    if graph.info.get("rows_by_block"):         # each row's entries by the ranks' column blocks, ascending
-        assert symmetric and grid.C == 1 and grid.R > 1
-        blocks = np.asarray(graph.col_idx) // grid.block
-        assert np.all((np.diff(blocks) >= 0) | (np.diff(rows) != 0))
 
 
 @pytest.mark.parametrize("symmetric", [True, False])
@@ -94,7 +89,6 @@ def test_chunked_build_equals_the_whole_list_on_every_grid(symmetric, row_major)
             graph = build_from_edges(comms, CPU, src[lo:hi], dst[lo:hi], n, chunk_edges=chunk,
                                      symmetric=symmetric, row_major=row_major)
             check_graph(graph, src, dst, symmetric, row_major)
-            assert graph.info["rows_by_block"] == (row_major and symmetric and C == 1 and R > 1)
         comms.free()
 
 
@@ -236,12 +230,9 @@ def test_counting_at_the_source_builds_the_same_blocks(symmetric, row_major, mon
         comms.free()
 
 
-@pytest.mark.parametrize("overlaps", [False, True])
-def test_row_copy_of_one_column_with_rows_past_a_round(overlaps, monkeypatch):
+def test_row_copy_of_one_column_with_rows_past_a_round():
     """On a grid of one column the row copy comes from the ranks' column segments in rounds of a few
-    words (tiny chunks): a hub of 400 neighbours, whose row alone exceeds a round, and a path; also with
-    the next round sent before this one is placed (as over NCCL, whose rounds travel meanwhile)."""
-    monkeypatch.setattr(_HostExchange, "overlaps", overlaps)
+    words (tiny chunks): a hub of 400 neighbours, whose row alone exceeds a round, and a path."""
     n = 500
     src = np.concatenate((np.zeros(400, np.int64), np.arange(1, 300)))
     dst = np.concatenate((np.arange(1, 401), np.arange(2, 301)))

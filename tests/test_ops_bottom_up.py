@@ -1,6 +1,5 @@
 """Operators of the direction-optimizing BFS and of the message encodings: offset sets as lists and
-bitmaps (dbfs.ops.bitmap), the bottom-up segment search (in one pass or in passes over column blocks)
-and commit (dbfs.ops.bottom_up), and parent
+bitmaps (dbfs.ops.bitmap), the bottom-up segment search and commit (dbfs.ops.bottom_up), and parent
 resolution of vertices found bottom-up. NumPy twins against brute force, GPU kernels against the twins
 (identical outputs: both take the first frontier entry of a row in CSR order)."""
 
@@ -179,64 +178,6 @@ def test_search_through_the_summary_finds_the_same(density):
         assert np.array_equal(plain, filtered)
 
 
-def grouped_by_block(row_ptr, col_idx, block):
-    """The same rows with each one's entries grouped by column block in ascending order (as the row copy
-    of a grid of one column holds them), in their order within a block."""
-    rows = np.repeat(np.arange(row_ptr.shape[0] - 1), np.diff(row_ptr))
-    return col_idx[np.lexsort((col_idx // block, rows))]
-
-
-def search_both_ways(backend, row_ptr, col_idx, frontier, before, pred_row, row_base, ends, summary=None):
-    """(state, pred_row, entries examined, exhausted) of one search in one pass and of one in passes."""
-    xp, results = backend.xp, []
-    for passes in (None, ends):
-        state, parents = xp.full_like(before, 0xDEADBEEF), xp.array(pred_row)
-        stats, exhausted = xp.zeros(STAT_WORDS, xp.int64), xp.full_like(before, 0xDEADBEEF)
-        bottom_up.search_segment(backend, row_ptr, col_idx, row_base, frontier, before, state, parents, stats,
-                                 summary=summary, ends=passes, exhausted=exhausted if passes else None)
-        results.append((state, parents, int(stats[STAT.CHECKED]), exhausted))
-    return results
-
-
-@pytest.mark.parametrize("density, blocks", [(0.0005, 4), (0.02, 4), (0.3, 2), (0.3, 4), (0.9, 3)])
-@pytest.mark.parametrize("summarized", [False, True])
-def test_search_in_passes_finds_the_same(density, blocks, summarized):
-    """In passes over column blocks (rows grouped by block), the twin finds the same rows and parents and
-    examines the same entries as in one pass; the rows found before keep their parents, the others -1;
-    a summary that filters (a sparse frontier) makes it one pass."""
-    rng = np.random.default_rng(int(density * 1000) + blocks)
-    b, block = 512, 1 << 12
-    ncols = blocks * block
-    row_ptr, col_idx = random_block(rng, 2 * b, ncols, 30000, heavy_rows=[(b + 5, 3000), (b + 6, 40)])
-    col_idx = grouped_by_block(row_ptr, col_idx, block)
-    frontier, _ = random_bits(rng, ncols, density)
-    before, _ = random_bits(rng, b, 0.3)
-    pred_row = np.full(2 * b, -1, np.int32)
-    was = np.unpackbits(before.view(np.uint8), bitorder="little").astype(bool)
-    pred_row[b + np.flatnonzero(was)] = 7       # earlier levels' parents
-    summary = None
-    if summarized:
-        summary = np.zeros(bottom_up.summary_words(ncols // 32), np.uint32)
-        bottom_up.summarize(CPU, frontier, summary)
-    ends = tuple(block * (k + 1) for k in range(blocks))
-    (state, parents, checked, _), (passed, passed_parents, passed_checked, exhausted) = search_both_ways(
-        CPU, row_ptr, col_idx, frontier, before, pred_row, b, ends, summary)
-    assert np.array_equal(state, passed) and np.array_equal(parents, passed_parents) and checked == passed_checked
-    assert np.all(passed_parents[b + np.flatnonzero(was)] == 7) and np.all(passed_parents >= -1)
-    filtered = summarized and density < 0.001
-    if not filtered:                            # the rows that ended without a parent, exactly
-        now = np.unpackbits(passed.view(np.uint8), bitorder="little").astype(bool)
-        assert np.array_equal(np.unpackbits(exhausted.view(np.uint8), bitorder="little").astype(bool), ~now)
-
-
-@pytest.mark.parametrize("l2_share, ends", [(0, (64, 128, 192, 256)), (31, (64, 128, 192, 256)),
-                                            (32, (128, 256)), (48, (192, 256)), (64, None)])
-def test_passes_hold_whole_blocks_within_half_the_l2(monkeypatch, l2_share, ends):
-    """Four blocks of 64 columns (8 bytes of bitmap each) in passes of as many as half the L2 holds."""
-    monkeypatch.setattr(Backend, "l2_share", property(lambda self: l2_share))
-    assert bottom_up.pass_ends(CPU, 64, 4) == ends
-
-
 def test_commit_numpy():
     rng = np.random.default_rng(5)
     b = 1024
@@ -329,39 +270,6 @@ def test_gpu_bottom_up_matches_numpy(density):
                          xp.asarray(degree), 4, s["stats"], peer_fronts=peer_fronts)
     for k, v in host.items():
         assert np.array_equal(cupy.asnumpy(dev[k]), v), k
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("density, summarized", [(0.0005, True), (0.02, False), (0.3, False), (0.3, True)])
-def test_gpu_search_in_passes_matches_numpy(density, summarized):
-    """The kernel in four passes over a frontier of four blocks against its twin, and against itself in
-    one pass: rows with entries in every block, and rows heavy enough for the warp's search."""
-    import cupy
-    rng = np.random.default_rng(int(density * 10000))
-    b, block, blocks = 1 << 14, 1 << 14, 4
-    ncols = blocks * block
-    row_ptr, col_idx = random_block(rng, 2 * b, ncols, 400_000,
-                                    heavy_rows=[(b + 3, 5000), (b + 40, 33), (b + 41, 2000), (b + 42, 70)])
-    col_idx = grouped_by_block(row_ptr, col_idx, block)
-    frontier, _ = random_bits(rng, ncols, density)
-    before, _ = random_bits(rng, b, 0.3)
-    pred_row = np.full(2 * b, -1, np.int32)
-    ends = tuple(block * (k + 1) for k in range(blocks))
-    summaries = []
-    for backend in (CPU, gpu_backend()):
-        xp = backend.xp
-        summary = None
-        if summarized:
-            summary = xp.zeros(bottom_up.summary_words(ncols // 32), xp.uint32)
-            bottom_up.summarize(backend, xp.asarray(frontier), summary)
-        summaries.append(search_both_ways(backend, xp.asarray(row_ptr), xp.asarray(col_idx), xp.asarray(frontier),
-                                          xp.asarray(before), xp.asarray(pred_row), b, ends, summary))
-    (host_one, host_passes), (dev_one, dev_passes) = summaries
-    for host, dev in ((host_one, dev_one), (host_passes, dev_passes), (host_passes, dev_one)):
-        for k in range(3):
-            assert np.array_equal(cupy.asnumpy(cupy.asarray(dev[k])), host[k]), k
-    if not (summarized and density < 0.001):
-        assert np.array_equal(cupy.asnumpy(dev_passes[3]), host_passes[3])
 
 
 @pytest.mark.gpu

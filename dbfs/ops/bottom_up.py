@@ -6,9 +6,7 @@ is not zero) and whether the search filters through it (at most one word in SUMM
 sparse frontier, whose rows test every entry and would miss the L2 at random in a bitmap larger than
 it holds: summary_for).
 search_segment: the unvisited rows of one segment of b local rows look for a parent in the frontier
-(a bitmap over the local columns) through the block's row-major copy, stopping at the first parent; on
-a grid of one column, whose rows hold their entries grouped by column block, in passes over slices of
-the bitmap that the L2 holds (pass_ends).
+(a bitmap over the local columns) through the block's row-major copy, stopping at the first parent.
 commit: the owner turns its segment's final state into the level's new vertices (and their count,
 degree sum and largest degree for the direction rule).
 
@@ -42,19 +40,6 @@ def summary_for(backend, frontier, summary, control=None):
         return None
     summarize(backend, frontier, summary, control=control)
     return summary
-
-
-def pass_ends(backend, block_columns: int, blocks: int):
-    """The column bounds of a bottom-up search in passes over a frontier bitmap of `blocks` blocks of
-    `block_columns` columns, for rows whose entries are grouped by block in ascending order: whole blocks
-    a pass, as many as keep a pass's slice of the bitmap within half this rank's share of the L2 (summary_for's
-    rule; one block a pass on the CPU backend, which has none); None where one pass reads the whole bitmap
-    within it. A bitmap over more columns than the L2 holds is read at random by rows that stream their
-    entries through it (bench/NOTES.md, 2026-11-27, the bottom-up search in passes over column blocks)."""
-    per_pass = max(1, (backend.l2_share // 2) // max(1, block_columns // 8))
-    if per_pass >= blocks:
-        return None
-    return tuple(min(k + per_pass, blocks) * block_columns for k in range(0, blocks, per_pass))
 
 
 def summary_words(frontier_words: int) -> int:
@@ -94,137 +79,86 @@ def summarize(backend, frontier, summary, control=None) -> None:
 
 
 def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in, state_out, pred_row, stats,
-                   control=None, summary=None, ends=None, exhausted=None) -> None:
+                   control=None, summary=None) -> None:
     """Find a frontier parent for each row of the segment row_base .. row_base + 32*len(state) - 1
     whose bit in `state_in` is clear.
 
       row_ptr    int64 [nrows+1]   read   CSR offsets of the local rows
-      col_idx    int32 [nnz]       read   local columns of each row's entries; with `ends`, grouped in
-                                          each row by the passes' column ranges, in ascending order
+      col_idx    int32 [nnz]       read   local columns of each row's entries
       frontier   uint32 [ncols/32] read   frontier bit of every local column
       summary    None, or uint32 [summary_words(ncols/32)]  read  the frontier's summary (summarize):
                                           where its FILTER is set, a neighbour whose summary bit is
-                                          clear is not tested further (the same result: its word is 0),
-                                          and the search takes one pass
+                                          clear is not tested further (the same result: its word is 0)
       state_in   uint32 [w]        read   visited bit of the segment's rows
       state_out  uint32 [w]        write  state_in plus the rows found (may be state_in itself)
-      pred_row   int32 [nrows]     read/write  pred_row[row] = the frontier column found, found rows only;
-                                          -1 on entry for the others, and on return (between passes
-                                          a paused row's cursor)
+      pred_row   int32 [nrows]     write  pred_row[row] = the frontier column found, found rows only
       stats      int64 [STAT_WORDS] read/write  CHECKED += entries examined
       control    the search's control block (None: always runs; else only before a bottom-up level)
-      ends       None (one pass), or the passes' column bounds (pass_ends), ascending, the last one ncols
-      exhausted  uint32 [w] with `ends`: scratch, the rows whose every entry a pass has tested
-    The result is that of one pass. GPU: one kernel a pass on the current stream (a warp per word of
-    the state, a grid of at most what the whole GPU holds, even where ranks share it:
-    Backend.whole_gpu_blocks), no host synchronisation. Which frontier neighbour is taken is unspecified
-    on the GPU (the first in CSR order on each path; NumPy: the first in CSR order).
+    GPU: one kernel on the current stream (a warp per word of the state, a grid of at most what the
+    whole GPU holds, even where ranks share it: Backend.whole_gpu_blocks), no host synchronisation.
+    Which frontier neighbour is taken is unspecified on the GPU (the first in CSR order on each path;
+    NumPy: the first in CSR order).
     """
     nwords = int(state_in.shape[0])
-    passes = list(enumerate(ends)) if ends is not None else [(0, 0)]
     if backend.is_gpu:
         arrays = (("row_ptr", row_ptr, np.int64), ("col_idx", col_idx, np.int32),
                   ("frontier", frontier, np.uint32), ("state_in", state_in, np.uint32),
                   ("state_out", state_out, np.uint32), ("pred_row", pred_row, np.int32),
-                  ("stats", stats, np.int64), ("summary", summary, np.uint32), ("exhausted", exhausted, np.uint32))
+                  ("stats", stats, np.int64), ("summary", summary, np.uint32))
         for name, array, dtype in arrays:
             if array is not None:
                 require_array(name, array, dtype)
         if nwords:
             step = backend.kernel("bottom_up", "bottom_up_step")
             blocks = backend.whole_gpu_blocks(step, BLOCK_THREADS, blocks_for(nwords, BLOCK_THREADS // 32))
-            for k, below in passes:
-                step(
-                    (blocks,), (BLOCK_THREADS,),
-                    (row_ptr, col_idx, np.int32(row_base), np.int32(nwords), frontier,
-                     NULL if summary is None else summary, np.int32(frontier.shape[0]), state_in if k == 0 else
-                     state_out, state_out, pred_row, NULL if ends is None else exhausted, np.int32(below),
-                     np.int32(k == 0), stats, gate_args(control)[0]))
+            step(
+                (blocks,), (BLOCK_THREADS,),
+                (row_ptr, col_idx, np.int32(row_base), np.int32(nwords), frontier,
+                 NULL if summary is None else summary, np.int32(frontier.shape[0]), state_in, state_out,
+                 pred_row, stats, gate_args(control)[0]))
         return
     if not gate_open(control, GATE):
         return
     if summary is not None and not summary[-(-frontier.shape[0] // 32) + SUMMARY.FILTER]:
         summary = None
-    if summary is not None or ends is None:
-        passes, exhausted = [(0, np.iinfo(np.int32).max)], None
     words = TWIN_ITEMS // 32
-    for k, below in passes:
-        source = state_in if k == 0 else state_out
-        for w in range(0, nwords, words):
-            spent = exhausted[w:w + words] if exhausted is not None else None
-            _search_words(row_ptr, col_idx, row_base + 32 * w, frontier, summary, source[w:w + words],
-                          state_out[w:w + words], pred_row, stats, below, spent, k > 0)
+    for w in range(0, nwords, words):
+        _search_words(row_ptr, col_idx, row_base + 32 * w, frontier, summary, state_in[w:w + words],
+                      state_out[w:w + words], pred_row, stats)
 
 
 def _search_words(row_ptr, col_idx, row_base: int, frontier, summary, state_in, state_out, pred_row,
-                  stats, below: int, exhausted, resume: bool) -> None:
-    """search_segment's NumPy twin on one step of TWIN_ITEMS rows in one pass (entries below `below`;
-    `exhausted` None: a single pass; resume: a later pass, from the paused rows' cursors): the unvisited
-    rows' entries tested a group of whole rows at a time (dbfs.ops.arrays.twin_groups)."""
+                  stats) -> None:
+    """search_segment's NumPy twin on one step of TWIN_ITEMS rows: the unvisited rows' entries tested a
+    group of whole rows at a time (dbfs.ops.arrays.twin_groups)."""
     bits = np.unpackbits(state_in.view(np.uint8), bitorder="little").astype(bool)
-    spent = (np.unpackbits(exhausted.view(np.uint8), bitorder="little").astype(bool) if resume
-             else np.zeros(bits.shape[0], bool))
-    rows = row_base + np.flatnonzero(~bits & ~spent)
-    row_starts = row_ptr[rows]
-    starts = row_starts + (-2 - pred_row[rows].astype(np.int64)) if resume else row_starts
-    ends = row_ptr[rows + 1]
-    for group in twin_groups(ends - starts):
-        found, paused, tested = _first_frontier_entries(col_idx, frontier, summary, rows[group], starts[group],
-                                                        ends[group], below, pred_row, stats)
-        bits[rows[group][found] - row_base] = True
-        ended = rows[group][~found & ~paused]
-        if resume:
-            pred_row[ended] = -1                # its cursor is spent
-        spent[ended - row_base] = True
-        at = group[paused]                      # its first entry past the pass: after those it tested
-        pred_row[rows[at]] = -2 - (starts[at] + tested[paused] - row_starts[at])
+    rows = row_base + np.flatnonzero(~bits)
+    for group in twin_groups(row_ptr[rows + 1] - row_ptr[rows]):
+        found = _first_frontier_entries(row_ptr, col_idx, frontier, summary, rows[group], pred_row, stats)
+        bits[found - row_base] = True
     state_out[:] = np.packbits(bits, bitorder="little").view(np.uint32)
-    if exhausted is not None:
-        exhausted[:] = np.packbits(spent, bitorder="little").view(np.uint32)
 
 
 def _bit(words, offsets):
     return ((words[offsets >> 5] >> (offsets & 31).astype(np.uint32)) & np.uint32(1)).astype(bool)
 
 
-def _entries(starts, ends):
-    """(the row of every entry, its position) for entries starts[k] .. ends[k] - 1 of each row k."""
+def _first_frontier_entries(row_ptr, col_idx, frontier, summary, rows, pred_row, stats):
+    """The rows (of `rows`) with an entry in the frontier: pred_row[row] := the first such entry's
+    column (CSR order); CHECKED += the entries up to it (a row without one: all of them). Returns the
+    rows found. With a summary, only the entries whose summary bit is set are tested in the frontier."""
+    starts, ends = row_ptr[rows], row_ptr[rows + 1]
     lengths = ends - starts
-    owner = np.repeat(np.arange(starts.shape[0]), lengths)
-    return owner, np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(owner.shape[0])
-
-
-def _in_pass(owner, cols, below: int, rows: int):
-    """Which entries (rows `owner`, ascending) lie before their row's first entry at or past `below`, and
-    whether each of the `rows` rows has one."""
-    past = cols >= below
-    seen = np.concatenate(([0], np.cumsum(past)))
-    first_of_row = np.searchsorted(owner, np.arange(rows))
-    return seen[1:] - np.repeat(seen[first_of_row], np.bincount(owner, minlength=rows)) == 0, \
-        np.bincount(owner[past], minlength=rows) > 0
-
-
-def _first_frontier_entries(col_idx, frontier, summary, rows, starts, ends, below: int, pred_row, stats):
-    """Rows `rows`' entries starts .. ends - 1, up to each one's first at or past `below`: pred_row[row] :=
-    the first frontier entry's column (CSR order); CHECKED += the entries up to it (a row without one: all
-    of them in the pass). Returns (found, paused, tested): masks over `rows` (found a parent; met the
-    pass's end first) and the entries each row has in the pass.
-    With a summary, only the entries whose summary bit is set are tested in the frontier."""
-    owner, entries = _entries(starts, ends)
+    owner = np.repeat(np.arange(rows.shape[0]), lengths)
+    entries = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(owner.shape[0])
     cols = col_idx[entries]
-    inside, paused = _in_pass(owner, cols, below, rows.shape[0])
-    hit = inside.copy()
-    if summary is not None:
-        hit[hit] = _bit(summary, cols[hit] >> 5)
+    hit = _bit(summary, cols >> 5) if summary is not None else np.ones(cols.shape[0], bool)
     hit[hit] = _bit(frontier, cols[hit])
     found_rows, first = np.unique(owner[hit], return_index=True)
     first_entry = entries[hit][first]
-    tested = np.bincount(owner[inside], minlength=rows.shape[0])
-    stats[STAT.CHECKED] += int(tested.sum() - (tested[found_rows] - (first_entry - starts[found_rows] + 1)).sum())
+    stats[STAT.CHECKED] += int(lengths.sum() - (ends[found_rows] - first_entry - 1).sum())
     pred_row[rows[found_rows]] = cols[hit][first]
-    found = np.zeros(rows.shape[0], bool)
-    found[found_rows] = True
-    return found, paused & ~found, tested
+    return rows[found_rows]
 
 
 def commit(backend, state, visited, next_frontier, level, pred_col, degree, lvl: int, stats,
