@@ -185,14 +185,6 @@ def sum_blocks(words, blocks: int, b: int):
     return total
 
 
-def split_pairs(xp, words, with_rows: bool):
-    """Received words -> (columns, rows or None), contiguous int32 arrays."""
-    if not with_rows:
-        return words, None
-    pairs = words.reshape(-1, 2)
-    return xp.ascontiguousarray(pairs[:, 0]), xp.ascontiguousarray(pairs[:, 1])
-
-
 class _Exchange:
     """Entries grouped by owner rank to their owners: the counts by MPI Alltoall, this rank's own group
     copied on the device, the other groups moved by the transport (the subclass's _move) in one round
@@ -433,24 +425,24 @@ class _Passes:
             yield arriving()
 
     def entries(self, with_rows: bool, label: str):
-        """(local columns, local rows or None) of the entries this rank owns, int32 device arrays: on
-        one rank per chunk and direction, the self-loops there with column -1 (row -1); on several
-        ranks per chunk, both directions routed together."""
-        xp, grid = self.backend.xp, self.grid
+        """(local columns, local rows or None, stride) of the entries this rank owns, int32 device
+        arrays, entry e's at e * stride: on one rank per chunk and direction, arrays of their own
+        (stride 1), the self-loops there with column -1 (row -1); on several ranks per chunk, both
+        directions routed together, the received words read in place: (column, row) pairs interleaved
+        (columns = words, rows = words[1:], stride 2) or the columns alone (stride 1)."""
+        grid = self.grid
         for src, dst in self._chunks(label):
             self.phases.switch("route")
             if self.exchange is None:
                 for u, v in ((src, dst), (dst, src)) if self.source.symmetric else ((src, dst),):
-                    yield local_entries(self.backend, grid, u, v, with_rows)
+                    yield (*local_entries(self.backend, grid, u, v, with_rows), 1)
                     self.phases.switch("route")
                 del u, v                        # the loop's names would keep the chunk past its end
             else:                               # the send buffer lives until the round's words have arrived
                 packed = pack_by_owner(self.backend, grid, src, dst, self.source.symmetric, with_rows)
                 for words in self._arrivals(*packed, 2 if with_rows else 1):
-                    entries = split_pairs(xp, words, with_rows)
+                    yield (words, words[1:], 2) if with_rows else (words, None, 1)
                     del words
-                    yield entries
-                    del entries
                 del packed
             self.phases.switch(None)            # the producer's time is the producer clock's
             del src, dst                        # before the next chunk is produced
@@ -461,11 +453,11 @@ class _Passes:
         if self.counts_at_source:
             self._count_at_source(col_ptr, label)
         else:
-            for cols, rows in self.entries(with_rows=self.count_rows, label=label):
+            for cols, rows, stride in self.entries(with_rows=self.count_rows, label=label):
                 self.phases.switch("place")
-                count_keys(self.backend, cols, col_ptr[:-1])
+                count_keys(self.backend, cols, col_ptr[:-1], stride)
                 if self.count_rows:
-                    count_keys(self.backend, rows, row_ptr[:-1])
+                    count_keys(self.backend, rows, row_ptr[:-1], stride)
                 del cols, rows
         if self.rows_from_columns:
             self.phases.switch("exchange")
@@ -497,11 +489,11 @@ class _Passes:
     def scatter(self, col_ptr, row_idx, row_ptr, col_idx) -> None:
         """Pass 2: every entry below its column's cursor (and its row's), the cursors being the
         segment ends in col_ptr[:-1] (row_ptr[:-1]), which finish as the segment starts."""
-        for cols, rows in self.entries(with_rows=True, label="placing (pass 2 of 2)"):
+        for cols, rows, stride in self.entries(with_rows=True, label="placing (pass 2 of 2)"):
             self.phases.switch("place")
-            scatter_values(self.backend, cols, rows, col_ptr[:-1], row_idx)
+            scatter_values(self.backend, cols, rows, col_ptr[:-1], row_idx, stride)
             if self.row_copy and not self.rows_from_peers:
-                scatter_values(self.backend, rows, cols, row_ptr[:-1], col_idx)
+                scatter_values(self.backend, rows, cols, row_ptr[:-1], col_idx, stride)
             del cols, rows
 
     def gather_rows(self, col_ptr, row_idx, row_ptr, col_idx) -> None:

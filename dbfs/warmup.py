@@ -8,9 +8,9 @@ machine that compiled them once loads them); new kernel files are picked up with
 Then the real build and certificate run on a tiny generated graph on this process alone (a 1x1 grid
 over MPI.COMM_SELF, undirected and directed, with the row-major copy), and the owner routing of several
 ranks runs on a tiny chunk, launching every generic CuPy kernel those paths use (elementwise ownership
-math cast into int32 parts, copyto with a mask, the received pairs' split, and the column sums that give
-several grid rows their owned degrees and a grid of one column its row counts: without them the first
-several-rank run on a machine compiled those inside construction_time, 0.3-0.45 s, bench/NOTES.md,
+math cast into int32 parts, copyto with a mask, and the column sums that give several grid rows their
+owned degrees and a grid of one column its row counts: without them the first several-rank run on a
+machine compiled those inside construction_time, 0.3-0.45 s, bench/NOTES.md,
 2026-11-26, the first several-rank run's construction). CuPy compiles elementwise kernels per operand
 types, not sizes, and the build and the certificate use no CuPy reduction (those compile per shape), so
 the real run compiles nothing more. The search's generic calls are warmed by the
@@ -23,7 +23,7 @@ import time
 from mpi4py import MPI
 
 from dbfs import kernels
-from dbfs.build import build, pack_by_owner, split_pairs, sum_blocks
+from dbfs.build import build, pack_by_owner, sum_blocks
 from dbfs.certificate import certify
 from dbfs.graph import GridComms
 from dbfs.grid import Grid
@@ -52,8 +52,7 @@ def warm_up(backend) -> float:
     comms.free()
     grid, xp = Grid(2, 2, n), backend.xp
     u, v = xp.asarray(src), xp.asarray(dst)
-    send, _ = pack_by_owner(backend, grid, u, v, both_ways=True, with_rows=True)
-    split_pairs(xp, send, with_rows=True)                       # the received pairs: the same kernels
+    pack_by_owner(backend, grid, u, v, both_ways=True, with_rows=True)
     lengths = xp.zeros(9, xp.int64)[:-1].astype(xp.int32)       # column lengths summed over two grid rows,
     offsets = xp.zeros(5, xp.int64)                             # as a grid of one column's row counts
     offsets[:-1] = sum_blocks(lengths, 2, 4)

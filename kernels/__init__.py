@@ -38,6 +38,10 @@ SMALL_THREADS = 512
 PEER_THREADS = 1024
 SMALL_GROUP = 8
 SMALL_MAX_DEGREE = 256
+# Segments a block of the row copy's appends takes at a time (kernels/csc_build.cu append_segments): a
+# grid of one column's rows arrive as segments of ~16 entries, half of them empty, and each step costs
+# three block barriers whatever its values.
+APPEND_SEGMENTS = 4 * BLOCK_THREADS
 # Entries a thread of the construction's grouping by owner holds (kernels/owner_groups.cu owner_scatter:
 # a block's tile of BLOCK_THREADS * OWNER_TILE_ITEMS entries claims each owner's slots with one atomic).
 OWNER_TILE_ITEMS = 8
@@ -113,7 +117,7 @@ SMALL_SCRATCH_WORDS = COUNTER_SLOTS * COUNTER_WORDS + CTL_WORDS
 DEFINES = {
     "BLOCK_THREADS": BLOCK_THREADS, "SCAN_ITEMS": SCAN_ITEMS, "SCAN_TILE": SCAN_TILE,
     "THREAD_EDGES": THREAD_EDGES, "SMALL_THREADS": SMALL_THREADS, "PEER_THREADS": PEER_THREADS, "SMALL_GROUP": SMALL_GROUP,
-    "OWNER_TILE_ITEMS": OWNER_TILE_ITEMS, "SUMMARY_SPARSE": SUMMARY_SPARSE,
+    "OWNER_TILE_ITEMS": OWNER_TILE_ITEMS, "APPEND_SEGMENTS": APPEND_SEGMENTS, "SUMMARY_SPARSE": SUMMARY_SPARSE,
     **{f"SUMMARY_{name}": k for k, name in enumerate(SUMMARY_TALLY)}, "SUMMARY_TALLY_WORDS": SUMMARY_TALLY_WORDS,
     "SMALL_MAX_DEGREE": SMALL_MAX_DEGREE, "COLUMN_CHUNK": COLUMN_CHUNK, "BOTTOM_UP": BOTTOM_UP,
     **{f"{prefix}_{name}": value for prefix, space in (("CTL", CTL), ("STEP", STEP), ("FORM", FORM),

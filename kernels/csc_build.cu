@@ -2,7 +2,9 @@
 // into the key's segment, done in place so that the count array itself becomes the segment offsets.
 //
 // count_keys: counts[key] += 1 for every entry whose key is >= 0 (a negative key marks an entry to
-// leave out, e.g. a self-loop). tile_totals / scan_totals / scan_tiles: the in-place inclusive prefix
+// leave out, e.g. a self-loop). count_keys and scatter_values read entry e's key (and value) at e *
+// stride: 1 for arrays of their own, 2 for the (column, row) pairs interleaved as the builder's
+// exchange delivers them, read in place. tile_totals / scan_totals / scan_tiles: the in-place inclusive prefix
 // sum of an int64 array in three launches (per-tile totals, one block scanning the totals, each tile
 // scanned with its offset), turning the counts into segment ends. scatter_values: every kept entry
 // takes the slot --cursor[key] and writes its value there; with cursor = segment ends each segment is
@@ -14,7 +16,7 @@
 // append_segments: whole segments at once, where scatter_values places an entry at a time: segment k
 // of `values` (values[starts[k]] .. values[starts[k+1] - 1]) goes, each value plus `offset`, to the
 // slots just below cursor[k], in order, and cursor[k] is lowered by its length (the row copy of a grid
-// of one column, from the column segments the ranks send: dbfs.build). A block takes BLOCK_THREADS
+// of one column, from the column segments the ranks send: dbfs.build). A block takes APPEND_SEGMENTS
 // segments at a time, their starts in shared memory, a value a thread at a time (its segment found by a
 // binary search there), so reads and writes run along the segments with no atomics.
 //
@@ -23,10 +25,10 @@
 // input that changed between the counting and the scatter pass could produce them).
 #include "common.cuh"
 
-extern "C" __global__ void count_keys(const i32* __restrict__ keys, i64 n, u64* __restrict__ counts)
+extern "C" __global__ void count_keys(const i32* __restrict__ keys, i64 n, i32 stride, u64* __restrict__ counts)
 {
     for (i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x; e < n; e += (i64)gridDim.x * blockDim.x) {
-        const i32 key = keys[e];
+        const i32 key = keys[e * stride];
         if (key >= 0) atomicAdd(&counts[key], 1ULL);
     }
 }
@@ -89,14 +91,14 @@ extern "C" __global__ void scan_tiles(i64* __restrict__ values, i64 n, i32 items
 }
 
 extern "C" __global__ void scatter_values(const i32* __restrict__ keys, const i32* __restrict__ values,
-                                          i64 n, u64* __restrict__ cursor, i32* __restrict__ out,
+                                          i64 n, i32 stride, u64* __restrict__ cursor, i32* __restrict__ out,
                                           i64 capacity)
 {
     for (i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x; e < n; e += (i64)gridDim.x * blockDim.x) {
-        const i32 key = keys[e];
+        const i32 key = keys[e * stride];
         if (key < 0) continue;
         const u64 slot = atomicAdd(&cursor[key], ~0ULL) - 1ULL;     // adding 2^64 - 1 subtracts one
-        if (slot < (u64)capacity) out[slot] = values[e];
+        if (slot < (u64)capacity) out[slot] = values[e * stride];
     }
 }
 
@@ -138,9 +140,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 append_segments(const i64* __restrict__ starts, i64 n, const i32* __restrict__ values, i32 offset,
                 u64* __restrict__ cursor, i32* __restrict__ out, i64 capacity)
 {
-    __shared__ i64 first[BLOCK_THREADS + 1];
-    for (i64 base = (i64)blockIdx.x * BLOCK_THREADS; base < n; base += (i64)gridDim.x * BLOCK_THREADS) {
-        const i32 items = (i32)min((i64)BLOCK_THREADS, n - base);
+    __shared__ i64 first[APPEND_SEGMENTS + 1];
+    for (i64 base = (i64)blockIdx.x * APPEND_SEGMENTS; base < n; base += (i64)gridDim.x * APPEND_SEGMENTS) {
+        const i32 items = (i32)min((i64)APPEND_SEGMENTS, n - base);
         for (i32 k = threadIdx.x; k <= items; k += BLOCK_THREADS) first[k] = starts[base + k];
         __syncthreads();
         for (i64 at = first[0] + threadIdx.x; at < first[items]; at += BLOCK_THREADS) {

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from dbfs.backend import Backend
-from dbfs.ops.csc_build import (SCAN_ITEMS, THREADS, add_counts, append_segments, count_keys, count_nonempty,
+from dbfs.ops.csc_build import (APPEND_SEGMENTS, SCAN_ITEMS, THREADS, add_counts, append_segments, count_keys, count_nonempty,
                                 csr_from_csc, inclusive_scan, scatter_values, segment_lengths)
 
 pytestmark = pytest.mark.one_rank
@@ -53,6 +53,32 @@ def test_scatter_twin_fills_segments_from_their_ends():
     assert segments_as_sets(counts, out) == expected
 
 
+def interleaved(keys, values):
+    """(key, value) pairs in one array, as the builder's exchange delivers them."""
+    return np.stack((keys, values), axis=1).ravel()
+
+
+def test_twins_read_interleaved_pairs_in_place():
+    """Stride 2 over (key, value) pairs counts and places what the arrays of their own do, either way
+    round (the row-major copy's scatter takes the rows as keys)."""
+    rng = np.random.default_rng(3)
+    keys, values = random_entries(rng, 50, 2001)
+    values = np.where(values % 3 == 0, -1, values % 50).astype(np.int32)
+    pairs = interleaved(keys, values)
+    for k, v, strided in ((keys, values, (pairs, pairs[1:])), (values, keys, (pairs[1:], pairs))):
+        counts, from_pairs = np.zeros(51, np.int64), np.zeros(51, np.int64)
+        count_keys(CPU, k, counts[:-1])
+        count_keys(CPU, strided[0], from_pairs[:-1], stride=2)
+        assert np.array_equal(counts, from_pairs)
+        inclusive_scan(CPU, counts[:-1])
+        counts[-1] = counts[-2]
+        from_pairs = counts.copy()
+        out, out_pairs = np.full(int(counts[-1]), -5, np.int32), np.full(int(counts[-1]), -5, np.int32)
+        scatter_values(CPU, k, v, counts[:-1], out)
+        scatter_values(CPU, *strided, from_pairs[:-1], out_pairs, stride=2)
+        assert np.array_equal(counts, from_pairs) and np.array_equal(out, out_pairs)
+
+
 def test_scatter_twin_never_writes_outside_the_output():
     out = np.zeros(2, np.int32)
     cursor = np.array([3, 0], np.int64)                        # one slot past the end, one before it
@@ -79,7 +105,7 @@ def test_row_major_twin_and_lengths():
     assert segments_as_sets(row_ptr, col_idx) == [sorted(columns[row_idx == r].tolist()) for r in range(nrows)]
 
 
-def appended_case(rng, n=3 * THREADS + 7):
+def appended_case(rng, n=3 * APPEND_SEGMENTS + 7):
     """Segment starts (from 5, some empty, one of 20,000 values), values, and cursors at the ends of
     room for twice each segment."""
     lengths = rng.integers(0, 12, n)
@@ -159,6 +185,22 @@ def test_gpu_kernels_equal_the_twins():
     assert np.array_equal(cursor, device_cursor.get())
     row_ptr = np.concatenate((cursor, [row_idx.shape[0]]))
     assert segments_as_sets(row_ptr, host_cols) == segments_as_sets(row_ptr, device_cols.get())
+    pairs = interleaved(keys, (values % nkeys).astype(np.int32))      # either half a valid key
+    for stride_keys, stride_values in ((pairs, pairs[1:]), (pairs[1:], pairs)):
+        host_counts, device_counts = np.zeros(nkeys + 1, np.int64), cupy.zeros(nkeys + 1, cupy.int64)
+        count_keys(CPU, stride_keys, host_counts[:-1], stride=2)
+        count_keys(gpu, cupy.asarray(stride_keys), device_counts[:-1], stride=2)
+        assert np.array_equal(host_counts, device_counts.get())
+        for counts, backend in ((host_counts, CPU), (device_counts, gpu)):
+            inclusive_scan(backend, counts[:-1])
+            counts[-1:] = counts[-2:-1]
+        host_out = np.empty(int(host_counts[-1]), np.int32)
+        device_out = cupy.empty(host_out.shape[0], cupy.int32)
+        scatter_values(CPU, stride_keys, stride_values, host_counts[:-1], host_out, stride=2)
+        scatter_values(gpu, cupy.asarray(stride_keys), cupy.asarray(stride_values), device_counts[:-1], device_out,
+                       stride=2)
+        assert np.array_equal(host_counts, device_counts.get())
+        assert segments_as_sets(host_counts, host_out) == segments_as_sets(host_counts, device_out.get())
     starts, values, cursor = appended_case(rng)
     host_out, device_out = np.full(int(cursor[-1]), -1, np.int32), cupy.full(int(cursor[-1]), -1, cupy.int32)
     device_cursor = cupy.asarray(cursor)

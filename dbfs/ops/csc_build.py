@@ -14,23 +14,31 @@ from __future__ import annotations
 
 import numpy as np
 
+from dbfs.kernels import APPEND_SEGMENTS, SCAN_ITEMS
 from dbfs.kernels import BLOCK_THREADS as THREADS
-from dbfs.kernels import SCAN_ITEMS
-from dbfs.ops.arrays import BUILD_MAX_BLOCKS, launch_checked, require_array
+from dbfs.ops.arrays import BUILD_MAX_BLOCKS, blocks_for, launch_checked, require_array
 
-def count_keys(backend, keys, counts) -> None:
+def strided_count(array, stride: int) -> int:
+    """The entries of a 1-D array read at every `stride`-th element from its first."""
+    return -(-int(array.shape[0]) // stride)
+
+
+def count_keys(backend, keys, counts, stride: int = 1) -> None:
     """counts[k] += the number of entries with key k, for every key >= 0 (negative keys are skipped).
 
-      keys    int32 [n]   read   each key < len(counts) or negative
+      keys    int32 [stride * (n - 1) + 1 or more]   read   entry e's key at keys[e * stride], each
+                                                     < len(counts) or negative
       counts  int64 [m]   read/write
+    stride 2 reads the keys of (key, value) pairs interleaved in one array in place.
     GPU: one kernel on the current stream, no host synchronisation.
     """
-    n = int(keys.shape[0])
+    n = strided_count(keys, stride)
     if backend.is_gpu:
         launch_checked(backend, "csc_build", "count_keys", n,
                        {"keys": (keys, np.int32), "counts": (counts, np.int64)},
-                       (keys, np.int64(n), counts), BUILD_MAX_BLOCKS)
+                       (keys, np.int64(n), np.int32(stride), counts), BUILD_MAX_BLOCKS)
         return
+    keys = keys[::stride]
     kept = keys[keys >= 0]
     if counts.shape[0] <= 4 * kept.shape[0]:
         counts += np.bincount(kept, minlength=counts.shape[0])
@@ -77,24 +85,29 @@ def inclusive_scan(backend, values) -> None:
     backend.kernel("csc_build", "scan_tiles")((tiles,), (THREADS,), (values, np.int64(n), items, totals))
 
 
-def scatter_values(backend, keys, values, cursor, out) -> None:
-    """Every entry e with keys[e] >= 0 takes slot cursor[key] - 1 and decrements cursor[key]:
-    out[slot] = values[e]. With cursor = segment ends the segments fill from their ends.
+def scatter_values(backend, keys, values, cursor, out, stride: int = 1) -> None:
+    """Every entry e with key k = keys[e * stride] >= 0 takes slot cursor[k] - 1 and decrements
+    cursor[k]: out[slot] = values[e * stride]. With cursor = segment ends the segments fill from their
+    ends.
 
-      keys    int32 [n]         read   each key < len(cursor) or negative (left out)
-      values  int32 [n]         read
+      keys    int32 [stride * (n - 1) + 1 or more]  read   each key < len(cursor) or negative (left out)
+      values  int32 [as keys]   read
       cursor  int64 [m]         read/write   finishes lowered by each key's count
       out     int32 [capacity]  write  slots outside [0, capacity) are not written
-    The order inside a segment is unspecified (NumPy: the entries of one call in input order, placed
-    before those of earlier calls). GPU: one kernel on the current stream, no host synchronisation.
+    stride 2 reads (key, value) pairs interleaved in one array in place: keys = pairs, values =
+    pairs[1:]. The order inside a segment is unspecified (NumPy: the entries of one call in input
+    order, placed before those of earlier calls). GPU: one kernel on the current stream, no host
+    synchronisation.
     """
-    n = int(keys.shape[0])
+    n = strided_count(keys, stride)
     if backend.is_gpu:
         launch_checked(backend, "csc_build", "scatter_values", n,
                        {"keys": (keys, np.int32), "values": (values, np.int32), "cursor": (cursor, np.int64),
                         "out": (out, np.int32)},
-                       (keys, values, np.int64(n), cursor, out, np.int64(out.shape[0])), BUILD_MAX_BLOCKS)
+                       (keys, values, np.int64(n), np.int32(stride), cursor, out, np.int64(out.shape[0])),
+                       BUILD_MAX_BLOCKS)
         return
+    keys, values = keys[::stride], values[::stride][:n]
     kept = keys >= 0
     keys, values = keys[kept], values[kept]
     order = np.argsort(keys, kind="stable")
@@ -116,16 +129,19 @@ def append_segments(backend, starts, values, offset: int, cursor, out) -> None:
       values  int32 [>= starts[n]]  read
       cursor  int64 [n]             read/write
       out     int32 [capacity]      write  slots outside [0, capacity) are not written
-    GPU: one kernel on the current stream (a block takes THREADS segments at a time, each value's segment
-    found by a binary search of their starts in shared memory; no atomics), no host synchronisation.
+    GPU: one kernel on the current stream (a block takes APPEND_SEGMENTS segments at a time, each value's
+    segment found by a binary search of their starts in shared memory; no atomics), no host
+    synchronisation.
     """
     n = int(starts.shape[0]) - 1
     if backend.is_gpu:
-        launch_checked(backend, "csc_build", "append_segments", n,
-                       {"starts": (starts, np.int64), "values": (values, np.int32), "cursor": (cursor, np.int64),
-                        "out": (out, np.int32)},
-                       (starts, np.int64(n), values, np.int32(offset), cursor, out, np.int64(out.shape[0])),
-                       BUILD_MAX_BLOCKS)
+        for name, array, dtype in (("starts", starts, np.int64), ("values", values, np.int32),
+                                   ("cursor", cursor, np.int64), ("out", out, np.int32)):
+            require_array(name, array, dtype)
+        if n:
+            backend.kernel("csc_build", "append_segments")(
+                (blocks_for(n, APPEND_SEGMENTS, BUILD_MAX_BLOCKS),), (THREADS,),
+                (starts, np.int64(n), values, np.int32(offset), cursor, out, np.int64(out.shape[0])))
         return
     lengths = np.diff(starts)
     segment = np.repeat(np.arange(n), lengths)
