@@ -62,7 +62,7 @@ Construction transients (dbfs.memory.construction_bytes): one chunk of K tuples 
 tuple) and its entries in flight, routed on a GPU by one kernel (dbfs.ops.owner_groups): on one rank
 one direction at a time (int32 columns and rows), 24 B a tuple; on several ranks both directions at
 once (owner ranks, columns and rows, 24 B a tuple, beside the grouped send buffer, 16; then the send
-buffer, the received one and its split columns and rows, less than that), 56 B a tuple (36 for a
+buffer and the received one, read in place, less than that), 56 B a tuple (36 for a
 directed graph); the CPU backend's NumPy twins hold more (dbfs.memory). K is chosen by
 dbfs.memory.chunk_edges so that this stays within 5% of the resident graph or within what the search
 will add to it (its state and the validation's memory), whichever is more (K at most 2^26, 2^24 where
