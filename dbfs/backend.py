@@ -83,6 +83,12 @@ class Backend:
         launches in `launches`."""
         return _CountedKernel(self, _function(module, function))
 
+    def urgent_stream(self):
+        """A new non-blocking stream of the device's greatest priority, whose pending blocks the GPU
+        dispatches before those of other streams' grids (GPU backend). CUDA clamps a priority beyond
+        the device's range to its greatest."""
+        return self.xp.cuda.Stream(non_blocking=True, priority=-(1 << 30))
+
     def zero(self, device_array) -> None:
         """device_array[:] = 0 (one memset on the current stream; counted in `launches`)."""
         if self.is_gpu:

@@ -277,7 +277,10 @@ def _around(at, me: int):
 class _NcclExchange(_Exchange):
     """The other ranks' groups between GPUs: one grouped round of NCCL send/recv, one message per peer,
     on the current stream (the entries never leave the devices); `begin` moves them on a stream of its
-    own while the current one works on this rank's own group, read in place from the send buffer."""
+    own while the current one works on this rank's own group, read in place from the send buffer. That
+    stream has the device's greatest priority: NCCL's few blocks are dispatched as soon as a block of
+    the placing kernel's grid (hundreds of thousands of short blocks) retires, not after its last one
+    (bench/NOTES.md, 2026-11-27, the round's stream ahead of the placing)."""
 
     sums_on_devices = True
 
@@ -286,7 +289,7 @@ class _NcclExchange(_Exchange):
         super().__init__(comm, backend)
         self.nccl = nccl
         self.nccl_comm = nccl_communicator(comm, backend)
-        self.round_stream = backend.xp.cuda.Stream(non_blocking=True)
+        self.round_stream = backend.urgent_stream()
         # NCCL connects a pair on its first send/recv: a one-word round with every peer, so no chunk
         # pays it (about a second on two H100: bench/NOTES.md, 2026-11-25, a whole NVSHMEM level)
         words, at = backend.xp.zeros(comm.Get_size(), backend.xp.int32), np.arange(comm.Get_size() + 1)

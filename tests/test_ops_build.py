@@ -207,3 +207,10 @@ def test_gpu_kernels_equal_the_twins():
     append_segments(CPU, starts, values, 7, cursor, host_out)
     append_segments(gpu, cupy.asarray(starts), cupy.asarray(values), 7, device_cursor, device_out)
     assert np.array_equal(cursor, device_cursor.get()) and np.array_equal(host_out, device_out.get())
+
+
+@pytest.mark.gpu
+def test_gpu_urgent_stream_outranks_a_plain_one():
+    """The build's NCCL rounds run on a stream of the device's greatest priority (lower is greater)."""
+    import cupy
+    assert Backend("gpu", 0).urgent_stream().priority < cupy.cuda.Stream(non_blocking=True).priority
