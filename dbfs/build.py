@@ -192,7 +192,6 @@ class _Exchange:
     round through host memory costs more than the counting it would replace)."""
 
     sums_on_devices = False
-    overlaps = False                # begin() returns while the words travel (a second round may start)
 
     def __init__(self, comm: MPI.Comm, backend):
         self.comm, self.backend = comm, backend
@@ -220,11 +219,10 @@ class _Exchange:
         return send_at, recv_at, recv_counts
 
     def begin(self, send, send_counts, width: int):
-        """The round of __call__ in two parts: returns (words usable now, arriving, words from each
-        rank), arriving() giving the rest once the current stream may use them (None: nothing more).
-        Here the whole round at once; `send` must live until arriving() has returned."""
-        words, counts = self(send, send_counts, width)
-        return words, None, counts
+        """The round of __call__ in two parts: returns (words usable now, arriving), arriving() giving the
+        rest once the current stream may use them (None: nothing more). Here the whole round at once;
+        `send` must live until arriving() has returned."""
+        return self(send, send_counts, width)[0], None
 
     def column_sums(self, grid, i: int, j: int, values):
         """Collective: the sum over grid column j of the ranks' int32 `values` (the column's R owned
@@ -285,7 +283,6 @@ class _NcclExchange(_Exchange):
     (bench/NOTES.md, 2026-11-27, the round's stream ahead of the placing)."""
 
     sums_on_devices = True
-    overlaps = True
 
     def __init__(self, comm: MPI.Comm, backend):
         from cupy.cuda import nccl
@@ -302,7 +299,7 @@ class _NcclExchange(_Exchange):
         """The own group now (a view of `send`), the others' words (grouped by source rank, the own
         group left out) from arriving(), which makes the current stream wait for the round."""
         cuda, me = self.backend.xp.cuda, self.me
-        send_at, recv_at, recv_counts = self._offsets(send_counts, width)
+        send_at, recv_at, _ = self._offsets(send_counts, width)
         own = int(recv_at[me + 1] - recv_at[me])
         recv_at = np.concatenate((recv_at[:me + 1], recv_at[me + 1:] - own))  # the own group takes no room
         incoming = self.backend.xp.empty(int(recv_at[-1]), np.int32)
@@ -315,7 +312,7 @@ class _NcclExchange(_Exchange):
         def arriving():
             cuda.get_current_stream().wait_event(moved)
             return incoming
-        return send[send_at[me]:send_at[me + 1]], arriving, width * recv_counts
+        return send[send_at[me]:send_at[me + 1]], arriving
 
     def _move(self, send, send_at, incoming, recv_at):
         nccl, me = self.nccl, self.me
@@ -423,7 +420,7 @@ class _Passes:
         """The words one round of the exchange brings this rank, as they become usable (Exchange.begin):
         first those usable now, then, the clock charging the exchange while they arrive, the others."""
         self.phases.switch("exchange")
-        parts = list(self.exchange.begin(send, send_counts, width))[:2]
+        parts = list(self.exchange.begin(send, send_counts, width))
         arriving = parts.pop()
         yield parts.pop()                       # popped: nothing here holds the words while the caller works
         if arriving is not None:
@@ -508,67 +505,44 @@ class _Passes:
         rows (local rows r: this rank's local columns k*b + r). Each row takes those segments below its
         end in row_ptr[:-1] (ends from pass 1, starts when done): its own rank's in place, the others' in
         rounds of at most memory.row_round_words words a receiver (a round: each receiver's next range
-        of rows, whose segments' lengths and entries every rank sends it in one message). Where the
-        exchange's rounds travel on a stream of their own (NCCL), the first travels while the own
-        segments are placed and each next one while the one before is: two rounds in flight, each half
-        as large."""
-        backend, me, b = self.backend, self.comms.i, self.grid.block
-        ahead = 1 if self.exchange.overlaps else 0
+        of rows, whose segments' lengths and entries every rank sends it in one message)."""
+        backend, xp = self.backend, self.backend.xp
+        me, b, ranks = self.comms.i, self.grid.block, self.ranks
         self.phases.switch("route")
-        cuts = self._row_rounds(row_ptr, memory.row_round_words(self.chunk_edges, 1 + ahead))
+        cuts = self._row_rounds(row_ptr, memory.row_round_words(self.chunk_edges))
         rounds = cuts.shape[1] - 1
         # where each receiver's ranges of rows begin and end among this rank's entries (one read-back)
-        columns = backend.asarray((np.arange(self.ranks)[:, None] * b + cuts).ravel())
+        columns = backend.asarray((np.arange(ranks)[:, None] * b + cuts).ravel())
         bounds = backend.asnumpy(col_ptr[columns]).reshape(cuts.shape)
+        self.phases.switch("place")
+        append_segments(backend, col_ptr[me * b:(me + 1) * b + 1], row_idx, me * b, row_ptr[:-1], col_idx)
         progress = Progress("construction, the row copy from the column segments", rounds, "rounds", 1)
-        travelling = []
-        for k in range(rounds + ahead):
-            if k < rounds:
-                progress.update(k)
-                travelling.append(self._send_row_round(k, cuts, bounds, col_ptr, row_idx))
-            if k == 0:
-                self.phases.switch("place")
-                append_segments(backend, col_ptr[me * b:(me + 1) * b + 1], row_idx, me * b, row_ptr[:-1], col_idx)
-            if k >= ahead:
-                self._place_row_round(*travelling.pop(0), cuts, row_ptr, col_idx)
+        for k in range(rounds):
+            progress.update(k)
+            self.phases.switch("route")
+            rows, entries = np.diff(cuts[:, k:k + 2]).ravel(), np.diff(bounds[:, k:k + 2]).ravel()
+            rows[me] = entries[me] = 0
+            send_at = np.concatenate(([0], np.cumsum(rows + entries)))
+            send = xp.empty(int(send_at[-1]), xp.int32)
+            for p in np.flatnonzero(rows + entries):
+                first, at = p * b + cuts[p, k], int(send_at[p])
+                segment_lengths(backend, col_ptr[first:first + rows[p] + 1], send[at:at + rows[p]])
+                backend.copy(send[at + rows[p]:send_at[p + 1]], row_idx[bounds[p, k]:bounds[p, k + 1]])
+            self.phases.switch("exchange")
+            words, received = self.exchange(send, rows + entries, 1)
+            del send
+            self.phases.switch("place")
+            lo, hi = int(cuts[me, k]), int(cuts[me, k + 1])
+            received_at = np.cumsum(received) - received
+            for p in np.flatnonzero(received):
+                at = int(received_at[p])
+                starts = xp.zeros(hi - lo + 1, xp.int64)
+                starts[1:] = words[at:at + hi - lo]
+                inclusive_scan(backend, starts[1:])
+                append_segments(backend, starts, words[at + hi - lo:at + received[p]], p * b, row_ptr[lo:hi], col_idx)
+            del words
         progress.close()
         self.phases.switch(None)
-
-    def _send_row_round(self, k: int, cuts, bounds, col_ptr, row_idx):
-        """Round k of gather_rows sent: every other rank's rows of the round, their segments' lengths
-        and entries. Returns (k, the send buffer, which lives until the words have arrived, the
-        exchange's begin())."""
-        backend, me, b = self.backend, self.comms.i, self.grid.block
-        self.phases.switch("route")
-        rows, entries = np.diff(cuts[:, k:k + 2]).ravel(), np.diff(bounds[:, k:k + 2]).ravel()
-        rows[me] = entries[me] = 0
-        send_at = np.concatenate(([0], np.cumsum(rows + entries)))
-        send = backend.xp.empty(int(send_at[-1]), backend.xp.int32)
-        for p in np.flatnonzero(rows + entries):
-            first, at = p * b + cuts[p, k], int(send_at[p])
-            segment_lengths(backend, col_ptr[first:first + rows[p] + 1], send[at:at + rows[p]])
-            backend.copy(send[at + rows[p]:send_at[p + 1]], row_idx[bounds[p, k]:bounds[p, k + 1]])
-        self.phases.switch("exchange")
-        return k, send, self.exchange.begin(send, rows + entries, 1)
-
-    def _place_row_round(self, k: int, send, begun, cuts, row_ptr, col_idx) -> None:
-        """Round k of gather_rows placed once its words are here: each rank's segments below the rows'
-        cursors."""
-        backend, xp, me, b = self.backend, self.backend.xp, self.comms.i, self.grid.block
-        words, arriving, received = begun
-        if arriving is not None:
-            self.phases.switch("exchange")
-            words = arriving()
-        del send, begun, arriving
-        self.phases.switch("place")
-        lo, hi = int(cuts[me, k]), int(cuts[me, k + 1])
-        received_at = np.cumsum(received) - received
-        for p in np.flatnonzero(received):
-            at = int(received_at[p])
-            starts = xp.zeros(hi - lo + 1, xp.int64)
-            starts[1:] = words[at:at + hi - lo]
-            inclusive_scan(backend, starts[1:])
-            append_segments(backend, starts, words[at + hi - lo:at + received[p]], p * b, row_ptr[lo:hi], col_idx)
 
     def _row_rounds(self, row_ptr, round_words: int):
         """[ranks, rounds + 1] int64: rank p's rows of round k are cuts[p, k] .. cuts[p, k + 1] - 1, from the

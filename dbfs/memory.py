@@ -309,13 +309,12 @@ def landing_words(chunk: int, symmetric: bool) -> int:
     return LANDING_SHARE * placing_words(chunk, symmetric)
 
 
-def row_round_words(chunk: int, in_flight: int = 1) -> int:
+def row_round_words(chunk: int) -> int:
     """Words a rank receives at most in a round of the row copy's exchange on a grid of one column
-    (dbfs.build, after the placing pass, an undirected graph), its row lengths included: placing_words
-    shared by the `in_flight` rounds whose buffers are held at once, so that they (those words, what
-    each sends, the segments' starts) stay within one such chunk's transients (_tuple_bytes) and within
-    construction's NVSHMEM landing."""
-    return placing_words(chunk, True) // in_flight
+    (dbfs.build, after the placing pass, an undirected graph), its row lengths included: placing_words,
+    so that a round's buffers (those words, what it sends, the segments' starts) stay within one such
+    chunk's transients (_tuple_bytes) and within construction's NVSHMEM landing."""
+    return placing_words(chunk, True)
 
 
 def symmetric_heap_bytes(grid: Grid, n_edges: int, symmetric: bool, direction: str, encoding: str = "adaptive",

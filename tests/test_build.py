@@ -230,12 +230,9 @@ def test_counting_at_the_source_builds_the_same_blocks(symmetric, row_major, mon
         comms.free()
 
 
-@pytest.mark.parametrize("overlaps", [False, True])
-def test_row_copy_of_one_column_with_rows_past_a_round(overlaps, monkeypatch):
+def test_row_copy_of_one_column_with_rows_past_a_round():
     """On a grid of one column the row copy comes from the ranks' column segments in rounds of a few
-    words (tiny chunks): a hub of 400 neighbours, whose row alone exceeds a round, and a path; also with
-    each next round sent before this one is placed (as over NCCL, whose rounds travel meanwhile)."""
-    monkeypatch.setattr(_HostExchange, "overlaps", overlaps)
+    words (tiny chunks): a hub of 400 neighbours, whose row alone exceeds a round, and a path."""
     n = 500
     src = np.concatenate((np.zeros(400, np.int64), np.arange(1, 300)))
     dst = np.concatenate((np.arange(1, 401), np.arange(2, 301)))
