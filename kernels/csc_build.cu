@@ -2,14 +2,15 @@
 // into the key's segment, done in place so that the count array itself becomes the segment offsets.
 //
 // count_keys: counts[key] += 1 for every entry whose key is >= 0 (a negative key marks an entry to
-// leave out, e.g. a self-loop). count_keys and scatter_values read entry e's key (and value) at e *
-// stride: 1 for arrays of their own, 2 for the (column, row) pairs interleaved as the builder's
-// exchange delivers them, read in place. tile_totals / scan_totals / scan_tiles: the in-place inclusive prefix
-// sum of an int64 array in three launches (per-tile totals, one block scanning the totals, each tile
-// scanned with its offset), turning the counts into segment ends. scatter_values: every kept entry
-// takes the slot --cursor[key] and writes its value there; with cursor = segment ends each segment is
-// filled from its end and cursor[key] finishes at the segment's start, i.e. the scanned counts become
-// the offsets and no second per-segment array exists. segment_lengths: ptr[k+1] - ptr[k] as int32.
+// leave out, e.g. a self-loop). count_keys and scatter_values read entry e's key (and value) at
+// e * stride: 1 for arrays of their own, 2 for the (column, row) pairs interleaved as the builder's
+// exchange delivers them, read in place. tile_totals / scan_totals / scan_tiles: the in-place
+// inclusive prefix sum of an int64 array in three launches (per-tile totals, one block scanning the
+// totals, each tile scanned with its offset), turning the counts into segment ends. scatter_values:
+// every kept entry takes the slot --cursor[key] and writes its value there; with cursor = segment ends
+// each segment is filled from its end and cursor[key] finishes at the segment's start, i.e. the
+// scanned counts become the offsets and no second per-segment array exists. segment_lengths:
+// ptr[k+1] - ptr[k] as int32.
 // csr_from_csc: the row-major copy of a CSC block, one thread per CSC entry (its column found by a
 // binary search of col_ptr) scattered like scatter_values with cursor = row ends. The order inside a
 // segment is whatever the atomics give; nothing downstream depends on it.

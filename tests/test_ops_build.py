@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from dbfs.backend import Backend
-from dbfs.ops.csc_build import (APPEND_SEGMENTS, SCAN_ITEMS, THREADS, add_counts, append_segments, count_keys, count_nonempty,
-                                csr_from_csc, inclusive_scan, scatter_values, segment_lengths)
+from dbfs.ops.csc_build import (APPEND_SEGMENTS, SCAN_ITEMS, THREADS, add_counts, append_segments, count_keys,
+                                count_nonempty, csr_from_csc, inclusive_scan, scatter_values, segment_lengths)
 
 pytestmark = pytest.mark.one_rank
 
