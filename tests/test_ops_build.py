@@ -139,6 +139,26 @@ def test_add_counts_twin():
     assert totals.tolist() == [6, 2, (1 << 40) + (1 << 32) - 1]
 
 
+def placed_both_ways(gpu, keys, values, nkeys: int, stride: int = 1):
+    """The entries counted, scanned and placed by the twins and by the kernels, which must agree;
+    returns (host counts, device counts, host placed values)."""
+    import cupy
+    host_counts, device_counts = np.zeros(nkeys + 1, np.int64), cupy.zeros(nkeys + 1, cupy.int64)
+    count_keys(CPU, keys, host_counts[:-1], stride)
+    count_keys(gpu, cupy.asarray(keys), device_counts[:-1], stride)
+    assert np.array_equal(host_counts, device_counts.get())
+    for counts, backend in ((host_counts, CPU), (device_counts, gpu)):
+        inclusive_scan(backend, counts[:-1])
+        counts[-1:] = counts[-2:-1]
+    host_out = np.empty(int(host_counts[-1]), np.int32)
+    device_out = cupy.empty(host_out.shape[0], cupy.int32)
+    scatter_values(CPU, keys, values, host_counts[:-1], host_out, stride)
+    scatter_values(gpu, cupy.asarray(keys), cupy.asarray(values), device_counts[:-1], device_out, stride)
+    assert np.array_equal(host_counts, device_counts.get())
+    assert segments_as_sets(host_counts, host_out) == segments_as_sets(host_counts, device_out.get())
+    return host_counts, device_counts, host_out
+
+
 @pytest.mark.gpu
 def test_gpu_kernels_equal_the_twins():
     import cupy
@@ -152,19 +172,7 @@ def test_gpu_kernels_equal_the_twins():
         assert np.array_equal(device.get(), np.cumsum(values)), n
     nkeys = 70_000
     keys, values = random_entries(rng, nkeys, 1_000_003)
-    host_counts, device_counts = np.zeros(nkeys + 1, np.int64), cupy.zeros(nkeys + 1, cupy.int64)
-    count_keys(CPU, keys, host_counts[:-1])
-    count_keys(gpu, cupy.asarray(keys), device_counts[:-1])
-    assert np.array_equal(host_counts, device_counts.get())
-    for counts, backend in ((host_counts, CPU), (device_counts, gpu)):
-        inclusive_scan(backend, counts[:-1])
-        counts[-1:] = counts[-2:-1]
-    host_out = np.empty(int(host_counts[-1]), np.int32)
-    device_out = cupy.empty(host_out.shape[0], cupy.int32)
-    scatter_values(CPU, keys, values, host_counts[:-1], host_out)
-    scatter_values(gpu, cupy.asarray(keys), cupy.asarray(values), device_counts[:-1], device_out)
-    assert np.array_equal(host_counts, device_counts.get())
-    assert segments_as_sets(host_counts, host_out) == segments_as_sets(host_counts, device_out.get())
+    host_counts, device_counts, host_out = placed_both_ways(gpu, keys, values, nkeys)
     lengths = cupy.empty(nkeys, cupy.int32)
     segment_lengths(gpu, device_counts, lengths)
     assert np.array_equal(lengths.get(), np.diff(host_counts))
@@ -187,20 +195,7 @@ def test_gpu_kernels_equal_the_twins():
     assert segments_as_sets(row_ptr, host_cols) == segments_as_sets(row_ptr, device_cols.get())
     pairs = interleaved(keys, (values % nkeys).astype(np.int32))      # either half a valid key
     for stride_keys, stride_values in ((pairs, pairs[1:]), (pairs[1:], pairs)):
-        host_counts, device_counts = np.zeros(nkeys + 1, np.int64), cupy.zeros(nkeys + 1, cupy.int64)
-        count_keys(CPU, stride_keys, host_counts[:-1], stride=2)
-        count_keys(gpu, cupy.asarray(stride_keys), device_counts[:-1], stride=2)
-        assert np.array_equal(host_counts, device_counts.get())
-        for counts, backend in ((host_counts, CPU), (device_counts, gpu)):
-            inclusive_scan(backend, counts[:-1])
-            counts[-1:] = counts[-2:-1]
-        host_out = np.empty(int(host_counts[-1]), np.int32)
-        device_out = cupy.empty(host_out.shape[0], cupy.int32)
-        scatter_values(CPU, stride_keys, stride_values, host_counts[:-1], host_out, stride=2)
-        scatter_values(gpu, cupy.asarray(stride_keys), cupy.asarray(stride_values), device_counts[:-1], device_out,
-                       stride=2)
-        assert np.array_equal(host_counts, device_counts.get())
-        assert segments_as_sets(host_counts, host_out) == segments_as_sets(host_counts, device_out.get())
+        placed_both_ways(gpu, stride_keys, stride_values, nkeys, stride=2)
     starts, values, cursor = appended_case(rng)
     host_out, device_out = np.full(int(cursor[-1]), -1, np.int32), cupy.full(int(cursor[-1]), -1, cupy.int32)
     device_cursor = cupy.asarray(cursor)
