@@ -16,9 +16,10 @@ the graph file) twice.
      owner, local column and row and counts the owners, then their scan and a scatter; no sort),
      column and row interleaved; the counts go by MPI Alltoall, then one message per peer over the
      run's bulk transport (dbfs.transport.bulk_transport: grouped NCCL send/recv between GPUs of their
-     own, on a stream of its own while the rank's own group is counted or placed in place from the send
-     buffer; with --comm nvshmem on ranks that share a GPU, kernels' copies into the receivers' NVSHMEM
-     landings; else a host-staged MPI Alltoallv), and there the rank's own group is copied on its device.
+     own, on a stream of its own and of the greatest priority while the rank's own group is counted or
+     placed in place from the send buffer; with --comm nvshmem on ranks that share a GPU, kernels' copies
+     into the receivers' NVSHMEM landings; else a host-staged MPI Alltoallv), and there the rank's own
+     group is copied on its device; the received (column, row) pairs are read in place.
      Where the pass counts columns alone and the build goes over NCCL, the entries are not sent at all
      when a histogram over every rank's local columns (4 B a column) fits in what a chunk's routing
      takes anyway (dbfs.memory.counts_at_source): each chunk's entries are counted where they are
