@@ -24,7 +24,9 @@ the graph file) twice.
      when a histogram over every rank's local columns (4 B a column) fits in what a chunk's routing
      takes anyway (dbfs.memory.counts_at_source): each chunk's entries are counted where they are
      produced, by owner and local column (dbfs.ops.owner_groups.count_by_owner), and after the last chunk
-     each rank's block of it goes to that rank in one round of the exchange, which adds the blocks up.
+     each rank's block of it goes to that rank in one round of the exchange, which adds the blocks up;
+     each chunk's entries per owner are kept (read back once), so pass 2 routes and groups a chunk in
+     one kernel (dbfs.ops.owner_groups.group_tuples) and reads no count back.
   2. Scatter: the counts are scanned in place into segment ends, row_idx is allocated at its exact
      size, the tuples are produced and routed again, and every entry takes the slot below its column's
      cursor, which is col_ptr itself: a column fills from its end and its cursor finishes at the
@@ -98,7 +100,7 @@ from dbfs.graph import GridComms, LocalGraph, csc_is_row_major
 from dbfs.ops import message
 from dbfs.ops.csc_build import (add_counts, append_segments, count_keys, count_nonempty, csr_from_csc, inclusive_scan,
                                  scatter_values, segment_lengths)
-from dbfs.ops.owner_groups import count_by_owner, group_by_owner, local_entries, route_entries
+from dbfs.ops.owner_groups import count_by_owner, group_by_owner, group_tuples, local_entries, route_entries
 from dbfs.progress import Progress
 from dbfs.runtime import displacements
 from dbfs.source import EdgeArrays
@@ -163,13 +165,18 @@ class _ProducerClock:
         runtime.agree(error, self.comm)
 
 
-def pack_by_owner(backend, grid, src, dst, both_ways: bool, with_rows: bool):
+def pack_by_owner(backend, grid, src, dst, both_ways: bool, with_rows: bool, counts=None):
     """The send side of one chunk's exchange: the entries of the tuples (src, dst) (with both_ways their
     reverses too; self-loops left out) grouped by owner rank into one int32 buffer, a column (and its
     row, interleaved, with_rows) per entry, by a counting partition (dbfs.ops.owner_groups; no sort);
-    returns (buffer, host int64 entries per rank). The counts come to the host (one wait) for the
-    groups' starts and the count exchange."""
+    returns (buffer, host int64 entries per rank). Without `counts` (the entries per rank, known where the
+    counting pass counted the same chunk) they come to the host (one wait) for the groups' starts and
+    the count exchange; with them one kernel routes and groups the entries."""
     xp = backend.xp
+    if counts is not None:
+        send = xp.empty((2 if with_rows else 1) * int(counts.sum()), xp.int32)
+        group_tuples(backend, grid, src, dst, both_ways, with_rows, backend.asarray(displacements(counts)), send)
+        return send, counts
     counts = xp.zeros(grid.size, xp.int64)
     owner, cols, rows = route_entries(backend, grid, src, dst, both_ways, with_rows, counts)
     counts = backend.asnumpy(counts)
@@ -411,6 +418,7 @@ class _Passes:
         self.count_rows = row_copy and not self.rows_from_columns
         self.counts_at_source = not self.count_rows and memory.counts_at_source(
             self.grid, chunk_edges, source.symmetric, row_copy, backend.name, transport)
+        self.chunk_owners = None                # each chunk's entries per owner, where pass 1 counted them
 
     def _chunks(self, label: str):
         """The producer's chunks (src, dst) for a pass named `label`."""
@@ -435,7 +443,7 @@ class _Passes:
         directions routed together, the received words read in place: (column, row) pairs interleaved
         (columns = words, rows = words[1:], stride 2) or the columns alone (stride 1)."""
         grid = self.grid
-        for src, dst in self._chunks(label):
+        for k, (src, dst) in enumerate(self._chunks(label)):
             self.phases.switch("route")
             if self.exchange is None:
                 for u, v in ((src, dst), (dst, src)) if self.source.symmetric else ((src, dst),):
@@ -443,7 +451,8 @@ class _Passes:
                     self.phases.switch("route")
                 del u, v                        # the loop's names would keep the chunk past its end
             else:                               # the send buffer lives until the round's words have arrived
-                packed = pack_by_owner(self.backend, grid, src, dst, self.source.symmetric, with_rows)
+                known = self.chunk_owners[k] if self.chunk_owners is not None and with_rows else None
+                packed = pack_by_owner(self.backend, grid, src, dst, self.source.symmetric, with_rows, known)
                 for words in self._arrivals(*packed, 2 if with_rows else 1):
                     yield (words, words[1:], 2) if with_rows else (words, None, 1)
                     del words
@@ -472,14 +481,18 @@ class _Passes:
 
     def _count_at_source(self, col_ptr, label: str) -> None:
         """Pass 1 without sending the entries (counts_at_source): every chunk's entries counted by owner
-        and local column where they are produced, then this rank's columns summed over the ranks."""
-        grid = self.grid
-        counts = self.backend.xp.zeros(grid.size * grid.cols_per_rank, np.uint32)
+        and local column where they are produced, then this rank's columns summed over the ranks; each
+        chunk's entries per owner kept for the placing pass (chunk_owners, read back once)."""
+        grid, xp = self.grid, self.backend.xp
+        counts = xp.zeros(grid.size * grid.cols_per_rank, np.uint32)
+        totals = []
         for src, dst in self._chunks(label):
             self.phases.switch("place")
-            count_by_owner(self.backend, grid, src, dst, self.source.symmetric, counts)
+            totals.append(xp.zeros(grid.size, np.int64))
+            count_by_owner(self.backend, grid, src, dst, self.source.symmetric, counts, totals[-1])
             self.phases.switch(None)
             del src, dst
+        self.chunk_owners = self.backend.asnumpy(xp.stack(totals)) if totals else None
         # each rank's block to that rank over the exchange's send/recv round (whose connections are made
         # before the clock; NCCL connects a first collective inside it: 0.73 s on two H100, bench/NOTES.md,
         # 2026-11-27, the counting pass without the entries' exchange), then the blocks added up

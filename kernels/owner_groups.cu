@@ -24,7 +24,13 @@
 // owner_column_counts: the counting pass without sending the entries (a GPU build over NCCL where the
 // counts fit: dbfs.memory.counts_at_source): each entry of a chunk is counted where it is produced, in
 // counts[owner * cols_per_rank + local column], a histogram over every rank's local columns whose
-// blocks one round of the build's exchange brings to their owners after the last chunk.
+// blocks one round of the build's exchange brings to their owners after the last chunk; and, given
+// `totals`, the chunk's entries per owner as owner_entries counts them.
+// owner_tuple_scatter: owner_entries and owner_scatter in one pass where the groups' sizes are known
+// before (the counting pass's totals of the same chunk): every kept entry (entry e < n is the tuple's
+// u -> v, entry n + t its reverse) is routed with owner_entries' math and takes its slot as in
+// owner_scatter, so no owner, column and row arrays are written and read back and no count waits for
+// the host.
 //
 // The kernels are grid-stride loops whose stride is a multiple of 32, so a warp's lanes stay in the
 // same iteration (the warp-wide match needs every lane). Slots outside [0, capacity) are never written.
@@ -137,15 +143,80 @@ owner_scatter(const i32* __restrict__ owner, const i32* __restrict__ cols, const
 
 extern "C" __global__ void owner_column_counts(const i64* __restrict__ src, const i64* __restrict__ dst, i64 n,
                                                i32 both_ways, i64 b, i32 R, i32 C, i64 cols_per_rank,
-                                               u32* __restrict__ counts)
+                                               u32* __restrict__ counts, u64* __restrict__ totals)
 {
-    for (i64 t = blockIdx.x * (i64)blockDim.x + threadIdx.x; t < n; t += (i64)gridDim.x * blockDim.x) {
-        const i64 a = src[t], z = dst[t];
-        if (a == z) continue;                    // a self-loop: no entry
+    __shared__ u32 block_counts[SHARED_OWNERS];
+    const i32 ranks = R * C, shared = totals != nullptr ? min(ranks, SHARED_OWNERS) : 0;
+    for (i32 o = threadIdx.x; o < shared; o += blockDim.x) block_counts[o] = 0;
+    __syncthreads();
+    const u32 lane = threadIdx.x & 31u;
+    for (i64 t = blockIdx.x * (i64)blockDim.x + threadIdx.x; t - lane < n; t += (i64)gridDim.x * blockDim.x) {
+        const bool inside = t < n;
+        const i64 a = inside ? src[t] : 0, z = inside ? dst[t] : 0;
+        const bool kept = inside && a != z;      // a self-loop: no entry
         for (i32 d = 0; d <= both_ways; ++d) {
             i64 col, k;
             const i32 o = entry_owner(d ? z : a, d ? a : z, b, R, C, &col, &k);
-            atomicAdd(&counts[o * cols_per_rank + col], 1u);
+            if (kept) atomicAdd(&counts[o * cols_per_rank + col], 1u);
+            if (totals != nullptr) count_owner(o, kept, ranks, block_counts, totals);   // uniform: the warp matches
         }
+    }
+    __syncthreads();
+    for (i32 o = threadIdx.x; o < shared; o += blockDim.x)
+        if (block_counts[o]) atomicAdd(&totals[o], (u64)block_counts[o]);
+}
+
+// with_rows 0: one word per entry (its column); else two (column, row).
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+owner_tuple_scatter(const i64* __restrict__ src, const i64* __restrict__ dst, i64 n, i32 both_ways, i64 b, i32 R,
+                    i32 C, i32 with_rows, u64* __restrict__ cursor, i32* __restrict__ out, i64 capacity)
+{
+    __shared__ unsigned long long run[TILE_OWNERS];   // a tile's entries per owner, then its run's first slot
+    const u32 lane = threadIdx.x & 31u, lanes_below = (1u << lane) - 1u;
+    const i32 ranks = R * C, tiled = min(ranks, TILE_OWNERS);
+    const i64 entries = (both_ways ? 2 : 1) * n;
+    const i64 tile = (i64)BLOCK_THREADS * OWNER_TILE_ITEMS;
+    for (i64 first = (i64)blockIdx.x * tile; first < entries; first += (i64)gridDim.x * tile) {
+        for (i32 o = threadIdx.x; o < tiled; o += BLOCK_THREADS) run[o] = 0;
+        __syncthreads();
+        i32 owners[OWNER_TILE_ITEMS], cols[OWNER_TILE_ITEMS], rows[OWNER_TILE_ITEMS];
+        u64 place[OWNER_TILE_ITEMS];
+#pragma unroll
+        for (int k = 0; k < OWNER_TILE_ITEMS; ++k) {
+            const i64 e = first + (i64)k * BLOCK_THREADS + threadIdx.x;
+            bool kept = false;
+            i32 o = -1;
+            if (e < entries) {
+                const bool reverse = e >= n;
+                const i64 t = reverse ? e - n : e;
+                const i64 u = reverse ? dst[t] : src[t], v = reverse ? src[t] : dst[t];
+                i64 col, block;
+                o = entry_owner(u, v, b, R, C, &col, &block);
+                kept = u != v;
+                cols[k] = (i32)col;
+                rows[k] = (i32)((block / R) * b + (v - block * b));
+            }
+            const u32 peers = __match_any_sync(0xffffffffu, kept ? o : -1);
+            const int leader = __ffs(peers) - 1;
+            u64 base = 0;
+            if (kept && lane == (u32)leader)
+                base = atomicAdd(o < TILE_OWNERS ? &run[o] : &cursor[o], (unsigned long long)__popc(peers));
+            owners[k] = kept ? o : -1;
+            place[k] = __shfl_sync(0xffffffffu, base, leader) + __popc(peers & lanes_below);
+        }
+        __syncthreads();
+        for (i32 o = threadIdx.x; o < tiled; o += BLOCK_THREADS)
+            if (run[o]) run[o] = atomicAdd(&cursor[o], run[o]);
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < OWNER_TILE_ITEMS; ++k) {
+            const i32 o = owners[k];
+            if (o < 0) continue;
+            const u64 slot = (o < TILE_OWNERS ? run[o] : 0) + place[k];
+            if (slot >= (u64)capacity) continue;
+            if (!with_rows) out[slot] = cols[k];
+            else reinterpret_cast<int2*>(out)[slot] = make_int2(cols[k], rows[k]);
+        }
+        __syncthreads();                         // the runs are read before the next tile clears them
     }
 }

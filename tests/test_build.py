@@ -208,25 +208,28 @@ def test_row_counts_from_the_column_lengths(symmetric, monkeypatch):
 def test_counting_at_the_source_builds_the_same_blocks(symmetric, row_major, monkeypatch):
     """The counting pass without the entries' exchange (taken on GPUs over NCCL; here forced on the host
     exchange, made to sum on the devices as NCCL does): every entry counted where it is produced, the
-    histogram's blocks brought to their owners in one round; the same blocks, row copies and degrees on
-    every grid (where rows are counted too, the pass sends the entries as before)."""
+    histogram's blocks brought to their owners in one round, each chunk's entries per owner kept so that
+    the placing pass routes and groups it in one pass; the same blocks, row copies and degrees on every
+    grid (where rows are counted too, the pass sends the entries as before)."""
     from dbfs import build as build_module
-    from dbfs.ops.owner_groups import count_by_owner
-    counted = []
+    from dbfs.ops.owner_groups import count_by_owner, group_tuples
+    counted, grouped_once = [], []
     monkeypatch.setattr(_HostExchange, "sums_on_devices", True)
     monkeypatch.setattr(memory, "counts_at_source", lambda grid, *args: grid.size > 1)
     monkeypatch.setattr(build_module, "count_by_owner", lambda *args: counted.append(count_by_owner(*args)))
+    monkeypatch.setattr(build_module, "group_tuples", lambda *args: grouped_once.append(group_tuples(*args)))
     n, src, dst = small_graph()
     lo, hi = edge_range(len(src), WORLD.Get_rank(), WORLD.Get_size())
     for R, C in grids():
         comms = GridComms.create(Grid(R, C, n))
         for chunk in (1 << 16, 97):
             counted.clear()
+            grouped_once.clear()
             graph = build_from_edges(comms, CPU, src[lo:hi], dst[lo:hi], n, chunk_edges=chunk,
                                      symmetric=symmetric, row_major=row_major)
             check_graph(graph, src, dst, symmetric, row_major)
             counts_rows = row_major and not (symmetric and C == 1)
-            assert bool(counted) == (R * C > 1 and not counts_rows)
+            assert bool(counted) == bool(grouped_once) == (R * C > 1 and not counts_rows)
         comms.free()
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from dbfs.backend import Backend
 from dbfs.grid import Grid
-from dbfs.ops.owner_groups import count_by_owner, group_by_owner, local_entries, route_entries
+from dbfs.ops.owner_groups import count_by_owner, group_by_owner, group_tuples, local_entries, route_entries
 
 pytestmark = pytest.mark.one_rank
 
@@ -86,6 +86,25 @@ def test_twin_counts_every_entry_by_owner_and_column(R, C, n_vertices):
                 owner = grid.rank(grid.owner(v)[0], grid.col_block(u))
                 expected[owner * grid.cols_per_rank + grid.to_local_col(u)] += 1
         assert np.array_equal(counts, expected)
+
+
+@pytest.mark.parametrize("R, C, n_vertices", GRIDS[:4])
+def test_twin_counts_each_chunks_owners_and_groups_it_in_one_pass(R, C, n_vertices):
+    """The counting pass's totals are route_entries' counts, and with them the tuples grouped in one pass
+    are route_entries' entries grouped by owner."""
+    grid = Grid(R, C, n_vertices)
+    src, dst = random_tuples(np.random.default_rng(R + 11 * C), grid, 700)
+    for both_ways in (True, False):
+        totals, expected = np.zeros(grid.size, np.int64), np.zeros(grid.size, np.int64)
+        count_by_owner(CPU, grid, src, dst, both_ways, np.zeros(grid.size * grid.cols_per_rank, np.uint32), totals)
+        owner, cols, rows = route_entries(CPU, grid, src, dst, both_ways, True, expected)
+        assert np.array_equal(totals, expected)
+        for with_rows in (True, False):
+            starts, out = grouped(owner, cols, rows if with_rows else None, grid.size)
+            cursor = starts[:-1].copy()
+            fused = np.full(out.shape[0], -7, np.int32)
+            group_tuples(CPU, grid, src, dst, both_ways, with_rows, cursor, fused)
+            assert np.array_equal(cursor, starts[1:]) and np.array_equal(fused, out)
 
 
 def test_twin_places_one_ranks_entries_and_marks_self_loops():
@@ -197,3 +216,31 @@ def test_gpu_grouping_equals_the_twin(ranks):
         assert np.array_equal(cursor.get(), host_starts[1:])
         width = 2 if with_rows else 1
         assert groups_as_sets(host_starts, device_out.get(), width) == groups_as_sets(host_starts, host_out, width)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("R, C, n_vertices", GRIDS + [(2, 1, 3 << 30)])
+def test_gpu_one_pass_grouping_and_chunk_totals_equal_the_twins(R, C, n_vertices):
+    """The counting pass's totals of a chunk, then its tuples routed and grouped in one kernel with them:
+    the same groups as the twins' (100 x 50: owners past the tile's shared runs; 3 x 2^30 vertices: ids
+    and ranges past 2^31)."""
+    import cupy
+    gpu = Backend("gpu", 0)
+    grid = Grid(R, C, n_vertices)
+    src, dst = random_tuples(np.random.default_rng(5 * R + C), grid, 1_000_003)
+    histogram = cupy.zeros(grid.size * grid.cols_per_rank if n_vertices < 1 << 24 else 1, cupy.uint32)
+    for both_ways in (True, False):
+        host_totals = np.zeros(grid.size, np.int64)
+        owner, cols, rows = route_entries(CPU, grid, src, dst, both_ways, True, host_totals)
+        if histogram.shape[0] > 1:
+            totals = cupy.zeros(grid.size, cupy.int64)
+            count_by_owner(gpu, grid, cupy.asarray(src), cupy.asarray(dst), both_ways, histogram, totals)
+            assert np.array_equal(totals.get(), host_totals)
+        for with_rows in (True, False):
+            starts, host_out = grouped(owner, cols, rows if with_rows else None, grid.size)
+            cursor = cupy.asarray(starts[:-1])
+            device_out = cupy.empty(host_out.shape[0], cupy.int32)
+            group_tuples(gpu, grid, cupy.asarray(src), cupy.asarray(dst), both_ways, with_rows, cursor, device_out)
+            assert np.array_equal(cursor.get(), starts[1:])
+            width = 2 if with_rows else 1
+            assert groups_as_sets(starts, device_out.get(), width) == groups_as_sets(starts, host_out, width)

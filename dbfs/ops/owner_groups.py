@@ -4,7 +4,8 @@ and the per-owner counts, then a scatter of every entry into its owner's group o
 counting partition: the groups' starts are the exclusive scan of the counts, taken by the caller),
 the column alone or the (column, row) pair interleaved, so that one message per peer carries every
 array; and, for a counting pass that sends nothing, the entries counted by owner and local column
-where they are produced (count_by_owner).
+where they are produced, with each chunk's entries per owner (count_by_owner), which let the placing
+pass route and group a chunk in one kernel and with no count read back (group_tuples).
 
 GPU method: kernels/owner_groups.cu (one pass over the tuples for the routing and the counts, a
 shared-memory histogram per block; slots claimed by one atomic per block tile and owner). NumPy twins
@@ -55,23 +56,29 @@ def route_entries(backend, grid, src, dst, both_ways: bool, with_rows: bool, cou
     return owner, cols, rows
 
 
-def count_by_owner(backend, grid, src, dst, both_ways: bool, counts) -> None:
+def count_by_owner(backend, grid, src, dst, both_ways: bool, counts, totals=None) -> None:
     """counts[o * grid.cols_per_rank + c] += the entries of the tuples (src, dst) (with both_ways their
     reverses too; self-loops left out) that owner rank o holds in its local column c (the ownership math
-    of route_entries): a chunk counted where it is produced, its entries not sent (dbfs.build).
+    of route_entries): a chunk counted where it is produced, its entries not sent (dbfs.build); and
+    totals[o] += the entries of owner o (route_entries' counts; None: not counted).
 
       src, dst  int64 [n]                               read
       counts    uint32 [grid.size * grid.cols_per_rank] read/write
+      totals    int64 [grid.size] or None               read/write
     GPU: one kernel on the current stream (an atomic an entry), no host synchronisation.
     """
     n = int(src.shape[0])
     if backend.is_gpu:
-        launch_checked(backend, "owner_groups", "owner_column_counts", n,
-                       {"src": (src, np.int64), "dst": (dst, np.int64), "counts": (counts, np.uint32)},
+        arrays = {"src": (src, np.int64), "dst": (dst, np.int64), "counts": (counts, np.uint32)}
+        if totals is not None:
+            arrays["totals"] = (totals, np.int64)
+        launch_checked(backend, "owner_groups", "owner_column_counts", n, arrays,
                        (src, dst, np.int64(n), np.int32(both_ways), np.int64(grid.block), np.int32(grid.R),
-                        np.int32(grid.C), np.int64(grid.cols_per_rank), counts), BUILD_MAX_BLOCKS)
+                        np.int32(grid.C), np.int64(grid.cols_per_rank), counts, NULL if totals is None else totals),
+                       BUILD_MAX_BLOCKS)
         return
-    owner, cols, _ = route_entries(backend, grid, src, dst, both_ways, False, np.zeros(grid.size, np.int64))
+    owner, cols, _ = route_entries(backend, grid, src, dst, both_ways, False,
+                                   totals if totals is not None else np.zeros(grid.size, np.int64))
     kept = owner < grid.size
     counts += np.bincount(owner[kept].astype(np.int64) * grid.cols_per_rank + cols[kept],
                           minlength=counts.shape[0]).astype(np.uint32)
@@ -143,3 +150,31 @@ def group_by_owner(backend, owner, cols, rows, cursor, out) -> None:
         pairs = out[:2 * capacity].reshape(-1, 2)
         pairs[slots, 0], pairs[slots, 1] = cols[order], rows[order]
     cursor += counts
+
+
+def group_tuples(backend, grid, src, dst, both_ways: bool, with_rows: bool, cursor, out) -> None:
+    """route_entries and group_by_owner in one pass, for a chunk whose groups' sizes are known before (the
+    counting pass's totals of the same tuples): every kept entry of the tuples (src, dst) (with both_ways
+    their reverses too) takes slot s = cursor[o] of its owner o, which is incremented; out[s] = its local
+    column without rows, out[2s], out[2s + 1] = its local column and row with them.
+
+      src, dst  int64 [n]                read
+      cursor    int64 [grid.size]        read/write   the groups' starts in, their ends out
+      out       int32 [width * capacity] write   width 1 without rows, 2 with; slots outside
+                                                 [0, capacity) are not written
+    The order inside a group is unspecified (NumPy: group_by_owner's of route_entries' order). GPU: one
+    kernel on the current stream (a thread per OWNER_TILE_ITEMS entries), no host synchronisation.
+    """
+    n = int(src.shape[0])
+    width = 2 if with_rows else 1
+    if backend.is_gpu:
+        entries = (2 if both_ways else 1) * n
+        launch_checked(backend, "owner_groups", "owner_tuple_scatter", -(-entries // OWNER_TILE_ITEMS),
+                       {"src": (src, np.int64), "dst": (dst, np.int64), "cursor": (cursor, np.int64),
+                        "out": (out, np.int32)},
+                       (src, dst, np.int64(n), np.int32(both_ways), np.int64(grid.block), np.int32(grid.R),
+                        np.int32(grid.C), np.int32(with_rows), cursor, out, np.int64(int(out.shape[0]) // width)),
+                       BUILD_MAX_BLOCKS)
+        return
+    owner, cols, rows = route_entries(backend, grid, src, dst, both_ways, with_rows, np.zeros(grid.size, np.int64))
+    group_by_owner(backend, owner, cols, rows, cursor, out)
