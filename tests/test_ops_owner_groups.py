@@ -219,7 +219,7 @@ def test_gpu_grouping_equals_the_twin(ranks):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("R, C, n_vertices", GRIDS + [(2, 1, 3 << 30)])
+@pytest.mark.parametrize("R, C, n_vertices", GRIDS + [(2, 2, 3 << 30)])
 def test_gpu_one_pass_grouping_and_chunk_totals_equal_the_twins(R, C, n_vertices):
     """The counting pass's totals of a chunk, then its tuples routed and grouped in one kernel with them:
     the same groups as the twins' (100 x 50: owners past the tile's shared runs; 3 x 2^30 vertices: ids
