@@ -41,7 +41,9 @@ a rank) an undirected graph's row of owned vertex o is o's column segments on al
 pass 2 every rank sends each other rank the segments of that rank's owned columns (lengths, then
 entries, in rounds of at most dbfs.memory.row_round_words words a receiver) and each row takes them
 below its end whole (dbfs.ops.csc_build.append_segments: no atomics); on other grids, and for directed
-graphs, both passes also count and scatter every entry by local row.
+graphs, both passes also count and scatter every entry by local row. Last, each row's entries of the
+longest columns go to its front (dbfs.ops.row_order: the bottom-up step's first tests; a Kronecker
+graph's hubs, in its frontier early, find most parents at the first test).
 
 Resident bytes per rank, E = the rank's entries (about 2m/P undirected, m/P directed), b = the owned
 block, N'/C local columns, N'/R local rows (dbfs.memory.graph_bytes counts exactly these):
@@ -101,6 +103,7 @@ from dbfs.ops import message
 from dbfs.ops.csc_build import (add_counts, append_segments, count_keys, count_nonempty, csr_from_csc, inclusive_scan,
                                  scatter_values, segment_lengths)
 from dbfs.ops.owner_groups import count_by_owner, group_by_owner, group_tuples, local_entries, route_entries
+from dbfs.ops.row_order import longest_columns_first
 from dbfs.progress import Progress
 from dbfs.runtime import displacements
 from dbfs.source import EdgeArrays
@@ -637,6 +640,10 @@ def build(comms: GridComms, backend, source, row_major: bool = False, transport:
     passes.scatter(col_ptr, row_idx, row_ptr, col_idx)
     if passes.rows_from_peers:
         passes.gather_rows(col_ptr, row_idx, row_ptr, col_idx)
+    if row_copy:
+        passes.phases.switch("place")
+        longest_columns_first(backend, row_ptr, col_idx, col_ptr)
+        passes.phases.switch(None)
     filled = int(col_ptr[0]) == 0 and (row_ptr is None or int(row_ptr[0]) == 0)
     runtime.agree(None if filled else
                   f"rank {world.Get_rank()}: the tuples changed between the two construction passes", world)
@@ -675,12 +682,14 @@ def build_from_edges(comms: GridComms, backend, src, dst, n_vertices: int | None
 
 def add_row_major(graph: LocalGraph) -> None:
     """Give a graph without one its row-major copy: the CSC itself on a 1x1 grid of an undirected
-    graph, else the transposed block (for blocks loaded from the partition cache)."""
+    graph, else the transposed block (for blocks loaded from the partition cache); each row's entries
+    of the longest columns first, as build() leaves them."""
     if csc_is_row_major(graph.grid, not graph.info.get("directed")):
         graph.row_ptr, graph.col_idx = graph.col_ptr, graph.row_idx
     else:
         graph.row_ptr, graph.col_idx = transpose_csc(graph.backend, graph.col_ptr, graph.row_idx,
                                                      graph.grid.rows_per_rank)
+    longest_columns_first(graph.backend, graph.row_ptr, graph.col_idx, graph.col_ptr)
 
 
 def transpose_csc(backend, col_ptr, row_idx, nrows: int):
