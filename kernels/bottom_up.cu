@@ -6,7 +6,10 @@
 // found. A warp owns one 32-row word of the state: each lane first tests the first THREAD_EDGES entries
 // of its own row (all loads issued before the first test, so a lane waits for two memory round trips,
 // not two per entry); rows with more entries left are then searched by the whole warp, 32 entries per
-// step, with a ballot for early exit. The warp writes its word of the outgoing state (the incoming bits plus
+// step, with a ballot for early exit. bottom_up_step_large, where the bitmap outgrows the L2, filters a
+// sparse frontier through its summary (below) and, on a denser one, tests a row's first entry alone
+// before the next THREAD_EDGES: the rows' hub entries come first (dbfs.ops.row_order), so most rows
+// stop there, and each test that is not made spares a random trip to memory. The warp writes its word of the outgoing state (the incoming bits plus
 // the rows found; no atomics: the word is its alone) and the found rows' pred_row (the frontier column
 // found). The incoming and outgoing state may be the same array.
 //
@@ -27,7 +30,7 @@
 // callers make and pass a summary only where the bitmap outgrows the L2 (dbfs.ops.bottom_up.summary_for;
 // bench/NOTES.md, 2026-11-27, a sparse frontier's bottom-up probes through a word summary).
 //
-// Launched with a control block, all three run only when the next step is a bulk bottom-up level (and
+// Launched with a control block, all of them run only when the next step is a bulk bottom-up level (and
 // the commit takes the level number from it).
 #include "common.cuh"
 
@@ -72,14 +75,18 @@ frontier_summary(const u32* __restrict__ frontier, i32 nwords, u32* __restrict__
     tally[SUMMARY_DONE] = 0;
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-bottom_up_step(const i64* __restrict__ row_ptr, const i32* __restrict__ col_idx, i32 row_base,
-               i32 nwords, const u32* __restrict__ frontier, const u32* __restrict__ summary, i32 frontier_words,
-               const u32* state_in, u32* state_out, i32* __restrict__ pred_row, i64* __restrict__ stats,
-               const i64* __restrict__ ctl)
+template <bool LARGE>
+__device__ __forceinline__ void search_rows(const i64* __restrict__ row_ptr, const i32* __restrict__ col_idx,
+                                            i32 row_base, i32 nwords, const u32* __restrict__ frontier,
+                                            const u32* __restrict__ summary, i32 frontier_words,
+                                            const u32* state_in, u32* state_out, i32* __restrict__ pred_row,
+                                            i64* __restrict__ stats)
 {
-    if (!gate_open(ctl, BOTTOM_UP_GATE, -1)) return;
-    if (summary != nullptr && !summary[((frontier_words + 31) >> 5) + SUMMARY_FILTER]) summary = nullptr;
+    bool first_alone = false;
+    if (LARGE && !summary[((frontier_words + 31) >> 5) + SUMMARY_FILTER]) {
+        summary = nullptr;
+        first_alone = true;
+    }
     const i32 lane = threadIdx.x & 31;
     const i32 warps = (gridDim.x * blockDim.x) >> 5;
     i64 checked = 0;
@@ -90,26 +97,35 @@ bottom_up_step(const i64* __restrict__ row_ptr, const i32* __restrict__ col_idx,
         i64 next = 0, end = 0;
         i32 parent = -1;
         if (todo) {
-            const i64 begin = row_ptr[row];
+            const i64 row_begin = row_ptr[row];
+            i64 begin = row_begin;
             end = row_ptr[row + 1];
-            const i64 stop = min(end, begin + THREAD_EDGES);
-            i32 u[THREAD_EDGES];
+            if (LARGE && first_alone && begin < end) {
+                const i32 u0 = col_idx[begin++];
+                if (in_frontier(frontier, nullptr, u0)) parent = u0;
+            }
+            if (parent >= 0) {
+                next = begin;
+            } else {
+                const i64 stop = min(end, begin + THREAD_EDGES);
+                i32 u[THREAD_EDGES];
 #pragma unroll
-            for (int e = 0; e < THREAD_EDGES; ++e) u[e] = begin + e < stop ? col_idx[begin + e] : -1;
-            unsigned hits = 0;
-#pragma unroll
-            for (int e = 0; e < THREAD_EDGES; ++e)
-                if (u[e] >= 0 && in_frontier(frontier, summary, u[e])) hits |= 1u << e;
-            if (hits) {
-                const int first = __ffs(hits) - 1;
+                for (int e = 0; e < THREAD_EDGES; ++e) u[e] = begin + e < stop ? col_idx[begin + e] : -1;
+                unsigned hits = 0;
 #pragma unroll
                 for (int e = 0; e < THREAD_EDGES; ++e)
-                    if (e == first) parent = u[e];
-                next = begin + first + 1;
-            } else {
-                next = stop;
+                    if (u[e] >= 0 && in_frontier(frontier, summary, u[e])) hits |= 1u << e;
+                if (hits) {
+                    const int first = __ffs(hits) - 1;
+#pragma unroll
+                    for (int e = 0; e < THREAD_EDGES; ++e)
+                        if (e == first) parent = u[e];
+                    next = begin + first + 1;
+                } else {
+                    next = stop;
+                }
             }
-            checked += next - begin;
+            checked += next - row_begin;
         }
         unsigned heavy = __ballot_sync(0xffffffffu, todo && parent < 0 && next < end);
         while (heavy) {
@@ -136,6 +152,27 @@ bottom_up_step(const i64* __restrict__ row_ptr, const i32* __restrict__ col_idx,
     }
     checked = warp_sum(checked);
     if (lane == 0 && checked) atomicAdd((u64*)&stats[STAT_CHECKED], (u64)checked);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+bottom_up_step(const i64* __restrict__ row_ptr, const i32* __restrict__ col_idx, i32 row_base, i32 nwords,
+               const u32* __restrict__ frontier, const u32* state_in, u32* state_out, i32* __restrict__ pred_row,
+               i64* __restrict__ stats, const i64* __restrict__ ctl)
+{
+    if (!gate_open(ctl, BOTTOM_UP_GATE, -1)) return;
+    search_rows<false>(row_ptr, col_idx, row_base, nwords, frontier, nullptr, 0, state_in, state_out, pred_row,
+                       stats);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+bottom_up_step_large(const i64* __restrict__ row_ptr, const i32* __restrict__ col_idx, i32 row_base,
+                     i32 nwords, const u32* __restrict__ frontier, const u32* __restrict__ summary,
+                     i32 frontier_words, const u32* state_in, u32* state_out, i32* __restrict__ pred_row,
+                     i64* __restrict__ stats, const i64* __restrict__ ctl)
+{
+    if (!gate_open(ctl, BOTTOM_UP_GATE, -1)) return;
+    search_rows<true>(row_ptr, col_idx, row_base, nwords, frontier, summary, frontier_words, state_in, state_out,
+                      pred_row, stats);
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)

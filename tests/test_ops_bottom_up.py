@@ -242,8 +242,9 @@ def test_gpu_bitmap_matches_numpy(nbits, n):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("large", [False, True], ids=["bitmap-in-l2", "large-bitmap"])
 @pytest.mark.parametrize("density", [0.0005, 0.02, 0.4])
-def test_gpu_bottom_up_matches_numpy(density):
+def test_gpu_bottom_up_matches_numpy(density, large):
     import cupy
     rng = np.random.default_rng(int(density * 10000))
     b, C, ncols, m = 1 << 14, 2, 1 << 15, 1
@@ -262,10 +263,11 @@ def test_gpu_bottom_up_matches_numpy(density):
     copies = ([None, host["copy"]], cupy.asarray(np.array([0, dev["copy"].data.ptr], np.uint64)))
     for backend, s, peer_fronts in ((CPU, host, copies[0]), (gpu_backend(), dev, copies[1])):
         xp = backend.xp
-        bottom_up.summarize(backend, xp.asarray(frontier), s["summary"])
+        if large:
+            bottom_up.summarize(backend, xp.asarray(frontier), s["summary"])
         bottom_up.search_segment(backend, xp.asarray(row_ptr), xp.asarray(col_idx), m * b,
                                  xp.asarray(frontier), s["state"], s["state"], s["pred_row"], s["stats"],
-                                 summary=s["summary"])
+                                 summary=s["summary"] if large else None)
         bottom_up.commit(backend, s["state"], s["visited"], s["next"], s["level"], s["pred_col"],
                          xp.asarray(degree), 4, s["stats"], peer_fronts=peer_fronts)
     for k, v in host.items():

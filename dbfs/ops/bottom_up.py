@@ -11,7 +11,8 @@ commit: the owner turns its segment's final state into the level's new vertices 
 degree sum and largest degree for the direction rule).
 
 GPU method: kernels/bottom_up.cu (a warp per 32-row word: per-lane scan of the first entries, then
-warp-cooperative search with ballot early exit). NumPy method: the entries of the unvisited rows are
+warp-cooperative search with ballot early exit; where the bitmap outgrows the L2 a kernel of its own,
+whose dense levels test a row's first entry, its longest column's (dbfs.ops.row_order), alone first). NumPy method: the entries of the unvisited rows are
 tested a group of whole rows at a time (dbfs.ops.arrays.twin_groups) and the first frontier entry of
 each row (in CSR order) is its parent. Both kernels take the search's control block when the device
 drives the loop (dbfs.ops.arrays gate_args).
@@ -86,9 +87,11 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
       row_ptr    int64 [nrows+1]   read   CSR offsets of the local rows
       col_idx    int32 [nnz]       read   local columns of each row's entries
       frontier   uint32 [ncols/32] read   frontier bit of every local column
-      summary    None, or uint32 [summary_words(ncols/32)]  read  the frontier's summary (summarize):
-                                          where its FILTER is set, a neighbour whose summary bit is
-                                          clear is not tested further (the same result: its word is 0)
+      summary    None, or uint32 [summary_words(ncols/32)]  read  the frontier's summary (summarize),
+                                          given where the bitmap outgrows the L2 (summary_for): where
+                                          its FILTER is set, a neighbour whose summary bit is clear is
+                                          not tested further (the same result: its word is 0); where
+                                          not, a row's first entry is tested before the others
       state_in   uint32 [w]        read   visited bit of the segment's rows
       state_out  uint32 [w]        write  state_in plus the rows found (may be state_in itself)
       pred_row   int32 [nrows]     write  pred_row[row] = the frontier column found, found rows only
@@ -109,13 +112,16 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
             if array is not None:
                 require_array(name, array, dtype)
         if nwords:
-            step = backend.kernel("bottom_up", "bottom_up_step")
+            if summary is None:
+                step = backend.kernel("bottom_up", "bottom_up_step")
+                bitmaps = (frontier,)
+            else:
+                step = backend.kernel("bottom_up", "bottom_up_step_large")
+                bitmaps = (frontier, summary, np.int32(frontier.shape[0]))
             blocks = backend.whole_gpu_blocks(step, BLOCK_THREADS, blocks_for(nwords, BLOCK_THREADS // 32))
-            step(
-                (blocks,), (BLOCK_THREADS,),
-                (row_ptr, col_idx, np.int32(row_base), np.int32(nwords), frontier,
-                 NULL if summary is None else summary, np.int32(frontier.shape[0]), state_in, state_out,
-                 pred_row, stats, gate_args(control)[0]))
+            step((blocks,), (BLOCK_THREADS,),
+                 (row_ptr, col_idx, np.int32(row_base), np.int32(nwords), *bitmaps, state_in, state_out, pred_row,
+                  stats, gate_args(control)[0]))
         return
     if not gate_open(control, GATE):
         return
