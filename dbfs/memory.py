@@ -85,6 +85,10 @@ CPU_PYTHON_BYTES = 1 << 19
 TWIN_EXPAND_BYTES = (64, 48)
 TWIN_BOTTOM_UP_BYTES = (49, 33)
 TWIN_CHECK_ENTRY_BYTES = 21
+# The rows' order's twin (dbfs.ops.row_order, after the build's passes): a group of at most TWIN_ITEMS rows
+# and about TWIN_CHUNK entries at a time, 40 B a row and 48 an entry (tracemalloc, 4 to 128 entries a row:
+# 48-80 B an entry in all).
+TWIN_ORDER_BYTES = (40, 48)
 # The certificate's NumPy twin (dbfs.ops.certificate.hash_entries): an entry of its step holds its index,
 # column and the two global ids (8 each) and the two mixes' temporaries; measured with tracemalloc, 56 B.
 TWIN_HASH_ENTRY_BYTES = 56
@@ -255,6 +259,14 @@ def certificate_bytes(grid: Grid, n_edges: int, chunk: int, entries: int, device
                                     TWIN_HASH_TUPLE_BYTES * min(TWIN_CHUNK, tuples)) if cpu else 0)
     entry_pass = TWIN_HASH_ENTRY_BYTES * min(TWIN_CHUNK, entries) if cpu else 0
     return max(tuple_pass, entry_pass) + 24
+
+
+def twin_order_bytes(grid: Grid, entries: int) -> int:
+    """The rows' order's NumPy twin after the build's passes (CPU backend): a group of rows, at most
+    TWIN_ITEMS, with their share of the rank's `entries` (at most TWIN_CHUNK), beside the whole graph."""
+    rows = min(TWIN_ITEMS, grid.rows_per_rank)
+    group = min(TWIN_CHUNK, -(-entries * rows // max(grid.rows_per_rank, 1)))
+    return TWIN_ORDER_BYTES[0] * rows + TWIN_ORDER_BYTES[1] * group
 
 
 def generator_bytes(grid: Grid, device: str, generated: bool = True) -> int:
@@ -457,9 +469,12 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     if device == "cpu":
         parts["NumPy twins' steps"] = twin_search_bytes(grid, direction, counted)
         parts["Python objects"] = host = CPU_PYTHON_BYTES
+        if layout in ("copy", "shared"):
+            parts["rows' order"] = twin_order_bytes(grid, counted)
     if tuples_read or ids_read:
         parts["file reader buffers"] = max(tuples_read, ids_read)
-    phases = {"construction": resident - graph["degree"] + host + max(parts["construction transients"], degrees),
+    phases = {"construction": resident + host + max(max(parts["construction transients"], degrees) - graph["degree"],
+                                                    parts.get("rows' order", 0)),
               "certificate": resident + parts["certificate"] + host,
               "search": resident + parts["search state"] + parts["validation"] + host
               + max(parts.get("NumPy twins' steps", 0), ids_read)}   # the ids are read before the searches

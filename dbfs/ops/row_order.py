@@ -5,7 +5,8 @@ finds most parents at the first test; bench/NOTES.md, 2026-11-28, the rows' hub 
 
 GPU method: kernels/row_order.cu (a warp per 32 rows; a lane per row of at most 32 entries, the whole
 warp on a longer one). NumPy method: the same selection, THREAD_EDGES rounds of a per-row maximum over
-a group of whole rows at a time (dbfs.ops.arrays.twin_groups), then the same swaps.
+a group of whole rows at a time (at most TWIN_ITEMS rows, their entries grouped by
+dbfs.ops.arrays.twin_groups), then the same swaps.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from dbfs.kernels import THREAD_EDGES
-from dbfs.ops.arrays import BUILD_MAX_BLOCKS, launch_checked, twin_groups
+from dbfs.ops.arrays import BUILD_MAX_BLOCKS, TWIN_ITEMS, launch_checked, twin_groups
 
 _POSITION_BITS = np.uint64(32)
 _POSITION_MASK = np.uint64(0xFFFFFFFF)
@@ -38,10 +39,10 @@ def longest_columns_first(backend, row_ptr, col_idx, col_ptr) -> None:
                         "col_ptr": (col_ptr, np.int64)},
                        (row_ptr, col_idx, np.int64(nrows), col_ptr), BUILD_MAX_BLOCKS)
         return
-    lengths = np.diff(row_ptr)
-    for group in twin_groups(lengths):
-        if group.shape[0]:
-            _order_rows(row_ptr, col_idx, col_ptr, int(group[0]), int(group[-1]) + 1)
+    for first in range(0, nrows, TWIN_ITEMS):
+        for group in twin_groups(np.diff(row_ptr[first:first + TWIN_ITEMS + 1])):
+            if group.shape[0]:
+                _order_rows(row_ptr, col_idx, col_ptr, first + int(group[0]), first + int(group[-1]) + 1)
 
 
 def _order_rows(row_ptr, col_idx, col_ptr, lo: int, hi: int) -> None:
