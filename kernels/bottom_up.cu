@@ -6,12 +6,12 @@
 // found. A warp owns one 32-row word of the state: each lane first tests the first THREAD_EDGES entries
 // of its own row (all loads issued before the first test, so a lane waits for two memory round trips,
 // not two per entry); rows with more entries left are then searched by the whole warp, 32 entries per
-// step, with a ballot for early exit. bottom_up_step_large, where the bitmap outgrows the L2, filters a
-// sparse frontier through its summary (below) and, on a denser one, tests a row's first entry alone
-// before the next THREAD_EDGES: the rows' hub entries come first (dbfs.ops.row_order), so most rows
-// stop there, and each test that is not made spares a random trip to memory. The warp writes its word of the outgoing state (the incoming bits plus
-// the rows found; no atomics: the word is its alone) and the found rows' pred_row (the frontier column
-// found). The incoming and outgoing state may be the same array.
+// step, with a ballot for early exit. The warp writes its word of the outgoing state (the incoming bits
+// plus the rows found; no atomics: the word is its alone) and the found rows' pred_row (the frontier
+// column found). The incoming and outgoing state may be the same array. bottom_up_step_large, where the
+// bitmap outgrows the L2, filters a sparse frontier through its summary (below) and, on a denser one,
+// tests a row's first entry alone before the next THREAD_EDGES: the rows' hub entries come first
+// (dbfs.ops.row_order), so most rows stop there, and each test not made spares a random trip to memory.
 //
 // bottom_up_commit (owner, after the rotation): the bits set in the final state but not in the owned
 // visited bitmap are the vertices of this level: level, pred_col = BOTTOM_UP, visited bit, next

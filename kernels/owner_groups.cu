@@ -29,8 +29,8 @@
 // owner_tuple_scatter: owner_entries and owner_scatter in one pass where the groups' sizes are known
 // before (the counting pass's totals of the same chunk): every kept entry (entry e < n is the tuple's
 // u -> v, entry n + t its reverse) is routed with owner_entries' math and takes its slot as in
-// owner_scatter, so no owner, column and row arrays are written and read back and no count waits for
-// the host.
+// owner_scatter (both are scatter_tiles over their entries), so no owner, column and row arrays are
+// written and read back and no count waits for the host.
 //
 // The kernels are grid-stride loops whose stride is a multiple of 32, so a warp's lanes stay in the
 // same iteration (the warp-wide match needs every lane). Slots outside [0, capacity) are never written.
@@ -96,10 +96,11 @@ extern "C" __global__ void owner_entries(const i64* __restrict__ src, const i64*
         if (block_counts[o]) atomicAdd(&counts[o], (u64)block_counts[o]);
 }
 
-// rows == nullptr: one word per entry (its column); else two (column, row).
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-owner_scatter(const i32* __restrict__ owner, const i32* __restrict__ cols, const i32* __restrict__ rows, i64 n,
-              i32 ranks, u64* __restrict__ cursor, i32* __restrict__ out, i64 capacity)
+// The tiles of owner_scatter and owner_tuple_scatter: entry(e, &col, &row) is entry e's owner, or -1 where
+// it is left out; every kept entry writes its column (with_rows: its (column, row) pair) at its slot.
+template <typename Entry>
+__device__ __forceinline__ void scatter_tiles(i64 n, i32 ranks, bool with_rows, u64* __restrict__ cursor,
+                                              i32* __restrict__ out, i64 capacity, const Entry& entry)
 {
     __shared__ unsigned long long run[TILE_OWNERS];   // a tile's entries per owner, then its run's first slot
     const u32 lane = threadIdx.x & 31u, lanes_below = (1u << lane) - 1u;
@@ -108,19 +109,18 @@ owner_scatter(const i32* __restrict__ owner, const i32* __restrict__ cols, const
     for (i64 first = (i64)blockIdx.x * tile; first < n; first += (i64)gridDim.x * tile) {
         for (i32 o = threadIdx.x; o < tiled; o += BLOCK_THREADS) run[o] = 0;
         __syncthreads();
-        i32 owners[OWNER_TILE_ITEMS];
+        i32 owners[OWNER_TILE_ITEMS], cols[OWNER_TILE_ITEMS], rows[OWNER_TILE_ITEMS];
         u64 place[OWNER_TILE_ITEMS];
 #pragma unroll
         for (int k = 0; k < OWNER_TILE_ITEMS; ++k) {
             const i64 e = first + (i64)k * BLOCK_THREADS + threadIdx.x;
-            const i32 o = e < n ? owner[e] : -1;
-            const bool kept = o >= 0 && o < ranks;
-            const u32 peers = __match_any_sync(0xffffffffu, kept ? o : -1);
+            const i32 o = e < n ? entry(e, cols[k], rows[k]) : -1;
+            const u32 peers = __match_any_sync(0xffffffffu, o);
             const int leader = __ffs(peers) - 1;
             u64 base = 0;
-            if (kept && lane == (u32)leader)
+            if (o >= 0 && lane == (u32)leader)
                 base = atomicAdd(o < TILE_OWNERS ? &run[o] : &cursor[o], (unsigned long long)__popc(peers));
-            owners[k] = kept ? o : -1;
+            owners[k] = o;
             place[k] = __shfl_sync(0xffffffffu, base, leader) + __popc(peers & lanes_below);
         }
         __syncthreads();
@@ -133,12 +133,55 @@ owner_scatter(const i32* __restrict__ owner, const i32* __restrict__ cols, const
             if (o < 0) continue;
             const u64 slot = (o < TILE_OWNERS ? run[o] : 0) + place[k];
             if (slot >= (u64)capacity) continue;
-            const i64 e = first + (i64)k * BLOCK_THREADS + threadIdx.x;
-            if (rows == nullptr) out[slot] = cols[e];
-            else reinterpret_cast<int2*>(out)[slot] = make_int2(cols[e], rows[e]);
+            if (!with_rows) out[slot] = cols[k];
+            else reinterpret_cast<int2*>(out)[slot] = make_int2(cols[k], rows[k]);
         }
         __syncthreads();                         // the runs are read before the next tile clears them
     }
+}
+
+// Entries routed already (owner_entries): owner, column and row arrays.
+struct RoutedEntry {
+    const i32* __restrict__ owner;
+    const i32* __restrict__ cols;
+    const i32* __restrict__ rows;
+    i32 ranks;
+    __device__ __forceinline__ i32 operator()(i64 e, i32& col, i32& row) const
+    {
+        const i32 o = owner[e];
+        if (o < 0 || o >= ranks) return -1;
+        col = cols[e];
+        row = rows != nullptr ? rows[e] : 0;
+        return o;
+    }
+};
+
+// Entries of a chunk of tuples, routed here: entry e < n is tuple e's u -> v, entry n + t tuple t's v -> u.
+struct TupleEntry {
+    const i64* __restrict__ src;
+    const i64* __restrict__ dst;
+    i64 n, b;
+    i32 R, C;
+    __device__ __forceinline__ i32 operator()(i64 e, i32& col, i32& row) const
+    {
+        const bool reverse = e >= n;
+        const i64 t = reverse ? e - n : e;
+        const i64 u = reverse ? dst[t] : src[t], v = reverse ? src[t] : dst[t];
+        if (u == v) return -1;                   // a self-loop: no entry
+        i64 column, block;
+        const i32 o = entry_owner(u, v, b, R, C, &column, &block);
+        col = (i32)column;
+        row = (i32)((block / R) * b + (v - block * b));
+        return o;
+    }
+};
+
+// rows == nullptr: one word per entry (its column); else two (column, row).
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+owner_scatter(const i32* __restrict__ owner, const i32* __restrict__ cols, const i32* __restrict__ rows, i64 n,
+              i32 ranks, u64* __restrict__ cursor, i32* __restrict__ out, i64 capacity)
+{
+    scatter_tiles(n, ranks, rows != nullptr, cursor, out, capacity, RoutedEntry{owner, cols, rows, ranks});
 }
 
 extern "C" __global__ void owner_column_counts(const i64* __restrict__ src, const i64* __restrict__ dst, i64 n,
@@ -171,52 +214,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 owner_tuple_scatter(const i64* __restrict__ src, const i64* __restrict__ dst, i64 n, i32 both_ways, i64 b, i32 R,
                     i32 C, i32 with_rows, u64* __restrict__ cursor, i32* __restrict__ out, i64 capacity)
 {
-    __shared__ unsigned long long run[TILE_OWNERS];   // a tile's entries per owner, then its run's first slot
-    const u32 lane = threadIdx.x & 31u, lanes_below = (1u << lane) - 1u;
-    const i32 ranks = R * C, tiled = min(ranks, TILE_OWNERS);
-    const i64 entries = (both_ways ? 2 : 1) * n;
-    const i64 tile = (i64)BLOCK_THREADS * OWNER_TILE_ITEMS;
-    for (i64 first = (i64)blockIdx.x * tile; first < entries; first += (i64)gridDim.x * tile) {
-        for (i32 o = threadIdx.x; o < tiled; o += BLOCK_THREADS) run[o] = 0;
-        __syncthreads();
-        i32 owners[OWNER_TILE_ITEMS], cols[OWNER_TILE_ITEMS], rows[OWNER_TILE_ITEMS];
-        u64 place[OWNER_TILE_ITEMS];
-#pragma unroll
-        for (int k = 0; k < OWNER_TILE_ITEMS; ++k) {
-            const i64 e = first + (i64)k * BLOCK_THREADS + threadIdx.x;
-            bool kept = false;
-            i32 o = -1;
-            if (e < entries) {
-                const bool reverse = e >= n;
-                const i64 t = reverse ? e - n : e;
-                const i64 u = reverse ? dst[t] : src[t], v = reverse ? src[t] : dst[t];
-                i64 col, block;
-                o = entry_owner(u, v, b, R, C, &col, &block);
-                kept = u != v;
-                cols[k] = (i32)col;
-                rows[k] = (i32)((block / R) * b + (v - block * b));
-            }
-            const u32 peers = __match_any_sync(0xffffffffu, kept ? o : -1);
-            const int leader = __ffs(peers) - 1;
-            u64 base = 0;
-            if (kept && lane == (u32)leader)
-                base = atomicAdd(o < TILE_OWNERS ? &run[o] : &cursor[o], (unsigned long long)__popc(peers));
-            owners[k] = kept ? o : -1;
-            place[k] = __shfl_sync(0xffffffffu, base, leader) + __popc(peers & lanes_below);
-        }
-        __syncthreads();
-        for (i32 o = threadIdx.x; o < tiled; o += BLOCK_THREADS)
-            if (run[o]) run[o] = atomicAdd(&cursor[o], run[o]);
-        __syncthreads();
-#pragma unroll
-        for (int k = 0; k < OWNER_TILE_ITEMS; ++k) {
-            const i32 o = owners[k];
-            if (o < 0) continue;
-            const u64 slot = (o < TILE_OWNERS ? run[o] : 0) + place[k];
-            if (slot >= (u64)capacity) continue;
-            if (!with_rows) out[slot] = cols[k];
-            else reinterpret_cast<int2*>(out)[slot] = make_int2(cols[k], rows[k]);
-        }
-        __syncthreads();                         // the runs are read before the next tile clears them
-    }
+    scatter_tiles((both_ways ? 2 : 1) * n, R * C, with_rows != 0, cursor, out, capacity,
+                  TupleEntry{src, dst, n, b, R, C});
 }
