@@ -1,7 +1,7 @@
 """Predicted search time and TEPS of a main-mode run (direction auto, Kronecker graph) on an R x C grid of
 GPUs, from per-GPU costs measured on H100s: the scale model `python -m dbfs plan` prints, written up in
-bench/NOTES.md (2026-11-25, a scale model from the measured pair; recalibrated 2026-11-26 and 2026-11-27
-on four H100).
+bench/NOTES.md (2026-11-25, a scale model from the measured pair; recalibrated 2026-11-26, 2026-11-27 and
+2026-11-28 on four H100).
 
 Per search, the terms add up (today's level loop overlaps no exchange with computation):
 - compute: the search's input tuples over the GPUs at the per-GPU rate of the 2D search on two H100
@@ -21,8 +21,8 @@ A grid line inside one node (ranks packed as Slurm's block distribution does: ra
 `gpus_per_node` consecutive ranks) moves at NVLINK_RATE, one that leaves it at NETWORK_RATE. Levels per
 search are the measured Kronecker ones (LEVELS, BOTTOM_UP_LEVELS), taken as constant with the scale.
 What is left out: imbalance beyond what the pair showed, the slower expansion of a tall one-column grid
-(every rank gathers the frontier of all N columns: 4x1 on four H100 ran at 242 G tuples/s a GPU, not
-252), top-down expand lists, the parents' ids, and congestion of the network; the prediction is the
+(every rank gathers the frontier of all N columns: 4x1 on four H100 ran at 297 G tuples/s a GPU, not
+304), top-down expand lists, the parents' ids, and congestion of the network; the prediction is the
 model's, not a measurement.
 """
 
@@ -33,22 +33,21 @@ import math
 from dbfs.runtime import figure
 
 # Measured on four H100 of one host (NVLink), scale 28 on two of them, grid 2x1, 16 roots
-# (bench/results/2026-11-27-h100x4-nvlink-issue33-set-frontier-summary/s28_2a.json, s28_2c.json): 2^31
-# tuples a GPU in 8.52 ms of device time (expansion and update); 0.42 ms a search of host work and
-# level-closing waits over 7.875 levels (s28_2b's per-level log; 2.5 of them bottom-up), 8 us of
-# predecessor resolution; the expand's wait 0.152 ms for 2.5 bitmaps of b/8 from the one peer, and on
-# four (4x1, s29_4a) 0.434 ms from three: ~280 GB/s, where the commit stores the bitmaps into the peers
-# (NCCL between two H200 on NVLink moved 278 GB/s for a 128 MiB message: bench/NOTES.md, 2026-11-27,
-# construction's chunks).
-EDGE_RATE = 252.0e9
-HOST_LEVEL = 0.050e-3
+# (bench/results/2026-11-28-h100x4-nvlink-issue33-set-hub-entries-first/s28_2a-c.json): 2^31 tuples a GPU
+# in 7.07 ms of device time (expansion and update); 0.37 ms a search of host work and level-closing waits
+# over 7.875 levels (s28_2b's per-level log; 2.5 of them bottom-up), 7 us of predecessor resolution; the
+# expand's wait 0.157 ms for 2.5 bitmaps of b/8 from the one peer (267 GB/s), and on four (4x1, s29_4a-b)
+# 0.358 ms from three (351 GB/s), where the commit stores the bitmaps into the peers (NCCL between two
+# H200 on NVLink moved 278 GB/s for a 128 MiB message: bench/NOTES.md, 2026-11-27, construction's chunks).
+EDGE_RATE = 304.0e9
+HOST_LEVEL = 0.045e-3
 HOST_SEARCH = 0.008e-3
 LEVELS, BOTTOM_UP_LEVELS = 7.875, 2.5
 NVLINK_RATE = 280e9
 # One GPU alone: a search costs tuples / ONE_GPU_RATE + ONE_GPU_SEARCH (its levels' fixed costs), the line
-# through scale 27 on one of the four (s27_1a-c.json: 8.708 ms) and scale 22 on one H100
-# (2026-11-26-h100-mps-nonempty-columns/first-form/s22_1.json: 0.596 ms).
-ONE_GPU_RATE = 256.5e9
+# through scale 27 on one of the four (s27_1a-c.json: 7.753 ms) and scale 22 on one H100
+# (2026-11-28-h100-mps-hub-entries-first/s22_1_new.json: 0.565 ms).
+ONE_GPU_RATE = 289.5e9
 ONE_GPU_SEARCH = 0.33e-3
 # Not measured here: 400 Gb/s InfiniBand a GPU between nodes, ~2 us a hop.
 NETWORK_RATE = 50e9
