@@ -56,13 +56,13 @@ def _order_rows(row_ptr, col_idx, col_ptr, lo: int, hi: int) -> None:
     column_length = np.minimum(col_ptr[entries.astype(np.int64) + 1] - col_ptr[entries], 0xFFFFFFFF)
     packed = (column_length.astype(np.uint64) << _POSITION_BITS) | (_POSITION_MASK - position.astype(np.uint64))
     nonempty = np.flatnonzero(lengths > 0)
-    ordered = np.flatnonzero(lengths[nonempty] > 1)         # among the nonempty rows
-    if not ordered.shape[0]:
+    among = np.flatnonzero(lengths[nonempty] > 1)           # the rows to order, among the nonempty ones
+    if not among.shape[0]:
         return
+    ordered = nonempty[among]
     chosen = np.full((THREAD_EDGES, ordered.shape[0]), -1, np.int64)
-    ordered = nonempty[ordered]
     for k in range(THREAD_EDGES):
-        best = np.maximum.reduceat(packed, starts[nonempty])[np.searchsorted(nonempty, ordered)]
+        best = np.maximum.reduceat(packed, starts[nonempty])[among]
         has = lengths[ordered] > k
         chosen[k, has] = (_POSITION_MASK - (best[has] & _POSITION_MASK)).astype(np.int64)
         packed[starts[ordered[has]] + chosen[k, has]] = 0
