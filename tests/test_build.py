@@ -21,6 +21,7 @@ from dbfs.certificate import certify
 from dbfs.errors import DbfsError
 from dbfs.graph import GridComms
 from dbfs.grid import Grid
+from dbfs.kernels import THREAD_EDGES
 from dbfs.source import EdgeArrays, GraphSource
 from graph500.generator import edge_range, generate_edges
 
@@ -76,6 +77,13 @@ def check_graph(graph, src, dst, symmetric, row_major):
     rows = np.repeat(np.arange(grid.rows_per_rank), np.diff(graph.row_ptr))
     by_row = np.stack((graph.col_idx, rows), axis=1)
     assert np.array_equal(by_row[np.lexsort((by_row[:, 1], by_row[:, 0]))], expected)
+    # each row's entries of the longest columns first (dbfs.ops.row_order), longest first
+    length = np.diff(graph.col_ptr)[graph.col_idx]
+    position = np.arange(graph.col_idx.shape[0]) - graph.row_ptr[rows]
+    inner = np.flatnonzero((position > 0) & (position < THREAD_EDGES))
+    assert np.all(length[inner] <= length[inner - 1])
+    rest = np.flatnonzero(position >= THREAD_EDGES)
+    assert np.all(length[rest] <= length[graph.row_ptr[rows[rest]] + THREAD_EDGES - 1])
 
 
 @pytest.mark.parametrize("symmetric", [True, False])
