@@ -46,13 +46,14 @@ BUILD_MAX_BLOCKS = 65535 * 4
 
 
 def launch_checked(backend, module: str, function: str, n: int, arrays: dict, args: tuple,
-                   cap: int = MAX_BLOCKS) -> None:
+                   cap: int = MAX_BLOCKS, per_block: int = BLOCK_THREADS) -> None:
     """Check the layout of `arrays` (name -> (array, dtype)), then launch `function` of kernels/MODULE.cu
-    as a grid-stride loop over n items, at most `cap` blocks (nothing for n = 0)."""
+    as a grid-stride loop over n items, `per_block` of them a block of BLOCK_THREADS threads, at most
+    `cap` blocks (nothing for n = 0)."""
     for name, (array, dtype) in arrays.items():
         require_array(name, array, dtype)
     if n:
-        backend.kernel(module, function)((blocks_for(n, BLOCK_THREADS, cap),), (BLOCK_THREADS,), args)
+        backend.kernel(module, function)((blocks_for(n, per_block, cap),), (BLOCK_THREADS,), args)
 
 
 def wave_blocks(backend, kernel, items: int) -> int:

@@ -16,7 +16,7 @@ import numpy as np
 
 from dbfs.kernels import APPEND_SEGMENTS, SCAN_ITEMS
 from dbfs.kernels import BLOCK_THREADS as THREADS
-from dbfs.ops.arrays import BUILD_MAX_BLOCKS, blocks_for, launch_checked, require_array
+from dbfs.ops.arrays import BUILD_MAX_BLOCKS, launch_checked, require_array
 
 def strided_count(array, stride: int) -> int:
     """The entries of a 1-D array read at every `stride`-th element from its first."""
@@ -135,13 +135,11 @@ def append_segments(backend, starts, values, offset: int, cursor, out) -> None:
     """
     n = int(starts.shape[0]) - 1
     if backend.is_gpu:
-        for name, array, dtype in (("starts", starts, np.int64), ("values", values, np.int32),
-                                   ("cursor", cursor, np.int64), ("out", out, np.int32)):
-            require_array(name, array, dtype)
-        if n:
-            backend.kernel("csc_build", "append_segments")(
-                (blocks_for(n, APPEND_SEGMENTS, BUILD_MAX_BLOCKS),), (THREADS,),
-                (starts, np.int64(n), values, np.int32(offset), cursor, out, np.int64(out.shape[0])))
+        launch_checked(backend, "csc_build", "append_segments", n,
+                       {"starts": (starts, np.int64), "values": (values, np.int32), "cursor": (cursor, np.int64),
+                        "out": (out, np.int32)},
+                       (starts, np.int64(n), values, np.int32(offset), cursor, out, np.int64(out.shape[0])),
+                       BUILD_MAX_BLOCKS, per_block=APPEND_SEGMENTS)
         return
     lengths = np.diff(starts)
     segment = np.repeat(np.arange(n), lengths)

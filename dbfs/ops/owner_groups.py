@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dbfs.kernels import OWNER_TILE_ITEMS
+from dbfs.kernels import BLOCK_THREADS, OWNER_TILE_ITEMS
 from dbfs.ops.arrays import BUILD_MAX_BLOCKS, NULL, launch_checked
 
 
@@ -132,9 +132,9 @@ def group_by_owner(backend, owner, cols, rows, cursor, out) -> None:
                   "out": (out, np.int32)}
         if rows is not None:
             arrays["rows"] = (rows, np.int32)
-        launch_checked(backend, "owner_groups", "owner_scatter", -(-n // OWNER_TILE_ITEMS), arrays,
+        launch_checked(backend, "owner_groups", "owner_scatter", n, arrays,
                        (owner, cols, NULL if rows is None else rows, np.int64(n), np.int32(ranks), cursor, out,
-                        np.int64(capacity)), BUILD_MAX_BLOCKS)
+                        np.int64(capacity)), BUILD_MAX_BLOCKS, per_block=BLOCK_THREADS * OWNER_TILE_ITEMS)
         return
     grouping = np.where((owner >= 0) & (owner < ranks), owner, np.int32(ranks))   # left out: a last group
     order = np.argsort(grouping, kind="stable")
@@ -169,12 +169,12 @@ def group_tuples(backend, grid, src, dst, both_ways: bool, with_rows: bool, curs
     width = 2 if with_rows else 1
     if backend.is_gpu:
         entries = (2 if both_ways else 1) * n
-        launch_checked(backend, "owner_groups", "owner_tuple_scatter", -(-entries // OWNER_TILE_ITEMS),
+        launch_checked(backend, "owner_groups", "owner_tuple_scatter", entries,
                        {"src": (src, np.int64), "dst": (dst, np.int64), "cursor": (cursor, np.int64),
                         "out": (out, np.int32)},
                        (src, dst, np.int64(n), np.int32(both_ways), np.int64(grid.block), np.int32(grid.R),
                         np.int32(grid.C), np.int32(with_rows), cursor, out, np.int64(int(out.shape[0]) // width)),
-                       BUILD_MAX_BLOCKS)
+                       BUILD_MAX_BLOCKS, per_block=BLOCK_THREADS * OWNER_TILE_ITEMS)
         return
     owner, cols, rows = route_entries(backend, grid, src, dst, both_ways, with_rows, np.zeros(grid.size, np.int64))
     group_by_owner(backend, owner, cols, rows, cursor, out)
