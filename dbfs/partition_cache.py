@@ -4,8 +4,9 @@ later runs on the same graph and grid instead of reading the edges and building 
 Key: a BLAKE2b digest of the graph's content key (dbfs.source.GraphSource.content_key: the content
 hash a converted file carries, the generator parameters of a generated graph, or a sampled digest),
 n, m, the grid R x C, the storage (both directions or out-edges only), whether the graph is a file,
-and the cache format (the field names of dbfs.graph.LocalGraph, so a change of the graph state
-invalidates old entries).
+and the cache format (its version, raised where the stored arrays' contents change: 2 since the
+row-major copy holds each row's entries of the longest columns first, dbfs.ops.row_order; and the field
+names of dbfs.graph.LocalGraph, so a change of the graph state invalidates old entries).
 Entry DIR/<key>/: rank<r>.npz per rank (its LocalGraph arrays, and its scalar fields as JSON) and
 entry.json, written by rank 0 after every rank has stored its file, holding the key's inputs, the
 graph file's size and modification time, and a checksum of every rank's file (CRC32 of each 16 MiB
@@ -36,7 +37,7 @@ import numpy as np
 from dbfs import edgelist, runtime
 from dbfs.graph import LocalGraph
 
-_FORMAT = "dbfs-partition-cache-1"
+_FORMAT = "dbfs-partition-cache-2"
 _NOT_STORED = ("comms", "backend")
 _CHECKSUM_PIECE = 16 << 20
 # what np.load raises on a damaged .npz besides the checksum mismatch found first
