@@ -71,11 +71,10 @@ from dataclasses import dataclass
 import numpy as np
 from mpi4py import MPI
 
-from dbfs import conditional, runtime
+from dbfs import runtime
 from dbfs.backend import abandon_capture
 from dbfs.direction import next_bottom_up
 from dbfs.exchange import Exchange, LevelExchange, OffsetSet
-from dbfs.followers import Followers
 from dbfs.kernels import CTL, CTL_WORDS, ROOT, ROOT_WORDS, STAT, STAT_WORDS, STEP
 from dbfs.link_wake import LinkWake
 from dbfs.ops import bitmap, bottom_up, message
@@ -354,7 +353,6 @@ class GridLoop:
         self.whole_levels = backend.is_gpu and all(x.on_device for x in self._exchanges())
         self.totals = LevelTotals(backend, comms.world) if self.whole_levels else None
         self.wake = LinkWake(backend, comms.world) if self.whole_levels else None
-        self.followers = None                   # captured with the levels (_capture_followers)
 
     def close(self) -> None:
         for x in (self.expand_x, self.fold_x, self.front_x, self.row_x, self.col_x, self.peers, self.totals,
@@ -431,25 +429,6 @@ class GridLoop:
             for switch in ((False, True) if bottom_up_too else (False,)) if self.peers is not None else ():
                 self._replay_level(self._stretch_key(switch, parity), self._stretch_enqueue(queue, counts, dst, switch),
                                    capture_only=True)
-        self._capture_followers()
-
-    def _capture_followers(self) -> None:
-        """The bottom-up levels that run behind a whole bottom-up level where the device decides so
-        (dbfs.followers): where the frontier stays in place between bottom-up levels (front_peers) and
-        CUDA graphs hold conditional nodes; else (with a warning where the capture fails) every level
-        costs the host its turn, as before."""
-        if not (self.bottom_up_allowed and self.front_peers is not None and self.replays.enabled
-                and conditional.available()):
-            return
-        followers = Followers(self.backend, self._marks_capacity())
-        try:
-            followers.capture(self.stream, self.control, self.totals.totals_host, self.beta,
-                              self.graph.grid.n_vertices, self._follower_enqueue())
-        except (RuntimeError, OSError) as error:
-            runtime.warn(f"the bottom-up levels could not be captured behind each other ({error}); the host "
-                         "launches each one")
-            return
-        self.followers = followers
 
     def _bottom_up_kind(self, form: str) -> tuple[bool, bool]:
         """(pack, gathered) of a bottom-up level after a level that left the own frontier as `form` ("list"
@@ -468,8 +447,6 @@ class GridLoop:
         root_degree = comms.world.allreduce(int(g.degree[root_offset]) if own_root else 0)
         if self.peers is not None:
             self.peers.start_search()
-        if self.followers is not None:
-            self.followers.start_search()
         if self.wake is not None:               # before the clock: its first messages find the links awake
             self.wake.enqueue()
         backend.sync()
@@ -516,16 +493,9 @@ class GridLoop:
             switch = not bottom_up_level and form == "bits"
             pack, gathered = self._bottom_up_kind(form) if bottom_up_level else (False, False)
             charged = None                      # a whole level's marks (MarkedTimes)
-            follower = self._followed(bottom_up_level)
-            shifted = 0.0                       # device seconds of followers, moved to their own rows
-            if follower is not None:            # the level ran behind the last launch
-                charged = self._followed_level(clock, traffic, follower)
-                shifted = -sum(charged.seconds().values())
-            elif self.whole_levels:
-                self.control_host[CTL.FRONTIER], self.control_host[CTL.UNVISITED_EDGES] = (frontier_total,
-                                                                                         unvisited_edges)
-                charged, shifted = self._whole_level(clock, traffic, lvl, bottom_up_level, switch or pack, queue,
-                                                     counts, spare, spare_counts, gathered)
+            if self.whole_levels:
+                charged = self._whole_level(clock, traffic, lvl, bottom_up_level, switch or pack, queue, counts,
+                                            spare, spare_counts, gathered)
             elif not bottom_up_level:
                 if switch:
                     self._bits_to_list(clock, traffic, queue, counts)
@@ -542,12 +512,10 @@ class GridLoop:
                 self._end_level(clock, queue, counts, bits=bottom_up_level)
             if not self.whole_levels:           # the totals' collective
                 clock.switch("fold_comm")
-            level_frontier = frontier_total
-            frontier_total, frontier_degrees = self._level_totals(follower.sums if follower is not None else None)
+            level_frontier, (frontier_total, frontier_degrees) = frontier_total, self._level_totals()
             if log_levels:
-                status = follower.status if follower is not None else self.status
                 levels.append(self._level_row(before, clock, traffic, lvl - 1, bottom_up_level, level_frontier,
-                                              int(status[STAT.CHECKED]), charged, shifted))
+                                              int(self.status[STAT.CHECKED]), charged))
             if frontier_total == 0:
                 break
             visited += frontier_total
@@ -556,7 +524,6 @@ class GridLoop:
             bottom_up_level = self.bottom_up_allowed and next_bottom_up(
                 bottom_up_level, frontier_total, level_frontier, frontier_degrees, unvisited_edges,
                 self.alpha, self.beta, grid.n_vertices)
-            self._check_followers(bottom_up_level)
 
         clock.switch("pred_resolve")
         if self.whole_levels:                   # kernels alone: one graph
@@ -588,16 +555,14 @@ class GridLoop:
                 traffic.snapshot())
 
     def _level_row(self, before, clock, traffic, level: int, bottom_up_level: bool, frontier: int, checked: int,
-                   charged, shifted: float = 0.0) -> dict:
-        """A host-driven or whole level's row of the per-level log (its phases resolved after the search);
-        shifted: seconds of the launch's wait that its followers' rows hold (negative on a follower's row,
-        which had no wait of its own)."""
+                   charged) -> dict:
+        """A host-driven or whole level's row of the per-level log (its phases resolved after the search)."""
         started, syncs, launches, waited, marks, traffic_before = before
         wall = time.perf_counter() - started
         messages, sent, raw = ({k: now[k] - then[k] for k in now}
                                for now, then in zip(traffic.snapshot(), traffic_before))
         return {"level": level, "direction": "bottomup" if bottom_up_level else "topdown",
-                "frontier": frontier, "edges": checked, "time": wall - shifted,
+                "frontier": frontier, "edges": checked, "time": wall,
                 "host_time": wall - (self.wait_seconds - waited), "marks": (marks, clock.marks),
                 "charged": charged, "bytes": sum(sent.values()), "bytes_raw": sum(raw.values()),
                 "phase_bytes": sent, "messages": messages, "host_syncs": self.backend.host_syncs - syncs,
@@ -628,7 +593,7 @@ class GridLoop:
         self.unsettled.clear()
 
     def _whole_level(self, clock, traffic, lvl: int, bottom_up_level: bool, first: bool, queue, counts, dst,
-                     dst_cnt, gathered: bool) -> tuple[MarkedTimes, float]:
+                     dst_cnt, gathered: bool) -> MarkedTimes:
         """A level whose exchanges are kernels alone (NVSHMEM), from its sends to its closing encode and
         status copy, replayed as one CUDA graph (every kind captured before the first search): one
         launch and one wait. `first`: a top-down level first turns the bottom-up frontier into a list
@@ -636,9 +601,7 @@ class GridLoop:
         a bottom-up level's frontier comes as messages (not already in place: front_peers). The level
         number and its step reach the kernels through the control block. The sends' heads are read
         before the launch (the level stages the next ones), and counted while the level runs, with the
-        sizes the host knows (a fold's bytes after the wait). A bottom-up level has its followers launched
-        behind it (dbfs.followers). Returns its marks (read after the search) and the seconds its
-        followers that ran took."""
+        sizes the host knows (a fold's bytes after the wait). Returns its marks (read after the search)."""
         self.control_host[CTL.LEVEL] = lvl
         self.control_host[CTL.STEP] = STEP.BOTTOMUP if bottom_up_level else STEP.TOPDOWN
         in_place = first and self.front_peers is not None     # a switch whose frontier bits are all here
@@ -652,9 +615,6 @@ class GridLoop:
         clock.switch(None)                      # the graph's phases are charged from its own marks
         marks = self._replay_level(self._level_key(bottom_up_level, first, queue is self.state.queue0, gathered),
                                    enqueue)
-        followed = bottom_up_level and self.followers is not None
-        if followed:
-            self.followers.launch(self.stream)
         for phase, x, (messages, nbytes) in sent:
             self._count_sent(traffic, phase, x, messages, nbytes)
         if bottom_up_level:
@@ -666,46 +626,15 @@ class GridLoop:
         self._settle()
         times = marks.taken()
         clock.charge_marked(times)
-        return times, self.followers.collect() if followed else 0.0
-
-    def _followed(self, bottom_up_level: bool):
-        """The follower that ran the next bottom-up level behind the last launch, or None."""
-        if bottom_up_level and self.followers is not None and self.followers.ran:
-            return self.followers.ran.popleft()
-        return None
-
-    def _followed_level(self, clock, traffic, follower) -> MarkedTimes:
-        """A level its follower ran (dbfs.followers): its traffic counted and its marks charged, as a whole
-        bottom-up level's whose frontier was in place."""
-        self._count_rotation(traffic)
-        self._count_front_writes(traffic)
-        times = follower.marks.taken()
-        clock.charge_marked(times)
         return times
-
-    def _check_followers(self, bottom_up_level: bool) -> None:
-        """The host's decision after a level against the device's: a follower that ran next must be a
-        bottom-up level, and one whose gate shut after this level must not."""
-        followers = self.followers
-        if followers is None:
-            return
-        if followers.ran and not bottom_up_level or followers.shut and not followers.ran and bottom_up_level:
-            raise RuntimeError(f"the device's direction after a bottom-up level differs from the host's "
-                               f"({'bottom-up' if bottom_up_level else 'top-down'} by the host)")
-        if not followers.ran:
-            followers.shut = False
 
     @staticmethod
     def _level_key(bottom_up_level: bool, first: bool, parity: bool, gathered: bool) -> tuple:
         return "level", bottom_up_level, first, parity if first or not bottom_up_level else None, gathered
 
     def _replay_level(self, key, enqueue, capture_only: bool = False) -> GraphMarks:
-        return self.replays.run_marked(key, enqueue, self._marks_capacity(), capture_only)
-
-    def _marks_capacity(self) -> int:
-        """Phase marks a whole level's graph holds at most (a rotation's sub-steps mark twice each)."""
         grid = self.graph.grid
-        return 2 * max(grid.R, grid.C) + 10
+        return self.replays.run_marked(key, enqueue, 2 * max(grid.R, grid.C) + 10, capture_only)
 
     def _top_down_enqueue(self, switch: bool, queue, counts, dst, dst_cnt):
         """enqueue(mark) of a whole top-down level (every exchange on the device): the switch from
@@ -741,24 +670,13 @@ class GridLoop:
             self._enqueue_end(queue, counts, bits=True, totals=True)
         return enqueue
 
-    def _follower_enqueue(self):
-        """enqueue(mark, sums, status) of a follower's bottom-up level (dbfs.followers): its frontier in
-        place, its control block advanced on the device by the gate, its sums and status record its own."""
-        s = self.state
-
-        def enqueue(mark, sums, status):
-            self._bottom_up_level(mark, None, None, 0, self.control, False, s.queue0, s.counts0, gathered=False)
-            mark("update")
-            self._enqueue_end(s.queue0, s.counts0, bits=True, totals=True, sums=sums, status=status)
-        return enqueue
-
-    def _level_totals(self, sums=None) -> tuple[int, int]:
+    def _level_totals(self) -> tuple[int, int]:
         """The new frontier's global size and degree sum: after a whole level, the sums its graph made
-        on the device (LevelTotals; `sums`: where a follower's went); else from every rank's status record, in one collective: an
+        on the device (LevelTotals); else from every rank's status record, in one collective: an
         allreduce, or, where the expand goes through NCCL, an allgather that also gives every rank the
         size of each next expand message, so that round moves only those words."""
         if self.totals is not None:
-            return self.totals.read(sums)
+            return self.totals.read()
         world, x = self.graph.comms.world, self.expand_x
         mine = [int(self.status[STAT.COUNT]), int(self.status[STAT.DEGREES])]
         if x is None or not x.sized:
@@ -771,10 +689,9 @@ class GridLoop:
         x.expect({p: int(every[grid.rank(p, j), 2]) for p in x.peers})
         return int(every[:, 0].sum()), int(every[:, 1].sum())
 
-    def _enqueue_end(self, queue, counts, bits: bool, totals: bool = False, sums=None, status=None) -> None:
+    def _enqueue_end(self, queue, counts, bits: bool, totals: bool = False) -> None:
         """The closing encode of the new own frontier and the status copy (see _end_level); totals: the
-        ranks' kernels sum the level's totals first (a whole level), into `sums` and `status` where given
-        (a follower's) instead of the loop's."""
+        ranks' kernels sum the level's totals first (a whole level)."""
         backend, s, grid, j = self.backend, self.state, self.graph.grid, self.graph.comms.j
         if self.frontier_xs and not (bits and self.front_peers is not None):   # (in place: no message)
             x = self.frontier_xs[0]             # the others send its buffer
@@ -786,7 +703,7 @@ class GridLoop:
             for x in self.frontier_xs:
                 x.stage()
         if totals:
-            self.totals.enqueue(s.stats, self.status if status is None else status, sums)
+            self.totals.enqueue(s.stats, self.status)
         else:
             publish_figures(backend, s.stats, self.status)
 

@@ -201,18 +201,14 @@ class LevelTotals:
         """Its symmetric records, the peer table and the round counter (the sums are on the host)."""
         return LevelTotals.symmetric_bytes(ranks) + 8 * ranks + 8
 
-    def enqueue(self, stats, status, sums=None) -> None:
-        """On the stream: the sums of the ranks' stats (COUNT, DEGREES) written to the host (`sums`, pinned
-        int64 [2]; default totals_host), and the level's stats handed to `status` (pinned) and cleared
-        (ops.peer_levels.level_totals)."""
-        level_totals(self.backend, stats, self.record_out, self.records, self.rounds,
-                     self.totals_host if sums is None else sums, status)
+    def enqueue(self, stats, status) -> None:
+        """On the stream: the sums of the ranks' stats (COUNT, DEGREES) written to the host, and the
+        level's stats handed to `status` (pinned) and cleared (ops.peer_levels.level_totals)."""
+        level_totals(self.backend, stats, self.record_out, self.records, self.rounds, self.totals_host, status)
 
-    def read(self, sums=None) -> tuple[int, int]:
-        """After the wait on the level: the global (frontier size, degree sum), from `sums` where the
-        level wrote them there."""
-        sums = self.totals_host if sums is None else sums
-        return int(sums[0]), int(sums[1])
+    def read(self) -> tuple[int, int]:
+        """After the wait on the level: the global (frontier size, degree sum)."""
+        return int(self.totals_host[0]), int(self.totals_host[1])
 
     def close(self) -> None:
         from dbfs import nvshmem

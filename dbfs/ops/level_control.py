@@ -164,37 +164,6 @@ def finish_level(backend, control, stats, counts0, counts1, log, alpha: float, b
     stats[:] = 0
 
 
-def follow_bottom_up(backend, handle: int, control, sums, beta: float, n: int, opened) -> bool | None:
-    """kernels/level_gate.cu: whether the bottom-up level after a grid's whole level runs in the same
-    launch (a follower: dbfs.grid_loop), by the rule the host applies between launches (next_step).
-      handle   the conditional handle of the CUDA graph IF node that holds the follower (GPU)
-      control  int64 [CTL_WORDS]  read/write  in: STEP (BOTTOMUP while followers may run), LEVEL,
-                                              FRONTIER (the level's input frontier), UNVISITED_EDGES
-                                              (before it); out where it opens: LEVEL + 1, FRONTIER := the
-                                              new frontier, UNVISITED_EDGES less its degree sum; where it
-                                              closes: STEP := TOPDOWN (the launch's later gates stay shut)
-      sums     int64 [2]          read        the new frontier's global size and degree sum (level_totals)
-      opened   int64 [1]          write       1 where it opened, else 0
-    GPU: one thread on the current stream, inside a graph capture just before the IF node (returns
-    None). NumPy: returns whether it opened."""
-    if backend.is_gpu:
-        backend.kernel("level_gate", "follow_bottom_up")(
-            (1,), (1,), (np.uint64(handle), control, np.uint64(sums.ctypes.data), np.float64(beta), np.int64(n),
-                         np.uint64(opened.ctypes.data)))
-        return None
-    nf, mf = int(sums[0]), int(sums[1])
-    mu = int(control[CTL.UNVISITED_EDGES]) - mf
-    open_ = control[CTL.STEP] == STEP.BOTTOMUP and next_step(
-        True, nf, int(control[CTL.FRONTIER]), mf, 0, mu, 0.0, beta, n, 0) == STEP.BOTTOMUP
-    if open_:
-        control[CTL.LEVEL] += 1
-        control[CTL.FRONTIER], control[CTL.UNVISITED_EDGES] = nf, mu
-    else:
-        control[CTL.STEP] = STEP.TOPDOWN
-    opened[0] = int(open_)
-    return bool(open_)
-
-
 def _log_level(log, capacity: int, logged: int, level: int, bottom_up: bool, frontier: int, edges: int):
     if logged < capacity:
         log[logged * LOG_WORDS:(logged + 1) * LOG_WORDS] = (level, int(bottom_up), frontier, edges,
