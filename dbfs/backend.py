@@ -148,10 +148,11 @@ class Backend:
         return self.multiprocessors * _blocks_per_multiprocessor(kernel, threads)
 
     def memory_limit(self) -> int:
-        """Bytes this rank may allocate: free device memory, or host memory shared by this node."""
+        """Bytes this rank may allocate: its share of the free device memory (ranks sharing a GPU hold
+        their blocks side by side), or of the host memory shared by this node."""
         if self.is_gpu:
             free, _total = self.xp.cuda.Device(self.device).mem_info
-            return int(free)
+            return int(free) // self.sharing
         return host_memory_limit() // max(1, runtime.local_rank()[1])
 
     def describe(self) -> str:

@@ -6,8 +6,9 @@ get; all before anything expensive): the options (finite --alpha and --beta, the
 parameters or the file's attributes) and a file's id table (strictly ascending), the grid (32-bit
 local ids, else the grid or rank count that works), --root (a vertex, in the file's ids), the memory
 estimate (dbfs.memory); check_command makes those that need no MPI, GPU or graph file, which slurm/lib.sh
-also makes for each planned run. Without --grid the grid is the squarest, or one column where every rank
-has a GPU of its own on one node and that grid holds the graph (the faster search there). Then the harness
+also makes for each planned run. Without --grid the grid is the squarest, or one column where the ranks
+are on one node with a GPU each (their own, or shared under CUDA MPS) and that grid holds the graph (the
+faster search there). Then the harness
 (dbfs.harness) drives the hooks:
   build     compile and warm every kernel first (compile_time, outside every clock), then stream the
             tuples, generated or read, into this rank's CSC block (Graph500 kernel 1, dbfs.build; timed
@@ -48,7 +49,7 @@ from dbfs.options import ROW_COPY_APPLIES, parse_seed, refuse_inapplicable
 from dbfs.partition_cache import PartitionCache
 from dbfs.result import check_save_request, check_save_room, save_result
 from dbfs.source import GraphSource, rank_io_threads
-from dbfs.transport import bulk_transport, gpu_per_rank_on_one_node, resolve_transport
+from dbfs.transport import bulk_transport, gpus_on_one_node, resolve_transport
 from dbfs.transport import problem as transport_problem
 from dbfs.warmup import warm_up
 from graph500 import stats
@@ -120,9 +121,11 @@ def _check_args(args) -> None:
 def _one_column_fits(source: GraphSource, backend, args, transport: str) -> bool:
     """Collective: whether a grid of one column holds the graph on every rank: its local ids (all N
     columns) within 32 bits and its estimate over `transport`, with or without the row copy as
-    --row-copy allows, within the GPU's memory. On one node such a grid searches faster than the
-    squarest: no bottom-up rotation, no fold, almost no predecessor round (four H200 at scale 29: 812
-    against 586 GTEPS, bench/NOTES.md, 2026-11-26, tall grids on one node)."""
+    --row-copy allows, within the rank's share of the GPU's memory. On one node such a grid searches faster
+    than the squarest: no bottom-up rotation, no fold, almost no predecessor round (four H200 at scale 29:
+    812 against 586 GTEPS, bench/NOTES.md, 2026-11-26, tall grids on one node; four ranks sharing an H100
+    under MPS at scale 24: 1.43-1.50 against 2.09 ms, 2026-11-28, one column by default where ranks share
+    a GPU)."""
     world = runtime.WORLD
     try:
         grid = Grid(world.Get_size(), 1, source.n_vertices)
@@ -465,10 +468,10 @@ def main(args) -> None:
     # the transport the grid and the row copy are sized for, before `auto` is resolved (that needs them)
     sized_for = memory.sized_transport(args.comm)
     grid_choice = ""
-    if (not args.grid and gpu_per_rank_on_one_node(backend, world)
+    if (not args.grid and gpus_on_one_node(backend, world)
             and _one_column_fits(source, backend, args, sized_for)):
         R, C = args.grid_shape = (world.Get_size(), 1)
-        grid_choice = " (one column: a GPU per rank on one node; --grid for another)"
+        grid_choice = " (one column: the ranks' GPUs on one node; --grid for another)"
     grid = _make_grid(R, C, source.n_vertices)
     row_copy = memory.resolve_row_copy(args.row_copy, grid, source.n_edges, source.symmetric, args.direction,
                                        sized_for, backend.name, backend.memory_limit())

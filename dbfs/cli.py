@@ -51,8 +51,9 @@ def main_parser() -> argparse.ArgumentParser:
     p.add_argument("--edgefactor", type=int, default=16, help="edges per vertex for --scale")
     p.add_argument("--seed", default="2,3", help="generator and root sampler seeds A,B (the Graph500 "
                    "reference's); a --graph file that `generate` wrote samples its roots with its own unless given")
-    p.add_argument("--grid", metavar="RxC", help="process grid (default: one column where every rank has "
-                   "a GPU of its own on one node and that fits, else the squarest with R >= C)")
+    p.add_argument("--grid", metavar="RxC", help="process grid (default: one column where the ranks are on "
+                   "one node, each with a GPU of its own or sharing one under CUDA MPS, and that fits, else the "
+                   "squarest with R >= C)")
     roots = p.add_mutually_exclusive_group()
     roots.add_argument("--roots", type=int, default=64, help="number of Graph500-sampled roots")
     roots.add_argument("--root", type=int,

@@ -59,11 +59,12 @@ def on_one_node(comm) -> bool:
     return len(set(comm.allgather(MPI.Get_processor_name()))) == 1
 
 
-def gpu_per_rank_on_one_node(backend, comm) -> bool:
-    """Collective: are the ranks of `comm` (several) on one node, each with a GPU of its own?"""
+def gpus_on_one_node(backend, comm) -> bool:
+    """Collective: are the ranks of `comm` (several) on one node, each with a GPU (its own, or one it
+    shares with others under CUDA MPS)?"""
     if comm.Get_size() == 1 or not backend.is_gpu:
         return False
-    return on_one_node(comm) and not shares_a_gpu(comm, backend)
+    return on_one_node(comm)
 
 
 def problem(choice: str, backend, comm) -> str | None:
