@@ -8,8 +8,7 @@ local ids, else the grid or rank count that works), --root (a vertex, in the fil
 estimate (dbfs.memory); check_command makes those that need no MPI, GPU or graph file, which slurm/lib.sh
 also makes for each planned run. Without --grid the grid is the squarest, or one column where the ranks
 are on one node with a GPU each (their own, or shared under CUDA MPS) and that grid holds the graph (the
-faster search there). Then the harness
-(dbfs.harness) drives the hooks:
+faster search there). Then the harness (dbfs.harness) drives the hooks:
   build     compile and warm every kernel first (compile_time, outside every clock), then stream the
             tuples, generated or read, into this rank's CSC block (Graph500 kernel 1, dbfs.build; timed
             as construction_time without the tuple production, which is graph_generation for the
