@@ -14,8 +14,9 @@ GPU method: kernels/bottom_up.cu (a warp per 32-row word: per-lane scan of the f
 warp-cooperative search with ballot early exit; where the bitmap outgrows the L2 a kernel of its own,
 whose dense levels test a row's first entry, its longest column's (dbfs.ops.row_order), alone first).
 NumPy method: the entries of the unvisited rows are tested a group of whole rows at a time
-(dbfs.ops.arrays.twin_groups) and the first frontier entry of each row (in CSR order) is its parent. Both kernels take the search's control block when the device
-drives the loop (dbfs.ops.arrays gate_args).
+(dbfs.ops.arrays.twin_groups) and the first frontier entry of each row (in CSR order) is its parent.
+The search and commit kernels take the search's control block when the device drives the loop
+(dbfs.ops.arrays gate_args).
 """
 
 from __future__ import annotations
