@@ -16,6 +16,7 @@ import numpy as np
 
 from dbfs import runtime
 from dbfs.errors import DbfsError
+from dbfs.ops import host_words
 
 
 def gpu_count() -> int:
@@ -100,16 +101,21 @@ class Backend:
     def copy(self, dst, src, stream=None) -> None:
         """dst[:] = src between device and pinned host arrays, either way or device to device, queued on
         `stream` (default: the current one) without a wait (allowed under graph capture, where CuPy's own
-        device-to-host copy is refused); counted in `launches`."""
+        device-to-host copy is refused); counted in `launches`. Where ranks share the GPU, a small copy
+        to or from the host is a kernel's (dbfs.ops.host_words), not the shared copy engines'."""
         if not self.is_gpu:
             dst[:src.shape[0]] = src
             return
         runtime_api = self.xp.cuda.runtime
         on_host = (isinstance(dst, np.ndarray), isinstance(src, np.ndarray))
+        stream = stream or self.xp.cuda.get_current_stream()
+        if self.sharing > 1 and on_host[0] != on_host[1] and host_words.fits(src):
+            with stream:
+                host_words.copy_words(self, dst, src)
+            return
         kind = {(True, False): runtime_api.memcpyDeviceToHost, (False, True): runtime_api.memcpyHostToDevice,
                 (False, False): runtime_api.memcpyDeviceToDevice}[on_host]
         address = [a.ctypes.data if isinstance(a, np.ndarray) else a.data.ptr for a in (dst, src)]
-        stream = stream or self.xp.cuda.get_current_stream()
         runtime_api.memcpyAsync(address[0], address[1], src.nbytes, kind, stream.ptr)
         self.launches += 1
 

@@ -49,14 +49,21 @@ DEVICE_PHASES = ("expand_wait", "expansion", "fold_wait", "update", "decision")
 # stretches' traffic is summed in the control block: bench/NOTES.md, 2026-11-27, the stretch log only
 # where the per-level log is asked for).
 LOG_CAPACITY = 1 << 16
+# Global frontier edges up to which the kernel runs a top-down level where the lists are read in place,
+# which no buffer bounds: a bulk level of sixteen ranks sharing a GPU costs ~0.35 ms, while the kernel's
+# levels examine ~10^5 entries a rank in tens of microseconds (bench/NOTES.md, 2026-11-28, the in-place
+# stretch's edges).
+PEER_IN_PLACE_EDGES = 1 << 22
 
 
 def default_capacity(grid) -> int:
     """Global frontier edges (and vertices) up to which the grid's top-down levels run in the
     device-driven kernel: PEER_EDGES_PER_RANK a rank, within DEFAULT_SMALL_EDGES and the landings'
-    bytes (symmetric_bytes), never below one rank's share."""
+    bytes (symmetric_bytes), never below one rank's share; where the lists are then read in place
+    (no landings), at least PEER_IN_PLACE_EDGES edges."""
     landings = PEER_LANDING_BYTES // (4 * (2 * grid.R + grid.C))
-    return max(PEER_EDGES_PER_RANK, min(PEER_EDGES_PER_RANK * grid.size, DEFAULT_SMALL_EDGES, landings))
+    bounded = max(PEER_EDGES_PER_RANK, min(PEER_EDGES_PER_RANK * grid.size, DEFAULT_SMALL_EDGES, landings))
+    return max(bounded, PEER_IN_PLACE_EDGES) if lists_in_place(grid, bounded) else bounded
 
 
 def lists_in_place(grid, capacity: int) -> bool:
@@ -222,6 +229,8 @@ class PeerLevels:
         self.graph, self.state, self.backend = graph, state, graph.backend
         backend, grid = self.backend, graph.grid
         self.capacity = min(capacity, grid.block * grid.C)
+        # where the lists are read in place, the queues hold any level's lists: no buffer bounds the edges
+        self.edge_limit = capacity if lists_in_place(grid, self.capacity) else self.capacity
         xp = backend.xp
         self.links = PeerLinks(backend, graph.comms, state, self.capacity) if backend.is_gpu else graph.comms
         self.counters = xp.zeros(counter_words(grid.C), xp.int64)
@@ -232,7 +241,7 @@ class PeerLevels:
         self.logged = 0                        # records of this search's stretches so far
 
     def fits(self, frontier: int, frontier_edges: int) -> bool:
-        return frontier <= self.capacity and frontier_edges <= self.capacity
+        return frontier <= self.capacity and frontier_edges <= self.edge_limit
 
     def start_search(self) -> None:
         self.logged = 0
@@ -258,7 +267,7 @@ class PeerLevels:
         wait. The same every time (a CUDA graph may hold it)."""
         self.backend.copy(self.ctl, self.ctl_host)
         peer_levels(self.backend, self.graph, self.state, self.links, own_list, spare, own_count, self.counters,
-                    self.ctl, self.rounds, self.log, self.capacity, alpha, beta)
+                    self.ctl, self.rounds, self.log, self.capacity, self.edge_limit, alpha, beta)
         self.backend.copy(self.ctl_host, self.ctl)
 
     def result(self) -> tuple[dict, slice]:

@@ -59,8 +59,10 @@
 // reads each column peer's list and writes its own for each (by parity), where it writes each fold list
 // and reads each row peer's.
 //
-// A level of the kernel examines at most `capacity` entries (the host enters and the kernel stays only
-// while the frontier's edges and size are at most the capacity), so no message or list holds more.
+// A level of the kernel examines at most `edge_limit` entries and its frontier holds at most `capacity`
+// vertices (the host enters and the kernel stays only while the frontier's edges and size are within
+// them), so no message or list holds more than `capacity`: with landings the two limits are one; where
+// the lists are read in place, the queues hold any level's lists and only the edges' limit is higher.
 // Ranks sharing a GPU under CUDA MPS wait for each other's signals, so all their grids must be resident
 // at once: each rank's grid is its share of the multiprocessors (dbfs.ops.peer_levels).
 #include <cooperative_groups.h>
@@ -176,7 +178,7 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
             const u64* __restrict__ fold_signal_out,
             const i64* records, const u64* __restrict__ record_out, i64* ctl, u64* rounds,
             i64* __restrict__ stats, i64* __restrict__ log, i64 log_capacity, i32 i, i32 j, i32 R, i32 C,
-            i32 P, i32 b, i64 capacity, double alpha, double beta, i64 n)
+            i32 P, i32 b, i64 capacity, i64 edge_limit, double alpha, double beta, i64 n)
 {
     cg::grid_group grid = cg::this_grid();
     // [R + 1] where each grid row's list starts in the column frontier, [C] the fold entries, [R] where
@@ -400,7 +402,7 @@ peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, co
         const i64 nf_new = sum_count, mf_new = sum_degrees;
         mu -= mf_new;
         visited_count += nf_new;
-        step = next_step(false, nf_new, nf, mf_new, 0, mu, alpha, beta, n, capacity);
+        step = next_step(false, nf_new, nf, mf_new, 0, mu, alpha, beta, n, edge_limit);
         if (nf_new > capacity) step = step == STEP_SMALL ? STEP_TOPDOWN : step;
         nf = nf_new;
         mf = mf_new;

@@ -23,6 +23,7 @@ from dbfs.ops import arrays
 from dbfs.ops import expand as expand_module
 from dbfs.ops.expand import EDGES_PER_THREAD, ExpandScratch, expand
 from dbfs.ops.frontier import frontier_figures, publish_figures
+from dbfs.ops.host_words import KERNEL_COPY_BYTES, copy_words
 from dbfs.ops.level_control import visit_root
 from dbfs.ops.predecessors import resolve_columns, resolve_mapped, resolve_parents, resolve_rows_mapped
 from dbfs.ops.message import SourceTable, encode_lists
@@ -555,6 +556,58 @@ def test_gpu_publish_figures_match_numpy():
     publish_figures(backend, stats, status)
     backend.sync()
     assert status.tolist() == list(range(1, STAT_WORDS + 1)) and not cupy.asnumpy(stats).any()
+
+
+def test_copy_words_numpy_copies_whole_words_up_to_its_limit():
+    src, dst = np.arange(7, dtype=np.int32), np.full(9, -1, np.int32)
+    copy_words(CPU, dst, src)
+    assert dst.tolist() == list(range(7)) + [-1, -1]
+    for bad in (np.zeros(3, np.int8), np.zeros(KERNEL_COPY_BYTES // 8 + 1, np.int64)):
+        with pytest.raises(ValueError):
+            copy_words(CPU, np.zeros(KERNEL_COPY_BYTES, np.int64), bad)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype,n", [(np.int64, 1), (np.int64, KERNEL_COPY_BYTES // 8), (np.int32, 13)])
+def test_gpu_copy_words_match_numpy_both_ways(dtype, n):
+    """Pinned host to device and back, through the host side's mapped address; the words past n untouched."""
+    import cupy
+    backend = gpu_backend()
+    host, back = backend.pinned_empty(n, dtype), backend.pinned_empty(n + 1, dtype)
+    host[:] = np.arange(1, n + 1)
+    back[:] = -1
+    device = cupy.full(n + 1, -1, dtype)
+    copy_words(backend, device, host)
+    copy_words(backend, back, device[:n])
+    backend.sync()
+    assert cupy.asnumpy(device).tolist() == back.tolist() == list(range(1, n + 1)) + [-1]
+
+
+@pytest.mark.gpu
+def test_gpu_backend_copy_by_kernel_where_ranks_share_the_gpu():
+    """Backend.copy of ranks sharing a GPU: a small host copy is a kernel node (run once, as the grid loop
+    runs a level before capturing it, then captured and replayed from a graph, reading the host words at
+    each replay); a larger one is the copy engine's."""
+    import cupy
+    backend = Backend("gpu", 0, sharing=4)
+    host, large = backend.pinned_empty(4, np.int64), backend.pinned_empty(KERNEL_COPY_BYTES, np.int64)
+    device, large_device = cupy.zeros(4, cupy.int64), cupy.zeros(KERNEL_COPY_BYTES, cupy.int64)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        backend.copy(device, host)
+        stream.synchronize()
+        stream.begin_capture()
+        backend.copy(device, host)
+        graph = stream.end_capture()
+    for value in (3, 5):
+        host[:] = value
+        graph.launch(stream)
+        stream.synchronize()
+        assert cupy.asnumpy(device).tolist() == [value] * 4
+    large[:] = 7
+    backend.copy(large_device, large)
+    backend.sync()
+    assert int(large_device.sum()) == 7 * KERNEL_COPY_BYTES
 
 
 def random_predecessor_case(seed, R=4, C=3, b=1024):

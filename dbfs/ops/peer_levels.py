@@ -17,7 +17,8 @@ Arrays (device, 1-D, C-contiguous; state names as in dbfs.search_state):
   counters  int64 [counter_words(C)] scratch  the level's counters (rotating slots)
   ctl       int64 [CTL_WORDS]     read/write  in: where the search stands: LEVEL (the number of the level
                                               to discover), FRONTIER and FRONTIER_EDGES (the global
-                                              frontier's size and degree sum, both at most `capacity`),
+                                              frontier's size and degree sum, at most `capacity` and
+                                              `edge_limit`),
                                               UNVISITED_EDGES, VISITED (vertices visited so far), LOGGED
                                               (the search's records in `log` so far); out, when the
                                               kernel ends: STEP (the next step: TOPDOWN, BOTTOMUP or
@@ -33,13 +34,13 @@ Nothing of a launch comes from the host but the control block, so a CUDA graph c
 holds the message buffers and peer tables (dbfs.peer_levels.PeerLinks; on the CPU backend the grid's
 communicators).
 
-Guarantees: levels lvl, lvl+1, ... are discovered exactly as the host-driven loop would discover them
-(each vertex once, its level, pred_row and pred_col), for as long as the next step is a small top-down
-level (frontier edges at most `capacity`); then the new own frontier is in own_list. Every rank runs the
-same levels. GPU: one cooperative launch on the current stream, returning when the search leaves the
-small levels; every rank of the grid must launch it (the ranks' grids wait for each other, so all must be
-resident at once: a rank takes its share of the GPU's multiprocessors, three quarters of it where ranks
-share a GPU under CUDA MPS, whose clients' shares are rounded, and at most PEER_BLOCKS blocks).
+Guarantees: levels lvl, lvl+1, ... are discovered exactly as the host-driven loop would discover them (each
+vertex once, its level, pred_row and pred_col), for as long as the next step is a small top-down level (a
+frontier of at most `capacity` vertices and `edge_limit` edges); then the new own frontier is in own_list.
+Every rank runs the same levels. GPU: one cooperative launch on the current stream, returning when the search
+leaves the small levels; every rank of the grid must launch it (the ranks' grids wait for each other, so all
+must be resident at once: a rank takes its share of the GPU's multiprocessors, three quarters of it where
+ranks share a GPU under CUDA MPS, whose clients' shares are rounded, and at most PEER_BLOCKS blocks).
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def blocks(backend, kernel) -> int:
 
 
 def peer_levels(backend, graph, state, links, own_list, spare, own_count, counters, ctl, rounds, log,
-                capacity: int, alpha: float, beta: float) -> None:
+                capacity: int, edge_limit: int, alpha: float, beta: float) -> None:
     grid, i, j = graph.grid, graph.i, graph.j
     if backend.is_gpu:
         kernel = backend.kernel("peer_levels", "peer_levels")
@@ -99,11 +100,12 @@ def peer_levels(backend, graph, state, links, own_list, spare, own_count, counte
                 state.level, state.pred_row, state.pred_col if state.pred_col is not None else NULL, counters,
                 *links.kernel_args(own_list), ctl, rounds, state.stats, log, np.int64(log.shape[0] // PEER_LOG_WORDS),
                 np.int32(i), np.int32(j), np.int32(grid.R), np.int32(grid.C), np.int32(grid.size),
-                np.int32(grid.block), np.int64(capacity), np.float64(alpha), np.float64(beta),
-                np.int64(grid.n_vertices)),
+                np.int32(grid.block), np.int64(capacity), np.int64(edge_limit), np.float64(alpha),
+                np.float64(beta), np.int64(grid.n_vertices)),
                shared_mem=shared_bytes(grid.R, grid.C))
         return
-    _peer_levels_numpy(graph, state, links, own_list, own_count, ctl, rounds, log, capacity, alpha, beta)
+    _peer_levels_numpy(graph, state, links, own_list, own_count, ctl, rounds, log, capacity, edge_limit, alpha,
+                       beta)
 
 
 def level_totals(backend, stats, record_out, records, rounds, totals, status) -> None:
@@ -143,7 +145,8 @@ def level_totals(backend, stats, record_out, records, rounds, totals, status) ->
     rounds[0] = round_
 
 
-def _peer_levels_numpy(graph, state, comms, own_list, own_count, ctl, rounds, log, capacity, alpha, beta) -> None:
+def _peer_levels_numpy(graph, state, comms, own_list, own_count, ctl, rounds, log, capacity, edge_limit, alpha,
+                       beta) -> None:
     grid, i, j = graph.grid, graph.i, graph.j
     lvl, nf, mf, mu, visited, first_record = (int(ctl[word]) for word in (
         CTL.LEVEL, CTL.FRONTIER, CTL.FRONTIER_EDGES, CTL.UNVISITED_EDGES, CTL.VISITED, CTL.LOGGED))
@@ -186,7 +189,7 @@ def _peer_levels_numpy(graph, state, comms, own_list, own_count, ctl, rounds, lo
                 entry[getattr(PEER_LOG_AT, name)] = mark
         mu -= mf_new
         visited += nf_new
-        step = next_step(False, nf_new, nf, mf_new, 0, mu, alpha, beta, grid.n_vertices, capacity)
+        step = next_step(False, nf_new, nf, mf_new, 0, mu, alpha, beta, grid.n_vertices, edge_limit)
         if nf_new > capacity and step == STEP.SMALL:
             step = STEP.TOPDOWN
         nf, mf, lvl, logged = nf_new, mf_new, lvl + 1, logged + 1
