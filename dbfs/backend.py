@@ -102,14 +102,16 @@ class Backend:
         """dst[:] = src between device and pinned host arrays, either way or device to device, queued on
         `stream` (default: the current one) without a wait (allowed under graph capture, where CuPy's own
         device-to-host copy is refused); counted in `launches`. Where ranks share the GPU, a small copy
-        to or from the host is a kernel's (dbfs.ops.host_words), not the shared copy engines'."""
+        to or from pinned host memory is a kernel's (dbfs.ops.host_words), not the shared copy engines'.
+        (Pageable host memory, which no kernel can reach, is the copy engines' anyway.)"""
         if not self.is_gpu:
             dst[:src.shape[0]] = src
             return
         runtime_api = self.xp.cuda.runtime
         on_host = (isinstance(dst, np.ndarray), isinstance(src, np.ndarray))
         stream = stream or self.xp.cuda.get_current_stream()
-        if self.sharing > 1 and on_host[0] != on_host[1] and host_words.fits(src):
+        if (self.sharing > 1 and on_host[0] != on_host[1] and host_words.fits(src)
+                and self.is_pinned(dst if on_host[0] else src)):
             with stream:
                 host_words.copy_words(self, dst, src)
             return
@@ -118,6 +120,14 @@ class Backend:
         address = [a.ctypes.data if isinstance(a, np.ndarray) else a.data.ptr for a in (dst, src)]
         runtime_api.memcpyAsync(address[0], address[1], src.nbytes, kind, stream.ptr)
         self.launches += 1
+
+    def is_pinned(self, host: np.ndarray) -> bool:
+        """Whether a host array is a view of a pinned_empty buffer (page-locked: a kernel can reach it
+        through its mapped address); asked of the arrays alone, so also while a graph is captured."""
+        while isinstance(host.base, np.ndarray):
+            host = host.base
+        return (isinstance(host.base, memoryview)
+                and isinstance(host.base.obj, self.xp.cuda.pinned_memory.PinnedMemoryPointer))
 
     @property
     def multiprocessors(self) -> int:

@@ -587,7 +587,7 @@ def test_gpu_copy_words_match_numpy_both_ways(dtype, n):
 def test_gpu_backend_copy_by_kernel_where_ranks_share_the_gpu():
     """Backend.copy of ranks sharing a GPU: a small host copy is a kernel node (run once, as the grid loop
     runs a level before capturing it, then captured and replayed from a graph, reading the host words at
-    each replay); a larger one is the copy engine's."""
+    each replay); a larger one, or one from pageable memory, is the copy engine's."""
     import cupy
     backend = Backend("gpu", 0, sharing=4)
     host, large = backend.pinned_empty(4, np.int64), backend.pinned_empty(KERNEL_COPY_BYTES, np.int64)
@@ -606,8 +606,11 @@ def test_gpu_backend_copy_by_kernel_where_ranks_share_the_gpu():
         assert cupy.asnumpy(device).tolist() == [value] * 4
     large[:] = 7
     backend.copy(large_device, large)
+    pageable = np.full(4, 9, np.int64)        # no kernel can reach it: the copy engine's
+    assert backend.is_pinned(host) and backend.is_pinned(large[5:9]) and not backend.is_pinned(pageable)
+    backend.copy(device, pageable)
     backend.sync()
-    assert int(large_device.sum()) == 7 * KERNEL_COPY_BYTES
+    assert int(large_device.sum()) == 7 * KERNEL_COPY_BYTES and cupy.asnumpy(device).tolist() == [9] * 4
 
 
 def random_predecessor_case(seed, R=4, C=3, b=1024):
