@@ -51,9 +51,9 @@ NVSHMEM the parents' resolution, are graphs too. Every wait, launch, message and
 level for the per-level log.
 
 Small top-down levels driven by the GPUs (`peer_edges` > 0; with `--comm nvshmem` by default): before a
-top-down level whose global frontier has at most `peer_edges` vertices and edges, the loop hands the
-search to dbfs.peer_levels, whose kernels run such levels back to back, sending their own messages, and
-come back when the next level is a bulk or bottom-up one (or the search is over): one launch and one
+top-down level whose global frontier is small enough (dbfs.peer_levels.PeerLevels.fits), the loop hands
+the search to dbfs.peer_levels, whose kernels run such levels back to back, sending their own messages,
+and come back when the next level is a bulk or bottom-up one (or the search is over): one launch and one
 wait for the stretch instead of a wait, a collective and a dozen launches per level.
 
 Timing follows Graph500 kernel 2: from just before the root is visited until the parent array is

@@ -37,7 +37,7 @@ def test_capacity_grows_with_the_ranks_within_its_bounds(R, C, expected):
 ])
 def test_edges_unbounded_by_buffers_where_the_lists_are_read_in_place(R, C, scale, in_place):
     """Where the lists are read in place (no landings, which the edges would bound), a stretch level
-    examines up to PEER_IN_PLACE_EDGES entries (at least), and frontiers of at most the block's columns."""
+    examines up to PEER_IN_PLACE_EDGES entries at least; with landings the limit is what they hold."""
     grid = Grid(R, C, 1 << scale)
     capacity = default_capacity(grid)
     assert lists_in_place(grid, capacity) == in_place
