@@ -17,12 +17,13 @@ levels run in the NumPy twin, the messages through MPI, when a capacity is asked
 
 The grid loop enters a stretch before a top-down level whose global frontier has at most `capacity`
 vertices and `edge_limit` edges; every level of the stretch then examines at most `edge_limit` entries.
-With landings the two are one, which bounds every message and list; where the lists are read in place,
-the queues hold any level's lists, so the edges are bounded only by a rank's share of the GPU
-(PEER_IN_PLACE_EDGES: bench/NOTES.md, 2026-11-28, the in-place stretch's edges). Rounds number the stretch levels over the run; a stretch ends with the round
-of the expand message its last level sent unused, so the next stretch starts one round later (the kernel
-advances the round in device memory and reads where the search stands from its control block, so its
-launch is the same every time and the grid loop replays it from a CUDA graph).
+With landings the two are one, which bounds every message and list; where the lists are read in place, the
+queues hold any level's lists, so the edges are bounded only by a rank's share of the GPU
+(PEER_IN_PLACE_EDGES: bench/NOTES.md, 2026-11-28, the in-place stretch's edges). Rounds number the stretch
+levels over the run; a stretch ends with the round of the expand message its last level sent unused, so
+the next stretch starts one round later (the kernel advances the round in device memory and reads where
+the search stands from its control block, so its launch is the same every time and the grid loop replays
+it from a CUDA graph).
 
 LevelTotals gives the grid loop's bulk levels (one CUDA graph each over NVSHMEM) the same decision
 records: the level's global frontier size and degree sum summed by the ranks' kernels, so no level

@@ -61,8 +61,9 @@
 //
 // A level of the kernel examines at most `edge_limit` entries and its frontier holds at most `capacity`
 // vertices (the host enters and the kernel stays only while the frontier's edges and size are within
-// them), so no message or list holds more than `capacity`: with landings the two limits are one; where
-// the lists are read in place, the queues hold any level's lists and only the edges' limit is higher.
+// them). With landings the two limits are one, so no message or list holds more than a landing's
+// `capacity` words; where the lists are read in place, the queues hold any level's lists and the edges'
+// limit may be higher.
 // Ranks sharing a GPU under CUDA MPS wait for each other's signals, so all their grids must be resident
 // at once: each rank's grid is its share of the multiprocessors (dbfs.ops.peer_levels).
 #include <cooperative_groups.h>
