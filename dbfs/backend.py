@@ -9,9 +9,7 @@ ws engine's vertex programs alike.
 
 from __future__ import annotations
 
-import ctypes
 import os
-import time
 from functools import lru_cache
 
 import numpy as np
@@ -33,11 +31,11 @@ def gpu_count() -> int:
 class Backend:
     """The array namespace and device of one rank."""
 
-    def __init__(self, name: str, device: int | None = None, sharing: int = 1, napping: bool = False):
+    def __init__(self, name: str, device: int | None = None, sharing: int = 1, yielding: bool = False):
         self.name = name
         self.device = device
         self.sharing = max(1, sharing)  # ranks of this node on the same GPU (under MPS, side by side)
-        self.napping = napping        # host waits sleep between polls (waits_nap)
+        self.yielding = yielding      # host waits give the core away between polls (waits_yield)
         self.host_syncs = 0           # host waits on the device so far (counted per level by the loops)
         self.launches = 0             # kernels, memsets and copies enqueued through kernel(), zero(), copy()
         if name == "gpu":
@@ -56,9 +54,9 @@ class Backend:
         CPU backend too, where nothing waits: the count is where a GPU run waits)."""
         if self.is_gpu:
             waitable = waitable or self.xp.cuda.get_current_stream()
-            if self.napping:
+            if self.yielding:
                 while not waitable.done:
-                    time.sleep(NAP_S)
+                    os.sched_yield()
             else:
                 waitable.synchronize()
         self.host_syncs += 1
@@ -300,35 +298,17 @@ def select(choice: str = "auto", share_multiprocessors: bool = False) -> Backend
     # ranks sharing a GPU)
     if share_multiprocessors and sharing > 1 and "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE" not in os.environ:
         os.environ["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = str(max(1, 100 // sharing))
-    napping = waits_nap(on_node, runtime.node_cpus())
-    if napping:
-        tighten_timer_slack()
-    return Backend("gpu", device, sharing=sharing, napping=napping)
+    return Backend("gpu", device, sharing=sharing, yielding=waits_yield(on_node, runtime.node_cpus()))
 
 
-NAP_S = 20e-6            # a napping wait's sleep between polls
-TIMER_SLACK_NS = 1000    # how late the kernel may end such a sleep (Linux's default is 50 us)
-PR_SET_TIMERSLACK = 29   # linux/prctl.h
-
-
-def waits_nap(on_node: int, cpus: int) -> bool:
-    """Whether a rank's host waits should sleep between polls: where several ranks of this node are as
-    many as the CPUs they may run on (runtime.node_cpus). A wait that spins on its core (CUDA's choice
-    for a process with one context), or that yields it between polls, keeps the core busy; then the MPS
-    server's, the kernel's and any daemon's threads find no idle core and preempt a rank, which stalls
-    every other at its next exchange for a scheduler slice of milliseconds (bench/NOTES.md, 2026-11-26,
-    sixteen ranks' waits on sixteen cores, and 2026-11-28, napping waits). A rank alone stalls no other
-    and spins."""
+def waits_yield(on_node: int, cpus: int) -> bool:
+    """Whether a rank's host waits should yield its core between polls: where several ranks of this node
+    are as many as the CPUs they may run on (runtime.node_cpus). Each wait otherwise spins on its core
+    (CUDA's choice for a process with one context), so the MPS server's and the libraries' threads can
+    only run by preempting a rank, and a preempted rank stalls every other at its next exchange for a
+    scheduler slice of milliseconds (bench/NOTES.md, 2026-11-26, sixteen ranks' waits on sixteen
+    cores). A rank alone stalls no other and spins."""
     return on_node > 1 and on_node >= cpus
-
-
-def tighten_timer_slack() -> None:
-    """Let the calling thread's short sleeps end within TIMER_SLACK_NS of their time (Linux's
-    PR_SET_TIMERSLACK; elsewhere nothing changes)."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_TIMERSLACK, ctypes.c_ulong(TIMER_SLACK_NS), 0, 0, 0)
-    except (OSError, AttributeError):   # no prctl: not Linux
-        pass
 
 
 def _min_op():
