@@ -75,14 +75,18 @@ class Backend:
         mem = self.xp.cuda.alloc_pinned_memory(max(1, n * dtype.itemsize))
         return np.frombuffer(mem, dtype, n)
 
-    def module(self, name: str):
-        """Compiled RawModule of kernels/<name>.cu."""
-        return _compile(name)
+    def module(self, name: str, offsets=np.int64):
+        """Compiled RawModule of kernels/<name>.cu, for a graph whose offsets have dtype `offsets`."""
+        return _compile(name, offset_bits(offsets))
 
-    def kernel(self, module: str, function: str):
+    def kernel(self, module: str, function: str, offsets=None):
         """The compiled `function` of kernels/<module>.cu (looked up once per process), counting its
-        launches in `launches`."""
-        return _CountedKernel(self, _function(module, function))
+        launches in `launches`; `offsets`: the dtype of the graph offsets it reads (col_ptr, row_ptr),
+        which a module with such kernels needs (kernels.reads_offsets)."""
+        from dbfs import kernels
+        if offsets is None and kernels.reads_offsets(module):
+            raise ValueError(f"kernels/{module}.cu reads a graph's offsets: name their dtype")
+        return _CountedKernel(self, _function(module, function, offset_bits(np.int64 if offsets is None else offsets)))
 
     def urgent_stream(self):
         """A new non-blocking stream of the device's greatest priority, whose pending blocks the GPU
@@ -249,26 +253,36 @@ def _device_property(device: int, name: str) -> int:
     return cupy.cuda.runtime.getDeviceProperties(device)[name]
 
 
-def compile_source(code: str, cooperative: bool = False):
+def compile_source(code: str, cooperative: bool = False, offset_bits: int = 64):
     """The RawModule of CUDA C `code`, compiled as C++17 with kernels/ on the include path and the
     constants shared with Python (dbfs.kernels.compile_options); `cooperative` for kernels launched
-    cooperatively (all blocks resident, grid-wide barriers)."""
+    cooperatively (all blocks resident, grid-wide barriers); offset_bits: the width of a graph's offsets
+    (common.cuh offset_t)."""
     import cupy
 
     from dbfs import kernels
-    return cupy.RawModule(code=code, options=kernels.compile_options(), enable_cooperative_groups=cooperative)
+    return cupy.RawModule(code=code, options=kernels.compile_options(offset_bits),
+                          enable_cooperative_groups=cooperative)
+
+
+def offset_bits(dtype) -> int:
+    """The width of graph offsets of `dtype` (int32 or int64), as the kernels are compiled for it."""
+    dtype = np.dtype(dtype)
+    if dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
+        raise ValueError(f"a graph's offsets are int32 or int64, not {dtype}")
+    return 8 * dtype.itemsize
 
 
 @lru_cache(maxsize=None)
-def _compile(name: str):
-    """The RawModule of kernels/<name>.cu (the file is read once per process)."""
+def _compile(name: str, bits: int = 64):
+    """The RawModule of kernels/<name>.cu for offsets of `bits` (the file is read once per process)."""
     from dbfs import kernels
-    return compile_source(kernels.source(name), name in kernels.COOPERATIVE)
+    return compile_source(kernels.source(name), name in kernels.COOPERATIVE, bits)
 
 
 @lru_cache(maxsize=None)
-def _function(module: str, function: str):
-    return _compile(module).get_function(function)
+def _function(module: str, function: str, bits: int = 64):
+    return _compile(module, bits).get_function(function)
 
 
 def select(choice: str = "auto", share_multiprocessors: bool = False) -> Backend:

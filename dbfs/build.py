@@ -47,12 +47,14 @@ graph's hubs, in its frontier early, find most parents at the first test).
 
 Resident bytes per rank, E = the rank's entries (about 2m/P undirected, m/P directed), b = the owned
 block, N'/C local columns, N'/R local rows (dbfs.memory.graph_bytes counts exactly these):
-  col_ptr  8 (N'/C + 1)  column offsets                            the CSC
+  col_ptr  w (N'/C + 1)  column offsets                            the CSC
   row_idx  4 E           local row of every entry                  the CSC
   degree   4 b           owned degrees: TEPS count, direction rule, root sampling (an edge: degree > 0)
-  row_ptr  8 (N'/R + 1)  row offsets        } the row-major copy, only with --direction auto (and
+  row_ptr  w (N'/R + 1)  row offsets        } the row-major copy, only with --direction auto (and
   col_idx  4 E           local columns      } --row-copy), a grid other than 1x1 or a directed graph
-So on 1x1 an undirected graph takes 8 bytes per input tuple (two 4-byte entries) and 12 per vertex.
+where w is 4 bytes once built if E fits int32 (dbfs.graph.offset_dtype), else 8 (and 8 while building).
+So on 1x1 an undirected graph takes 8 bytes per input tuple (two 4-byte entries) and 8 per vertex (12
+from scale 26 on, where E reaches 2^31).
 The search adds its per-vertex state (dbfs.search_state.layout, about 17 B per vertex on 1x1 with
 32-bit parents and no per-search copies), the validator its working memory (about 1 B per vertex beside
 the state's idle arrays, which it borrows).
@@ -653,6 +655,7 @@ def build(comms: GridComms, backend, source, row_major: bool = False, transport:
     graph.nonempty_columns = columns            # counted above: the search state is sized by it
     if row_major and not row_copy:
         add_row_major(graph)
+    graph.narrow_offsets()
     backend.sync()
     clock = passes.clock
     built = time.perf_counter()
@@ -687,8 +690,8 @@ def add_row_major(graph: LocalGraph) -> None:
     if csc_is_row_major(graph.grid, not graph.info.get("directed")):
         graph.row_ptr, graph.col_idx = graph.col_ptr, graph.row_idx
     else:
-        graph.row_ptr, graph.col_idx = transpose_csc(graph.backend, graph.col_ptr, graph.row_idx,
-                                                     graph.grid.rows_per_rank)
+        row_ptr, graph.col_idx = transpose_csc(graph.backend, graph.col_ptr, graph.row_idx, graph.grid.rows_per_rank)
+        graph.row_ptr = row_ptr.astype(graph.col_ptr.dtype, copy=False)     # as wide as the CSC's offsets
     longest_columns_first(graph.backend, graph.row_ptr, graph.col_idx, graph.col_ptr)
 
 

@@ -1,8 +1,10 @@
 """Problem state of one rank: its grid communicators and its CSC block of the adjacency matrix.
 
 Paper 004 section 3.1: rank (i, j) stores its (N/R) x (N/C) block of A (A[v][u] = 1 for the edge
-u -> v) as a CSC: `col_ptr` (int64, one entry per local column + 1) and `row_idx` (int32 local rows), and
-for the bottom-up search optionally the same block row-major (`row_ptr`, `col_idx`). An undirected graph
+u -> v) as a CSC: `col_ptr` (one entry per local column + 1) and `row_idx` (int32 local rows), and
+for the bottom-up search optionally the same block row-major (`row_ptr`, `col_idx`). The offsets are
+int32 where the block's entries fit (offset_dtype: half their bytes), else int64; the
+kernels that read them are compiled for either width (kernels/common.cuh offset_t). An undirected graph
 can do without that second copy: A is symmetric, so a column of the block lists the neighbours that its
 vertex has among the block's rows, and its bottom-up search can run on the CSC, the columns looking for
 parents among the rows (dbfs.grid_loop; slower, with half the graph's memory: --row-copy). On a 1x1
@@ -18,10 +20,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
+import numpy as np
 from mpi4py import MPI
 
 from dbfs.grid import Grid
 from dbfs.ops.csc_build import count_nonempty
+
+# The most entries a block may hold for its offsets to be int32 (the tests lower it, so that small graphs
+# run the 64-bit kernels too).
+NARROW_OFFSETS_MAX = int(np.iinfo(np.int32).max)
+
+
+def offset_dtype(entries: int) -> np.dtype:
+    """The dtype of the offsets of a block of `entries` entries: int32 where they fit, else int64."""
+    return np.dtype(np.int32 if entries <= NARROW_OFFSETS_MAX else np.int64)
 
 
 @dataclass
@@ -78,12 +90,12 @@ class LocalGraph:
 
     comms: GridComms
     backend: object               # dbfs.backend.Backend
-    col_ptr: object               # xp int64 [cols_per_rank + 1]
+    col_ptr: object               # xp offset_dtype(nnz) [cols_per_rank + 1]
     row_idx: object               # xp int32 [nnz], local rows of the edges u -> v of each column u
     n_edges: int                  # input tuples of the whole graph (self-loops and duplicates included)
     degree: object                # xp int32 [block]: owned vertices' non-self-loop entries (TEPS,
                                   # direction heuristic, root sampling)
-    row_ptr: object = None        # xp int64 [rows_per_rank + 1]: row-major copy for bottom-up search
+    row_ptr: object = None        # xp, as col_ptr [rows_per_rank + 1]: row-major copy for bottom-up search
                                   # (1x1 undirected: col_ptr itself)
     col_idx: object = None        # xp int32 [nnz], local columns of the entries of each row
     info: dict = field(default_factory=dict)
@@ -139,3 +151,14 @@ class LocalGraph:
     def row_major_shared(self) -> bool:
         """The row-major fields name the CSC arrays themselves (1x1 grid, undirected graph)."""
         return self.row_ptr is self.col_ptr
+
+    def narrow_offsets(self) -> None:
+        """Hold col_ptr and row_ptr as offset_dtype(nnz): the build counts and places in int64, and a
+        block whose entries fit int32 keeps half of those bytes."""
+        dtype = offset_dtype(self.nnz)
+        shared = self.row_major_shared
+        self.col_ptr = self.col_ptr.astype(dtype, copy=False)
+        if shared:
+            self.row_ptr = self.col_ptr
+        elif self.row_ptr is not None:
+            self.row_ptr = self.row_ptr.astype(dtype, copy=False)

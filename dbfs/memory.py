@@ -39,7 +39,7 @@ from mpi4py import MPI
 
 from dbfs import edgelist, nvshmem, runtime
 from dbfs.errors import DbfsError
-from dbfs.graph import csc_is_row_major
+from dbfs.graph import csc_is_row_major, offset_dtype
 from dbfs.grid import Grid, default_grid
 from dbfs.ops.arrays import TWIN_CHUNK, TWIN_ITEMS
 from graph500.generator import expected_reaching_share
@@ -171,12 +171,21 @@ def entries_per_rank(grid: Grid, n_edges: int, symmetric: bool) -> int:
 GRAPH_ARRAYS = ("col_ptr", "row_idx", "degree", "row_ptr", "col_idx")
 
 
-def graph_bytes(grid: Grid, entries: int, row_major: str) -> dict:
-    """The resident LocalGraph arrays of a rank holding `entries` CSC entries."""
-    parts = {"col_ptr": 8 * (grid.cols_per_rank + 1), "row_idx": 4 * entries, "degree": 4 * grid.block}
+def graph_bytes(grid: Grid, entries: int, row_major: str, building: bool = False) -> dict:
+    """The resident LocalGraph arrays of a rank holding `entries` CSC entries: once built, the offsets
+    as wide as dbfs.graph.offset_dtype makes them; while `building`, int64."""
+    offset = 8 if building else offset_dtype(entries).itemsize
+    parts = {"col_ptr": offset * (grid.cols_per_rank + 1), "row_idx": 4 * entries, "degree": 4 * grid.block}
     if row_major == "copy":
-        parts.update(row_ptr=8 * (grid.rows_per_rank + 1), col_idx=4 * entries)
+        parts.update(row_ptr=offset * (grid.rows_per_rank + 1), col_idx=4 * entries)
     return parts
+
+
+def narrowing_bytes(grid: Grid, entries: int, row_major: str) -> int:
+    """The narrowed offsets made at the build's end beside the int64 ones (LocalGraph.narrow_offsets)."""
+    built, building = graph_bytes(grid, entries, row_major), graph_bytes(grid, entries, row_major, building=True)
+    offsets = [name for name in ("col_ptr", "row_ptr") if name in built]
+    return 0 if built["col_ptr"] == building["col_ptr"] else sum(built[name] for name in offsets)
 
 
 def chunk_edges(grid: Grid, n_edges: int, symmetric: bool, row_copy: bool, device: str = "gpu",
@@ -453,6 +462,9 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
                   slots=group, log_levels=log_levels)      # the expected slots kept until the build counts them
     graph = graph_bytes(grid, counted, layout)
     resident = sum(graph.values())
+    building = sum(graph_bytes(grid, counted, layout, building=True).values())
+    narrowed = narrowing_bytes(grid, counted, layout)   # made while the build's NVSHMEM landing lives
+    narrowing = narrowed + _landing_bytes(grid, chunk, symmetric, device, built_over) if narrowed else 0
     # the owned degrees (dbfs.build): from the row copy's whole rows on a grid of one column, else the
     # column lengths and, on several grid rows, their reduction
     degrees = (4 * grid.block if layout == "copy" and symmetric and grid.C == 1 else
@@ -473,8 +485,8 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
             parts["rows' order"] = twin_order_bytes(grid, counted)
     if tuples_read or ids_read:
         parts["file reader buffers"] = max(tuples_read, ids_read)
-    phases = {"construction": resident + host + max(max(parts["construction transients"], degrees) - graph["degree"],
-                                                    parts.get("rows' order", 0)),
+    phases = {"construction": building + host + max(max(parts["construction transients"], degrees) - graph["degree"],
+                                                    parts.get("rows' order", 0), narrowing),
               "certificate": resident + parts["certificate"] + host,
               "search": resident + parts["search state"] + parts["validation"] + host
               + max(parts.get("NumPy twins' steps", 0), ids_read)}   # the ids are read before the searches

@@ -37,7 +37,7 @@ import numpy as np
 from dbfs import edgelist, runtime
 from dbfs.graph import LocalGraph
 
-_FORMAT = "dbfs-partition-cache-2"
+_FORMAT = "dbfs-partition-cache-3"        # 3: offsets stored int32 where a block's entries fit
 _NOT_STORED = ("comms", "backend")
 _CHECKSUM_PIECE = 16 << 20
 # what np.load raises on a damaged .npz besides the checksum mismatch found first
@@ -138,8 +138,10 @@ class PartitionCache:
         problems = [p for p in self.comm.allgather(problem) if p]
         if problems:
             return self._damaged(problems[0])
-        return LocalGraph(comms=comms, backend=backend, **scalars,
-                          **{name: backend.asarray(a) for name, a in arrays.items()})
+        graph = LocalGraph(comms=comms, backend=backend, **scalars,
+                           **{name: backend.asarray(a) for name, a in arrays.items()})
+        graph.narrow_offsets()
+        return graph
 
     def _damaged(self, problem: str) -> None:
         """Say that the entry is damaged; the run builds the graph (load's None) and stores it again."""

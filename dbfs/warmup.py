@@ -2,8 +2,8 @@
 CUDA module of the main mode and warms the generic CuPy kernels the streaming build and the
 certificate launch, so that construction_time holds the construction alone.
 
-Method: every kernels/*.cu module (dbfs.kernels.names(); the ws mode's *.cuh headers are that mode's)
-is compiled by NVRTC into the process's module cache (CuPy also keeps the binaries on disk, so a
+Method: every kernels/*.cu module (dbfs.kernels.names(); the ws mode's *.cuh headers are that mode's),
+for both widths of a graph's offsets where it reads them (dbfs.kernels.OFFSET_BITS), is compiled by NVRTC into the process's module cache (CuPy also keeps the binaries on disk, so a
 machine that compiled them once loads them); new kernel files are picked up without a list here.
 Then the real build and certificate run on a tiny generated graph on this process alone (a 1x1 grid
 over MPI.COMM_SELF, undirected and directed, with the row-major copy), and the owner routing of several
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 from mpi4py import MPI
 
 from dbfs import kernels
@@ -40,7 +41,8 @@ def warm_up(backend) -> float:
         return 0.0
     started = time.perf_counter()
     for name in kernels.names():
-        backend.module(name).compile()
+        for offsets in ((np.int32, np.int64) if kernels.reads_offsets(name) else (np.int64,)):
+            backend.module(name, offsets).compile()
     n, m = 1 << _SCALE, _EDGEFACTOR << _SCALE
     generated = GraphSource(n, m, _SCALE, _EDGEFACTOR, True, None, DEFAULT_SEED)
     src, dst = generate_edges(_SCALE, _EDGEFACTOR, 0, m, DEFAULT_SEED)

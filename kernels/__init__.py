@@ -139,9 +139,23 @@ DEFINES = {
 COOPERATIVE = frozenset({"small_levels", "peer_levels"})
 
 
-def compile_options() -> tuple[str, ...]:
-    """Options for NVRTC (CuPy) and nvcc alike: C++17, this directory on the include path, DEFINES."""
-    return ("-std=c++17", f"-I{DIRECTORY}", *(f"-D{name}=({value})" for name, value in DEFINES.items()))
+# The widths of a graph's offsets (common.cuh offset_t): a module whose source names offset_t is compiled
+# for each, and a launch takes the one of the graph it reads (dbfs.graph.offset_dtype).
+OFFSET_BITS = (32, 64)
+
+
+def compile_options(offset_bits: int = 64) -> tuple[str, ...]:
+    """Options for NVRTC (CuPy) and nvcc alike: C++17, this directory on the include path, DEFINES, and
+    the width of a graph's offsets."""
+    if offset_bits not in OFFSET_BITS:
+        raise ValueError(f"offset_bits must be one of {OFFSET_BITS}, got {offset_bits}")
+    return ("-std=c++17", f"-I{DIRECTORY}", *(f"-D{name}=({value})" for name, value in DEFINES.items()),
+            f"-DOFFSET_BITS={offset_bits}")
+
+
+def reads_offsets(name: str) -> bool:
+    """Whether kernels/<name>.cu has kernels that take a graph's offsets (offset_t)."""
+    return "offset_t" in source(name)
 
 
 def source(name: str) -> str:

@@ -76,7 +76,7 @@ frontier_summary(const u32* __restrict__ frontier, i32 nwords, u32* __restrict__
 }
 
 template <bool LARGE>
-__device__ __forceinline__ void search_rows(const i64* __restrict__ row_ptr, const i32* __restrict__ col_idx,
+__device__ __forceinline__ void search_rows(const offset_t* __restrict__ row_ptr, const i32* __restrict__ col_idx,
                                             i32 row_base, i32 nwords, const u32* __restrict__ frontier,
                                             const u32* __restrict__ summary, i32 frontier_words,
                                             const u32* state_in, u32* state_out, i32* __restrict__ pred_row,
@@ -155,7 +155,7 @@ __device__ __forceinline__ void search_rows(const i64* __restrict__ row_ptr, con
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-bottom_up_step(const i64* __restrict__ row_ptr, const i32* __restrict__ col_idx, i32 row_base, i32 nwords,
+bottom_up_step(const offset_t* __restrict__ row_ptr, const i32* __restrict__ col_idx, i32 row_base, i32 nwords,
                const u32* __restrict__ frontier, const u32* state_in, u32* state_out, i32* __restrict__ pred_row,
                i64* __restrict__ stats, const i64* __restrict__ ctl)
 {
@@ -165,7 +165,7 @@ bottom_up_step(const i64* __restrict__ row_ptr, const i32* __restrict__ col_idx,
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-bottom_up_step_large(const i64* __restrict__ row_ptr, const i32* __restrict__ col_idx, i32 row_base,
+bottom_up_step_large(const offset_t* __restrict__ row_ptr, const i32* __restrict__ col_idx, i32 row_base,
                      i32 nwords, const u32* __restrict__ frontier, const u32* __restrict__ summary,
                      i32 frontier_words, const u32* state_in, u32* state_out, i32* __restrict__ pred_row,
                      i64* __restrict__ stats, const i64* __restrict__ ctl)

@@ -77,7 +77,7 @@ __device__ __forceinline__ u64 global_id(i32 local, i64 base, i64 length, i64 st
     return (u64)(base + (i64)segment * stride + (i64)((u32)local - segment * (u32)length));
 }
 
-extern "C" __global__ void hash_entries(const i64* __restrict__ col_ptr, i32 ncols,
+extern "C" __global__ void hash_entries(const offset_t* __restrict__ col_ptr, i32 ncols,
                                         const i32* __restrict__ row_idx, i64 nnz,
                                         i64 col_base, i64 col_length, i64 col_stride,
                                         i64 row_base, i64 row_length, i64 row_stride,

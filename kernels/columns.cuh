@@ -12,7 +12,8 @@
 #include "common.cuh"
 
 // Largest k in [lo, hi] with cumul[k] <= edge (empty columns are skipped by "largest").
-__device__ __forceinline__ i32 search_columns(const i64* __restrict__ cumul, i32 lo, i32 hi, i64 edge)
+template <typename Offset>
+__device__ __forceinline__ i32 search_columns(const Offset* __restrict__ cumul, i32 lo, i32 hi, i64 edge)
 {
     while (lo < hi) {
         const i32 mid = lo + ((hi - lo + 1) >> 1);
@@ -26,13 +27,14 @@ __device__ __forceinline__ i32 search_columns(const i64* __restrict__ cumul, i32
 // cumul[c] .. cumul[c + 1] - 1); `in_range` false: no column. A lane per column writes its starts; a
 // column holding more than 32 is written by the whole warp. Warp-collective (call from a loop whose
 // trip count is the same for the warp's lanes).
-__device__ __forceinline__ void write_chunk_columns(const i64* __restrict__ cumul, i32 c, bool in_range, i64 nchunks,
+template <typename Offset>
+__device__ __forceinline__ void write_chunk_columns(const Offset* __restrict__ cumul, i32 c, bool in_range, i64 nchunks,
                                                     i32* __restrict__ table)
 {
     i64 q0 = 0, q1 = 0;
     if (in_range) {
-        q0 = (cumul[c] + COLUMN_CHUNK - 1) / COLUMN_CHUNK;
-        q1 = min((cumul[c + 1] + COLUMN_CHUNK - 1) / COLUMN_CHUNK, nchunks);
+        q0 = ((i64)cumul[c] + COLUMN_CHUNK - 1) / COLUMN_CHUNK;
+        q1 = min(((i64)cumul[c + 1] + COLUMN_CHUNK - 1) / COLUMN_CHUNK, nchunks);
     }
     const bool heavy = q1 - q0 > 32;
     if (!heavy)
@@ -47,7 +49,8 @@ __device__ __forceinline__ void write_chunk_columns(const i64* __restrict__ cumu
 
 // The column table of the n columns of cumul (cumul[0..n]) for its nchunks chunk starts, written by the
 // calling grid, a lane per column (grid-stride; a warp's lanes take the same number of turns).
-__device__ __forceinline__ void write_column_table(const i64* __restrict__ cumul, i64 n, i64 nchunks,
+template <typename Offset>
+__device__ __forceinline__ void write_column_table(const Offset* __restrict__ cumul, i64 n, i64 nchunks,
                                                    i32* __restrict__ table)
 {
     const i64 stride = (i64)gridDim.x * blockDim.x;
@@ -90,8 +93,8 @@ __device__ __forceinline__ bool columns_in_lanes(i32 k_lo, i32 k_hi)
 // across the lanes by shuffles, from the column holding the warp's first id -- names every id's
 // column: no search, no dependent load. Wider ranges fall back to a per-lane search and a walk over
 // cumul. Ids >= total get some column in range. Warp-collective; slots: the warp's 32 * EPT bytes.
-template <int EPT>
-__device__ __forceinline__ void columns_of(const i64* __restrict__ cumul, i32 k_lo, i32 k_hi, i64 total, i64 first,
+template <int EPT, typename Offset>
+__device__ __forceinline__ void columns_of(const Offset* __restrict__ cumul, i32 k_lo, i32 k_hi, i64 total, i64 first,
                                            unsigned char* slots, i32 (&col)[EPT], i64 (&col_start)[EPT])
 {
     const int lane = threadIdx.x & 31;

@@ -7,6 +7,15 @@ typedef int i32;
 typedef unsigned long long u64;
 typedef long long i64;
 
+// A CSC block's column offsets and its row copy's row offsets: 32-bit where the block's entries fit
+// (dbfs.graph.offset_dtype), else 64-bit. The module is compiled once for each (OFFSET_BITS, from the
+// compiler command line: dbfs.kernels.compile_options) and the launch picks the one of the graph's.
+#if OFFSET_BITS == 32
+typedef i32 offset_t;
+#else
+typedef i64 offset_t;
+#endif
+
 // The device-driven loop (dbfs/device_loop.py) enqueues every kernel of a round ahead of time; a kernel
 // runs only when the search's control block says its step is next (bit STEP_x of step_mask) and, for
 // the frontier conversions, that the frontier has the form it converts from (form < 0: any form).
@@ -122,7 +131,7 @@ __device__ __forceinline__ void block_reserve(const bool (&active)[ITEMS], const
 // (a CSC block's column offsets) only the offsets of columns with an entry are kept.
 template <typename T>
 __device__ __forceinline__ void unpack_words(const u32* __restrict__ words, i32 nwords, T* __restrict__ out,
-                                             i32* __restrict__ count, const i64* __restrict__ col_ptr = nullptr)
+                                             i32* __restrict__ count, const offset_t* __restrict__ col_ptr = nullptr)
 {
     __shared__ i32 warp_start[32];
     __shared__ i32 block_start;

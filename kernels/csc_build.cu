@@ -103,7 +103,7 @@ extern "C" __global__ void scatter_values(const i32* __restrict__ keys, const i3
     }
 }
 
-extern "C" __global__ void segment_lengths(const i64* __restrict__ ptr, i64 n, i32* __restrict__ out)
+extern "C" __global__ void segment_lengths(const offset_t* __restrict__ ptr, i64 n, i32* __restrict__ out)
 {
     for (i64 k = blockIdx.x * (i64)blockDim.x + threadIdx.x; k < n; k += (i64)gridDim.x * blockDim.x)
         out[k] = (i32)(ptr[k + 1] - ptr[k]);
@@ -112,7 +112,7 @@ extern "C" __global__ void segment_lengths(const i64* __restrict__ ptr, i64 n, i
 // The segments of ptr[0..n] that hold an entry (ptr[k + 1] > ptr[k]), added to *count (zeroed by the
 // caller): a block's non-empty columns, which size its gathered frontier (dbfs.search_state).
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-count_nonempty(const i64* __restrict__ ptr, i64 n, u64* __restrict__ count)
+count_nonempty(const offset_t* __restrict__ ptr, i64 n, u64* __restrict__ count)
 {
     u64 mine = 0;
     for (i64 k = blockIdx.x * (i64)blockDim.x + threadIdx.x; k < n; k += (i64)gridDim.x * blockDim.x)
@@ -121,7 +121,7 @@ count_nonempty(const i64* __restrict__ ptr, i64 n, u64* __restrict__ count)
     if ((threadIdx.x & 31) == 0 && mine) atomicAdd(count, mine);
 }
 
-extern "C" __global__ void csr_from_csc(const i64* __restrict__ col_ptr, i32 ncols,
+extern "C" __global__ void csr_from_csc(const offset_t* __restrict__ col_ptr, i32 ncols,
                                         const i32* __restrict__ row_idx, i64 nnz,
                                         u64* __restrict__ cursor, i32* __restrict__ col_idx)
 {

@@ -80,7 +80,7 @@ __device__ __forceinline__ i64 scan_tile_in_place(i64* __restrict__ items, i64 t
     return total;
 }
 
-__device__ __forceinline__ i64 column_degree(const i64* __restrict__ col_ptr, i32 u)
+__device__ __forceinline__ i64 column_degree(const offset_t* __restrict__ col_ptr, i32 u)
 {
     return col_ptr[u + 1] - col_ptr[u];
 }
@@ -89,7 +89,7 @@ __device__ __forceinline__ i64 column_degree(const i64* __restrict__ col_ptr, i3
 // (grid-stride over the tiles); cumul[k] = the degree of frontier[k], so that the scan reads the
 // degrees in order instead of looking them up again at random.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-frontier_tile_degrees(const i64* __restrict__ col_ptr, const i32* __restrict__ frontier,
+frontier_tile_degrees(const offset_t* __restrict__ col_ptr, const i32* __restrict__ frontier,
                       const i32* __restrict__ frontier_count, i32 frontier_length, i64* __restrict__ tile_sums,
                       i64* __restrict__ cumul, const i64* __restrict__ ctl)
 {
@@ -162,7 +162,7 @@ frontier_column_table(const i64* __restrict__ cumul, const i32* __restrict__ fro
 
 template <int EPT>
 __device__ __forceinline__ void expand_edges(
-    const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, const i32* __restrict__ frontier,
+    const offset_t* __restrict__ col_ptr, const i32* __restrict__ row_idx, const i32* __restrict__ frontier,
     const i32* __restrict__ frontier_count, i32 frontier_length, const i64* __restrict__ cumul,
     const i32* __restrict__ column_table, u32* __restrict__ bitmap, i32* __restrict__ level, i32* __restrict__ pred_row,
     i32* __restrict__ pred_col, i32 lvl, i32 j, i32 b, i32 C, i64 slots, i32* __restrict__ dst,
@@ -255,7 +255,7 @@ __device__ __forceinline__ void expand_edges(
 
 #define EXPAND_VARIANT(EPT)                                                                              \
     extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) expand_frontier_e##EPT(                  \
-        const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx,                                 \
+        const offset_t* __restrict__ col_ptr, const i32* __restrict__ row_idx,                                 \
         const i32* __restrict__ frontier, const i32* __restrict__ frontier_count, i32 frontier_length,    \
         const i64* __restrict__ cumul, const i32* __restrict__ column_table, u32* __restrict__ bitmap,     \
         i32* __restrict__ level, i32* __restrict__ pred_row, i32* __restrict__ pred_col, i32 lvl, i32 j,  \

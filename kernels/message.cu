@@ -94,7 +94,7 @@ message_stage(const u32* __restrict__ out, i64 out_stride, i32 skip, u32* __rest
 // (bench/NOTES.md, 2026-11-27, where a pair's level goes, kernel by kernel).
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 messages_to_list(const u64* __restrict__ sources, const i32* __restrict__ bases, i32 b,
-                 const i64* __restrict__ col_ptr, i32* __restrict__ out, i32* __restrict__ count)
+                 const offset_t* __restrict__ col_ptr, i32* __restrict__ out, i32* __restrict__ count)
 {
     __shared__ i32 reserve_scratch[2];
     const u32* m = (const u32*)sources[blockIdx.y];

@@ -170,7 +170,7 @@ __device__ __forceinline__ i32 column_at(i64 k, const i64* column_start, i32 i, 
 }
 
 extern "C" __global__ void __launch_bounds__(PEER_THREADS, 1)
-peer_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, const i32* __restrict__ degree,
+peer_levels(const offset_t* __restrict__ col_ptr, const i32* __restrict__ row_idx, const i32* __restrict__ degree,
             i32* own_list, i32* spare_list, i32* __restrict__ own_count, u32* __restrict__ visited,
             i32* __restrict__ level, i32* __restrict__ pred_row, i32* __restrict__ pred_col,
             i64* __restrict__ counters, const u64* __restrict__ expand_read, const u64* expand_signals,

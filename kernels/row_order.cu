@@ -18,7 +18,7 @@
 // An entry as one comparable word: its column's length above, its position in the row (reversed, so
 // that the earlier entry wins a tie) below. Every entry's column holds the entry, so a real candidate
 // is never 0, the value of an empty slot.
-__device__ __forceinline__ u64 candidate(const i64* __restrict__ col_ptr, i32 column, i64 position)
+__device__ __forceinline__ u64 candidate(const offset_t* __restrict__ col_ptr, i32 column, i64 position)
 {
     const i64 length = col_ptr[column + 1] - col_ptr[column];
     return ((u64)min(length, (i64)0xffffffffLL) << 32) | (u64)(0xffffffffu - (u32)position);
@@ -55,8 +55,8 @@ __device__ __forceinline__ void move_to_front(i32* __restrict__ col_idx, i64 beg
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-longest_columns_first(const i64* __restrict__ row_ptr, i32* __restrict__ col_idx, i64 nrows,
-                      const i64* __restrict__ col_ptr)
+longest_columns_first(const offset_t* __restrict__ row_ptr, i32* __restrict__ col_idx, i64 nrows,
+                      const offset_t* __restrict__ col_ptr)
 {
     const i32 lane = threadIdx.x & 31;
     const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;

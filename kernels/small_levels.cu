@@ -40,7 +40,7 @@ __device__ __forceinline__ void swap_queues(i32*& a, i32*& b)
 // *count (warp-aggregated), and each warp adds its discoveries' degree sum and largest degree to
 // *block_degrees and *block_max (shared). Trip counts are uniform over each warp (rounds over the
 // groups, span over the warp's groups), so the full-warp ballot sees every lane.
-__device__ __forceinline__ void expand_level(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx,
+__device__ __forceinline__ void expand_level(const offset_t* __restrict__ col_ptr, const i32* __restrict__ row_idx,
                                              const i32* __restrict__ degree, const i32* cur, i32* nxt,
                                              u32* __restrict__ visited, i32* __restrict__ level,
                                              i32* __restrict__ parent, i64 lvl, i64 nf, i64 group, i64 groups,
@@ -96,7 +96,7 @@ __device__ __forceinline__ void expand_level(const i64* __restrict__ col_ptr, co
 }
 
 extern "C" __global__ void __launch_bounds__(SMALL_THREADS, 1)
-small_levels(const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, const i32* __restrict__ degree,
+small_levels(const offset_t* __restrict__ col_ptr, const i32* __restrict__ row_idx, const i32* __restrict__ degree,
              i32* q0, i32* q1, i32* __restrict__ counts0, u32* __restrict__ visited, i32* __restrict__ level,
              i32* __restrict__ parent, i64* __restrict__ ctl, i64* slots, i64* __restrict__ log,
              i64 log_capacity, double alpha, double beta, i64 n, i64 small_edges, i64 solo_work)

@@ -133,7 +133,7 @@ __device__ __forceinline__ i64 global_row(i32 r, i32 b, i64 first_row, const i64
 
 // entry_column_table: table[q] := the column of entry q * COLUMN_CHUNK (columns.cuh), a lane per column.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-entry_column_table(const i64* __restrict__ col_ptr, i32 ncols, i64 nchunks, i32* __restrict__ table)
+entry_column_table(const offset_t* __restrict__ col_ptr, i32 ncols, i64 nchunks, i32* __restrict__ table)
 {
     write_column_table(col_ptr, ncols, nchunks, table);
 }
@@ -153,7 +153,7 @@ entry_column_table(const i64* __restrict__ col_ptr, i32 ncols, i64 nchunks, i32*
 // instructions and registers than one kernel testing runtime flags, bench/NOTES.md, 2026-11-24, rounds replayed as CUDA graphs).
 template <int EPT, bool DIRECTED, bool HALF, typename L, typename P>
 __device__ __forceinline__ void entry_rules(
-    const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, i32 ncols, i64 nnz,
+    const offset_t* __restrict__ col_ptr, const i32* __restrict__ row_idx, i32 ncols, i64 nnz,
     const L* __restrict__ col_level, const L* __restrict__ row_level, const P* __restrict__ col_parent,
     const P* __restrict__ row_parent, i64 col_base, const i64* __restrict__ row_starts,
     const i32* __restrict__ block_rows, i32 nblocks, i32 b, u32* __restrict__ marks,
@@ -314,7 +314,7 @@ __device__ __forceinline__ void entry_rules(
 
 #define ENTRY_KERNEL(LN, LT, PN, PT, EPT, FORM, DIRECTED, HALF)                                        \
     extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) check_entries_##LN##_##PN##_e##EPT##_##FORM( \
-        const i64* __restrict__ col_ptr, const i32* __restrict__ row_idx, i32 ncols, i64 nnz,             \
+        const offset_t* __restrict__ col_ptr, const i32* __restrict__ row_idx, i32 ncols, i64 nnz,             \
         const LT* __restrict__ col_level, const LT* __restrict__ row_level,                              \
         const PT* __restrict__ col_parent, const PT* __restrict__ row_parent, i64 col_base,              \
         const i64* __restrict__ row_starts, const i32* __restrict__ block_rows, i32 nblocks, i32 b,       \

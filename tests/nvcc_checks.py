@@ -14,14 +14,16 @@ from dbfs import kernels
 NVCC = shutil.which("nvcc")
 
 
-def compile_all(sources: dict, folder) -> dict:
+def compile_all(sources: dict, folder, offset_bits: dict | None = None) -> dict:
     """{name: (returncode, stderr, cubin path)} for each {name: .cu path}, compiled for sm_90 with the
-    kernels' options into `folder`."""
+    kernels' options into `folder`, for the width of a graph's offsets that offset_bits gives the name
+    (64 where it gives none)."""
     def compile_one(item):
         name, source = item
         cubin = folder / f"{name}.cubin"
-        result = subprocess.run([NVCC, "-arch=sm_90", "-cubin", *kernels.compile_options(), "-o", str(cubin),
-                                 str(source)], capture_output=True, text=True)
+        options = kernels.compile_options((offset_bits or {}).get(name, 64))
+        result = subprocess.run([NVCC, "-arch=sm_90", "-cubin", *options, "-o", str(cubin), str(source)],
+                                capture_output=True, text=True)
         return name, (result.returncode, result.stderr, cubin)
 
     with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:

@@ -15,6 +15,7 @@ from mpi4py import MPI
 
 from dbfs import bfs as bfs_module
 from dbfs import families
+from dbfs import graph as graph_module
 from dbfs.backend import Backend, gpu_count
 from dbfs.bfs import BFS
 from dbfs.build import build_from_edges
@@ -223,6 +224,18 @@ def test_gpu_levels_match_serial(scale, comm):
     src, dst = generate_edges(scale, 16, 0, 16 << scale)[:2]
     directions = run_grids(backend, 1 << scale, src, dst, nroots=4, comm=comm)
     assert directions == {"topdown", "bottomup"}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("comm", ["mpi", "nvshmem"])
+def test_gpu_levels_match_serial_with_int64_offsets(monkeypatch, comm):
+    """The kernels compiled for 64-bit offsets (a block of 2^31 entries and more) on a graph whose
+    offsets would be int32."""
+    monkeypatch.setattr(graph_module, "NARROW_OFFSETS_MAX", -1)
+    backend = gpu_backend_of_rank()
+    skip_unless_transport_runs(comm, backend)
+    src, dst = generate_edges(10, 16, 0, 16 << 10)[:2]
+    assert run_grids(backend, 1 << 10, src, dst, nroots=4, comm=comm) == {"topdown", "bottomup"}
 
 
 def skip_unless_transport_runs(comm, backend):

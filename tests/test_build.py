@@ -19,7 +19,8 @@ from dbfs.backend import Backend
 from dbfs.build import _HostExchange, add_row_major, build, build_from_edges, transpose_csc
 from dbfs.certificate import certify
 from dbfs.errors import DbfsError
-from dbfs.graph import GridComms
+from dbfs import graph as graph_module
+from dbfs.graph import GridComms, offset_dtype
 from dbfs.grid import Grid
 from dbfs.kernels import THREAD_EDGES
 from dbfs.source import EdgeArrays, GraphSource
@@ -61,7 +62,7 @@ def csc_pairs(col_ptr, row_idx):
 def check_graph(graph, src, dst, symmetric, row_major):
     grid, i, j = graph.grid, graph.i, graph.j
     expected = expected_block(grid, i, j, src, dst, symmetric)
-    assert graph.col_ptr.dtype == np.int64 and graph.row_idx.dtype == np.int32
+    assert graph.col_ptr.dtype == offset_dtype(graph.nnz) and graph.row_idx.dtype == np.int32
     assert np.array_equal(csc_pairs(graph.col_ptr, graph.row_idx), expected)
     assert graph.nonempty_columns == np.unique(expected[:, 0]).size     # the build's count, where it counted
     keep = src != dst
@@ -84,6 +85,27 @@ def check_graph(graph, src, dst, symmetric, row_major):
     assert np.all(length[inner] <= length[inner - 1])
     rest = np.flatnonzero(position >= THREAD_EDGES)
     assert np.all(length[rest] <= length[graph.row_ptr[rows[rest]] + THREAD_EDGES - 1])
+
+
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_offsets_are_int64_where_the_entries_pass_the_narrow_limit(monkeypatch, symmetric):
+    """A block whose entries pass NARROW_OFFSETS_MAX keeps int64 offsets (the CSC's and the row copy's
+    alike, the 1x1 shared copy still one array); below it they are int32."""
+    n, src, dst = small_graph()
+    lo, hi = edge_range(len(src), WORLD.Get_rank(), WORLD.Get_size())
+    for R, C in grids():
+        comms = GridComms.create(Grid(R, C, n))
+        narrow = build_from_edges(comms, CPU, src[lo:hi], dst[lo:hi], n, symmetric=symmetric, row_major=True)
+        monkeypatch.setattr(graph_module, "NARROW_OFFSETS_MAX", narrow.nnz - 1)
+        wide = build_from_edges(comms, CPU, src[lo:hi], dst[lo:hi], n, symmetric=symmetric, row_major=True)
+        check_graph(wide, src, dst, symmetric, True)
+        monkeypatch.undo()
+        assert narrow.col_ptr.dtype == narrow.row_ptr.dtype == np.int32
+        assert wide.col_ptr.dtype == wide.row_ptr.dtype == np.int64
+        assert wide.row_major_shared == narrow.row_major_shared == (R * C == 1 and symmetric)
+        for name in ("col_ptr", "row_idx", "row_ptr", "col_idx", "degree"):
+            assert np.array_equal(getattr(wide, name), getattr(narrow, name))
+        comms.free()
 
 
 @pytest.mark.parametrize("symmetric", [True, False])

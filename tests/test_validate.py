@@ -18,6 +18,7 @@ from scipy.sparse.csgraph import breadth_first_order, depth_first_order, shortes
 import dbfs.ops.validate as validate_ops
 from dbfs.backend import Backend, gpu_count
 from dbfs.build import build_from_edges
+from dbfs import graph as graph_module
 from dbfs.graph import GridComms
 from dbfs.grid import Grid
 from dbfs.workspace import ALIGN, Workspace
@@ -525,8 +526,12 @@ def test_validation_bytes_count_the_per_vertex_arrays():
 
 
 @pytest.mark.gpu
-def test_gpu_verdicts_equal_cpu():
-    """Every case, both graphs, both parent types, every grid: the device gives the CPU's verdict."""
+@pytest.mark.parametrize("wide_offsets", [False, True])
+def test_gpu_verdicts_equal_cpu(monkeypatch, wide_offsets):
+    """Every case, both graphs, both parent types, every grid: the device gives the CPU's verdict, with
+    the graph's offsets int32 (as these small graphs take them) and int64."""
+    if wide_offsets:
+        monkeypatch.setattr(graph_module, "NARROW_OFFSETS_MAX", -1)
     local = WORLD.Split_type(MPI.COMM_TYPE_SHARED).Get_rank()
     gpu = Backend("gpu", local % gpu_count())
     for shape, directed in GRAPH_PARAMS:

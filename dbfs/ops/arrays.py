@@ -22,11 +22,29 @@ TWIN_CHUNK = 1 << 20
 TWIN_ITEMS = 1 << 15
 
 
+# A launch contract's dtype for a graph's offsets (col_ptr, row_ptr): int32 or int64, as
+# dbfs.graph.offset_dtype chose for the block; the kernels compiled for that width run
+# (kernels/common.cuh offset_t).
+OFFSETS = "offsets"
+OFFSET_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
+
+
 def require_array(name, array, dtype):
     """Insist on the dtype and a 1-D C-contiguous layout."""
     if array.dtype != dtype or array.ndim != 1 or not array.flags.c_contiguous:
         raise TypeError(f"{name} must be a 1-D C-contiguous {np.dtype(dtype).name} array, got "
                         f"{array.dtype} with shape {array.shape}")
+
+
+def require_offsets(name, array, width=None) -> np.dtype:
+    """Insist on a graph's offsets: a 1-D C-contiguous int32 or int64 array, of the dtype `width` where
+    given (the other offsets of the same launch); returns its dtype, which picks the kernels' width."""
+    if (array.dtype not in OFFSET_DTYPES or (width is not None and array.dtype != width) or array.ndim != 1
+            or not array.flags.c_contiguous):
+        wanted = np.dtype(width).name if width is not None else "int32 or int64"
+        raise TypeError(f"{name} must be a 1-D C-contiguous {wanted} array of offsets, got "
+                        f"{array.dtype} with shape {array.shape}")
+    return array.dtype
 
 
 def twin_groups(lengths) -> list:
@@ -49,11 +67,15 @@ def launch_checked(backend, module: str, function: str, n: int, arrays: dict, ar
                    cap: int = MAX_BLOCKS, per_block: int = BLOCK_THREADS) -> None:
     """Check the layout of `arrays` (name -> (array, dtype)), then launch `function` of kernels/MODULE.cu
     as a grid-stride loop over n items, `per_block` of them a block of BLOCK_THREADS threads, at most
-    `cap` blocks (nothing for n = 0)."""
+    `cap` blocks (nothing for n = 0). Arrays of dtype OFFSETS share one width, which picks the kernel's."""
+    offsets = None
     for name, (array, dtype) in arrays.items():
-        require_array(name, array, dtype)
+        if dtype is OFFSETS:
+            offsets = require_offsets(name, array, offsets)
+        else:
+            require_array(name, array, dtype)
     if n:
-        backend.kernel(module, function)((blocks_for(n, per_block, cap),), (BLOCK_THREADS,), args)
+        backend.kernel(module, function, offsets)((blocks_for(n, per_block, cap),), (BLOCK_THREADS,), args)
 
 
 def wave_blocks(backend, kernel, items: int) -> int:

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from dbfs.kernels import BLOCK_THREADS
-from dbfs.ops.arrays import NULL, gate_args, gate_open, host_length, length_args, require_array, wave_blocks
+from dbfs.ops.arrays import (NULL, gate_args, gate_open, host_length, length_args, require_array, require_offsets,
+                             wave_blocks)
 
 
 def pack(backend, offsets, length, words, control=None, steps: int = 0, form: int = -1) -> None:
@@ -46,7 +47,7 @@ def unpack(backend, words, out, counter, control=None, steps: int = 0, form: int
     an entry in that CSC block); counter[0] := k.
 
       words    uint32 [w]      read
-      col_ptr  int64 [32w+1] or None  read
+      col_ptr  int32/int64 [32w+1] or None  read   offsets
       out      int32 [>= k]    write  order unspecified (NumPy: ascending)
       counter  int32 [1]       write  k (a device array: read it only when k is not already known);
                                       without a control block it is zeroed here, with one the caller
@@ -57,11 +58,10 @@ def unpack(backend, words, out, counter, control=None, steps: int = 0, form: int
     if backend.is_gpu:
         require_array("words", words, np.uint32)
         require_array("out", out, np.int32)
-        if col_ptr is not None:
-            require_array("col_ptr", col_ptr, np.int64)
+        offsets = require_offsets("col_ptr", col_ptr) if col_ptr is not None else None
         if control is None:
             counter.fill(0)
-        gather = backend.kernel("bitmap", "unpack_bitmap")
+        gather = backend.kernel("bitmap", "unpack_bitmap", offsets)
         gather((wave_blocks(backend, gather, nwords),), (BLOCK_THREADS,),
                (words, np.int32(nwords), col_ptr if col_ptr is not None else NULL, out, counter,
                 *gate_args(control, steps, form)))

@@ -24,7 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 from dbfs.kernels import BLOCK_THREADS, BOTTOM_UP, CTL, STAT, STEP, SUMMARY, SUMMARY_SPARSE, SUMMARY_TALLY_WORDS
-from dbfs.ops.arrays import NULL, TWIN_ITEMS, blocks_for, gate_args, gate_open, require_array, twin_groups
+from dbfs.ops.arrays import (NULL, TWIN_ITEMS, blocks_for, gate_args, gate_open, require_array, require_offsets,
+                             twin_groups)
 from dbfs.ops.bitmap import offsets_of
 from dbfs.ops.frontier import add_discoveries
 
@@ -85,7 +86,7 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
     """Find a frontier parent for each row of the segment row_base .. row_base + 32*len(state) - 1
     whose bit in `state_in` is clear.
 
-      row_ptr    int64 [nrows+1]   read   CSR offsets of the local rows
+      row_ptr    int32/int64 [nrows+1]  read   CSR offsets of the local rows
       col_idx    int32 [nnz]       read   local columns of each row's entries
       frontier   uint32 [ncols/32] read   frontier bit of every local column
       summary    None, or uint32 [summary_words(ncols/32)]  read  the frontier's summary (summarize),
@@ -105,7 +106,8 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
     """
     nwords = int(state_in.shape[0])
     if backend.is_gpu:
-        arrays = (("row_ptr", row_ptr, np.int64), ("col_idx", col_idx, np.int32),
+        offsets = require_offsets("row_ptr", row_ptr)
+        arrays = (("col_idx", col_idx, np.int32),
                   ("frontier", frontier, np.uint32), ("state_in", state_in, np.uint32),
                   ("state_out", state_out, np.uint32), ("pred_row", pred_row, np.int32),
                   ("stats", stats, np.int64), ("summary", summary, np.uint32))
@@ -114,10 +116,10 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
                 require_array(name, array, dtype)
         if nwords:
             if summary is None:
-                step = backend.kernel("bottom_up", "bottom_up_step")
+                step = backend.kernel("bottom_up", "bottom_up_step", offsets)
                 bitmaps = (frontier,)
             else:
-                step = backend.kernel("bottom_up", "bottom_up_step_large")
+                step = backend.kernel("bottom_up", "bottom_up_step_large", offsets)
                 bitmaps = (frontier, summary, np.int32(frontier.shape[0]))
             blocks = backend.whole_gpu_blocks(step, BLOCK_THREADS, blocks_for(nwords, BLOCK_THREADS // 32))
             step((blocks,), (BLOCK_THREADS,),

@@ -14,7 +14,7 @@ import numpy as np
 
 from dbfs.arrays import fmix64
 from dbfs.kernels import BLOCK_THREADS as THREADS
-from dbfs.ops.arrays import TWIN_CHUNK, blocks_for, require_array
+from dbfs.ops.arrays import TWIN_CHUNK, blocks_for, require_array, require_offsets
 
 ENTRIES_PER_THREAD = 16       # CSC entries a thread of hash_entries walks after one binary search
 
@@ -74,7 +74,7 @@ def hash_entries(backend, col_ptr, row_idx, col_segments, row_segments, keys, ac
     """acc += the hash of the CSC entries global(c) -> global(row_idx[e]) of every column c and entry e
     in col_ptr[c] .. col_ptr[c + 1], the global ids by the block's local-to-global maps.
 
-      col_ptr       int64 [ncols + 1]  read
+      col_ptr       int32/int64 [ncols + 1]  read   offsets
       row_idx       int32 [nnz]        read   local rows
       col_segments  (base, length, stride) of the local columns (Grid.global_col_segments)
       row_segments  the same of the local rows (Grid.global_row_segments)
@@ -84,10 +84,10 @@ def hash_entries(backend, col_ptr, row_idx, col_segments, row_segments, keys, ac
     _check_acc(acc, keys)
     nnz, ncols = int(row_idx.shape[0]), int(col_ptr.shape[0]) - 1
     if backend.is_gpu:
-        require_array("col_ptr", col_ptr, np.int64)
+        offsets = require_offsets("col_ptr", col_ptr)
         require_array("row_idx", row_idx, np.int32)
         if nnz:
-            backend.kernel("certificate", "hash_entries")(
+            backend.kernel("certificate", "hash_entries", offsets)(
                 (blocks_for(-(-nnz // ENTRIES_PER_THREAD), THREADS),), (THREADS,),
                 (col_ptr, np.int32(ncols), row_idx, np.int64(nnz), *(np.int64(x) for x in col_segments),
                  *(np.int64(x) for x in row_segments), np.int32(ENTRIES_PER_THREAD),

@@ -16,7 +16,7 @@ import numpy as np
 
 from dbfs.kernels import APPEND_SEGMENTS, SCAN_ITEMS
 from dbfs.kernels import BLOCK_THREADS as THREADS
-from dbfs.ops.arrays import BUILD_MAX_BLOCKS, launch_checked, require_array
+from dbfs.ops.arrays import BUILD_MAX_BLOCKS, OFFSETS, launch_checked, require_array
 
 def strided_count(array, stride: int) -> int:
     """The entries of a 1-D array read at every `stride`-th element from its first."""
@@ -153,25 +153,25 @@ def append_segments(backend, starts, values, offset: int, cursor, out) -> None:
 def segment_lengths(backend, ptr, out) -> None:
     """out[k] := ptr[k + 1] - ptr[k] for k < len(out).
 
-      ptr  int64 [>= n + 1]  read
-      out  int32 [n]         write
+      ptr  int32/int64 [>= n + 1]  read   offsets
+      out  int32 [n]               write
     GPU: one kernel on the current stream, no host synchronisation.
     """
     n = int(out.shape[0])
     if backend.is_gpu:
         launch_checked(backend, "csc_build", "segment_lengths", n,
-                       {"ptr": (ptr, np.int64), "out": (out, np.int32)}, (ptr, np.int64(n), out), BUILD_MAX_BLOCKS)
+                       {"ptr": (ptr, OFFSETS), "out": (out, np.int32)}, (ptr, np.int64(n), out), BUILD_MAX_BLOCKS)
         return
     np.subtract(ptr[1:n + 1], ptr[:n], out=out, casting="unsafe")
 
 
 def count_nonempty(backend, ptr) -> int:
-    """The segments of offsets `ptr` (int64 [n + 1]) that hold an entry: ptr[k + 1] > ptr[k].
+    """The segments of offsets `ptr` (int32 or int64 [n + 1]) that hold an entry: ptr[k + 1] > ptr[k].
     GPU: one kernel and a read-back of the count (one host synchronisation)."""
     n = int(ptr.shape[0]) - 1
     if backend.is_gpu:
         count = backend.xp.zeros(1, backend.xp.uint64)
-        launch_checked(backend, "csc_build", "count_nonempty", n, {"ptr": (ptr, np.int64)}, (ptr, np.int64(n), count),
+        launch_checked(backend, "csc_build", "count_nonempty", n, {"ptr": (ptr, OFFSETS)}, (ptr, np.int64(n), count),
                        BUILD_MAX_BLOCKS)
         return int(count[0])
     return int(np.count_nonzero(ptr[1:] != ptr[:-1]))
@@ -181,9 +181,9 @@ def csr_from_csc(backend, col_ptr, row_idx, cursor, col_idx) -> None:
     """The row-major copy of a CSC block: every entry (column c, row row_idx[e]) takes slot
     cursor[row] - 1 of col_idx, which receives c; cursor[row] is decremented.
 
-      col_ptr  int64 [ncols + 1]  read
-      row_idx  int32 [nnz]        read
-      cursor   int64 [nrows]      read/write   row ends in, row starts out
+      col_ptr  int32/int64 [ncols + 1]  read         offsets
+      row_idx  int32 [nnz]              read
+      cursor   int64 [nrows]            read/write   row ends in, row starts out
       col_idx  int32 [nnz]        write
     The order inside a row is unspecified (NumPy: ascending columns). GPU: one kernel on the current
     stream, no host synchronisation.
@@ -191,7 +191,7 @@ def csr_from_csc(backend, col_ptr, row_idx, cursor, col_idx) -> None:
     nnz, ncols = int(row_idx.shape[0]), int(col_ptr.shape[0]) - 1
     if backend.is_gpu:
         launch_checked(backend, "csc_build", "csr_from_csc", nnz,
-                       {"col_ptr": (col_ptr, np.int64), "row_idx": (row_idx, np.int32),
+                       {"col_ptr": (col_ptr, OFFSETS), "row_idx": (row_idx, np.int32),
                         "cursor": (cursor, np.int64), "col_idx": (col_idx, np.int32)},
                        (col_ptr, np.int32(ncols), row_idx, np.int64(nnz), cursor, col_idx), BUILD_MAX_BLOCKS)
         return

@@ -25,7 +25,7 @@ import numpy as np
 
 from dbfs.kernels import BLOCK_THREADS, COLUMN_CHUNK, CTL, SCAN_TILE, STAT, STEP
 from dbfs.ops.arrays import (NULL, TWIN_ITEMS, gate_args, gate_open, host_length, length_args, require_array,
-                             twin_groups)
+                             require_offsets, twin_groups)
 from dbfs.ops.bitmap import set_visited, visited
 
 EDGES_PER_THREAD = (1, 2, 4, 8)
@@ -57,7 +57,7 @@ def expand(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, 
     """Expand the frontier columns of one level.
 
     Arrays live on the backend's device (CuPy on a GPU backend, NumPy otherwise), 1-D, C-contiguous:
-      col_ptr   int64 [ncols+1]   read   CSC column offsets (ncols = grid.cols_per_rank local columns)
+      col_ptr   int32/int64 [ncols+1]  read   CSC column offsets (ncols = grid.cols_per_rank local columns)
       row_idx   int32 [nnz]       read   CSC local destination rows (grid.rows_per_rank local rows)
       frontier  int32 [>= nf]     read   local column ids to expand
       length    int or int32 [1]  read   nf, on the host or on the device (may be 0)
@@ -100,8 +100,8 @@ def _expand_gpu(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, le
                 dst, dst_cnt, stats, scratch, lvl, edges_per_thread, control):
     if edges_per_thread not in EDGES_PER_THREAD:
         raise ValueError(f"edges_per_thread must be one of {EDGES_PER_THREAD}, got {edges_per_thread}")
-    for name, array, dtype in (("col_ptr", col_ptr, np.int64), ("row_idx", row_idx, np.int32),
-                               ("frontier", frontier, np.int32), ("bitmap", bitmap, np.uint32),
+    offsets = require_offsets("col_ptr", col_ptr)
+    for name, array, dtype in (("row_idx", row_idx, np.int32), ("frontier", frontier, np.int32), ("bitmap", bitmap, np.uint32),
                                ("level", level, np.int32), ("pred_row", pred_row, np.int32),
                                ("dst", dst, np.int32),
                                ("dst_cnt", dst_cnt, np.int32), ("stats", stats, np.int64)):
@@ -118,7 +118,7 @@ def _expand_gpu(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, le
     gate = gate_args(control)[0]
     tiles = scratch.tile_sums.shape[0]
     tile_degrees, scan_tiles, degree_scan, column_table, expansion = (
-        backend.kernel("expand", name) for name in ("frontier_tile_degrees", "scan_tile_sums", "frontier_degree_scan",
+        backend.kernel("expand", name, offsets) for name in ("frontier_tile_degrees", "scan_tile_sums", "frontier_degree_scan",
                                                     "frontier_column_table", f"expand_frontier_e{edges_per_thread}"))
     tile_degrees((min(backend.resident_blocks(tile_degrees, BLOCK_THREADS), tiles),), (BLOCK_THREADS,),
                  (col_ptr, frontier, *count, scratch.tile_sums, scratch.cumul, gate))

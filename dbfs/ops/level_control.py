@@ -94,7 +94,7 @@ def small_levels(backend, grid, col_ptr, row_idx, degree, q0, q1, counts0, visit
     capacity = log.shape[0] // LOG_WORDS
     n = grid.n_vertices
     if backend.is_gpu:
-        backend.kernel("small_levels", "small_levels")(
+        backend.kernel("small_levels", "small_levels", require_offsets("col_ptr", col_ptr))(
             (backend.multiprocessors,), (SMALL_THREADS,),
             (col_ptr, row_idx, degree, q0, q1, counts0, visited, level, parent, control, slots, log,
              np.int64(capacity), np.float64(alpha), np.float64(beta), np.int64(n), np.int64(small_edges),

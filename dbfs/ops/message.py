@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from dbfs.kernels import BLOCK_THREADS, HEAD, HEAD_WORDS, MSG, STAT
-from dbfs.ops.arrays import blocks_for, require_array
+from dbfs.ops.arrays import blocks_for, require_array, require_offsets
 from dbfs.ops.bitmap import offsets_of, words_of
 
 FORCED = {"adaptive": -1, "list": MSG.LIST, "bitmap": MSG.BITMAP}
@@ -141,13 +141,13 @@ def to_list(backend, sources: SourceTable, bases, block: int, col_ptr, out, coun
     """out[:k] := every offset of every source message plus bases[y] (any order) that is a column with
     an entry in the CSC block; count[0] := k (at most the block's non-empty columns).
 
-      bases    int32 [len(sources)] (device; host on the CPU)   col_ptr  int64 [ncols+1]
+      bases    int32 [len(sources)] (device; host on the CPU)   col_ptr  int32/int64 [ncols+1]
       out      int32 [>= k]                                     count    int32 [1]
     GPU: a memset and one kernel, no host synchronisation (k stays on the device)."""
     if backend.is_gpu:
-        require_array("col_ptr", col_ptr, np.int64)
+        offsets = require_offsets("col_ptr", col_ptr)
         backend.zero(count)
-        kernel = backend.kernel("message", "messages_to_list")
+        kernel = backend.kernel("message", "messages_to_list", offsets)
         kernel(_grid(backend, kernel, block, len(sources)), (BLOCK_THREADS,),
                (sources.pointers, bases, np.int32(block), col_ptr, out, count))
         return

@@ -6,7 +6,7 @@ same contract, the messages going through MPI on the grid's communicators. level
 global totals summed the same way by one block per rank.
 
 Arrays (device, 1-D, C-contiguous; state names as in dbfs.search_state):
-  col_ptr int64 [cols+1], row_idx int32 [nnz], degree int32 [b]          read   the CSC block
+  col_ptr int32/int64 [cols+1], row_idx int32 [nnz], degree int32 [b]    read   the CSC block
   own_list  int32 [s]             read/write  the own frontier (offsets) in, and out when the kernel ends
                                               (group j of a frontier queue, s = state.slots: a level finds
                                               at most the owned vertices with an edge)
@@ -52,7 +52,7 @@ import numpy as np
 
 from dbfs.kernels import (CTL, PEER_COUNTER_SLOTS, PEER_COUNTERS, PEER_LOG_AT, PEER_LOG_WORDS, PEER_REC,
                           PEER_RECORD_WORDS, PEER_THREADS, STAT, STEP)
-from dbfs.ops.arrays import NULL
+from dbfs.ops.arrays import NULL, require_offsets
 from dbfs.ops.expand import _expand_numpy
 from dbfs.ops.frontier import publish_figures
 from dbfs.ops.level_control import next_step
@@ -94,7 +94,7 @@ def peer_levels(backend, graph, state, links, own_list, spare, own_count, counte
                 capacity: int, edge_limit: int, alpha: float, beta: float) -> None:
     grid, i, j = graph.grid, graph.i, graph.j
     if backend.is_gpu:
-        kernel = backend.kernel("peer_levels", "peer_levels")
+        kernel = backend.kernel("peer_levels", "peer_levels", require_offsets("col_ptr", graph.col_ptr))
         kernel((blocks(backend, kernel),), (PEER_THREADS,),
                (graph.col_ptr, graph.row_idx, graph.degree, own_list, spare, own_count, state.visited,
                 state.level, state.pred_row, state.pred_col if state.pred_col is not None else NULL, counters,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from dbfs.kernels import THREAD_EDGES
-from dbfs.ops.arrays import BUILD_MAX_BLOCKS, TWIN_ITEMS, launch_checked, twin_groups
+from dbfs.ops.arrays import BUILD_MAX_BLOCKS, OFFSETS, TWIN_ITEMS, launch_checked, twin_groups
 
 _POSITION_BITS = np.uint64(32)
 _POSITION_MASK = np.uint64(0xFFFFFFFF)
@@ -26,17 +26,17 @@ def longest_columns_first(backend, row_ptr, col_idx, col_ptr) -> None:
     ... the k-th chosen entry trades places with the entry at the row's position k. The rest keep their
     places but for those trades.
 
-      row_ptr  int64 [nrows + 1]  read
+      row_ptr  int32/int64 [nrows + 1]  read   offsets (as wide as col_ptr)
       col_idx  int32 [nnz]        read/write   each row's entries, reordered
-      col_ptr  int64 [ncols + 1]  read         the block's column offsets (may be row_ptr itself: a
+      col_ptr  int32/int64 [ncols + 1]  read         the block's column offsets (may be row_ptr itself: a
                                                1x1 grid of an undirected graph, col_idx its row_idx)
     The same order on both paths. GPU: one kernel on the current stream, no host synchronisation.
     """
     nrows = int(row_ptr.shape[0]) - 1
     if backend.is_gpu:
         launch_checked(backend, "row_order", "longest_columns_first", max(nrows, 0),
-                       {"row_ptr": (row_ptr, np.int64), "col_idx": (col_idx, np.int32),
-                        "col_ptr": (col_ptr, np.int64)},
+                       {"row_ptr": (row_ptr, OFFSETS), "col_idx": (col_idx, np.int32),
+                        "col_ptr": (col_ptr, OFFSETS)},
                        (row_ptr, col_idx, np.int64(nrows), col_ptr), BUILD_MAX_BLOCKS)
         return
     for first in range(0, nrows, TWIN_ITEMS):
@@ -53,7 +53,7 @@ def _order_rows(row_ptr, col_idx, col_ptr, lo: int, hi: int) -> None:
     entries = col_idx[first:last]                                   # a view: reordered in place
     owner = np.repeat(np.arange(hi - lo), lengths)
     position = np.arange(last - first) - starts[owner]
-    column_length = np.minimum(col_ptr[entries.astype(np.int64) + 1] - col_ptr[entries], 0xFFFFFFFF)
+    column_length = np.minimum((col_ptr[entries.astype(np.int64) + 1] - col_ptr[entries]).astype(np.int64), 0xFFFFFFFF)
     packed = (column_length.astype(np.uint64) << _POSITION_BITS) | (_POSITION_MASK - position.astype(np.uint64))
     nonempty = np.flatnonzero(lengths > 0)
     among = np.flatnonzero(lengths[nonempty] > 1)           # the rows to order, among the nonempty ones

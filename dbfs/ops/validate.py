@@ -30,7 +30,7 @@ import numpy as np
 
 from dbfs.kernels import BLOCK_THREADS as THREADS
 from dbfs.kernels import COLUMN_CHUNK, VALIDATE_SLOTS
-from dbfs.ops.arrays import TWIN_CHUNK, blocks_for, require_array
+from dbfs.ops.arrays import TWIN_CHUNK, blocks_for, require_array, require_offsets
 
 SLOT = {name.lower(): k for k, name in enumerate(VALIDATE_SLOTS)}
 STATS_SLOTS = len(VALIDATE_SLOTS)
@@ -151,7 +151,7 @@ def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, direc
                   entries_per_lane: int = DEFAULT_ENTRIES_PER_LANE, half: bool = False, column_table=None) -> None:
     """The entry rules of one CSC block (A[v][u] = 1 for the entry u -> v, u a column, v a row).
 
-      col_ptr    int64 [ncols+1]  read
+      col_ptr    int32/int64 [ncols+1]  read
       row_idx    int32 [nnz]      read   local rows
       col_level  L [ncols]        read   compact levels of the local columns (L from level_dtype)
       row_level  L [nrows]        read   compact levels of the local rows
@@ -187,7 +187,8 @@ def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, direc
         if half and directed:
             raise ValueError("the half form needs an undirected (symmetric) CSC")
         _require(parent, marks=marks, stats=stats)
-        for name, array, dtype in (("col_ptr", col_ptr, np.int64), ("row_idx", row_idx, np.int32),
+        offsets = require_offsets("col_ptr", col_ptr)
+        for name, array, dtype in (("row_idx", row_idx, np.int32),
                                    ("col_level", col_level, col_level.dtype),
                                    ("row_level", row_level, col_level.dtype)):
             require_array(name, array, dtype)
@@ -196,11 +197,11 @@ def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, direc
         nchunks = -(-nnz // COLUMN_CHUNK)
         if column_table is None:
             column_table = backend.xp.empty(nchunks, backend.xp.int32)
-        backend.kernel("validate", "entry_column_table")(
+        backend.kernel("validate", "entry_column_table", offsets)(
             (blocks_for(ncols, THREADS),), (THREADS,), (col_ptr, np.int32(ncols), np.int64(nchunks), column_table))
         form = "directed" if directed else "half" if half else "full"
         name = f"check_entries_{_level_name(col_level)}_{_PARENT_TYPES[parent.dtype]}_e{entries_per_lane}_{form}"
-        kernel = backend.kernel("validate", name)
+        kernel = backend.kernel("validate", name, offsets)
         kernel(
             (min(backend.resident_blocks(kernel, THREADS), -(-nnz // (THREADS * entries_per_lane))),), (THREADS,),
             (col_ptr, row_idx, np.int32(ncols), np.int64(nnz), col_level, row_level, parent, parent,
