@@ -81,11 +81,8 @@ class Backend:
 
     def kernel(self, module: str, function: str, offsets=None):
         """The compiled `function` of kernels/<module>.cu (looked up once per process), counting its
-        launches in `launches`; `offsets`: the dtype of the graph offsets it reads (col_ptr, row_ptr),
-        which a module with such kernels needs (kernels.reads_offsets)."""
-        from dbfs import kernels
-        if offsets is None and kernels.reads_offsets(module):
-            raise ValueError(f"kernels/{module}.cu reads a graph's offsets: name their dtype")
+        launches in `launches`; `offsets`: the dtype of the graph offsets it reads (col_ptr, row_ptr;
+        its launch contract names them: dbfs.ops.arrays.OFFSETS), None for a kernel that reads none."""
         return _CountedKernel(self, _function(module, function, offset_bits(np.int64 if offsets is None else offsets)))
 
     def urgent_stream(self):
