@@ -27,6 +27,7 @@ import numpy as np
 
 from dbfs.direction import next_bottom_up
 from dbfs.kernels import CTL, FORM, LOG_WORDS, ROOT, SMALL_MAX_DEGREE, SMALL_THREADS, STAT, STAT_WORDS, STEP
+from dbfs.ops.arrays import require_offsets
 from dbfs.ops.expand import _expand_numpy
 from dbfs.ops.frontier import add_discoveries
 
