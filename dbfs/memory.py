@@ -454,15 +454,19 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
                                columns=nonempty, symmetric=symmetric, scan_lent=scan_lent, slots=group,
                                log_levels=log_levels)
     checking = validation_bytes(grid, symmetric, counted, direction, by_columns, nonempty, scan_lent, group)
+    # the build holds its offsets int64 (graph_bytes' `building`), the search at their width: the search's
+    # room less that difference is what the build's transients may take without raising the peak
+    widening = sum(graph_bytes(grid, counted, layout, building=True).values()) - sum(graph_bytes(grid, counted, layout).values())
     if chunk is None:
-        chunk = chunk_edges(grid, n_edges, symmetric, layout == "copy", device, state + checking, built_over)
+        chunk = chunk_edges(grid, n_edges, symmetric, layout == "copy", device, max(0, state + checking - widening),
+                            built_over)
     inputs = dict(grid=grid, n_edges=n_edges, symmetric=symmetric, direction=direction, transport=transport,
                   device=device, entries=entries, chunk=chunk, limit=limit, row_copy=row_copy, generated=generated,
                   read_buffers=read_buffers, columns=columns, certified=certified, build_transport=build_transport,
                   slots=group, log_levels=log_levels)      # the expected slots kept until the build counts them
     graph = graph_bytes(grid, counted, layout)
     resident = sum(graph.values())
-    building = sum(graph_bytes(grid, counted, layout, building=True).values())
+    building = resident + widening
     narrowed = narrowing_bytes(grid, counted, layout)   # made while the build's NVSHMEM landing lives
     narrowing = narrowed + _landing_bytes(grid, chunk, symmetric, device, built_over) if narrowed else 0
     # the owned degrees (dbfs.build): from the row copy's whole rows on a grid of one column, else the
