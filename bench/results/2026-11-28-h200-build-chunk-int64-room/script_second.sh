@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# one GPU under MPS: d4b8c5e against HEAD, 22 on 16x1, alternating (the start's first 16-PE build first, untimed)
+set -u
+R=$OUT/r; mkdir -p $R
+export NVSHMEM_SYMMETRIC_SIZE=1G NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERED=1
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl >/dev/null 2>&1
+export PYTHONPATH=/tmp/site
+RESULTS=$R OUT= scripts/gpu_check.sh > $R/install.log 2>&1 || { tail -20 $R/install.log; exit 1; }
+{ nvidia-smi; date -u; nproc; } > $R/machine.txt 2>&1
+P=$PWD/.probe
+tar xJf $P/hd4b.tar.xz -C /tmp
+pack() { (cd $OUT && tar cf r.tar r); }
+run() { # tree n file args
+  local tree=$1 n=$2 f=$3; shift 3
+  local pp=/tmp/site; [ $tree = old ] && pp=/tmp/hd4b:/tmp/site
+  echo "+ [$tree] mpirun -n $n python -m dbfs $* --backend gpu --json $f.json" >> $R/commands.txt
+  (cd $R && PYTHONPATH=$pp timeout -s KILL 100 mpirun -x PYTHONPATH -x CUDA_MPS_PIPE_DIRECTORY -n $n python3 -P -m dbfs "$@" --backend gpu --json $f.json > $f.log 2>&1) || { echo "FAILED $f"; tail -3 $R/$f.log; pkill -9 -f "m dbfs"; sleep 2; }
+  python3 - $R/$f.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(sys.argv[1].split("/")[-1], "mean %.3f median %.3f ms constr %.3f s peak %.2f MiB constr peak %.2f est %.2f valid %s" % (
+    d["bfs_mean_time"] * 1e3, d["bfs_median_time"] * 1e3, d["construction_time"], d["memory_peak"] / 2**20,
+    d["memory_construction_peak"] / 2**20, d["memory_estimate"] / 2**20, all(s["validated"] for s in d["searches"])))
+PY
+  xz -q $R/$f.json $R/$f.log; pack
+}
+eval "$(scripts/mps.sh start)"
+run old 16 s22_16_first --scale 20 --roots 2 --comm nvshmem
+run new 16 s22_16_new --scale 22 --roots 8 --comm nvshmem
+run old 16 s22_16_old --scale 22 --roots 8 --comm nvshmem
+run new 16 s22_16_new2 --scale 22 --roots 8 --comm nvshmem
+run old 16 s22_16_old2 --scale 22 --roots 8 --comm nvshmem
+pack
