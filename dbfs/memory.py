@@ -182,10 +182,12 @@ def graph_bytes(grid: Grid, entries: int, row_major: str, building: bool = False
 
 
 def narrowing_bytes(grid: Grid, entries: int, row_major: str) -> int:
-    """The narrowed offsets made at the build's end beside the int64 ones (LocalGraph.narrow_offsets)."""
-    built, building = graph_bytes(grid, entries, row_major), graph_bytes(grid, entries, row_major, building=True)
-    offsets = [name for name in ("col_ptr", "row_ptr") if name in built]
-    return 0 if built["col_ptr"] == building["col_ptr"] else sum(built[name] for name in offsets)
+    """The narrowed offsets made at the build's end beside the int64 ones (LocalGraph.narrow_offsets;
+    none where they stay int64)."""
+    if offset_dtype(entries).itemsize == 8:
+        return 0
+    built = graph_bytes(grid, entries, row_major)
+    return built["col_ptr"] + built.get("row_ptr", 0)
 
 
 def chunk_edges(grid: Grid, n_edges: int, symmetric: bool, row_copy: bool, device: str = "gpu",
@@ -456,7 +458,8 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     checking = validation_bytes(grid, symmetric, counted, direction, by_columns, nonempty, scan_lent, group)
     # the build holds its offsets int64 (graph_bytes' `building`), the search at their width: the search's
     # room less that difference is what the build's transients may take without raising the peak
-    widening = sum(graph_bytes(grid, counted, layout, building=True).values()) - sum(graph_bytes(grid, counted, layout).values())
+    widening = (sum(graph_bytes(grid, counted, layout, building=True).values())
+                - sum(graph_bytes(grid, counted, layout).values()))
     if chunk is None:
         chunk = chunk_edges(grid, n_edges, symmetric, layout == "copy", device, max(0, state + checking - widening),
                             built_over)

@@ -3,7 +3,8 @@ CUDA module of the main mode and warms the generic CuPy kernels the streaming bu
 certificate launch, so that construction_time holds the construction alone.
 
 Method: every kernels/*.cu module (dbfs.kernels.names(); the ws mode's *.cuh headers are that mode's),
-for both widths of a graph's offsets where it reads them (dbfs.kernels.OFFSET_BITS), is compiled by NVRTC into the process's module cache (CuPy also keeps the binaries on disk, so a
+for both widths of a graph's offsets where it reads them (dbfs.kernels.OFFSET_BITS), is compiled by
+NVRTC into the process's module cache (CuPy also keeps the binaries on disk, so a
 machine that compiled them once loads them); new kernel files are picked up without a list here.
 Then the real build and certificate run on a tiny generated graph on this process alone (a 1x1 grid
 over MPI.COMM_SELF, undirected and directed, with the row-major copy), and the owner routing of several

@@ -101,7 +101,8 @@ def _expand_gpu(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, le
     if edges_per_thread not in EDGES_PER_THREAD:
         raise ValueError(f"edges_per_thread must be one of {EDGES_PER_THREAD}, got {edges_per_thread}")
     offsets = require_offsets("col_ptr", col_ptr)
-    for name, array, dtype in (("row_idx", row_idx, np.int32), ("frontier", frontier, np.int32), ("bitmap", bitmap, np.uint32),
+    for name, array, dtype in (("row_idx", row_idx, np.int32), ("frontier", frontier, np.int32),
+                               ("bitmap", bitmap, np.uint32),
                                ("level", level, np.int32), ("pred_row", pred_row, np.int32),
                                ("dst", dst, np.int32),
                                ("dst_cnt", dst_cnt, np.int32), ("stats", stats, np.int64)):
@@ -118,8 +119,9 @@ def _expand_gpu(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, le
     gate = gate_args(control)[0]
     tiles = scratch.tile_sums.shape[0]
     tile_degrees, scan_tiles, degree_scan, column_table, expansion = (
-        backend.kernel("expand", name, offsets) for name in ("frontier_tile_degrees", "scan_tile_sums", "frontier_degree_scan",
-                                                    "frontier_column_table", f"expand_frontier_e{edges_per_thread}"))
+        backend.kernel("expand", name, offsets)
+        for name in ("frontier_tile_degrees", "scan_tile_sums", "frontier_degree_scan", "frontier_column_table",
+                     f"expand_frontier_e{edges_per_thread}"))
     tile_degrees((min(backend.resident_blocks(tile_degrees, BLOCK_THREADS), tiles),), (BLOCK_THREADS,),
                  (col_ptr, frontier, *count, scratch.tile_sums, scratch.cumul, gate))
     scan_tiles((1,), (BLOCK_THREADS,), (scratch.tile_sums, *count, gate))
