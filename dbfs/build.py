@@ -52,7 +52,8 @@ block, N'/C local columns, N'/R local rows (dbfs.memory.graph_bytes counts exact
   degree   4 b           owned degrees: TEPS count, direction rule, root sampling (an edge: degree > 0)
   row_ptr  w (N'/R + 1)  row offsets        } the row-major copy, only with --direction auto (and
   col_idx  4 E           local columns      } --row-copy), a grid other than 1x1 or a directed graph
-where w is 4 bytes once built if E fits int32 (dbfs.graph.offset_dtype), else 8 (and 8 while building).
+where w is 4 bytes if E fits int32 (dbfs.graph.offset_dtype), else 8; while building, as for the whole
+graph's entries (dbfs.graph.building_offsets: 4 bytes up to Graph500 scale 25).
 So on 1x1 an undirected graph takes 8 bytes per input tuple (two 4-byte entries) and 8 per vertex (12
 from scale 26 on, where E reaches 2^31).
 The search adds its per-vertex state (dbfs.search_state.layout, about 17 B per vertex on 1x1 with
@@ -100,7 +101,7 @@ from mpi4py import MPI
 from dbfs import memory, runtime
 from dbfs.errors import DbfsError
 from dbfs.exchange import SignalWords, nccl_communicator, world_ranks
-from dbfs.graph import GridComms, LocalGraph, csc_is_row_major
+from dbfs.graph import GridComms, LocalGraph, building_offsets, csc_is_row_major
 from dbfs.ops import message
 from dbfs.ops.csc_build import (add_counts, append_segments, count_keys, count_nonempty, csr_from_csc, inclusive_scan,
                                  scatter_values, segment_lengths)
@@ -555,7 +556,7 @@ class _Passes:
             received_at = np.cumsum(received) - received
             for p in np.flatnonzero(received):
                 at = int(received_at[p])
-                starts = xp.zeros(hi - lo + 1, xp.int64)
+                starts = xp.zeros(hi - lo + 1, row_ptr.dtype)
                 starts[1:] = words[at:at + hi - lo]
                 inclusive_scan(backend, starts[1:])
                 append_segments(backend, starts, words[at + hi - lo:at + received[p]], p * b, row_ptr[lo:hi], col_idx)
@@ -595,7 +596,7 @@ def _segment_ends(backend, ptr) -> int:
 
 
 def build(comms: GridComms, backend, source, row_major: bool = False, transport: str = "mpi",
-          chunk_edges: int | None = None, plan=None) -> tuple[LocalGraph, BuildReport]:
+          chunk_edges: int | None = None, plan=None, offsets=None) -> tuple[LocalGraph, BuildReport]:
     """Collective: this rank's LocalGraph (on the backend's device) from `source`, which streams the
     tuples (dbfs.source.GraphSource or EdgeArrays: n_vertices, n_edges, symmetric, chunk_rounds,
     tuple_chunks).
@@ -606,7 +607,9 @@ def build(comms: GridComms, backend, source, row_major: bool = False, transport:
     landings; any other value stages them through host MPI. chunk_edges defaults to the plan's chunk,
     else dbfs.memory.chunk_edges. plan (a dbfs.memory.Estimate with a limit): once the entries are counted
     it is redone with the largest rank's exact count and the build stops with a DbfsError on every rank,
-    before anything more is allocated, when that does not fit; the report carries it.
+    before anything more is allocated, when that does not fit; the report carries it. offsets: the
+    dtype counted and placed in (default dbfs.graph.building_offsets; dbfs.warmup also builds in int64,
+    as a larger graph's build does).
     """
     grid, xp, world = comms.grid, backend.xp, comms.world
     row_copy = row_major and not csc_is_row_major(grid, source.symmetric)
@@ -623,8 +626,11 @@ def build(comms: GridComms, backend, source, row_major: bool = False, transport:
     world.Barrier()
     started = time.perf_counter()
     setup_seconds = started - setting_up
-    col_ptr = xp.zeros(grid.cols_per_rank + 1, xp.int64)
-    row_ptr = xp.zeros(grid.rows_per_rank + 1, xp.int64) if row_copy else None
+    # counted and placed at the width of the whole graph's entries (a rank holds at most those), narrowed
+    # at the end where the graph has more but this block fits (LocalGraph.narrow_offsets)
+    width = building_offsets(source.n_edges, source.symmetric) if offsets is None else offsets
+    col_ptr = xp.zeros(grid.cols_per_rank + 1, width)
+    row_ptr = xp.zeros(grid.rows_per_rank + 1, width) if row_copy else None
     passes.count(col_ptr, row_ptr)
     nnz = _segment_ends(backend, col_ptr)
     if row_copy:
@@ -690,16 +696,16 @@ def add_row_major(graph: LocalGraph) -> None:
     if csc_is_row_major(graph.grid, not graph.info.get("directed")):
         graph.row_ptr, graph.col_idx = graph.col_ptr, graph.row_idx
     else:
-        row_ptr, graph.col_idx = transpose_csc(graph.backend, graph.col_ptr, graph.row_idx, graph.grid.rows_per_rank)
-        graph.row_ptr = row_ptr.astype(graph.col_ptr.dtype, copy=False)     # as wide as the CSC's offsets
+        graph.row_ptr, graph.col_idx = transpose_csc(graph.backend, graph.col_ptr, graph.row_idx,
+                                                     graph.grid.rows_per_rank)
     longest_columns_first(graph.backend, graph.row_ptr, graph.col_idx, graph.col_ptr)
 
 
 def transpose_csc(backend, col_ptr, row_idx, nrows: int):
-    """The CSR (row_ptr int64 [nrows+1], col_idx int32) of a CSC block, on the same device: rows
-    counted, scanned into row ends, entries scattered below them (the same counting sort as build)."""
+    """The CSR (row_ptr [nrows+1] as wide as col_ptr, col_idx int32) of a CSC block, on the same device:
+    rows counted, scanned into row ends, entries scattered below them (the same counting sort as build)."""
     xp = backend.xp
-    row_ptr = xp.zeros(nrows + 1, xp.int64)
+    row_ptr = xp.zeros(nrows + 1, col_ptr.dtype)
     count_keys(backend, row_idx, row_ptr[:-1])
     nnz = _segment_ends(backend, row_ptr)
     col_idx = xp.empty(nnz, xp.int32)

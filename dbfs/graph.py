@@ -36,6 +36,12 @@ def offset_dtype(entries: int) -> np.dtype:
     return np.dtype(np.int32 if entries <= NARROW_OFFSETS_MAX else np.int64)
 
 
+def building_offsets(n_edges: int, symmetric: bool) -> np.dtype:
+    """The dtype of the offsets while a block is built, before its entries are counted: as for the whole
+    graph's entries (both directions of each tuple where undirected), which bound any block's."""
+    return offset_dtype((2 if symmetric else 1) * n_edges)
+
+
 @dataclass
 class GridComms:
     """World, row (same i, ordered by j, size C) and column (same j, ordered by i, size R) communicators,
@@ -153,8 +159,9 @@ class LocalGraph:
         return self.row_ptr is self.col_ptr
 
     def narrow_offsets(self) -> None:
-        """Hold col_ptr and row_ptr as offset_dtype(nnz): the build counts and places in int64, and a
-        block whose entries fit int32 keeps half of those bytes."""
+        """Hold col_ptr and row_ptr as offset_dtype(nnz): the build counts and places at the width of
+        the whole graph's entries (building_offsets), and a block whose own entries fit int32 keeps half
+        of those bytes (a partition cache entry is loaded at the width it was stored)."""
         dtype = offset_dtype(self.nnz)
         shared = self.row_major_shared
         self.col_ptr = self.col_ptr.astype(dtype, copy=False)

@@ -39,7 +39,7 @@ from mpi4py import MPI
 
 from dbfs import edgelist, nvshmem, runtime
 from dbfs.errors import DbfsError
-from dbfs.graph import csc_is_row_major, offset_dtype
+from dbfs.graph import building_offsets, csc_is_row_major, offset_dtype
 from dbfs.grid import Grid, default_grid
 from dbfs.ops.arrays import TWIN_CHUNK, TWIN_ITEMS
 from graph500.generator import expected_reaching_share
@@ -171,20 +171,20 @@ def entries_per_rank(grid: Grid, n_edges: int, symmetric: bool) -> int:
 GRAPH_ARRAYS = ("col_ptr", "row_idx", "degree", "row_ptr", "col_idx")
 
 
-def graph_bytes(grid: Grid, entries: int, row_major: str, building: bool = False) -> dict:
-    """The resident LocalGraph arrays of a rank holding `entries` CSC entries: once built, the offsets
-    as wide as dbfs.graph.offset_dtype makes them; while `building`, int64."""
-    offset = 8 if building else offset_dtype(entries).itemsize
+def graph_bytes(grid: Grid, entries: int, row_major: str, offset: int | None = None) -> dict:
+    """The resident LocalGraph arrays of a rank holding `entries` CSC entries, its offsets of `offset`
+    bytes (default: as wide as dbfs.graph.offset_dtype makes them once built)."""
+    offset = offset_dtype(entries).itemsize if offset is None else offset
     parts = {"col_ptr": offset * (grid.cols_per_rank + 1), "row_idx": 4 * entries, "degree": 4 * grid.block}
     if row_major == "copy":
         parts.update(row_ptr=offset * (grid.rows_per_rank + 1), col_idx=4 * entries)
     return parts
 
 
-def narrowing_bytes(grid: Grid, entries: int, row_major: str) -> int:
-    """The narrowed offsets made at the build's end beside the int64 ones (LocalGraph.narrow_offsets;
-    none where they stay int64)."""
-    if offset_dtype(entries).itemsize == 8:
+def narrowing_bytes(grid: Grid, entries: int, row_major: str, building: int) -> int:
+    """The narrowed offsets made at the build's end beside the ones of `building` bytes it counted in
+    (LocalGraph.narrow_offsets; none where the width stays)."""
+    if offset_dtype(entries).itemsize == building:
         return 0
     built = graph_bytes(grid, entries, row_major)
     return built["col_ptr"] + built.get("row_ptr", 0)
@@ -456,9 +456,11 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
                                columns=nonempty, symmetric=symmetric, scan_lent=scan_lent, slots=group,
                                log_levels=log_levels)
     checking = validation_bytes(grid, symmetric, counted, direction, by_columns, nonempty, scan_lent, group)
-    # the build holds its offsets int64 (graph_bytes' `building`), the search at their width: the search's
-    # room less that difference is what the build's transients may take without raising the peak
-    widening = (sum(graph_bytes(grid, counted, layout, building=True).values())
+    # the build holds its offsets as wide as the whole graph's entries need (dbfs.graph.building_offsets),
+    # the search at the block's width: the search's room less that difference is what the build's
+    # transients may take without raising the peak
+    building_offset = building_offsets(n_edges, symmetric).itemsize
+    widening = (sum(graph_bytes(grid, counted, layout, building_offset).values())
                 - sum(graph_bytes(grid, counted, layout).values()))
     if chunk is None:
         chunk = chunk_edges(grid, n_edges, symmetric, layout == "copy", device, max(0, state + checking - widening),
@@ -470,7 +472,7 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     graph = graph_bytes(grid, counted, layout)
     resident = sum(graph.values())
     building = resident + widening
-    narrowed = narrowing_bytes(grid, counted, layout)   # made while the build's NVSHMEM landing lives
+    narrowed = narrowing_bytes(grid, counted, layout, building_offset)   # while the build's NVSHMEM landing lives
     narrowing = narrowed + _landing_bytes(grid, chunk, symmetric, device, built_over) if narrowed else 0
     # the owned degrees (dbfs.build): from the row copy's whole rows on a grid of one column, else the
     # column lengths and, on several grid rows, their reduction

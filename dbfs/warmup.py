@@ -7,7 +7,9 @@ for both widths of a graph's offsets where it reads them (dbfs.kernels.OFFSET_BI
 NVRTC into the process's module cache (CuPy also keeps the binaries on disk, so a
 machine that compiled them once loads them); new kernel files are picked up without a list here.
 Then the real build and certificate run on a tiny generated graph on this process alone (a 1x1 grid
-over MPI.COMM_SELF, undirected and directed, with the row-major copy), and the owner routing of several
+over MPI.COMM_SELF, undirected and directed, with the row-major copy; counting in int32, as the tiny
+graph's build does, and in int64, as a graph of 2^31 entries and more does, its narrowing at the end
+included), and the owner routing of several
 ranks runs on a tiny chunk, launching every generic CuPy kernel those paths use (elementwise ownership
 math cast into int32 parts, copyto with a mask, and the column sums that give several grid rows their
 owned degrees and a grid of one column its row counts: without them the first several-rank run on a
@@ -50,14 +52,16 @@ def warm_up(backend) -> float:
     directed = EdgeArrays(src, dst, n, m, symmetric=False)
     comms = GridComms.create(Grid(1, 1, n), MPI.COMM_SELF)
     for source in (generated, directed):
-        graph, _ = build(comms, backend, source, row_major=True)
-        certify(graph, source)
+        for offsets in (None, np.int64):        # the tiny graph's width, and a larger graph's
+            graph, _ = build(comms, backend, source, row_major=True, offsets=offsets)
+            certify(graph, source)
     comms.free()
     grid, xp = Grid(2, 2, n), backend.xp
     u, v = xp.asarray(src), xp.asarray(dst)
     pack_by_owner(backend, grid, u, v, both_ways=True, with_rows=True)
     lengths = xp.zeros(9, xp.int64)[:-1].astype(xp.int32)       # column lengths summed over two grid rows,
-    offsets = xp.zeros(5, xp.int64)                             # as a grid of one column's row counts
-    offsets[:-1] = sum_blocks(lengths, 2, 4)
+    for width in (xp.int32, xp.int64):                          # as a grid of one column's row counts
+        row_ends = xp.zeros(5, width)
+        row_ends[:-1] = sum_blocks(lengths, 2, 4)
     backend.sync()
     return time.perf_counter() - started

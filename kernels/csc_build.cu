@@ -1,11 +1,14 @@
 // Block storage for the graph builder (Graph500 kernel 1): a counting sort of (key, value) entries
 // into the key's segment, done in place so that the count array itself becomes the segment offsets.
 //
+// The counts, cursors and offsets are offset_t (common.cuh): int32 where the graph's entries fit, so the
+// build holds the narrow offsets from its start (dbfs.build).
+//
 // count_keys: counts[key] += 1 for every entry whose key is >= 0 (a negative key marks an entry to
 // leave out, e.g. a self-loop). count_keys and scatter_values read entry e's key (and value) at
 // e * stride: 1 for arrays of their own, 2 for the (column, row) pairs interleaved as the builder's
 // exchange delivers them, read in place. tile_totals / scan_totals / scan_tiles: the in-place
-// inclusive prefix sum of an int64 array in three launches (per-tile totals, one block scanning the
+// inclusive prefix sum of an offset_t array in three launches (per-tile totals, one block scanning the
 // totals, each tile scanned with its offset), turning the counts into segment ends. scatter_values:
 // every kept entry takes the slot --cursor[key] and writes its value there; with cursor = segment ends
 // each segment is filled from its end and cursor[key] finishes at the segment's start, i.e. the
@@ -26,24 +29,43 @@
 // input that changed between the counting and the scatter pass could produce them).
 #include "common.cuh"
 
-extern "C" __global__ void count_keys(const i32* __restrict__ keys, i64 n, i32 stride, u64* __restrict__ counts)
+// *at += 1 and *at -= 1 (returning the value before), atomically, at either width of offset_t.
+__device__ __forceinline__ void increment(offset_t* at)
+{
+#if OFFSET_BITS == 32
+    atomicAdd(at, 1);
+#else
+    atomicAdd((u64*)at, 1ULL);
+#endif
+}
+
+__device__ __forceinline__ i64 decrement(offset_t* at)
+{
+#if OFFSET_BITS == 32
+    return atomicSub(at, 1);
+#else
+    return (i64)atomicAdd((u64*)at, ~0ULL);     // adding 2^64 - 1 subtracts one
+#endif
+}
+
+extern "C" __global__ void count_keys(const i32* __restrict__ keys, i64 n, i32 stride, offset_t* __restrict__ counts)
 {
     for (i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x; e < n; e += (i64)gridDim.x * blockDim.x) {
         const i32 key = keys[e * stride];
-        if (key >= 0) atomicAdd(&counts[key], 1ULL);
+        if (key >= 0) increment(&counts[key]);
     }
 }
 
 // totals[k] += counts[k]: column counts made elsewhere (owner_groups.cu owner_column_counts, each rank's
 // block brought to it by the build's exchange) added to the column pointers' counts.
-extern "C" __global__ void add_counts(const u32* __restrict__ counts, i64 n, i64* __restrict__ totals)
+extern "C" __global__ void add_counts(const u32* __restrict__ counts, i64 n, offset_t* __restrict__ totals)
 {
     for (i64 k = blockIdx.x * (i64)blockDim.x + threadIdx.x; k < n; k += (i64)gridDim.x * blockDim.x)
         totals[k] += counts[k];
 }
 
 // totals[t] = sum of values[t*tile .. (t+1)*tile), tile = blockDim.x * items.
-extern "C" __global__ void tile_totals(const i64* __restrict__ values, i64 n, i32 items,
+extern "C" __global__ void tile_totals(const offset_t* __restrict__ values, i64 n, i32 items,
                                        i64* __restrict__ totals)
 {
     const i64 first = ((i64)blockIdx.x * blockDim.x + threadIdx.x) * items;
@@ -76,7 +98,7 @@ extern "C" __global__ void scan_totals(i64* __restrict__ totals, i64 ntiles, i32
 
 // values[k] := offsets[tile of k] + values[tile start .. k] summed (inclusive), in place: every
 // element is read and written by the one thread that holds it.
-extern "C" __global__ void scan_tiles(i64* __restrict__ values, i64 n, i32 items,
+extern "C" __global__ void scan_tiles(offset_t* __restrict__ values, i64 n, i32 items,
                                       const i64* __restrict__ offsets)
 {
     const i64 first = ((i64)blockIdx.x * blockDim.x + threadIdx.x) * items;
@@ -92,13 +114,13 @@ extern "C" __global__ void scan_tiles(i64* __restrict__ values, i64 n, i32 items
 }
 
 extern "C" __global__ void scatter_values(const i32* __restrict__ keys, const i32* __restrict__ values,
-                                          i64 n, i32 stride, u64* __restrict__ cursor, i32* __restrict__ out,
+                                          i64 n, i32 stride, offset_t* __restrict__ cursor, i32* __restrict__ out,
                                           i64 capacity)
 {
     for (i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x; e < n; e += (i64)gridDim.x * blockDim.x) {
         const i32 key = keys[e * stride];
         if (key < 0) continue;
-        const u64 slot = atomicAdd(&cursor[key], ~0ULL) - 1ULL;     // adding 2^64 - 1 subtracts one
+        const u64 slot = (u64)(decrement(&cursor[key]) - 1);
         if (slot < (u64)capacity) out[slot] = values[e * stride];
     }
 }
@@ -123,7 +145,7 @@ count_nonempty(const offset_t* __restrict__ ptr, i64 n, u64* __restrict__ count)
 
 extern "C" __global__ void csr_from_csc(const offset_t* __restrict__ col_ptr, i32 ncols,
                                         const i32* __restrict__ row_idx, i64 nnz,
-                                        u64* __restrict__ cursor, i32* __restrict__ col_idx)
+                                        offset_t* __restrict__ cursor, i32* __restrict__ col_idx)
 {
     for (i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x; e < nnz; e += (i64)gridDim.x * blockDim.x) {
         i32 lo = 0, hi = ncols - 1;          // largest c with col_ptr[c] <= e
@@ -132,14 +154,14 @@ extern "C" __global__ void csr_from_csc(const offset_t* __restrict__ col_ptr, i3
             if (col_ptr[mid] <= e) lo = mid;
             else hi = mid - 1;
         }
-        const u64 slot = atomicAdd(&cursor[row_idx[e]], ~0ULL) - 1ULL;
+        const u64 slot = (u64)(decrement(&cursor[row_idx[e]]) - 1);
         if (slot < (u64)nnz) col_idx[slot] = lo;
     }
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-append_segments(const i64* __restrict__ starts, i64 n, const i32* __restrict__ values, i32 offset,
-                u64* __restrict__ cursor, i32* __restrict__ out, i64 capacity)
+append_segments(const offset_t* __restrict__ starts, i64 n, const i32* __restrict__ values, i32 offset,
+                offset_t* __restrict__ cursor, i32* __restrict__ out, i64 capacity)
 {
     __shared__ i64 first[APPEND_SEGMENTS + 1];
     for (i64 base = (i64)blockIdx.x * APPEND_SEGMENTS; base < n; base += (i64)gridDim.x * APPEND_SEGMENTS) {
@@ -152,11 +174,12 @@ append_segments(const i64* __restrict__ starts, i64 n, const i32* __restrict__ v
                 const i32 mid = (low + high + 1) >> 1;
                 if (first[mid] <= at) low = mid; else high = mid - 1;
             }
-            const u64 slot = cursor[base + low] - (u64)(first[low + 1] - at);
+            const u64 slot = (u64)((i64)cursor[base + low] - (first[low + 1] - at));
             if (slot < (u64)capacity) out[slot] = values[at] + offset;
         }
         __syncthreads();                         // every value placed below the cursors before they move
-        for (i32 k = threadIdx.x; k < items; k += BLOCK_THREADS) cursor[base + k] -= (u64)(first[k + 1] - first[k]);
+        for (i32 k = threadIdx.x; k < items; k += BLOCK_THREADS)
+            cursor[base + k] -= (offset_t)(first[k + 1] - first[k]);
         __syncthreads();                         // the starts are read before the next segments' overwrite them
     }
 }

@@ -139,11 +139,11 @@ def test_add_counts_twin():
     assert totals.tolist() == [6, 2, (1 << 40) + (1 << 32) - 1]
 
 
-def placed_both_ways(gpu, keys, values, nkeys: int, stride: int = 1):
-    """The entries counted, scanned and placed by the twins and by the kernels, which must agree;
-    returns (host counts, device counts, host placed values)."""
+def placed_both_ways(gpu, keys, values, nkeys: int, stride: int = 1, offsets=np.int64):
+    """The entries counted, scanned and placed by the twins and by the kernels (counts and cursors of
+    dtype `offsets`), which must agree; returns (host counts, device counts, host placed values)."""
     import cupy
-    host_counts, device_counts = np.zeros(nkeys + 1, np.int64), cupy.zeros(nkeys + 1, cupy.int64)
+    host_counts, device_counts = np.zeros(nkeys + 1, offsets), cupy.zeros(nkeys + 1, offsets)
     count_keys(CPU, keys, host_counts[:-1], stride)
     count_keys(gpu, cupy.asarray(keys), device_counts[:-1], stride)
     assert np.array_equal(host_counts, device_counts.get())
@@ -160,32 +160,34 @@ def placed_both_ways(gpu, keys, values, nkeys: int, stride: int = 1):
 
 
 @pytest.mark.gpu
-def test_gpu_kernels_equal_the_twins():
+@pytest.mark.parametrize("offsets", [np.int64, np.int32])
+def test_gpu_kernels_equal_the_twins(offsets):
+    """Counts, scans, cursors and offsets at either width (the kernels compiled for each)."""
     import cupy
     gpu = Backend("gpu", 0)
     rng = np.random.default_rng(5)
     tile = THREADS * SCAN_ITEMS
     for n in (0, 1, tile - 1, tile, tile + 1, tile * tile + 3 * tile + 5):
-        values = rng.integers(-5, 100, n).astype(np.int64)
+        values = rng.integers(-5, 100, n).astype(offsets)
         device = cupy.asarray(values)
         inclusive_scan(gpu, device)
         assert np.array_equal(device.get(), np.cumsum(values)), n
     nkeys = 70_000
     keys, values = random_entries(rng, nkeys, 1_000_003)
-    host_counts, device_counts, host_out = placed_both_ways(gpu, keys, values, nkeys)
+    host_counts, device_counts, host_out = placed_both_ways(gpu, keys, values, nkeys, offsets=offsets)
     lengths = cupy.empty(nkeys, cupy.int32)
     segment_lengths(gpu, device_counts, lengths)
     assert np.array_equal(lengths.get(), np.diff(host_counts))
     assert count_nonempty(gpu, device_counts) == count_nonempty(CPU, host_counts) < nkeys
-    summed = rng.integers(0, 1 << 32, nkeys, dtype=np.uint64).astype(np.uint32)
+    summed = rng.integers(0, 1 << (32 if offsets == np.int64 else 12), nkeys, dtype=np.uint64).astype(np.uint32)
     host_totals, device_totals = host_counts.copy(), device_counts.copy()
     add_counts(CPU, summed, host_totals[:-1])
     add_counts(gpu, cupy.asarray(summed), device_totals[:-1])
     assert np.array_equal(host_totals, device_totals.get())
-    assert count_nonempty(gpu, cupy.zeros(1, cupy.int64)) == 0
+    assert count_nonempty(gpu, cupy.zeros(1, offsets)) == 0
     nrows = 5000
     row_idx = (host_out % nrows).astype(np.int32)
-    cursor = np.cumsum(np.bincount(row_idx, minlength=nrows)).astype(np.int64)
+    cursor = np.cumsum(np.bincount(row_idx, minlength=nrows)).astype(offsets)
     host_cols, device_cursor = np.empty_like(row_idx), cupy.asarray(cursor)
     csr_from_csc(CPU, host_counts, row_idx, cursor, host_cols)
     device_cols = cupy.empty(row_idx.shape[0], cupy.int32)
@@ -195,8 +197,8 @@ def test_gpu_kernels_equal_the_twins():
     assert segments_as_sets(row_ptr, host_cols) == segments_as_sets(row_ptr, device_cols.get())
     pairs = interleaved(keys, (values % nkeys).astype(np.int32))      # either half a valid key
     for stride_keys, stride_values in ((pairs, pairs[1:]), (pairs[1:], pairs)):
-        placed_both_ways(gpu, stride_keys, stride_values, nkeys, stride=2)
-    starts, values, cursor = appended_case(rng)
+        placed_both_ways(gpu, stride_keys, stride_values, nkeys, stride=2, offsets=offsets)
+    starts, values, cursor = (a.astype(offsets) if a.dtype == np.int64 else a for a in appended_case(rng))
     host_out, device_out = np.full(int(cursor[-1]), -1, np.int32), cupy.full(int(cursor[-1]), -1, cupy.int32)
     device_cursor = cupy.asarray(cursor)
     append_segments(CPU, starts, values, 7, cursor, host_out)

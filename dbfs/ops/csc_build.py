@@ -6,8 +6,9 @@ appended below such cursors, segment lengths, the non-empty segments, and the ro
 block.
 
 GPU method: kernels/csc_build.cu (atomics on the counts and cursors; a three-launch tile scan whose
-code does not depend on the array size). NumPy twins below, with the same contracts; where the GPU
-order is unspecified the twin's is stated.
+code does not depend on the array size). The counts, cursors and offsets are a graph's offsets
+(dbfs.ops.arrays.OFFSETS: int32 or int64, one width in a launch). NumPy twins below, with the same
+contracts; where the GPU order is unspecified the twin's is stated.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 
 from dbfs.kernels import APPEND_SEGMENTS, SCAN_ITEMS
 from dbfs.kernels import BLOCK_THREADS as THREADS
-from dbfs.ops.arrays import BUILD_MAX_BLOCKS, OFFSETS, launch_checked, require_array
+from dbfs.ops.arrays import BUILD_MAX_BLOCKS, OFFSETS, launch_checked, require_offsets
 
 def strided_count(array, stride: int) -> int:
     """The entries of a 1-D array read at every `stride`-th element from its first."""
@@ -28,14 +29,14 @@ def count_keys(backend, keys, counts, stride: int = 1) -> None:
 
       keys    int32 [stride * (n - 1) + 1 or more]   read   entry e's key at keys[e * stride], each
                                                      < len(counts) or negative
-      counts  int64 [m]   read/write
+      counts  offsets [m]   read/write
     stride 2 reads the keys of (key, value) pairs interleaved in one array in place.
     GPU: one kernel on the current stream, no host synchronisation.
     """
     n = strided_count(keys, stride)
     if backend.is_gpu:
         launch_checked(backend, "csc_build", "count_keys", n,
-                       {"keys": (keys, np.int32), "counts": (counts, np.int64)},
+                       {"keys": (keys, np.int32), "counts": (counts, OFFSETS)},
                        (keys, np.int64(n), np.int32(stride), counts), BUILD_MAX_BLOCKS)
         return
     keys = keys[::stride]
@@ -50,14 +51,14 @@ def count_keys(backend, keys, counts, stride: int = 1) -> None:
 def add_counts(backend, counts, totals) -> None:
     """totals[k] += counts[k] (column counts summed elsewhere, added to the column pointers' counts).
 
-      counts  uint32 [n]  read
-      totals  int64 [n]   read/write
+      counts  uint32 [n]   read
+      totals  offsets [n]  read/write
     GPU: one kernel on the current stream, no host synchronisation.
     """
     n = int(counts.shape[0])
     if backend.is_gpu:
         launch_checked(backend, "csc_build", "add_counts", n,
-                       {"counts": (counts, np.uint32), "totals": (totals, np.int64)}, (counts, np.int64(n), totals),
+                       {"counts": (counts, np.uint32), "totals": (totals, OFFSETS)}, (counts, np.int64(n), totals),
                        BUILD_MAX_BLOCKS)
         return
     totals += counts
@@ -66,7 +67,7 @@ def add_counts(backend, counts, totals) -> None:
 def inclusive_scan(backend, values) -> None:
     """values[k] := values[0] + ... + values[k], in place.
 
-      values  int64 [n]   read/write
+      values  offsets [n]   read/write   (the sums fit their width)
     GPU: three kernels on the current stream (tile totals, their scan by one block, the tiles), with a
     scratch array of one int64 per tile of THREADS * SCAN_ITEMS values; no host synchronisation.
     """
@@ -74,15 +75,15 @@ def inclusive_scan(backend, values) -> None:
     if not backend.is_gpu:
         np.cumsum(values, out=values)
         return
-    require_array("values", values, np.int64)
+    offsets = require_offsets("values", values)
     if n == 0:
         return
     tiles = -(-n // (THREADS * SCAN_ITEMS))
     totals = backend.xp.empty(tiles, backend.xp.int64)
     items = np.int32(SCAN_ITEMS)
-    backend.kernel("csc_build", "tile_totals")((tiles,), (THREADS,), (values, np.int64(n), items, totals))
+    backend.kernel("csc_build", "tile_totals", offsets)((tiles,), (THREADS,), (values, np.int64(n), items, totals))
     backend.kernel("csc_build", "scan_totals")((1,), (THREADS,), (totals, np.int64(tiles), items))
-    backend.kernel("csc_build", "scan_tiles")((tiles,), (THREADS,), (values, np.int64(n), items, totals))
+    backend.kernel("csc_build", "scan_tiles", offsets)((tiles,), (THREADS,), (values, np.int64(n), items, totals))
 
 
 def scatter_values(backend, keys, values, cursor, out, stride: int = 1) -> None:
@@ -92,7 +93,7 @@ def scatter_values(backend, keys, values, cursor, out, stride: int = 1) -> None:
 
       keys    int32 [stride * (n - 1) + 1 or more]  read   each key < len(cursor) or negative (left out)
       values  int32 [as keys]   read
-      cursor  int64 [m]         read/write   finishes lowered by each key's count
+      cursor  offsets [m]       read/write   finishes lowered by each key's count
       out     int32 [capacity]  write  slots outside [0, capacity) are not written
     stride 2 reads (key, value) pairs interleaved in one array in place: keys = pairs, values =
     pairs[1:]. The order inside a segment is unspecified (NumPy: the entries of one call in input
@@ -102,7 +103,7 @@ def scatter_values(backend, keys, values, cursor, out, stride: int = 1) -> None:
     n = strided_count(keys, stride)
     if backend.is_gpu:
         launch_checked(backend, "csc_build", "scatter_values", n,
-                       {"keys": (keys, np.int32), "values": (values, np.int32), "cursor": (cursor, np.int64),
+                       {"keys": (keys, np.int32), "values": (values, np.int32), "cursor": (cursor, OFFSETS),
                         "out": (out, np.int32)},
                        (keys, values, np.int64(n), np.int32(stride), cursor, out, np.int64(out.shape[0])),
                        BUILD_MAX_BLOCKS)
@@ -125,9 +126,9 @@ def append_segments(backend, starts, values, offset: int, cursor, out) -> None:
     just below cursor[k], in order; cursor[k] is lowered by the segment's length. With cursor = segment
     ends the segments fill from their ends, as scatter_values fills them an entry at a time.
 
-      starts  int64 [n + 1]         read   ascending offsets into values (starts[0] need not be 0)
+      starts  offsets [n + 1]       read   ascending offsets into values (starts[0] need not be 0)
       values  int32 [>= starts[n]]  read
-      cursor  int64 [n]             read/write
+      cursor  offsets [n]           read/write   (as wide as starts)
       out     int32 [capacity]      write  slots outside [0, capacity) are not written
     GPU: one kernel on the current stream (a block takes APPEND_SEGMENTS segments at a time, each value's
     segment found by a binary search of their starts in shared memory; no atomics), no host
@@ -136,7 +137,7 @@ def append_segments(backend, starts, values, offset: int, cursor, out) -> None:
     n = int(starts.shape[0]) - 1
     if backend.is_gpu:
         launch_checked(backend, "csc_build", "append_segments", n,
-                       {"starts": (starts, np.int64), "values": (values, np.int32), "cursor": (cursor, np.int64),
+                       {"starts": (starts, OFFSETS), "values": (values, np.int32), "cursor": (cursor, OFFSETS),
                         "out": (out, np.int32)},
                        (starts, np.int64(n), values, np.int32(offset), cursor, out, np.int64(out.shape[0])),
                        BUILD_MAX_BLOCKS, per_block=APPEND_SEGMENTS)
@@ -183,7 +184,7 @@ def csr_from_csc(backend, col_ptr, row_idx, cursor, col_idx) -> None:
 
       col_ptr  int32/int64 [ncols + 1]  read         offsets
       row_idx  int32 [nnz]              read
-      cursor   int64 [nrows]            read/write   row ends in, row starts out
+      cursor   offsets [nrows]          read/write   row ends in, row starts out (as wide as col_ptr)
       col_idx  int32 [nnz]        write
     The order inside a row is unspecified (NumPy: ascending columns). GPU: one kernel on the current
     stream, no host synchronisation.
@@ -192,7 +193,7 @@ def csr_from_csc(backend, col_ptr, row_idx, cursor, col_idx) -> None:
     if backend.is_gpu:
         launch_checked(backend, "csc_build", "csr_from_csc", nnz,
                        {"col_ptr": (col_ptr, OFFSETS), "row_idx": (row_idx, np.int32),
-                        "cursor": (cursor, np.int64), "col_idx": (col_idx, np.int32)},
+                        "cursor": (cursor, OFFSETS), "col_idx": (col_idx, np.int32)},
                        (col_ptr, np.int32(ncols), row_idx, np.int64(nnz), cursor, col_idx), BUILD_MAX_BLOCKS)
         return
     columns = np.repeat(np.arange(ncols, dtype=np.int32), np.diff(col_ptr))
