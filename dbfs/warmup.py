@@ -12,9 +12,10 @@ graph's build does, and in int64, as a graph of 2^31 entries and more does, its 
 included), and the owner routing of several
 ranks runs on a tiny chunk, launching every generic CuPy kernel those paths use (elementwise ownership
 math cast into int32 parts, copyto with a mask, and the column sums that give several grid rows their
-owned degrees and a grid of one column its row counts: without them the first several-rank run on a
-machine compiled those inside construction_time, 0.3-0.45 s, bench/NOTES.md,
-2026-11-26, the first several-rank run's construction). CuPy compiles elementwise kernels per operand
+owned degrees and a grid of one column its row counts, the rounds of its row copy and their bounds, at
+both widths of the offsets: without them the first several-rank run on a machine compiled those inside
+construction_time, 0.3-0.45 s, bench/NOTES.md, 2026-11-26, the first several-rank run's construction,
+and 2026-11-28, the build counting at 32 bits). CuPy compiles elementwise kernels per operand
 types, not sizes, and the build and the certificate use no CuPy reduction (those compile per shape), so
 the real run compiles nothing more. The search's generic calls are warmed by the
 harness's untimed warm-up search. On the CPU backend there is nothing to compile. """
@@ -60,8 +61,10 @@ def warm_up(backend) -> float:
     u, v = xp.asarray(src), xp.asarray(dst)
     pack_by_owner(backend, grid, u, v, both_ways=True, with_rows=True)
     lengths = xp.zeros(9, xp.int64)[:-1].astype(xp.int32)       # column lengths summed over two grid rows,
-    for width in (xp.int32, xp.int64):                          # as a grid of one column's row counts
-        row_ends = xp.zeros(5, width)
+    for width in (xp.int32, xp.int64):                          # as a grid of one column's row counts, its
+        row_ends = xp.zeros(5, width)                           # row copy's rounds and their bounds
         row_ends[:-1] = sum_blocks(lengths, 2, 4)
+        xp.searchsorted(row_ends[:-1], xp.arange(1, 3), side="right")
+        row_ends[xp.arange(2)]
     backend.sync()
     return time.perf_counter() - started
