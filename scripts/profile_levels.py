@@ -83,8 +83,8 @@ class KernelTimes:
         self.cupy, self.launches = cupy, []
         original = backend.kernel
 
-        def kernel(module, name):
-            return _TimedKernel(original(module, name), name, self)
+        def kernel(module, name, offsets=None):
+            return _TimedKernel(original(module, name, offsets), name, self)
         backend.kernel = kernel
 
     def per_search(self) -> dict:
