@@ -17,6 +17,7 @@ import numpy as np
 from dbfs import runtime
 from dbfs.errors import DbfsError
 from dbfs.ops import host_words
+from dbfs.ops.arrays import OFFSET_DTYPES
 
 
 def gpu_count() -> int:
@@ -265,7 +266,7 @@ def compile_source(code: str, cooperative: bool = False, offset_bits: int = 64):
 def offset_bits(dtype) -> int:
     """The width of graph offsets of `dtype` (int32 or int64), as the kernels are compiled for it."""
     dtype = np.dtype(dtype)
-    if dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
+    if dtype not in OFFSET_DTYPES:
         raise ValueError(f"a graph's offsets are int32 or int64, not {dtype}")
     return 8 * dtype.itemsize
 

@@ -181,15 +181,6 @@ def graph_bytes(grid: Grid, entries: int, row_major: str, offset: int | None = N
     return parts
 
 
-def narrowing_bytes(grid: Grid, entries: int, row_major: str, building: int) -> int:
-    """The narrowed offsets made at the build's end beside the ones of `building` bytes it counted in
-    (LocalGraph.narrow_offsets; none where the width stays)."""
-    if offset_dtype(entries).itemsize == building:
-        return 0
-    built = graph_bytes(grid, entries, row_major)
-    return built["col_ptr"] + built.get("row_ptr", 0)
-
-
 def chunk_edges(grid: Grid, n_edges: int, symmetric: bool, row_copy: bool, device: str = "gpu",
                 room: int = 0, transport: str = "mpi") -> int:
     """Tuples per chunk of the streaming build over `transport`: a power of two keeping the
@@ -472,8 +463,9 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     graph = graph_bytes(grid, counted, layout)
     resident = sum(graph.values())
     building = resident + widening
-    narrowed = narrowing_bytes(grid, counted, layout, building_offset)   # while the build's NVSHMEM landing lives
-    narrowing = narrowed + _landing_bytes(grid, chunk, symmetric, device, built_over) if narrowed else 0
+    # narrowed at the build's end (LocalGraph.narrow_offsets) while its NVSHMEM landing lives: int32 copies
+    # of the int64 offsets, as large as what the int64 ones hold beyond them
+    narrowing = widening + _landing_bytes(grid, chunk, symmetric, device, built_over) if widening else 0
     # the owned degrees (dbfs.build): from the row copy's whole rows on a grid of one column, else the
     # column lengths and, on several grid rows, their reduction
     degrees = (4 * grid.block if layout == "copy" and symmetric and grid.C == 1 else

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dbfs.kernels import BLOCK_THREADS, CTL
+from dbfs.kernels import BLOCK_THREADS, CTL, OFFSET_BITS
 
 NULL = np.uint64(0)            # a null device pointer as a kernel argument
 MAX_BLOCKS = 4096              # grid of the grid-stride launches: ~30 blocks per multiprocessor
@@ -26,7 +26,7 @@ TWIN_ITEMS = 1 << 15
 # dbfs.graph.offset_dtype chose for the block; the kernels compiled for that width run
 # (kernels/common.cuh offset_t).
 OFFSETS = "offsets"
-OFFSET_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
+OFFSET_DTYPES = tuple(np.dtype(f"int{bits}") for bits in OFFSET_BITS)
 
 
 def require_array(name, array, dtype):
