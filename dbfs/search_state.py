@@ -126,14 +126,14 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns
         parts["slots"] = (np.int64, SMALL_SCRATCH_WORDS)
         parts["log"] = (np.int64, log_capacity * LOG_WORDS)
     parts = {name: (np.dtype(dtype), int(n)) for name, (dtype, n) in parts.items()}
-    scan = _scan_with_validation(grid, parts, by_columns, symmetric, entries)
+    scan = -(-_scan_with_validation(grid, parts, by_columns, symmetric, entries) // parts["cumul"][0].itemsize)
     parts["cumul"] = (parts["cumul"][0], scan)
     parts["tile_sums"] = (parts["tile_sums"][0], max(1, -(-(scan - 1) // SCAN_TILE)))
     return parts
 
 
 def _scan_with_validation(grid, parts: dict, by_columns: bool, symmetric: bool, entries: int) -> int:
-    """The degree scan's words (int64), grown where the validation, which borrows the idle arrays
+    """The degree scan's bytes, grown where the validation, which borrows the idle arrays
     (idle_after_search) by the workspace's best-fit rule, would otherwise allocate some of its arrays:
     by what those arrays need, until every one is lent. Nothing grows where the scan and the other idle
     arrays hold them all (32-bit parents on a grid of no more rows than columns); with more rows than
@@ -150,9 +150,9 @@ def _scan_with_validation(grid, parts: dict, by_columns: bool, symmetric: bool, 
             scan += extra
         return scan
 
-    least = 8 * parts["cumul"][1]
+    least = parts["cumul"][0].itemsize * parts["cumul"][1]
     # grown from its own size, or from what the unlent arrays need alone (best fit packs them differently)
-    return -(-min(grown(least), grown(max(least, grown(0)))) // 8)
+    return min(grown(least), grown(max(least, grown(0))))
 
 
 def idle_after_search(grid, by_columns: bool = False) -> list:
