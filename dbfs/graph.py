@@ -128,6 +128,12 @@ class LocalGraph:
         return count_nonempty(self.backend, self.col_ptr)
 
     @cached_property
+    def most_nonempty_columns(self) -> int:
+        """Collective on first use: the most local columns with an entry of any rank's block (the search
+        state, alike on every rank where NVSHMEM maps it, is sized by it)."""
+        return self.comms.world.allreduce(self.nonempty_columns, op=MPI.MAX)
+
+    @cached_property
     def group_slots(self) -> int:
         """Collective on first use (every rank of the grid at once): the slots of a frontier queue's group
         (dbfs.search_state), the most owned vertices with an edge on any rank, at least one (a root

@@ -81,8 +81,8 @@ from dbfs.ops import bitmap, bottom_up, message
 from dbfs.ops.expand import ExpandScratch, expand
 from dbfs.ops.frontier import frontier_figures, publish_figures
 from dbfs.ops.level_control import visit_root
-from dbfs.ops.predecessors import resolve_columns, resolve_mapped, resolve_parents, resolve_rows_mapped
-from dbfs.ops.sparse import pack_present, unpack_present
+from dbfs.ops.predecessors import resolve_columns, resolve_parents, resolve_rows_mapped
+from dbfs.ops.sparse import Positions, pack_present, unpack_present, word_starts
 from dbfs.ops.update import update
 from dbfs.peer_levels import LevelTotals, PeerLevels, device_bytes as peer_device_bytes
 from dbfs.peer_levels import default_capacity as peer_capacity, queue_bytes as peer_queue_bytes
@@ -274,8 +274,8 @@ class BottomUpSide:
     adjacency it searches (pointers, indices), the frontier bitmap over the indices' range and the
     exchange gathering it (None: one rank on that line), the exchange rotating the segments (None: one
     rank on that line) and their phases, each sub-step's segment base, where a find records its parent
-    (an index), and the array whose owned entries the commit marks BOTTOM_UP (None: the finder is the
-    owner and its record is the parent)."""
+    (an index) and the Positions it is held by (None: by the index itself), and the array whose owned
+    entries the commit marks BOTTOM_UP (None: the finder is the owner and its record is the parent)."""
 
     adjacency: tuple
     frontier: object
@@ -285,6 +285,7 @@ class BottomUpSide:
     rotation_phase: str
     bases: tuple
     found: object
+    found_at: object
     marker: object
 
 
@@ -295,6 +296,7 @@ class GridLoop:
                  encoding: str, comm: str, peer_edges: int = 0):
         self.graph, self.state, self.backend = graph, state, graph.backend
         grid, comms = graph.grid, graph.comms
+        self.on_heap = []                           # the search state's arrays moved to the NVSHMEM heap
         backend, b, xp = self.backend, grid.block, self.backend.xp
         i, j = comms.i, comms.j
         self.bottom_up_allowed = direction == "auto"
@@ -314,17 +316,19 @@ class GridLoop:
         # finders' records) or gathered; row_x also carries the switch back to top-down's visited bitmaps
         # (its buffers in the expansion's degree scan, idle before a level's expansion and after the last)
         in_place = finds_read_in_place(comm, not backend.is_gpu)
-        self.row_x = self.row_peers = self.col_x = self.column_peers = None
+        self.row_x = self.row_peers = self.col_x = None
         if grid.C > 1:
             if in_place:
                 self.row_peers = self._map_to_heap(state, "pred_row", [grid.rank(i, m) for m in range(grid.C)])
             self.row_x = Exchange(comms.row, backend, row_exchange_block(grid, in_place), encoding, comm,
                                   Workspace(backend, [state.cumul]))
-        if self.by_columns and grid.R > 1:
-            if in_place:
-                self.column_peers = self._map_to_heap(state, "column_parent", [grid.rank(p, j) for p in range(grid.R)])
-            else:
-                self.col_x = Exchange(comms.col, backend, b, encoding, comm, Workspace(backend, [state.cumul]))
+        self.mapped_column_finds = None
+        if self.by_columns and grid.R > 1 and in_place:
+            self.mapped_column_finds = self._map_column_finds()
+        elif self.by_columns and grid.R > 1:
+            self.col_x = Exchange(comms.col, backend, b, encoding, comm, Workspace(backend, [state.cumul]))
+        if state.column_positions is not None:      # where each grid row's block of them begins and ends
+            self.column_bounds = backend.asnumpy(state.column_positions.starts[::b // 32]).tolist()
         # the bottom-up frontier bitmap where NVSHMEM maps it: a bottom-up level's commit stores the new
         # own frontier into every grid-column peer's copy of this rank's segment (front_peers)
         self.front_peers = None
@@ -360,10 +364,8 @@ class GridLoop:
             if x is not None:
                 x.close()
         from dbfs import nvshmem
-        for peers, name in ((self.row_peers, "pred_row"), (self.column_peers, "column_parent"),
-                            (self.front_peers, "col_front")):
-            if peers is not None:
-                nvshmem.free(getattr(self.state, name))
+        for name in self.on_heap:
+            nvshmem.free(getattr(self.state, name))
 
     def _map_to_heap(self, state, name: str, line_ranks: list, offset: int = 0, skip: int = -1):
         """Collective: the search state's array `name` moved to the NVSHMEM symmetric heap; returns the
@@ -371,9 +373,26 @@ class GridLoop:
         its order), 0 for the line's rank `skip`."""
         from dbfs import nvshmem
         moved = nvshmem.move_to_heap(self.backend, state, name)
+        self.on_heap.append(name)
         addresses = [0 if k == skip else nvshmem.peer_address(moved.data.ptr + offset, rank)
                      for k, rank in enumerate(line_ranks)]
         return self.backend.asarray(np.array(addresses, np.uint64))
+
+    def _map_column_finds(self) -> tuple:
+        """Collective: column_parent, and the Positions that hold it, moved to the NVSHMEM heap; returns
+        the addresses, here, of each grid row's record of this rank's block (resolve_columns' entries)."""
+        s, grid, i, j = self.state, self.graph.grid, self.graph.comms.i, self.graph.comms.j
+        line, b = [grid.rank(p, j) for p in range(grid.R)], grid.block
+        nothing = self.backend.xp.zeros(grid.R, np.uint64)
+        if s.column_positions is None:
+            return self._map_to_heap(s, "column_parent", line, offset=4 * b * i), nothing, nothing
+        held = s.column_positions
+        values = self._map_to_heap(s, "column_parent", line)
+        words = self._map_to_heap(s, "column_words", line, offset=b // 8 * i)
+        starts = self._map_to_heap(s, "column_starts", line, offset=b // 8 * i)
+        s.column_words[:], s.column_starts[:] = held.words, held.starts     # moving zeroed them
+        s.column_positions = Positions(s.column_words, s.column_starts, held.count)
+        return values, words, starts
 
     def _exchanges(self):
         return [x for x in (self.expand_x, self.fold_x, self.front_x) if x is not None]
@@ -384,10 +403,10 @@ class GridLoop:
         if self.by_columns:
             return BottomUpSide((g.col_ptr, g.row_idx), s.row_front, self.front_x, "fold", self.expand_x, "expand",
                                 tuple(grid.owned_col((i - step) % grid.R, 0) for step in range(grid.R)),
-                                s.column_parent, s.pred_col if grid.C > 1 else s.parent)
+                                s.column_parent, s.column_positions, s.pred_col if grid.C > 1 else s.parent)
         return BottomUpSide((g.row_ptr, g.col_idx), s.col_front, self.expand_x, "expand", self.fold_x, "fold",
                             tuple(grid.owned_row((j - step) % grid.C, 0) for step in range(grid.C)),
-                            s.pred_row, s.pred_col)
+                            s.pred_row, None, s.pred_col)
 
     def _wait(self) -> None:
         """One wait on the device; the receives whose messages were decoded before it are posted again."""
@@ -871,7 +890,7 @@ class GridLoop:
         state = self.own_visited
         for step, base in enumerate(side.bases):
             bottom_up.search_segment(backend, *side.adjacency, base, side.frontier, state, s.segment, side.found,
-                                     s.stats, control=control, summary=summary)
+                                     s.stats, control=control, summary=summary, found_at=side.found_at)
             state = s.segment
             if side.rotation is not None:
                 mark(side.rotation_phase + "_comm")
@@ -966,17 +985,52 @@ class GridLoop:
             self._resolve_column_finds()
 
     def _resolve_column_finds(self) -> None:
-        """The owned vertices marked BOTTOM_UP: block i of each rank's column_parent (its finds among this
-        rank's vertices) read in place where NVSHMEM maps it, else gathered over column_parent itself
-        (each block is packed to send before any lands), so that column_parent[p*b + o] is grid row p's
-        answer."""
-        s, grid, i = self.state, self.graph.grid, self.graph.comms.i
-        if self.column_peers is not None:
-            resolve_mapped(self.backend, grid, i, self.side.marker, self.column_peers, s.parent)
-            return
-        if self.col_x is not None:
-            self._gather_blocks(self.col_x, s.column_parent, s.column_parent, i, grid.owned_col)
-        resolve_columns(self.backend, grid, self.side.marker, s.column_parent, s.parent)
+        """The owned vertices marked BOTTOM_UP: each grid row's finds among this rank's vertices (block i
+        of its column_parent) read in place where NVSHMEM maps them, else gathered
+        (_gathered_column_finds)."""
+        grid, i = self.graph.grid, self.graph.comms.i
+        if self.mapped_column_finds is not None:
+            resolve_columns(self.backend, grid, self.side.marker, self.mapped_column_finds, i, self.state.parent)
+        else:
+            resolve_columns(self.backend, grid, self.side.marker, self._gathered_column_finds(), 0, self.state.parent)
+
+    def _gathered_column_finds(self):
+        """Each grid row's column finds among this rank's vertices, as resolve_columns reads them: this
+        rank's own in place, the other rows' in two rounds through col_x: their words (the Positions'
+        where the finds are held by position, else the presence bitmap of the set ones,
+        dbfs.ops.sparse.pack_present), then the values they hold."""
+        backend, s, grid, i = self.backend, self.state, self.graph.grid, self.graph.comms.i
+        b, w, held = grid.block, grid.block // 32, s.column_positions
+
+        def own(p):
+            if held is None:
+                return s.column_parent[p * b:(p + 1) * b], None, None
+            return s.column_parent, held.block(p, b).words, held.block(p, b).starts
+
+        entries = {i: own(i)}
+        peers = self.col_x.peers if self.col_x is not None else []
+        if held is None:
+            words = {m: s.sent_presence[k * w:(k + 1) * w] for k, m in enumerate(peers)}
+            packed = {m: self.col_x.send_scratch[m].view(np.int32) for m in peers}
+            values = {m: packed[m][:pack_present(backend, own(m)[0], words[m], s.presence_starts[:w + 1], packed[m])]
+                      for m in peers}
+        else:
+            words = {m: own(m)[1] for m in peers}
+            values = {m: s.column_parent[self.column_bounds[m]:self.column_bounds[m + 1]] for m in peers}
+        if peers:
+            received_words = {m: s.recv_presence[k * w:(k + 1) * w] for k, m in enumerate(peers)}
+            for m, landed in self.col_x.transfer(words, peers).items():
+                received_words[m][:] = landed
+            received = self.col_x.transfer({m: values[m].view(np.uint32) for m in peers}, peers)
+            for k, m in enumerate(peers):
+                starts = s.presence_starts[k * (w + 1):(k + 1) * (w + 1)]
+                word_starts(backend, received_words[m], starts)
+                entries[m] = (received[m].view(np.int32), received_words[m], starts)
+        entries = [entries[p] for p in range(grid.R)]
+        if not backend.is_gpu:
+            return entries
+        return tuple(backend.asarray(np.array([0 if a is None else a.data.ptr for a in column], np.uint64))
+                     for column in zip(*entries))
 
     def _gather_blocks(self, x, records, gathered, line: int, start) -> None:
         """Block m of this rank's int32 `records` (start(m, 0) .. start(m, b), the entries for the vertices

@@ -49,16 +49,27 @@ import numpy as np
 from dbfs.graph import csc_is_row_major
 from dbfs.kernels import COLUMN_CHUNK, CTL_WORDS, LOG_WORDS, SCAN_TILE, SMALL_SCRATCH_WORDS, STAT_WORDS
 from dbfs.ops.bottom_up import summary_words
+from dbfs.ops.sparse import Positions
 from dbfs.workspace import allocated_bytes
 
 
 # Owned vertices a step of the no-edges marking takes (its mask and bits: 4.5 MiB at a time).
 NO_EDGES_STEP = 1 << 22
+# The share of a block's local columns below which its column finds are held by position (finds_by_position).
+POSITIONS_SHARE = 15 / 16
 
 
 def parent_dtype(grid) -> np.dtype:
     """int32 when every global id (and -1) fits, else int64."""
     return np.dtype(np.int32 if grid.n_vertices <= np.iinfo(np.int32).max else np.int64)
+
+
+def finds_by_position(grid, columns: int | None) -> bool:
+    """Whether a block's column finds (column_parent) are held by the columns' positions
+    (dbfs.ops.sparse.Positions): where a block's most non-empty `columns` (None: not counted) take fewer
+    bytes so, 4 a non-empty column plus a quarter byte a column for the Positions, than the 4 bytes a
+    column of the dense array, below POSITIONS_SHARE of the local columns."""
+    return columns is not None and columns < POSITIONS_SHARE * grid.cols_per_rank
 
 
 def frontier_capacity(grid, symmetric: bool, columns: int | None) -> int:
@@ -109,12 +120,18 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns
     if gathered_peers:
         parts["sent_presence"] = (np.uint32, gathered_peers * b // 32)
         parts["recv_presence"] = (np.uint32, gathered_peers * b // 32)
-        parts["presence_starts"] = (np.int32, b // 32 + 1)
+        # one scratch for the packing, and with column finds one for each grid row's message
+        parts["presence_starts"] = (np.int32, max(1, R - 1 if by_columns else 1) * (b // 32 + 1))
     if R > 1:
         parts["front"] = (np.int32, frontier)    # the column's frontier, gathered
     if by_columns:
         parts["row_front"] = (np.uint32, rows // 32)   # frontier bitmap of the local rows
-        parts["column_parent"] = (np.int32, cols)      # the local row a column found bottom-up
+        # the local row a column found bottom-up, by the column's position where that takes less room
+        parts["column_parent"] = (np.int32, cols)
+        if finds_by_position(grid, columns):
+            parts["column_parent"] = (np.int32, max(1, columns))
+            parts["column_words"] = (np.uint32, cols // 32)
+            parts["column_starts"] = (np.int32, cols // 32 + 1)
     elif direction == "auto":
         parts["col_front"] = (np.uint32, cols // 32)   # frontier bitmap of the local columns
     if direction == "auto":
@@ -188,9 +205,12 @@ class SearchState:
         symmetric = not graph.info.get("directed")
         self.by_columns = graph.searches_columns(direction)
         self.slots = graph.group_slots
-        for name, (dtype, n) in layout(grid, direction, graph.nnz, log_capacity, self.by_columns,
-                                       graph.nonempty_columns, symmetric, scan_lent, self.slots).items():
+        arrays = layout(grid, direction, graph.nnz, log_capacity, self.by_columns, graph.most_nonempty_columns,
+                        symmetric, scan_lent, self.slots)
+        for name, (dtype, n) in arrays.items():
             setattr(self, name, xp.zeros(n, dtype))
+        self.column_positions = (Positions.of_columns(backend, graph.col_ptr, self.column_words, self.column_starts)
+                                 if "column_words" in arrays else None)
         if grid.C == 1:
             self.parent = self.pred_row         # a local column is a global id on one grid column
             self.pred_col = None                # every discoverer is the owner

@@ -8,10 +8,12 @@
 // not two per entry); rows with more entries left are then searched by the whole warp, 32 entries per
 // step, with a ballot for early exit. The warp writes its word of the outgoing state (the incoming bits
 // plus the rows found; no atomics: the word is its alone) and the found rows' pred_row (the frontier
-// column found). The incoming and outgoing state may be the same array. bottom_up_step_large, where the
-// bitmap outgrows the L2, filters a sparse frontier through its summary (below) and, on a denser one,
-// tests a row's first entry alone before the next THREAD_EDGES: the rows' hub entries come first
-// (dbfs.ops.row_order), so most rows stop there, and each test not made spares a random trip to memory.
+// column found), at the row's position where pred_row is held by position (positions.cuh: a hypersparse
+// block's column finds keep only its non-empty columns). The incoming and outgoing state may be the same
+// array. bottom_up_step_large, where the bitmap outgrows the L2, filters a sparse frontier through its
+// summary (below) and, on a denser one, tests a row's first entry alone before the next THREAD_EDGES: the
+// rows' hub entries come first (dbfs.ops.row_order), so most rows stop there, and each test not made
+// spares a random trip to memory.
 //
 // bottom_up_commit (owner, after the rotation): the bits set in the final state but not in the owned
 // visited bitmap are the vertices of this level: level, pred_col = BOTTOM_UP, visited bit, next
@@ -32,7 +34,7 @@
 //
 // Launched with a control block, all of them run only when the next step is a bulk bottom-up level (and
 // the commit takes the level number from it).
-#include "common.cuh"
+#include "positions.cuh"
 
 #define BOTTOM_UP_GATE (1 << STEP_BOTTOMUP)
 
@@ -80,7 +82,7 @@ __device__ __forceinline__ void search_rows(const offset_t* __restrict__ row_ptr
                                             i32 row_base, i32 nwords, const u32* __restrict__ frontier,
                                             const u32* __restrict__ summary, i32 frontier_words,
                                             const u32* state_in, u32* state_out, i32* __restrict__ pred_row,
-                                            i64* __restrict__ stats)
+                                            Positions found_at, i64* __restrict__ stats)
 {
     bool first_alone = false;
     if (LARGE && !summary[((frontier_words + 31) >> 5) + SUMMARY_FILTER]) {
@@ -148,7 +150,7 @@ __device__ __forceinline__ void search_rows(const offset_t* __restrict__ row_ptr
         }
         const unsigned found = __ballot_sync(0xffffffffu, parent >= 0);
         if (lane == 0) state_out[w] = word | found;
-        if (parent >= 0) pred_row[row] = parent;
+        if (parent >= 0) pred_row[found_at.of(row)] = parent;
     }
     checked = warp_sum(checked);
     if (lane == 0 && checked) atomicAdd((u64*)&stats[STAT_CHECKED], (u64)checked);
@@ -157,22 +159,23 @@ __device__ __forceinline__ void search_rows(const offset_t* __restrict__ row_ptr
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 bottom_up_step(const offset_t* __restrict__ row_ptr, const i32* __restrict__ col_idx, i32 row_base, i32 nwords,
                const u32* __restrict__ frontier, const u32* state_in, u32* state_out, i32* __restrict__ pred_row,
-               i64* __restrict__ stats, const i64* __restrict__ ctl)
+               const u32* found_words, const i32* found_starts, i64* __restrict__ stats, const i64* __restrict__ ctl)
 {
     if (!gate_open(ctl, BOTTOM_UP_GATE, -1)) return;
     search_rows<false>(row_ptr, col_idx, row_base, nwords, frontier, nullptr, 0, state_in, state_out, pred_row,
-                       stats);
+                       Positions{found_words, found_starts}, stats);
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 bottom_up_step_large(const offset_t* __restrict__ row_ptr, const i32* __restrict__ col_idx, i32 row_base,
                      i32 nwords, const u32* __restrict__ frontier, const u32* __restrict__ summary,
                      i32 frontier_words, const u32* state_in, u32* state_out, i32* __restrict__ pred_row,
-                     i64* __restrict__ stats, const i64* __restrict__ ctl)
+                     const u32* found_words, const i32* found_starts, i64* __restrict__ stats,
+                     const i64* __restrict__ ctl)
 {
     if (!gate_open(ctl, BOTTOM_UP_GATE, -1)) return;
     search_rows<true>(row_ptr, col_idx, row_base, nwords, frontier, summary, frontier_words, state_in, state_out,
-                      pred_row, stats);
+                      pred_row, Positions{found_words, found_starts}, stats);
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)

@@ -7,11 +7,11 @@
 // row line*b + o, `line` this rank's grid column).
 //
 // resolve_columns_*: where the bottom-up levels searched the CSC's columns, a vertex marked BOTTOM_UP
-// was found by exactly one rank of its grid column, the only row p whose gathered entry (a local row r
-// of grid row p) is set; its global id is dbfs.grid.Grid.to_global_row(p, r). resolve_mapped_*: the
-// same, each marked vertex reading its entry at every rank of the grid column in place (their records
-// mapped here by NVSHMEM: peers[p] on grid row p), its own first, until one is set.
-#include "common.cuh"
+// was found by exactly one rank of its grid column, the only row p whose entry (a local row r of grid
+// row p) is set; its global id is dbfs.grid.Grid.to_global_row(p, r). Each grid row's entries are a
+// block held by position: the finder's record itself, read in place where NVSHMEM maps it, or its
+// packed message; they are read from grid row `first` on until one is set.
+#include "positions.cuh"
 
 // Member c of the grid line's entry for owned offset o (grid column c's discoverer, or grid row c's column
 // find): gathered, or read where that rank keeps it.
@@ -76,10 +76,24 @@ __device__ __forceinline__ i64 global_row(i64 r, i32 p, i32 b, i32 R)
     return ((r / b) * R + p) * (i64)b + r % b;
 }
 
-// Each marked offset's entries are read grid row `first` onwards, cyclically, until one is set (the gathered
-// entries from row 0; in place, this rank's own row first).
-template <typename Parent, typename Entries>
-__device__ __forceinline__ void resolve_columns(const i32* marker, Entries entries, i32 b, i32 R, i32 first,
+// Grid row p's column finds for this rank's block, a block held by position (positions.cuh): values[p]
+// (int32) and, where words[p] is not 0, the Positions (words[p], starts[p]) of its members; where it is 0
+// every member, offset o at values[p][o]. The finder's own record, a packed message from it, or its record
+// read in place (NVSHMEM maps it here) alike.
+struct HeldEntries {
+    const u64* __restrict__ values;
+    const u64* __restrict__ words;
+    const u64* __restrict__ starts;
+    __device__ __forceinline__ i32 at(i32 p, i64 o) const
+    {
+        const Positions held{(const u32*)words[p], (const i32*)starts[p]};
+        return held.has(o) ? ((const i32*)values[p])[held.of(o)] : -1;
+    }
+};
+
+// Each marked offset's entries are read grid row `first` onwards, cyclically, until one is set.
+template <typename Parent>
+__device__ __forceinline__ void resolve_columns(const i32* marker, HeldEntries entries, i32 b, i32 R, i32 first,
                                                 Parent* parent)
 {
     for (i64 o = blockIdx.x * (i64)blockDim.x + threadIdx.x; o < b; o += (i64)gridDim.x * blockDim.x) {
@@ -96,25 +110,15 @@ __device__ __forceinline__ void resolve_columns(const i32* marker, Entries entri
 
 // marker may be parent itself (int32 parents on a grid of one column): each thread reads its entry first.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-resolve_columns_i64(const i32* marker, const i32* __restrict__ gathered, i32 b, i32 R, i64* parent)
+resolve_columns_i64(const i32* marker, const u64* __restrict__ values, i32 b, const u64* __restrict__ words,
+                    const u64* __restrict__ starts, i32 R, i32 first, i64* parent)
 {
-    resolve_columns(marker, GatheredEntries{gathered, b}, b, R, 0, parent);
+    resolve_columns(marker, HeldEntries{values, words, starts}, b, R, first, parent);
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-resolve_columns_i32(const i32* marker, const i32* __restrict__ gathered, i32 b, i32 R, i32* parent)
+resolve_columns_i32(const i32* marker, const u64* __restrict__ values, i32 b, const u64* __restrict__ words,
+                    const u64* __restrict__ starts, i32 R, i32 first, i32* parent)
 {
-    resolve_columns(marker, GatheredEntries{gathered, b}, b, R, 0, parent);
-}
-
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-resolve_mapped_i64(const i32* marker, const u64* __restrict__ peers, i32 b, i32 R, i32 line, i64* parent)
-{
-    resolve_columns(marker, MappedEntries{peers, b, line}, b, R, line, parent);
-}
-
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-resolve_mapped_i32(const i32* marker, const u64* __restrict__ peers, i32 b, i32 R, i32 line, i32* parent)
-{
-    resolve_columns(marker, MappedEntries{peers, b, line}, b, R, line, parent);
+    resolve_columns(marker, HeldEntries{values, words, starts}, b, R, first, parent);
 }

@@ -6,9 +6,9 @@
 // presence_words: a thread per entry, a ballot per warp; bit o of words[o / 32] := values[o] >= 0.
 // word_popcounts: counts[w] := popcount(words[w]); their exclusive prefix `starts` (a scan between the
 // launches) places each word's present entries.
-// move_present: the entry o with its bit set is packed[starts[o / 32] + the number of set bits below it
-// in its word], copied one way or the other.
-#include "common.cuh"
+// move_present: the entry o with its bit set is packed at its position (positions.cuh), copied one way or
+// the other.
+#include "positions.cuh"
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 presence_words(const i32* __restrict__ values, i64 n, u32* __restrict__ words)
@@ -32,14 +32,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 move_present(i32* __restrict__ dense, i32* __restrict__ packed, const u32* __restrict__ words,
              const i32* __restrict__ starts, i64 n, i32 to_packed)
 {
+    const Positions present{words, starts};
     for (i64 o = blockIdx.x * (i64)blockDim.x + threadIdx.x; o < n; o += (i64)gridDim.x * blockDim.x) {
-        const u32 word = words[o >> 5];
-        const u32 bit = 1u << (o & 31);
-        const i32 k = starts[o >> 5] + __popc(word & (bit - 1));
+        const bool held = present.has(o);
         if (to_packed) {
-            if (word & bit) packed[k] = dense[o];
+            if (held) packed[present.of(o)] = dense[o];
         } else {
-            dense[o] = word & bit ? packed[k] : -1;
+            dense[o] = held ? packed[present.of(o)] : -1;
         }
     }
 }

@@ -16,6 +16,7 @@ from mpi4py import MPI
 from dbfs import bfs as bfs_module
 from dbfs import families
 from dbfs import graph as graph_module
+from dbfs import search_state
 from dbfs.backend import Backend, gpu_count
 from dbfs.bfs import BFS
 from dbfs.build import build_from_edges
@@ -131,14 +132,43 @@ def test_graph500_levels_match_serial(scale):
     assert directions == {"topdown", "bottomup"}
 
 
-def test_several_components_isolated_vertices_and_padding():
+def several_components():
     rng = np.random.default_rng(7)
     n = 301                                    # not divisible by any grid of 2..4 ranks
     src = rng.integers(0, 150, 600)            # vertices 150..300 isolated but for the edges below
     dst = rng.integers(0, 150, 600)
     src = np.concatenate((src, [200, 201, 202, 250, 250, 7]))
     dst = np.concatenate((dst, [201, 202, 200, 250, 251, 7]))   # a triangle, a self-loop, a pair
-    run_grids(Backend("cpu"), n, src, dst, roots=[0, 200, 250, 299, 7])
+    return n, src, dst
+
+
+def test_several_components_isolated_vertices_and_padding(monkeypatch):
+    """Also the column finds of the searches on the CSC's columns held by position, on the grids of
+    several rows, where most of a block's local columns are empty."""
+    held = finds_held(monkeypatch)
+    run_grids(Backend("cpu"), *several_components(), roots=[0, 200, 250, 299, 7])
+    assert WORLD.Get_size() == 1 or any(held)
+
+
+def test_column_finds_held_densely(monkeypatch):
+    """The column finds over every local column, as where most columns of a block have an entry."""
+    monkeypatch.setattr(search_state, "POSITIONS_SHARE", 0.0)
+    held = finds_held(monkeypatch)
+    run_grids(Backend("cpu"), *several_components(), roots=[0, 250, 7], variants=MAIN_VARIANTS)
+    assert not any(held)
+
+
+def finds_held(monkeypatch) -> list:
+    """A list that will tell, for each search on the CSC's columns set up, whether it holds its column
+    finds by position."""
+    held, init = [], BFS.__init__
+
+    def noted(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        if self.state.by_columns:
+            held.append(self.state.column_positions is not None)
+    monkeypatch.setattr(BFS, "__init__", noted)
+    return held
 
 
 HIGH_DIAMETER = {

@@ -25,7 +25,8 @@ from dbfs.ops.expand import EDGES_PER_THREAD, ExpandScratch, expand
 from dbfs.ops.frontier import frontier_figures, publish_figures
 from dbfs.ops.host_words import KERNEL_COPY_BYTES, copy_words
 from dbfs.ops.level_control import visit_root
-from dbfs.ops.predecessors import resolve_columns, resolve_mapped, resolve_parents, resolve_rows_mapped
+from dbfs.ops.predecessors import resolve_columns, resolve_parents, resolve_rows_mapped
+from dbfs.ops.sparse import word_starts
 from dbfs.ops.message import SourceTable, encode_lists
 from dbfs.ops.peer_sums import peer_sums
 from dbfs.ops.update import update
@@ -661,12 +662,42 @@ def random_column_finds(seed, R=4, C=3, b=1024):
     return grid, marker, gathered, finder, local
 
 
+def dense_entries(grid, gathered):
+    """resolve_columns' entries of gathered dense blocks (grid row p's at gathered[p*b:(p+1)*b])."""
+    b = grid.block
+    return [(gathered[p * b:(p + 1) * b], None, None) for p in range(grid.R)]
+
+
+def held_entries_of(grid, gathered, seed):
+    """The same entries, each block held by position: a random half of the members that hold nothing
+    (and every one that holds a value) kept, the way a hypersparse block's non-empty columns are."""
+    rng = np.random.default_rng(seed)
+    b, entries = grid.block, []
+    for p in range(grid.R):
+        block = gathered[p * b:(p + 1) * b]
+        held = (block >= 0) | (rng.random(b) < 0.5)
+        words = np.packbits(held, bitorder="little").view(np.uint32).copy()
+        starts = np.zeros(b // 32 + 1, np.int32)
+        word_starts(CPU, words, starts)
+        entries.append((block[held].copy(), words, starts))
+    return entries
+
+
+def entries_on_device(entries):
+    """resolve_columns' GPU entries (three address arrays) of CPU entries, and the device arrays kept."""
+    import cupy
+    kept = [tuple(None if a is None else cupy.asarray(a) for a in block) for block in entries]
+    addresses = tuple(cupy.asarray(np.array([0 if a is None else a.data.ptr for a in column], np.uint64))
+                      for column in zip(*kept))
+    return addresses, kept
+
+
 @pytest.mark.parametrize("dtype", [np.int64, np.int32])
 def test_resolve_columns_numpy_matches_reference(dtype):
     """Each marked vertex's parent is its finder's local row as a global id; the others keep theirs."""
     grid, marker, gathered, finder, local = random_column_finds(5)
     parent = np.full(grid.block, SENTINEL, dtype)
-    resolve_columns(CPU, grid, marker, gathered, parent)
+    resolve_columns(CPU, grid, marker, dense_entries(grid, gathered), 0, parent)
     expected = [grid.to_global_row(int(finder[o]), int(local[o])) if m == BOTTOM_UP else SENTINEL
                 for o, m in enumerate(marker)]
     assert parent.tolist() == expected
@@ -677,7 +708,7 @@ def test_resolve_columns_marker_may_be_the_parent_array():
     """On a grid of one column the int32 parent array carries the marks itself."""
     grid, marker, gathered, finder, local = random_column_finds(6, R=3, C=1)
     parent = marker.copy()
-    resolve_columns(CPU, grid, parent, gathered, parent)
+    resolve_columns(CPU, grid, parent, dense_entries(grid, gathered), 0, parent)
     expected = [grid.to_global_row(int(finder[o]), int(local[o])) if m == BOTTOM_UP else int(m)
                 for o, m in enumerate(marker)]
     assert parent.tolist() == expected
@@ -705,59 +736,63 @@ def random_row_finds(seed, R=3, C=4, b=1024):
     return grid, pred_col, gathered
 
 
-def mapped_case(kind: str, seed: int, b: int = 1024):
-    """(grid, marks, gathered entries, the line's length, the gathered resolver, the in-place one): the
-    discoverers along a grid row ("rows") or the column finds along a grid column ("columns")."""
-    if kind == "rows":
-        grid, marks, gathered = random_row_finds(seed, b=b)
-        return grid, marks, gathered, grid.C, resolve_parents, resolve_rows_mapped
-    grid, marks, gathered, _, _ = random_column_finds(seed, R=4, C=2, b=b)
-    return grid, marks, gathered, grid.R, resolve_columns, resolve_mapped
-
-
-@pytest.mark.parametrize("kind", ["rows", "columns"])
-def test_mapped_resolution_reads_what_the_gather_would_bring(kind):
-    grid, marks, gathered, n, resolve_gathered, resolve_in_place = mapped_case(kind, 10)
+def test_mapped_resolution_reads_what_the_gather_would_bring():
+    grid, marks, gathered = random_row_finds(10)
     expected = np.full(grid.block, SENTINEL, np.int64)
-    resolve_gathered(CPU, grid, marks, gathered, expected)
+    resolve_parents(CPU, grid, marks, gathered, expected)
     assert (expected[marks == BOTTOM_UP] >= 0).all()
     parent = np.full(grid.block, SENTINEL, np.int64)
-    resolve_in_place(CPU, grid, 1, marks, line_records(n, grid.block, 1, gathered), parent)
+    resolve_rows_mapped(CPU, grid, 1, marks, line_records(grid.C, grid.block, 1, gathered), parent)
+    assert np.array_equal(parent, expected)
+
+
+@pytest.mark.parametrize("first", [0, 2])
+def test_resolve_columns_held_by_position_reads_the_same(first):
+    """Blocks held by position (a hypersparse block's column finds, or a packed message) resolve as
+    the dense blocks do, whichever grid row is read first."""
+    grid, marker, gathered, _, _ = random_column_finds(12)
+    expected = np.full(grid.block, SENTINEL, np.int64)
+    resolve_columns(CPU, grid, marker, dense_entries(grid, gathered), first, expected)
+    assert (expected[marker == BOTTOM_UP] >= 0).all()
+    parent = np.full(grid.block, SENTINEL, np.int64)
+    resolve_columns(CPU, grid, marker, held_entries_of(grid, gathered, 13), first, parent)
     assert np.array_equal(parent, expected)
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.int64, np.int32])
-@pytest.mark.parametrize("kind", ["rows", "columns"])
-def test_mapped_resolution_gpu_matches_numpy(kind, dtype):
+def test_mapped_resolution_gpu_matches_numpy(dtype):
     """The kernel reads each record through its address (here: arrays of this process)."""
     import cupy
-    grid, marks, gathered, n, _, resolve_in_place = mapped_case(kind, 11, b=300_032)
-    records = line_records(n, grid.block, 1, gathered)
+    grid, marks, gathered = random_row_finds(11, b=300_032)
+    records = line_records(grid.C, grid.block, 1, gathered)
     expected = np.full(grid.block, SENTINEL, dtype)
-    resolve_in_place(CPU, grid, 1, marks, records, expected)
+    resolve_rows_mapped(CPU, grid, 1, marks, records, expected)
     on_device = [cupy.asarray(r) for r in records]
     peers = cupy.asarray(np.array([r.data.ptr for r in on_device], np.uint64))
     parent = cupy.full(grid.block, SENTINEL, dtype)
-    resolve_in_place(gpu_backend(), grid, 1, cupy.asarray(marks), peers, parent)
+    resolve_rows_mapped(gpu_backend(), grid, 1, cupy.asarray(marks), peers, parent)
     assert np.array_equal(cupy.asnumpy(parent), expected)
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.int64, np.int32])
 @pytest.mark.parametrize("shape", [(4, 3), (3, 1)])
-def test_resolve_columns_gpu_matches_numpy(dtype, shape):
+@pytest.mark.parametrize("held", [False, True])
+def test_resolve_columns_gpu_matches_numpy(dtype, shape, held):
     import cupy
     grid, marker, gathered, _, _ = random_column_finds(7, *shape, b=300_032)
+    entries = held_entries_of(grid, gathered, 8) if held else dense_entries(grid, gathered)
+    addresses, kept = entries_on_device(entries)
     expected = np.full(grid.block, SENTINEL, dtype)
-    resolve_columns(CPU, grid, marker, gathered, expected)
+    resolve_columns(CPU, grid, marker, entries, 1, expected)
     parent = cupy.full(grid.block, SENTINEL, dtype)
-    resolve_columns(gpu_backend(), grid, cupy.asarray(marker), cupy.asarray(gathered), parent)
+    resolve_columns(gpu_backend(), grid, cupy.asarray(marker), addresses, 1, parent)
     assert np.array_equal(cupy.asnumpy(parent), expected)
     in_place = cupy.asarray(marker)             # the marker as the parent array itself
-    resolve_columns(gpu_backend(), grid, in_place, cupy.asarray(gathered), in_place)
+    resolve_columns(gpu_backend(), grid, in_place, addresses, 1, in_place)
     twin = marker.copy()
-    resolve_columns(CPU, grid, twin, gathered, twin)
+    resolve_columns(CPU, grid, twin, entries, 1, twin)
     assert np.array_equal(cupy.asnumpy(in_place), twin)
 
 

@@ -15,6 +15,7 @@ from dbfs.kernels import (BOTTOM_UP, CTL, CTL_WORDS, FORM, STAT, STAT_WORDS, STE
                           SUMMARY_TALLY_WORDS)
 from dbfs.ops import arrays, bitmap, bottom_up
 from dbfs.ops.predecessors import resolve_parents
+from dbfs.ops.sparse import Positions
 
 pytestmark = pytest.mark.one_rank
 
@@ -98,6 +99,31 @@ def test_search_segment_numpy_steps_change_nothing(density, monkeypatch):
         results.append((state, pred_row, int(stats[STAT.CHECKED])))
     assert np.array_equal(results[0][0], results[1][0]) and np.array_equal(results[0][1], results[1][1])
     assert results[0][2] == results[1][2]
+
+
+def row_positions(backend, row_ptr):
+    """The Positions of the rows with an entry (a hypersparse block's non-empty columns, searched as rows)."""
+    xp, n = backend.xp, int(row_ptr.shape[0]) - 1
+    return Positions.of_columns(backend, row_ptr, xp.zeros(n // 32, xp.uint32), xp.zeros(n // 32 + 1, xp.int32))
+
+
+def test_search_segment_by_position_writes_the_dense_finds_at_their_positions():
+    rng = np.random.default_rng(3)
+    b, C, ncols = 256, 3, 512
+    row_ptr, col_idx = random_block(rng, C * b, ncols, 300, heavy_rows=[(b + 5, 300)])
+    frontier, _ = random_bits(rng, ncols, 0.3)
+    before, _ = random_bits(rng, b, 0.3)
+    held = row_positions(CPU, row_ptr)
+    assert held.count < C * b                   # rows without an entry are not held
+    finds = []
+    for found_at in (None, held):
+        state, stats = np.zeros_like(before), np.zeros(STAT_WORDS, np.int64)
+        pred_row = np.full(C * b if found_at is None else held.count, -1, np.int32)
+        bottom_up.search_segment(CPU, row_ptr, col_idx, b, frontier, before, state, pred_row, stats,
+                                 found_at=found_at)
+        finds.append(pred_row)
+    nonempty = np.flatnonzero(np.diff(row_ptr))
+    assert np.array_equal(finds[0][nonempty], finds[1]) and (finds[0][np.diff(row_ptr) == 0] == -1).all()
 
 
 @pytest.mark.parametrize("density", [0.001, 0.05, 0.5])
@@ -242,9 +268,10 @@ def test_gpu_bitmap_matches_numpy(nbits, n):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("held", [False, True], ids=["dense", "by-position"])
 @pytest.mark.parametrize("large", [False, True], ids=["bitmap-in-l2", "large-bitmap"])
 @pytest.mark.parametrize("density", [0.0005, 0.02, 0.4])
-def test_gpu_bottom_up_matches_numpy(density, large):
+def test_gpu_bottom_up_matches_numpy(density, large, held):
     import cupy
     rng = np.random.default_rng(int(density * 10000))
     b, C, ncols, m = 1 << 14, 2, 1 << 15, 1
@@ -253,7 +280,10 @@ def test_gpu_bottom_up_matches_numpy(density, large):
     frontier, _ = random_bits(rng, ncols, density)
     state, _ = random_bits(rng, b, 0.3)
     degree = rng.integers(0, 100, b).astype(np.int32)
-    host = dict(state=state.copy(), pred_row=np.full(C * b, -1, np.int32), stats=np.zeros(STAT_WORDS, np.int64),
+    gpu = gpu_backend()
+    found_at = {backend: row_positions(backend, backend.xp.asarray(row_ptr)) if held else None for backend in (CPU, gpu)}
+    finds = found_at[CPU].count if held else C * b
+    host = dict(state=state.copy(), pred_row=np.full(finds, -1, np.int32), stats=np.zeros(STAT_WORDS, np.int64),
                 visited=state.copy(), next=np.zeros(b // 32, np.uint32), level=np.full(b, -1, np.int32),
                 pred_col=np.full(b, -1, np.int32), copy=np.zeros(b // 32, np.uint32))
     host["summary"] = np.full(bottom_up.summary_words(ncols // 32), 0xDEADBEEF, np.uint32)
@@ -261,13 +291,13 @@ def test_gpu_bottom_up_matches_numpy(density, large):
     dev = {k: cupy.asarray(v) for k, v in host.items()}
     # the commit's copy for a peer: an array (NumPy), a device address (GPU; another rank's, mapped, in a run)
     copies = ([None, host["copy"]], cupy.asarray(np.array([0, dev["copy"].data.ptr], np.uint64)))
-    for backend, s, peer_fronts in ((CPU, host, copies[0]), (gpu_backend(), dev, copies[1])):
+    for backend, s, peer_fronts in ((CPU, host, copies[0]), (gpu, dev, copies[1])):
         xp = backend.xp
         if large:
             bottom_up.summarize(backend, xp.asarray(frontier), s["summary"])
         bottom_up.search_segment(backend, xp.asarray(row_ptr), xp.asarray(col_idx), m * b,
                                  xp.asarray(frontier), s["state"], s["state"], s["pred_row"], s["stats"],
-                                 summary=s["summary"] if large else None)
+                                 summary=s["summary"] if large else None, found_at=found_at[backend])
         bottom_up.commit(backend, s["state"], s["visited"], s["next"], s["level"], s["pred_col"],
                          xp.asarray(degree), 4, s["stats"], peer_fronts=peer_fronts)
     for k, v in host.items():

@@ -82,7 +82,7 @@ def summarize(backend, frontier, summary, control=None) -> None:
 
 
 def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in, state_out, pred_row, stats,
-                   control=None, summary=None) -> None:
+                   control=None, summary=None, found_at=None) -> None:
     """Find a frontier parent for each row of the segment row_base .. row_base + 32*len(state) - 1
     whose bit in `state_in` is clear.
 
@@ -96,7 +96,9 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
                                           not, a row's first entry is tested before the others
       state_in   uint32 [w]        read   visited bit of the segment's rows
       state_out  uint32 [w]        write  state_in plus the rows found (may be state_in itself)
-      pred_row   int32 [nrows]     write  pred_row[row] = the frontier column found, found rows only
+      pred_row   int32 [nrows]     write  pred_row[row] = the frontier column found, found rows only;
+                 or [found_at.count]      where found_at (dbfs.ops.sparse.Positions of the rows) is given,
+                                          at the row's position (every row with an entry is held)
       stats      int64 [STAT_WORDS] read/write  CHECKED += entries examined
       control    the search's control block (None: always runs; else only before a bottom-up level)
     GPU: one kernel on the current stream (a warp per word of the state, a grid of at most what the
@@ -111,6 +113,7 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
                   ("frontier", frontier, np.uint32), ("state_in", state_in, np.uint32),
                   ("state_out", state_out, np.uint32), ("pred_row", pred_row, np.int32),
                   ("stats", stats, np.int64), ("summary", summary, np.uint32))
+        held = (NULL, NULL) if found_at is None else (found_at.words, found_at.starts)
         for name, array, dtype in arrays:
             if array is not None:
                 require_array(name, array, dtype)
@@ -124,7 +127,7 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
             blocks = backend.whole_gpu_blocks(step, BLOCK_THREADS, blocks_for(nwords, BLOCK_THREADS // 32))
             step((blocks,), (BLOCK_THREADS,),
                  (row_ptr, col_idx, np.int32(row_base), np.int32(nwords), *bitmaps, state_in, state_out, pred_row,
-                  stats, gate_args(control)[0]))
+                  *held, stats, gate_args(control)[0]))
         return
     if not gate_open(control, GATE):
         return
@@ -133,17 +136,18 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
     words = TWIN_ITEMS // 32
     for w in range(0, nwords, words):
         _search_words(row_ptr, col_idx, row_base + 32 * w, frontier, summary, state_in[w:w + words],
-                      state_out[w:w + words], pred_row, stats)
+                      state_out[w:w + words], pred_row, stats, found_at)
 
 
 def _search_words(row_ptr, col_idx, row_base: int, frontier, summary, state_in, state_out, pred_row,
-                  stats) -> None:
+                  stats, found_at) -> None:
     """search_segment's NumPy twin on one step of TWIN_ITEMS rows: the unvisited rows' entries tested a
     group of whole rows at a time (dbfs.ops.arrays.twin_groups)."""
     bits = np.unpackbits(state_in.view(np.uint8), bitorder="little").astype(bool)
     rows = row_base + np.flatnonzero(~bits)
     for group in twin_groups(row_ptr[rows + 1] - row_ptr[rows]):
-        found = _first_frontier_entries(row_ptr, col_idx, frontier, summary, rows[group], pred_row, stats)
+        found = _first_frontier_entries(row_ptr, col_idx, frontier, summary, rows[group], pred_row, stats,
+                                        found_at)
         bits[found - row_base] = True
     state_out[:] = np.packbits(bits, bitorder="little").view(np.uint32)
 
@@ -152,7 +156,7 @@ def _bit(words, offsets):
     return ((words[offsets >> 5] >> (offsets & 31).astype(np.uint32)) & np.uint32(1)).astype(bool)
 
 
-def _first_frontier_entries(row_ptr, col_idx, frontier, summary, rows, pred_row, stats):
+def _first_frontier_entries(row_ptr, col_idx, frontier, summary, rows, pred_row, stats, found_at):
     """The rows (of `rows`) with an entry in the frontier: pred_row[row] := the first such entry's
     column (CSR order); CHECKED += the entries up to it (a row without one: all of them). Returns the
     rows found. With a summary, only the entries whose summary bit is set are tested in the frontier."""
@@ -166,8 +170,9 @@ def _first_frontier_entries(row_ptr, col_idx, frontier, summary, rows, pred_row,
     found_rows, first = np.unique(owner[hit], return_index=True)
     first_entry = entries[hit][first]
     stats[STAT.CHECKED] += int(lengths.sum() - (ends[found_rows] - first_entry - 1).sum())
-    pred_row[rows[found_rows]] = cols[hit][first]
-    return rows[found_rows]
+    found = rows[found_rows]
+    pred_row[found if found_at is None else found_at.at(found)] = cols[hit][first]
+    return found
 
 
 def commit(backend, state, visited, next_frontier, level, pred_col, degree, lvl: int, stats,

@@ -2,8 +2,8 @@
 discoverers' local predecessor columns -> global parent ids (resolve_parents, from gathered entries, or
 resolve_rows_mapped, reading them in place). A vertex found bottom-up was found by one rank of the grid
 row, whose entry is the only one set; where the bottom-up levels searched the CSC's columns, by one
-rank of the grid column instead (resolve_columns, from gathered entries, or resolve_mapped, reading
-them in place). GPU: kernels/predecessors.cu; NumPy twins below with the same contracts."""
+rank of the grid column instead (resolve_columns, each grid row's entries a block held by position:
+gathered, or read in place). GPU: kernels/predecessors.cu; NumPy twins below with the same contracts."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import numpy as np
 
 from dbfs.kernels import BLOCK_THREADS, BOTTOM_UP
 from dbfs.ops.arrays import blocks_for, require_array
+from dbfs.ops.sparse import held_entries
 
 
 def resolve_parents(backend, grid, pred_col, gathered, parent) -> None:
@@ -59,44 +60,39 @@ def resolve_rows_mapped(backend, grid, line: int, pred_col, peers, parent) -> No
     resolve_parents(backend, grid, pred_col, gathered, parent)
 
 
-def resolve_columns(backend, grid, marker, gathered, parent) -> None:
-    """For every owned offset o with marker[o] == BOTTOM_UP: parent[o] = global id of local row
-    gathered[p * b + o] of grid row p, p the lowest grid row whose entry for o is set (-1: none).
+def resolve_columns(backend, grid, marker, entries, first: int, parent) -> None:
+    """For every owned offset o with marker[o] == BOTTOM_UP: parent[o] = global id of local row r of grid
+    row p, r = grid row p's entry for o, p the first grid row from `first` on (cyclically) whose entry
+    is set; -1 where none is.
 
-    marker    int32 [b]      read   BOTTOM_UP where a rank of the grid column found o bottom-up (pred_col,
-                                    or the parent array itself on a grid of one column)
-    gathered  int32 [R*b]    read   block p: grid row p's column_parent entries for this rank's block
-    parent    int32 or int64 [b]  write  the found vertices' global parent ids (the others untouched)
+    marker   int32 [b]   read   BOTTOM_UP where a rank of the grid column found o bottom-up (pred_col,
+                                or the parent array itself on a grid of one column)
+    entries  grid row p's entries for this rank's block, each a block held by position
+             (dbfs.ops.sparse; an entry < 0 or a member not held: none): on the GPU three uint64 [R]
+             device arrays of addresses (values: int32; words: uint32 Positions words, 0 where every
+             member is held, offset o then at values[o]; starts: int32 Positions starts), which may be
+             other ranks' memory mapped here (NVSHMEM); on the CPU a list of R (values, words, starts)
+             tuples (words and starts None where every member is held)
+    parent   int32 or int64 [b]  write  the found vertices' global parent ids (the others untouched)
     Device arrays of the backend; on the GPU the call returns with the kernel queued on the stream.
     """
     b, R = grid.block, grid.R
     if backend.is_gpu:
-        require_array("gathered", gathered, np.int32)
-        _launch(backend, "resolve_columns", b, marker, gathered, (np.int32(R),), parent)
+        values, words, starts = entries
+        for name, array in (("values", values), ("words", words), ("starts", starts)):
+            require_array(name, array, np.uint64)
+        _launch(backend, "resolve_columns", b, marker, values, (words, starts, np.int32(R), np.int32(first)),
+                parent)
         return
     found = np.flatnonzero(marker == BOTTOM_UP)
-    candidates = gathered.reshape(R, b)[:, found]
-    finder = np.argmax(candidates >= 0, axis=0)
-    local = candidates[finder, np.arange(found.shape[0])].astype(np.int64)
+    local = np.full(found.shape[0], -1, np.int64)
+    finder = np.zeros(found.shape[0], np.int64)
+    for k in range(R):
+        p = (first + k) % R
+        entry = held_entries(*entries[p], found)
+        take = (local < 0) & (entry >= 0)
+        local[take], finder[take] = entry[take], p
     parent[found] = np.where(local >= 0, grid.to_global_row(finder, local), -1)
-
-
-def resolve_mapped(backend, grid, line: int, marker, peers, parent) -> None:
-    """resolve_columns without a gather: each marked vertex reads its entry where each rank of the grid
-    column keeps it, its own grid row `line` first.
-
-    marker  int32 [b]   read   as in resolve_columns
-    peers   on the GPU a uint64 [R] device array, the address of grid row p's column_parent (int32
-            [R*b], mapped here by NVSHMEM); on the CPU a list of the R arrays
-    parent  int32 or int64 [b]  write  as in resolve_columns
-    """
-    b, R = grid.block, grid.R
-    if backend.is_gpu:
-        require_array("peers", peers, np.uint64)
-        _launch(backend, "resolve_mapped", b, marker, peers, (np.int32(R), np.int32(line)), parent)
-        return
-    gathered = np.concatenate([peers[p][line * b:(line + 1) * b] for p in range(R)])
-    resolve_columns(backend, grid, marker, gathered, parent)
 
 
 def _launch(backend, kernel: str, b: int, marks, table, scalars: tuple, parent) -> None:

@@ -1,20 +1,85 @@
-"""Sparse int32 blocks as (presence bitmap, present values in offset order).
+"""Sparse int32 blocks as (presence bitmap, present values in offset order), and the Positions of an index
+range's members that can hold something.
 
 An entry < 0 means "none". Paper 004, section 3.5: after a search each rank sends the discoverers it
 recorded for another grid column's block to that block's owner; fewer than half of the entries are
 set on any one rank, so the bitmap (1 bit per entry) plus the present values (4 bytes each) is
 usually well under the dense block's 4 bytes per entry.
 
+A block's array of local columns is held the same way where most columns hold no entry (a hypersparse
+block of a tall grid: at Graph500 density about a third of a 4 x 4 grid's local columns have one): the
+bitmap of the non-empty columns and the exclusive prefix of its words' popcounts (Positions) place
+column k's value at its position, so the array takes 4 bytes a non-empty column and the Positions a
+quarter byte a column, where the dense array takes 4 bytes a column.
+
 GPU method: kernels/sparse.cu (a ballot per warp builds the bitmap, popcounts plus one scan place
-each word's entries, a thread per entry gathers or scatters). NumPy twins with the same contract.
+each word's entries, a thread per entry gathers or scatters); kernels/positions.cuh reads a position.
+NumPy twins with the same contract.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from dataclasses import dataclass
+
 from dbfs.kernels import BLOCK_THREADS
 from dbfs.ops.arrays import blocks_for, require_array
+
+# Members whose presence one step of Positions.of_columns tests: its mask and bits take 1.1 MiB.
+POSITIONS_STEP = 1 << 20
+_POPCOUNT8 = np.array([bin(x).count("1") for x in range(256)], np.int32)
+
+
+@dataclass(frozen=True)
+class Positions:
+    """The members of an index range [0, n) that hold something, n a multiple of 32.
+
+      words   uint32 [n/32]      bit k of words[k / 32] set iff member k is held
+      starts  int32 [n/32 + 1]   set bits in the words before w; starts[-1] = count
+    An array held by position keeps member k at position(k) = starts[k / 32] + the set bits below k in
+    its word (kernels/positions.cuh); count is the number held."""
+
+    words: object
+    starts: object
+    count: int
+
+    @classmethod
+    def of_columns(cls, backend, col_ptr, words, starts) -> "Positions":
+        """The non-empty columns of a CSC block (col_ptr [n + 1]), written into `words` and `starts`
+        (device arrays of the sizes above); one host synchronisation (the count)."""
+        xp, n = backend.xp, int(col_ptr.shape[0]) - 1
+        for lo in range(0, n, POSITIONS_STEP):
+            hi = min(n, lo + POSITIONS_STEP)
+            bits = xp.packbits(col_ptr[lo + 1:hi + 1] != col_ptr[lo:hi], bitorder="little")
+            words[lo // 32:hi // 32] = bits.view(xp.uint32)
+        return cls(words, starts, word_starts(backend, words, starts))
+
+    def at(self, members):
+        """NumPy: the positions of held `members` (kernels/positions.cuh Positions::of)."""
+        return _positions(self.words, self.starts, members)
+
+    def block(self, k: int, members: int) -> "Positions":
+        """The members k*members .. (k+1)*members - 1 (members a multiple of 32): their words and starts,
+        views; positions stay those of the whole range."""
+        lo, hi = k * members // 32, (k + 1) * members // 32
+        return Positions(self.words[lo:hi], self.starts[lo:hi + 1], self.count)
+
+
+def held_entries(values, words, starts, offsets):
+    """NumPy: the entries at `offsets` of a block held by position (values at the Positions words and
+    starts; words None: values[offsets] itself), -1 for a member not held."""
+    if words is None:
+        return values[offsets]
+    held = ((words[offsets >> 5] >> (offsets & 31).astype(np.uint32)) & np.uint32(1)).astype(bool)
+    entries = np.full(offsets.shape[0], -1, values.dtype)
+    entries[held] = values[_positions(words, starts, offsets[held])]
+    return entries
+
+
+def _positions(words, starts, members):
+    below = words[members >> 5] & ((np.uint32(1) << (members & 31).astype(np.uint32)) - np.uint32(1))
+    return starts[members >> 5] + _POPCOUNT8[below.astype(np.uint32).view(np.uint8).reshape(-1, 4)].sum(axis=1)
 
 
 def pack_present(backend, values, words, starts, packed) -> int:
@@ -29,7 +94,7 @@ def pack_present(backend, values, words, starts, packed) -> int:
     if backend.is_gpu:
         require_array("packed", packed, np.int32)
         _launch(backend, "presence_words", n, (values, np.int64(n), words))
-        total = _word_starts(backend, words, starts)
+        total = word_starts(backend, words, starts)
         if total:
             _launch(backend, "move_present", n, (values, packed, words, starts, np.int64(n), np.int32(1)))
         return total
@@ -53,7 +118,7 @@ def unpack_present(backend, words, packed, starts, out) -> None:
     n = _check(out, words, starts, "out")
     if backend.is_gpu:
         require_array("packed", packed, np.int32)
-        _word_starts(backend, words, starts)
+        word_starts(backend, words, starts)
         _launch(backend, "move_present", n, (out, packed, words, starts, np.int64(n), np.int32(0)))
         return
     present = np.unpackbits(words.view(np.uint8), bitorder="little").astype(bool)
@@ -76,10 +141,14 @@ def _launch(backend, name, n, args) -> None:
     backend.kernel("sparse", name)((blocks_for(n),), (BLOCK_THREADS,), args)
 
 
-def _word_starts(backend, words, starts) -> int:
-    """starts[w] := set bits in words[:w], starts[-1] := their total (returned)."""
+def word_starts(backend, words, starts) -> int:
+    """starts[w] := set bits in words[:w], starts[-1] := their total (returned; on the GPU a host
+    synchronisation)."""
     xp, nwords = backend.xp, int(words.shape[0])
-    _launch(backend, "word_popcounts", nwords, (words, np.int64(nwords), starts[1:]))
+    if backend.is_gpu:
+        _launch(backend, "word_popcounts", nwords, (words, np.int64(nwords), starts[1:]))
+    else:
+        starts[1:] = _POPCOUNT8[words.view(np.uint8).reshape(-1, 4)].sum(axis=1)
     starts[1:] = xp.cumsum(starts[1:])
     starts[0] = 0
     return int(starts[-1])
