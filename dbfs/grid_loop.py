@@ -76,13 +76,14 @@ from dbfs.backend import abandon_capture
 from dbfs.direction import next_bottom_up
 from dbfs.exchange import Exchange, LevelExchange, OffsetSet
 from dbfs.kernels import CTL, CTL_WORDS, ROOT, ROOT_WORDS, STAT, STAT_WORDS, STEP
+from dbfs.line_records import LineRecords
 from dbfs.link_wake import LinkWake
 from dbfs.ops import bitmap, bottom_up, message
 from dbfs.ops.expand import ExpandScratch, expand
 from dbfs.ops.frontier import frontier_figures, publish_figures
 from dbfs.ops.level_control import visit_root
-from dbfs.ops.predecessors import resolve_columns, resolve_parents, resolve_rows_mapped
-from dbfs.ops.sparse import Positions, pack_present, unpack_present, word_starts
+from dbfs.ops.predecessors import resolve_columns, resolve_parents
+
 from dbfs.ops.update import update
 from dbfs.peer_levels import LevelTotals, PeerLevels, device_bytes as peer_device_bytes
 from dbfs.peer_levels import default_capacity as peer_capacity, queue_bytes as peer_queue_bytes
@@ -316,19 +317,17 @@ class GridLoop:
         # finders' records) or gathered; row_x also carries the switch back to top-down's visited bitmaps
         # (its buffers in the expansion's degree scan, idle before a level's expansion and after the last)
         in_place = finds_read_in_place(comm, not backend.is_gpu)
-        self.row_x = self.row_peers = self.col_x = None
+        self.row_x = self.col_x = self.discoverers = self.column_finds = None
         if grid.C > 1:
-            if in_place:
-                self.row_peers = self._map_to_heap(state, "pred_row", [grid.rank(i, m) for m in range(grid.C)])
             self.row_x = Exchange(comms.row, backend, row_exchange_block(grid, in_place), encoding, comm,
                                   Workspace(backend, [state.cumul]))
-        self.mapped_column_finds = None
-        if self.by_columns and grid.R > 1 and in_place:
-            self.mapped_column_finds = self._map_column_finds()
-        elif self.by_columns and grid.R > 1:
-            self.col_x = Exchange(comms.col, backend, b, encoding, comm, Workspace(backend, [state.cumul]))
-        if state.column_positions is not None:      # where each grid row's block of them begins and ends
-            self.column_bounds = backend.asnumpy(state.column_positions.starts[::b // 32]).tolist()
+            self.discoverers = LineRecords(backend, state, "pred_row", "row", j, [grid.rank(i, m) for m in range(grid.C)],
+                                           None if in_place else self.row_x, self._map_to_heap)
+        if self.by_columns:
+            if grid.R > 1 and not in_place:
+                self.col_x = Exchange(comms.col, backend, b, encoding, comm, Workspace(backend, [state.cumul]))
+            self.column_finds = LineRecords(backend, state, "column_parent", "column", i,
+                                            [grid.rank(p, j) for p in range(grid.R)], self.col_x, self._map_to_heap)
         # the bottom-up frontier bitmap where NVSHMEM maps it: a bottom-up level's commit stores the new
         # own frontier into every grid-column peer's copy of this rank's segment (front_peers)
         self.front_peers = None
@@ -377,22 +376,6 @@ class GridLoop:
         addresses = [0 if k == skip else nvshmem.peer_address(moved.data.ptr + offset, rank)
                      for k, rank in enumerate(line_ranks)]
         return self.backend.asarray(np.array(addresses, np.uint64))
-
-    def _map_column_finds(self) -> tuple:
-        """Collective: column_parent, and the Positions that hold it, moved to the NVSHMEM heap; returns
-        the addresses, here, of each grid row's record of this rank's block (resolve_columns' entries)."""
-        s, grid, i, j = self.state, self.graph.grid, self.graph.comms.i, self.graph.comms.j
-        line, b = [grid.rank(p, j) for p in range(grid.R)], grid.block
-        nothing = self.backend.xp.zeros(grid.R, np.uint64)
-        if s.column_positions is None:
-            return self._map_to_heap(s, "column_parent", line, offset=4 * b * i), nothing, nothing
-        held = s.column_positions
-        values = self._map_to_heap(s, "column_parent", line)
-        words = self._map_to_heap(s, "column_words", line, offset=b // 8 * i)
-        starts = self._map_to_heap(s, "column_starts", line, offset=b // 8 * i)
-        s.column_words[:], s.column_starts[:] = held.words, held.starts     # moving zeroed them
-        s.column_positions = Positions(s.column_words, s.column_starts, held.count)
-        return values, words, starts
 
     def _exchanges(self):
         return [x for x in (self.expand_x, self.fold_x, self.front_x) if x is not None]
@@ -967,89 +950,14 @@ class GridLoop:
         return self.graph.grid.C > 1 or (self.by_columns and any_bottom_up)
 
     def _resolve_parents(self, any_bottom_up: bool) -> None:
-        """Delayed predecessors -> global parent ids of the owned vertices. Block m of this rank's
-        pred_row (its discoverers of the vertices owned by grid column m) goes to that owner, read in place
-        where NVSHMEM maps it, else gathered over pred_row itself (each block packed to send before any
-        lands): from column c we receive its discoverers of our block, so pred_row[c*b + o] is column c's
-        answer (-1: none).
-        On a grid of one column pred_row is the parent array already. Then, after any bottom-up level
-        on the CSC's columns, the vertices it found (_resolve_column_finds). The root's parent was set
-        at its visit."""
+        """Delayed predecessors -> global parent ids of the owned vertices: each grid column's discoverers
+        of them (block j of its pred_row; dbfs.line_records), and after any bottom-up level on the CSC's
+        columns each grid row's column finds among them (block i of its column_parent). On a grid of one
+        column pred_row is the parent array already. The root's parent was set at its visit."""
         backend, s, grid = self.backend, self.state, self.graph.grid
-        if self.row_peers is not None:
-            resolve_rows_mapped(backend, grid, self.graph.comms.j, s.pred_col, self.row_peers, s.parent)
-        elif grid.C > 1:
-            self._gather_blocks(self.row_x, s.pred_row, s.pred_row, self.graph.comms.j, grid.owned_row)
-            resolve_parents(backend, grid, s.pred_col, s.pred_row, s.parent)
+        if self.discoverers is not None:
+            resolve_parents(backend, grid, s.pred_col, self.discoverers.entries(), s.parent)
         if self.by_columns and any_bottom_up:
-            self._resolve_column_finds()
+            resolve_columns(backend, grid, self.side.marker, self.column_finds.entries(),
+                            0 if self.column_finds.mapped is None else self.graph.comms.i, s.parent)
 
-    def _resolve_column_finds(self) -> None:
-        """The owned vertices marked BOTTOM_UP: each grid row's finds among this rank's vertices (block i
-        of its column_parent) read in place where NVSHMEM maps them, else gathered
-        (_gathered_column_finds)."""
-        grid, i = self.graph.grid, self.graph.comms.i
-        if self.mapped_column_finds is not None:
-            resolve_columns(self.backend, grid, self.side.marker, self.mapped_column_finds, i, self.state.parent)
-        else:
-            resolve_columns(self.backend, grid, self.side.marker, self._gathered_column_finds(), 0, self.state.parent)
-
-    def _gathered_column_finds(self):
-        """Each grid row's column finds among this rank's vertices, as resolve_columns reads them: this
-        rank's own in place, the other rows' in two rounds through col_x: their words (the Positions'
-        where the finds are held by position, else the presence bitmap of the set ones,
-        dbfs.ops.sparse.pack_present), then the values they hold."""
-        backend, s, grid, i = self.backend, self.state, self.graph.grid, self.graph.comms.i
-        b, w, held = grid.block, grid.block // 32, s.column_positions
-
-        def own(p):
-            if held is None:
-                return s.column_parent[p * b:(p + 1) * b], None, None
-            return s.column_parent, held.block(p, b).words, held.block(p, b).starts
-
-        entries = {i: own(i)}
-        peers = self.col_x.peers if self.col_x is not None else []
-        if held is None:
-            words = {m: s.sent_presence[k * w:(k + 1) * w] for k, m in enumerate(peers)}
-            packed = {m: self.col_x.send_scratch[m].view(np.int32) for m in peers}
-            values = {m: packed[m][:pack_present(backend, own(m)[0], words[m], s.presence_starts[:w + 1], packed[m])]
-                      for m in peers}
-        else:
-            words = {m: own(m)[1] for m in peers}
-            values = {m: s.column_parent[self.column_bounds[m]:self.column_bounds[m + 1]] for m in peers}
-        if peers:
-            received_words = {m: s.recv_presence[k * w:(k + 1) * w] for k, m in enumerate(peers)}
-            for m, landed in self.col_x.transfer(words, peers).items():
-                received_words[m][:] = landed
-            received = self.col_x.transfer({m: values[m].view(np.uint32) for m in peers}, peers)
-            for k, m in enumerate(peers):
-                starts = s.presence_starts[k * (w + 1):(k + 1) * (w + 1)]
-                word_starts(backend, received_words[m], starts)
-                entries[m] = (received[m].view(np.int32), received_words[m], starts)
-        entries = [entries[p] for p in range(grid.R)]
-        if not backend.is_gpu:
-            return entries
-        return tuple(backend.asarray(np.array([0 if a is None else a.data.ptr for a in column], np.uint64))
-                     for column in zip(*entries))
-
-    def _gather_blocks(self, x, records, gathered, line: int, start) -> None:
-        """Block m of this rank's int32 `records` (start(m, 0) .. start(m, b), the entries for the vertices
-        of peer m of Exchange x, this rank being peer `line`) goes to peer m, and peer m's block for this
-        rank lands at the same place in `gathered`, this rank's own copied there: as a presence bitmap and
-        the present ids in offset order (dbfs.ops.sparse), two rounds through the search's transport,
-        packed in x's send scratch."""
-        backend, s, w, b = self.backend, self.state, self.state.words, self.graph.grid.block
-        own = slice(start(line, 0), start(line, b))
-        gathered[own] = records[own]
-        peers = x.peers
-        blocks = {m: records[start(m, 0):start(m, b)] for m in peers}
-        places = {m: gathered[start(m, 0):start(m, b)] for m in peers}
-        sent_bits = {m: s.sent_presence[k * w:(k + 1) * w] for k, m in enumerate(peers)}
-        recv_bits = {m: s.recv_presence[k * w:(k + 1) * w] for k, m in enumerate(peers)}
-        packed = {m: x.send_scratch[m].view(np.int32) for m in peers}
-        present = {m: pack_present(backend, blocks[m], sent_bits[m], s.presence_starts, packed[m]) for m in peers}
-        for m, words in x.transfer(sent_bits, peers).items():
-            recv_bits[m][:] = words
-        received = x.transfer({m: packed[m][:present[m]].view(np.uint32) for m in peers}, peers)
-        for m, values in received.items():
-            unpack_present(backend, recv_bits[m], values.view(np.int32), s.presence_starts, places[m])

@@ -120,8 +120,7 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns
     if gathered_peers:
         parts["sent_presence"] = (np.uint32, gathered_peers * b // 32)
         parts["recv_presence"] = (np.uint32, gathered_peers * b // 32)
-        # one scratch for the packing, and with column finds one for each grid row's message
-        parts["presence_starts"] = (np.int32, max(1, R - 1 if by_columns else 1) * (b // 32 + 1))
+        parts["presence_starts"] = (np.int32, gathered_peers * (b // 32 + 1))   # a peer's words' starts each
     if R > 1:
         parts["front"] = (np.int32, frontier)    # the column's frontier, gathered
     if by_columns:
@@ -211,6 +210,7 @@ class SearchState:
             setattr(self, name, xp.zeros(n, dtype))
         self.column_positions = (Positions.of_columns(backend, graph.col_ptr, self.column_words, self.column_starts)
                                  if "column_words" in arrays else None)
+        self.row_positions = None
         if grid.C == 1:
             self.parent = self.pred_row         # a local column is a global id on one grid column
             self.pred_col = None                # every discoverer is the owner

@@ -25,7 +25,7 @@ from dbfs.ops.expand import EDGES_PER_THREAD, ExpandScratch, expand
 from dbfs.ops.frontier import frontier_figures, publish_figures
 from dbfs.ops.host_words import KERNEL_COPY_BYTES, copy_words
 from dbfs.ops.level_control import visit_root
-from dbfs.ops.predecessors import resolve_columns, resolve_parents, resolve_rows_mapped
+from dbfs.ops.predecessors import resolve_columns, resolve_parents
 from dbfs.ops.sparse import word_starts
 from dbfs.ops.message import SourceTable, encode_lists
 from dbfs.ops.peer_sums import peer_sums
@@ -629,21 +629,24 @@ def test_resolve_parents_numpy_matches_reference(seed, dtype):
     grid, pred_col, gathered = random_predecessor_case(seed)
     b, cols = grid.block, grid.cols_per_rank
     parent = np.full(b, -7, dtype)              # kept where nothing discovered the vertex
-    resolve_parents(Backend("cpu"), grid, pred_col, gathered, parent)
+    resolve_parents(Backend("cpu"), grid, pred_col, dense_entries(gathered, grid.C, b), parent)
     expected = [-7 if c < 0 else c * cols + gathered[c * b + o] for o, c in enumerate(pred_col)]
     assert parent.tolist() == expected
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.int64, np.int32])
-@pytest.mark.parametrize("seed", [3, 4])
-def test_resolve_parents_gpu_matches_numpy(seed, dtype):
+@pytest.mark.parametrize("seed, held", [(3, False), (4, False), (5, True)])
+def test_resolve_parents_gpu_matches_numpy(seed, dtype, held):
     import cupy
-    grid, pred_col, gathered = random_predecessor_case(seed, b=300_032)
+    grid, pred_col, gathered = random_row_finds(seed, b=300_032)
+    b, C = grid.block, grid.C
+    entries = held_entries_of(gathered, C, b, seed) if held else dense_entries(gathered, C, b)
+    addresses, kept = entries_on_device(entries)
     expected = np.full(grid.block, -7, dtype)
-    resolve_parents(Backend("cpu"), grid, pred_col, gathered, expected)
+    resolve_parents(CPU, grid, pred_col, entries, expected)
     parent = cupy.full(grid.block, -7, dtype)
-    resolve_parents(gpu_backend(), grid, cupy.asarray(pred_col), cupy.asarray(gathered), parent)
+    resolve_parents(gpu_backend(), grid, cupy.asarray(pred_col), addresses, parent)
     assert np.array_equal(cupy.asnumpy(parent), expected)
 
 
@@ -662,18 +665,17 @@ def random_column_finds(seed, R=4, C=3, b=1024):
     return grid, marker, gathered, finder, local
 
 
-def dense_entries(grid, gathered):
-    """resolve_columns' entries of gathered dense blocks (grid row p's at gathered[p*b:(p+1)*b])."""
-    b = grid.block
-    return [(gathered[p * b:(p + 1) * b], None, None) for p in range(grid.R)]
+def dense_entries(gathered, n, b):
+    """The resolutions' entries of n gathered dense blocks (the line's k-th at gathered[k*b:(k+1)*b])."""
+    return [(gathered[k * b:(k + 1) * b], None, None) for k in range(n)]
 
 
-def held_entries_of(grid, gathered, seed):
+def held_entries_of(gathered, n, b, seed):
     """The same entries, each block held by position: a random half of the members that hold nothing
     (and every one that holds a value) kept, the way a hypersparse block's non-empty columns are."""
     rng = np.random.default_rng(seed)
-    b, entries = grid.block, []
-    for p in range(grid.R):
+    entries = []
+    for p in range(n):
         block = gathered[p * b:(p + 1) * b]
         held = (block >= 0) | (rng.random(b) < 0.5)
         words = np.packbits(held, bitorder="little").view(np.uint32).copy()
@@ -697,7 +699,7 @@ def test_resolve_columns_numpy_matches_reference(dtype):
     """Each marked vertex's parent is its finder's local row as a global id; the others keep theirs."""
     grid, marker, gathered, finder, local = random_column_finds(5)
     parent = np.full(grid.block, SENTINEL, dtype)
-    resolve_columns(CPU, grid, marker, dense_entries(grid, gathered), 0, parent)
+    resolve_columns(CPU, grid, marker, dense_entries(gathered, grid.R, grid.block), 0, parent)
     expected = [grid.to_global_row(int(finder[o]), int(local[o])) if m == BOTTOM_UP else SENTINEL
                 for o, m in enumerate(marker)]
     assert parent.tolist() == expected
@@ -708,19 +710,10 @@ def test_resolve_columns_marker_may_be_the_parent_array():
     """On a grid of one column the int32 parent array carries the marks itself."""
     grid, marker, gathered, finder, local = random_column_finds(6, R=3, C=1)
     parent = marker.copy()
-    resolve_columns(CPU, grid, parent, dense_entries(grid, gathered), 0, parent)
+    resolve_columns(CPU, grid, parent, dense_entries(gathered, grid.R, grid.block), 0, parent)
     expected = [grid.to_global_row(int(finder[o]), int(local[o])) if m == BOTTOM_UP else int(m)
                 for o, m in enumerate(marker)]
     assert parent.tolist() == expected
-
-
-def line_records(n, b, line, gathered):
-    """The n records of a grid line's ranks (int32 [n*b] each, -1 elsewhere: column_parent along a grid
-    column, n = R; pred_row along a grid row, n = C) whose blocks `line` are the gathered blocks."""
-    records = [np.full(n * b, -1, np.int32) for _ in range(n)]
-    for p in range(n):
-        records[p][line * b:(line + 1) * b] = gathered[p * b:(p + 1) * b]
-    return records
 
 
 def random_row_finds(seed, R=3, C=4, b=1024):
@@ -736,13 +729,16 @@ def random_row_finds(seed, R=3, C=4, b=1024):
     return grid, pred_col, gathered
 
 
-def test_mapped_resolution_reads_what_the_gather_would_bring():
-    grid, marks, gathered = random_row_finds(10)
-    expected = np.full(grid.block, SENTINEL, np.int64)
-    resolve_parents(CPU, grid, marks, gathered, expected)
-    assert (expected[marks == BOTTOM_UP] >= 0).all()
-    parent = np.full(grid.block, SENTINEL, np.int64)
-    resolve_rows_mapped(CPU, grid, 1, marks, line_records(grid.C, grid.block, 1, gathered), parent)
+def test_resolve_parents_held_by_position_reads_the_same():
+    """Discoverers' blocks held by position (a hypersparse block's rows, or a packed message) resolve as
+    the dense blocks do, vertices found bottom-up among them."""
+    grid, pred_col, gathered = random_row_finds(10)
+    b, C = grid.block, grid.C
+    expected = np.full(b, SENTINEL, np.int64)
+    resolve_parents(CPU, grid, pred_col, dense_entries(gathered, C, b), expected)
+    assert (expected[pred_col == BOTTOM_UP] >= 0).all()
+    parent = np.full(b, SENTINEL, np.int64)
+    resolve_parents(CPU, grid, pred_col, held_entries_of(gathered, C, b, 11), parent)
     assert np.array_equal(parent, expected)
 
 
@@ -752,27 +748,11 @@ def test_resolve_columns_held_by_position_reads_the_same(first):
     the dense blocks do, whichever grid row is read first."""
     grid, marker, gathered, _, _ = random_column_finds(12)
     expected = np.full(grid.block, SENTINEL, np.int64)
-    resolve_columns(CPU, grid, marker, dense_entries(grid, gathered), first, expected)
+    resolve_columns(CPU, grid, marker, dense_entries(gathered, grid.R, grid.block), first, expected)
     assert (expected[marker == BOTTOM_UP] >= 0).all()
     parent = np.full(grid.block, SENTINEL, np.int64)
-    resolve_columns(CPU, grid, marker, held_entries_of(grid, gathered, 13), first, parent)
+    resolve_columns(CPU, grid, marker, held_entries_of(gathered, grid.R, grid.block, 13), first, parent)
     assert np.array_equal(parent, expected)
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("dtype", [np.int64, np.int32])
-def test_mapped_resolution_gpu_matches_numpy(dtype):
-    """The kernel reads each record through its address (here: arrays of this process)."""
-    import cupy
-    grid, marks, gathered = random_row_finds(11, b=300_032)
-    records = line_records(grid.C, grid.block, 1, gathered)
-    expected = np.full(grid.block, SENTINEL, dtype)
-    resolve_rows_mapped(CPU, grid, 1, marks, records, expected)
-    on_device = [cupy.asarray(r) for r in records]
-    peers = cupy.asarray(np.array([r.data.ptr for r in on_device], np.uint64))
-    parent = cupy.full(grid.block, SENTINEL, dtype)
-    resolve_rows_mapped(gpu_backend(), grid, 1, cupy.asarray(marks), peers, parent)
-    assert np.array_equal(cupy.asnumpy(parent), expected)
 
 
 @pytest.mark.gpu
@@ -782,7 +762,7 @@ def test_mapped_resolution_gpu_matches_numpy(dtype):
 def test_resolve_columns_gpu_matches_numpy(dtype, shape, held):
     import cupy
     grid, marker, gathered, _, _ = random_column_finds(7, *shape, b=300_032)
-    entries = held_entries_of(grid, gathered, 8) if held else dense_entries(grid, gathered)
+    entries = held_entries_of(gathered, grid.R, grid.block, 8) if held else dense_entries(gathered, grid.R, grid.block)
     addresses, kept = entries_on_device(entries)
     expected = np.full(grid.block, SENTINEL, dtype)
     resolve_columns(CPU, grid, marker, entries, 1, expected)

@@ -237,7 +237,7 @@ def test_resolve_parents_bottom_up_takes_the_finder():
     gathered[1 * b + 10] = 7
     gathered[0 * b + 10] = 99                   # another column's candidate: not the recorded one
     parent = np.full(b, -1, np.int64)
-    resolve_parents(CPU, grid, pred_col, gathered, parent)
+    resolve_parents(CPU, grid, pred_col, [(gathered[c * b:(c + 1) * b], None, None) for c in range(C)], parent)
     assert parent[:C].tolist() == [o * cols + 10 + o for o in range(C)]
     assert parent[10] == cols + 7 and np.all(parent[C:10] == -1)
 

@@ -1,9 +1,10 @@
 """Delayed-predecessor resolution (paper 004, section 3.5): owned vertices' discoverer columns and the
-discoverers' local predecessor columns -> global parent ids (resolve_parents, from gathered entries, or
-resolve_rows_mapped, reading them in place). A vertex found bottom-up was found by one rank of the grid
-row, whose entry is the only one set; where the bottom-up levels searched the CSC's columns, by one
-rank of the grid column instead (resolve_columns, each grid row's entries a block held by position:
-gathered, or read in place). GPU: kernels/predecessors.cu; NumPy twins below with the same contracts."""
+discoverers' local predecessor columns -> global parent ids (resolve_parents). A vertex found bottom-up
+was found by one rank of the grid row, whose entry is the only one set; where the bottom-up levels
+searched the CSC's columns, by one rank of the grid column instead (resolve_columns). The entries each
+rank of the line keeps for this rank's block are read as a block held by position (dbfs.ops.sparse):
+that rank's record itself (read in place where NVSHMEM maps it), or its packed message.
+GPU: kernels/predecessors.cu; NumPy twins below with the same contracts."""
 
 from __future__ import annotations
 
@@ -14,50 +15,30 @@ from dbfs.ops.arrays import blocks_for, require_array
 from dbfs.ops.sparse import held_entries
 
 
-def resolve_parents(backend, grid, pred_col, gathered, parent) -> None:
-    """parent[o] = global id of local column gathered[c * b + o] of grid column c, with c = pred_col[o],
-    left as it is when c == -1 (nothing discovered it: -1 from the reset, or the root's own id); for c
-    == BOTTOM_UP, c is the lowest column whose gathered entry for o is set.
+def resolve_parents(backend, grid, pred_col, entries, parent) -> None:
+    """parent[o] = global id of local column r of grid column c, r = grid column c's entry for o and c =
+    pred_col[o], left as it is when c == -1 (nothing discovered it: -1 from the reset, or the root's own
+    id); for c == BOTTOM_UP, c is the lowest column whose entry for o is set.
 
-    pred_col  int32 [b]      read   grid column of the rank that discovered owned offset o (-1: none,
-                                    BOTTOM_UP: found by the bottom-up search)
-    gathered  int32 [C*b]    read   block c: grid column c's pred_row entries for this rank's block
+    pred_col  int32 [b]   read   grid column of the rank that discovered owned offset o (-1: none,
+                                 BOTTOM_UP: found by the bottom-up search)
+    entries   grid column c's pred_row entries for this rank's block, each a block held by position, as
+              in resolve_columns (C of them)
     parent    int32 or int64 [b]  read/write  global parent ids (int32 only when every id fits)
     Device arrays of the backend; on the GPU the call returns with the kernel queued on the stream.
     """
     b, C = grid.block, grid.C
     if backend.is_gpu:
-        require_array("gathered", gathered, np.int32)
-        _launch(backend, "resolve_parents", b, pred_col, gathered, (np.int32(C), np.int64(grid.cols_per_rank)),
+        _launch(backend, "resolve_parents", b, pred_col, entries, (np.int32(C), np.int64(grid.cols_per_rank)),
                 parent)
         return
+    gathered = np.stack([held_entries(*entries[c], np.arange(b)) for c in range(C)])
     bottom_up = pred_col == BOTTOM_UP
-    finder = np.argmax(gathered.reshape(C, b) >= 0, axis=0)
-    pred_col = np.where(bottom_up, finder, pred_col)
+    pred_col = np.where(bottom_up, np.argmax(gathered >= 0, axis=0), pred_col)
     found = pred_col >= 0
-    col = np.where(found, pred_col, 0).astype(np.int64)
-    local = gathered[col * b + np.arange(b)]
+    col = np.where(found, pred_col, 0)
+    local = gathered[col, np.arange(b)].astype(np.int64)
     parent[found] = grid.to_global_col(col, local)[found]
-
-
-def resolve_rows_mapped(backend, grid, line: int, pred_col, peers, parent) -> None:
-    """resolve_parents without a gather: each owned vertex reads its discoverer's entry where that rank
-    of the grid row keeps it (all of them for a vertex found bottom-up, the lowest set one counting).
-
-    pred_col  as in resolve_parents
-    peers     on the GPU a uint64 [C] device array, the address of grid column c's pred_row (int32 [C*b],
-              mapped here by NVSHMEM); on the CPU a list of the C arrays; the entries for this rank's
-              block are rows line*b .. line*b + b of each (`line`: this rank's grid column)
-    parent    as in resolve_parents
-    """
-    b, C = grid.block, grid.C
-    if backend.is_gpu:
-        require_array("peers", peers, np.uint64)
-        _launch(backend, "resolve_rows_mapped", b, pred_col, peers,
-                (np.int32(C), np.int32(line), np.int64(grid.cols_per_rank)), parent)
-        return
-    gathered = np.concatenate([peers[c][line * b:(line + 1) * b] for c in range(C)])
-    resolve_parents(backend, grid, pred_col, gathered, parent)
 
 
 def resolve_columns(backend, grid, marker, entries, first: int, parent) -> None:
@@ -78,11 +59,7 @@ def resolve_columns(backend, grid, marker, entries, first: int, parent) -> None:
     """
     b, R = grid.block, grid.R
     if backend.is_gpu:
-        values, words, starts = entries
-        for name, array in (("values", values), ("words", words), ("starts", starts)):
-            require_array(name, array, np.uint64)
-        _launch(backend, "resolve_columns", b, marker, values, (words, starts, np.int32(R), np.int32(first)),
-                parent)
+        _launch(backend, "resolve_columns", b, marker, entries, (np.int32(R), np.int32(first)), parent)
         return
     found = np.flatnonzero(marker == BOTTOM_UP)
     local = np.full(found.shape[0], -1, np.int64)
@@ -95,10 +72,13 @@ def resolve_columns(backend, grid, marker, entries, first: int, parent) -> None:
     parent[found] = np.where(local >= 0, grid.to_global_row(finder, local), -1)
 
 
-def _launch(backend, kernel: str, b: int, marks, table, scalars: tuple, parent) -> None:
+def _launch(backend, kernel: str, b: int, marks, entries, scalars: tuple, parent) -> None:
     """kernels/predecessors.cu's `kernel` for the parents' dtype (_i32 or _i64), a thread per owned
-    vertex: (marks, table, b, *scalars, parent), table the gathered entries or the peers' addresses."""
+    vertex: (marks, values, b, words, starts, *scalars, parent), from the entries' three address arrays."""
     require_array("marks", marks, np.int32)
+    for name, addresses in zip(("values", "words", "starts"), entries):
+        require_array(name, addresses, np.uint64)
+    values, words, starts = entries
     suffix = "i64" if parent.dtype == np.int64 else "i32"
     backend.kernel("predecessors", f"{kernel}_{suffix}")(
-        (blocks_for(b),), (BLOCK_THREADS,), (marks, table, np.int32(b), *scalars, parent))
+        (blocks_for(b),), (BLOCK_THREADS,), (marks, values, np.int32(b), words, starts, *scalars, parent))
