@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dbfs.graph import csc_is_row_major
+from dbfs.graph import csc_is_row_major, offset_dtype
 from dbfs.kernels import COLUMN_CHUNK, CTL_WORDS, LOG_WORDS, SCAN_TILE, SMALL_SCRATCH_WORDS, STAT_WORDS
 from dbfs.ops.bottom_up import summary_words
 from dbfs.ops.sparse import Positions
@@ -94,6 +94,7 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns
     b, R, C = grid.block, grid.R, grid.C
     rows, cols = grid.rows_per_rank, grid.cols_per_rank
     frontier = frontier_capacity(grid, symmetric, columns)
+    scan_dtype = offset_dtype(entries)   # the offsets' width: a frontier's degrees sum to at most the entries
     one_gpu = grid.size == 1
     parts = {
         "visited": (np.uint32, rows // 32),
@@ -104,8 +105,8 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns
         "counts0": (np.int32, C),
         "counts1": (np.int32, C),
         "stats": (np.int64, STAT_WORDS),
-        "cumul": (np.int64, max(frontier, -(-scan_lent // 8) - 1) + 1),   # the expansion's degree scan
-        "tile_sums": (np.int64, 0),              # sized with the scan, below
+        "cumul": (scan_dtype, max(frontier, -(-scan_lent // scan_dtype.itemsize) - 1) + 1),   # the expansion's degree scan
+        "tile_sums": (scan_dtype, 0),            # sized with the scan, below
         "columns": (np.int32, max(1, -(-entries // COLUMN_CHUNK))),   # the expansion's column table
         "chunks": (np.uint64, 1),                # the expansion's chunk counter
     }

@@ -2,7 +2,8 @@
 //
 // Step 1, frontier_tile_degrees (each frontier vertex's CSC degree, looked up once, and the sum per
 // tile), scan_tile_sums (when the frontier spans more than one tile) and frontier_degree_scan:
-// cumul[k] = sum of the CSC degrees of frontier[0..k-1], cumul[nf] = total degree; then
+// cumul[k] = sum of the CSC degrees of frontier[0..k-1], cumul[nf] = total degree, all at the offsets'
+// width (offset_t: a frontier's degrees sum to at most the block's entries); then
 // frontier_column_table: the frontier index of every COLUMN_CHUNK-th edge (columns.cuh).
 // Step 2, expand_frontier_e<EPT>: thread t owns the EPT consecutive frontier edges starting at t*EPT;
 // the warp names the frontier vertex (column) of each of its edges from the table and the columns'
@@ -24,12 +25,12 @@
 
 #define TOPDOWN_GATE (1 << STEP_TOPDOWN)
 
-__device__ __forceinline__ i64 warp_inclusive_scan(i64 x)
+__device__ __forceinline__ offset_t warp_inclusive_scan(offset_t x)
 {
     const int lane = threadIdx.x & 31;
 #pragma unroll
     for (int d = 1; d < 32; d <<= 1) {
-        const i64 y = __shfl_up_sync(0xffffffffu, x, d);
+        const offset_t y = __shfl_up_sync(0xffffffffu, x, d);
         if (lane >= d) x += y;
     }
     return x;
@@ -37,21 +38,21 @@ __device__ __forceinline__ i64 warp_inclusive_scan(i64 x)
 
 // Exclusive prefix of x over a block of BLOCK_THREADS threads; *total receives the block's sum.
 // Ends with a barrier so that it can be called again in a loop.
-__device__ __forceinline__ i64 block_exclusive_scan(i64 x, i64* total)
+__device__ __forceinline__ offset_t block_exclusive_scan(offset_t x, offset_t* total)
 {
     constexpr int warps = BLOCK_THREADS / 32;
-    __shared__ i64 warp_sums[warps];
+    __shared__ offset_t warp_sums[warps];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const i64 inclusive = warp_inclusive_scan(x);
+    const offset_t inclusive = warp_inclusive_scan(x);
     if (lane == 31) warp_sums[warp] = inclusive;
     __syncthreads();
     if (warp == 0) {
-        i64 s = lane < warps ? warp_sums[lane] : 0;
+        offset_t s = lane < warps ? warp_sums[lane] : 0;
         s = warp_inclusive_scan(s);
         if (lane < warps) warp_sums[lane] = s;
     }
     __syncthreads();
-    const i64 before = warp ? warp_sums[warp - 1] : 0;
+    const offset_t before = warp ? warp_sums[warp - 1] : 0;
     *total = warp_sums[warps - 1];
     __syncthreads();
     return before + inclusive - x;
@@ -60,18 +61,19 @@ __device__ __forceinline__ i64 block_exclusive_scan(i64 x, i64* total)
 // items[k] := offset + the sum of items[tile_first .. k - 1], in place, for the k < n of the tile of
 // SCAN_TILE items from tile_first, each thread taking SCAN_ITEMS consecutive ones; returns the tile's
 // total. Block-collective.
-__device__ __forceinline__ i64 scan_tile_in_place(i64* __restrict__ items, i64 tile_first, i64 n, i64 offset)
+__device__ __forceinline__ offset_t scan_tile_in_place(offset_t* __restrict__ items, i64 tile_first, i64 n,
+                                                       offset_t offset)
 {
     const i64 first = tile_first + (i64)threadIdx.x * SCAN_ITEMS;
-    i64 item[SCAN_ITEMS];
-    i64 sum = 0;
+    offset_t item[SCAN_ITEMS];
+    offset_t sum = 0;
 #pragma unroll
     for (int e = 0; e < SCAN_ITEMS; ++e) {
         item[e] = first + e < n ? items[first + e] : 0;
         sum += item[e];
     }
-    i64 total;
-    i64 prefix = offset + block_exclusive_scan(sum, &total);
+    offset_t total;
+    offset_t prefix = offset + block_exclusive_scan(sum, &total);
 #pragma unroll
     for (int e = 0; e < SCAN_ITEMS; ++e) {
         if (first + e < n) items[first + e] = prefix;
@@ -80,7 +82,7 @@ __device__ __forceinline__ i64 scan_tile_in_place(i64* __restrict__ items, i64 t
     return total;
 }
 
-__device__ __forceinline__ i64 column_degree(const offset_t* __restrict__ col_ptr, i32 u)
+__device__ __forceinline__ offset_t column_degree(const offset_t* __restrict__ col_ptr, i32 u)
 {
     return col_ptr[u + 1] - col_ptr[u];
 }
@@ -90,25 +92,25 @@ __device__ __forceinline__ i64 column_degree(const offset_t* __restrict__ col_pt
 // degrees in order instead of looking them up again at random.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 frontier_tile_degrees(const offset_t* __restrict__ col_ptr, const i32* __restrict__ frontier,
-                      const i32* __restrict__ frontier_count, i32 frontier_length, i64* __restrict__ tile_sums,
-                      i64* __restrict__ cumul, const i64* __restrict__ ctl)
+                      const i32* __restrict__ frontier_count, i32 frontier_length, offset_t* __restrict__ tile_sums,
+                      offset_t* __restrict__ cumul, const i64* __restrict__ ctl)
 {
     if (!gate_open(ctl, TOPDOWN_GATE, -1)) return;
     const i32 nf = length_of(frontier_count, frontier_length);
     const i32 ntiles = (nf + SCAN_TILE - 1) / SCAN_TILE;
     for (i32 tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
         const i64 base = (i64)tile * SCAN_TILE;
-        i64 sum = 0;
+        offset_t sum = 0;
 #pragma unroll
         for (int e = 0; e < SCAN_ITEMS; ++e) {
             const i64 k = base + e * BLOCK_THREADS + threadIdx.x;
             if (k < nf) {
-                const i64 degree = column_degree(col_ptr, frontier[k]);
+                const offset_t degree = column_degree(col_ptr, frontier[k]);
                 cumul[k] = degree;
                 sum += degree;
             }
         }
-        i64 tile_total;
+        offset_t tile_total;
         block_exclusive_scan(sum, &tile_total);
         if (threadIdx.x == 0) tile_sums[tile] = tile_total;
     }
@@ -116,13 +118,13 @@ frontier_tile_degrees(const offset_t* __restrict__ col_ptr, const i32* __restric
 
 // In-place exclusive scan of the tile sums by one block (nothing to do for a single tile).
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-scan_tile_sums(i64* __restrict__ tile_sums, const i32* __restrict__ frontier_count, i32 frontier_length,
+scan_tile_sums(offset_t* __restrict__ tile_sums, const i32* __restrict__ frontier_count, i32 frontier_length,
                const i64* __restrict__ ctl)
 {
     if (!gate_open(ctl, TOPDOWN_GATE, -1)) return;
     const i32 ntiles = (length_of(frontier_count, frontier_length) + SCAN_TILE - 1) / SCAN_TILE;
     if (ntiles <= 1) return;
-    i64 carry = 0;
+    offset_t carry = 0;
     for (i64 base = 0; base < ntiles; base += SCAN_TILE) carry += scan_tile_in_place(tile_sums, base, ntiles, carry);
 }
 
@@ -131,7 +133,7 @@ scan_tile_sums(i64* __restrict__ tile_sums, const i32* __restrict__ frontier_cou
 // tile sums offset every tile after the first.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 frontier_degree_scan(const i32* __restrict__ frontier_count, i32 frontier_length,
-                     const i64* __restrict__ tile_offsets, i64* __restrict__ cumul, u64* __restrict__ chunks,
+                     const offset_t* __restrict__ tile_offsets, offset_t* __restrict__ cumul, u64* __restrict__ chunks,
                      const i64* __restrict__ ctl)
 {
     if (!gate_open(ctl, TOPDOWN_GATE, -1)) return;
@@ -143,8 +145,8 @@ frontier_degree_scan(const i32* __restrict__ frontier_count, i32 frontier_length
         return;
     }
     for (i32 tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
-        const i64 offset = ntiles > 1 ? tile_offsets[tile] : 0;
-        const i64 tile_total = scan_tile_in_place(cumul, (i64)tile * SCAN_TILE, nf, offset);
+        const offset_t offset = ntiles > 1 ? tile_offsets[tile] : 0;
+        const offset_t tile_total = scan_tile_in_place(cumul, (i64)tile * SCAN_TILE, nf, offset);
         if (tile == ntiles - 1 && threadIdx.x == 0) cumul[nf] = offset + tile_total;
     }
 }
@@ -152,18 +154,18 @@ frontier_degree_scan(const i32* __restrict__ frontier_count, i32 frontier_length
 // table[q] := the frontier index whose edges hold edge id q * COLUMN_CHUNK, for the cumul[nf] edges of the
 // scanned frontier (columns.cuh), a lane per frontier vertex.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-frontier_column_table(const i64* __restrict__ cumul, const i32* __restrict__ frontier_count, i32 frontier_length,
+frontier_column_table(const offset_t* __restrict__ cumul, const i32* __restrict__ frontier_count, i32 frontier_length,
                       i32* __restrict__ table, const i64* __restrict__ ctl)
 {
     if (!gate_open(ctl, TOPDOWN_GATE, -1)) return;
     const i32 nf = length_of(frontier_count, frontier_length);
-    write_column_table(cumul, nf, (cumul[nf] + COLUMN_CHUNK - 1) / COLUMN_CHUNK, table);
+    write_column_table(cumul, nf, ((i64)cumul[nf] + COLUMN_CHUNK - 1) / COLUMN_CHUNK, table);
 }
 
 template <int EPT>
 __device__ __forceinline__ void expand_edges(
     const offset_t* __restrict__ col_ptr, const i32* __restrict__ row_idx, const i32* __restrict__ frontier,
-    const i32* __restrict__ frontier_count, i32 frontier_length, const i64* __restrict__ cumul,
+    const i32* __restrict__ frontier_count, i32 frontier_length, const offset_t* __restrict__ cumul,
     const i32* __restrict__ column_table, u32* __restrict__ bitmap, i32* __restrict__ level, i32* __restrict__ pred_row,
     i32* __restrict__ pred_col, i32 lvl, i32 j, i32 b, i32 C, i64 slots, i32* __restrict__ dst,
     i32* __restrict__ dst_cnt, u64* __restrict__ chunks, i64* __restrict__ stats, const i64* __restrict__ ctl)
@@ -257,7 +259,7 @@ __device__ __forceinline__ void expand_edges(
     extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) expand_frontier_e##EPT(                  \
         const offset_t* __restrict__ col_ptr, const i32* __restrict__ row_idx,                                 \
         const i32* __restrict__ frontier, const i32* __restrict__ frontier_count, i32 frontier_length,    \
-        const i64* __restrict__ cumul, const i32* __restrict__ column_table, u32* __restrict__ bitmap,     \
+        const offset_t* __restrict__ cumul, const i32* __restrict__ column_table, u32* __restrict__ bitmap,\
         i32* __restrict__ level, i32* __restrict__ pred_row, i32* __restrict__ pred_col, i32 lvl, i32 j,  \
         i32 b, i32 C, i64 slots,                                                                         \
         i32* __restrict__ dst, i32* __restrict__ dst_cnt, u64* __restrict__ chunks,                       \

@@ -15,6 +15,7 @@ from dbfs.backend import Backend
 from dbfs.bfs import BFS
 from dbfs.build import build_from_edges
 from dbfs.errors import DbfsError
+from dbfs import graph as graph_module
 from dbfs.graph import GridComms
 from dbfs.grid import Grid, default_grid
 from dbfs.ops.validate import level_dtype
@@ -119,7 +120,7 @@ def test_a_run_without_the_certificate_has_no_certificate_phase():
     assert {k: v for k, v in certified.phases.items() if k != "certificate"} == plain.phases
 
 
-def test_gathered_frontier_and_scan_are_sized_by_the_non_empty_columns():
+def test_gathered_frontier_and_scan_are_sized_by_the_non_empty_columns(monkeypatch):
     """Where the frontier is gathered (several grid rows) or is a 1x1 undirected block's own
     discoveries, the gathered frontier and the degree scan shrink to the counted non-empty columns; a
     grid of one row and a 1x1 directed block keep every local column, and so does an estimate before
@@ -127,9 +128,11 @@ def test_gathered_frontier_and_scan_are_sized_by_the_non_empty_columns():
     arrays: on a grid of more rows than columns its column-range levels and parents (R b words each)
     exceed the queues and discoverers (C b); on a square grid the owned levels, the column and row levels
     and the parents take those three and the scan, which holds the owned levels where its columns do
-    (4x4 here), else grows to a range-sized array (2x2)."""
+    (4x4 here), else grows to a range-sized array (2x2). The scan's words are int64 here (64-bit
+    offsets), as the sizes above are stated."""
     from dbfs.search_state import idle_after_search
     from graph500.validate import validation_requests
+    monkeypatch.setattr(graph_module, "NARROW_OFFSETS_MAX", -1)
     n, entries = 1 << 16, 1 << 18
     for grid, symmetric, scan_words in ((Grid(2, 4, n), True, "columns"), (Grid(1, 1, n), True, "columns"),
                                         (Grid(4, 4, n), True, "columns"), (Grid(4, 2, n), True, "all"),
@@ -152,6 +155,28 @@ def test_gathered_frontier_and_scan_are_sized_by_the_non_empty_columns():
     assert lent["cumul"][1] * 8 >= 4096 and lent["front"][1] == 1, "the exchanges' room kept in the scan"
     plan = memory.estimate(Grid(4, 2, n), entries // 2, entries=entries)
     assert plan.with_counts(entries, Grid(4, 2, n).cols_per_rank // 5).phases["search"] < plan.phases["search"]
+
+
+def test_the_scan_takes_the_offsets_width(monkeypatch):
+    """The expansion's degree scan (cumul, tile_sums) is int32 where a block's offsets are, int64 where
+    they are not (dbfs.graph.offset_dtype), its length the same where the validation does not grow it,
+    its bytes at least what the exchanges carve out of it either way; the estimate's search state
+    follows the layout."""
+    grid, n_edges, entries = Grid(1, 1, 1 << 16), 1 << 17, 1 << 18
+    scan_lent = 1 << 19
+    plans, layouts = {}, {}
+    for width in (np.int32, np.int64):
+        if width == np.int64:
+            monkeypatch.setattr(graph_module, "NARROW_OFFSETS_MAX", entries - 1)
+        layouts[width] = layout(grid, "auto", entries, columns=grid.cols_per_rank // 5)
+        assert layouts[width]["cumul"][0] == width and layouts[width]["tile_sums"][0] == width
+        lent = layout(grid, "auto", entries, columns=grid.cols_per_rank // 5, scan_lent=scan_lent)["cumul"]
+        assert lent == (np.dtype(width), scan_lent // np.dtype(width).itemsize), "the exchanges' bytes, no more"
+        plans[width] = memory.estimate(grid, n_edges, entries=entries, columns=grid.cols_per_rank // 5)
+    narrow, wide = layouts[np.int32], layouts[np.int64]
+    assert narrow["cumul"][1] == wide["cumul"][1] == grid.cols_per_rank // 5 + 1
+    saved = sum(4 * wide[name][1] for name in ("cumul", "tile_sums"))
+    assert plans[np.int64].parts["search state"] - plans[np.int32].parts["search state"] == saved
 
 
 @pytest.mark.parametrize("text, size", [("80GiB", 80 << 30), ("141GB", 141 * 10**9), ("512MiB", 512 << 20),

@@ -100,13 +100,15 @@ def make_state(rng, grid, j, lvl, preset_fraction):
                 stats=np.zeros(STAT_WORDS, np.int64))
 
 
-def make_case(seed, R, C, n_vertices, nnz, duplicates=0, heavy=(), preset_fraction=0.3):
+def make_case(seed, R, C, n_vertices, nnz, duplicates=0, heavy=(), preset_fraction=0.3, offsets=np.int64):
+    """A random case whose col_ptr is of dtype `offsets` (a graph's offsets: int32 or int64)."""
     rng = np.random.default_rng(seed)
     grid = Grid(R, C, n_vertices)
     j = int(rng.integers(0, C))
     lvl = int(rng.integers(1, 9))
     col_ptr, row_idx = make_csc(rng, grid.cols_per_rank, grid.rows_per_rank, nnz, duplicates, heavy)
-    return Case(grid, j, lvl, col_ptr, row_idx, make_state(rng, grid, j, lvl, preset_fraction)), rng
+    return (Case(grid, j, lvl, col_ptr.astype(offsets), row_idx, make_state(rng, grid, j, lvl, preset_fraction)),
+            rng)
 
 
 def all_in(values, pool):
@@ -222,7 +224,8 @@ def run_expand(backend, case, frontier, state, edges_per_thread=4, device_length
     expand(backend, case.grid, case.j, backend.asarray(case.col_ptr), backend.asarray(case.row_idx),
            backend.asarray(frontier), length, state["bitmap"], state["level"], state["pred_row"],
            state["pred_col"], state["dst"], state["dst_cnt"], state["stats"],
-           ExpandScratch.allocate(backend, max(1, frontier.size), case.row_idx.size), lvl=case.lvl,
+           ExpandScratch.allocate(backend, max(1, frontier.size), case.row_idx.size, case.col_ptr.dtype),
+           lvl=case.lvl,
            edges_per_thread=edges_per_thread)
     return int(backend.asnumpy(state["stats"])[STAT.CHECKED])
 
@@ -231,6 +234,9 @@ def random_frontier(rng, case, fraction):
     ncols = case.grid.cols_per_rank
     return rng.choice(ncols, int(fraction * ncols), replace=False).astype(np.int32)
 
+
+# A graph's offsets: the expansion's kernels and its degree scan run at either width (kernels/expand.cu offset_t).
+OFFSETS = [np.int32, np.int64]
 
 GRIDS = [  # (R, C, n_vertices, nnz)
     (1, 1, 40, 120),
@@ -245,8 +251,9 @@ GRIDS = [  # (R, C, n_vertices, nnz)
 
 @pytest.mark.parametrize("R, C, n_vertices, nnz", GRIDS)
 @pytest.mark.parametrize("seed", [1, 2])
-def test_expand_numpy_matches_reference(R, C, n_vertices, nnz, seed):
-    case, rng = make_case(seed, R, C, n_vertices, nnz, duplicates=nnz // 5, heavy=[(0, 40)])
+@pytest.mark.parametrize("offsets", OFFSETS)
+def test_expand_numpy_matches_reference(R, C, n_vertices, nnz, seed, offsets):
+    case, rng = make_case(seed, R, C, n_vertices, nnz, duplicates=nnz // 5, heavy=[(0, 40)], offsets=offsets)
     for fraction in (0.0, 0.05, 0.5, 1.0):
         frontier = random_frontier(rng, case, fraction)
         state = copy_state(case.state)
@@ -427,16 +434,19 @@ GPU_CASES = [  # (R, C, n_vertices, nnz, heavy columns, frontier fraction)
 @pytest.mark.gpu
 @pytest.mark.parametrize("edges_per_thread", EDGES_PER_THREAD)
 @pytest.mark.parametrize("R, C, n_vertices, nnz, heavy, fraction", GPU_CASES)
-def test_gpu_expand_matches_numpy(R, C, n_vertices, nnz, heavy, fraction, edges_per_thread):
-    case, rng = make_case(10 + edges_per_thread, R, C, n_vertices, nnz, duplicates=nnz // 10, heavy=heavy)
+@pytest.mark.parametrize("offsets", OFFSETS)
+def test_gpu_expand_matches_numpy(R, C, n_vertices, nnz, heavy, fraction, edges_per_thread, offsets):
+    case, rng = make_case(10 + edges_per_thread, R, C, n_vertices, nnz, duplicates=nnz // 10, heavy=heavy,
+                          offsets=offsets)
     check_gpu_expand(case, random_frontier(rng, case, fraction), edges_per_thread)
     check_gpu_expand(case, np.zeros(0, dtype=np.int32), edges_per_thread)
 
 
 @functools.lru_cache(maxsize=1)
-def large_expand_case():
+def large_expand_case(offsets):
     heavy = [(c, d) for c, d in zip(range(0, 4000, 500), (100000, 3, 40000, 70000, 1, 2, 20000, 5))]
-    case, rng = make_case(20, 2, 2, 1 << 20, 1_000_000, duplicates=50000, heavy=heavy, preset_fraction=0.2)
+    case, rng = make_case(20, 2, 2, 1 << 20, 1_000_000, duplicates=50000, heavy=heavy, preset_fraction=0.2,
+                          offsets=offsets)
     frontier = np.concatenate([np.array([c for c, _ in heavy], dtype=np.int32),
                                random_frontier(rng, case, 0.7)])
     frontier = np.unique(frontier)
@@ -445,18 +455,21 @@ def large_expand_case():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("offsets", OFFSETS)
 @pytest.mark.parametrize("edges_per_thread", EDGES_PER_THREAD)
-def test_gpu_expand_large_with_heavy_columns(edges_per_thread):
+def test_gpu_expand_large_with_heavy_columns(edges_per_thread, offsets):
     """~1e6 scanned edges; a few columns span thousands of threads, many have degree 0 or 1."""
-    case, frontier, expected = large_expand_case()
+    case, frontier, expected = large_expand_case(offsets)
     assert expected.total > 900_000
     check_gpu_expand(case, frontier, edges_per_thread, expected)
 
 
 @pytest.mark.gpu
-def test_gpu_expand_scan_over_many_tiles():
+@pytest.mark.parametrize("offsets", OFFSETS)
+def test_gpu_expand_scan_over_many_tiles(offsets):
     """A frontier of 4.5e6 columns, mostly of degree 0: the scan's tile-sum pass loops more than once."""
-    case, rng = make_case(21, 1, 1, 4_500_000, 200_000, heavy=[(4_499_999, 5000)], preset_fraction=0.1)
+    case, rng = make_case(21, 1, 1, 4_500_000, 200_000, heavy=[(4_499_999, 5000)], preset_fraction=0.1,
+                          offsets=offsets)
     frontier = np.arange(case.grid.cols_per_rank, dtype=np.int32)
     rng.shuffle(frontier)
     check_gpu_expand(case, frontier, 4)
@@ -467,6 +480,18 @@ def test_gpu_expand_rejects_unknown_edges_per_thread():
     case, rng = make_case(22, 1, 1, 100, 100)
     with pytest.raises(ValueError):
         run_expand(gpu_backend(), case, random_frontier(rng, case, 0.5), to_device(case.state), 3)
+
+
+@pytest.mark.gpu
+def test_gpu_expand_rejects_a_scan_of_another_width():
+    """The scan's kernels are those of col_ptr's width: a scratch of the other width is refused."""
+    case, rng = make_case(23, 1, 1, 100, 100, offsets=np.int32)
+    backend, frontier, state = gpu_backend(), random_frontier(rng, case, 0.5), to_device(case.state)
+    wide = ExpandScratch.allocate(backend, frontier.size, case.row_idx.size, np.int64)
+    with pytest.raises(TypeError):
+        expand(backend, case.grid, case.j, backend.asarray(case.col_ptr), backend.asarray(case.row_idx),
+               backend.asarray(frontier), int(frontier.size), state["bitmap"], state["level"], state["pred_row"],
+               state["pred_col"], state["dst"], state["dst_cnt"], state["stats"], wide, lvl=case.lvl)
 
 
 def check_gpu_update(case, state, recv, seg, pinned):

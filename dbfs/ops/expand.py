@@ -7,8 +7,8 @@ claims it), its predecessor column u, and is appended to the dst group of its ow
 level and the delayed predecessor column j (section 3.5). The new frontier's figures are taken from
 its list afterwards (dbfs.ops.frontier).
 
-GPU method: an exclusive scan of the frontier degrees (kernels/expand.cu: per-tile sums, each degree
-looked up once; one block scanning the sums; the per-entry prefixes), a table of the frontier vertex
+GPU method: an exclusive scan of the frontier degrees at the offsets' width (kernels/expand.cu: per-tile
+sums, each degree looked up once; one block scanning the sums; the per-entry prefixes), a table of the frontier vertex
 of every COLUMN_CHUNK-th edge, then threads of `edges_per_thread` consecutive frontier edges whose
 warp names each edge's frontier vertex from the table and the vertices' edge offsets, without the
 per-thread binary search of section 3.4.1 (kernels/columns.cuh); the discoveries of a block take
@@ -34,8 +34,9 @@ GROUP_SCRATCH_BYTES = 8       # dynamic shared memory per dst group (common.cuh 
 
 class ExpandScratch:
     """Device buffers of the expansion for frontiers of up to `capacity` vertices and `entries` edges:
-    the degree scan's cumul int64 [capacity + 1] and tile_sums int64 [ceil(capacity / SCAN_TILE)], the
-    column table int32 [ceil(entries / COLUMN_CHUNK)] and the chunk counter uint64 [1] (the search
+    the degree scan's cumul [capacity + 1] and tile_sums [ceil(capacity / SCAN_TILE)], both of the
+    graph's offsets' dtype (int32 or int64: a frontier's degrees sum to at most the block's entries),
+    the column table int32 [ceil(entries / COLUMN_CHUNK)] and the chunk counter uint64 [1] (the search
     state holds them)."""
 
     def __init__(self, cumul, tile_sums, columns, chunks):
@@ -46,9 +47,10 @@ class ExpandScratch:
             raise ValueError(f"{tile_sums.shape[0]} tile sums cannot scan {self.capacity} entries")
 
     @classmethod
-    def allocate(cls, backend, capacity: int, entries: int) -> "ExpandScratch":
+    def allocate(cls, backend, capacity: int, entries: int, offsets) -> "ExpandScratch":
+        """For a graph whose offsets are of dtype `offsets`."""
         xp = backend.xp
-        return cls(xp.empty(capacity + 1, xp.int64), xp.empty(max(1, -(-capacity // SCAN_TILE)), xp.int64),
+        return cls(xp.empty(capacity + 1, offsets), xp.empty(max(1, -(-capacity // SCAN_TILE)), offsets),
                    xp.empty(max(1, -(-entries // COLUMN_CHUNK)), xp.int32), xp.zeros(1, xp.uint64))
 
 
@@ -69,7 +71,7 @@ def expand(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, 
       dst       int32 [C*s]       write  group m occupies dst[m*s : (m+1)*s] (s = len(dst) // C)
       dst_cnt   int32 [C]         read/write  group m's fill; new offsets go to dst[m*s + dst_cnt[m]...]
       stats     int64 [STAT_WORDS] read/write  CHECKED += the frontier's total degree (entries scanned)
-      scratch   ExpandScratch with capacity >= nf
+      scratch   ExpandScratch with capacity >= nf, its scan of col_ptr's dtype
       control   int64 [CTL_WORDS] or None: the device-driven loop's control block; the level then runs
                 only when the next step is a bulk top-down level, and lvl is its CTL_LEVEL
     grid: the dbfs.grid.Grid, j: own grid column, lvl: level number (without a control block).
@@ -109,6 +111,8 @@ def _expand_gpu(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, le
         require_array(name, array, dtype)
     if pred_col is not None:
         require_array("pred_col", pred_col, np.int32)
+    require_offsets("scratch.cumul", scratch.cumul, offsets)
+    require_offsets("scratch.tile_sums", scratch.tile_sums, offsets)
     if scratch.capacity < frontier.shape[0]:
         raise ValueError(f"scratch holds {scratch.capacity} frontier entries, the frontier buffer "
                          f"{frontier.shape[0]}")
