@@ -25,6 +25,7 @@ from mpi4py import MPI
 
 from dbfs.grid import Grid
 from dbfs.ops.csc_build import count_nonempty
+from dbfs.ops.sparse import Positions
 
 # The most entries a block may hold for its offsets to be int32 (the tests lower it, so that small graphs
 # run the 64-bit kernels too).
@@ -126,6 +127,18 @@ class LocalGraph:
     def nonempty_columns(self) -> int:
         """The local columns with an entry (counted once)."""
         return count_nonempty(self.backend, self.col_ptr)
+
+    @cached_property
+    def nonempty_rows(self) -> int:
+        """The local rows with an entry (counted once, through a bitmap of them)."""
+        xp, rows = self.backend.xp, self.grid.rows_per_rank
+        return Positions.of_rows(self.backend, self.row_idx, xp.zeros(rows // 32, xp.uint32),
+                                 xp.zeros(rows // 32 + 1, xp.int32)).count
+
+    @cached_property
+    def most_nonempty_rows(self) -> int:
+        """Collective on first use: the most local rows with an entry of any rank's block."""
+        return self.comms.world.allreduce(self.nonempty_rows, op=MPI.MAX)
 
     @cached_property
     def most_nonempty_columns(self) -> int:

@@ -389,7 +389,7 @@ class GridLoop:
                                 s.column_parent, s.column_positions, s.pred_col if grid.C > 1 else s.parent)
         return BottomUpSide((g.row_ptr, g.col_idx), s.col_front, self.expand_x, "expand", self.fold_x, "fold",
                             tuple(grid.owned_row((j - step) % grid.C, 0) for step in range(grid.C)),
-                            s.pred_row, None, s.pred_col)
+                            s.pred_row, s.row_positions, s.pred_col)
 
     def _wait(self) -> None:
         """One wait on the device; the receives whose messages were decoded before it are posted again."""
@@ -748,7 +748,7 @@ class GridLoop:
         backend.zero(dst_cnt)
         expand(backend, grid, j, g.col_ptr, g.row_idx, frontier, length, s.visited, s.level, s.pred_row,
                s.pred_col, dst, dst_cnt, s.stats, self.scratch, edges_per_thread=self.edges_per_thread,
-               control=self.control)
+               control=self.control, found_at=s.row_positions)
         if self.fold_x is None:
             frontier_figures(backend, s.group(dst, j), dst_cnt[j:j + 1], g.degree, s.stats, control=self.control)
             return

@@ -155,6 +155,13 @@ def graph500_columns(grid: Grid, edgefactor: int) -> int:
     return min(grid.cols_per_rank, math.ceil(share * min(grid.cols_per_rank, grid.n_vertices)))
 
 
+def graph500_rows(grid: Grid, edgefactor: int) -> int:
+    """The non-empty local rows expected likewise: the share over the grid's C column ranges."""
+    scale = grid.n_vertices.bit_length() - 1
+    share = expected_reaching_share(scale, edgefactor, grid.C)
+    return min(grid.rows_per_rank, math.ceil(share * min(grid.rows_per_rank, grid.n_vertices)))
+
+
 def graph500_group_slots(grid: Grid, edgefactor: int) -> int:
     """The slots of a frontier queue's group that a Graph500 graph over grid.n_vertices = 2^SCALE
     vertices is expected to take, what the build will count (dbfs.graph.LocalGraph.group_slots): the
@@ -282,9 +289,9 @@ def generator_bytes(grid: Grid, device: str, generated: bool = True) -> int:
 def search_state_bytes(grid: Grid, direction: str, entries: int, transport: str = "mpi",
                        device: str = "gpu", encoding: str = "adaptive", by_columns: bool = False,
                        columns: int | None = None, symmetric: bool = True, scan_lent: int = 0,
-                       slots: int | None = None, log_levels: bool = False) -> int:
-    """What dbfs.bfs.BFS allocates: the search state's arrays (dbfs.search_state.layout, exact; columns:
-    the block's non-empty columns and slots a queue group's, None while not counted; scan_lent:
+                       slots: int | None = None, log_levels: bool = False, rows: int | None = None) -> int:
+    """What dbfs.bfs.BFS allocates: the search state's arrays (dbfs.search_state.layout, exact; columns and
+    rows: the block's non-empty columns and rows, slots a queue group's, None while not counted; scan_lent:
     dbfs.grid_loop.scan_lent_bytes; log_levels: the run keeps the per-level log),
     the loop's buffers (the exchanges' among them), and on the CPU backend the loop's host buffers
     (pinned host memory on a GPU, so not device memory there)."""
@@ -292,7 +299,7 @@ def search_state_bytes(grid: Grid, direction: str, entries: int, transport: str 
     one_rank = grid.size == 1
     cpu = device == "cpu"
     total = search_state.layout_bytes(grid, direction, entries, bfs.LOG_CAPACITY if one_rank else 0, by_columns,
-                                      columns, symmetric, scan_lent, slots)
+                                      columns, symmetric, scan_lent, slots, rows)
     if one_rank:
         return total + (device_loop.host_buffer_bytes() if cpu else 0)
     return total + grid_loop.buffer_bytes(grid, encoding, transport, cpu, direction, by_columns, log_levels)
@@ -350,14 +357,14 @@ def symmetric_heap_bytes(grid: Grid, n_edges: int, symmetric: bool, direction: s
 
 def validation_bytes(grid: Grid, symmetric: bool, entries: int, direction: str = "auto",
                      by_columns: bool = False, columns: int | None = None, scan_lent: int = 0,
-                     slots: int | None = None) -> int:
+                     slots: int | None = None, rows: int | None = None) -> int:
     """graph500.validate.validate_bfs's device arrays (its gathered arrays, with the widest compact levels,
     int32, and the entry pass's table of chunk columns, dbfs.ops.validate) beyond what the search state's
     idle arrays hold for it (dbfs.search_state.idle_after_search, lent by dbfs.bfs.BFS.idle_memory)."""
     from dbfs.search_state import idle_after_search, layout, parent_dtype
     from graph500.validate import validation_bytes as validator_bytes
     arrays = layout(grid, direction, entries, by_columns=by_columns, columns=columns, symmetric=symmetric,
-                    scan_lent=scan_lent, slots=slots)
+                    scan_lent=scan_lent, slots=slots, rows=rows)
     lenders = [arrays[name][0].itemsize * arrays[name][1] for name in idle_after_search(grid, by_columns)]
     return validator_bytes(grid, parent_dtype(grid).itemsize, directed=not symmetric, level_itemsize=4,
                            lenders=lenders, entries=entries)
@@ -389,12 +396,14 @@ class Estimate:
     def fits(self) -> bool:
         return self.limit is None or self.peak <= self.limit
 
-    def with_counts(self, entries: int, columns: int, slots: int | None = None) -> "Estimate":
+    def with_counts(self, entries: int, columns: int, slots: int | None = None, rows: int | None = None) -> "Estimate":
         """The same estimate for a rank holding exactly `entries` CSC entries in `columns` non-empty
-        local columns, and queue groups of `slots` once counted (until then the estimate's own: a
-        Graph500 graph's expected slots, else the owned block)."""
+        local columns, and queue groups of `slots` and `rows` non-empty local rows once counted (until
+        then the estimate's own: a Graph500 graph's expected slots and rows, else the owned block and
+        every local row)."""
         slots = self.inputs["slots"] if slots is None else slots
-        return estimate(**{**self.inputs, "entries": entries, "columns": columns, "slots": slots})
+        rows = self.inputs["rows"] if rows is None else rows
+        return estimate(**{**self.inputs, "entries": entries, "columns": columns, "slots": slots, "rows": rows})
 
     def summary(self) -> str:
         phases = ", ".join(f"{name} {readable(size)}" for name, size in self.phases.items())
@@ -418,11 +427,12 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
              chunk: int | None = None, limit: int | None = None, row_copy: bool = True,
              generated: bool = True, read_buffers: tuple = (0, 0), columns: int | str | None = None,
              certified: bool = True, build_transport: str | None = None, slots: int | None = None,
-             log_levels: bool = False) -> Estimate:
-    """Every part and phase of one rank (the one with `entries` entries and `columns` non-empty local
-    columns, its queue groups of `slots`; default: the even share, every local column and the owned
-    block, bounds until the build has counted; EXPECTED_COLUMNS: as many columns and slots as a
-    Graph500 graph's block is expected to take, graph500_columns and graph500_group_slots). The
+             log_levels: bool = False, rows: int | None = None) -> Estimate:
+    """Every part and phase of one rank (the one with `entries` entries, `columns` non-empty local
+    columns and `rows` non-empty local rows, its queue groups of `slots`; default: the even share, every
+    local column and row and the owned block, bounds until the build has counted; EXPECTED_COLUMNS: as
+    many columns, rows and slots as a Graph500 graph's block is expected to take, graph500_columns,
+    graph500_rows and graph500_group_slots). The
     build's chunk (`chunk`; default: chunk_edges with the search state and validation as its room) is
     kept in `inputs`, so the estimate redone with the counted entries assumes the chunk the build took.
     row_copy: the bottom-up search keeps the row-major copy (row_major_layout); generated: the tuples come
@@ -442,11 +452,12 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     nonempty, group = columns, slots
     if columns == EXPECTED_COLUMNS:
         nonempty = graph500_columns(grid, n_edges // grid.n_vertices)
+        rows = graph500_rows(grid, n_edges // grid.n_vertices) if symmetric and rows is None else rows
         group = graph500_group_slots(grid, n_edges // grid.n_vertices) if symmetric and slots is None else slots
     state = search_state_bytes(grid, direction, counted, transport, device, by_columns=by_columns,
                                columns=nonempty, symmetric=symmetric, scan_lent=scan_lent, slots=group,
-                               log_levels=log_levels)
-    checking = validation_bytes(grid, symmetric, counted, direction, by_columns, nonempty, scan_lent, group)
+                               log_levels=log_levels, rows=rows)
+    checking = validation_bytes(grid, symmetric, counted, direction, by_columns, nonempty, scan_lent, group, rows)
     # the build holds its offsets as wide as the whole graph's entries need (dbfs.graph.building_offsets),
     # the search at the block's width: the search's room less that difference is what the build's
     # transients may take without raising the peak
@@ -459,7 +470,7 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     inputs = dict(grid=grid, n_edges=n_edges, symmetric=symmetric, direction=direction, transport=transport,
                   device=device, entries=entries, chunk=chunk, limit=limit, row_copy=row_copy, generated=generated,
                   read_buffers=read_buffers, columns=columns, certified=certified, build_transport=build_transport,
-                  slots=group, log_levels=log_levels)      # the expected slots kept until the build counts them
+                  slots=group, log_levels=log_levels, rows=rows)   # the expected slots and rows kept until counted
     graph = graph_bytes(grid, counted, layout)
     resident = sum(graph.values())
     building = resident + widening

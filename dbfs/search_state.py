@@ -39,7 +39,12 @@ degree 0, may still be reached, and s is the owned block b.
 The gathered column frontier and the expansion's degree scan are sized by the block's non-empty columns
 (frontier_capacity), not by its N/C local columns, wherever a frontier can only hold those: a block of
 an R x C grid holds 2m/(RC) entries over N/C columns, and as R grows most of its columns hold nothing
-(hypersparse blocks; at Graph500 density a 16 x 16 grid leaves three in four empty).
+(hypersparse blocks; at Graph500 density a 4 x 4 grid leaves two in three empty, a 16 x 16 grid four in
+five). Likewise the discoverers (pred_row, over the N/R local rows) and the column finds (column_parent,
+over the N/C local columns) are held by position (dbfs.ops.sparse.Positions of the block's non-empty
+rows or columns, by_position) wherever that takes fewer bytes: only a row with an entry can be
+discovered, only a column with one can find a parent. Both are sized by the grid's most non-empty rows
+or columns, alike on every rank (NVSHMEM maps them).
 """
 
 from __future__ import annotations
@@ -55,7 +60,8 @@ from dbfs.workspace import allocated_bytes
 
 # Owned vertices a step of the no-edges marking takes (its mask and bits: 4.5 MiB at a time).
 NO_EDGES_STEP = 1 << 22
-# The share of a block's local columns below which its column finds are held by position (finds_by_position).
+# The share of a block's local rows or columns below which its arrays over them are held by position
+# (by_position).
 POSITIONS_SHARE = 15 / 16
 
 
@@ -64,12 +70,12 @@ def parent_dtype(grid) -> np.dtype:
     return np.dtype(np.int32 if grid.n_vertices <= np.iinfo(np.int32).max else np.int64)
 
 
-def finds_by_position(grid, columns: int | None) -> bool:
-    """Whether a block's column finds (column_parent) are held by the columns' positions
-    (dbfs.ops.sparse.Positions): where a block's most non-empty `columns` (None: not counted) take fewer
-    bytes so, 4 a non-empty column plus a quarter byte a column for the Positions, than the 4 bytes a
-    column of the dense array, below POSITIONS_SHARE of the local columns."""
-    return columns is not None and columns < POSITIONS_SHARE * grid.cols_per_rank
+def by_position(n: int, members: int | None) -> bool:
+    """Whether an int32 array over a block's n local rows or columns is held by the positions of its
+    non-empty ones (dbfs.ops.sparse.Positions), a block having at most `members` of them (None: not
+    counted): where that takes fewer bytes, 4 a member plus a quarter byte an index for the Positions
+    against 4 an index, below POSITIONS_SHARE of the n."""
+    return members is not None and members < POSITIONS_SHARE * n
 
 
 def frontier_capacity(grid, symmetric: bool, columns: int | None) -> int:
@@ -83,23 +89,26 @@ def frontier_capacity(grid, symmetric: bool, columns: int | None) -> int:
 
 
 def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns: bool = False,
-           columns: int | None = None, symmetric: bool = True, scan_lent: int = 0, slots: int | None = None) -> dict:
+           columns: int | None = None, symmetric: bool = True, scan_lent: int = 0, slots: int | None = None,
+           rows: int | None = None) -> dict:
     """{array name: (dtype, length)} of a rank's search state (see the module docstring) for a CSC
-    block of `entries` entries and `columns` non-empty columns (None: not counted; frontier_capacity),
-    queue groups of `slots` (None: b, a bound until counted);
+    block of `entries` entries, `columns` non-empty columns (None: not counted; frontier_capacity) and
+    `rows` non-empty rows (None: not counted), queue groups of `slots` (None: b, a bound until counted);
     by_columns: the bottom-up levels search the CSC's columns (dbfs.graph.LocalGraph.bottom_up_by_columns;
     direction auto); scan_lent: the bytes the predecessor exchanges carve out of the degree scan
     (dbfs.grid_loop.scan_lent_bytes), which it holds at least, as it holds what of the validation's
     arrays the other idle arrays do not (_scan_with_validation)."""
     b, R, C = grid.block, grid.R, grid.C
-    rows, cols = grid.rows_per_rank, grid.cols_per_rank
+    n_rows, cols = grid.rows_per_rank, grid.cols_per_rank
     frontier = frontier_capacity(grid, symmetric, columns)
     scan_dtype = offset_dtype(entries)   # the offsets' width: a frontier's degrees sum to at most the entries
+    rows_held = C > 1 and by_position(n_rows, rows)     # on one grid column pred_row is the parent array
     one_gpu = grid.size == 1
     parts = {
-        "visited": (np.uint32, rows // 32),
+        "visited": (np.uint32, n_rows // 32),
         "level": (np.int32, b),
-        "pred_row": (np.int32, rows),           # discoverer local column of each local row
+        # discoverer local column of each local row, by the row's position where that takes less room
+        "pred_row": (np.int32, max(1, rows) if rows_held else n_rows),
         "queue0": (np.int32, C * (b if slots is None else slots)),
         "queue1": (np.int32, C * (b if slots is None else slots)),
         "counts0": (np.int32, C),
@@ -110,6 +119,9 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns
         "columns": (np.int32, max(1, -(-entries // COLUMN_CHUNK))),   # the expansion's column table
         "chunks": (np.uint64, 1),                # the expansion's chunk counter
     }
+    if rows_held:
+        parts["row_words"] = (np.uint32, n_rows // 32)
+        parts["row_starts"] = (np.int32, n_rows // 32 + 1)
     if not one_gpu:
         parts["count"] = (np.int32, 1)           # scratch counter of message decoding
     if C > 1:
@@ -125,17 +137,17 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns
     if R > 1:
         parts["front"] = (np.int32, frontier)    # the column's frontier, gathered
     if by_columns:
-        parts["row_front"] = (np.uint32, rows // 32)   # frontier bitmap of the local rows
+        parts["row_front"] = (np.uint32, n_rows // 32)   # frontier bitmap of the local rows
         # the local row a column found bottom-up, by the column's position where that takes less room
         parts["column_parent"] = (np.int32, cols)
-        if finds_by_position(grid, columns):
+        if by_position(cols, columns):
             parts["column_parent"] = (np.int32, max(1, columns))
             parts["column_words"] = (np.uint32, cols // 32)
             parts["column_starts"] = (np.int32, cols // 32 + 1)
     elif direction == "auto":
         parts["col_front"] = (np.uint32, cols // 32)   # frontier bitmap of the local columns
     if direction == "auto":
-        parts["front_summary"] = (np.uint32, summary_words((rows if by_columns else cols) // 32))
+        parts["front_summary"] = (np.uint32, summary_words((n_rows if by_columns else cols) // 32))
         parts["segment"] = (np.uint32, b // 32)        # the rotating row segment's state
         parts["no_edges"] = (np.uint32, b // 32)       # owned vertices without an edge (set once)
     if one_gpu:
@@ -185,10 +197,10 @@ def idle_after_search(grid, by_columns: bool = False) -> list:
 
 def layout_bytes(grid, direction: str, entries: int, log_capacity: int = 0, by_columns: bool = False,
                  columns: int | None = None, symmetric: bool = True, scan_lent: int = 0,
-                 slots: int | None = None) -> int:
+                 slots: int | None = None, rows: int | None = None) -> int:
     return sum(dtype.itemsize * n for dtype, n in
                layout(grid, direction, entries, log_capacity, by_columns, columns, symmetric, scan_lent,
-                      slots).values())
+                      slots, rows).values())
 
 
 class SearchState:
@@ -206,12 +218,13 @@ class SearchState:
         self.by_columns = graph.searches_columns(direction)
         self.slots = graph.group_slots
         arrays = layout(grid, direction, graph.nnz, log_capacity, self.by_columns, graph.most_nonempty_columns,
-                        symmetric, scan_lent, self.slots)
+                        symmetric, scan_lent, self.slots, graph.most_nonempty_rows)
         for name, (dtype, n) in arrays.items():
             setattr(self, name, xp.zeros(n, dtype))
         self.column_positions = (Positions.of_columns(backend, graph.col_ptr, self.column_words, self.column_starts)
                                  if "column_words" in arrays else None)
-        self.row_positions = None
+        self.row_positions = (Positions.of_rows(backend, graph.row_idx, self.row_words, self.row_starts)
+                              if "row_words" in arrays else None)
         if grid.C == 1:
             self.parent = self.pred_row         # a local column is a global id on one grid column
             self.pred_col = None                # every discoverer is the owner

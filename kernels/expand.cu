@@ -22,6 +22,7 @@
 // stats[STAT_CHECKED] (entries examined, for the per-level log).
 // Launched with a control block, the kernels run only when the next step is a bulk top-down level.
 #include "columns.cuh"
+#include "positions.cuh"
 
 #define TOPDOWN_GATE (1 << STEP_TOPDOWN)
 
@@ -167,7 +168,7 @@ __device__ __forceinline__ void expand_edges(
     const offset_t* __restrict__ col_ptr, const i32* __restrict__ row_idx, const i32* __restrict__ frontier,
     const i32* __restrict__ frontier_count, i32 frontier_length, const offset_t* __restrict__ cumul,
     const i32* __restrict__ column_table, u32* __restrict__ bitmap, i32* __restrict__ level, i32* __restrict__ pred_row,
-    i32* __restrict__ pred_col, i32 lvl, i32 j, i32 b, i32 C, i64 slots, i32* __restrict__ dst,
+    Positions found_at, i32* __restrict__ pred_col, i32 lvl, i32 j, i32 b, i32 C, i64 slots, i32* __restrict__ dst,
     i32* __restrict__ dst_cnt, u64* __restrict__ chunks, i64* __restrict__ stats, const i64* __restrict__ ctl)
 {
     if (!gate_open(ctl, TOPDOWN_GATE, -1)) return;
@@ -246,7 +247,7 @@ __device__ __forceinline__ void expand_edges(
         for (int e = 0; e < EPT; ++e) {
             if (!claimed[e]) continue;
             dst[(i64)group[e] * slots + slot[e]] = offset[e];
-            pred_row[v[e]] = u[e];
+            pred_row[found_at.of(v[e])] = u[e];
             if (group[e] == j) {
                 level[offset[e]] = lvl;
                 if (pred_col != nullptr) pred_col[offset[e]] = j;
@@ -260,13 +261,14 @@ __device__ __forceinline__ void expand_edges(
         const offset_t* __restrict__ col_ptr, const i32* __restrict__ row_idx,                                 \
         const i32* __restrict__ frontier, const i32* __restrict__ frontier_count, i32 frontier_length,    \
         const offset_t* __restrict__ cumul, const i32* __restrict__ column_table, u32* __restrict__ bitmap,\
-        i32* __restrict__ level, i32* __restrict__ pred_row, i32* __restrict__ pred_col, i32 lvl, i32 j,  \
-        i32 b, i32 C, i64 slots,                                                                         \
+        i32* __restrict__ level, i32* __restrict__ pred_row, const u32* found_words,                      \
+        const i32* found_starts, i32* __restrict__ pred_col, i32 lvl, i32 j, i32 b, i32 C, i64 slots,    \
         i32* __restrict__ dst, i32* __restrict__ dst_cnt, u64* __restrict__ chunks,                       \
         i64* __restrict__ stats, const i64* __restrict__ ctl)                                            \
     {                                                                                                    \
         expand_edges<EPT>(col_ptr, row_idx, frontier, frontier_count, frontier_length, cumul,            \
-                          column_table, bitmap, level, pred_row, pred_col, lvl, j, b, C, slots, dst,      \
+                          column_table, bitmap, level, pred_row, Positions{found_words, found_starts},   \
+                          pred_col, lvl, j, b, C, slots, dst,                                            \
                           dst_cnt, chunks, stats, ctl);                                                           \
     }
 

@@ -68,6 +68,7 @@
 // at once: each rank's grid is its share of the multiprocessors (dbfs.ops.peer_levels).
 #include <cooperative_groups.h>
 #include "level_control.cuh"
+#include "positions.cuh"
 
 namespace cg = cooperative_groups;
 
@@ -172,8 +173,8 @@ __device__ __forceinline__ i32 column_at(i64 k, const i64* column_start, i32 i, 
 extern "C" __global__ void __launch_bounds__(PEER_THREADS, 1)
 peer_levels(const offset_t* __restrict__ col_ptr, const i32* __restrict__ row_idx, const i32* __restrict__ degree,
             i32* own_list, i32* spare_list, i32* __restrict__ own_count, u32* __restrict__ visited,
-            i32* __restrict__ level, i32* __restrict__ pred_row, i32* __restrict__ pred_col,
-            i64* __restrict__ counters, const u64* __restrict__ expand_read, const u64* expand_signals,
+            i32* __restrict__ level, i32* __restrict__ pred_row, const u32* found_words, const i32* found_starts,
+            i32* __restrict__ pred_col, i64* __restrict__ counters, const u64* __restrict__ expand_read, const u64* expand_signals,
             const u64* __restrict__ expand_write, const u64* __restrict__ expand_signal_out, i32 lists_half,
             const u64* __restrict__ fold_read, const u64* fold_signals, const u64* __restrict__ fold_write,
             const u64* __restrict__ fold_signal_out,
@@ -255,7 +256,7 @@ peer_levels(const offset_t* __restrict__ col_ptr, const i32* __restrict__ row_id
             const i32 d = m == j ? degree[o] : 0;              // loaded beside the claim, not after it
             const u32 bit = 1u << (row & 31);
             if (atomicOr(&visited[row >> 5], bit) & bit) return;
-            pred_row[row] = from;
+            pred_row[Positions{found_words, found_starts}.of(row)] = from;
             if (m == j) {
                 found_degrees += me.own(o, d, j);
             } else {

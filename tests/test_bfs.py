@@ -143,30 +143,29 @@ def several_components():
 
 
 def test_several_components_isolated_vertices_and_padding(monkeypatch):
-    """Also the column finds of the searches on the CSC's columns held by position, on the grids of
-    several rows, where most of a block's local columns are empty."""
-    held = finds_held(monkeypatch)
+    """Also the discoverers and the column finds held by the positions of the non-empty rows and
+    columns, on the grids where most of a block's rows or columns are empty."""
+    held = positions_held(monkeypatch)
     run_grids(Backend("cpu"), *several_components(), roots=[0, 200, 250, 299, 7])
-    assert WORLD.Get_size() == 1 or any(held)
+    assert WORLD.Get_size() == 1 or (any(rows for rows, _ in held) and any(columns for _, columns in held))
 
 
-def test_column_finds_held_densely(monkeypatch):
-    """The column finds over every local column, as where most columns of a block have an entry."""
+def test_discoverers_and_column_finds_held_densely(monkeypatch):
+    """Over every local row and column, as where most of a block's rows and columns have an entry."""
     monkeypatch.setattr(search_state, "POSITIONS_SHARE", 0.0)
-    held = finds_held(monkeypatch)
+    held = positions_held(monkeypatch)
     run_grids(Backend("cpu"), *several_components(), roots=[0, 250, 7], variants=MAIN_VARIANTS)
-    assert not any(held)
+    assert not any(rows or columns for rows, columns in held)
 
 
-def finds_held(monkeypatch) -> list:
-    """A list that will tell, for each search on the CSC's columns set up, whether it holds its column
-    finds by position."""
+def positions_held(monkeypatch) -> list:
+    """A list that will tell, for each search set up, whether it holds its discoverers (pred_row) and its
+    column finds (column_parent) by position."""
     held, init = [], BFS.__init__
 
     def noted(self, *args, **kwargs):
         init(self, *args, **kwargs)
-        if self.state.by_columns:
-            held.append(self.state.column_positions is not None)
+        held.append((self.state.row_positions is not None, self.state.column_positions is not None))
     monkeypatch.setattr(BFS, "__init__", noted)
     return held
 

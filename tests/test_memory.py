@@ -81,7 +81,8 @@ def test_plan_equals_the_allocated_bytes(case, symmetric):
             graph = build_from_edges(comms, CPU, src[lo:hi], dst[lo:hi], n, symmetric=symmetric,
                                      row_major=direction == "auto" and row_copy)
             plan = memory.estimate(grid, len(src), symmetric, direction, "mpi", "cpu", entries=graph.nnz,
-                                   row_copy=row_copy, columns=graph.most_nonempty_columns, slots=graph.group_slots)
+                                   row_copy=row_copy, columns=graph.most_nonempty_columns, slots=graph.group_slots,
+                                   rows=graph.most_nonempty_rows)
             allocated = graph_arrays(graph)
             assert plan.resident == sum(a.nbytes for a in allocated), (R, C, direction, row_copy)
             bfs = BFS(graph, direction=direction)

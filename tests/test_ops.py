@@ -26,7 +26,7 @@ from dbfs.ops.frontier import frontier_figures, publish_figures
 from dbfs.ops.host_words import KERNEL_COPY_BYTES, copy_words
 from dbfs.ops.level_control import visit_root
 from dbfs.ops.predecessors import resolve_columns, resolve_parents
-from dbfs.ops.sparse import word_starts
+from dbfs.ops.sparse import Positions, word_starts
 from dbfs.ops.message import SourceTable, encode_lists
 from dbfs.ops.peer_sums import peer_sums
 from dbfs.ops.update import update
@@ -217,16 +217,26 @@ def assert_expand(case, frontier, after, total, expected):
     assert all_in(keys, frontier_edge_keys(case, frontier)), "pred_row names a non-neighbour"
 
 
-def run_expand(backend, case, frontier, state, edges_per_thread=4, device_length=False):
+def run_expand(backend, case, frontier, state, edges_per_thread=4, device_length=False, held=False):
     """Expand `frontier` (its length given on the host, or on the device); returns the entries the
-    expansion reports examined."""
+    expansion reports examined. held: pred_row held by the positions of the rows with an entry (the
+    discoveries written there, then placed back into state's dense pred_row)."""
+    xp, nrows = backend.xp, case.nrows
     length = backend.asarray(np.array([frontier.size], np.int32)) if device_length else int(frontier.size)
+    pred_row, found_at = state["pred_row"], None
+    if held:
+        found_at = Positions.of_rows(backend, backend.asarray(case.row_idx), xp.zeros(nrows // 32, xp.uint32),
+                                     xp.zeros(nrows // 32 + 1, xp.int32))
+        rows = xp.asarray(np.unique(case.row_idx))
+        pred_row = state["pred_row"][rows]
     expand(backend, case.grid, case.j, backend.asarray(case.col_ptr), backend.asarray(case.row_idx),
-           backend.asarray(frontier), length, state["bitmap"], state["level"], state["pred_row"],
+           backend.asarray(frontier), length, state["bitmap"], state["level"], pred_row,
            state["pred_col"], state["dst"], state["dst_cnt"], state["stats"],
            ExpandScratch.allocate(backend, max(1, frontier.size), case.row_idx.size, case.col_ptr.dtype),
            lvl=case.lvl,
-           edges_per_thread=edges_per_thread)
+           edges_per_thread=edges_per_thread, found_at=found_at)
+    if held:
+        state["pred_row"][rows] = pred_row
     return int(backend.asnumpy(state["stats"])[STAT.CHECKED])
 
 
@@ -250,14 +260,14 @@ GRIDS = [  # (R, C, n_vertices, nnz)
 
 
 @pytest.mark.parametrize("R, C, n_vertices, nnz", GRIDS)
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("seed, held", [(1, False), (2, False), (3, True)])
 @pytest.mark.parametrize("offsets", OFFSETS)
-def test_expand_numpy_matches_reference(R, C, n_vertices, nnz, seed, offsets):
+def test_expand_numpy_matches_reference(R, C, n_vertices, nnz, seed, held, offsets):
     case, rng = make_case(seed, R, C, n_vertices, nnz, duplicates=nnz // 5, heavy=[(0, 40)], offsets=offsets)
     for fraction in (0.0, 0.05, 0.5, 1.0):
         frontier = random_frontier(rng, case, fraction)
         state = copy_state(case.state)
-        total = run_expand(CPU, case, frontier, state)
+        total = run_expand(CPU, case, frontier, state, held=held)
         assert_expand(case, frontier, state, total, reference_expand(case, frontier))
 
 
@@ -415,11 +425,11 @@ def numpy_expectation(case, frontier):
     return expected_from_run(case, host, run_expand(CPU, case, frontier, host))
 
 
-def check_gpu_expand(case, frontier, edges_per_thread, expected=None):
+def check_gpu_expand(case, frontier, edges_per_thread, expected=None, held=False):
     expected = expected or numpy_expectation(case, frontier)
     for device_length in (False, True):
         device = to_device(case.state)
-        total = run_expand(gpu_backend(), case, frontier, device, edges_per_thread, device_length)
+        total = run_expand(gpu_backend(), case, frontier, device, edges_per_thread, device_length, held)
         assert_expand(case, frontier, to_host(device), total, expected)
 
 
@@ -438,7 +448,9 @@ GPU_CASES = [  # (R, C, n_vertices, nnz, heavy columns, frontier fraction)
 def test_gpu_expand_matches_numpy(R, C, n_vertices, nnz, heavy, fraction, edges_per_thread, offsets):
     case, rng = make_case(10 + edges_per_thread, R, C, n_vertices, nnz, duplicates=nnz // 10, heavy=heavy,
                           offsets=offsets)
-    check_gpu_expand(case, random_frontier(rng, case, fraction), edges_per_thread)
+    frontier = random_frontier(rng, case, fraction)
+    check_gpu_expand(case, frontier, edges_per_thread)
+    check_gpu_expand(case, frontier, edges_per_thread, held=True)   # pred_row by the rows' positions
     check_gpu_expand(case, np.zeros(0, dtype=np.int32), edges_per_thread)
 
 

@@ -55,7 +55,7 @@ class ExpandScratch:
 
 
 def expand(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, pred_row, pred_col, dst,
-           dst_cnt, stats, scratch, lvl=0, edges_per_thread=4, control=None) -> None:
+           dst_cnt, stats, scratch, lvl=0, edges_per_thread=4, control=None, found_at=None) -> None:
     """Expand the frontier columns of one level.
 
     Arrays live on the backend's device (CuPy on a GPU backend, NumPy otherwise), 1-D, C-contiguous:
@@ -65,7 +65,9 @@ def expand(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, 
       length    int or int32 [1]  read   nf, on the host or on the device (may be 0)
       bitmap    uint32 [>= ceil(nrows/32)]  read/write  visited bit of every local row
       level     int32 [b]         write  level of newly discovered owned rows (offset o), set to lvl
-      pred_row  int32 [nrows]     write  pred_row[v] = discovering frontier column u, new rows only
+      pred_row  int32 [nrows]     write  pred_row[v] = discovering frontier column u, new rows only;
+                or [found_at.count]      where found_at (dbfs.ops.sparse.Positions of the rows with an
+                                         entry) is given, at v's position
       pred_col  int32 [b] or None write  pred_col[o] = j for newly discovered owned rows (None: one
                                          rank, where nothing needs it)
       dst       int32 [C*s]       write  group m occupies dst[m*s : (m+1)*s] (s = len(dst) // C)
@@ -90,16 +92,16 @@ def expand(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, 
     """
     if backend.is_gpu:
         _expand_gpu(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, pred_row, pred_col,
-                    dst, dst_cnt, stats, scratch, lvl, edges_per_thread, control)
+                    dst, dst_cnt, stats, scratch, lvl, edges_per_thread, control, found_at)
     elif gate_open(control, 1 << STEP.TOPDOWN):
         if control is not None:
             lvl = int(control[CTL.LEVEL])
         _expand_numpy(grid, j, col_ptr, row_idx, frontier[:host_length(length)], bitmap, level, pred_row,
-                      pred_col, lvl, dst, dst_cnt, stats)
+                      pred_col, lvl, dst, dst_cnt, stats, found_at)
 
 
 def _expand_gpu(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, pred_row, pred_col,
-                dst, dst_cnt, stats, scratch, lvl, edges_per_thread, control):
+                dst, dst_cnt, stats, scratch, lvl, edges_per_thread, control, found_at):
     if edges_per_thread not in EDGES_PER_THREAD:
         raise ValueError(f"edges_per_thread must be one of {EDGES_PER_THREAD}, got {edges_per_thread}")
     offsets = require_offsets("col_ptr", col_ptr)
@@ -137,13 +139,14 @@ def _expand_gpu(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, le
     expansion(
         (backend.resident_blocks(expansion, BLOCK_THREADS),), (BLOCK_THREADS,),
         (col_ptr, row_idx, frontier, *count, scratch.cumul, scratch.columns, bitmap, level, pred_row,
+         *((NULL, NULL) if found_at is None else (found_at.words, found_at.starts)),
          pred_col if pred_col is not None else NULL, np.int32(lvl), np.int32(j), np.int32(grid.block),
          np.int32(ngroups), np.int64(dst.shape[0] // ngroups), dst, dst_cnt, scratch.chunks, stats, gate),
         shared_mem=GROUP_SCRATCH_BYTES * ngroups)
 
 
 def _expand_numpy(grid, j, col_ptr, row_idx, frontier, bitmap, level, pred_row, pred_col, lvl, dst, dst_cnt,
-                  stats):
+                  stats, found_at=None):
     """expand's twin, a step of TWIN_ITEMS frontier columns at a time, their entries in groups of
     whole columns (dbfs.ops.arrays.twin_groups; the steps bound the temporaries): in frontier order,
     so a row goes to the first column that reaches it, as in one pass over everything."""
@@ -151,11 +154,11 @@ def _expand_numpy(grid, j, col_ptr, row_idx, frontier, bitmap, level, pred_row, 
         columns = np.asarray(frontier[lo:lo + TWIN_ITEMS], dtype=np.int64)
         for group in twin_groups(col_ptr[columns + 1] - col_ptr[columns]):
             _expand_columns(grid, j, col_ptr, row_idx, columns[group], bitmap, level, pred_row, pred_col, lvl,
-                            dst, dst_cnt, stats)
+                            dst, dst_cnt, stats, found_at)
 
 
 def _expand_columns(grid, j, col_ptr, row_idx, frontier, bitmap, level, pred_row, pred_col, lvl, dst, dst_cnt,
-                    stats):
+                    stats, found_at):
     starts = col_ptr[frontier]
     degrees = col_ptr[frontier + 1] - starts
     total = int(degrees.sum())
@@ -172,7 +175,7 @@ def _expand_columns(grid, j, col_ptr, row_idx, frontier, bitmap, level, pred_row
     if new_rows.size == 0:
         return
     set_visited(bitmap, new_rows)
-    pred_row[new_rows] = sources[fresh][first]
+    pred_row[new_rows if found_at is None else found_at.at(new_rows)] = sources[fresh][first]
     groups = grid.row_group(new_rows)
     offsets = grid.row_offset(new_rows)
     append_grouped(dst.shape[0] // dst_cnt.shape[0], dst, dst_cnt, groups, offsets)

@@ -12,8 +12,9 @@ Arrays (device, 1-D, C-contiguous; state names as in dbfs.search_state):
                                               at most the owned vertices with an edge)
   spare     int32 [s]             scratch     the other frontier list (group j of the other queue)
   own_count int32 [1]             read/write  its length
-  visited uint32 [C*b/32], level int32 [b], pred_row int32 [C*b], pred_col int32 [b] or None (one grid
-  column)                         read/write  as the host-driven level writes them
+  visited uint32 [C*b/32], level int32 [b], pred_row int32 [C*b] (or at the rows' positions,
+  state.row_positions), pred_col int32 [b] or None (one grid column)
+                                  read/write  as the host-driven level writes them
   counters  int64 [counter_words(C)] scratch  the level's counters (rotating slots)
   ctl       int64 [CTL_WORDS]     read/write  in: where the search stands: LEVEL (the number of the level
                                               to discover), FRONTIER and FRONTIER_EDGES (the global
@@ -90,6 +91,12 @@ def blocks(backend, kernel) -> int:
     return min(PEER_BLOCKS, max(1, resident * 3 // 4) if backend.sharing > 1 or percentage else resident)
 
 
+def _pred_row_positions(state) -> tuple:
+    """The kernel's words and starts of the Positions pred_row is held by (null pointers: by the row)."""
+    held = state.row_positions
+    return (NULL, NULL) if held is None else (held.words, held.starts)
+
+
 def peer_levels(backend, graph, state, links, own_list, spare, own_count, counters, ctl, rounds, log,
                 capacity: int, edge_limit: int, alpha: float, beta: float) -> None:
     grid, i, j = graph.grid, graph.i, graph.j
@@ -97,7 +104,8 @@ def peer_levels(backend, graph, state, links, own_list, spare, own_count, counte
         kernel = backend.kernel("peer_levels", "peer_levels", require_offsets("col_ptr", graph.col_ptr))
         kernel((blocks(backend, kernel),), (PEER_THREADS,),
                (graph.col_ptr, graph.row_idx, graph.degree, own_list, spare, own_count, state.visited,
-                state.level, state.pred_row, state.pred_col if state.pred_col is not None else NULL, counters,
+                state.level, state.pred_row, *_pred_row_positions(state), state.pred_col if state.pred_col is not None else NULL,
+                counters,
                 *links.kernel_args(own_list), ctl, rounds, state.stats, log, np.int64(log.shape[0] // PEER_LOG_WORDS),
                 np.int32(i), np.int32(j), np.int32(grid.R), np.int32(grid.C), np.int32(grid.size),
                 np.int32(grid.block), np.int64(capacity), np.int64(edge_limit), np.float64(alpha),
@@ -162,7 +170,7 @@ def _peer_levels_numpy(graph, state, comms, own_list, own_count, ctl, rounds, lo
         fill[:] = 0
         checked = np.zeros_like(state.stats)
         _expand_numpy(grid, j, graph.col_ptr, graph.row_idx, columns, state.visited, state.level, state.pred_row,
-                      state.pred_col, lvl, groups, fill, checked)
+                      state.pred_col, lvl, groups, fill, checked, state.row_positions)
         outgoing = [state.group(groups, m)[:fill[m]].copy() for m in range(grid.C)]
         marks.append(time.perf_counter_ns())
         received = [(m, offsets) for m, offsets in enumerate(comms.row.alltoall(outgoing)) if m != j]

@@ -24,6 +24,7 @@ import numpy as np
 from dataclasses import dataclass
 
 from dbfs.kernels import BLOCK_THREADS
+from dbfs.ops import bitmap
 from dbfs.ops.arrays import blocks_for, require_array
 
 # Members whose presence one step of Positions.of_columns tests: its mask and bits take 1.1 MiB.
@@ -53,6 +54,12 @@ class Positions:
             hi = min(n, lo + POSITIONS_STEP)
             bits = xp.packbits(col_ptr[lo + 1:hi + 1] != col_ptr[lo:hi], bitorder="little")
             words[lo // 32:hi // 32] = bits.view(xp.uint32)
+        return cls(words, starts, word_starts(backend, words, starts))
+
+    @classmethod
+    def of_rows(cls, backend, row_idx, words, starts) -> "Positions":
+        """The rows with an entry of a CSC block (row_idx, its entries' local rows), written likewise."""
+        bitmap.pack(backend, row_idx, int(row_idx.shape[0]), words)
         return cls(words, starts, word_starts(backend, words, starts))
 
     def at(self, members):
