@@ -136,9 +136,11 @@ class LocalGraph:
                                  xp.zeros(rows // 32 + 1, xp.int32)).count
 
     @cached_property
-    def most_nonempty_rows(self) -> int:
-        """Collective on first use: the most local rows with an entry of any rank's block."""
-        return self.comms.world.allreduce(self.nonempty_rows, op=MPI.MAX)
+    def most_nonempty_rows(self) -> int | None:
+        """Collective on first use: the most local rows with an entry of any rank's block; None on a grid
+        of one column, where nothing is held by the rows' positions (the local rows are the owned block,
+        dbfs.search_state)."""
+        return self.comms.world.allreduce(self.nonempty_rows, op=MPI.MAX) if self.grid.C > 1 else None
 
     @cached_property
     def most_nonempty_columns(self) -> int:

@@ -615,8 +615,9 @@ def plan_run(grid: Grid, source, direction: str, transport: str, backend, heap_n
              log_levels: bool = False) -> Estimate:
     """Collective: the run's estimate against this rank's available memory, logged and checked
     before anything is allocated (a generated Graph500 graph's with the non-empty columns and queue slots
-    its blocks are expected to take, as `plan` counts them; the build checks the counted ones again before
-    it allocates the block); with --comm nvshmem the symmetric heap too, against `heap_need`
+    its blocks are expected to take, as `plan` counts them, and on several ranks construction's chunk
+    within the room that leaves; the build checks the counted ones again before it allocates the block);
+    with --comm nvshmem the symmetric heap too, against `heap_need`
     (symmetric_heap_bytes; None where the search cannot run over NVSHMEM); certified=False: a run without
     the construction certificate; build_transport: the build's, log_levels: a run with the per-level log
     (estimate)."""
@@ -630,9 +631,11 @@ def plan_run(grid: Grid, source, direction: str, transport: str, backend, heap_n
     sizes = dict(limit=backend.memory_limit(), row_copy=row_copy, generated=source.info is None,
                  read_buffers=reading, certified=certified, build_transport=build_transport, log_levels=log_levels)
     plan = estimate(grid, source.n_edges, source.symmetric, direction, transport, backend.name, **sizes)
-    if source.info is None:                     # construction's chunk stays the one the bounds size
+    if source.info is None:
+        # several ranks: construction's chunk within the room the expected search leaves, so the build
+        # does not set the peak; one rank keeps the bounds' larger chunk (its build is faster so)
         plan = estimate(grid, source.n_edges, source.symmetric, direction, transport, backend.name, **sizes,
-                        chunk=plan.inputs["chunk"], columns=EXPECTED_COLUMNS)
+                        chunk=plan.inputs["chunk"] if grid.size == 1 else None, columns=EXPECTED_COLUMNS)
     check(plan)
     if transport == "nvshmem":
         runtime.agree(nvshmem.heap_problem(heap_need))

@@ -19,6 +19,17 @@ presence_words(const i32* __restrict__ values, i64 n, u32* __restrict__ words)
     }
 }
 
+// mark_members: bit k of words set for every member k named in members[0..n) (duplicates allowed; the
+// words zeroed before): the Positions of a block's rows with an entry, from its n entries' rows.
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+mark_members(const i32* __restrict__ members, i64 n, u32* __restrict__ words)
+{
+    for (i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x; e < n; e += (i64)gridDim.x * blockDim.x) {
+        const i32 k = members[e];
+        atomicOr(&words[k >> 5], 1u << (k & 31));
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 word_popcounts(const u32* __restrict__ words, i64 nwords, i32* __restrict__ counts)
 {

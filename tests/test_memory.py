@@ -379,14 +379,17 @@ def test_an_estimate_over_its_limit_says_what_would_fit():
 
 def test_a_generated_graph_is_checked_before_its_build_as_plan_counts_it():
     """The main command's check before the build (collective): a generated Graph500 graph with the
-    non-empty columns and queue slots its blocks are expected to take, as `plan` counts them, under the
-    bounds' figure; construction's chunk the bounds' one."""
+    non-empty columns, rows and queue slots its blocks are expected to take, as `plan` counts them, under
+    the bounds' figure; construction's chunk within the room the expected search leaves on several
+    ranks, the bounds' one on one rank."""
     from types import SimpleNamespace
-    grid, n_edges = Grid(2, 2, 1 << 12), 16 << 12
-    checked = memory.plan_run(grid, SimpleNamespace(n_edges=n_edges, symmetric=True, info=None), "auto", "mpi", CPU,
-                              None)
-    bound = memory.estimate(grid, n_edges, True, "auto", "mpi", "cpu")
-    expected = memory.estimate(grid, n_edges, True, "auto", "mpi", "cpu", chunk=bound.inputs["chunk"],
-                               columns=memory.EXPECTED_COLUMNS)
-    assert checked.phases["search"] == expected.phases["search"] < bound.phases["search"]
-    assert checked.inputs["chunk"] == bound.inputs["chunk"]
+    for grid, n_edges in ((Grid(4, 4, 1 << 14), 16 << 14), (Grid(1, 1, 1 << 12), 16 << 12)):
+        checked = memory.plan_run(grid, SimpleNamespace(n_edges=n_edges, symmetric=True, info=None), "auto",
+                                  "mpi", CPU, None)
+        bound = memory.estimate(grid, n_edges, True, "auto", "mpi", "cpu")
+        chunk = bound.inputs["chunk"] if grid.size == 1 else None
+        expected = memory.estimate(grid, n_edges, True, "auto", "mpi", "cpu", chunk=chunk,
+                                   columns=memory.EXPECTED_COLUMNS)
+        assert checked.phases == expected.phases
+        assert checked.phases["search"] < bound.phases["search"] and checked.peak <= bound.peak
+        assert checked.inputs["chunk"] == expected.inputs["chunk"] <= bound.inputs["chunk"]

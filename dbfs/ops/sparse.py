@@ -24,7 +24,6 @@ import numpy as np
 from dataclasses import dataclass
 
 from dbfs.kernels import BLOCK_THREADS
-from dbfs.ops import bitmap
 from dbfs.ops.arrays import blocks_for, require_array
 
 # Members whose presence one step of Positions.of_columns tests: its mask and bits take 1.1 MiB.
@@ -58,8 +57,16 @@ class Positions:
 
     @classmethod
     def of_rows(cls, backend, row_idx, words, starts) -> "Positions":
-        """The rows with an entry of a CSC block (row_idx, its entries' local rows), written likewise."""
-        bitmap.pack(backend, row_idx, int(row_idx.shape[0]), words)
+        """The rows with an entry of a CSC block (row_idx int32 [nnz], its entries' local rows), written
+        likewise (`words` zeroed by the caller)."""
+        n = int(row_idx.shape[0])
+        if backend.is_gpu:
+            require_array("row_idx", row_idx, np.int32)
+            _launch(backend, "mark_members", n, (row_idx, np.int64(n), words))
+        else:
+            for lo in range(0, n, POSITIONS_STEP):
+                hi = min(n, lo + POSITIONS_STEP)
+                np.bitwise_or.at(words, row_idx[lo:hi] >> 5, np.uint32(1) << (row_idx[lo:hi] & 31).astype(np.uint32))
         return cls(words, starts, word_starts(backend, words, starts))
 
     def at(self, members):
