@@ -1,5 +1,5 @@
 """Collectives of device arrays along one grid line for a run's bulk rounds (validation's gathers of
-levels and parents, and the OR-reduction of its marks): NCCL between GPUs of their own, on the current
+levels and parents or broadcasts of one owned block of them, and the OR-reduction of its marks): NCCL between GPUs of their own, on the current
 stream, where the run's bulk transport is NCCL (GridComms.bulk, dbfs.transport.bulk_transport); else
 staged through host memory and MPI. Two H100 on NVLink, scale 28 on a 2x1 grid: a validation took
 1.01 s with the gathers staged through the host, 0.079 s over NCCL (bench/NOTES.md, 2026-11-25, two
@@ -20,6 +20,15 @@ def allgather(comms, comm: MPI.Comm, backend, owned, workspace):
     one rank."""
     return _on_line(comms, comm, backend, owned, partial(_allgather_host, workspace=workspace),
                     partial(_allgather_nccl, workspace=workspace))
+
+
+def broadcast(comms, comm: MPI.Comm, backend, owned, root: int, out):
+    """Rank `root`'s `owned` on every rank of `comm` (a line of `comms`), on the device: `owned` itself
+    at the root and on a line of one rank, elsewhere `out` (as long and typed as `owned`) filled."""
+    if comm.Get_rank() == root:
+        out = owned
+    return _on_line(comms, comm, backend, owned, partial(_broadcast_host, root=root, out=out),
+                    partial(_broadcast_nccl, root=root, out=out))
 
 
 def or_to_owners(comms, comm: MPI.Comm, backend, marks):
@@ -52,6 +61,22 @@ def _allgather_nccl(line, comm, backend, owned, workspace):
     line.allGather(owned.data.ptr, gathered.data.ptr, owned.nbytes, nccl.NCCL_UINT8,
                    xp.cuda.get_current_stream().ptr)
     return gathered
+
+
+def _broadcast_host(comm, backend, owned, root, out):
+    mine = comm.Get_rank() == root
+    host = np.ascontiguousarray(backend.asnumpy(owned)) if mine else np.empty(out.size, out.dtype)
+    comm.Bcast(host, root=root)
+    if not mine:
+        backend.copy(out, host)
+    return out
+
+
+def _broadcast_nccl(line, comm, backend, owned, root, out):
+    from cupy.cuda import nccl
+    xp = backend.xp
+    line.broadcast(out.data.ptr, out.data.ptr, out.nbytes, nccl.NCCL_UINT8, root, xp.cuda.get_current_stream().ptr)
+    return out
 
 
 def _or_host(comm, backend, marks):

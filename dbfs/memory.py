@@ -358,9 +358,10 @@ def symmetric_heap_bytes(grid: Grid, n_edges: int, symmetric: bool, direction: s
 def validation_bytes(grid: Grid, symmetric: bool, entries: int, direction: str = "auto",
                      by_columns: bool = False, columns: int | None = None, scan_lent: int = 0,
                      slots: int | None = None, rows: int | None = None) -> int:
-    """graph500.validate.validate_bfs's device arrays (its gathered arrays, with the widest compact levels,
-    int32, and the entry pass's table of chunk columns, dbfs.ops.validate) beyond what the search state's
-    idle arrays hold for it (dbfs.search_state.idle_after_search, lent by dbfs.bfs.BFS.idle_memory)."""
+    """graph500.validate.validate_bfs's device arrays (its gathered arrays, whole or by owned block as
+    graph500.validate.pieces picks for the idle arrays, with the widest compact levels, int32, and the
+    entry pass's table of chunk columns, dbfs.ops.validate) beyond what the search state's idle arrays
+    hold for it (dbfs.search_state.idle_after_search, lent by dbfs.bfs.BFS.idle_memory)."""
     from dbfs.search_state import idle_after_search, layout, parent_dtype
     from graph500.validate import validation_bytes as validator_bytes
     arrays = layout(grid, direction, entries, by_columns=by_columns, columns=columns, symmetric=symmetric,

@@ -163,14 +163,13 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns
 
 def _scan_with_validation(grid, parts: dict, by_columns: bool, symmetric: bool, entries: int) -> int:
     """The degree scan's bytes, grown where the validation, which borrows the idle arrays
-    (idle_after_search) by the workspace's best-fit rule, would otherwise allocate some of its arrays:
-    by what those arrays need, until every one is lent. Nothing grows where the scan and the other idle
-    arrays hold them all (32-bit parents on a grid of no more rows than columns); with more rows than
-    columns, or 64-bit parents, the column-range levels and parents need the scan near its full size,
-    as before it was sized by the block's non-empty columns."""
+    (idle_after_search) by the workspace's best-fit rule, would otherwise allocate some of its arrays
+    even gathered by owned block (graph500.validate.pieces: columns and rows in pieces, the smallest
+    requests): by what those arrays need, until every one is lent. Nothing grows where the scan and the
+    other idle arrays hold the pieces (the validation gathers whole ranges where they hold those)."""
     from graph500.validate import validation_requests
     requests = validation_requests(grid, parent_dtype(grid).itemsize, directed=not symmetric, level_itemsize=4,
-                                   entries=entries)
+                                   entries=entries, split=(True, True))
     others = [parts[name][0].itemsize * parts[name][1] for name in idle_after_search(grid, by_columns)
               if name != "cumul"]
 

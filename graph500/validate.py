@@ -18,12 +18,23 @@ CUDA kernels on a GPU, NumPy twins on the CPU):
    read sequentially, holds the parent's row; directed: row x's parent is column u), which marks the
    vertex and compares the two levels. The marks reach the owners by one bitwise-OR reduce-scatter
    along the column (undirected) or row (directed).
+   By owned block, where the workspace's lenders cannot hold the gathered ranges whole (pieces: whole
+   columns and rows if they fit, else the columns by block with the rows whole, else both by block;
+   every rank takes the choice of the rank that needs the most):
+   the local columns are the R owned blocks of the grid column, the rows the C blocks of the grid row.
+   Column piece p holds block p's compact levels (and, undirected, parents), broadcast from rank
+   (p, j) along the column; row piece m block m's levels (and, directed, parents), broadcast from rank
+   (i, m) along the row; the pass runs once per pair of pieces, over the piece's columns (contiguous
+   in the CSC) and only the entries whose rows lie in the row piece, so that every entry is checked
+   exactly once and the counts, offenders and marks are the whole pass's. Pieces cost time, not room:
+   a column piece's entries are read once per row piece and the row pieces broadcast once per column
+   piece, while each piece takes one block.
 4. check_parent_edges: a visited vertex without a mark has no parent edge.
 Each rule keeps its lowest offending global vertex id; one allgather of the per-rank results (none on
 one rank) gives every rank the same verdict: the first broken rule in the order below and its lowest
 offender. Only then are the details of the message looked up (the offender's parent and levels from
 its owner; for span and edge-level the lowest other end of its offending entries, by the entry pass
-once more).
+once more, in the same pieces).
 
 Rules, in the order they are reported; "visited" = has a parent (not -1). Each rule's check is exact
 whenever every rule before it holds for every vertex, which is all that reporting the first broken
@@ -83,8 +94,11 @@ Directed graphs (graph.info["directed"]: the CSC holds only u -> v for each tupl
 as a BFS along out-edges with the same passes, reading every column (a parent need not be visited to be
 found) and each visited row's parent: a second random read per entry.
 
-Memory: see validation_bytes. No per-entry temporary on the GPU; the NumPy twin works on chunks of
-whole columns.
+Memory: see validation_bytes: the gathered ranges (R*b and C*b levels, R*b or C*b parents), or one
+block of each where they come in pieces, the choice (pieces) made from the lenders alike by the
+validation and the memory planner (dbfs.memory.validation_bytes, whose degree scan grows only where
+the pieces do not fit). No per-entry temporary on the GPU; the NumPy twin works on chunks of whole
+columns.
 """
 
 from __future__ import annotations
@@ -110,37 +124,55 @@ class ValidationResult:
 
 
 RULES = ops.CHECKS
+SPLITS = ((False, False), (True, False), (True, True))   # (columns, rows) by owned block, least first
+WHOLE = SPLITS[0]
 
 
 def validation_bytes(grid, parent_itemsize: int, directed: bool = False, level_itemsize: int = 4,
-                     lenders=(), entries: int = 0) -> int:
+                     lenders=None, entries: int = 0) -> int:
     """Bytes validate_bfs allocates per rank on the backend's device (all per vertex): what of
-    validation_requests the `lenders` (byte sizes of its workspace's idle arrays, dbfs.workspace) do not
-    hold, the marks' reduction (b / 8 on grids wider than one) and constants (the stats and the layout
-    tables). GPU ranks of a multi-rank grid stage the gathered arrays through host memory of the same
-    sizes, or, over NCCL, receive the line's mark blocks once more (another R*b / 8 or C*b / 8, not
+    validation_requests, by the pieces chosen for the `lenders` (byte sizes of its workspace's idle
+    arrays, dbfs.workspace; None: no workspace, whole arrays of their own), the lenders do not hold, the
+    marks' reduction (b / 8 on grids wider than one) and constants (the stats and the layout tables).
+    GPU ranks of a multi-rank grid stage the gathered arrays (or pieces) through host memory of the
+    same sizes, or, over NCCL, receive the line's mark blocks once more (another R*b / 8 or C*b / 8, not
     counted). Arrays of another dtype than int32 levels and int32/int64 parents are converted first
     (not counted)."""
     b, R, C = grid.block, grid.R, grid.C
     reduced = b // 8 if (C if directed else R) > 1 else 0
-    requests = validation_requests(grid, parent_itemsize, directed, level_itemsize, entries)
-    return allocated_bytes(lenders, requests) + reduced + 3 * 8 * ops.STATS_SLOTS + 8 * C + 4 * R * C
+    split = WHOLE if lenders is None else pieces(grid, parent_itemsize, directed, level_itemsize, lenders, entries)
+    requests = validation_requests(grid, parent_itemsize, directed, level_itemsize, entries, split)
+    return allocated_bytes(lenders or (), requests) + reduced + 3 * 8 * ops.STATS_SLOTS + 8 * C + 4 * R * C
+
+
+def pieces(grid, parent_itemsize: int, directed: bool, level_itemsize: int, lenders, entries: int = 0) -> tuple:
+    """(columns in pieces, rows in pieces): the first of SPLITS (whole columns and rows, columns by owned
+    block with whole rows, both by owned block) whose validation_requests the `lenders` (byte sizes)
+    hold without allocating; both by owned block where none is held."""
+    for split in SPLITS[:-1]:
+        if not allocated_bytes(lenders, validation_requests(grid, parent_itemsize, directed, level_itemsize,
+                                                            entries, split)):
+            return split
+    return SPLITS[-1]
 
 
 def validation_requests(grid, parent_itemsize: int, directed: bool = False, level_itemsize: int = 4,
-                        entries: int = 0) -> list:
+                        entries: int = 0, split: tuple = WHOLE) -> list:
     """The bytes of the arrays validate_bfs takes from its workspace, in order: the compact owned levels
     (b * L, L = level_itemsize: the narrowest type holding the deepest level), on grids wider than one
     the gathered compact levels of the local columns (R*b * L) and rows (C*b * L) and the gathered
     parents (undirected: R*b, directed: C*b, times parent_itemsize), the parent-edge marks (R*b / 8 or
     C*b / 8), and, for a block of `entries` entries (0: none), the entry pass's column table
-    (dbfs.ops.validate.chunk_table_bytes)."""
+    (dbfs.ops.validate.chunk_table_bytes). split (columns, rows in pieces; see pieces): one owned
+    block (b) of the columns' levels, the rows' levels, and the parents that go with them (undirected:
+    the columns', directed: the rows'), instead of the whole range."""
     b, R, C = grid.block, grid.R, grid.C
-    edge_group = C if directed else R
+    by_cols, by_rows = split
+    edge_group, edge_split = (C, by_rows) if directed else (R, by_cols)
     requests = [b * level_itemsize]
-    requests += [R * b * level_itemsize] if R > 1 else []
-    requests += [C * b * level_itemsize] if C > 1 else []
-    requests += [edge_group * b * parent_itemsize] if edge_group > 1 else []
+    requests += [(1 if by_cols else R) * b * level_itemsize] if R > 1 else []
+    requests += [(1 if by_rows else C) * b * level_itemsize] if C > 1 else []
+    requests += [(1 if edge_split else edge_group) * b * parent_itemsize] if edge_group > 1 else []
     return requests + [edge_group * b // 8] + ([ops.chunk_table_bytes(entries)] if entries else [])
 
 
@@ -148,8 +180,9 @@ def validate_bfs(graph, root: int, parent, nedge_claimed: int | None, level, wor
     """Collective over graph.comms.world: check one BFS result (see the module docstring).
     nedge_claimed None: the search made no TEPS edge count of its own (the result's nedge is the
     validator's). workspace: a dbfs.workspace.Workspace holding the gathered arrays (validation_bytes),
-    whose lenders no rank reads once every rank's search has ended (the first collective here); None:
-    arrays of their own.
+    whose lenders no rank reads once every rank's search has ended (the first collective here); the
+    arrays are gathered whole or by owned block as `pieces` picks for its lenders. None: whole arrays
+    of their own.
 
     parent: xp int32 or int64 [grid.block], global parent ids of the owned vertices (offset o is
     global grid.to_global_owned(i, j, o)), -1 for unreached and for padding. level: xp int32
@@ -168,14 +201,34 @@ def validate_bfs(graph, root: int, parent, nedge_claimed: int | None, level, wor
         if array.shape != (b,):
             raise ValueError(f"{name} must have the block length {b}, has shape {array.shape}")
     check = _Check(graph, root, xp.ascontiguousarray(parent), xp.ascontiguousarray(level),
-                   workspace or Workspace(graph.backend))
+                   workspace or Workspace(graph.backend), workspace is not None)
     return check.verdict(nedge_claimed)
+
+
+class _Range:
+    """The owned arrays of one grid line (comm) over the local range: gathered whole once, or, by
+    owned block, piece k (rank k's block) broadcast into one block-sized array when asked for."""
+
+    def __init__(self, comms, comm, backend, owned, workspace, by_block: bool):
+        self.comms, self.comm, self.backend, self.owned = comms, comm, backend, owned
+        self.pieces = comm.Get_size() if by_block else 1
+        if self.pieces > 1:
+            self.buffer = workspace.empty(owned.size, owned.dtype)
+        else:
+            self.whole = collectives.allgather(comms, comm, backend, owned, workspace)
+
+    def piece(self, k: int) -> tuple:
+        """(first local index, array) of piece k; the whole range where there is one piece."""
+        if self.pieces == 1:
+            return 0, self.whole
+        return k * self.owned.size, collectives.broadcast(self.comms, self.comm, self.backend, self.owned, k,
+                                                          self.buffer)
 
 
 class _Check:
     """One validation on one rank: the passes (constructor) and the verdict with its message."""
 
-    def __init__(self, graph, root: int, parent, level, workspace):
+    def __init__(self, graph, root: int, parent, level, workspace, lent: bool):
         comms, grid, backend = graph.comms, graph.grid, graph.backend
         self.graph, self.root, self.parent, self.level = graph, root, parent, level
         self.directed = bool(graph.info.get("directed", False))
@@ -197,15 +250,24 @@ class _Check:
         # the entry pass's half form when the visited vertices are many (the same choice on every rank);
         # the NumPy twin reads every entry either way, so the CPU keeps the other form
         self.half = backend.is_gpu and not self.directed and 4 * visited >= grid.n_vertices
-        owned_levels = workspace.empty(grid.block, ops.level_dtype(deepest))
+        level_type = ops.level_dtype(deepest)
+        split = WHOLE
+        if lent:
+            rooms = [lender.size - used for lender, used in zip(workspace.lenders, workspace.used)]
+            split = pieces(grid, parent.dtype.itemsize, self.directed, level_type.itemsize, rooms, graph.nnz)
+            if not self.single:    # the pieces of the rank that needs the most, on every rank
+                split = SPLITS[max(comms.world.allgather(SPLITS.index(split)))]
+        by_cols, by_rows = split
+        owned_levels = workspace.empty(grid.block, level_type)
         ops.compact_levels(backend, parent, level, owned_levels)
 
-        # the arrays of the local columns and rows; on one rank the owned ones
+        # the arrays of the local columns and rows, whole or by owned block; on one rank the owned ones
         edge_comm = comms.row if self.directed else comms.col
         edge_group = grid.C if self.directed else grid.R
-        self.col_level = collectives.allgather(comms, comms.col, backend, owned_levels, workspace)
-        self.row_level = collectives.allgather(comms, comms.row, backend, owned_levels, workspace)
-        self.edge_parent = collectives.allgather(comms, edge_comm, backend, parent, workspace)
+        self.col_level = _Range(comms, comms.col, backend, owned_levels, workspace, by_cols)
+        self.row_level = _Range(comms, comms.row, backend, owned_levels, workspace, by_rows)
+        self.edge_parent = _Range(comms, edge_comm, backend, parent, workspace,
+                                  by_rows if self.directed else by_cols)
         self.marks = workspace.zeros(edge_group * grid.block // 32, xp.uint32)
         self.column_table = workspace.empty(ops.chunk_table_bytes(graph.nnz) // 4, xp.int32) if graph.nnz else None
         self.layout = ops.EntryLayout.of(grid, graph.i, graph.j, backend)
@@ -215,10 +277,17 @@ class _Check:
         self.totals = self._combine(backend.asnumpy(stats))
 
     def _entries(self, stats, detail=None) -> None:
+        """The entry pass once per (column piece, row piece); collective where pieces are broadcast."""
         graph = self.graph
-        ops.check_entries(graph.backend, graph.col_ptr, graph.row_idx, self.col_level, self.row_level,
-                          self.edge_parent, self.directed, self.layout, self.marks, stats, detail,
-                          half=self.half, column_table=self.column_table)
+        for p in range(self.col_level.pieces):
+            first_col, col_level = self.col_level.piece(p)
+            col_parent = None if self.directed else self.edge_parent.piece(p)[1]
+            for m in range(self.row_level.pieces):
+                first_row, row_level = self.row_level.piece(m)
+                parent = self.edge_parent.piece(m)[1] if self.directed else col_parent
+                ops.check_entries(graph.backend, graph.col_ptr, graph.row_idx, col_level, row_level, parent,
+                                  self.directed, self.layout, self.marks, stats, detail, half=self.half,
+                                  column_table=self.column_table, first_col=first_col, first_row=first_row)
 
     def _combine(self, stats: np.ndarray) -> np.ndarray:
         """The grid's stats: lowest offenders and witness, summed counts, deepest level."""

@@ -7,9 +7,10 @@
 // deepest level. compact_levels_<L>_<P>: the level array in the narrowest type L that holds the
 // deepest level, all ones for a vertex without a parent or a level, so that the random reads of the
 // entry pass hit a small array. check_entries_<L>_<P>_e4_<form>: one pass over the CSC entries u -> v
-// in equal chunks of consecutive entries (hubs and runs of empty columns cost no more than other
-// entries), each entry's column from a table of the column of every COLUMN_CHUNK-th entry
-// (entry_column_table) and the starts of the warp's columns (columns.cuh). Per entry: the span and
+// (of a range of columns, those whose rows lie in a range of rows: the validation's pieces) in equal
+// chunks of consecutive entries (hubs and runs of empty columns cost no more than other entries),
+// each entry's column from a table of the column of every COLUMN_CHUNK-th entry (entry_column_table)
+// and the starts of the warp's columns (columns.cuh). Per entry: the span and
 // edge-level rules (form full or directed; half: per edge, at one of its two entries), the TEPS
 // counts, and the parent-edge test: the entry that joins a vertex to its parent marks the vertex and
 // checks the two levels (parent-level, parent-unreached, cycle).
@@ -138,9 +139,13 @@ entry_column_table(const offset_t* __restrict__ col_ptr, i32 ncols, i64 nchunks,
     write_column_table(col_ptr, ncols, nchunks, table);
 }
 
-// Entries in chunks of BLOCK_THREADS * EPT taken by the blocks in stride; a thread holds EPT consecutive
-// entries, loads their rows first (they depend on nothing) and finds their columns from the column
-// table (columns.cuh warp_columns, columns_of). Each column's level and (undirected) its parent's local
+// The entries of the ncols columns of col_ptr (the block's or a piece's: col_ptr, col_level,
+// col_parent, marks (undirected) and col_base start at its first column; its entries are
+// row_idx[col_ptr[0] .. col_ptr[ncols]]) whose rows lie in [row_lo, row_hi) (row_level and row_parent
+// start at row_lo; the directed form's marks are the block's), in chunks of BLOCK_THREADS * EPT taken
+// by the blocks in stride; a thread holds EPT consecutive entries, loads their rows first (they
+// depend on nothing) and finds their columns from the column table of the piece's columns
+// (columns.cuh warp_columns, columns_of). Each column's level and (undirected) its parent's local
 // row are read once per warp lane and handed to the entries by shuffles.
 //
 // Which entries carry the span and edge-level rules (the one random read per entry, the row's level,
@@ -153,22 +158,23 @@ entry_column_table(const offset_t* __restrict__ col_ptr, i32 ncols, i64 nchunks,
 // instructions and registers than one kernel testing runtime flags, bench/NOTES.md, 2026-11-24, rounds replayed as CUDA graphs).
 template <int EPT, bool DIRECTED, bool HALF, typename L, typename P>
 __device__ __forceinline__ void entry_rules(
-    const offset_t* __restrict__ col_ptr, const i32* __restrict__ row_idx, i32 ncols, i64 nnz,
+    const offset_t* __restrict__ col_ptr, const i32* __restrict__ row_idx, i32 ncols,
     const L* __restrict__ col_level, const L* __restrict__ row_level, const P* __restrict__ col_parent,
     const P* __restrict__ row_parent, i64 col_base, const i64* __restrict__ row_starts,
-    const i32* __restrict__ block_rows, i32 nblocks, i32 b, u32* __restrict__ marks,
+    const i32* __restrict__ block_rows, i32 nblocks, i32 b, i32 row_lo, i32 row_hi, u32* __restrict__ marks,
     u64* __restrict__ stats, i32 detail_slot, u64 detail_vertex, const i32* __restrict__ column_table)
 {
     constexpr bool directed = DIRECTED, half = HALF;
     __shared__ u32 column_slots[BLOCK_THREADS / 32][EPT * 8];   // columns_of's, 32 * EPT bytes per warp
     u64 counted = 0, leaving = 0;
     const i64 first_row = row_starts[0];
-    const bool rows_aligned = ((u64)row_idx & 15) == 0;
+    const i64 e0 = col_ptr[0], e1 = col_ptr[ncols];   // the columns' entries
+    const bool rows_aligned = ((u64)(row_idx + e0) & 15) == 0;
     const i64 chunk = (i64)BLOCK_THREADS * EPT;
-    const i64 nchunks = (nnz + chunk - 1) / chunk;
+    const i64 nchunks = (e1 - e0 + chunk - 1) / chunk;
     for (i64 q = blockIdx.x; q < nchunks; q += gridDim.x) {
-        const i64 first = q * chunk + (i64)threadIdx.x * EPT;
-        const i32 held = (i32)max((i64)0, min((i64)EPT, nnz - first));   // this thread's entries below nnz
+        const i64 first = e0 + q * chunk + (i64)threadIdx.x * EPT;
+        const i32 held = (i32)max((i64)0, min((i64)EPT, e1 - first));   // this thread's entries below e1
         bool real[EPT];
         i32 r[EPT];
         bool loaded = false;
@@ -184,11 +190,16 @@ __device__ __forceinline__ void entry_rules(
             for (int t = 0; t < EPT; ++t) r[t] = t < held ? row_idx[first + t] : -1;
         }
 #pragma unroll
-        for (int t = 0; t < EPT; ++t) real[t] = t < held;
+        for (int t = 0; t < EPT; ++t) {
+            real[t] = t < held && r[t] >= row_lo && r[t] < row_hi;   // the row filter
+            if (!real[t]) r[t] = -1;
+        }
         i32 k_lo, k_hi, col[EPT], lc[EPT], expect[EPT];
         i64 col_start[EPT];
-        warp_columns<EPT>(column_table, nnz, ncols, first - (i64)(threadIdx.x & 31) * EPT, &k_lo, &k_hi);
-        columns_of<EPT>(col_ptr, k_lo, k_hi, nnz, first, (unsigned char*)column_slots[threadIdx.x >> 5], col,
+        const i64 warp_first = first - (i64)(threadIdx.x & 31) * EPT;
+        warp_columns<EPT>(column_table, e1, ncols, warp_first, &k_lo, &k_hi);
+        if (warp_first / COLUMN_CHUNK * COLUMN_CHUNK < e0) k_lo = 0;   // a chunk begun before the columns: no table entry
+        columns_of<EPT>(col_ptr, k_lo, k_hi, e1, first, (unsigned char*)column_slots[threadIdx.x >> 5], col,
                         col_start);
         if (columns_in_lanes(k_lo, k_hi)) {
             // the warp's columns' levels and parents' rows, one column per lane (a 64-bit division per
@@ -223,11 +234,11 @@ __device__ __forceinline__ void entry_rules(
             tree[t] = !directed && r[t] >= 0 && r[t] == expect[t];
         }
 #pragma unroll
-        for (int t = 0; t < EPT; ++t) lr[t] = r[t] >= 0 && (pair[t] || tree[t] || directed) ? level_of(row_level[r[t]]) : -1;
+        for (int t = 0; t < EPT; ++t) lr[t] = r[t] >= 0 && (pair[t] || tree[t] || directed) ? level_of(row_level[r[t] - row_lo]) : -1;
         if (directed) {
 #pragma unroll
             for (int t = 0; t < EPT; ++t)
-                tree[t] = r[t] >= 0 && lr[t] >= 0 && (i64)row_parent[r[t]] == col_base + col[t];
+                tree[t] = r[t] >= 0 && lr[t] >= 0 && (i64)row_parent[r[t] - row_lo] == col_base + col[t];
         }
 
         // the rules' verdicts, five bits per entry: a valid search breaks none, so the warp takes the
@@ -314,17 +325,17 @@ __device__ __forceinline__ void entry_rules(
 
 #define ENTRY_KERNEL(LN, LT, PN, PT, EPT, FORM, DIRECTED, HALF)                                        \
     extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) check_entries_##LN##_##PN##_e##EPT##_##FORM( \
-        const offset_t* __restrict__ col_ptr, const i32* __restrict__ row_idx, i32 ncols, i64 nnz,             \
+        const offset_t* __restrict__ col_ptr, const i32* __restrict__ row_idx, i32 ncols,                      \
         const LT* __restrict__ col_level, const LT* __restrict__ row_level,                              \
         const PT* __restrict__ col_parent, const PT* __restrict__ row_parent, i64 col_base,              \
         const i64* __restrict__ row_starts, const i32* __restrict__ block_rows, i32 nblocks, i32 b,       \
-        u32* __restrict__ marks, u64* __restrict__ stats, i32 detail_slot, u64 detail_vertex,            \
-        const i32* __restrict__ column_table)                                                            \
+        i32 row_lo, i32 row_hi, u32* __restrict__ marks, u64* __restrict__ stats, i32 detail_slot,        \
+        u64 detail_vertex, const i32* __restrict__ column_table)                                         \
     {                                                                                                    \
-        entry_rules<EPT, DIRECTED, HALF, LT, PT>(col_ptr, row_idx, ncols, nnz, col_level, row_level,      \
+        entry_rules<EPT, DIRECTED, HALF, LT, PT>(col_ptr, row_idx, ncols, col_level, row_level,           \
                                                  col_parent, row_parent, col_base, row_starts, block_rows, \
-                                                 nblocks, b, marks, stats, detail_slot, detail_vertex,    \
-                                                 column_table);                                          \
+                                                 nblocks, b, row_lo, row_hi, marks, stats, detail_slot,   \
+                                                 detail_vertex, column_table);                           \
     }
 
 #define LEVEL_KERNELS(LN, LT, PN, PT)                                                                    \

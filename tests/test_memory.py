@@ -22,6 +22,7 @@ from dbfs.ops.validate import level_dtype
 from dbfs.search_state import layout
 from dbfs.workspace import allocated_bytes
 from graph500.generator import edge_range, generate_edges
+from graph500 import validate as validator
 from graph500.validate import validate_bfs, validation_requests
 
 WORLD = MPI.COMM_WORLD
@@ -68,7 +69,7 @@ CASES = {
 
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("symmetric", [True, False])
-def test_plan_equals_the_allocated_bytes(case, symmetric):
+def test_plan_equals_the_allocated_bytes(case, symmetric, monkeypatch):
     n, src, dst = CASES[case]()
     lo, hi = edge_range(len(src), WORLD.Get_rank(), WORLD.Get_size())
     for R, C in grids():
@@ -88,15 +89,22 @@ def test_plan_equals_the_allocated_bytes(case, symmetric):
             bfs = BFS(graph, direction=direction)
             state = owned_arrays(bfs, skip_ids=[id(graph)] + [id(a) for a in allocated])
             assert plan.parts["search state"] == sum(a.nbytes for a in state), (R, C, direction, row_copy)
-            # the validation in the idle arrays allocates what the estimate's placement says
+            # the validation in the idle arrays allocates what the estimate's placement says, with the
+            # pieces it picks and with the pieces forced
             result = bfs.search(0)
-            workspace = bfs.idle_memory()
-            assert validate_bfs(graph, 0, result.parent, result.nedge, result.level, workspace).ok
             deepest = WORLD.allreduce(int(result.level.max()) + 1, op=MPI.MAX)
-            requests = validation_requests(grid, result.parent.dtype.itemsize, not symmetric,
-                                           level_dtype(deepest).itemsize, graph.nnz)
+            shape = (grid, result.parent.dtype.itemsize, not symmetric, level_dtype(deepest).itemsize)
             lenders = [a.nbytes for a in bfs.state.idle_arrays()]
-            assert workspace.allocated == allocated_bytes(lenders, requests), (R, C, direction, row_copy)
+            for forced in (None, (True, True)):
+                if forced:
+                    monkeypatch.setattr(validator, "pieces", lambda *args, split=forced: split)
+                workspace = bfs.idle_memory()
+                assert validate_bfs(graph, 0, result.parent, result.nedge, result.level, workspace).ok
+                requests = validation_requests(*shape, graph.nnz, validator.pieces(*shape, lenders, graph.nnz))
+                assert workspace.allocated == allocated_bytes(lenders, requests), (R, C, direction, row_copy)
+                assert workspace.allocated == validator.validation_bytes(*shape, lenders, graph.nnz) - \
+                    validator.validation_bytes(*shape, [1 << 40], graph.nnz)
+            monkeypatch.undo()
             bfs.close()
         comms.free()
 
@@ -125,20 +133,19 @@ def test_gathered_frontier_and_scan_are_sized_by_the_non_empty_columns(monkeypat
     """Where the frontier is gathered (several grid rows) or is a 1x1 undirected block's own
     discoveries, the gathered frontier and the degree scan shrink to the counted non-empty columns; a
     grid of one row and a 1x1 directed block keep every local column, and so does an estimate before
-    the columns are counted. The scan keeps what the validation's arrays need beyond the other idle
-    arrays: on a grid of more rows than columns its column-range levels and parents (R b words each)
-    exceed the queues and discoverers (C b); on a square grid the owned levels, the column and row levels
-    and the parents take those three and the scan, which holds the owned levels where its columns do
-    (4x4 here), else grows to a range-sized array (2x2). The scan's words are int64 here (64-bit
-    offsets), as the sizes above are stated."""
+    the columns are counted. The validation's arrays fit the idle arrays without growing the scan: whole
+    on a grid of no more rows than columns, else gathered by owned block (graph500.validate.pieces:
+    columns in pieces on 4x2 and 2x2 here). The scan's words are int64 here (64-bit offsets), as the
+    sizes above are stated."""
     from dbfs.search_state import idle_after_search
-    from graph500.validate import validation_requests
+    from graph500.validate import pieces, validation_requests
     monkeypatch.setattr(graph_module, "NARROW_OFFSETS_MAX", -1)
     n, entries = 1 << 16, 1 << 18
-    for grid, symmetric, scan_words in ((Grid(2, 4, n), True, "columns"), (Grid(1, 1, n), True, "columns"),
-                                        (Grid(4, 4, n), True, "columns"), (Grid(4, 2, n), True, "all"),
-                                        (Grid(2, 2, n), True, "half"), (Grid(4, 2, n), False, "half"),
-                                        (Grid(1, 1, n), False, "all"), (Grid(1, 4, n), True, "all")):
+    for grid, symmetric, scan_words, split in (
+            (Grid(2, 4, n), True, "columns", (False, False)), (Grid(1, 1, n), True, "columns", (False, False)),
+            (Grid(4, 4, n), True, "columns", (False, False)), (Grid(4, 2, n), True, "columns", (True, False)),
+            (Grid(2, 2, n), True, "columns", (True, False)), (Grid(4, 2, n), False, "columns", (True, False)),
+            (Grid(1, 1, n), False, "all", (False, False)), (Grid(1, 4, n), True, "all", (False, False))):
         counted = layout(grid, "auto", entries, columns=grid.cols_per_rank // 5, symmetric=symmetric)
         bound = layout(grid, "auto", entries, symmetric=symmetric)
         expected = {"columns": grid.cols_per_rank // 5, "half": grid.cols_per_rank // 2, "all": grid.cols_per_rank}
@@ -147,10 +154,11 @@ def test_gathered_frontier_and_scan_are_sized_by_the_non_empty_columns(monkeypat
         if grid.R > 1:
             assert counted["front"][1] == grid.cols_per_rank // 5 < bound["front"][1]
         lenders = [counted[name][0].itemsize * counted[name][1] for name in idle_after_search(grid)]
-        assert allocated_bytes(lenders, validation_requests(grid, 4, not symmetric, 4, entries)) == 0   # all lent
-    wide = Grid(4, 4, 1 << 32)                  # 64-bit parents: the gathered parents take the whole scan
+        assert pieces(grid, 4, not symmetric, 4, lenders, entries) == split
+        assert allocated_bytes(lenders, validation_requests(grid, 4, not symmetric, 4, entries, split)) == 0
+    wide = Grid(4, 4, 1 << 32)                  # 64-bit parents: by column blocks, the scan not grown
     counted = layout(wide, "auto", 1 << 28, columns=wide.cols_per_rank // 8)
-    assert counted["cumul"][1] == wide.cols_per_rank and counted["front"][1] == wide.cols_per_rank // 8
+    assert counted["cumul"][1] == wide.cols_per_rank // 8 + 1 and counted["front"][1] == wide.cols_per_rank // 8
     assert layout(Grid(1, 1, n), "auto", entries, columns=0)["cumul"][1] == 2, "room for a root without an edge"
     lent = layout(Grid(2, 2, n), "auto", entries, columns=1, scan_lent=4096)
     assert lent["cumul"][1] * 8 >= 4096 and lent["front"][1] == 1, "the exchanges' room kept in the scan"

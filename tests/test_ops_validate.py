@@ -87,14 +87,23 @@ def random_block(seed, R, C, i, j, n, nnz, directed, level_type, parent_type, he
                  directed)
 
 
-def run_entries(backend, block, detail=None, entries_per_lane=ops.DEFAULT_ENTRIES_PER_LANE, half=False):
-    """check_entries on `backend`: (stats, marks) as NumPy arrays."""
+def run_entries(backend, block, detail=None, entries_per_lane=ops.DEFAULT_ENTRIES_PER_LANE, half=False,
+                pieces=(1, 1)):
+    """check_entries on `backend`: (stats, marks) as NumPy arrays. pieces (columns, rows): the local
+    columns and rows cut into that many equal pieces (R, C: the grid's owned blocks), one check_entries
+    per pair of pieces into the same stats and marks."""
     to = backend.asarray
     stats = ops.new_stats(backend)
     marks = to(np.zeros(block.marks_words, np.uint32))
     layout = ops.EntryLayout.of(block.grid, block.i, block.j, backend)
-    ops.check_entries(backend, to(block.col_ptr), to(block.row_idx), to(block.col_level), to(block.row_level),
-                      to(block.parent), block.directed, layout, marks, stats, detail, entries_per_lane, half)
+    col_ptr, row_idx = to(block.col_ptr), to(block.row_idx)
+    width, height = block.col_level.size // pieces[0], block.row_level.size // pieces[1]
+    for c0 in range(0, block.col_level.size, width):
+        for r0 in range(0, block.row_level.size, height):
+            parent = block.parent[r0:r0 + height] if block.directed else block.parent[c0:c0 + width]
+            ops.check_entries(backend, col_ptr, row_idx, to(block.col_level[c0:c0 + width]),
+                              to(block.row_level[r0:r0 + height]), to(parent), block.directed, layout, marks, stats,
+                              detail, entries_per_lane, half, first_col=c0, first_row=r0)
     return backend.asnumpy(stats), backend.asnumpy(marks)
 
 
@@ -211,6 +220,21 @@ def test_numpy_entries_match_the_brute_force(case):
         assert int(detail_stats[ops.SLOT["witness"]]) == witness, rule
 
 
+@pytest.mark.parametrize("case", BLOCK_CASES[::3], ids=[case_id(c) for c in BLOCK_CASES[::3]])
+def test_numpy_pieces_match_the_whole_block(case):
+    """The block's columns by owned block (with the rows whole, and with the rows by owned block too):
+    the same stats, marks and witnesses as the whole block in one pass."""
+    block = block_of(case)
+    R, C = block.grid.R, block.grid.C
+    whole = run_entries(CPU, block)
+    for pieces in ((R, 1), (R, C)):
+        stats, marks = run_entries(CPU, block, pieces=pieces)
+        assert np.array_equal(stats, whole[0]) and np.array_equal(marks, whole[1]), pieces
+        for rule in ENTRY_RULES:
+            detail = (rule, int(whole[0][ops.SLOT[rule]]))
+            assert np.array_equal(run_entries(CPU, block, detail, pieces=pieces)[0], run_entries(CPU, block, detail)[0])
+
+
 SYMMETRIC_CASES = [(R, C, lt) for R, C in ((1, 1), (2, 2), (2, 3), (3, 1), (1, 4)) for lt in LEVEL_TYPES]
 
 
@@ -295,17 +319,18 @@ def gpu_backend():
     return Backend("gpu", 0)
 
 
-def assert_kernels_match_twins(block, variants=ops.ENTRIES_PER_LANE, half=False):
+def assert_kernels_match_twins(block, variants=ops.ENTRIES_PER_LANE, half=False, pieces=(1, 1)):
+    """The kernels, on the block whole or in `pieces` (run_entries), against the twin on the whole block."""
     cpu_stats, cpu_marks = run_entries(CPU, block, half=half)
     for entries_per_lane in variants:
-        stats, marks = run_entries(gpu_backend(), block, entries_per_lane=entries_per_lane, half=half)
+        stats, marks = run_entries(gpu_backend(), block, entries_per_lane=entries_per_lane, half=half, pieces=pieces)
         assert np.array_equal(stats, cpu_stats), (entries_per_lane, stats, cpu_stats)
         assert np.array_equal(marks, cpu_marks), entries_per_lane
     for rule in ENTRY_RULES:
         vertex = int(cpu_stats[ops.SLOT[rule]])
         if vertex != ops.NO_VERTEX:
             expected, _ = run_entries(CPU, block, (rule, vertex), half=half)
-            got, _ = run_entries(gpu_backend(), block, (rule, vertex), half=half)
+            got, _ = run_entries(gpu_backend(), block, (rule, vertex), half=half, pieces=pieces)
             assert int(got[ops.SLOT["witness"]]) == int(expected[ops.SLOT["witness"]]), rule
     return cpu_stats
 
@@ -330,6 +355,32 @@ def test_gpu_half_form_refuses_a_directed_block():
 def test_gpu_entries_match_numpy(case):
     assert_kernels_match_twins(block_of(case))
     assert_kernels_match_twins(block_of(case, seed=9, nnz=0, heavy=0))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", BLOCK_CASES, ids=[case_id(c) for c in BLOCK_CASES])
+def test_gpu_pieces_match_numpy(case):
+    """A column piece (the owned blocks of the columns, rows whole) and the row filter (both by owned
+    block): the kernels' stats, marks and witnesses those of the twin on the whole block."""
+    block = block_of(case)
+    for pieces in ((block.grid.R, 1), (block.grid.R, block.grid.C)):
+        assert_kernels_match_twins(block, pieces=pieces)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("R, C, level_type", SYMMETRIC_CASES)
+def test_gpu_half_form_in_pieces_matches_numpy(R, C, level_type):
+    for block in symmetric_blocks(11, R, C, 600, 2500, level_type, np.int64):
+        assert_kernels_match_twins(block, half=True, pieces=(R, C))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("directed", [False, True])
+def test_gpu_pieces_with_a_hub(directed):
+    """Pieces of a 2x2 grid's block, a column of a million entries in the last column piece, the pieces'
+    entries starting off the column table's chunks."""
+    block = random_block(17, 2, 2, 1, 1, 1 << 17, 200001, directed, np.uint16, np.int64, heavy=1_000_000)
+    assert_kernels_match_twins(block, pieces=(2, 2))
 
 
 @pytest.mark.gpu

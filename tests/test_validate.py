@@ -21,9 +21,10 @@ from dbfs.build import build_from_edges
 from dbfs import graph as graph_module
 from dbfs.graph import GridComms
 from dbfs.grid import Grid
-from dbfs.workspace import ALIGN, Workspace
+from dbfs.workspace import ALIGN, Workspace, lender_bytes
 from graph500.generator import generate_edges
-from graph500.validate import RULES, validate_bfs, validation_bytes
+from graph500 import validate as validator
+from graph500.validate import RULES, WHOLE, pieces, validate_bfs, validation_bytes, validation_requests
 
 WORLD = MPI.COMM_WORLD
 SIZE = WORLD.Get_size()
@@ -152,7 +153,8 @@ def owned(graph, values, dtype=None):
 
 def validate(graph, root, parent, nedge, level, parent_type=np.int64):
     """Every rank's verdict, the same; the validation's first arrays carved out of a dirty lender (room
-    for the owned levels and the gathered columns' levels at their widest), the others its own."""
+    for the owned levels and the gathered columns' levels at their widest), the others its own, whole or
+    in the pieces graph500.validate.pieces picks for the lender."""
     backend, grid = graph.backend, graph.grid
     lender = backend.xp.full(4 * (grid.R + 1) * grid.block + ALIGN, 0x5A, backend.xp.uint8)
     result = validate_bfs(graph, root, backend.asarray(owned(graph, parent, parent_type)), nedge,
@@ -180,7 +182,15 @@ def test_correct_trees_validate(graph, parent_type):
     assert (result.nedge, result.visited, result.max_level) == (0, 1, 0)
 
 
-def test_graph500_graph_validates():
+def forced(monkeypatch, split):
+    """Every validation checks the columns (rows) by owned block where split[0] (split[1])."""
+    monkeypatch.setattr(validator, "pieces", lambda *args: split)
+
+
+@pytest.mark.parametrize("split", [None, (True, True)], ids=["chosen", "pieces"])
+def test_graph500_graph_validates(monkeypatch, split):
+    if split:
+        forced(monkeypatch, split)
     scale, edgefactor = 9, 8
     n, m = 1 << scale, edgefactor << scale
     src, dst = generate_edges(scale, edgefactor, 0, m)
@@ -486,6 +496,45 @@ def test_entry_chunks_give_the_same_verdicts(graph, monkeypatch):
     assert [v.rule for v in whole] == [None, "span", "parent-not-neighbour", "cycle"]
 
 
+def test_pieces_give_the_same_verdicts(graph, monkeypatch):
+    """The correct result and the broken ones that the entry pass finds (or names the other end of):
+    the same verdict, edge count and message whether the columns or the columns and rows are checked
+    by owned block, also with the twin's entries in small chunks."""
+    s = setting_of(graph)
+    broken = (wrong_cycle, level_skipped, wrong_levels, missing_leaf, missing_inner_vertex, parent_not_neighbour,
+              wrong_edge_count)
+    cases = [(s.parent, s.level, s.nedge)] + [case(s)[:3] for case in broken]
+    verdicts = {}
+    for split in (WHOLE, (True, False), (True, True)):
+        forced(monkeypatch, split)
+        verdicts[split] = [validate(graph, s.root, parent, nedge, level) for parent, level, nedge in cases]
+    monkeypatch.setattr(validate_ops, "TWIN_CHUNK", 7)
+    verdicts["chunks"] = [validate(graph, s.root, parent, nedge, level) for parent, level, nedge in cases]
+    for split, found in verdicts.items():
+        assert found == verdicts[WHOLE], split
+    assert [v.rule for v in verdicts[WHOLE]] == [None] + [case(s)[3] for case in broken]
+
+
+def test_pieces_are_chosen_where_the_whole_ranges_do_not_fit(graph):
+    """A lender holding the arrays by owned block both ways, not whole: the validation takes its
+    pieces, allocates nothing beside it, as validation_bytes counts, and gives the whole ranges'
+    verdicts."""
+    s, grid, backend = setting_of(graph), graph.grid, graph.backend
+    directed = bool(graph.info["directed"])
+    shape = (grid, 8, directed, validate_ops.level_dtype(int(s.level.max()) + 1).itemsize)
+    size = lender_bytes(validation_requests(*shape, graph.nnz, (True, True)))
+    if lender_bytes(validation_requests(*shape, graph.nnz)) > size:
+        assert pieces(*shape, [size], graph.nnz) != WHOLE
+    assert validation_bytes(*shape, [size], graph.nnz) == validation_bytes(*shape, [1 << 40], graph.nnz)
+    for parent, level, nedge, _, _ in [(s.parent, s.level, s.nedge, None, None), missing_leaf(s), wrong_cycle(s)]:
+        workspace = Workspace(backend, [backend.xp.full(size, 0x5A, backend.xp.uint8)])
+        result = validate_bfs(graph, s.root, backend.asarray(owned(graph, parent, np.int64)), nedge,
+                              backend.asarray(owned(graph, level, np.int32)), workspace)
+        assert workspace.allocated == 0
+        assert result == validate_bfs(graph, s.root, owned(graph, parent, np.int64), nedge,
+                                      owned(graph, level, np.int32))
+
+
 @pytest.mark.parametrize("length", [300, 70000])
 def test_deep_levels_use_wider_compact_types(length):
     """A path of `length` vertices searched from one end: levels past uint8 (and past uint16)."""
@@ -518,9 +567,15 @@ def test_validation_bytes_count_the_per_vertex_arrays():
     assert validation_bytes(grid, 8) - validation_bytes(grid, 4) == 2 * b * 4
     assert validation_bytes(grid, 4, directed=True) - validation_bytes(grid, 4) == 2 * b * 4 + 2 * b // 8
     assert validation_bytes(grid, 4, level_itemsize=1) < validation_bytes(grid, 4)
-    # lent: the owned levels and the columns' levels (b and 2b int32) fill a lender of 3b words, where
-    # the rows' levels, the parents and the marks do not fit; a lender holding all leaves the rest
-    assert validation_bytes(grid, 4) - validation_bytes(grid, 4, lenders=[12 * b]) == 3 * b * 4
+    # lent: a lender of 3b words holds neither the whole ranges (36 b bytes) nor the columns by block
+    # with whole rows (the rows' levels alone take 4b words): by block both ways, the owned levels and
+    # the column and row pieces (b words each) fill it, the parents' piece and the marks are allocated
+    assert pieces(grid, 4, False, 4, [12 * b]) == (True, True)
+    assert validation_bytes(grid, 4) - validation_bytes(grid, 4, lenders=[12 * b]) == 32 * b
+    for split, smaller in (((True, False), (True, True)), (WHOLE, (True, False))):
+        exact = lender_bytes(validation_requests(grid, 4, False, 4, split=split))
+        assert pieces(grid, 4, False, 4, [exact]) == split and pieces(grid, 4, False, 4, [exact - 1]) == smaller
+    # a lender holding all leaves the rest
     rest = b // 8 + 3 * 8 * validate_ops.STATS_SLOTS + 8 * 4 + 4 * 8
     assert validation_bytes(grid, 4, lenders=[12 * b, 1 << 30]) == rest
 

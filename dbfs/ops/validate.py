@@ -8,9 +8,10 @@ keep the lowest offending global vertex id (NO_VERTEX: none) and whose other slo
                       vertices with a parent and a level, deepest level + 1
   compact_levels      the owned levels in the narrowest type holding the deepest (level_dtype),
                       all ones for a vertex without a parent or a level
-  check_entries       per CSC entry u -> v: span, edge-level, the TEPS counts, and on the entry that
-                      joins a vertex to its parent: its mark, level (parent more than one level up),
-                      parent-unreached, cycle (parent not above the vertex)
+  check_entries       per CSC entry u -> v (of the block, or of a piece: a range of columns, the
+                      entries whose rows lie in a range of rows): span, edge-level, the TEPS counts, and
+                      on the entry that joins a vertex to its parent: its mark, level (parent more than
+                      one level up), parent-unreached, cycle (parent not above the vertex)
   check_parent_edges  per owned vertex: parent-not-neighbour (no mark)
 GPU method (check_entries): the entries in equal chunks, EPT consecutive ones per thread; a table of
 the column of every COLUMN_CHUNK-th entry, made in one pass over the columns, bounds each warp's
@@ -148,20 +149,25 @@ def compact_levels(backend, parent, level, out) -> None:
 
 def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, directed: bool,
                   layout: EntryLayout, marks, stats, detail: tuple[str, int] | None = None,
-                  entries_per_lane: int = DEFAULT_ENTRIES_PER_LANE, half: bool = False, column_table=None) -> None:
-    """The entry rules of one CSC block (A[v][u] = 1 for the entry u -> v, u a column, v a row).
+                  entries_per_lane: int = DEFAULT_ENTRIES_PER_LANE, half: bool = False, column_table=None,
+                  first_col: int = 0, first_row: int = 0) -> None:
+    """The entry rules of one CSC block (A[v][u] = 1 for the entry u -> v, u a column, v a row), or of
+    a piece of it: the entries of the local columns [first_col, first_col + nc) whose rows lie in
+    [first_row, first_row + nr) (nc, nr: the lengths of col_level and row_level; first_col a multiple
+    of 32). Over pieces that cover the columns and the rows once each, every entry is checked once:
+    the stats and marks come out as the whole block's.
 
-      col_ptr    int32/int64 [ncols+1]  read
-      row_idx    int32 [nnz]      read   local rows
-      col_level  L [ncols]        read   compact levels of the local columns (L from level_dtype)
-      row_level  L [nrows]        read   compact levels of the local rows
-      parent     P [ncols] (undirected: parents of the local columns) or P [nrows] (directed: of the
-                 local rows), P int32 or int64, global ids
-      marks      uint32 [ncols/32] (undirected) or [nrows/32] (directed)  read/write  a bit is set
-                 for each column (row) whose vertex has its parent-edge entry here
+      col_ptr    int32/int64 [ncols+1]  read   the block's
+      row_idx    int32 [nnz]      read   local rows, the block's
+      col_level  L [nc]           read   compact levels of the piece's columns (L from level_dtype)
+      row_level  L [nr]           read   compact levels of the piece's rows
+      parent     P [nc] (undirected: parents of the piece's columns) or P [nr] (directed: of its
+                 rows), P int32 or int64, global ids
+      marks      uint32 [ncols/32] (undirected) or [nrows/32] (directed)  read/write  the block's: a
+                 bit is set for each column (row) whose vertex has its parent-edge entry here
       stats      uint64 [STATS_SLOTS]  read/write
       column_table  int32 [chunk_table_bytes(nnz) / 4] or None  scratch  (GPU) the column of every
-                 COLUMN_CHUNK-th entry; None: allocated here
+                 COLUMN_CHUNK-th entry of the piece's columns; None: allocated here
     An entry u -> v whose column has a level ("visited"): visited-entries += 1; a row without a
     level: span-entries += 1 and span lowered to v; a row with a level more than one away (directed:
     more than one deeper) lowers edge-level to v. half (undirected only; the CSC must be symmetric):
@@ -179,7 +185,11 @@ def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, direc
     other end of an offending edge, either end of an edge-level one).
     GPU: one launch on the current stream; entries_per_lane picks the variant (ENTRIES_PER_LANE).
     """
-    ncols, nnz = int(col_ptr.shape[0]) - 1, int(row_idx.shape[0])
+    ncols, nnz = int(col_level.shape[0]), int(row_idx.shape[0])
+    if first_col % 32:
+        raise ValueError(f"a piece's first column must be a multiple of 32, got {first_col}")
+    col_ptr = col_ptr[first_col:first_col + ncols + 1]
+    col_marks = marks if directed else marks[first_col // 32:]
     detail_slot, detail_vertex = (-1, 0) if detail is None else (SLOT[detail[0]], detail[1])
     if backend.is_gpu:
         if entries_per_lane not in ENTRIES_PER_LANE:
@@ -204,17 +214,19 @@ def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, direc
         kernel = backend.kernel("validate", name, offsets)
         kernel(
             (min(backend.resident_blocks(kernel, THREADS), -(-nnz // (THREADS * entries_per_lane))),), (THREADS,),
-            (col_ptr, row_idx, np.int32(ncols), np.int64(nnz), col_level, row_level, parent, parent,
-             np.int64(layout.col_base), layout.row_starts, layout.block_rows,
-             np.int32(layout.block_rows.shape[0]), np.int32(layout.b), marks, stats, np.int32(detail_slot),
+            (col_ptr, row_idx, np.int32(ncols), col_level, row_level, parent, parent,
+             np.int64(layout.col_base + first_col), layout.row_starts, layout.block_rows,
+             np.int32(layout.block_rows.shape[0]), np.int32(layout.b), np.int32(first_row),
+             np.int32(first_row + row_level.shape[0]), col_marks, stats, np.int32(detail_slot),
              np.uint64(detail_vertex), column_table))
         return
     col_levels, row_levels = _decode(col_level), _decode(row_level)
-    starts = np.searchsorted(col_ptr, np.arange(0, nnz, TWIN_CHUNK), side="right") - 1   # whole columns a step
+    # whole columns a step
+    starts = np.searchsorted(col_ptr, np.arange(int(col_ptr[0]), int(col_ptr[-1]), TWIN_CHUNK), side="right") - 1
     bounds = np.unique(np.append(starts, ncols))
     for c0, c1 in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-        _entries_numpy(col_ptr, row_idx, col_levels, row_levels, parent, directed, half, layout, marks, stats,
-                       detail_slot, detail_vertex, c0, c1)
+        _entries_numpy(col_ptr, row_idx, col_levels, row_levels, parent, directed, half, layout, first_col,
+                       first_row, col_marks, stats, detail_slot, detail_vertex, c0, c1)
 
 
 def chunk_table_bytes(entries: int) -> int:
@@ -245,24 +257,27 @@ def check_parent_edges(backend, parent, marks, n_real: int, first_id: int, root:
     _lower(stats, "parent_not_neighbour", v[~marked & (parent[:n_real] != -1) & (v != root)])
 
 
-def _entries_numpy(col_ptr, row_idx, col_levels, row_levels, parent, directed, half, layout, marks, stats,
-                   detail_slot, detail_vertex, c0, c1) -> None:
-    """check_entries on the columns [c0, c1), levels decoded (_decode). Every entry is looked at
+def _entries_numpy(col_ptr, row_idx, col_levels, row_levels, parent, directed, half, layout, first_col,
+                   first_row, marks, stats, detail_slot, detail_vertex, c0, c1) -> None:
+    """check_entries on the piece's columns [c0, c1) (col_ptr, col_levels and marks, undirected, start
+    at the piece's first column), levels decoded (_decode). Every entry of the piece is looked at
     (masks stand for the GPU's skipped reads); one combined test finds the entries that break span
     or edge-level, which a valid search has none of."""
     e0, e1 = int(col_ptr[c0]), int(col_ptr[c1])
     if e0 == e1:
         return
     degree = np.diff(col_ptr[c0:c1 + 1])
-    column_levels = col_levels[c0:c1]
-    visited_columns = column_levels >= 0
-    stats[SLOT["visited_entries"]] += np.uint64(degree[visited_columns].sum())
     rows = row_idx[e0:e1]
-    lc = np.repeat(column_levels, degree)
-    lr = row_levels[rows]
+    cols = np.repeat(np.arange(c0, c1, dtype=np.int64), degree)
+    here = (rows >= first_row) & (rows < first_row + row_levels.shape[0])
+    if not here.all():
+        rows, cols = rows[here], cols[here]
+    lc = col_levels[cols]
+    lr = row_levels[rows - first_row]
+    stats[SLOT["visited_entries"]] += np.uint64(np.count_nonzero(lc >= 0))
 
     def col_ids(picked):
-        return layout.col_base + np.searchsorted(col_ptr, e0 + picked, side="right") - 1
+        return layout.col_base + first_col + cols[picked]
 
     def row_ids(picked):
         r = rows[picked].astype(np.int64)
@@ -287,14 +302,13 @@ def _entries_numpy(col_ptr, row_idx, col_levels, row_levels, parent, directed, h
         stats[SLOT["span_entries"]] += np.uint64(span.size)
 
     if directed:
-        cols = np.repeat(np.arange(c0, c1, dtype=np.int64), degree)
         tree = np.flatnonzero(lr >= 0)
-        tree = tree[parent[rows[tree]] == layout.col_base + cols[tree]]
+        tree = tree[parent[rows[tree] - first_row] == col_ids(tree)]
         child, up, marked = lr[tree], lc[tree], rows[tree]
     else:
-        expect = np.where(visited_columns, _local_rows(parent[c0:c1], layout), -1).astype(np.int32)
-        tree = np.flatnonzero(rows == np.repeat(expect, degree))
-        child, up, marked = lc[tree], lr[tree], col_ids(tree) - layout.col_base
+        expect = np.where(col_levels[c0:c1] >= 0, _local_rows(parent[c0:c1], layout), -1).astype(np.int32)
+        tree = np.flatnonzero(rows == expect[cols - c0])
+        child, up, marked = lc[tree], lr[tree], cols[tree]
     np.bitwise_or.at(marks, marked >> 5, np.left_shift(np.uint32(1), (marked & 31).astype(np.uint32)))
 
     # (rule, offender, the other end) per offending entry; the lowest offender counts
