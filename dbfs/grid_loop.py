@@ -956,7 +956,8 @@ class GridLoop:
         column pred_row is the parent array already. The root's parent was set at its visit."""
         backend, s, grid = self.backend, self.state, self.graph.grid
         if self.discoverers is not None:
-            resolve_parents(backend, grid, s.pred_col, self.discoverers.entries(), s.parent)
+            resolve_parents(backend, grid, s.pred_col, self.discoverers.entries(), s.parent,
+                            rows_found=not self.by_columns)
         if self.by_columns and any_bottom_up:
             resolve_columns(backend, grid, self.side.marker, self.column_finds.entries(),
                             0 if self.column_finds.mapped is None else self.graph.comms.i, s.parent)

@@ -8,7 +8,8 @@
 // resolve_parents_*: the owner recorded the grid column c of the rank that discovered offset o; that
 // rank's pred_row for the vertex (a local column of grid column c) becomes the global parent id. A
 // vertex found bottom-up (c == BOTTOM_UP) was found by exactly one rank of the grid row, the only column
-// whose entry is set.
+// whose entry is set, where the bottom-up levels record their finds in pred_row (rows_found; else they
+// are the column finds', left to resolve_columns_*).
 //
 // resolve_columns_*: where the bottom-up levels searched the CSC's columns, a vertex marked BOTTOM_UP
 // was found by exactly one rank of its grid column, the only row p whose entry (a local row r of grid
@@ -22,8 +23,13 @@ struct HeldEntries {
     const u64* __restrict__ starts;
     __device__ __forceinline__ i32 at(i32 k, i64 o) const
     {
-        const Positions held{(const u32*)words[k], (const i32*)starts[k]};
-        return held.has(o) ? ((const i32*)values[k])[held.of(o)] : -1;
+        const u32* word_of = (const u32*)words[k];
+        if (word_of == nullptr) return ((const i32*)values[k])[o];
+        // the word and its start loaded together: two dependent trips to (maybe another rank's) memory
+        const u32 word = word_of[o >> 5];
+        const i32 start = ((const i32*)starts[k])[o >> 5];
+        const u32 bit = 1u << (o & 31);
+        return word & bit ? ((const i32*)values[k])[start + __popc(word & (bit - 1))] : -1;
     }
 };
 
@@ -31,11 +37,11 @@ struct HeldEntries {
 // rank discovered keeps its parent (-1 from the state reset, the root itself from its visit).
 template <typename Parent>
 __device__ __forceinline__ void resolve(const i32* __restrict__ pred_col, HeldEntries entries, i32 b, i32 C,
-                                        i64 cols_per_rank, Parent* __restrict__ parent)
+                                        i64 cols_per_rank, i32 rows_found, Parent* __restrict__ parent)
 {
     for (i64 o = blockIdx.x * (i64)blockDim.x + threadIdx.x; o < b; o += (i64)gridDim.x * blockDim.x) {
         i32 c = pred_col[o];
-        if (c == -1) continue;
+        if (c == -1 || (c == BOTTOM_UP && !rows_found)) continue;
         if (c == BOTTOM_UP)
             for (c = 0; c < C - 1 && entries.at(c, o) < 0; ++c) {}
         parent[o] = (Parent)(c * cols_per_rank + entries.at(c, o));
@@ -45,17 +51,17 @@ __device__ __forceinline__ void resolve(const i32* __restrict__ pred_col, HeldEn
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 resolve_parents_i64(const i32* __restrict__ pred_col, const u64* __restrict__ values, i32 b,
                     const u64* __restrict__ words, const u64* __restrict__ starts, i32 C, i64 cols_per_rank,
-                    i64* __restrict__ parent)
+                    i32 rows_found, i64* __restrict__ parent)
 {
-    resolve(pred_col, HeldEntries{values, words, starts}, b, C, cols_per_rank, parent);
+    resolve(pred_col, HeldEntries{values, words, starts}, b, C, cols_per_rank, rows_found, parent);
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 resolve_parents_i32(const i32* __restrict__ pred_col, const u64* __restrict__ values, i32 b,
                     const u64* __restrict__ words, const u64* __restrict__ starts, i32 C, i64 cols_per_rank,
-                    i32* __restrict__ parent)
+                    i32 rows_found, i32* __restrict__ parent)
 {
-    resolve(pred_col, HeldEntries{values, words, starts}, b, C, cols_per_rank, parent);
+    resolve(pred_col, HeldEntries{values, words, starts}, b, C, cols_per_rank, rows_found, parent);
 }
 
 // Global id of local row r of grid row p (dbfs.grid.Grid.to_global_row).

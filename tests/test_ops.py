@@ -674,16 +674,17 @@ def test_resolve_parents_numpy_matches_reference(seed, dtype):
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.int64, np.int32])
 @pytest.mark.parametrize("seed, held", [(3, False), (4, False), (5, True)])
-def test_resolve_parents_gpu_matches_numpy(seed, dtype, held):
+@pytest.mark.parametrize("rows_found", [True, False])
+def test_resolve_parents_gpu_matches_numpy(seed, dtype, held, rows_found):
     import cupy
     grid, pred_col, gathered = random_row_finds(seed, b=300_032)
     b, C = grid.block, grid.C
     entries = held_entries_of(gathered, C, b, seed) if held else dense_entries(gathered, C, b)
     addresses, kept = entries_on_device(entries)
     expected = np.full(grid.block, -7, dtype)
-    resolve_parents(CPU, grid, pred_col, entries, expected)
+    resolve_parents(CPU, grid, pred_col, entries, expected, rows_found)
     parent = cupy.full(grid.block, -7, dtype)
-    resolve_parents(gpu_backend(), grid, cupy.asarray(pred_col), addresses, parent)
+    resolve_parents(gpu_backend(), grid, cupy.asarray(pred_col), addresses, parent, rows_found)
     assert np.array_equal(cupy.asnumpy(parent), expected)
 
 
@@ -777,6 +778,10 @@ def test_resolve_parents_held_by_position_reads_the_same():
     parent = np.full(b, SENTINEL, np.int64)
     resolve_parents(CPU, grid, pred_col, held_entries_of(gathered, C, b, 11), parent)
     assert np.array_equal(parent, expected)
+    elsewhere = np.full(b, SENTINEL, np.int64)      # the finds recorded by the column finds instead
+    resolve_parents(CPU, grid, pred_col, dense_entries(gathered, C, b), elsewhere, rows_found=False)
+    bottom_up = pred_col == BOTTOM_UP
+    assert (elsewhere[bottom_up] == SENTINEL).all() and np.array_equal(elsewhere[~bottom_up], expected[~bottom_up])
 
 
 @pytest.mark.parametrize("first", [0, 2])

@@ -15,10 +15,12 @@ from dbfs.ops.arrays import blocks_for, require_array
 from dbfs.ops.sparse import held_entries
 
 
-def resolve_parents(backend, grid, pred_col, entries, parent) -> None:
+def resolve_parents(backend, grid, pred_col, entries, parent, rows_found: bool = True) -> None:
     """parent[o] = global id of local column r of grid column c, r = grid column c's entry for o and c =
     pred_col[o], left as it is when c == -1 (nothing discovered it: -1 from the reset, or the root's own
-    id); for c == BOTTOM_UP, c is the lowest column whose entry for o is set.
+    id); for c == BOTTOM_UP, c is the lowest column whose entry for o is set, where the bottom-up levels
+    recorded their finds in pred_row (rows_found; else those vertices are left as they are, for
+    resolve_columns).
 
     pred_col  int32 [b]   read   grid column of the rank that discovered owned offset o (-1: none,
                                  BOTTOM_UP: found by the bottom-up search)
@@ -29,12 +31,12 @@ def resolve_parents(backend, grid, pred_col, entries, parent) -> None:
     """
     b, C = grid.block, grid.C
     if backend.is_gpu:
-        _launch(backend, "resolve_parents", b, pred_col, entries, (np.int32(C), np.int64(grid.cols_per_rank)),
-                parent)
+        _launch(backend, "resolve_parents", b, pred_col, entries,
+                (np.int32(C), np.int64(grid.cols_per_rank), np.int32(rows_found)), parent)
         return
     gathered = np.stack([held_entries(*entries[c], np.arange(b)) for c in range(C)])
     bottom_up = pred_col == BOTTOM_UP
-    pred_col = np.where(bottom_up, np.argmax(gathered >= 0, axis=0), pred_col)
+    pred_col = np.where(bottom_up, np.argmax(gathered >= 0, axis=0) if rows_found else -1, pred_col)
     found = pred_col >= 0
     col = np.where(found, pred_col, 0)
     local = gathered[col, np.arange(b)].astype(np.int64)
