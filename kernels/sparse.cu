@@ -6,8 +6,8 @@
 // presence_words: a thread per entry, a ballot per warp; bit o of words[o / 32] := values[o] >= 0.
 // word_popcounts: counts[w] := popcount(words[w]); their exclusive prefix `starts` (a scan between the
 // launches) places each word's present entries.
-// move_present: the entry o with its bit set is packed at its position (positions.cuh), copied one way or
-// the other.
+// move_present: the entry o with its bit set is packed at its position (positions.cuh); a receiver reads
+// it there (dbfs.ops.predecessors).
 #include "positions.cuh"
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
@@ -37,19 +37,12 @@ word_popcounts(const u32* __restrict__ words, i64 nwords, i32* __restrict__ coun
         counts[w] = __popc(words[w]);
 }
 
-// to_packed != 0: packed[k] := dense[o] for the present entries; else dense[o] := packed[k], or -1 where
-// the bit is clear.
+// packed[position of o] := values[o] for the present entries.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-move_present(i32* __restrict__ dense, i32* __restrict__ packed, const u32* __restrict__ words,
-             const i32* __restrict__ starts, i64 n, i32 to_packed)
+move_present(const i32* __restrict__ values, i32* __restrict__ packed, const u32* __restrict__ words,
+             const i32* __restrict__ starts, i64 n)
 {
     const Positions present{words, starts};
-    for (i64 o = blockIdx.x * (i64)blockDim.x + threadIdx.x; o < n; o += (i64)gridDim.x * blockDim.x) {
-        const bool held = present.has(o);
-        if (to_packed) {
-            if (held) packed[present.of(o)] = dense[o];
-        } else {
-            dense[o] = held ? packed[present.of(o)] : -1;
-        }
-    }
+    for (i64 o = blockIdx.x * (i64)blockDim.x + threadIdx.x; o < n; o += (i64)gridDim.x * blockDim.x)
+        if (present.has(o)) packed[present.of(o)] = values[o];
 }

@@ -110,7 +110,7 @@ def pack_present(backend, values, words, starts, packed) -> int:
         _launch(backend, "presence_words", n, (values, np.int64(n), words))
         total = word_starts(backend, words, starts)
         if total:
-            _launch(backend, "move_present", n, (values, packed, words, starts, np.int64(n), np.int32(1)))
+            _launch(backend, "move_present", n, (values, packed, words, starts, np.int64(n)))
         return total
     present = values >= 0
     words[:] = np.packbits(present, bitorder="little").view(np.uint32)
@@ -118,26 +118,6 @@ def pack_present(backend, values, words, starts, packed) -> int:
     starts[-1] = total
     packed[:total] = values[present]
     return total
-
-
-def unpack_present(backend, words, packed, starts, out) -> None:
-    """Decode: out[o] := the packed value of entry o where its bit is set, else -1.
-
-      words   uint32 [n/32]     read
-      packed  int32 [k]         read   k = the number of set bits
-      starts  int32 [n/32 + 1]  write  scratch as in pack_present
-      out     int32 [n]         write
-    GPU: queued on the current stream after one host synchronisation (the scan's total).
-    """
-    n = _check(out, words, starts, "out")
-    if backend.is_gpu:
-        require_array("packed", packed, np.int32)
-        word_starts(backend, words, starts)
-        _launch(backend, "move_present", n, (out, packed, words, starts, np.int64(n), np.int32(0)))
-        return
-    present = np.unpackbits(words.view(np.uint8), bitorder="little").astype(bool)
-    out[:] = -1
-    out[present] = packed[:int(np.count_nonzero(present))]
 
 
 def _check(block, words, starts, name) -> int:
