@@ -321,7 +321,8 @@ class GridLoop:
         if grid.C > 1:
             self.row_x = Exchange(comms.row, backend, row_exchange_block(grid, in_place), encoding, comm,
                                   Workspace(backend, [state.cumul]))
-            self.discoverers = LineRecords(backend, state, "pred_row", "row", j, [grid.rank(i, m) for m in range(grid.C)],
+            self.discoverers = LineRecords(backend, state, "pred_row", "row", j,
+                                           [grid.rank(i, m) for m in range(grid.C)],
                                            None if in_place else self.row_x, self._map_to_heap)
         if self.by_columns:
             if grid.R > 1 and not in_place:

@@ -114,7 +114,8 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns
         "counts0": (np.int32, C),
         "counts1": (np.int32, C),
         "stats": (np.int64, STAT_WORDS),
-        "cumul": (scan_dtype, max(frontier, -(-scan_lent // scan_dtype.itemsize) - 1) + 1),   # the expansion's degree scan
+        # the expansion's degree scan
+        "cumul": (scan_dtype, max(frontier, -(-scan_lent // scan_dtype.itemsize) - 1) + 1),
         "tile_sums": (scan_dtype, 0),            # sized with the scan, below
         "columns": (np.int32, max(1, -(-entries // COLUMN_CHUNK))),   # the expansion's column table
         "chunks": (np.uint64, 1),                # the expansion's chunk counter

@@ -104,8 +104,8 @@ def peer_levels(backend, graph, state, links, own_list, spare, own_count, counte
         kernel = backend.kernel("peer_levels", "peer_levels", require_offsets("col_ptr", graph.col_ptr))
         kernel((blocks(backend, kernel),), (PEER_THREADS,),
                (graph.col_ptr, graph.row_idx, graph.degree, own_list, spare, own_count, state.visited,
-                state.level, state.pred_row, *_pred_row_positions(state), state.pred_col if state.pred_col is not None else NULL,
-                counters,
+                state.level, state.pred_row, *_pred_row_positions(state),
+                state.pred_col if state.pred_col is not None else NULL, counters,
                 *links.kernel_args(own_list), ctl, rounds, state.stats, log, np.int64(log.shape[0] // PEER_LOG_WORDS),
                 np.int32(i), np.int32(j), np.int32(grid.R), np.int32(grid.C), np.int32(grid.size),
                 np.int32(grid.block), np.int64(capacity), np.int64(edge_limit), np.float64(alpha),
