@@ -79,12 +79,12 @@ class LineRecords:
         else:
             words = {m: self._own(m)[1] for m in peers}
             values = {m: self.record[self.bounds[m]:self.bounds[m + 1]] for m in peers}
-        landed_words = self._landed_words()
+        landed_words, landed_starts = self._landed_words(), self._landed_starts()
         for m, words_in in x.transfer(words, peers).items():
             landed_words[m][:] = words_in
         received = x.transfer({m: values[m].view(np.uint32) for m in peers}, peers)
         for m in peers:
-            word_starts(self.backend, landed_words[m], self._landed_starts()[m])
+            word_starts(self.backend, landed_words[m], landed_starts[m])
         return received
 
     def _landed_words(self) -> dict:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from dbfs.kernels import BLOCK_THREADS
 from dbfs.ops.arrays import blocks_for, require_array
+from dbfs.ops.bitmap import visited
 
 # Members whose presence one step of Positions.of_columns tests: its mask and bits take 1.1 MiB.
 POSITIONS_STEP = 1 << 20
@@ -85,7 +86,7 @@ def held_entries(values, words, starts, offsets):
     starts; words None: values[offsets] itself), -1 for a member not held."""
     if words is None:
         return values[offsets]
-    held = ((words[offsets >> 5] >> (offsets & 31).astype(np.uint32)) & np.uint32(1)).astype(bool)
+    held = visited(words, offsets)
     entries = np.full(offsets.shape[0], -1, values.dtype)
     entries[held] = values[_positions(words, starts, offsets[held])]
     return entries
@@ -93,7 +94,12 @@ def held_entries(values, words, starts, offsets):
 
 def _positions(words, starts, members):
     below = words[members >> 5] & ((np.uint32(1) << (members & 31).astype(np.uint32)) - np.uint32(1))
-    return starts[members >> 5] + _POPCOUNT8[below.astype(np.uint32).view(np.uint8).reshape(-1, 4)].sum(axis=1)
+    return starts[members >> 5] + _popcounts(below.astype(np.uint32))
+
+
+def _popcounts(words):
+    """NumPy: the set bits of each uint32 word."""
+    return _POPCOUNT8[words.view(np.uint8).reshape(-1, 4)].sum(axis=1)
 
 
 def pack_present(backend, values, words, starts, packed) -> int:
@@ -142,7 +148,7 @@ def word_starts(backend, words, starts) -> int:
     if backend.is_gpu:
         _launch(backend, "word_popcounts", nwords, (words, np.int64(nwords), starts[1:]))
     else:
-        starts[1:] = _POPCOUNT8[words.view(np.uint8).reshape(-1, 4)].sum(axis=1)
+        starts[1:] = _popcounts(words)
     starts[1:] = xp.cumsum(starts[1:])
     starts[0] = 0
     return int(starts[-1])
