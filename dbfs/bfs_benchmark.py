@@ -299,6 +299,9 @@ class Graph500BFS(Benchmark):
         args = self.args
         self.bfs = BFS(self.graph, edges_per_thread=args.edges_per_thread, encoding=args.encoding,
                        comm=self.transport, direction=args.direction, alpha=args.alpha, beta=args.beta)
+        if self.graph.columns is not None:
+            runtime.log(f"hypersparse blocks: the column offsets held by the non-empty columns (at most "
+                        f"{self.graph.most_nonempty_columns} of {self.grid.cols_per_rank} a block)")
 
     # -- roots -------------------------------------------------------------------------------------
     def _has_edge_callback(self):

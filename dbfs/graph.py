@@ -4,7 +4,11 @@ Paper 004 section 3.1: rank (i, j) stores its (N/R) x (N/C) block of A (A[v][u] 
 u -> v) as a CSC: `col_ptr` (one entry per local column + 1) and `row_idx` (int32 local rows), and
 for the bottom-up search optionally the same block row-major (`row_ptr`, `col_idx`). The offsets are
 int32 where the block's entries fit (offset_dtype: half their bytes), else int64; the
-kernels that read them are compiled for either width (kernels/common.cuh offset_t). An undirected graph
+kernels that read them are compiled for either width (kernels/common.cuh offset_t). Where most of a
+block's N/C columns hold no entry (a hypersparse block: at Graph500 density two in three on a 4 x 4 grid,
+and more as the grid grows), its searches hold the column offsets of the non-empty columns alone, with
+the Positions of those columns (dbfs.ops.sparse: a quarter byte a column), and read any column's start
+through them (hold_columns_by_position; one rank keeps every column's offset). An undirected graph
 can do without that second copy: A is symmetric, so a column of the block lists the neighbours that its
 vertex has among the block's rows, and its bottom-up search can run on the CSC, the columns looking for
 parents among the rows (dbfs.grid_loop; slower, with half the graph's memory: --row-copy). On a 1x1
@@ -25,7 +29,7 @@ from mpi4py import MPI
 
 from dbfs.grid import Grid
 from dbfs.ops.csc_build import count_nonempty
-from dbfs.ops.sparse import Positions
+from dbfs.ops.sparse import Positions, by_position, held_offsets
 
 # The most entries a block may hold for its offsets to be int32 (the tests lower it, so that small graphs
 # run the 64-bit kernels too).
@@ -85,6 +89,15 @@ class GridComms:
         self.col.Free()
 
 
+def holds_columns_by_position(grid: Grid, most_nonempty_columns: int | None) -> bool:
+    """Whether the blocks of a grid of several ranks hold their column offsets by the positions of their
+    non-empty columns (LocalGraph.hold_columns_by_position), the grid's blocks having at most
+    `most_nonempty_columns` of them: where that takes fewer bytes (by_position). One rank keeps every
+    column's offset: its loop's kernels (dbfs.device_loop) read them directly, and at Graph500 density about
+    half its columns hold an entry."""
+    return grid.size > 1 and by_position(grid.cols_per_rank, most_nonempty_columns)
+
+
 def csc_is_row_major(grid: Grid, symmetric: bool) -> bool:
     """The CSC block is its own row-major copy: a 1x1 grid of an undirected graph (a symmetric block
     whose local rows and columns are the same vertices)."""
@@ -97,7 +110,8 @@ class LocalGraph:
 
     comms: GridComms
     backend: object               # dbfs.backend.Backend
-    col_ptr: object               # xp offset_dtype(nnz) [cols_per_rank + 1]
+    col_ptr: object               # xp offset_dtype(nnz) [cols_per_rank + 1], or [columns.count + 1]: the
+                                  # non-empty columns' offsets (hold_columns_by_position)
     row_idx: object               # xp int32 [nnz], local rows of the edges u -> v of each column u
     n_edges: int                  # input tuples of the whole graph (self-loops and duplicates included)
     degree: object                # xp int32 [block]: owned vertices' non-self-loop entries (TEPS,
@@ -106,6 +120,7 @@ class LocalGraph:
                                   # (1x1 undirected: col_ptr itself)
     col_idx: object = None        # xp int32 [nnz], local columns of the entries of each row
     info: dict = field(default_factory=dict)
+    columns: object = None        # Positions of the non-empty local columns where col_ptr is held by them
 
     @property
     def grid(self) -> Grid:
@@ -126,7 +141,7 @@ class LocalGraph:
     @cached_property
     def nonempty_columns(self) -> int:
         """The local columns with an entry (counted once)."""
-        return count_nonempty(self.backend, self.col_ptr)
+        return self.columns.count if self.columns is not None else count_nonempty(self.backend, self.col_ptr)
 
     @cached_property
     def nonempty_rows(self) -> int:
@@ -178,6 +193,17 @@ class LocalGraph:
     def row_major_shared(self) -> bool:
         """The row-major fields name the CSC arrays themselves (1x1 grid, undirected graph)."""
         return self.row_ptr is self.col_ptr
+
+    def hold_columns_by_position(self) -> None:
+        """Collective on first use: where holds_columns_by_position, col_ptr becomes the offsets of the
+        block's non-empty columns alone and `columns` their Positions (kernels/positions.cuh
+        ColumnStarts reads a column's start from them). Once the construction and its certificate are
+        done: their kernels read the offsets of every column."""
+        if self.columns is not None or not holds_columns_by_position(self.grid, self.most_nonempty_columns):
+            return
+        offsets, self.columns = held_offsets(self.backend, self.col_ptr)
+        self.col_ptr = None                             # every column's offsets go before the held ones come
+        self.col_ptr = self.backend.asarray(offsets)
 
     def narrow_offsets(self) -> None:
         """Hold col_ptr and row_ptr as offset_dtype(nnz): the build counts and places at the width of

@@ -83,6 +83,7 @@ from dbfs.ops.expand import ExpandScratch, expand
 from dbfs.ops.frontier import frontier_figures, publish_figures
 from dbfs.ops.level_control import visit_root
 from dbfs.ops.predecessors import resolve_columns, resolve_parents
+from dbfs.ops.sparse import Positions
 
 from dbfs.ops.update import update
 from dbfs.peer_levels import LevelTotals, PeerLevels, device_bytes as peer_device_bytes
@@ -276,7 +277,9 @@ class BottomUpSide:
     exchange gathering it (None: one rank on that line), the exchange rotating the segments (None: one
     rank on that line) and their phases, each sub-step's segment base, where a find records its parent
     (an index) and the Positions it is held by (None: by the index itself), and the array whose owned
-    entries the commit marks BOTTOM_UP (None: the finder is the owner and its record is the parent)."""
+    entries the commit marks BOTTOM_UP (None: the finder is the owner and its record is the parent);
+    pointers_held: the Positions whose members' offsets the adjacency's pointers hold (None: every
+    index's)."""
 
     adjacency: tuple
     frontier: object
@@ -288,6 +291,7 @@ class BottomUpSide:
     found: object
     found_at: object
     marker: object
+    pointers_held: object = None
 
 
 class GridLoop:
@@ -329,6 +333,8 @@ class GridLoop:
                 self.col_x = Exchange(comms.col, backend, b, encoding, comm, Workspace(backend, [state.cumul]))
             self.column_finds = LineRecords(backend, state, "column_parent", "column", i,
                                             [grid.rank(p, j) for p in range(grid.R)], self.col_x, self._map_to_heap)
+            if graph.columns is not None and self.column_finds.mapped is not None:
+                graph.columns = state.column_positions      # moved to the heap: one copy (back on close)
         # the bottom-up frontier bitmap where NVSHMEM maps it: a bottom-up level's commit stores the new
         # own frontier into every grid-column peer's copy of this rank's segment (front_peers)
         self.front_peers = None
@@ -364,6 +370,9 @@ class GridLoop:
             if x is not None:
                 x.close()
         from dbfs import nvshmem
+        held = self.graph.columns
+        if "column_words" in self.on_heap and held is not None:     # the graph's, off the heap before it goes
+            self.graph.columns = Positions(held.words.copy(), held.starts.copy(), held.count)
         for name in self.on_heap:
             nvshmem.free(getattr(self.state, name))
 
@@ -387,7 +396,8 @@ class GridLoop:
         if self.by_columns:
             return BottomUpSide((g.col_ptr, g.row_idx), s.row_front, self.front_x, "fold", self.expand_x, "expand",
                                 tuple(grid.owned_col((i - step) % grid.R, 0) for step in range(grid.R)),
-                                s.column_parent, s.column_positions, s.pred_col if grid.C > 1 else s.parent)
+                                s.column_parent, s.column_positions, s.pred_col if grid.C > 1 else s.parent,
+                                g.columns)
         return BottomUpSide((g.row_ptr, g.col_idx), s.col_front, self.expand_x, "expand", self.fold_x, "fold",
                             tuple(grid.owned_row((j - step) % grid.C, 0) for step in range(grid.C)),
                             s.pred_row, s.row_positions, s.pred_col)
@@ -739,29 +749,30 @@ class GridLoop:
         grid, j, b = g.grid, g.comms.j, g.grid.block
         backend.copy(self.control, self.control_host)
         if from_bits:
-            bitmap.unpack(backend, s.col_front, s.front, s.count, col_ptr=g.col_ptr)
+            bitmap.unpack(backend, s.col_front, s.front, s.count, col_ptr=g.col_ptr, columns=g.columns)
             frontier, length = s.front, s.count
         elif self.expand_x is not None:
-            message.to_list(backend, self.expand_x.sources, self.col_bases, b, g.col_ptr, s.front, s.count)
+            message.to_list(backend, self.expand_x.sources, self.col_bases, b, g.col_ptr, s.front, s.count, g.columns)
             frontier, length = s.front, s.count
         else:
             frontier, length = s.group(queue, j), counts[j:j + 1]
         backend.zero(dst_cnt)
         expand(backend, grid, j, g.col_ptr, g.row_idx, frontier, length, s.visited, s.level, s.pred_row,
-               s.pred_col, dst, dst_cnt, s.stats, self.scratch, edges_per_thread=self.edges_per_thread,
-               control=self.control, found_at=s.row_positions)
+               s.pred_col, s.queue0, s.group(dst, j), dst_cnt, s.stats, self.scratch,
+               edges_per_thread=self.edges_per_thread, control=self.control, found_at=s.row_positions,
+               columns=g.columns)
         if self.fold_x is None:
             frontier_figures(backend, s.group(dst, j), dst_cnt[j:j + 1], g.degree, s.stats, control=self.control)
             return
         x = self.fold_x
-        message.encode_lists(backend, dst, s.slots, dst_cnt, j, b, self.encoding, x.out, x.stride, grid.C)
+        message.encode_lists(backend, s.queue0, s.slots, dst_cnt, j, b, self.encoding, x.out, x.stride, grid.C)
         x.stage()
 
     def _enqueue_update(self, dst, dst_cnt) -> None:
         """The fold messages' owned vertices, and the new frontier's figures."""
         backend, s, g = self.backend, self.state, self.graph
         grid, j = g.grid, g.comms.j
-        update(backend, grid, j, self.fold_x.sources, s.visited, s.level, s.pred_col, 0, dst, dst_cnt,
+        update(backend, grid, j, self.fold_x.sources, s.visited, s.level, s.pred_col, 0, s.group(dst, j), dst_cnt,
                control=self.control)
         frontier_figures(backend, s.group(dst, j), dst_cnt[j:j + 1], g.degree, s.stats, control=self.control)
 
@@ -874,7 +885,8 @@ class GridLoop:
         state = self.own_visited
         for step, base in enumerate(side.bases):
             bottom_up.search_segment(backend, *side.adjacency, base, side.frontier, state, s.segment, side.found,
-                                     s.stats, control=control, summary=summary, found_at=side.found_at)
+                                     s.stats, control=control, summary=summary, found_at=side.found_at,
+                                     rows_held=side.pointers_held)
             state = s.segment
             if side.rotation is not None:
                 mark(side.rotation_phase + "_comm")

@@ -39,7 +39,7 @@ from mpi4py import MPI
 
 from dbfs import edgelist, nvshmem, runtime
 from dbfs.errors import DbfsError
-from dbfs.graph import building_offsets, csc_is_row_major, offset_dtype
+from dbfs.graph import building_offsets, csc_is_row_major, holds_columns_by_position, offset_dtype
 from dbfs.grid import Grid, default_grid
 from dbfs.ops.arrays import TWIN_CHUNK, TWIN_ITEMS
 from graph500.generator import expected_reaching_share
@@ -178,11 +178,18 @@ def entries_per_rank(grid: Grid, n_edges: int, symmetric: bool) -> int:
 GRAPH_ARRAYS = ("col_ptr", "row_idx", "degree", "row_ptr", "col_idx")
 
 
-def graph_bytes(grid: Grid, entries: int, row_major: str, offset: int | None = None) -> dict:
+def graph_bytes(grid: Grid, entries: int, row_major: str, offset: int | None = None,
+                columns: int | None = None) -> dict:
     """The resident LocalGraph arrays of a rank holding `entries` CSC entries, its offsets of `offset`
-    bytes (default: as wide as dbfs.graph.offset_dtype makes them once built)."""
+    bytes (default: as wide as dbfs.graph.offset_dtype makes them once built); `columns`: the grid's most
+    non-empty local columns of a block, by whose positions the searches hold the column offsets where
+    dbfs.graph.holds_columns_by_position (None: not counted, every column's offset, as the build holds
+    them)."""
     offset = offset_dtype(entries).itemsize if offset is None else offset
-    parts = {"col_ptr": offset * (grid.cols_per_rank + 1), "row_idx": 4 * entries, "degree": 4 * grid.block}
+    cols = grid.cols_per_rank
+    col_ptr = (offset * (columns + 1) + 4 * (cols // 32) + 4 * (cols // 32 + 1)
+               if holds_columns_by_position(grid, columns) else offset * (cols + 1))
+    parts = {"col_ptr": col_ptr, "row_idx": 4 * entries, "degree": 4 * grid.block}
     if row_major == "copy":
         parts.update(row_ptr=offset * (grid.rows_per_rank + 1), col_idx=4 * entries)
     return parts
@@ -472,9 +479,11 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
                   device=device, entries=entries, chunk=chunk, limit=limit, row_copy=row_copy, generated=generated,
                   read_buffers=read_buffers, columns=columns, certified=certified, build_transport=build_transport,
                   slots=group, log_levels=log_levels, rows=rows)   # the expected slots and rows kept until counted
-    graph = graph_bytes(grid, counted, layout)
+    graph = graph_bytes(grid, counted, layout, columns=nonempty)
     resident = sum(graph.values())
-    building = resident + widening
+    # the build and its certificate hold every column's offset; the search's set-up then the held ones too
+    resident_built = sum(graph_bytes(grid, counted, layout).values())
+    building = resident_built + widening
     # narrowed at the build's end (LocalGraph.narrow_offsets) while its NVSHMEM landing lives: int32 copies
     # of the int64 offsets, as large as what the int64 ones hold beyond them
     narrowing = widening + _landing_bytes(grid, chunk, symmetric, device, built_over) if widening else 0
@@ -500,9 +509,11 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
         parts["file reader buffers"] = max(tuples_read, ids_read)
     phases = {"construction": building + host + max(max(parts["construction transients"], degrees) - graph["degree"],
                                                     parts.get("rows' order", 0), narrowing),
-              "certificate": resident + parts["certificate"] + host,
+              "certificate": resident_built + parts["certificate"] + host,
               "search": resident + parts["search state"] + parts["validation"] + host
               + max(parts.get("NumPy twins' steps", 0), ids_read)}   # the ids are read before the searches
+    if resident_built != resident:              # the Positions made beside every column's offsets
+        phases["columns by position"] = resident_built + 4 * (2 * (grid.cols_per_rank // 32) + 1) + host
     if not certified:
         del parts["certificate"], phases["certificate"]
     return Estimate(parts, phases, limit, inputs)

@@ -38,7 +38,7 @@ from dbfs import edgelist, runtime
 from dbfs.graph import LocalGraph
 
 _FORMAT = "dbfs-partition-cache-3"        # 3: offsets stored int32 where a block's entries fit
-_NOT_STORED = ("comms", "backend")
+_NOT_STORED = ("comms", "backend", "columns")   # blocks are stored as built: every column's offset
 _CHECKSUM_PIECE = 16 << 20
 # what np.load raises on a damaged .npz besides the checksum mismatch found first
 _UNREADABLE = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile)
@@ -153,6 +153,8 @@ class PartitionCache:
         removed (the run goes on with the graph it has)."""
         if not self.usable:
             return False
+        if graph.columns is not None:
+            raise ValueError("a block is stored as built, before a search holds its columns by position")
         arrays, scalars = {}, {}
         for name in _fields():
             value = getattr(graph, name)

@@ -71,10 +71,10 @@ def default_capacity(grid) -> int:
 
 def lists_in_place(grid, capacity: int) -> bool:
     """Whether the kernel reads the peers' frontier and fold lists in place, in their two frontier queues
-    (C groups of at most b words each, dbfs.search_state) moved to the symmetric heap, instead of landing
+    (C + 1 groups of at most b words, dbfs.search_state) moved to the symmetric heap, instead of landing
     them: where the queues take no more than the landings would (capacity words for each of 2R + C peers'
     slots)."""
-    return 2 * grid.C * grid.block <= min(capacity, grid.block * grid.C) * (2 * grid.R + grid.C)
+    return (grid.C + 1) * grid.block <= min(capacity, grid.block * grid.C) * (2 * grid.R + grid.C)
 
 
 def landing_bytes(grid, capacity: int) -> int:
@@ -88,7 +88,7 @@ def landing_bytes(grid, capacity: int) -> int:
 def queue_bytes(grid, capacity: int) -> int:
     """The search state's frontier queues that PeerLinks moves to the symmetric heap, at most
     (lists_in_place; counted in the search state, dbfs.search_state.layout)."""
-    return 2 * 4 * grid.C * grid.block if capacity and lists_in_place(grid, capacity) else 0
+    return 4 * (grid.C + 1) * grid.block if capacity and lists_in_place(grid, capacity) else 0
 
 
 def symmetric_bytes(grid, capacity: int) -> int:
@@ -115,7 +115,7 @@ class PeerLinks:
     each row peer's, and the peer addresses of its signal words and records. With landings, the lists
     are read from them and written into this rank's slots in the others'; where the lists are read in
     place (lists_in_place), the state's queues move to the heap and the lists are read where their
-    owners keep them: a column peer's list of a level in group j of its queue0 or queue1 (by the level's
+    owners keep them: a column peer's list of a level in its own group of queue0 or queue1 (by the level's
     parity in the stretch, the same on every rank), a row peer's fold list for this rank in group j of
     its queue0, whose other groups a stretch does not use."""
 
@@ -138,7 +138,8 @@ class PeerLinks:
         if self.in_place:
             self.moved = [nvshmem.move_to_heap(backend, state, name) for name in ("queue0", "queue1")]
             queues = self.moved
-            expand_read = [[0 if p == i else at(queue, j * slots, column[p]) for p in range(R)] for queue in queues]
+            own_groups = ((queues[0], j * slots), (queues[1], 0))       # queue1 holds the own group alone
+            expand_read = [[0 if p == i else at(queue, own, column[p]) for p in range(R)] for queue, own in own_groups]
             expand_write = [[0] * R, [0] * R]
             fold_read = [0 if m == j else at(queues[0], j * slots, row[m]) for m in range(C)]
             fold_write = [0 if m == j else at(queues[0], m * slots) for m in range(C)]

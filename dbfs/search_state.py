@@ -3,7 +3,8 @@ drives it (dbfs.device_loop on one GPU, dbfs.grid_loop on a grid of ranks) and f
 
 Paper 004, sections 3.2-3.5, with the direction-optimizing additions: the visited bitmap over the
 rank's local rows, the levels and delayed predecessors of the owned block, the two frontier queues
-(C groups of s slots: discoveries grouped by owner grid column, group j being the next frontier), the
+(C groups of s slots: discoveries grouped by owner grid column, group j being the next frontier; the
+other groups are written and sent within a level, so the second queue holds group j alone), the
 degree-scan scratch and column table of the expansion, and, where the grid or the direction needs
 them, the gathered column frontier, the fold receive buffer, the bottom-up bitmaps and the frontier
 bitmap's summary (dbfs.ops.bottom_up.summarize), the predecessor-exchange buffers and the one-GPU
@@ -44,7 +45,9 @@ five). Likewise the discoverers (pred_row, over the N/R local rows) and the colu
 over the N/C local columns) are held by position (dbfs.ops.sparse.Positions of the block's non-empty
 rows or columns, by_position) wherever that takes fewer bytes: only a row with an entry can be
 discovered, only a column with one can find a parent. Both are sized by the grid's most non-empty rows
-or columns, alike on every rank (NVSHMEM maps them).
+or columns, alike on every rank (NVSHMEM maps them). The column finds' Positions are the graph's own,
+by which it then holds its column offsets too (dbfs.graph.LocalGraph.hold_columns_by_position, done
+here before anything is allocated).
 """
 
 from __future__ import annotations
@@ -54,28 +57,15 @@ import numpy as np
 from dbfs.graph import csc_is_row_major, offset_dtype
 from dbfs.kernels import COLUMN_CHUNK, CTL_WORDS, LOG_WORDS, SCAN_TILE, SMALL_SCRATCH_WORDS, STAT_WORDS
 from dbfs.ops.bottom_up import summary_words
-from dbfs.ops.sparse import Positions
+from dbfs.ops.sparse import Positions, by_position
 from dbfs.workspace import allocated_bytes
 
 
 # Owned vertices a step of the no-edges marking takes (its mask and bits: 4.5 MiB at a time).
 NO_EDGES_STEP = 1 << 22
-# The share of a block's local rows or columns below which its arrays over them are held by position
-# (by_position).
-POSITIONS_SHARE = 15 / 16
-
-
 def parent_dtype(grid) -> np.dtype:
     """int32 when every global id (and -1) fits, else int64."""
     return np.dtype(np.int32 if grid.n_vertices <= np.iinfo(np.int32).max else np.int64)
-
-
-def by_position(n: int, members: int | None) -> bool:
-    """Whether an int32 array over a block's n local rows or columns is held by the positions of its
-    non-empty ones (dbfs.ops.sparse.Positions), a block having at most `members` of them (None: not
-    counted): where that takes fewer bytes, 4 a member plus a quarter byte an index for the Positions
-    against 4 an index, below POSITIONS_SHARE of the n."""
-    return members is not None and members < POSITIONS_SHARE * n
 
 
 def frontier_capacity(grid, symmetric: bool, columns: int | None) -> int:
@@ -109,8 +99,9 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns
         "level": (np.int32, b),
         # discoverer local column of each local row, by the row's position where that takes less room
         "pred_row": (np.int32, max(1, rows) if rows_held else n_rows),
+        # queue1 holds its own group alone: the other groups of both are queue0's (search_state.group)
         "queue0": (np.int32, C * (b if slots is None else slots)),
-        "queue1": (np.int32, C * (b if slots is None else slots)),
+        "queue1": (np.int32, b if slots is None else slots),
         "counts0": (np.int32, C),
         "counts1": (np.int32, C),
         "stats": (np.int64, STAT_WORDS),
@@ -139,12 +130,9 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns
         parts["front"] = (np.int32, frontier)    # the column's frontier, gathered
     if by_columns:
         parts["row_front"] = (np.uint32, n_rows // 32)   # frontier bitmap of the local rows
-        # the local row a column found bottom-up, by the column's position where that takes less room
-        parts["column_parent"] = (np.int32, cols)
-        if by_position(cols, columns):
-            parts["column_parent"] = (np.int32, max(1, columns))
-            parts["column_words"] = (np.uint32, cols // 32)
-            parts["column_starts"] = (np.int32, cols // 32 + 1)
+        # the local row a column found bottom-up, by the column's position where that takes less room (the
+        # graph's column offsets are then held by the same Positions, dbfs.graph.holds_columns_by_position)
+        parts["column_parent"] = (np.int32, max(1, columns) if by_position(cols, columns) else cols)
     elif direction == "auto":
         parts["col_front"] = (np.uint32, cols // 32)   # frontier bitmap of the local columns
     if direction == "auto":
@@ -215,14 +203,17 @@ class SearchState:
         self.log_capacity = log_capacity
         xp = backend.xp
         symmetric = not graph.info.get("directed")
+        graph.hold_columns_by_position()                # before the state's arrays: the dense offsets go
         self.by_columns = graph.searches_columns(direction)
         self.slots = graph.group_slots
         arrays = layout(grid, direction, graph.nnz, log_capacity, self.by_columns, graph.most_nonempty_columns,
                         symmetric, scan_lent, self.slots, graph.most_nonempty_rows)
         for name, (dtype, n) in arrays.items():
             setattr(self, name, xp.zeros(n, dtype))
-        self.column_positions = (Positions.of_columns(backend, graph.col_ptr, self.column_words, self.column_starts)
-                                 if "column_words" in arrays else None)
+        self.column_positions = None
+        if self.by_columns and by_position(grid.cols_per_rank, graph.most_nonempty_columns):
+            self.column_positions = graph.columns       # the graph's offsets are held by them too
+            self.column_words, self.column_starts = graph.columns.words, graph.columns.starts
         self.row_positions = (Positions.of_rows(backend, graph.row_idx, self.row_words, self.row_starts)
                               if "row_words" in arrays else None)
         if grid.C == 1:
@@ -236,7 +227,13 @@ class SearchState:
                 self.no_edges[lo // 32:hi // 32] = bits.view(xp.uint32)
 
     def group(self, queue, m: int):
-        """Group m of `queue` (queue0 or queue1): the frontier list of grid column m's owner."""
+        """Group m of `queue` (queue0, queue1 or an array of C groups): the list for grid column m's owner.
+        The own group (m = j), a level's new frontier while the other queue's is expanded, is each queue's
+        own; the others are queue0's for both, written by a level's expansion and read by its fold."""
+        if queue is self.queue1:
+            if m == self.j:
+                return queue
+            queue = self.queue0
         return queue[m * self.slots:(m + 1) * self.slots]
 
     def idle_arrays(self) -> list:

@@ -17,7 +17,8 @@ CUDA kernels on a GPU, NumPy twins on the CPU):
    entry joining each vertex to its parent, found from the vertex's own side (undirected: column x,
    read sequentially, holds the parent's row; directed: row x's parent is column u), which marks the
    vertex and compares the two levels. The marks reach the owners by one bitwise-OR reduce-scatter
-   along the column (undirected) or row (directed).
+   along the column (undirected) or row (directed). The column offsets are read as the searches left
+   them: dense, or held by the positions of the block's non-empty columns (graph.columns).
    By owned block, where the workspace's lenders cannot hold the gathered ranges whole (pieces: whole
    columns and rows if they fit, else the columns by block with the rows whole, else both by block;
    every rank takes the choice of the rank that needs the most):
@@ -287,7 +288,8 @@ class _Check:
                 parent = self.edge_parent.piece(m)[1] if self.directed else col_parent
                 ops.check_entries(graph.backend, graph.col_ptr, graph.row_idx, col_level, row_level, parent,
                                   self.directed, self.layout, self.marks, stats, detail, half=self.half,
-                                  column_table=self.column_table, first_col=first_col, first_row=first_row)
+                                  column_table=self.column_table, first_col=first_col, first_row=first_row,
+                                  columns=graph.columns)
 
     def _combine(self, stats: np.ndarray) -> np.ndarray:
         """The grid's stats: lowest offenders and witness, summed counts, deepest level."""

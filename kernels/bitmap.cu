@@ -28,12 +28,13 @@ pack_offsets(const i32* __restrict__ offsets, const i32* __restrict__ count, i32
     }
 }
 
-// The offsets of the set bits, in any order (common.cuh unpack_words), with col_ptr (or null) only
-// those of columns with an entry; *count zeroed by the caller.
+// The offsets of the set bits, in any order (common.cuh unpack_words), with col_ptr or keep (or
+// neither) only those of columns with an entry; *count zeroed by the caller.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-unpack_bitmap(const u32* __restrict__ words, i32 nwords, const offset_t* __restrict__ col_ptr, i32* __restrict__ out,
-              i32* __restrict__ count, const i64* __restrict__ ctl, i32 step_mask, i32 form)
+unpack_bitmap(const u32* __restrict__ words, i32 nwords, const offset_t* __restrict__ col_ptr,
+              const u32* __restrict__ keep, i32* __restrict__ out, i32* __restrict__ count,
+              const i64* __restrict__ ctl, i32 step_mask, i32 form)
 {
     if (!gate_open(ctl, step_mask, form)) return;
-    unpack_words(words, nwords, out, count, col_ptr);
+    unpack_words(words, nwords, out, count, col_ptr, keep);
 }

@@ -10,7 +10,9 @@
 // plus the rows found; no atomics: the word is its alone) and the found rows' pred_row (the frontier
 // column found), at the row's position where pred_row is held by position (positions.cuh: a hypersparse
 // block's column finds keep only its non-empty columns). The incoming and outgoing state may be the same
-// array. bottom_up_step_large, where the bitmap outgrows the L2, filters a sparse frontier through its
+// array. Searching the CSC's columns, the "rows" are its local columns and row_ptr its column offsets,
+// which may be held by the positions of the non-empty columns (row_words, row_starts; positions.cuh
+// ColumnStarts). bottom_up_step_large, where the bitmap outgrows the L2, filters a sparse frontier through its
 // summary (below) and, on a denser one, tests a row's first entry alone before the next THREAD_EDGES: the
 // rows' hub entries come first (dbfs.ops.row_order), so most rows stop there, and each test not made
 // spares a random trip to memory.
@@ -78,7 +80,7 @@ frontier_summary(const u32* __restrict__ frontier, i32 nwords, u32* __restrict__
 }
 
 template <bool LARGE>
-__device__ __forceinline__ void search_rows(const offset_t* __restrict__ row_ptr, const i32* __restrict__ col_idx,
+__device__ __forceinline__ void search_rows(ColumnStarts row_ptr, const i32* __restrict__ col_idx,
                                             i32 row_base, i32 nwords, const u32* __restrict__ frontier,
                                             const u32* __restrict__ summary, i32 frontier_words,
                                             const u32* state_in, u32* state_out, i32* __restrict__ pred_row,
@@ -99,9 +101,10 @@ __device__ __forceinline__ void search_rows(const offset_t* __restrict__ row_ptr
         i64 next = 0, end = 0;
         i32 parent = -1;
         if (todo) {
-            const i64 row_begin = row_ptr[row];
+            i64 row_begin, length;
+            row_ptr.extent(row, &row_begin, &length);
             i64 begin = row_begin;
-            end = row_ptr[row + 1];
+            end = row_begin + length;
             if (LARGE && first_alone && begin < end) {
                 const i32 u0 = col_idx[begin++];
                 if (in_frontier(frontier, nullptr, u0)) parent = u0;
@@ -157,25 +160,26 @@ __device__ __forceinline__ void search_rows(const offset_t* __restrict__ row_ptr
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-bottom_up_step(const offset_t* __restrict__ row_ptr, const i32* __restrict__ col_idx, i32 row_base, i32 nwords,
-               const u32* __restrict__ frontier, const u32* state_in, u32* state_out, i32* __restrict__ pred_row,
+bottom_up_step(const offset_t* __restrict__ row_ptr, const u32* row_words, const i32* row_starts,
+               const i32* __restrict__ col_idx, i32 row_base, i32 nwords, const u32* __restrict__ frontier, const u32* state_in, u32* state_out, i32* __restrict__ pred_row,
                const u32* found_words, const i32* found_starts, i64* __restrict__ stats, const i64* __restrict__ ctl)
 {
     if (!gate_open(ctl, BOTTOM_UP_GATE, -1)) return;
-    search_rows<false>(row_ptr, col_idx, row_base, nwords, frontier, nullptr, 0, state_in, state_out, pred_row,
-                       Positions{found_words, found_starts}, stats);
+    search_rows<false>(ColumnStarts{row_ptr, Positions{row_words, row_starts}}, col_idx, row_base, nwords, frontier,
+                       nullptr, 0, state_in, state_out, pred_row, Positions{found_words, found_starts}, stats);
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-bottom_up_step_large(const offset_t* __restrict__ row_ptr, const i32* __restrict__ col_idx, i32 row_base,
-                     i32 nwords, const u32* __restrict__ frontier, const u32* __restrict__ summary,
+bottom_up_step_large(const offset_t* __restrict__ row_ptr, const u32* row_words, const i32* row_starts,
+                     const i32* __restrict__ col_idx, i32 row_base, i32 nwords, const u32* __restrict__ frontier, const u32* __restrict__ summary,
                      i32 frontier_words, const u32* state_in, u32* state_out, i32* __restrict__ pred_row,
                      const u32* found_words, const i32* found_starts, i64* __restrict__ stats,
                      const i64* __restrict__ ctl)
 {
     if (!gate_open(ctl, BOTTOM_UP_GATE, -1)) return;
-    search_rows<true>(row_ptr, col_idx, row_base, nwords, frontier, summary, frontier_words, state_in, state_out,
-                      pred_row, Positions{found_words, found_starts}, stats);
+    search_rows<true>(ColumnStarts{row_ptr, Positions{row_words, row_starts}}, col_idx, row_base, nwords, frontier,
+                      summary, frontier_words, state_in, state_out, pred_row, Positions{found_words, found_starts},
+                      stats);
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)

@@ -1,7 +1,9 @@
-// The column of a CSC entry or of a frontier edge: the largest k with cumul[k] <= id in a monotone
-// array of column starts (a CSC's col_ptr, or the expansion's exclusive scan of frontier degrees,
-// with cumul[n] = the total). Shared by the expansion (kernels/expand.cu) and the validator's entry
-// pass (kernels/validate.cu), which both give each thread EPT consecutive ids, a warp 32 * EPT.
+// The column of a CSC entry or of a frontier edge: the largest k with cumul[k] <= id in monotone
+// column starts (the expansion's exclusive scan of frontier degrees, a raw pointer; a CSC's col_ptr,
+// read through positions.cuh ColumnStarts where the block holds its offsets by position), with
+// cumul[n] = the total. The helpers take the starts by value as any type with operator[] (a pointer
+// compiles as before). Shared by the expansion (kernels/expand.cu) and the validator's entry pass
+// (kernels/validate.cu), which both give each thread EPT consecutive ids, a warp 32 * EPT.
 //
 // Method: a column table -- the column of every COLUMN_CHUNK-th id, written in one pass over the
 // columns (write_chunk_columns) -- bounds the columns of a warp's ids (warp_columns); the warp loads
@@ -12,8 +14,8 @@
 #include "common.cuh"
 
 // Largest k in [lo, hi] with cumul[k] <= edge (empty columns are skipped by "largest").
-template <typename Offset>
-__device__ __forceinline__ i32 search_columns(const Offset* __restrict__ cumul, i32 lo, i32 hi, i64 edge)
+template <typename Starts>
+__device__ __forceinline__ i32 search_columns(Starts cumul, i32 lo, i32 hi, i64 edge)
 {
     while (lo < hi) {
         const i32 mid = lo + ((hi - lo + 1) >> 1);
@@ -27,8 +29,8 @@ __device__ __forceinline__ i32 search_columns(const Offset* __restrict__ cumul, 
 // cumul[c] .. cumul[c + 1] - 1); `in_range` false: no column. A lane per column writes its starts; a
 // column holding more than 32 is written by the whole warp. Warp-collective (call from a loop whose
 // trip count is the same for the warp's lanes).
-template <typename Offset>
-__device__ __forceinline__ void write_chunk_columns(const Offset* __restrict__ cumul, i32 c, bool in_range, i64 nchunks,
+template <typename Starts>
+__device__ __forceinline__ void write_chunk_columns(Starts cumul, i32 c, bool in_range, i64 nchunks,
                                                     i32* __restrict__ table)
 {
     i64 q0 = 0, q1 = 0;
@@ -49,9 +51,8 @@ __device__ __forceinline__ void write_chunk_columns(const Offset* __restrict__ c
 
 // The column table of the n columns of cumul (cumul[0..n]) for its nchunks chunk starts, written by the
 // calling grid, a lane per column (grid-stride; a warp's lanes take the same number of turns).
-template <typename Offset>
-__device__ __forceinline__ void write_column_table(const Offset* __restrict__ cumul, i64 n, i64 nchunks,
-                                                   i32* __restrict__ table)
+template <typename Starts>
+__device__ __forceinline__ void write_column_table(Starts cumul, i64 n, i64 nchunks, i32* __restrict__ table)
 {
     const i64 stride = (i64)gridDim.x * blockDim.x;
     for (i64 base = (i64)blockIdx.x * blockDim.x + (threadIdx.x & ~31); base < n; base += stride) {
@@ -93,8 +94,8 @@ __device__ __forceinline__ bool columns_in_lanes(i32 k_lo, i32 k_hi)
 // across the lanes by shuffles, from the column holding the warp's first id -- names every id's
 // column: no search, no dependent load. Wider ranges fall back to a per-lane search and a walk over
 // cumul. Ids >= total get some column in range. Warp-collective; slots: the warp's 32 * EPT bytes.
-template <int EPT, typename Offset>
-__device__ __forceinline__ void columns_of(const Offset* __restrict__ cumul, i32 k_lo, i32 k_hi, i64 total, i64 first,
+template <int EPT, typename Starts>
+__device__ __forceinline__ void columns_of(Starts cumul, i32 k_lo, i32 k_hi, i64 total, i64 first,
                                            unsigned char* slots, i32 (&col)[EPT], i64 (&col_start)[EPT])
 {
     const int lane = threadIdx.x & 31;

@@ -128,10 +128,13 @@ __device__ __forceinline__ void block_reserve(const bool (&active)[ITEMS], const
 // reserves the block's slots (an atomic a warp on the one counter cost ~100 us a 2^27-bit bitmap on an
 // H100: bench/NOTES.md, 2026-11-27, where a pair's level goes, kernel by kernel). The output order is by
 // block arrival, ascending inside a block. Every thread of the grid's blocks must call it. With col_ptr
-// (a CSC block's column offsets) only the offsets of columns with an entry are kept.
+// (a CSC block's column offsets) only the offsets of columns with an entry are kept; with keep (a bitmap
+// over the same offsets: a block's non-empty columns where it holds its offsets by their positions)
+// only those whose bits are set there too.
 template <typename T>
 __device__ __forceinline__ void unpack_words(const u32* __restrict__ words, i32 nwords, T* __restrict__ out,
-                                             i32* __restrict__ count, const offset_t* __restrict__ col_ptr = nullptr)
+                                             i32* __restrict__ count, const offset_t* __restrict__ col_ptr = nullptr,
+                                             const u32* __restrict__ keep = nullptr)
 {
     __shared__ i32 warp_start[32];
     __shared__ i32 block_start;
@@ -139,6 +142,7 @@ __device__ __forceinline__ void unpack_words(const u32* __restrict__ words, i32 
     for (i32 base = blockIdx.x * blockDim.x; base < nwords; base += gridDim.x * blockDim.x) {
         const i32 w = base + threadIdx.x;
         u32 word = w < nwords ? words[w] : 0u;
+        if (keep != nullptr && w < nwords) word &= keep[w];
         if (col_ptr != nullptr)
             for (u32 left = word; left; left &= left - 1) {
                 const i32 o = w * 32 + __ffs(left) - 1;

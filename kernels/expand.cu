@@ -1,5 +1,7 @@
 // Frontier expansion of one BFS level (paper 004, section 3.4, Algorithm 3 and section 3.4.1).
 //
+// The CSC's column offsets are read through positions.cuh ColumnStarts: dense, or held by the positions
+// of the block's non-empty columns (dbfs.graph.LocalGraph.hold_columns_by_position).
 // Step 1, frontier_tile_degrees (each frontier vertex's CSC degree, looked up once, and the sum per
 // tile), scan_tile_sums (when the frontier spans more than one tile) and frontier_degree_scan:
 // cumul[k] = sum of the CSC degrees of frontier[0..k-1], cumul[nf] = total degree, all at the offsets'
@@ -11,7 +13,8 @@
 // dependent loads that every chunk waited on), with every stage (source lookup, row load, bitmap
 // test, claim) unrolled over its EPT edges so the independent loads overlap. An edge claims its
 // destination row when its atomicOr flips the row's visited bit; the claimant records the discovery
-// in its owner's group, at a slot reserved for the whole block at once (common.cuh block_reserve;
+// in its owner's group (the own group, the next frontier, at dst_own; grid column m's at dst + m * slots),
+// at a slot reserved for the whole block at once (common.cuh block_reserve;
 // launched with 8*C bytes of dynamic shared memory).
 // The new frontier's figures (size, degree sum) are taken afterwards from its list (kernels/frontier.cu):
 // a degree read here, after the claim, would hold every chunk for one more memory round trip.
@@ -83,20 +86,17 @@ __device__ __forceinline__ offset_t scan_tile_in_place(offset_t* __restrict__ it
     return total;
 }
 
-__device__ __forceinline__ offset_t column_degree(const offset_t* __restrict__ col_ptr, i32 u)
-{
-    return col_ptr[u + 1] - col_ptr[u];
-}
-
 // tile_sums[t] = total degree of frontier[t*SCAN_TILE .. (t+1)*SCAN_TILE), a block per tile
 // (grid-stride over the tiles); cumul[k] = the degree of frontier[k], so that the scan reads the
 // degrees in order instead of looking them up again at random.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-frontier_tile_degrees(const offset_t* __restrict__ col_ptr, const i32* __restrict__ frontier,
+frontier_tile_degrees(const offset_t* __restrict__ col_ptr, const u32* col_words, const i32* col_starts,
+                      const i32* __restrict__ frontier,
                       const i32* __restrict__ frontier_count, i32 frontier_length, offset_t* __restrict__ tile_sums,
                       offset_t* __restrict__ cumul, const i64* __restrict__ ctl)
 {
     if (!gate_open(ctl, TOPDOWN_GATE, -1)) return;
+    const ColumnStarts columns{col_ptr, Positions{col_words, col_starts}};
     const i32 nf = length_of(frontier_count, frontier_length);
     const i32 ntiles = (nf + SCAN_TILE - 1) / SCAN_TILE;
     for (i32 tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
@@ -106,7 +106,7 @@ frontier_tile_degrees(const offset_t* __restrict__ col_ptr, const i32* __restric
         for (int e = 0; e < SCAN_ITEMS; ++e) {
             const i64 k = base + e * BLOCK_THREADS + threadIdx.x;
             if (k < nf) {
-                const offset_t degree = column_degree(col_ptr, frontier[k]);
+                const offset_t degree = columns.length(frontier[k]);
                 cumul[k] = degree;
                 sum += degree;
             }
@@ -165,11 +165,11 @@ frontier_column_table(const offset_t* __restrict__ cumul, const i32* __restrict_
 
 template <int EPT>
 __device__ __forceinline__ void expand_edges(
-    const offset_t* __restrict__ col_ptr, const i32* __restrict__ row_idx, const i32* __restrict__ frontier,
+    ColumnStarts columns, const i32* __restrict__ row_idx, const i32* __restrict__ frontier,
     const i32* __restrict__ frontier_count, i32 frontier_length, const offset_t* __restrict__ cumul,
     const i32* __restrict__ column_table, u32* __restrict__ bitmap, i32* __restrict__ level, i32* __restrict__ pred_row,
     Positions found_at, i32* __restrict__ pred_col, i32 lvl, i32 j, i32 b, i32 C, i64 slots, i32* __restrict__ dst,
-    i32* __restrict__ dst_cnt, u64* __restrict__ chunks, i64* __restrict__ stats, const i64* __restrict__ ctl)
+    i32* __restrict__ dst_own, i32* __restrict__ dst_cnt, u64* __restrict__ chunks, i64* __restrict__ stats, const i64* __restrict__ ctl)
 {
     if (!gate_open(ctl, TOPDOWN_GATE, -1)) return;
     if (ctl != nullptr) lvl = (i32)ctl[CTL_LEVEL];
@@ -214,7 +214,7 @@ __device__ __forceinline__ void expand_edges(
         for (int e = 0; e < EPT; ++e) u[e] = valid[e] ? frontier[column[e]] : 0;
         i64 pos[EPT];
 #pragma unroll
-        for (int e = 0; e < EPT; ++e) pos[e] = valid[e] ? col_ptr[u[e]] + within[e] : 0;
+        for (int e = 0; e < EPT; ++e) pos[e] = valid[e] ? columns[u[e]] + within[e] : 0;
         i32 v[EPT];
 #pragma unroll
         for (int e = 0; e < EPT; ++e) v[e] = valid[e] ? row_idx[pos[e]] : 0;
@@ -246,7 +246,7 @@ __device__ __forceinline__ void expand_edges(
 #pragma unroll
         for (int e = 0; e < EPT; ++e) {
             if (!claimed[e]) continue;
-            dst[(i64)group[e] * slots + slot[e]] = offset[e];
+            (group[e] == j ? dst_own : dst + (i64)group[e] * slots)[slot[e]] = offset[e];
             pred_row[found_at.of(v[e])] = u[e];
             if (group[e] == j) {
                 level[offset[e]] = lvl;
@@ -258,18 +258,19 @@ __device__ __forceinline__ void expand_edges(
 
 #define EXPAND_VARIANT(EPT)                                                                              \
     extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) expand_frontier_e##EPT(                  \
-        const offset_t* __restrict__ col_ptr, const i32* __restrict__ row_idx,                                 \
-        const i32* __restrict__ frontier, const i32* __restrict__ frontier_count, i32 frontier_length,    \
-        const offset_t* __restrict__ cumul, const i32* __restrict__ column_table, u32* __restrict__ bitmap,\
-        i32* __restrict__ level, i32* __restrict__ pred_row, const u32* found_words,                      \
-        const i32* found_starts, i32* __restrict__ pred_col, i32 lvl, i32 j, i32 b, i32 C, i64 slots,    \
-        i32* __restrict__ dst, i32* __restrict__ dst_cnt, u64* __restrict__ chunks,                       \
+        const offset_t* __restrict__ col_ptr, const u32* col_words, const i32* col_starts,               \
+        const i32* __restrict__ row_idx, const i32* __restrict__ frontier,                                \
+        const i32* __restrict__ frontier_count, i32 frontier_length, const offset_t* __restrict__ cumul,  \
+        const i32* __restrict__ column_table, u32* __restrict__ bitmap, i32* __restrict__ level,          \
+        i32* __restrict__ pred_row, const u32* found_words, const i32* found_starts,                     \
+        i32* __restrict__ pred_col, i32 lvl, i32 j, i32 b, i32 C, i64 slots, i32* __restrict__ dst,       \
+        i32* __restrict__ dst_own, i32* __restrict__ dst_cnt, u64* __restrict__ chunks,                   \
         i64* __restrict__ stats, const i64* __restrict__ ctl)                                            \
     {                                                                                                    \
-        expand_edges<EPT>(col_ptr, row_idx, frontier, frontier_count, frontier_length, cumul,            \
-                          column_table, bitmap, level, pred_row, Positions{found_words, found_starts},   \
-                          pred_col, lvl, j, b, C, slots, dst,                                            \
-                          dst_cnt, chunks, stats, ctl);                                                           \
+        expand_edges<EPT>(ColumnStarts{col_ptr, Positions{col_words, col_starts}}, row_idx, frontier,    \
+                          frontier_count, frontier_length, cumul, column_table, bitmap, level, pred_row,  \
+                          Positions{found_words, found_starts}, pred_col, lvl, j, b, C, slots, dst,       \
+                          dst_own, dst_cnt, chunks, stats, ctl);                                         \
     }
 
 EXPAND_VARIANT(1)

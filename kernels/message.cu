@@ -6,6 +6,7 @@
 // its buffer is base + y * stride (u32 words); a message's sources and targets may be mapped pinned
 // host memory, which kernels read and write directly.
 #include "message.cuh"
+#include "positions.cuh"
 
 // Head of message y (group y of the lists, counts[y] offsets), and its bitmap payload zeroed when the
 // message is a bitmap. Message `skip` (the sender's own group) is left alone.
@@ -87,15 +88,18 @@ message_stage(const u32* __restrict__ out, i64 out_stride, i32 skip, u32* __rest
 }
 
 // The offsets of every message (sources[y], null for none), each plus bases[y], appended to out in
-// any order where that local column has an entry in the block (col_ptr); *count (zeroed by the caller)
+// any order where that local column has an entry in the block (col_ptr, held as positions.cuh
+// ColumnStarts reads it); *count (zeroed by the caller)
 // ends as their number. The top-down expand's gather: out is sized by the block's non-empty columns.
 // The head is read once a thread, and a block reserves its slots with one atomic (block_reserve): with
 // an atomic a warp on the one counter, two lists of 352 K offsets took 370 us of a level on two H100
 // (bench/NOTES.md, 2026-11-27, where a pair's level goes, kernel by kernel).
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 messages_to_list(const u64* __restrict__ sources, const i32* __restrict__ bases, i32 b,
-                 const offset_t* __restrict__ col_ptr, i32* __restrict__ out, i32* __restrict__ count)
+                 const offset_t* __restrict__ col_ptr, const u32* col_words, const i32* col_starts,
+                 i32* __restrict__ out, i32* __restrict__ count)
 {
+    const ColumnStarts columns{col_ptr, Positions{col_words, col_starts}};
     __shared__ i32 reserve_scratch[2];
     const u32* m = (const u32*)sources[blockIdx.y];
     if (m == nullptr) return;
@@ -107,7 +111,7 @@ messages_to_list(const u64* __restrict__ sources, const i32* __restrict__ bases,
     for (i64 first = (i64)blockIdx.x * blockDim.x; first < items; first += stride) {
         const i64 t = first + threadIdx.x;
         i32 o = t < items ? payload_item(m + HEAD_WORDS, bitmap, t) : -1;
-        if (o >= 0 && col_ptr[o + base + 1] == col_ptr[o + base]) o = -1;
+        if (o >= 0 && !columns.nonempty(o + base)) o = -1;
         const bool keep[1] = {o >= 0};
         const i32 group[1] = {0};
         i32 slot[1];

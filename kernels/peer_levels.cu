@@ -171,7 +171,8 @@ __device__ __forceinline__ i32 column_at(i64 k, const i64* column_start, i32 i, 
 }
 
 extern "C" __global__ void __launch_bounds__(PEER_THREADS, 1)
-peer_levels(const offset_t* __restrict__ col_ptr, const i32* __restrict__ row_idx, const i32* __restrict__ degree,
+peer_levels(const offset_t* __restrict__ col_ptr, const u32* col_words, const i32* col_starts,
+            const i32* __restrict__ row_idx, const i32* __restrict__ degree,
             i32* own_list, i32* spare_list, i32* __restrict__ own_count, u32* __restrict__ visited,
             i32* __restrict__ level, i32* __restrict__ pred_row, const u32* found_words, const i32* found_starts,
             i32* __restrict__ pred_col, i64* __restrict__ counters, const u64* __restrict__ expand_read,
@@ -274,8 +275,7 @@ peer_levels(const offset_t* __restrict__ col_ptr, const i32* __restrict__ row_id
             i32 column = 0;
             if (c < hi) {
                 column = column_at(c, column_start, i, b, cur, lists);
-                start = col_ptr[column];
-                degree_c = col_ptr[column + 1] - start;
+                ColumnStarts{col_ptr, Positions{col_words, col_starts}}.extent(column, &start, &degree_c);
             }
             first_of[t] = start;
             first_column[t] = column;

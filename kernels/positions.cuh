@@ -2,7 +2,8 @@
 // is set for such a member k, and starts[w] counts the set bits of the words before w. An array held
 // by position keeps member k at position starts[k / 32] plus the set bits below k in its word: only the
 // members that can hold a value take room (the non-empty columns of a hypersparse block, the present
-// entries of a packed message).
+// entries of a packed message). below(k), the held members under k, is defined for every k in [0, n]:
+// a CSC's column offsets held by position (ColumnStarts) give any column's start as ptr[below(c)].
 #pragma once
 #include "common.cuh"
 
@@ -17,5 +18,50 @@ struct Positions {
     {
         if (words == nullptr) return k;
         return starts[k >> 5] + __popc(words[k >> 5] & ((1u << (k & 31)) - 1u));
+    }
+
+    // the held members below k, for any k in [0, n] (k = n reads no word past the last)
+    __device__ __forceinline__ i64 below(i64 k) const
+    {
+        if (words == nullptr) return k;
+        return starts[k >> 5] + ((k & 31) ? __popc(words[k >> 5] & ((1u << (k & 31)) - 1u)) : 0);
+    }
+};
+
+// A CSC block's column starts: ptr[c] itself, or, where the block holds its offsets by the positions of
+// its non-empty columns (dbfs.graph.LocalGraph.columns), ptr[held.below(c)] -- the entries of the
+// columns below c are those of the held ones -- so starts[c + 1] - starts[c] is column c's length for
+// every column, 0 for an empty one.
+struct ColumnStarts {
+    const offset_t* ptr;
+    Positions held;
+
+    __device__ __forceinline__ offset_t operator[](i64 c) const { return ptr[held.below(c)]; }
+
+    // whether column c holds an entry (held columns are the non-empty ones)
+    __device__ __forceinline__ bool nonempty(i64 c) const
+    {
+        return held.words != nullptr ? held.has(c) : ptr[c + 1] != ptr[c];
+    }
+
+    // column c's entries (0 for an empty column): one position where there would be two
+    __device__ __forceinline__ offset_t length(i64 c) const
+    {
+        i64 start, n;
+        extent(c, &start, &n);
+        return (offset_t)n;
+    }
+
+    // column c's first entry and its number of entries (0 and 0 for an empty column)
+    __device__ __forceinline__ void extent(i64 c, i64* start, i64* n) const
+    {
+        const bool dense = held.words == nullptr;
+        if (!dense && !held.has(c)) {
+            *start = *n = 0;
+            return;
+        }
+        const i64 p = dense ? c : held.of(c);
+        *start = ptr[p];
+        *n = ptr[p + 1] - *start;
     }
 };

@@ -4,13 +4,13 @@
 // own column) are read in place -- on a host-staged transport straight from mapped pinned memory. One
 // thread per item of message m (blockIdx.y): the thread whose atomicOr flips the row's visited bit
 // marks the vertex -- level, delayed predecessor = the sender's grid column m -- and appends its offset
-// to group j of dst (groups of `slots` entries), which is the next frontier (one global atomic per block: common.cuh
-// block_reserve).
+// to the own group (own, filled to dst_cnt[j]), which is the next frontier (one global atomic per block:
+// common.cuh block_reserve).
 #include "message.cuh"
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-update_from_messages(const u64* __restrict__ sources, i32 j, i32 b, i64 slots, u32* __restrict__ bitmap,
-                     i32* __restrict__ level, i32* __restrict__ pred_col, i32 lvl, i32* __restrict__ dst,
+update_from_messages(const u64* __restrict__ sources, i32 j, i32 b, u32* __restrict__ bitmap,
+                     i32* __restrict__ level, i32* __restrict__ pred_col, i32 lvl, i32* __restrict__ own,
                      i32* __restrict__ dst_cnt, const i64* __restrict__ ctl)
 {
     if (ctl != nullptr) lvl = (i32)ctl[CTL_LEVEL];     // a replayed graph: the level from the control block
@@ -33,7 +33,7 @@ update_from_messages(const u64* __restrict__ sources, i32 j, i32 b, i64 slots, u
         i32 slot[1];
         block_reserve<1>(claimed, own_group, 1, &dst_cnt[j], group_scratch, slot);
         if (claimed[0]) {
-            dst[(i64)j * slots + slot[0]] = o;
+            own[slot[0]] = o;
             level[o] = lvl;
             pred_col[o] = m;
         }

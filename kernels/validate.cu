@@ -10,7 +10,8 @@
 // (of a range of columns, those whose rows lie in a range of rows: the validation's pieces) in equal
 // chunks of consecutive entries (hubs and runs of empty columns cost no more than other entries),
 // each entry's column from a table of the column of every COLUMN_CHUNK-th entry (entry_column_table)
-// and the starts of the warp's columns (columns.cuh). Per entry: the span and
+// and the starts of the warp's columns (columns.cuh), read through positions.cuh ColumnStarts: the
+// block's col_ptr dense, or held by the positions of its non-empty columns. Per entry: the span and
 // edge-level rules (form full or directed; half: per edge, at one of its two entries), the TEPS
 // counts, and the parent-edge test: the entry that joins a vertex to its parent marks the vertex and
 // checks the two levels (parent-level, parent-unreached, cycle).
@@ -20,6 +21,7 @@
 // warp-level minimum and a read of the slot (a violation is rare, so the valid case issues no atomic);
 // counts go up by one atomic per block.
 #include "columns.cuh"
+#include "positions.cuh"
 
 #define NO_VERTEX 0xffffffffffffffffULL
 #define FULL_MASK 0xffffffffu
@@ -132,16 +134,18 @@ __device__ __forceinline__ i64 global_row(i32 r, i32 b, i64 first_row, const i64
     return r < b ? first_row + r : row_starts[r / b] + r % b;
 }
 
-// entry_column_table: table[q] := the column of entry q * COLUMN_CHUNK (columns.cuh), a lane per column.
+// entry_column_table: table[q] := the column of entry q * COLUMN_CHUNK (columns.cuh), a lane per column
+// of the starts (col_ptr, col_words, col_starts) as check_entries takes them.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-entry_column_table(const offset_t* __restrict__ col_ptr, i32 ncols, i64 nchunks, i32* __restrict__ table)
+entry_column_table(const offset_t* __restrict__ col_ptr, const u32* col_words, const i32* col_starts, i32 ncols,
+                   i64 nchunks, i32* __restrict__ table)
 {
-    write_column_table(col_ptr, ncols, nchunks, table);
+    write_column_table(ColumnStarts{col_ptr, Positions{col_words, col_starts}}, ncols, nchunks, table);
 }
 
-// The entries of the ncols columns of col_ptr (the block's or a piece's: col_ptr, col_level,
+// The entries of the ncols columns of `starts` (the block's or a piece's: starts, col_level,
 // col_parent, marks (undirected) and col_base start at its first column; its entries are
-// row_idx[col_ptr[0] .. col_ptr[ncols]]) whose rows lie in [row_lo, row_hi) (row_level and row_parent
+// row_idx[starts[0] .. starts[ncols]]) whose rows lie in [row_lo, row_hi) (row_level and row_parent
 // start at row_lo; the directed form's marks are the block's), in chunks of BLOCK_THREADS * EPT taken
 // by the blocks in stride; a thread holds EPT consecutive entries, loads their rows first (they
 // depend on nothing) and finds their columns from the column table of the piece's columns
@@ -158,7 +162,7 @@ entry_column_table(const offset_t* __restrict__ col_ptr, i32 ncols, i64 nchunks,
 // instructions and registers than one kernel testing runtime flags, bench/NOTES.md, 2026-11-24, rounds replayed as CUDA graphs).
 template <int EPT, bool DIRECTED, bool HALF, typename L, typename P>
 __device__ __forceinline__ void entry_rules(
-    const offset_t* __restrict__ col_ptr, const i32* __restrict__ row_idx, i32 ncols,
+    ColumnStarts starts, const i32* __restrict__ row_idx, i32 ncols,
     const L* __restrict__ col_level, const L* __restrict__ row_level, const P* __restrict__ col_parent,
     const P* __restrict__ row_parent, i64 col_base, const i64* __restrict__ row_starts,
     const i32* __restrict__ block_rows, i32 nblocks, i32 b, i32 row_lo, i32 row_hi, u32* __restrict__ marks,
@@ -168,7 +172,7 @@ __device__ __forceinline__ void entry_rules(
     __shared__ u32 column_slots[BLOCK_THREADS / 32][EPT * 8];   // columns_of's, 32 * EPT bytes per warp
     u64 counted = 0, leaving = 0;
     const i64 first_row = row_starts[0];
-    const i64 e0 = col_ptr[0], e1 = col_ptr[ncols];   // the columns' entries
+    const i64 e0 = starts[0], e1 = starts[ncols];   // the columns' entries
     const bool rows_aligned = ((u64)(row_idx + e0) & 15) == 0;
     const i64 chunk = (i64)BLOCK_THREADS * EPT;
     const i64 nchunks = (e1 - e0 + chunk - 1) / chunk;
@@ -199,7 +203,7 @@ __device__ __forceinline__ void entry_rules(
         const i64 warp_first = first - (i64)(threadIdx.x & 31) * EPT;
         warp_columns<EPT>(column_table, e1, ncols, warp_first, &k_lo, &k_hi);
         if (warp_first / COLUMN_CHUNK * COLUMN_CHUNK < e0) k_lo = 0;   // a chunk begun before the columns: no table entry
-        columns_of<EPT>(col_ptr, k_lo, k_hi, e1, first, (unsigned char*)column_slots[threadIdx.x >> 5], col,
+        columns_of<EPT>(starts, k_lo, k_hi, e1, first, (unsigned char*)column_slots[threadIdx.x >> 5], col,
                         col_start);
         if (columns_in_lanes(k_lo, k_hi)) {
             // the warp's columns' levels and parents' rows, one column per lane (a 64-bit division per
@@ -323,18 +327,20 @@ __device__ __forceinline__ void entry_rules(
         parent_edge_rule<PT>(parent, marks, b, n_real, first_id, root, stats);                           \
     }
 
-#define ENTRY_KERNEL(LN, LT, PN, PT, EPT, FORM, DIRECTED, HALF)                                        \
+#define ENTRY_KERNEL(LN, LT, PN, PT, EPT, FORM, DIRECTED, HALF)                                          \
     extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) check_entries_##LN##_##PN##_e##EPT##_##FORM( \
-        const offset_t* __restrict__ col_ptr, const i32* __restrict__ row_idx, i32 ncols,                      \
-        const LT* __restrict__ col_level, const LT* __restrict__ row_level,                              \
-        const PT* __restrict__ col_parent, const PT* __restrict__ row_parent, i64 col_base,              \
-        const i64* __restrict__ row_starts, const i32* __restrict__ block_rows, i32 nblocks, i32 b,       \
-        i32 row_lo, i32 row_hi, u32* __restrict__ marks, u64* __restrict__ stats, i32 detail_slot,        \
-        u64 detail_vertex, const i32* __restrict__ column_table)                                         \
+        const offset_t* __restrict__ col_ptr, const u32* col_words, const i32* col_starts,               \
+        const i32* __restrict__ row_idx, i32 ncols, const LT* __restrict__ col_level,                    \
+        const LT* __restrict__ row_level, const PT* __restrict__ col_parent,                             \
+        const PT* __restrict__ row_parent, i64 col_base, const i64* __restrict__ row_starts,             \
+        const i32* __restrict__ block_rows, i32 nblocks, i32 b, i32 row_lo, i32 row_hi,                  \
+        u32* __restrict__ marks, u64* __restrict__ stats, i32 detail_slot, u64 detail_vertex,            \
+        const i32* __restrict__ column_table)                                                            \
     {                                                                                                    \
-        entry_rules<EPT, DIRECTED, HALF, LT, PT>(col_ptr, row_idx, ncols, col_level, row_level,           \
-                                                 col_parent, row_parent, col_base, row_starts, block_rows, \
-                                                 nblocks, b, row_lo, row_hi, marks, stats, detail_slot,   \
+        entry_rules<EPT, DIRECTED, HALF, LT, PT>(ColumnStarts{col_ptr, Positions{col_words, col_starts}}, \
+                                                 row_idx, ncols, col_level, row_level, col_parent,       \
+                                                 row_parent, col_base, row_starts, block_rows, nblocks,  \
+                                                 b, row_lo, row_hi, marks, stats, detail_slot,           \
                                                  detail_vertex, column_table);                           \
     }
 

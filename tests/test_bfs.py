@@ -16,7 +16,7 @@ from mpi4py import MPI
 from dbfs import bfs as bfs_module
 from dbfs import families
 from dbfs import graph as graph_module
-from dbfs import search_state
+from dbfs.ops import sparse
 from dbfs.backend import Backend, gpu_count
 from dbfs.bfs import BFS
 from dbfs.build import build_from_edges
@@ -152,7 +152,7 @@ def test_several_components_isolated_vertices_and_padding(monkeypatch):
 
 def test_discoverers_and_column_finds_held_densely(monkeypatch):
     """Over every local row and column, as where most of a block's rows and columns have an entry."""
-    monkeypatch.setattr(search_state, "POSITIONS_SHARE", 0.0)
+    monkeypatch.setattr(sparse, "POSITIONS_SHARE", 0.0)
     held = positions_held(monkeypatch)
     run_grids(Backend("cpu"), *several_components(), roots=[0, 250], variants=[("auto", "adaptive")])
     assert not any(rows or columns for rows, columns in held)

@@ -134,8 +134,8 @@ def test_gathered_frontier_and_scan_are_sized_by_the_non_empty_columns(monkeypat
     discoveries, the gathered frontier and the degree scan shrink to the counted non-empty columns; a
     grid of one row and a 1x1 directed block keep every local column, and so does an estimate before
     the columns are counted. The validation's arrays fit the idle arrays without growing the scan: whole
-    on a grid of no more rows than columns, else gathered by owned block (graph500.validate.pieces:
-    columns in pieces on 4x2 and 2x2 here). The scan's words are int64 here (64-bit offsets), as the
+    on a grid of fewer rows than columns, else gathered by owned block (graph500.validate.pieces:
+    columns in pieces on 4x4, 4x2 and 2x2 here). The scan's words are int64 here (64-bit offsets), as the
     sizes above are stated."""
     from dbfs.search_state import idle_after_search
     from graph500.validate import pieces, validation_requests
@@ -143,7 +143,7 @@ def test_gathered_frontier_and_scan_are_sized_by_the_non_empty_columns(monkeypat
     n, entries = 1 << 16, 1 << 18
     for grid, symmetric, scan_words, split in (
             (Grid(2, 4, n), True, "columns", (False, False)), (Grid(1, 1, n), True, "columns", (False, False)),
-            (Grid(4, 4, n), True, "columns", (False, False)), (Grid(4, 2, n), True, "columns", (True, False)),
+            (Grid(4, 4, n), True, "columns", (True, False)), (Grid(4, 2, n), True, "columns", (True, False)),
             (Grid(2, 2, n), True, "columns", (True, False)), (Grid(4, 2, n), False, "columns", (True, False)),
             (Grid(1, 1, n), False, "all", (False, False)), (Grid(1, 4, n), True, "all", (False, False))):
         counted = layout(grid, "auto", entries, columns=grid.cols_per_rank // 5, symmetric=symmetric)
@@ -356,10 +356,10 @@ def test_an_estimate_over_its_limit_says_what_would_fit():
     plan = memory.estimate(Grid(4, 4, 1 << 32), 16 << 32, limit=80 << 30)
     assert not plan.fits
     advice = memory.fit_advice(plan)
-    assert advice == ("25 ranks (grid 5x5) hold it, or --row-copy off (the bottom-up search on the CSC's "
+    assert advice == ("24 ranks (grid 6x4) hold it, or --row-copy off (the bottom-up search on the CSC's "
                       "columns) on 16 ranks, or scale 31 at most on 16 ranks")
-    assert memory.estimate(Grid(5, 5, 1 << 32), 16 << 32, limit=80 << 30).fits
-    for ranks in range(17, 25):                 # no fewer ranks hold it (17, 19, 22, 23: past 32-bit ids)
+    assert memory.estimate(Grid(6, 4, 1 << 32), 16 << 32, limit=80 << 30).fits
+    for ranks in range(17, 24):                 # no fewer ranks hold it (17, 19, 22, 23: past 32-bit ids)
         try:
             smaller = Grid(*default_grid(ranks), 1 << 32)
         except ValueError:
@@ -367,11 +367,11 @@ def test_an_estimate_over_its_limit_says_what_would_fit():
         assert not memory.estimate(smaller, 16 << 32, limit=80 << 30).fits, ranks
     assert memory.estimate(Grid(4, 4, 1 << 32), 16 << 32, limit=80 << 30, row_copy=False).fits
     assert memory.estimate(Grid(4, 4, 1 << 31), 16 << 31, limit=80 << 30).fits
-    topdown_fits = memory.estimate(Grid(4, 4, 1 << 32), 16 << 32, limit=72 << 30)
+    topdown_fits = memory.estimate(Grid(4, 4, 1 << 32), 16 << 32, limit=70 << 30)
     assert memory.fit_advice(topdown_fits) == ("28 ranks (grid 7x4) hold it, or --direction topdown (no bottom-up "
                                                "search) on 16 ranks, or scale 31 at most on 16 ranks")
-    assert memory.estimate(Grid(4, 4, 1 << 32), 16 << 32, direction="topdown", limit=72 << 30).fits
-    assert not memory.estimate(Grid(4, 4, 1 << 32), 16 << 32, limit=72 << 30, row_copy=False).fits
+    assert memory.estimate(Grid(4, 4, 1 << 32), 16 << 32, direction="topdown", limit=70 << 30).fits
+    assert not memory.estimate(Grid(4, 4, 1 << 32), 16 << 32, limit=70 << 30, row_copy=False).fits
     copy_over = memory.estimate(Grid(8, 4, 1 << 32), 16 << 32, limit=60 << 30)
     assert memory.fit_advice(copy_over) == ("35 ranks (grid 7x5) hold it, or --row-copy off (the bottom-up search "
                                             "on the CSC's columns) on 32 ranks, or scale 31 at most on 32 ranks")

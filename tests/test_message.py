@@ -9,6 +9,7 @@ import pytest
 from dbfs.backend import Backend
 from dbfs.kernels import HEAD, HEAD_WORDS, MSG, STAT, STAT_WORDS
 from dbfs.ops import message
+from dbfs.ops.sparse import held_offsets
 
 pytestmark = pytest.mark.one_rank
 
@@ -60,10 +61,11 @@ def test_encode_stage_decode_round_trip(encoding):
     bases = np.arange(4, dtype=np.int32) * BLOCK
     gathered, count = np.zeros(4 * BLOCK, np.int32), np.zeros(1, np.int32)
     col_ptr = sparse_col_ptr(np, 4 * BLOCK)
-    message.to_list(CPU, sources, bases, BLOCK, col_ptr, gathered, count)
     expected = columns_with_entries(np.concatenate([s + y * BLOCK for y, s in enumerate(sets) if y != 2]), col_ptr)
     assert 0 < expected.size < sum(s.size for y, s in enumerate(sets) if y != 2)
-    np.testing.assert_array_equal(np.sort(gathered[:count[0]]), np.sort(expected))
+    for offsets, columns in ((col_ptr, None), held_offsets(CPU, col_ptr)):   # every column's, the held ones'
+        message.to_list(CPU, sources, bases, BLOCK, offsets, gathered, count, columns)
+        np.testing.assert_array_equal(np.sort(gathered[:count[0]]), np.sort(expected))
     segments = np.full(4 * BLOCK // 32, 0xFFFFFFFF, np.uint32)
     message.to_bitmaps(CPU, sources, BLOCK // 32, segments)
     for y, offsets in enumerate(sets):
@@ -138,10 +140,12 @@ def test_gpu_message_kernels_match_the_twins(encoding):
     bases = cupy.arange(4, dtype=cupy.int32) * BLOCK
     gathered, count = cupy.zeros(4 * BLOCK, cupy.int32), cupy.zeros(1, cupy.int32)
     col_ptr = sparse_col_ptr(cupy, 4 * BLOCK)
-    message.to_list(gpu, sources, bases, BLOCK, col_ptr, gathered, count)
     expected = np.concatenate([s + y * BLOCK for y, s in enumerate(sets) if y])
     expected = columns_with_entries(expected, cupy.asnumpy(col_ptr))
-    np.testing.assert_array_equal(np.sort(cupy.asnumpy(gathered[:int(count[0])])), np.sort(expected))
+    held, columns = held_offsets(gpu, col_ptr)
+    for offsets, columns in ((col_ptr, None), (cupy.asarray(held), columns)):
+        message.to_list(gpu, sources, bases, BLOCK, offsets, gathered, count, columns)
+        np.testing.assert_array_equal(np.sort(cupy.asnumpy(gathered[:int(count[0])])), np.sort(expected))
     segments = cupy.zeros(4 * BLOCK // 32, cupy.uint32)
     message.to_bitmaps(gpu, sources, BLOCK // 32, segments)
     for y in range(1, 4):

@@ -26,7 +26,7 @@ from dbfs.ops.frontier import frontier_figures, publish_figures
 from dbfs.ops.host_words import KERNEL_COPY_BYTES, copy_words
 from dbfs.ops.level_control import visit_root
 from dbfs.ops.predecessors import resolve_columns, resolve_parents
-from dbfs.ops.sparse import Positions, word_starts
+from dbfs.ops.sparse import Positions, held_offsets, word_starts
 from dbfs.ops.message import SourceTable, encode_lists
 from dbfs.ops.peer_sums import peer_sums
 from dbfs.ops.update import update
@@ -220,21 +220,25 @@ def assert_expand(case, frontier, after, total, expected):
 def run_expand(backend, case, frontier, state, edges_per_thread=4, device_length=False, held=False):
     """Expand `frontier` (its length given on the host, or on the device); returns the entries the
     expansion reports examined. held: pred_row held by the positions of the rows with an entry (the
-    discoveries written there, then placed back into state's dense pred_row)."""
+    discoveries written there, then placed back into state's dense pred_row), and the column offsets by
+    those of the non-empty columns (the frontier has empty ones too)."""
     xp, nrows = backend.xp, case.nrows
     length = backend.asarray(np.array([frontier.size], np.int32)) if device_length else int(frontier.size)
     pred_row, found_at = state["pred_row"], None
+    col_ptr, columns = backend.asarray(case.col_ptr), None
     if held:
         found_at = Positions.of_rows(backend, backend.asarray(case.row_idx), xp.zeros(nrows // 32, xp.uint32),
                                      xp.zeros(nrows // 32 + 1, xp.int32))
         rows = xp.asarray(np.unique(case.row_idx))
         pred_row = state["pred_row"][rows]
-    expand(backend, case.grid, case.j, backend.asarray(case.col_ptr), backend.asarray(case.row_idx),
+        col_ptr, columns = held_offsets(backend, col_ptr)
+        col_ptr = backend.asarray(col_ptr)
+    expand(backend, case.grid, case.j, col_ptr, backend.asarray(case.row_idx),
            backend.asarray(frontier), length, state["bitmap"], state["level"], pred_row,
-           state["pred_col"], state["dst"], state["dst_cnt"], state["stats"],
+           state["pred_col"], state["dst"], own_group(case, state), state["dst_cnt"], state["stats"],
            ExpandScratch.allocate(backend, max(1, frontier.size), case.row_idx.size, case.col_ptr.dtype),
            lvl=case.lvl,
-           edges_per_thread=edges_per_thread, found_at=found_at)
+           edges_per_thread=edges_per_thread, found_at=found_at, columns=columns)
     if held:
         state["pred_row"][rows] = pred_row
     return int(backend.asnumpy(state["stats"])[STAT.CHECKED])
@@ -374,7 +378,12 @@ def fold_messages(backend, case, recv, seg, pinned=False):
 
 def run_update(backend, case, state, recv, seg, pinned=False):
     update(backend, case.grid, case.j, fold_messages(backend, case, recv, seg, pinned), state["bitmap"],
-           state["level"], state["pred_col"], case.lvl, state["dst"], state["dst_cnt"])
+           state["level"], state["pred_col"], case.lvl, own_group(case, state), state["dst_cnt"])
+
+
+def own_group(case, state):
+    """Group j of state's dst (groups of b slots), which the expansion and the update get on its own."""
+    return state["dst"][case.j * case.b:(case.j + 1) * case.b]
 
 
 @pytest.mark.parametrize("R, C, n_vertices, nnz", GRIDS)
@@ -503,7 +512,8 @@ def test_gpu_expand_rejects_a_scan_of_another_width():
     with pytest.raises(TypeError):
         expand(backend, case.grid, case.j, backend.asarray(case.col_ptr), backend.asarray(case.row_idx),
                backend.asarray(frontier), int(frontier.size), state["bitmap"], state["level"], state["pred_row"],
-               state["pred_col"], state["dst"], state["dst_cnt"], state["stats"], wide, lvl=case.lvl)
+               state["pred_col"], state["dst"], own_group(case, state), state["dst_cnt"], state["stats"], wide,
+               lvl=case.lvl)
 
 
 def check_gpu_update(case, state, recv, seg, pinned):

@@ -15,7 +15,7 @@ from dbfs.kernels import (BOTTOM_UP, CTL, CTL_WORDS, FORM, STAT, STAT_WORDS, STE
                           SUMMARY_TALLY_WORDS)
 from dbfs.ops import arrays, bitmap, bottom_up
 from dbfs.ops.predecessors import resolve_parents
-from dbfs.ops.sparse import Positions
+from dbfs.ops.sparse import held_offsets
 
 pytestmark = pytest.mark.one_rank
 
@@ -49,9 +49,10 @@ def test_pack_unpack_round_trip(nbits, n):
     assert counter[0] == expected.sum()
     assert np.array_equal(out[:counter[0]], np.flatnonzero(expected))
     col_ptr = column_offsets(rng, nbits)
-    bitmap.unpack(CPU, words, out, counter, col_ptr=col_ptr)
     kept = np.flatnonzero(expected & (np.diff(col_ptr) > 0))
-    assert counter[0] == kept.shape[0] and np.array_equal(out[:counter[0]], kept)
+    for offsets, columns in ((col_ptr, None), held_offsets(CPU, col_ptr)):   # every column's, the held ones'
+        bitmap.unpack(CPU, words, out, counter, col_ptr=offsets, columns=columns)
+        assert counter[0] == kept.shape[0] and np.array_equal(out[:counter[0]], kept)
 
 
 def column_offsets(rng, ncols):
@@ -101,26 +102,21 @@ def test_search_segment_numpy_steps_change_nothing(density, monkeypatch):
     assert results[0][2] == results[1][2]
 
 
-def row_positions(backend, row_ptr):
-    """The Positions of the rows with an entry (a hypersparse block's non-empty columns, searched as rows)."""
-    xp, n = backend.xp, int(row_ptr.shape[0]) - 1
-    return Positions.of_columns(backend, row_ptr, xp.zeros(n // 32, xp.uint32), xp.zeros(n // 32 + 1, xp.int32))
-
-
 def test_search_segment_by_position_writes_the_dense_finds_at_their_positions():
+    """pred_row and the rows' offsets held by the positions of the rows with an entry."""
     rng = np.random.default_rng(3)
     b, C, ncols = 256, 3, 512
     row_ptr, col_idx = random_block(rng, C * b, ncols, 300, heavy_rows=[(b + 5, 300)])
     frontier, _ = random_bits(rng, ncols, 0.3)
     before, _ = random_bits(rng, b, 0.3)
-    held = row_positions(CPU, row_ptr)
+    held_ptr, held = held_offsets(CPU, row_ptr)   # the offsets too (a hypersparse block's columns)
     assert held.count < C * b                   # rows without an entry are not held
     finds = []
-    for found_at in (None, held):
+    for ptr, found_at in ((row_ptr, None), (held_ptr, held)):
         state, stats = np.zeros_like(before), np.zeros(STAT_WORDS, np.int64)
         pred_row = np.full(C * b if found_at is None else held.count, -1, np.int32)
-        bottom_up.search_segment(CPU, row_ptr, col_idx, b, frontier, before, state, pred_row, stats,
-                                 found_at=found_at)
+        bottom_up.search_segment(CPU, ptr, col_idx, b, frontier, before, state, pred_row, stats,
+                                 found_at=found_at, rows_held=found_at)
         finds.append(pred_row)
     nonempty = np.flatnonzero(np.diff(row_ptr))
     assert np.array_equal(finds[0][nonempty], finds[1]) and (finds[0][np.diff(row_ptr) == 0] == -1).all()
@@ -262,9 +258,11 @@ def test_gpu_bitmap_matches_numpy(nbits, n):
     col_ptr = column_offsets(rng, nbits)
     host_out, host_counter = np.full(nbits, -1, np.int32), np.zeros(1, np.int32)
     bitmap.unpack(CPU, expected, host_out, host_counter, col_ptr=col_ptr)
-    bitmap.unpack(gpu_backend(), words, out, counter, col_ptr=cupy.asarray(col_ptr))
-    k = int(counter[0])
-    assert k == host_counter[0] and np.array_equal(np.sort(cupy.asnumpy(out[:k])), host_out[:k])
+    held, columns = held_offsets(gpu_backend(), cupy.asarray(col_ptr))
+    for offsets, columns in ((cupy.asarray(col_ptr), None), (cupy.asarray(held), columns)):
+        bitmap.unpack(gpu_backend(), words, out, counter, col_ptr=offsets, columns=columns)
+        k = int(counter[0])
+        assert k == host_counter[0] and np.array_equal(np.sort(cupy.asnumpy(out[:k])), host_out[:k])
 
 
 @pytest.mark.gpu
@@ -281,8 +279,10 @@ def test_gpu_bottom_up_matches_numpy(density, large, held):
     state, _ = random_bits(rng, b, 0.3)
     degree = rng.integers(0, 100, b).astype(np.int32)
     gpu = gpu_backend()
-    found_at = {backend: row_positions(backend, backend.xp.asarray(row_ptr)) if held else None for backend in (CPU, gpu)}
-    finds = found_at[CPU].count if held else C * b
+    # by position: pred_row and the rows' offsets (as a hypersparse block's columns searched as rows)
+    adjacency = {backend: held_offsets(backend, backend.xp.asarray(row_ptr)) if held
+                 else (row_ptr, None) for backend in (CPU, gpu)}
+    finds = adjacency[CPU][1].count if held else C * b
     host = dict(state=state.copy(), pred_row=np.full(finds, -1, np.int32), stats=np.zeros(STAT_WORDS, np.int64),
                 visited=state.copy(), next=np.zeros(b // 32, np.uint32), level=np.full(b, -1, np.int32),
                 pred_col=np.full(b, -1, np.int32), copy=np.zeros(b // 32, np.uint32))
@@ -295,9 +295,10 @@ def test_gpu_bottom_up_matches_numpy(density, large, held):
         xp = backend.xp
         if large:
             bottom_up.summarize(backend, xp.asarray(frontier), s["summary"])
-        bottom_up.search_segment(backend, xp.asarray(row_ptr), xp.asarray(col_idx), m * b,
+        ptr, rows_held = adjacency[backend]
+        bottom_up.search_segment(backend, xp.asarray(ptr), xp.asarray(col_idx), m * b,
                                  xp.asarray(frontier), s["state"], s["state"], s["pred_row"], s["stats"],
-                                 summary=s["summary"] if large else None, found_at=found_at[backend])
+                                 summary=s["summary"] if large else None, found_at=rows_held, rows_held=rows_held)
         bottom_up.commit(backend, s["state"], s["visited"], s["next"], s["level"], s["pred_col"],
                          xp.asarray(degree), 4, s["stats"], peer_fronts=peer_fronts)
     for k, v in host.items():

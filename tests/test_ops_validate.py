@@ -4,9 +4,10 @@ kernels against the twins.
 Random CSC blocks of ranks of several R x C grids with duplicate entries, runs of empty columns and a
 heavy column, random compact levels (some without a level) and parents, part of them the vertex's
 real parent entry, so that every rule fires many times; directed and undirected, every compact level
-type and both parent types. On the GPU also a hub of a million entries, a lattice with a correct BFS
-and the same lattice with a few broken vertices, every entries-per-lane variant, and the detail pass
-for every rule.
+type and both parent types; the column offsets dense and held by the positions of the non-empty
+columns (also of a hypersparse block). On the GPU also a hub of a million entries, a lattice with a
+correct BFS and the same lattice with a few broken vertices, every entries-per-lane variant, and the
+detail pass for every rule.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pytest
 from dbfs.backend import Backend
 from dbfs.grid import Grid
 from dbfs.ops import validate as ops
+from dbfs.ops.sparse import Positions
 
 pytestmark = pytest.mark.one_rank
 
@@ -87,23 +89,34 @@ def random_block(seed, R, C, i, j, n, nnz, directed, level_type, parent_type, he
                  directed)
 
 
+def held_columns(backend, col_ptr):
+    """A block's column offsets held by position, on `backend`: (col_ptr at the non-empty columns and
+    its last entry, the Positions of those columns), as dbfs.graph.LocalGraph holds them."""
+    n = col_ptr.size - 1
+    columns = Positions.of_columns(CPU, col_ptr, np.zeros(n // 32, np.uint32), np.zeros(n // 32 + 1, np.int32))
+    offsets = np.append(col_ptr[:-1][np.diff(col_ptr) > 0], col_ptr[-1])
+    to = backend.asarray
+    return to(offsets), Positions(to(columns.words), to(columns.starts), columns.count)
+
+
 def run_entries(backend, block, detail=None, entries_per_lane=ops.DEFAULT_ENTRIES_PER_LANE, half=False,
-                pieces=(1, 1)):
+                pieces=(1, 1), held=False):
     """check_entries on `backend`: (stats, marks) as NumPy arrays. pieces (columns, rows): the local
     columns and rows cut into that many equal pieces (R, C: the grid's owned blocks), one check_entries
-    per pair of pieces into the same stats and marks."""
+    per pair of pieces into the same stats and marks. held: the column offsets held by position."""
     to = backend.asarray
     stats = ops.new_stats(backend)
     marks = to(np.zeros(block.marks_words, np.uint32))
     layout = ops.EntryLayout.of(block.grid, block.i, block.j, backend)
-    col_ptr, row_idx = to(block.col_ptr), to(block.row_idx)
+    col_ptr, columns = held_columns(backend, block.col_ptr) if held else (to(block.col_ptr), None)
+    row_idx = to(block.row_idx)
     width, height = block.col_level.size // pieces[0], block.row_level.size // pieces[1]
     for c0 in range(0, block.col_level.size, width):
         for r0 in range(0, block.row_level.size, height):
             parent = block.parent[r0:r0 + height] if block.directed else block.parent[c0:c0 + width]
             ops.check_entries(backend, col_ptr, row_idx, to(block.col_level[c0:c0 + width]),
                               to(block.row_level[r0:r0 + height]), to(parent), block.directed, layout, marks, stats,
-                              detail, entries_per_lane, half, first_col=c0, first_row=r0)
+                              detail, entries_per_lane, half, first_col=c0, first_row=r0, columns=columns)
     return backend.asnumpy(stats), backend.asnumpy(marks)
 
 
@@ -235,6 +248,33 @@ def test_numpy_pieces_match_the_whole_block(case):
             assert np.array_equal(run_entries(CPU, block, detail, pieces=pieces)[0], run_entries(CPU, block, detail)[0])
 
 
+HELD_CASES = [(shape, directed, np.uint16, np.int64) for shape in BLOCK_SHAPES for directed in (False, True)]
+
+
+def held_blocks(case):
+    """The case's block and a hypersparse one: an entry per 8 columns, runs of empty columns longer
+    than a warp."""
+    (R, C, _, _, n), _, _, _ = case
+    return block_of(case), block_of(case, nnz=Grid(R, C, n).cols_per_rank // 8, heavy=0)
+
+
+@pytest.mark.parametrize("case", HELD_CASES, ids=[case_id(c) for c in HELD_CASES])
+def test_numpy_held_columns_match_dense(case):
+    """The column offsets held by the positions of the non-empty columns: the dense offsets' stats,
+    marks and witnesses, on the block whole and in pieces (columns from past the first word on, rows by
+    owned block)."""
+    for block in held_blocks(case):
+        for pieces in ((1, 1), (2 * block.grid.R, block.grid.C)):
+            dense = run_entries(CPU, block, pieces=pieces)
+            held = run_entries(CPU, block, pieces=pieces, held=True)
+            assert np.array_equal(held[0], dense[0]) and np.array_equal(held[1], dense[1]), pieces
+            for rule in ENTRY_RULES:
+                if int(dense[0][ops.SLOT[rule]]) != ops.NO_VERTEX:
+                    detail = (rule, int(dense[0][ops.SLOT[rule]]))
+                    assert np.array_equal(run_entries(CPU, block, detail, pieces=pieces, held=True)[0],
+                                          run_entries(CPU, block, detail, pieces=pieces)[0]), (rule, pieces)
+
+
 SYMMETRIC_CASES = [(R, C, lt) for R, C in ((1, 1), (2, 2), (2, 3), (3, 1), (1, 4)) for lt in LEVEL_TYPES]
 
 
@@ -319,18 +359,20 @@ def gpu_backend():
     return Backend("gpu", 0)
 
 
-def assert_kernels_match_twins(block, variants=ops.ENTRIES_PER_LANE, half=False, pieces=(1, 1)):
-    """The kernels, on the block whole or in `pieces` (run_entries), against the twin on the whole block."""
-    cpu_stats, cpu_marks = run_entries(CPU, block, half=half)
+def assert_kernels_match_twins(block, variants=ops.ENTRIES_PER_LANE, half=False, pieces=(1, 1), held=False):
+    """The kernels, on the block whole or in `pieces` (run_entries), against the twin on the whole block,
+    both with the column offsets held by position where `held`."""
+    cpu_stats, cpu_marks = run_entries(CPU, block, half=half, held=held)
     for entries_per_lane in variants:
-        stats, marks = run_entries(gpu_backend(), block, entries_per_lane=entries_per_lane, half=half, pieces=pieces)
+        stats, marks = run_entries(gpu_backend(), block, entries_per_lane=entries_per_lane, half=half, pieces=pieces,
+                                   held=held)
         assert np.array_equal(stats, cpu_stats), (entries_per_lane, stats, cpu_stats)
         assert np.array_equal(marks, cpu_marks), entries_per_lane
     for rule in ENTRY_RULES:
         vertex = int(cpu_stats[ops.SLOT[rule]])
         if vertex != ops.NO_VERTEX:
-            expected, _ = run_entries(CPU, block, (rule, vertex), half=half)
-            got, _ = run_entries(gpu_backend(), block, (rule, vertex), half=half, pieces=pieces)
+            expected, _ = run_entries(CPU, block, (rule, vertex), half=half, held=held)
+            got, _ = run_entries(gpu_backend(), block, (rule, vertex), half=half, pieces=pieces, held=held)
             assert int(got[ops.SLOT["witness"]]) == int(expected[ops.SLOT["witness"]]), rule
     return cpu_stats
 
@@ -368,19 +410,33 @@ def test_gpu_pieces_match_numpy(case):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("held", [False, True], ids=["dense", "held"])
 @pytest.mark.parametrize("R, C, level_type", SYMMETRIC_CASES)
-def test_gpu_half_form_in_pieces_matches_numpy(R, C, level_type):
+def test_gpu_half_form_in_pieces_matches_numpy(R, C, level_type, held):
     for block in symmetric_blocks(11, R, C, 600, 2500, level_type, np.int64):
-        assert_kernels_match_twins(block, half=True, pieces=(R, C))
+        assert_kernels_match_twins(block, half=True, pieces=(R, C), held=held)
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("case", HELD_CASES, ids=[case_id(c) for c in HELD_CASES])
+def test_gpu_held_columns_match_numpy(case):
+    """The column offsets held by position: the kernels against the twin, on the block whole and in
+    pieces, of the case's block, a hypersparse one, and a 2x2 grid's block whose warps mostly span more
+    than 32 columns (the column search through the held starts)."""
+    wide = random_block(19, 2, 2, 1, 1, 1 << 17, 5000, case[1], np.uint16, np.int64, heavy=300)
+    for block in (*held_blocks(case), wide):
+        for pieces in ((1, 1), (2 * block.grid.R, block.grid.C)):
+            assert_kernels_match_twins(block, pieces=pieces, held=True)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("held", [False, True], ids=["dense", "held"])
 @pytest.mark.parametrize("directed", [False, True])
-def test_gpu_pieces_with_a_hub(directed):
+def test_gpu_pieces_with_a_hub(directed, held):
     """Pieces of a 2x2 grid's block, a column of a million entries in the last column piece, the pieces'
     entries starting off the column table's chunks."""
     block = random_block(17, 2, 2, 1, 1, 1 << 17, 200001, directed, np.uint16, np.int64, heavy=1_000_000)
-    assert_kernels_match_twins(block, pieces=(2, 2))
+    assert_kernels_match_twins(block, pieces=(2, 2), held=held)
 
 
 @pytest.mark.gpu

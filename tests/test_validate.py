@@ -515,6 +515,29 @@ def test_pieces_give_the_same_verdicts(graph, monkeypatch):
     assert [v.rule for v in verdicts[WHOLE]] == [None] + [case(s)[3] for case in broken]
 
 
+def hold_columns(graph, monkeypatch):
+    """graph, its column offsets now held by the positions of its non-empty columns as its searches
+    leave them (dbfs.graph.LocalGraph.hold_columns_by_position), on any grid (forced)."""
+    monkeypatch.setattr(graph_module, "holds_columns_by_position", lambda *args: True)
+    graph.hold_columns_by_position()
+    assert graph.columns is not None
+    return graph
+
+
+def test_columns_held_by_position_give_the_same_verdicts(graph, monkeypatch):
+    """A graph holding its column offsets by position: the dense graph's verdicts, edge counts and
+    messages, with the ranges whole and by owned block."""
+    s = setting_of(graph)
+    held = hold_columns(build((graph.grid.R, graph.grid.C), N, s.src, s.dst, s.directed), monkeypatch)
+    broken = (wrong_cycle, level_skipped, missing_leaf, parent_not_neighbour, other_component_own_tree)
+    cases = [(s.parent, s.level, s.nedge)] + [case(s)[:3] for case in broken]
+    for split in (WHOLE, (True, True)):
+        forced(monkeypatch, split)
+        for parent, level, nedge in cases:
+            assert validate(held, s.root, parent, nedge, level) == validate(graph, s.root, parent, nedge, level), split
+    held.comms.free()
+
+
 def test_pieces_are_chosen_where_the_whole_ranges_do_not_fit(graph):
     """A lender holding the arrays by owned block both ways, not whole: the validation takes its
     pieces, allocates nothing beside it, as validation_bytes counts, and gives the whole ranges'
@@ -584,7 +607,8 @@ def test_validation_bytes_count_the_per_vertex_arrays():
 @pytest.mark.parametrize("wide_offsets", [False, True])
 def test_gpu_verdicts_equal_cpu(monkeypatch, wide_offsets):
     """Every case, both graphs, both parent types, every grid: the device gives the CPU's verdict, with
-    the graph's offsets int32 (as these small graphs take them) and int64."""
+    the graph's offsets int32 (as these small graphs take them) and int64, dense and (a second device
+    graph) held by position."""
     if wide_offsets:
         monkeypatch.setattr(graph_module, "NARROW_OFFSETS_MAX", -1)
     local = WORLD.Split_type(MPI.COMM_TYPE_SHARED).Get_rank()
@@ -592,12 +616,13 @@ def test_gpu_verdicts_equal_cpu(monkeypatch, wide_offsets):
     for shape, directed in GRAPH_PARAMS:
         s = SETTINGS[directed]
         graphs = [build(shape, N, s.src, s.dst, directed, backend) for backend in (Backend("cpu"), gpu)]
+        graphs.append(hold_columns(build(shape, N, s.src, s.dst, directed, gpu), monkeypatch))
         for parent_type in PARENT_TYPES:
             for case in CASES:
                 parent, level, nedge, _, _ = case(s)
-                cpu, device = (validate(g, s.root, parent, nedge, level, parent_type) for g in graphs)
-                assert cpu == device, case.__name__
-            cpu, device = (validate(g, s.root, s.parent, s.nedge, s.level, parent_type) for g in graphs)
-            assert cpu == device and device.ok
+                cpu, device, held = (validate(g, s.root, parent, nedge, level, parent_type) for g in graphs)
+                assert cpu == device == held, case.__name__
+            cpu, device, held = (validate(g, s.root, s.parent, s.nedge, s.level, parent_type) for g in graphs)
+            assert cpu == device == held and device.ok
         for g in graphs:
             g.comms.free()

@@ -42,12 +42,15 @@ def pack(backend, offsets, length, words, control=None, steps: int = 0, form: in
     words[:] = words_of(offsets[:host_length(length)], 32 * words.shape[0])
 
 
-def unpack(backend, words, out, counter, control=None, steps: int = 0, form: int = -1, col_ptr=None) -> None:
+def unpack(backend, words, out, counter, control=None, steps: int = 0, form: int = -1, col_ptr=None,
+           columns=None) -> None:
     """out[:k] := the k offsets whose bits are set in `words` (with col_ptr, only those of columns with
     an entry in that CSC block); counter[0] := k.
 
       words    uint32 [w]      read
-      col_ptr  int32/int64 [32w+1] or None  read   offsets
+      col_ptr  int32/int64 [32w+1] or None  read   offsets; or, where the Positions `columns` of the
+                                                   block's non-empty columns hold them, theirs (unread:
+                                                   the columns' words are the filter)
       out      int32 [>= k]    write  order unspecified (NumPy: ascending)
       counter  int32 [1]       write  k (a device array: read it only when k is not already known);
                                       without a control block it is zeroed here, with one the caller
@@ -61,15 +64,16 @@ def unpack(backend, words, out, counter, control=None, steps: int = 0, form: int
         offsets = require_offsets("col_ptr", col_ptr) if col_ptr is not None else None
         if control is None:
             counter.fill(0)
+        dense = col_ptr is not None and columns is None
         gather = backend.kernel("bitmap", "unpack_bitmap", offsets)
         gather((wave_blocks(backend, gather, nwords),), (BLOCK_THREADS,),
-               (words, np.int32(nwords), col_ptr if col_ptr is not None else NULL, out, counter,
-                *gate_args(control, steps, form)))
+               (words, np.int32(nwords), col_ptr if dense else NULL, NULL if columns is None else columns.words, out,
+                counter, *gate_args(control, steps, form)))
         return
     if not gate_open(control, steps, form):
         return
-    found = offsets_of(words)
-    if col_ptr is not None:
+    found = offsets_of(words if columns is None else words & columns.words)
+    if col_ptr is not None and columns is None:
         found = found[col_ptr[found + 1] != col_ptr[found]]
     out[:found.shape[0]] = found
     counter[0] = found.shape[0]

@@ -27,6 +27,8 @@ from dbfs.kernels import BLOCK_THREADS, BOTTOM_UP, CTL, STAT, STEP, SUMMARY, SUM
 from dbfs.ops.arrays import (NULL, TWIN_ITEMS, blocks_for, gate_args, gate_open, require_array, require_offsets,
                              twin_groups)
 from dbfs.ops.bitmap import offsets_of
+from dbfs.ops.bitmap import visited as bit_set
+from dbfs.ops.sparse import column_starts, held_args
 from dbfs.ops.frontier import add_discoveries
 
 GATE = 1 << STEP.BOTTOMUP
@@ -82,11 +84,13 @@ def summarize(backend, frontier, summary, control=None) -> None:
 
 
 def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in, state_out, pred_row, stats,
-                   control=None, summary=None, found_at=None) -> None:
+                   control=None, summary=None, found_at=None, rows_held=None) -> None:
     """Find a frontier parent for each row of the segment row_base .. row_base + 32*len(state) - 1
     whose bit in `state_in` is clear.
 
-      row_ptr    int32/int64 [nrows+1]  read   CSR offsets of the local rows
+      row_ptr    int32/int64 [nrows+1]  read   CSR offsets of the local rows; or [rows_held.count+1]: those
+                                          of the rows of the Positions rows_held (the CSC's column offsets
+                                          held by the non-empty columns, searched as rows: column_starts)
       col_idx    int32 [nnz]       read   local columns of each row's entries
       frontier   uint32 [ncols/32] read   frontier bit of every local column
       summary    None, or uint32 [summary_words(ncols/32)]  read  the frontier's summary (summarize),
@@ -113,7 +117,6 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
                   ("frontier", frontier, np.uint32), ("state_in", state_in, np.uint32),
                   ("state_out", state_out, np.uint32), ("pred_row", pred_row, np.int32),
                   ("stats", stats, np.int64), ("summary", summary, np.uint32))
-        held = (NULL, NULL) if found_at is None else (found_at.words, found_at.starts)
         for name, array, dtype in arrays:
             if array is not None:
                 require_array(name, array, dtype)
@@ -126,8 +129,8 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
                 bitmaps = (frontier, summary, np.int32(frontier.shape[0]))
             blocks = backend.whole_gpu_blocks(step, BLOCK_THREADS, blocks_for(nwords, BLOCK_THREADS // 32))
             step((blocks,), (BLOCK_THREADS,),
-                 (row_ptr, col_idx, np.int32(row_base), np.int32(nwords), *bitmaps, state_in, state_out, pred_row,
-                  *held, stats, gate_args(control)[0]))
+                 (row_ptr, *held_args(rows_held), col_idx, np.int32(row_base), np.int32(nwords), *bitmaps, state_in,
+                  state_out, pred_row, *held_args(found_at), stats, gate_args(control)[0]))
         return
     if not gate_open(control, GATE):
         return
@@ -136,37 +139,35 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
     words = TWIN_ITEMS // 32
     for w in range(0, nwords, words):
         _search_words(row_ptr, col_idx, row_base + 32 * w, frontier, summary, state_in[w:w + words],
-                      state_out[w:w + words], pred_row, stats, found_at)
+                      state_out[w:w + words], pred_row, stats, found_at, rows_held)
 
 
 def _search_words(row_ptr, col_idx, row_base: int, frontier, summary, state_in, state_out, pred_row,
-                  stats, found_at) -> None:
+                  stats, found_at, rows_held) -> None:
     """search_segment's NumPy twin on one step of TWIN_ITEMS rows: the unvisited rows' entries tested a
     group of whole rows at a time (dbfs.ops.arrays.twin_groups)."""
     bits = np.unpackbits(state_in.view(np.uint8), bitorder="little").astype(bool)
     rows = row_base + np.flatnonzero(~bits)
-    for group in twin_groups(row_ptr[rows + 1] - row_ptr[rows]):
-        found = _first_frontier_entries(row_ptr, col_idx, frontier, summary, rows[group], pred_row, stats,
-                                        found_at)
+    starts = column_starts(row_ptr, rows_held, rows)
+    ends = column_starts(row_ptr, rows_held, rows + 1)
+    for group in twin_groups(ends - starts):
+        found = _first_frontier_entries(col_idx, frontier, summary, rows[group], starts[group], ends[group],
+                                        pred_row, stats, found_at)
         bits[found - row_base] = True
     state_out[:] = np.packbits(bits, bitorder="little").view(np.uint32)
 
 
-def _bit(words, offsets):
-    return ((words[offsets >> 5] >> (offsets & 31).astype(np.uint32)) & np.uint32(1)).astype(bool)
-
-
-def _first_frontier_entries(row_ptr, col_idx, frontier, summary, rows, pred_row, stats, found_at):
-    """The rows (of `rows`) with an entry in the frontier: pred_row[row] := the first such entry's
-    column (CSR order); CHECKED += the entries up to it (a row without one: all of them). Returns the
-    rows found. With a summary, only the entries whose summary bit is set are tested in the frontier."""
-    starts, ends = row_ptr[rows], row_ptr[rows + 1]
+def _first_frontier_entries(col_idx, frontier, summary, rows, starts, ends, pred_row, stats, found_at):
+    """The rows (of `rows`, their entries col_idx[starts:ends]) with an entry in the frontier:
+    pred_row[row] := the first such entry's column (CSR order); CHECKED += the entries up to it (a row
+    without one: all of them). Returns the rows found. With a summary, only the entries whose summary bit
+    is set are tested in the frontier."""
     lengths = ends - starts
     owner = np.repeat(np.arange(rows.shape[0]), lengths)
     entries = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(owner.shape[0])
     cols = col_idx[entries]
-    hit = _bit(summary, cols >> 5) if summary is not None else np.ones(cols.shape[0], bool)
-    hit[hit] = _bit(frontier, cols[hit])
+    hit = bit_set(summary, cols >> 5) if summary is not None else np.ones(cols.shape[0], bool)
+    hit[hit] = bit_set(frontier, cols[hit])
     found_rows, first = np.unique(owner[hit], return_index=True)
     first_entry = entries[hit][first]
     stats[STAT.CHECKED] += int(lengths.sum() - (ends[found_rows] - first_entry - 1).sum())

@@ -27,6 +27,7 @@ from dbfs.kernels import BLOCK_THREADS, COLUMN_CHUNK, CTL, SCAN_TILE, STAT, STEP
 from dbfs.ops.arrays import (NULL, TWIN_ITEMS, gate_args, gate_open, host_length, length_args, require_array,
                              require_offsets, twin_groups)
 from dbfs.ops.bitmap import set_visited, visited
+from dbfs.ops.sparse import column_starts, held_args
 
 EDGES_PER_THREAD = (1, 2, 4, 8)
 GROUP_SCRATCH_BYTES = 8       # dynamic shared memory per dst group (common.cuh block_reserve)
@@ -55,11 +56,14 @@ class ExpandScratch:
 
 
 def expand(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, pred_row, pred_col, dst,
-           dst_cnt, stats, scratch, lvl=0, edges_per_thread=4, control=None, found_at=None) -> None:
+           dst_own, dst_cnt, stats, scratch, lvl=0, edges_per_thread=4, control=None, found_at=None,
+           columns=None) -> None:
     """Expand the frontier columns of one level.
 
     Arrays live on the backend's device (CuPy on a GPU backend, NumPy otherwise), 1-D, C-contiguous:
-      col_ptr   int32/int64 [ncols+1]  read   CSC column offsets (ncols = grid.cols_per_rank local columns)
+      col_ptr   int32/int64 [ncols+1]  read   CSC column offsets (ncols = grid.cols_per_rank local columns);
+                or [columns.count+1]     where columns (dbfs.ops.sparse.Positions of the non-empty
+                                         columns) is given, theirs alone (dbfs.ops.sparse.column_starts)
       row_idx   int32 [nnz]       read   CSC local destination rows (grid.rows_per_rank local rows)
       frontier  int32 [>= nf]     read   local column ids to expand
       length    int or int32 [1]  read   nf, on the host or on the device (may be 0)
@@ -70,8 +74,10 @@ def expand(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, 
                                          entry) is given, at v's position
       pred_col  int32 [b] or None write  pred_col[o] = j for newly discovered owned rows (None: one
                                          rank, where nothing needs it)
-      dst       int32 [C*s]       write  group m occupies dst[m*s : (m+1)*s] (s = len(dst) // C)
-      dst_cnt   int32 [C]         read/write  group m's fill; new offsets go to dst[m*s + dst_cnt[m]...]
+      dst       int32 [C*s]       write  group m != j occupies dst[m*s : (m+1)*s] (s = len(dst) // C)
+      dst_own   int32 [s]         write  group j, the next frontier (where dst's own group is the other
+                                         queue's, dbfs.search_state; it may be dst[j*s : (j+1)*s])
+      dst_cnt   int32 [C]         read/write  group m's fill; new offsets go to its group at dst_cnt[m]...
       stats     int64 [STAT_WORDS] read/write  CHECKED += the frontier's total degree (entries scanned)
       scratch   ExpandScratch with capacity >= nf, its scan of col_ptr's dtype
       control   int64 [CTL_WORDS] or None: the device-driven loop's control block; the level then runs
@@ -92,23 +98,23 @@ def expand(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, 
     """
     if backend.is_gpu:
         _expand_gpu(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, pred_row, pred_col,
-                    dst, dst_cnt, stats, scratch, lvl, edges_per_thread, control, found_at)
+                    dst, dst_own, dst_cnt, stats, scratch, lvl, edges_per_thread, control, found_at, columns)
     elif gate_open(control, 1 << STEP.TOPDOWN):
         if control is not None:
             lvl = int(control[CTL.LEVEL])
         _expand_numpy(grid, j, col_ptr, row_idx, frontier[:host_length(length)], bitmap, level, pred_row,
-                      pred_col, lvl, dst, dst_cnt, stats, found_at)
+                      pred_col, lvl, dst, dst_own, dst_cnt, stats, found_at, columns)
 
 
 def _expand_gpu(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, pred_row, pred_col,
-                dst, dst_cnt, stats, scratch, lvl, edges_per_thread, control, found_at):
+                dst, dst_own, dst_cnt, stats, scratch, lvl, edges_per_thread, control, found_at, columns):
     if edges_per_thread not in EDGES_PER_THREAD:
         raise ValueError(f"edges_per_thread must be one of {EDGES_PER_THREAD}, got {edges_per_thread}")
     offsets = require_offsets("col_ptr", col_ptr)
     for name, array, dtype in (("row_idx", row_idx, np.int32), ("frontier", frontier, np.int32),
                                ("bitmap", bitmap, np.uint32),
                                ("level", level, np.int32), ("pred_row", pred_row, np.int32),
-                               ("dst", dst, np.int32),
+                               ("dst", dst, np.int32), ("dst_own", dst_own, np.int32),
                                ("dst_cnt", dst_cnt, np.int32), ("stats", stats, np.int64)):
         require_array(name, array, dtype)
     if pred_col is not None:
@@ -129,7 +135,7 @@ def _expand_gpu(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, le
         for name in ("frontier_tile_degrees", "scan_tile_sums", "frontier_degree_scan", "frontier_column_table",
                      f"expand_frontier_e{edges_per_thread}"))
     tile_degrees((min(backend.resident_blocks(tile_degrees, BLOCK_THREADS), tiles),), (BLOCK_THREADS,),
-                 (col_ptr, frontier, *count, scratch.tile_sums, scratch.cumul, gate))
+                 (col_ptr, *held_args(columns), frontier, *count, scratch.tile_sums, scratch.cumul, gate))
     scan_tiles((1,), (BLOCK_THREADS,), (scratch.tile_sums, *count, gate))
     degree_scan((min(backend.resident_blocks(degree_scan, BLOCK_THREADS), tiles),), (BLOCK_THREADS,),
                 (*count, scratch.tile_sums, scratch.cumul, scratch.chunks, gate))
@@ -138,29 +144,29 @@ def _expand_gpu(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, le
     ngroups = dst_cnt.shape[0]
     expansion(
         (backend.resident_blocks(expansion, BLOCK_THREADS),), (BLOCK_THREADS,),
-        (col_ptr, row_idx, frontier, *count, scratch.cumul, scratch.columns, bitmap, level, pred_row,
-         *((NULL, NULL) if found_at is None else (found_at.words, found_at.starts)),
+        (col_ptr, *held_args(columns), row_idx, frontier, *count, scratch.cumul, scratch.columns, bitmap, level,
+         pred_row, *held_args(found_at),
          pred_col if pred_col is not None else NULL, np.int32(lvl), np.int32(j), np.int32(grid.block),
-         np.int32(ngroups), np.int64(dst.shape[0] // ngroups), dst, dst_cnt, scratch.chunks, stats, gate),
+         np.int32(ngroups), np.int64(dst.shape[0] // ngroups), dst, dst_own, dst_cnt, scratch.chunks, stats, gate),
         shared_mem=GROUP_SCRATCH_BYTES * ngroups)
 
 
-def _expand_numpy(grid, j, col_ptr, row_idx, frontier, bitmap, level, pred_row, pred_col, lvl, dst, dst_cnt,
-                  stats, found_at=None):
+def _expand_numpy(grid, j, col_ptr, row_idx, frontier, bitmap, level, pred_row, pred_col, lvl, dst, dst_own,
+                  dst_cnt, stats, found_at=None, columns=None):
     """expand's twin, a step of TWIN_ITEMS frontier columns at a time, their entries in groups of
     whole columns (dbfs.ops.arrays.twin_groups; the steps bound the temporaries): in frontier order,
     so a row goes to the first column that reaches it, as in one pass over everything."""
     for lo in range(0, frontier.shape[0], TWIN_ITEMS):
-        columns = np.asarray(frontier[lo:lo + TWIN_ITEMS], dtype=np.int64)
-        for group in twin_groups(col_ptr[columns + 1] - col_ptr[columns]):
-            _expand_columns(grid, j, col_ptr, row_idx, columns[group], bitmap, level, pred_row, pred_col, lvl,
-                            dst, dst_cnt, stats, found_at)
+        step = np.asarray(frontier[lo:lo + TWIN_ITEMS], dtype=np.int64)
+        starts = column_starts(col_ptr, columns, step)
+        degrees = column_starts(col_ptr, columns, step + 1) - starts
+        for group in twin_groups(degrees):
+            _expand_columns(grid, j, row_idx, step[group], starts[group], degrees[group], bitmap, level, pred_row,
+                            pred_col, lvl, dst, dst_own, dst_cnt, stats, found_at)
 
 
-def _expand_columns(grid, j, col_ptr, row_idx, frontier, bitmap, level, pred_row, pred_col, lvl, dst, dst_cnt,
-                    stats, found_at):
-    starts = col_ptr[frontier]
-    degrees = col_ptr[frontier + 1] - starts
+def _expand_columns(grid, j, row_idx, frontier, starts, degrees, bitmap, level, pred_row, pred_col, lvl, dst,
+                    dst_own, dst_cnt, stats, found_at):
     total = int(degrees.sum())
     stats[STAT.CHECKED] += total
     if total == 0:
@@ -178,7 +184,7 @@ def _expand_columns(grid, j, col_ptr, row_idx, frontier, bitmap, level, pred_row
     pred_row[new_rows if found_at is None else found_at.at(new_rows)] = sources[fresh][first]
     groups = grid.row_group(new_rows)
     offsets = grid.row_offset(new_rows)
-    append_grouped(dst.shape[0] // dst_cnt.shape[0], dst, dst_cnt, groups, offsets)
+    append_grouped(dst.shape[0] // dst_cnt.shape[0], dst, dst_cnt, groups, offsets, j, dst_own)
     own = offsets[groups == j]
     level[own] = lvl
     if pred_col is not None:
@@ -186,14 +192,17 @@ def _expand_columns(grid, j, col_ptr, row_idx, frontier, bitmap, level, pred_row
 
 
 def append_grouped(slots: int, dst: np.ndarray, dst_cnt: np.ndarray, groups: np.ndarray,
-                   offsets: np.ndarray) -> None:
-    """Append offsets[k] to group groups[k] of dst (groups of `slots` entries, sorted ascending), bumping
-    dst_cnt (IndexError where a group would overflow)."""
+                   offsets: np.ndarray, j: int = -1, own=None) -> None:
+    """Append offsets[k] to group groups[k] of dst (groups of `slots` entries, sorted ascending), group j
+    to `own` where given, bumping dst_cnt (IndexError where a group would overflow)."""
     counts = np.bincount(groups, minlength=dst_cnt.shape[0])
     group_start = np.cumsum(counts) - counts
     rank_in_group = np.arange(groups.shape[0]) - group_start[groups]
     at = dst_cnt[groups] + rank_in_group
     if at.size and int(at.max()) >= slots:
         raise IndexError(f"a group of {slots} slots would overflow")
-    dst[groups * slots + at] = offsets
+    mine = groups == j if own is not None else np.zeros(groups.shape[0], bool)
+    dst[(groups * slots + at)[~mine]] = offsets[~mine]
+    if own is not None:
+        own[at[mine]] = offsets[mine]
     dst_cnt += counts.astype(dst_cnt.dtype)

@@ -111,7 +111,7 @@ def small_levels(backend, grid, col_ptr, row_idx, degree, q0, q1, counts0, visit
     while step == STEP.SMALL:
         fill = np.zeros(1, np.int32)
         counters = np.zeros(STAT_WORDS, np.int64)
-        _expand_numpy(grid, 0, col_ptr, row_idx, cur[:nf], visited, level, parent, None, lvl, nxt, fill,
+        _expand_numpy(grid, 0, col_ptr, row_idx, cur[:nf], visited, level, parent, None, lvl, nxt, nxt, fill,
                       counters)
         add_discoveries(counters, degree[nxt[:int(fill[0])]])
         nf_new, mf_new = int(fill[0]), int(counters[STAT.DEGREES])

@@ -19,6 +19,7 @@ import numpy as np
 from dbfs.kernels import BLOCK_THREADS, HEAD, HEAD_WORDS, MSG, STAT
 from dbfs.ops.arrays import blocks_for, require_array, require_offsets
 from dbfs.ops.bitmap import offsets_of, words_of
+from dbfs.ops.sparse import column_starts, held_args
 
 FORCED = {"adaptive": -1, "list": MSG.LIST, "bitmap": MSG.BITMAP}
 
@@ -137,27 +138,28 @@ def items(message, block: int) -> np.ndarray:
     return payload[:int(message[HEAD.COUNT])].astype(np.int64)
 
 
-def to_list(backend, sources: SourceTable, bases, block: int, col_ptr, out, count) -> None:
+def to_list(backend, sources: SourceTable, bases, block: int, col_ptr, out, count, columns=None) -> None:
     """out[:k] := every offset of every source message plus bases[y] (any order) that is a column with
     an entry in the CSC block; count[0] := k (at most the block's non-empty columns).
 
-      bases    int32 [len(sources)] (device; host on the CPU)   col_ptr  int32/int64 [ncols+1]
-      out      int32 [>= k]                                     count    int32 [1]
+      bases    int32 [len(sources)] (device; host on the CPU)   col_ptr  int32/int64 [ncols+1], or held by
+      out      int32 [>= k]                                              the Positions `columns` (expand)
+      count    int32 [1]
     GPU: a memset and one kernel, no host synchronisation (k stays on the device)."""
     if backend.is_gpu:
         offsets = require_offsets("col_ptr", col_ptr)
         backend.zero(count)
         kernel = backend.kernel("message", "messages_to_list", offsets)
         kernel(_grid(backend, kernel, block, len(sources)), (BLOCK_THREADS,),
-               (sources.pointers, bases, np.int32(block), col_ptr, out, count))
+               (sources.pointers, bases, np.int32(block), col_ptr, *held_args(columns), out, count))
         return
     at = 0
     for message, base in zip(sources.messages, bases):
         if message is not None:
-            columns = items(message, block) + int(base)
-            columns = columns[col_ptr[columns + 1] > col_ptr[columns]]
-            out[at:at + columns.shape[0]] = columns
-            at += columns.shape[0]
+            offsets = items(message, block) + int(base)
+            offsets = offsets[column_starts(col_ptr, columns, offsets + 1) > column_starts(col_ptr, columns, offsets)]
+            out[at:at + offsets.shape[0]] = offsets
+            at += offsets.shape[0]
     count[0] = at
 
 

@@ -6,7 +6,8 @@ same contract, the messages going through MPI on the grid's communicators. level
 global totals summed the same way by one block per rank.
 
 Arrays (device, 1-D, C-contiguous; state names as in dbfs.search_state):
-  col_ptr int32/int64 [cols+1], row_idx int32 [nnz], degree int32 [b]    read   the CSC block
+  col_ptr int32/int64 [cols+1], row_idx int32 [nnz], degree int32 [b]    read   the CSC block (col_ptr
+                                  held by the Positions graph.columns where given: ops.sparse.column_starts)
   own_list  int32 [s]             read/write  the own frontier (offsets) in, and out when the kernel ends
                                               (group j of a frontier queue, s = state.slots: a level finds
                                               at most the owned vertices with an edge)
@@ -57,6 +58,7 @@ from dbfs.ops.arrays import NULL, require_offsets
 from dbfs.ops.expand import _expand_numpy
 from dbfs.ops.frontier import publish_figures
 from dbfs.ops.level_control import next_step
+from dbfs.ops.sparse import held_args
 from dbfs.ops.update import update_from_offsets
 
 
@@ -91,20 +93,14 @@ def blocks(backend, kernel) -> int:
     return min(PEER_BLOCKS, max(1, resident * 3 // 4) if backend.sharing > 1 or percentage else resident)
 
 
-def _pred_row_positions(state) -> tuple:
-    """The kernel's words and starts of the Positions pred_row is held by (null pointers: by the row)."""
-    held = state.row_positions
-    return (NULL, NULL) if held is None else (held.words, held.starts)
-
-
 def peer_levels(backend, graph, state, links, own_list, spare, own_count, counters, ctl, rounds, log,
                 capacity: int, edge_limit: int, alpha: float, beta: float) -> None:
     grid, i, j = graph.grid, graph.i, graph.j
     if backend.is_gpu:
         kernel = backend.kernel("peer_levels", "peer_levels", require_offsets("col_ptr", graph.col_ptr))
         kernel((blocks(backend, kernel),), (PEER_THREADS,),
-               (graph.col_ptr, graph.row_idx, graph.degree, own_list, spare, own_count, state.visited,
-                state.level, state.pred_row, *_pred_row_positions(state),
+               (graph.col_ptr, *held_args(graph.columns), graph.row_idx, graph.degree, own_list, spare, own_count,
+                state.visited, state.level, state.pred_row, *held_args(state.row_positions),
                 state.pred_col if state.pred_col is not None else NULL, counters,
                 *links.kernel_args(own_list), ctl, rounds, state.stats, log, np.int64(log.shape[0] // PEER_LOG_WORDS),
                 np.int32(i), np.int32(j), np.int32(grid.R), np.int32(grid.C), np.int32(grid.size),
@@ -170,7 +166,8 @@ def _peer_levels_numpy(graph, state, comms, own_list, own_count, ctl, rounds, lo
         fill[:] = 0
         checked = np.zeros_like(state.stats)
         _expand_numpy(grid, j, graph.col_ptr, graph.row_idx, columns, state.visited, state.level, state.pred_row,
-                      state.pred_col, lvl, groups, fill, checked, state.row_positions)
+                      state.pred_col, lvl, groups, state.group(groups, j), fill, checked, state.row_positions,
+                      graph.columns)
         outgoing = [state.group(groups, m)[:fill[m]].copy() for m in range(grid.C)]
         marks.append(time.perf_counter_ns())
         received = [(m, offsets) for m, offsets in enumerate(comms.row.alltoall(outgoing)) if m != j]
@@ -178,7 +175,7 @@ def _peer_levels_numpy(graph, state, comms, own_list, own_count, ctl, rounds, lo
         if received:
             update_from_offsets(grid, j, np.concatenate([np.full(len(o), m, np.int32) for m, o in received]),
                                 np.concatenate([o for _, o in received]).astype(np.int64), state.visited,
-                                state.level, state.pred_col, lvl, groups, fill)
+                                state.level, state.pred_col, lvl, state.group(groups, j), fill)
         own = state.group(groups, j)[:fill[j]].copy()
         degrees = int(graph.degree[own].sum())
         marks.append(time.perf_counter_ns())

@@ -10,7 +10,9 @@ A block's array of local columns is held the same way where most columns hold no
 block of a tall grid: at Graph500 density about a third of a 4 x 4 grid's local columns have one): the
 bitmap of the non-empty columns and the exclusive prefix of its words' popcounts (Positions) place
 column k's value at its position, so the array takes 4 bytes a non-empty column and the Positions a
-quarter byte a column, where the dense array takes 4 bytes a column.
+quarter byte a column, where the dense array takes 4 bytes a column. A CSC's column offsets are held so
+too (column_starts): the columns below c hold the entries that the held ones below c hold, so column c
+starts at the held offsets' entry number Positions.below(c), for an empty column as for any other.
 
 GPU method: kernels/sparse.cu (a ballot per warp builds the bitmap, popcounts plus one scan place
 each word's entries, a thread per entry gathers or scatters); kernels/positions.cuh reads a position.
@@ -24,9 +26,11 @@ import numpy as np
 from dataclasses import dataclass
 
 from dbfs.kernels import BLOCK_THREADS
-from dbfs.ops.arrays import blocks_for, require_array
+from dbfs.ops.arrays import NULL, blocks_for, require_array
 from dbfs.ops.bitmap import visited
 
+# The share of a range's members below which an array over them is held by position (by_position).
+POSITIONS_SHARE = 15 / 16
 # Members whose presence one step of Positions.of_columns tests: its mask and bits take 1.1 MiB.
 POSITIONS_STEP = 1 << 20
 _POPCOUNT8 = np.array([bin(x).count("1") for x in range(256)], np.int32)
@@ -74,11 +78,53 @@ class Positions:
         """NumPy: the positions of held `members` (kernels/positions.cuh Positions::of)."""
         return _positions(self.words, self.starts, members)
 
+    def below(self, members):
+        """NumPy: the held members below each of `members`, any of 0 .. n (Positions::below)."""
+        members = np.asarray(members, np.int64)
+        word = np.minimum(members >> 5, self.words.shape[0] - 1)      # k = n: its bits below are none
+        partial = np.atleast_1d(self.words[word] & ((np.uint32(1) << (members & 31).astype(np.uint32)) - np.uint32(1)))
+        return self.starts[members >> 5] + _popcounts(partial.astype(np.uint32)).reshape(members.shape)
+
     def block(self, k: int, members: int) -> "Positions":
         """The members k*members .. (k+1)*members - 1 (members a multiple of 32): their words and starts,
         views; positions stay those of the whole range."""
         lo, hi = k * members // 32, (k + 1) * members // 32
         return Positions(self.words[lo:hi], self.starts[lo:hi + 1], self.count)
+
+
+def by_position(n: int, members: int | None) -> bool:
+    """Whether an array of 4-byte entries over a range of n indices of which at most `members` can hold
+    something (None: not counted) is held by their positions: where that takes fewer bytes, 4 a member
+    plus the Positions' quarter byte an index against 4 an index, below POSITIONS_SHARE of the n."""
+    return members is not None and members < POSITIONS_SHARE * n
+
+
+def held_args(positions) -> tuple:
+    """A kernel's (words, starts) arguments for `positions` (None: null pointers, every member held)."""
+    return (NULL, NULL) if positions is None else (positions.words, positions.starts)
+
+
+def column_starts(col_ptr, columns, c):
+    """NumPy: the starts of columns `c` (any of 0 .. n) of a CSC whose offsets col_ptr are held by the
+    Positions `columns` (None: col_ptr[c] itself); kernels/positions.cuh ColumnStarts."""
+    return col_ptr[c] if columns is None else col_ptr[columns.below(c)]
+
+
+def held_offsets(backend, ptr) -> tuple:
+    """(the offsets of the non-empty segments of `ptr` [n + 1] and its last, in host memory; their
+    Positions, on the device): a CSC's column offsets held by position (column_starts reads them), put
+    together on the host so that the device never holds both forms at once. In steps: a whole range's mask
+    takes a byte an index; a host synchronisation a step."""
+    xp, n = backend.xp, int(ptr.shape[0]) - 1
+    held = Positions.of_columns(backend, ptr, xp.zeros(n // 32, xp.uint32), xp.zeros(n // 32 + 1, xp.int32))
+    offsets, at = np.empty(held.count + 1, ptr.dtype), 0
+    for lo in range(0, n, POSITIONS_STEP):
+        hi = min(n, lo + POSITIONS_STEP)
+        kept = backend.asnumpy(ptr[lo:hi][ptr[lo + 1:hi + 1] != ptr[lo:hi]])
+        offsets[at:at + kept.shape[0]] = kept
+        at += kept.shape[0]
+    offsets[at] = int(ptr[n])
+    return offsets, held
 
 
 def held_entries(values, words, starts, offsets):

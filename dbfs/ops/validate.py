@@ -15,12 +15,15 @@ keep the lowest offending global vertex id (NO_VERTEX: none) and whose other slo
   check_parent_edges  per owned vertex: parent-not-neighbour (no mark)
 GPU method (check_entries): the entries in equal chunks, EPT consecutive ones per thread; a table of
 the column of every COLUMN_CHUNK-th entry, made in one pass over the columns, bounds each warp's
-columns, whose starts the warp loads once to name every entry's column (kernels/columns.cuh), so
+columns, whose starts the warp loads once to name every entry's column (kernels/columns.cuh; the
+starts read through kernels/positions.cuh ColumnStarts where the block holds its column offsets by
+the positions of its non-empty columns, dbfs.graph.LocalGraph.columns), so
 hubs and long runs of empty columns cost no more than other entries; per entry the row (loaded
 first: it depends on nothing), its compact level (and, directed, its parent) and the column's level
 and parent (once per warp lane).
 Lowest offenders: warp minimum, then one atomicMin only below the slot's value; counts: one atomic per
-block. NumPy method: the same rules on whole arrays, entries in chunks of whole columns.
+block. NumPy method: the same rules on whole arrays, entries in chunks of whole columns, a piece's
+column starts made dense first (dbfs.ops.sparse.column_starts).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import numpy as np
 from dbfs.kernels import BLOCK_THREADS as THREADS
 from dbfs.kernels import COLUMN_CHUNK, VALIDATE_SLOTS
 from dbfs.ops.arrays import TWIN_CHUNK, blocks_for, require_array, require_offsets
+from dbfs.ops.sparse import Positions, column_starts, held_args
 
 SLOT = {name.lower(): k for k, name in enumerate(VALIDATE_SLOTS)}
 STATS_SLOTS = len(VALIDATE_SLOTS)
@@ -150,14 +154,17 @@ def compact_levels(backend, parent, level, out) -> None:
 def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, directed: bool,
                   layout: EntryLayout, marks, stats, detail: tuple[str, int] | None = None,
                   entries_per_lane: int = DEFAULT_ENTRIES_PER_LANE, half: bool = False, column_table=None,
-                  first_col: int = 0, first_row: int = 0) -> None:
+                  first_col: int = 0, first_row: int = 0, columns=None) -> None:
     """The entry rules of one CSC block (A[v][u] = 1 for the entry u -> v, u a column, v a row), or of
     a piece of it: the entries of the local columns [first_col, first_col + nc) whose rows lie in
     [first_row, first_row + nr) (nc, nr: the lengths of col_level and row_level; first_col a multiple
     of 32). Over pieces that cover the columns and the rows once each, every entry is checked once:
     the stats and marks come out as the whole block's.
 
-      col_ptr    int32/int64 [ncols+1]  read   the block's
+      col_ptr    int32/int64 [ncols+1]  read   the block's; where `columns` is given, the offsets of
+                 its non-empty columns alone ([columns.count + 1], dbfs.graph.LocalGraph.col_ptr)
+      columns    Positions of the block's non-empty local columns (dbfs.ops.sparse) or None (col_ptr
+                 dense): column c starts at col_ptr[columns.below(c)]
       row_idx    int32 [nnz]      read   local rows, the block's
       col_level  L [nc]           read   compact levels of the piece's columns (L from level_dtype)
       row_level  L [nr]           read   compact levels of the piece's rows
@@ -183,12 +190,19 @@ def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, direc
     offending entries whose offender is `vertex` (the column vertex for span, edge-level and the
     directed parent rules; the row vertex, the parent, for the undirected parent rules; half: the
     other end of an offending edge, either end of an edge-level one).
-    GPU: one launch on the current stream; entries_per_lane picks the variant (ENTRIES_PER_LANE).
+    GPU: two launches on the current stream (the column table, the pass), the piece's starts as
+    (col_ptr, col_words, col_starts): col_ptr[first_col:] and null pointers (dense), or the whole held
+    col_ptr and the Positions' words and starts from word first_col / 32 on, whose positions stay the
+    whole range's (kernels/positions.cuh ColumnStarts); entries_per_lane picks the variant
+    (ENTRIES_PER_LANE).
     """
     ncols, nnz = int(col_level.shape[0]), int(row_idx.shape[0])
     if first_col % 32:
         raise ValueError(f"a piece's first column must be a multiple of 32, got {first_col}")
-    col_ptr = col_ptr[first_col:first_col + ncols + 1]
+    if columns is None:
+        col_ptr = col_ptr[first_col:first_col + ncols + 1]
+    else:
+        columns = Positions(columns.words[first_col // 32:], columns.starts[first_col // 32:], columns.count)
     col_marks = marks if directed else marks[first_col // 32:]
     detail_slot, detail_vertex = (-1, 0) if detail is None else (SLOT[detail[0]], detail[1])
     if backend.is_gpu:
@@ -208,19 +222,22 @@ def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, direc
         if column_table is None:
             column_table = backend.xp.empty(nchunks, backend.xp.int32)
         backend.kernel("validate", "entry_column_table", offsets)(
-            (blocks_for(ncols, THREADS),), (THREADS,), (col_ptr, np.int32(ncols), np.int64(nchunks), column_table))
+            (blocks_for(ncols, THREADS),), (THREADS,),
+            (col_ptr, *held_args(columns), np.int32(ncols), np.int64(nchunks), column_table))
         form = "directed" if directed else "half" if half else "full"
         name = f"check_entries_{_level_name(col_level)}_{_PARENT_TYPES[parent.dtype]}_e{entries_per_lane}_{form}"
         kernel = backend.kernel("validate", name, offsets)
         kernel(
             (min(backend.resident_blocks(kernel, THREADS), -(-nnz // (THREADS * entries_per_lane))),), (THREADS,),
-            (col_ptr, row_idx, np.int32(ncols), col_level, row_level, parent, parent,
+            (col_ptr, *held_args(columns), row_idx, np.int32(ncols), col_level, row_level, parent, parent,
              np.int64(layout.col_base + first_col), layout.row_starts, layout.block_rows,
              np.int32(layout.block_rows.shape[0]), np.int32(layout.b), np.int32(first_row),
              np.int32(first_row + row_level.shape[0]), col_marks, stats, np.int32(detail_slot),
              np.uint64(detail_vertex), column_table))
         return
     col_levels, row_levels = _decode(col_level), _decode(row_level)
+    if columns is not None:
+        col_ptr = _dense_starts(col_ptr, columns, ncols)
     # whole columns a step
     starts = np.searchsorted(col_ptr, np.arange(int(col_ptr[0]), int(col_ptr[-1]), TWIN_CHUNK), side="right") - 1
     bounds = np.unique(np.append(starts, ncols))
@@ -255,6 +272,16 @@ def check_parent_edges(backend, parent, marks, n_real: int, first_id: int, root:
     marked = np.unpackbits(marks.view(np.uint8), bitorder="little")[:n_real].astype(bool)
     v = first_id + np.arange(n_real, dtype=np.int64)
     _lower(stats, "parent_not_neighbour", v[~marked & (parent[:n_real] != -1) & (v != root)])
+
+
+def _dense_starts(col_ptr, columns, ncols: int) -> np.ndarray:
+    """NumPy: the starts [ncols + 1] of the piece's columns, whose offsets col_ptr are held by the
+    piece's Positions `columns`; in steps of TWIN_CHUNK columns, which bound below()'s temporaries."""
+    starts = np.empty(ncols + 1, col_ptr.dtype)
+    for lo in range(0, ncols + 1, TWIN_CHUNK):
+        hi = min(ncols + 1, lo + TWIN_CHUNK)
+        starts[lo:hi] = column_starts(col_ptr, columns, np.arange(lo, hi))
+    return starts
 
 
 def _entries_numpy(col_ptr, row_idx, col_levels, row_levels, parent, directed, half, layout, first_col,
