@@ -312,14 +312,18 @@ def search_state_bytes(grid: Grid, direction: str, entries: int, transport: str 
     return total + grid_loop.buffer_bytes(grid, encoding, transport, cpu, direction, by_columns, log_levels)
 
 
-def twin_search_bytes(grid: Grid, direction: str, entries: int) -> int:
+def twin_search_bytes(grid: Grid, direction: str, entries: int, columns: int | None = None) -> int:
     """The CPU backend's largest NumPy-twin step of the search phase: an expansion (top-down levels; with
     direction auto a top-down level's frontier edges stay below the unvisited ones / alpha, the
-    direction rule's), a bottom-up step (direction auto), the validation's entry pass."""
+    direction rule's), a bottom-up step (direction auto), the validation's entry pass (with the column
+    offsets held by position, `columns` the grid's most non-empty ones, it makes a piece's every column's
+    offset first, at the offsets' width, a piece being at most every local column)."""
     from dbfs.direction import DEFAULT_ALPHA
     expanded = min(TWIN_CHUNK, entries if direction != "auto" else int(entries / DEFAULT_ALPHA))
     steps = [TWIN_EXPAND_BYTES[0] * min(TWIN_ITEMS, grid.cols_per_rank) + TWIN_EXPAND_BYTES[1] * expanded,
-             TWIN_CHECK_ENTRY_BYTES * min(TWIN_CHUNK, entries)]
+             TWIN_CHECK_ENTRY_BYTES * min(TWIN_CHUNK, entries)
+             + (offset_dtype(entries).itemsize * (grid.cols_per_rank + 1)
+                if holds_columns_by_position(grid, columns) else 0)]
     if direction == "auto":
         steps.append(TWIN_BOTTOM_UP_BYTES[0] * min(TWIN_ITEMS, grid.block)
                      + TWIN_BOTTOM_UP_BYTES[1] * min(TWIN_CHUNK, entries))
@@ -501,7 +505,7 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
              "validation": checking}
     host = 0                                    # the CPU backend's Python objects, in every phase
     if device == "cpu":
-        parts["NumPy twins' steps"] = twin_search_bytes(grid, direction, counted)
+        parts["NumPy twins' steps"] = twin_search_bytes(grid, direction, counted, nonempty)
         parts["Python objects"] = host = CPU_PYTHON_BYTES
         if layout in ("copy", "shared"):
             parts["rows' order"] = twin_order_bytes(grid, counted)
