@@ -24,7 +24,8 @@ exactly what the constructor allocates. Parents are int32 when every global id f
 the report take either); on a grid of one column (1x1, R x 1) the discoverer array is the parent array
 itself (a local column is a global id there, and the local rows are the owned block), so a search leaves
 its result in place and nothing is copied or resolved but the vertices found on the CSC's columns,
-which the owner marks there. On other grids the predecessor exchange after the levels gathers the
+which the owner marks there. On other grids the owner keeps each vertex's discoverer grid column
+(pred_col, int16: at most 32767 grid columns), and the predecessor exchange after the levels gathers the
 discoverers' rows (where they are not read in place) over the discoverers' own pred_row, and the column
 finds over the finders' own column parents. Once every
 rank's search has ended, the arrays of `idle_after_search` hold nothing of its result: the validation
@@ -117,7 +118,9 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns
     if not one_gpu:
         parts["count"] = (np.int32, 1)           # scratch counter of message decoding
     if C > 1:
-        parts["pred_col"] = (np.int32, b)        # the discoverer's grid column (delayed predecessor)
+        if C > np.iinfo(np.int16).max:          # pred_col holds a grid column in 16 bits
+            raise ValueError(f"a grid of {C} columns: the search state takes at most {np.iinfo(np.int16).max}")
+        parts["pred_col"] = (np.int16, b)        # the discoverer's grid column (delayed predecessor)
         parts["parent"] = (parent_dtype(grid), b)
     # the predecessor gathers' presence bitmaps: along the grid row, and along the column for the finds
     # on the CSC's columns

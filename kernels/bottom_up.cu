@@ -17,13 +17,15 @@
 // rows' hub entries come first (dbfs.ops.row_order), so most rows stop there, and each test not made
 // spares a random trip to memory.
 //
-// bottom_up_commit (owner, after the rotation): the bits set in the final state but not in the owned
-// visited bitmap are the vertices of this level: level, pred_col = BOTTOM_UP, visited bit, next
-// frontier bitmap, and their count, degree sum and largest degree for the direction rule. A warp takes
-// 32 words at once (a lane per word: one coalesced load each), then walks them, a lane per vertex. With
-// peer_fronts (addresses of other ranks' memory, mapped here: dbfs.nvshmem) the next frontier's words
-// are also stored there, into each grid-column peer's copy of this rank's segment of the frontier
-// bitmap, so the next level's frontier needs no message, no encoding and no decoding.
+// bottom_up_commit_* (owner, after the rotation): the bits set in the final state but not in the owned
+// visited bitmap are the vertices of this level: level, marker = BOTTOM_UP, visited bit, next
+// frontier bitmap, and their count, degree sum and largest degree for the direction rule. The marker is
+// pred_col (int16, bottom_up_commit_i16), or on a grid of one column whose bottom-up levels search the
+// CSC's columns the int32 parent array itself (bottom_up_commit_i32; dbfs.grid_loop BottomUpSide). A
+// warp takes 32 words at once (a lane per word: one coalesced load each), then walks them, a lane per
+// vertex. With peer_fronts (addresses of other ranks' memory, mapped here: dbfs.nvshmem) the next
+// frontier's words are also stored there, into each grid-column peer's copy of this rank's segment of
+// the frontier bitmap, so the next level's frontier needs no message, no encoding and no decoding.
 //
 // frontier_summary (before a level's search): a bit per 32-column word of the frontier bitmap, set where
 // the word is not zero, and whether at most one word in SUMMARY_SPARSE is (the tally's FILTER word,
@@ -182,11 +184,12 @@ bottom_up_step_large(const offset_t* __restrict__ row_ptr, const u32* row_words,
                       stats);
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-bottom_up_commit(const u32* __restrict__ state, u32* __restrict__ visited, u32* __restrict__ next_frontier,
-                 const u64* __restrict__ peer_fronts, i32 n_peers, i32 nwords, i32* __restrict__ level,
-                 i32* __restrict__ pred_col, const i32* __restrict__ degree, i32 lvl, i64* __restrict__ stats,
-                 const i64* __restrict__ ctl)
+template <typename Marker>
+__device__ __forceinline__ void commit(const u32* __restrict__ state, u32* __restrict__ visited,
+                                       u32* __restrict__ next_frontier, const u64* __restrict__ peer_fronts,
+                                       i32 n_peers, i32 nwords, i32* __restrict__ level, Marker* __restrict__ marker,
+                                       const i32* __restrict__ degree, i32 lvl, i64* __restrict__ stats,
+                                       const i64* __restrict__ ctl)
 {
     if (!gate_open(ctl, BOTTOM_UP_GATE, -1)) return;
     if (ctl != nullptr) lvl = (i32)ctl[CTL_LEVEL];
@@ -204,13 +207,13 @@ bottom_up_commit(const u32* __restrict__ state, u32* __restrict__ visited, u32* 
                 if (peer_fronts[p]) ((u32*)peer_fronts[p])[w] = fresh;
             if (fresh) visited[w] = old | fresh;
         }
-        // Then a lane per vertex of each word: the level, pred_col and degree accesses stay coalesced.
+        // Then a lane per vertex of each word: the level, marker and degree accesses stay coalesced.
         for (i32 k = 0; k < 32; ++k) {
             const u32 bits = __shfl_sync(0xffffffffu, fresh, k);
             if (!((bits >> lane) & 1u)) continue;
             const i32 o = (base + k) * 32 + lane;
             level[o] = lvl;
-            if (pred_col != nullptr) pred_col[o] = BOTTOM_UP;
+            if (marker != nullptr) marker[o] = BOTTOM_UP;
             const i64 d = degree[o];
             degrees += d;
             largest = max(largest, d);
@@ -219,3 +222,17 @@ bottom_up_commit(const u32* __restrict__ state, u32* __restrict__ visited, u32* 
     }
     add_discoveries(count, degrees, largest, stats);
 }
+
+#define COMMIT_VARIANT(MARKER)                                                                           \
+    extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) bottom_up_commit_##MARKER(               \
+        const u32* __restrict__ state, u32* __restrict__ visited, u32* __restrict__ next_frontier,      \
+        const u64* __restrict__ peer_fronts, i32 n_peers, i32 nwords, i32* __restrict__ level,          \
+        MARKER* __restrict__ marker, const i32* __restrict__ degree, i32 lvl, i64* __restrict__ stats,  \
+        const i64* __restrict__ ctl)                                                                    \
+    {                                                                                                    \
+        commit(state, visited, next_frontier, peer_fronts, n_peers, nwords, level, marker, degree, lvl,  \
+               stats, ctl);                                                                              \
+    }
+
+COMMIT_VARIANT(i16)
+COMMIT_VARIANT(i32)

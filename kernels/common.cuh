@@ -2,6 +2,7 @@
 // The constants shared with Python (BLOCK_THREADS, CTL_*, STEP_*, STAT_*, ...) come from the compiler
 // command line: dbfs.kernels.DEFINES.
 #pragma once
+typedef short i16;
 typedef unsigned int u32;
 typedef int i32;
 typedef unsigned long long u64;

@@ -168,7 +168,7 @@ __device__ __forceinline__ void expand_edges(
     ColumnStarts columns, const i32* __restrict__ row_idx, const i32* __restrict__ frontier,
     const i32* __restrict__ frontier_count, i32 frontier_length, const offset_t* __restrict__ cumul,
     const i32* __restrict__ column_table, u32* __restrict__ bitmap, i32* __restrict__ level, i32* __restrict__ pred_row,
-    Positions found_at, i32* __restrict__ pred_col, i32 lvl, i32 j, i32 b, i32 C, i64 slots, i32* __restrict__ dst,
+    Positions found_at, i16* __restrict__ pred_col, i32 lvl, i32 j, i32 b, i32 C, i64 slots, i32* __restrict__ dst,
     i32* __restrict__ dst_own, i32* __restrict__ dst_cnt, u64* __restrict__ chunks, i64* __restrict__ stats, const i64* __restrict__ ctl)
 {
     if (!gate_open(ctl, TOPDOWN_GATE, -1)) return;
@@ -250,7 +250,7 @@ __device__ __forceinline__ void expand_edges(
             pred_row[found_at.of(v[e])] = u[e];
             if (group[e] == j) {
                 level[offset[e]] = lvl;
-                if (pred_col != nullptr) pred_col[offset[e]] = j;
+                if (pred_col != nullptr) pred_col[offset[e]] = (i16)j;
             }
         }
     }
@@ -263,7 +263,7 @@ __device__ __forceinline__ void expand_edges(
         const i32* __restrict__ frontier_count, i32 frontier_length, const offset_t* __restrict__ cumul,  \
         const i32* __restrict__ column_table, u32* __restrict__ bitmap, i32* __restrict__ level,          \
         i32* __restrict__ pred_row, const u32* found_words, const i32* found_starts,                     \
-        i32* __restrict__ pred_col, i32 lvl, i32 j, i32 b, i32 C, i64 slots, i32* __restrict__ dst,       \
+        i16* __restrict__ pred_col, i32 lvl, i32 j, i32 b, i32 C, i64 slots, i32* __restrict__ dst,       \
         i32* __restrict__ dst_own, i32* __restrict__ dst_cnt, u64* __restrict__ chunks,                   \
         i64* __restrict__ stats, const i64* __restrict__ ctl)                                            \
     {                                                                                                    \

@@ -126,7 +126,7 @@ struct PeerRank {
     u64 round;
     const i32* degree;
     i32* level;
-    i32* pred_col;
+    i16* pred_col;
     i32* next;                      // the new own frontier (local list)
     const u64* expand_write;        // [2R] by parity: where this rank's list goes on each column peer (0: none)
     i64* counters;                  // this level's slot
@@ -137,7 +137,7 @@ struct PeerRank {
     __device__ i64 own(i32 o, i32 d, i32 from) const
     {
         level[o] = (i32)lvl;
-        if (pred_col != nullptr) pred_col[o] = from;
+        if (pred_col != nullptr) pred_col[o] = (i16)from;
         const i64 slot = reserve_slot((u64*)&counters[NEXT_COUNT]);
         next[slot] = o;
         const u64* dests = expand_write + ((round + 1) & 1) * R;
@@ -175,7 +175,7 @@ peer_levels(const offset_t* __restrict__ col_ptr, const u32* col_words, const i3
             const i32* __restrict__ row_idx, const i32* __restrict__ degree,
             i32* own_list, i32* spare_list, i32* __restrict__ own_count, u32* __restrict__ visited,
             i32* __restrict__ level, i32* __restrict__ pred_row, const u32* found_words, const i32* found_starts,
-            i32* __restrict__ pred_col, i64* __restrict__ counters, const u64* __restrict__ expand_read,
+            i16* __restrict__ pred_col, i64* __restrict__ counters, const u64* __restrict__ expand_read,
             const u64* expand_signals, const u64* __restrict__ expand_write, const u64* __restrict__ expand_signal_out, i32 lists_half,
             const u64* __restrict__ fold_read, const u64* fold_signals, const u64* __restrict__ fold_write,
             const u64* __restrict__ fold_signal_out,

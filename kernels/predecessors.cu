@@ -15,6 +15,8 @@
 // was found by exactly one rank of its grid column, the only row p whose entry (a local row r of grid
 // row p) is set; its global id is dbfs.grid.Grid.to_global_row(p, r). The entries are read from grid row
 // `first` on until one is set.
+//
+// A kernel's suffix names its marks' type and its parents' (_i16_i64: int16 marks, int64 parents).
 #include "positions.cuh"
 
 struct HeldEntries {
@@ -36,7 +38,7 @@ struct HeldEntries {
 // Parents are int64, or int32 when every global id fits (dbfs.search_state parent_dtype). A vertex no
 // rank discovered keeps its parent (-1 from the state reset, the root itself from its visit).
 template <typename Parent>
-__device__ __forceinline__ void resolve(const i32* __restrict__ pred_col, HeldEntries entries, i32 b, i32 C,
+__device__ __forceinline__ void resolve(const i16* __restrict__ pred_col, HeldEntries entries, i32 b, i32 C,
                                         i64 cols_per_rank, i32 rows_found, Parent* __restrict__ parent)
 {
     for (i64 o = blockIdx.x * (i64)blockDim.x + threadIdx.x; o < b; o += (i64)gridDim.x * blockDim.x) {
@@ -49,17 +51,17 @@ __device__ __forceinline__ void resolve(const i32* __restrict__ pred_col, HeldEn
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-resolve_parents_i64(const i32* __restrict__ pred_col, const u64* __restrict__ values, i32 b,
-                    const u64* __restrict__ words, const u64* __restrict__ starts, i32 C, i64 cols_per_rank,
-                    i32 rows_found, i64* __restrict__ parent)
+resolve_parents_i16_i64(const i16* __restrict__ pred_col, const u64* __restrict__ values, i32 b,
+                        const u64* __restrict__ words, const u64* __restrict__ starts, i32 C, i64 cols_per_rank,
+                        i32 rows_found, i64* __restrict__ parent)
 {
     resolve(pred_col, HeldEntries{values, words, starts}, b, C, cols_per_rank, rows_found, parent);
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-resolve_parents_i32(const i32* __restrict__ pred_col, const u64* __restrict__ values, i32 b,
-                    const u64* __restrict__ words, const u64* __restrict__ starts, i32 C, i64 cols_per_rank,
-                    i32 rows_found, i32* __restrict__ parent)
+resolve_parents_i16_i32(const i16* __restrict__ pred_col, const u64* __restrict__ values, i32 b,
+                        const u64* __restrict__ words, const u64* __restrict__ starts, i32 C, i64 cols_per_rank,
+                        i32 rows_found, i32* __restrict__ parent)
 {
     resolve(pred_col, HeldEntries{values, words, starts}, b, C, cols_per_rank, rows_found, parent);
 }
@@ -71,8 +73,8 @@ __device__ __forceinline__ i64 global_row(i64 r, i32 p, i32 b, i32 R)
 }
 
 // Each marked offset's entries are read grid row `first` onwards, cyclically, until one is set.
-template <typename Parent>
-__device__ __forceinline__ void resolve_columns(const i32* marker, HeldEntries entries, i32 b, i32 R, i32 first,
+template <typename Marker, typename Parent>
+__device__ __forceinline__ void resolve_columns(const Marker* marker, HeldEntries entries, i32 b, i32 R, i32 first,
                                                 Parent* parent)
 {
     for (i64 o = blockIdx.x * (i64)blockDim.x + threadIdx.x; o < b; o += (i64)gridDim.x * blockDim.x) {
@@ -87,17 +89,25 @@ __device__ __forceinline__ void resolve_columns(const i32* marker, HeldEntries e
     }
 }
 
-// marker may be parent itself (int32 parents on a grid of one column): each thread reads its entry first.
+// The marker is pred_col (int16), or on a grid of one column the int32 parent array itself (marker ==
+// parent: each thread reads its entry first).
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-resolve_columns_i64(const i32* marker, const u64* __restrict__ values, i32 b, const u64* __restrict__ words,
-                    const u64* __restrict__ starts, i32 R, i32 first, i64* parent)
+resolve_columns_i16_i64(const i16* marker, const u64* __restrict__ values, i32 b, const u64* __restrict__ words,
+                        const u64* __restrict__ starts, i32 R, i32 first, i64* parent)
 {
     resolve_columns(marker, HeldEntries{values, words, starts}, b, R, first, parent);
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-resolve_columns_i32(const i32* marker, const u64* __restrict__ values, i32 b, const u64* __restrict__ words,
-                    const u64* __restrict__ starts, i32 R, i32 first, i32* parent)
+resolve_columns_i16_i32(const i16* marker, const u64* __restrict__ values, i32 b, const u64* __restrict__ words,
+                        const u64* __restrict__ starts, i32 R, i32 first, i32* parent)
+{
+    resolve_columns(marker, HeldEntries{values, words, starts}, b, R, first, parent);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+resolve_columns_i32_i32(const i32* marker, const u64* __restrict__ values, i32 b, const u64* __restrict__ words,
+                        const u64* __restrict__ starts, i32 R, i32 first, i32* parent)
 {
     resolve_columns(marker, HeldEntries{values, words, starts}, b, R, first, parent);
 }

@@ -10,7 +10,7 @@
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 update_from_messages(const u64* __restrict__ sources, i32 j, i32 b, u32* __restrict__ bitmap,
-                     i32* __restrict__ level, i32* __restrict__ pred_col, i32 lvl, i32* __restrict__ own,
+                     i32* __restrict__ level, i16* __restrict__ pred_col, i32 lvl, i32* __restrict__ own,
                      i32* __restrict__ dst_cnt, const i64* __restrict__ ctl)
 {
     if (ctl != nullptr) lvl = (i32)ctl[CTL_LEVEL];     // a replayed graph: the level from the control block
@@ -35,7 +35,7 @@ update_from_messages(const u64* __restrict__ sources, i32 j, i32 b, u32* __restr
         if (claimed[0]) {
             own[slot[0]] = o;
             level[o] = lvl;
-            pred_col[o] = m;
+            pred_col[o] = (i16)m;
         }
     }
 }

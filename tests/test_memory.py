@@ -188,6 +188,15 @@ def test_the_scan_takes_the_offsets_width(monkeypatch):
     assert plans[np.int64].parts["search state"] - plans[np.int32].parts["search state"] == saved
 
 
+def test_pred_col_holds_a_grid_column_in_16_bits():
+    """The delayed predecessors take two bytes an owned vertex; a grid of more columns than that holds is
+    refused."""
+    grid = Grid(2, 2, 1 << 16)
+    assert layout(grid, "auto", 1 << 18)["pred_col"] == (np.dtype(np.int16), grid.block)
+    with pytest.raises(ValueError, match="32767"):
+        layout(Grid(1, 1 << 15, 32 << 15), "auto", 1)
+
+
 @pytest.mark.parametrize("text, size", [("80GiB", 80 << 30), ("141GB", 141 * 10**9), ("512MiB", 512 << 20),
                                         ("1.5TB", 15 * 10**11), ("4096B", 4096), ("2kB", 2000),
                                         ("80gib", 80 << 30), ("80 GiB", 80 << 30), ("141gb", 141 * 10**9)])

@@ -83,7 +83,7 @@ def make_state(rng, grid, j, lvl, preset_fraction):
     bits[:nrows] = preset
     bitmap = (bits.reshape(-1, 32) << np.arange(32, dtype=np.uint64)).sum(axis=1).astype(np.uint32)
     level = np.full(b, -1, dtype=np.int32)
-    pred_col = np.full(b, -1, dtype=np.int32)
+    pred_col = np.full(b, -1, dtype=np.int16)
     own_preset = np.flatnonzero(preset[j * b:(j + 1) * b])
     level[own_preset] = rng.integers(0, lvl, own_preset.size)
     pred_col[own_preset] = rng.integers(0, C, own_preset.size)
@@ -665,7 +665,7 @@ def random_predecessor_case(seed, R=4, C=3, b=1024):
     """pred_col and gathered blocks of an R x C grid's block of b vertices (b a multiple of 32)."""
     rng = np.random.default_rng(seed)
     grid = Grid(R, C, R * C * b)
-    pred_col = rng.integers(-1, C, b).astype(np.int32)
+    pred_col = rng.integers(-1, C, b).astype(np.int16)
     gathered = rng.integers(-1, grid.cols_per_rank, C * b).astype(np.int32)
     return grid, pred_col, gathered
 
@@ -704,7 +704,7 @@ def random_column_finds(seed, R=4, C=3, b=1024):
     marked offset (the others -1), as the rotation along the grid column leaves them."""
     rng = np.random.default_rng(seed)
     grid = Grid(R, C, R * C * b)
-    marker = np.where(rng.random(b) < 0.5, BOTTOM_UP, rng.integers(-1, C, b)).astype(np.int32)
+    marker = np.where(rng.random(b) < 0.5, BOTTOM_UP, rng.integers(-1, C, b)).astype(np.int16)
     gathered = np.full(R * b, -1, np.int32)
     finder = rng.integers(0, R, b)
     local = rng.integers(0, grid.rows_per_rank, b).astype(np.int32)
@@ -757,7 +757,7 @@ def test_resolve_columns_numpy_matches_reference(dtype):
 def test_resolve_columns_marker_may_be_the_parent_array():
     """On a grid of one column the int32 parent array carries the marks itself."""
     grid, marker, gathered, finder, local = random_column_finds(6, R=3, C=1)
-    parent = marker.copy()
+    parent = marker.astype(np.int32)
     resolve_columns(CPU, grid, parent, dense_entries(gathered, grid.R, grid.block), 0, parent)
     expected = [grid.to_global_row(int(finder[o]), int(local[o])) if m == BOTTOM_UP else int(m)
                 for o, m in enumerate(marker)]
@@ -821,9 +821,9 @@ def test_resolve_columns_gpu_matches_numpy(dtype, shape, held):
     parent = cupy.full(grid.block, SENTINEL, dtype)
     resolve_columns(gpu_backend(), grid, cupy.asarray(marker), addresses, 1, parent)
     assert np.array_equal(cupy.asnumpy(parent), expected)
-    in_place = cupy.asarray(marker)             # the marker as the parent array itself
+    in_place = cupy.asarray(marker.astype(np.int32))     # the marker as the int32 parent array itself
     resolve_columns(gpu_backend(), grid, in_place, addresses, 1, in_place)
-    twin = marker.copy()
+    twin = marker.astype(np.int32)
     resolve_columns(CPU, grid, twin, entries, 1, twin)
     assert np.array_equal(cupy.asnumpy(in_place), twin)
 

@@ -206,7 +206,7 @@ def test_commit_numpy():
     visited, visited_ids = random_bits(rng, b, 0.3)
     state = visited | random_bits(rng, b, 0.2)[0]
     degree = rng.integers(0, 50, b).astype(np.int32)
-    level, pred_col = np.full(b, -1, np.int32), np.full(b, -1, np.int32)
+    level, pred_col = np.full(b, -1, np.int32), np.full(b, -1, np.int16)
     level[visited_ids] = 1
     pred_col[visited_ids] = 0
     nxt, stats = np.zeros(b // 32, np.uint32), np.zeros(STAT_WORDS, np.int64)
@@ -224,7 +224,7 @@ def test_commit_numpy():
 def test_resolve_parents_bottom_up_takes_the_finder():
     grid = Grid(2, 3, 6 * 64)
     b, C, cols = grid.block, grid.C, grid.cols_per_rank
-    pred_col = np.full(b, -1, np.int32)
+    pred_col = np.full(b, -1, np.int16)
     gathered = np.full(C * b, -1, np.int32)
     pred_col[:C] = BOTTOM_UP
     for o in range(C):
@@ -269,7 +269,9 @@ def test_gpu_bitmap_matches_numpy(nbits, n):
 @pytest.mark.parametrize("held", [False, True], ids=["dense", "by-position"])
 @pytest.mark.parametrize("large", [False, True], ids=["bitmap-in-l2", "large-bitmap"])
 @pytest.mark.parametrize("density", [0.0005, 0.02, 0.4])
-def test_gpu_bottom_up_matches_numpy(density, large, held):
+@pytest.mark.parametrize("marks", [np.int16, np.int32], ids=["pred_col", "parents"])
+def test_gpu_bottom_up_matches_numpy(density, large, held, marks):
+    """marks: the array the commit marks, pred_col or a grid of one column's int32 parents."""
     import cupy
     rng = np.random.default_rng(int(density * 10000))
     b, C, ncols, m = 1 << 14, 2, 1 << 15, 1
@@ -285,7 +287,7 @@ def test_gpu_bottom_up_matches_numpy(density, large, held):
     finds = adjacency[CPU][1].count if held else C * b
     host = dict(state=state.copy(), pred_row=np.full(finds, -1, np.int32), stats=np.zeros(STAT_WORDS, np.int64),
                 visited=state.copy(), next=np.zeros(b // 32, np.uint32), level=np.full(b, -1, np.int32),
-                pred_col=np.full(b, -1, np.int32), copy=np.zeros(b // 32, np.uint32))
+                pred_col=np.full(b, -1, marks), copy=np.zeros(b // 32, np.uint32))
     host["summary"] = np.full(bottom_up.summary_words(ncols // 32), 0xDEADBEEF, np.uint32)
     host["summary"][-SUMMARY_TALLY_WORDS:] = 0   # the tally's counters start at zero (a new array's do)
     dev = {k: cupy.asarray(v) for k, v in host.items()}

@@ -187,7 +187,9 @@ def commit(backend, state, visited, next_frontier, level, pred_col, degree, lvl:
                      addresses (0: none; other ranks' memory mapped here, dbfs.nvshmem); NumPy: a list
                      of uint32 [w] arrays or None
       level          int32 [b]    write  lvl (or the control block's CTL_LEVEL) for the new vertices
-      pred_col       int32 [b] or None  write  BOTTOM_UP for the new vertices (None: C = 1)
+      pred_col       int16 [b] or None  write  BOTTOM_UP for the new vertices (None: C = 1; there, where
+                                        the bottom-up levels search the CSC's columns, the int32 parent
+                                        array itself instead: dbfs.grid_loop BottomUpSide)
       degree         int32 [b]    read   owned vertices' degrees
       stats          int64 [STAT_WORDS] read/write  COUNT += the new vertices, DEGREES += and
                                   MAX_DEGREE max= their degrees
@@ -196,7 +198,10 @@ def commit(backend, state, visited, next_frontier, level, pred_col, degree, lvl:
     nwords = int(state.shape[0])
     if backend.is_gpu:
         if nwords:
-            commit_words = backend.kernel("bottom_up", "bottom_up_commit")
+            marks = np.dtype(np.int32 if pred_col is not None and pred_col.dtype == np.int32 else np.int16)
+            if pred_col is not None:
+                require_array("pred_col", pred_col, marks)
+            commit_words = backend.kernel("bottom_up", f"bottom_up_commit_i{8 * marks.itemsize}")
             peers, n_peers = (NULL, 0) if peer_fronts is None else (peer_fronts, peer_fronts.shape[0])
             commit_words(
                 (backend.resident_blocks(commit_words, BLOCK_THREADS),), (BLOCK_THREADS,),

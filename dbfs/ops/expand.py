@@ -72,7 +72,7 @@ def expand(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, 
       pred_row  int32 [nrows]     write  pred_row[v] = discovering frontier column u, new rows only;
                 or [found_at.count]      where found_at (dbfs.ops.sparse.Positions of the rows with an
                                          entry) is given, at v's position
-      pred_col  int32 [b] or None write  pred_col[o] = j for newly discovered owned rows (None: one
+      pred_col  int16 [b] or None write  pred_col[o] = j for newly discovered owned rows (None: one
                                          rank, where nothing needs it)
       dst       int32 [C*s]       write  group m != j occupies dst[m*s : (m+1)*s] (s = len(dst) // C)
       dst_own   int32 [s]         write  group j, the next frontier (where dst's own group is the other
@@ -118,7 +118,7 @@ def _expand_gpu(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, le
                                ("dst_cnt", dst_cnt, np.int32), ("stats", stats, np.int64)):
         require_array(name, array, dtype)
     if pred_col is not None:
-        require_array("pred_col", pred_col, np.int32)
+        require_array("pred_col", pred_col, np.int16)
     require_offsets("scratch.cumul", scratch.cumul, offsets)
     require_offsets("scratch.tile_sums", scratch.tile_sums, offsets)
     if scratch.capacity < frontier.shape[0]:

@@ -14,7 +14,7 @@ Arrays (device, 1-D, C-contiguous; state names as in dbfs.search_state):
   spare     int32 [s]             scratch     the other frontier list (group j of the other queue)
   own_count int32 [1]             read/write  its length
   visited uint32 [C*b/32], level int32 [b], pred_row int32 [C*b] (or at the rows' positions,
-  state.row_positions), pred_col int32 [b] or None (one grid column)
+  state.row_positions), pred_col int16 [b] or None (one grid column)
                                   read/write  as the host-driven level writes them
   counters  int64 [counter_words(C)] scratch  the level's counters (rotating slots)
   ctl       int64 [CTL_WORDS]     read/write  in: where the search stands: LEVEL (the number of the level

@@ -22,7 +22,7 @@ def resolve_parents(backend, grid, pred_col, entries, parent, rows_found: bool =
     recorded their finds in pred_row (rows_found; else those vertices are left as they are, for
     resolve_columns).
 
-    pred_col  int32 [b]   read   grid column of the rank that discovered owned offset o (-1: none,
+    pred_col  int16 [b]   read   grid column of the rank that discovered owned offset o (-1: none,
                                  BOTTOM_UP: found by the bottom-up search)
     entries   grid column c's pred_row entries for this rank's block, each a block held by position, as
               in resolve_columns (C of them)
@@ -31,6 +31,7 @@ def resolve_parents(backend, grid, pred_col, entries, parent, rows_found: bool =
     """
     b, C = grid.block, grid.C
     if backend.is_gpu:
+        require_array("pred_col", pred_col, np.int16)
         _launch(backend, "resolve_parents", b, pred_col, entries,
                 (np.int32(C), np.int64(grid.cols_per_rank), np.int32(rows_found)), parent)
         return
@@ -48,8 +49,8 @@ def resolve_columns(backend, grid, marker, entries, first: int, parent) -> None:
     row p, r = grid row p's entry for o, p the first grid row from `first` on (cyclically) whose entry
     is set; -1 where none is.
 
-    marker   int32 [b]   read   BOTTOM_UP where a rank of the grid column found o bottom-up (pred_col,
-                                or the parent array itself on a grid of one column)
+    marker   int16 [b]   read   BOTTOM_UP where a rank of the grid column found o bottom-up (pred_col;
+                                on a grid of one column the int32 parent array itself)
     entries  grid row p's entries for this rank's block, each a block held by position
              (dbfs.ops.sparse; an entry < 0 or a member not held: none): on the GPU three uint64 [R]
              device arrays of addresses (values: int32; words: uint32 Positions words, 0 where every
@@ -61,6 +62,8 @@ def resolve_columns(backend, grid, marker, entries, first: int, parent) -> None:
     """
     b, R = grid.block, grid.R
     if backend.is_gpu:
+        # int32 marks only where they are the int32 parent array itself (a grid of one column)
+        require_array("marker", marker, np.int32 if marker.dtype == parent.dtype == np.int32 else np.int16)
         _launch(backend, "resolve_columns", b, marker, entries, (np.int32(R), np.int32(first)), parent)
         return
     found = np.flatnonzero(marker == BOTTOM_UP)
@@ -75,12 +78,12 @@ def resolve_columns(backend, grid, marker, entries, first: int, parent) -> None:
 
 
 def _launch(backend, kernel: str, b: int, marks, entries, scalars: tuple, parent) -> None:
-    """kernels/predecessors.cu's `kernel` for the parents' dtype (_i32 or _i64), a thread per owned
-    vertex: (marks, values, b, words, starts, *scalars, parent), from the entries' three address arrays."""
-    require_array("marks", marks, np.int32)
+    """kernels/predecessors.cu's `kernel` for the marks' dtype (int16, or the int32 parents themselves)
+    and the parents' (_i16_i32, _i16_i64 or _i32_i32), a thread per owned vertex: (marks, values, b, words,
+    starts, *scalars, parent), from the entries' three address arrays."""
     for name, addresses in zip(("values", "words", "starts"), entries):
         require_array(name, addresses, np.uint64)
     values, words, starts = entries
-    suffix = "i64" if parent.dtype == np.int64 else "i32"
+    suffix = f"{'i32' if marks.dtype == np.int32 else 'i16'}_{'i64' if parent.dtype == np.int64 else 'i32'}"
     backend.kernel("predecessors", f"{kernel}_{suffix}")(
         (blocks_for(b),), (BLOCK_THREADS,), (marks, values, np.int32(b), words, starts, *scalars, parent))

@@ -28,7 +28,7 @@ def update(backend, grid, j, sources, bitmap, level, pred_col, lvl, own, dst_cnt
                                          the own column); duplicates within or across messages allowed
       bitmap    uint32 [>= ceil(C*b/32)]  read/write  local-row visited bits (row = j*b + o)
       level     int32 [b]         write  lvl for each newly visited offset
-      pred_col  int32 [b]         write  sender grid column m for each newly visited offset
+      pred_col  int16 [b]         write  sender grid column m for each newly visited offset
       own       int32 [s]         write  the next frontier (group j of a queue: s slots, at least the
                                          vertices it can receive, dbfs.graph.LocalGraph.group_slots); new
                                          offsets go to own[dst_cnt[j] ...]
@@ -44,7 +44,7 @@ def update(backend, grid, j, sources, bitmap, level, pred_col, lvl, own, dst_cnt
     """
     if backend.is_gpu:
         for name, array, dtype in (("bitmap", bitmap, np.uint32), ("level", level, np.int32),
-                                   ("pred_col", pred_col, np.int32), ("own", own, np.int32),
+                                   ("pred_col", pred_col, np.int16), ("own", own, np.int32),
                                    ("dst_cnt", dst_cnt, np.int32)):
             require_array(name, array, dtype)
         kernel = backend.kernel("update", "update_from_messages")
