@@ -39,7 +39,7 @@ def resolve_parents(backend, grid, pred_col, entries, parent, rows_found: bool =
     bottom_up = pred_col == BOTTOM_UP
     pred_col = np.where(bottom_up, np.argmax(gathered >= 0, axis=0) if rows_found else -1, pred_col)
     found = pred_col >= 0
-    col = np.where(found, pred_col, 0)
+    col = np.where(found, pred_col, 0).astype(np.int64)      # int16 grid columns: the ids are wider
     local = gathered[col, np.arange(b)].astype(np.int64)
     parent[found] = grid.to_global_col(col, local)[found]
 
