@@ -84,7 +84,6 @@ from dbfs.ops.frontier import frontier_figures, publish_figures
 from dbfs.ops.level_control import visit_root
 from dbfs.ops.predecessors import resolve_columns, resolve_parents
 from dbfs.ops.sparse import Positions
-
 from dbfs.ops.update import update
 from dbfs.peer_levels import LevelTotals, PeerLevels, device_bytes as peer_device_bytes
 from dbfs.peer_levels import default_capacity as peer_capacity, queue_bytes as peer_queue_bytes

@@ -64,6 +64,8 @@ from dbfs.workspace import allocated_bytes
 
 # Owned vertices a step of the no-edges marking takes (its mask and bits: 4.5 MiB at a time).
 NO_EDGES_STEP = 1 << 22
+
+
 def parent_dtype(grid) -> np.dtype:
     """int32 when every global id (and -1) fits, else int64."""
     return np.dtype(np.int32 if grid.n_vertices <= np.iinfo(np.int32).max else np.int64)

@@ -163,8 +163,9 @@ __device__ __forceinline__ void search_rows(ColumnStarts row_ptr, const i32* __r
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 bottom_up_step(const offset_t* __restrict__ row_ptr, const u32* row_words, const i32* row_starts,
-               const i32* __restrict__ col_idx, i32 row_base, i32 nwords, const u32* __restrict__ frontier, const u32* state_in, u32* state_out, i32* __restrict__ pred_row,
-               const u32* found_words, const i32* found_starts, i64* __restrict__ stats, const i64* __restrict__ ctl)
+               const i32* __restrict__ col_idx, i32 row_base, i32 nwords, const u32* __restrict__ frontier,
+               const u32* state_in, u32* state_out, i32* __restrict__ pred_row, const u32* found_words,
+               const i32* found_starts, i64* __restrict__ stats, const i64* __restrict__ ctl)
 {
     if (!gate_open(ctl, BOTTOM_UP_GATE, -1)) return;
     search_rows<false>(ColumnStarts{row_ptr, Positions{row_words, row_starts}}, col_idx, row_base, nwords, frontier,
@@ -173,10 +174,10 @@ bottom_up_step(const offset_t* __restrict__ row_ptr, const u32* row_words, const
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 bottom_up_step_large(const offset_t* __restrict__ row_ptr, const u32* row_words, const i32* row_starts,
-                     const i32* __restrict__ col_idx, i32 row_base, i32 nwords, const u32* __restrict__ frontier, const u32* __restrict__ summary,
-                     i32 frontier_words, const u32* state_in, u32* state_out, i32* __restrict__ pred_row,
-                     const u32* found_words, const i32* found_starts, i64* __restrict__ stats,
-                     const i64* __restrict__ ctl)
+                     const i32* __restrict__ col_idx, i32 row_base, i32 nwords, const u32* __restrict__ frontier,
+                     const u32* __restrict__ summary, i32 frontier_words, const u32* state_in, u32* state_out,
+                     i32* __restrict__ pred_row, const u32* found_words, const i32* found_starts,
+                     i64* __restrict__ stats, const i64* __restrict__ ctl)
 {
     if (!gate_open(ctl, BOTTOM_UP_GATE, -1)) return;
     search_rows<true>(ColumnStarts{row_ptr, Positions{row_words, row_starts}}, col_idx, row_base, nwords, frontier,

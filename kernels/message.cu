@@ -88,9 +88,9 @@ message_stage(const u32* __restrict__ out, i64 out_stride, i32 skip, u32* __rest
 }
 
 // The offsets of every message (sources[y], null for none), each plus bases[y], appended to out in
-// any order where that local column has an entry in the block (col_ptr, held as positions.cuh
-// ColumnStarts reads it); *count (zeroed by the caller)
-// ends as their number. The top-down expand's gather: out is sized by the block's non-empty columns.
+// any order where that local column has an entry in the block (col_ptr, read through positions.cuh
+// ColumnStarts); *count (zeroed by the caller) ends as their number. The top-down expand's gather: out
+// is sized by the block's non-empty columns.
 // The head is read once a thread, and a block reserves its slots with one atomic (block_reserve): with
 // an atomic a warp on the one counter, two lists of 352 K offsets took 370 us of a level on two H100
 // (bench/NOTES.md, 2026-11-27, where a pair's level goes, kernel by kernel).

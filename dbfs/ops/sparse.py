@@ -82,8 +82,9 @@ class Positions:
         """NumPy: the held members below each of `members`, any of 0 .. n (Positions::below)."""
         members = np.asarray(members, np.int64)
         word = np.minimum(members >> 5, self.words.shape[0] - 1)      # k = n: its bits below are none
-        partial = np.atleast_1d(self.words[word] & ((np.uint32(1) << (members & 31).astype(np.uint32)) - np.uint32(1)))
-        return self.starts[members >> 5] + _popcounts(partial.astype(np.uint32)).reshape(members.shape)
+        mask = (np.uint32(1) << (members & 31).astype(np.uint32)) - np.uint32(1)
+        partial = np.atleast_1d(self.words[word] & mask).astype(np.uint32)
+        return self.starts[members >> 5] + _popcounts(partial).reshape(members.shape)
 
     def block(self, k: int, members: int) -> "Positions":
         """The members k*members .. (k+1)*members - 1 (members a multiple of 32): their words and starts,
