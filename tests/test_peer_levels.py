@@ -46,9 +46,9 @@ def test_edges_unbounded_by_buffers_where_the_lists_are_read_in_place(R, C, scal
 
 
 @pytest.mark.parametrize("R,C,scale,capacity,in_place", [
-    (4, 4, 24, None, True),                     # sixteen ranks' landings 48 MiB, queues 32
+    (4, 4, 24, None, True),                     # sixteen ranks' landings 192 MiB, queues 20
     (4, 4, 22, None, True),
-    (2, 2, 24, None, False),                    # 6 MiB of landings against 64 of queues
+    (2, 2, 24, None, False),                    # 6 MiB of landings against 48 of queues
     (2, 1, 28, None, False),
     (4, 1, 29, None, False),
     (2, 2, 10, 1 << 40, True),                  # every level in the kernel: a capacity of the whole block
@@ -57,7 +57,7 @@ def test_edges_unbounded_by_buffers_where_the_lists_are_read_in_place(R, C, scal
 def test_lists_read_in_place_where_the_queues_take_no_more_room_than_the_landings(R, C, scale, capacity, in_place):
     grid = Grid(R, C, 1 << scale)
     capacity = default_capacity(grid) if capacity is None else capacity
-    queues, b = 2 * 4 * C * grid.block, grid.block
+    queues, b = 4 * (C + 1) * grid.block, grid.block     # queue0's C groups, queue1's own one
     landings = 4 * min(capacity, b * C) * (2 * R + C)
     assert lists_in_place(grid, capacity) == in_place == (queues <= landings)
     assert landing_bytes(grid, capacity) == (0 if in_place else landings)

@@ -14,7 +14,7 @@ P=$PWD/.probe
 tar xJf $P/h279.tar.xz -C /tmp; tar xJf $P/hfa0.tar.xz -C /tmp
 pack() { (cd $OUT && tar cf r.tar r); }
 STAGE=${STAGE:-all}
-if [ "$STAGE" = tests ]; then
+if [ "$STAGE" = tests ] || [ "$STAGE" = final ]; then
 T="tests/test_ops.py tests/test_ops_bottom_up.py tests/test_message.py tests/test_ops_sparse.py tests/test_ops_validate.py tests/test_validate.py tests/test_bfs.py"
 echo "+ python -m pytest -m gpu $T" >> $R/commands.txt
 timeout -s KILL 240 python3 -m pytest -q -m gpu -p no:cacheprovider $T > $R/tests.log 2>&1
@@ -50,6 +50,27 @@ run new 1 s26_1_new --scale 26 --roots 8
 run prev 1 s26_1_prev --scale 26 --roots 8
 run new 1 s26_1_new2 --scale 26 --roots 8
 run prev 1 s26_1_prev2 --scale 26 --roots 8
+exit 0
+fi
+if [ "$STAGE" = pes ]; then
+for n in 2 3; do
+echo "+ CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$((100 / n)) mpirun -n $n python -m pytest --with-mpi -m gpu tests/test_bfs.py tests/test_grid_loop.py tests/test_validate.py" >> $R/commands.txt
+CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$((100 / n)) timeout -s KILL 200 mpirun -x PYTHONPATH -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_ACTIVE_THREAD_PERCENTAGE -n $n python3 -m pytest --with-mpi -q -m gpu -p no:cacheprovider tests/test_bfs.py tests/test_grid_loop.py tests/test_validate.py > $R/tests$n.log 2>&1
+echo "tests$n: $(grep -aE 'passed|failed|error' $R/tests$n.log | tail -1)"; grep -aE "^FAILED|^E  " $R/tests$n.log | head -8
+xz -q $R/tests$n.log; pack
+done
+scripts/mps.sh stop >/dev/null 2>&1; exit 0
+fi
+if [ "$STAGE" = final ]; then
+run prev 16 s20_16_first --scale 20 --roots 2 --comm nvshmem
+for k in 1 2; do
+run new 16 s22_16_new$k --scale 22 --roots 16 --comm nvshmem
+run prev 16 s22_16_prev$k --scale 22 --roots 16 --comm nvshmem
+done
+run new 16 s22_4x4_new --scale 22 --roots 16 --grid 4x4 --comm nvshmem
+run prev 16 s22_4x4_prev --scale 22 --roots 16 --grid 4x4 --comm nvshmem
+scripts/mps.sh stop >/dev/null 2>&1; unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+run new 1 s22_1_new --scale 22 --roots 16
 exit 0
 fi
 run prev 16 s20_16_first --scale 20 --roots 2 --comm nvshmem
