@@ -56,8 +56,11 @@ def owned_arrays(root, skip_ids=()):
 
 
 def graph_arrays(graph):
+    """The graph's arrays, with the Positions of its columns where it holds the offsets by them."""
     names = ("col_ptr", "row_idx", "degree", "row_ptr", "col_idx")
-    return list({id(a): a for a in (getattr(graph, n) for n in names) if a is not None}.values())
+    arrays = [getattr(graph, n) for n in names]
+    arrays += [graph.columns.words, graph.columns.starts] if graph.columns is not None else []
+    return list({id(a): a for a in arrays if a is not None}.values())
 
 
 CASES = {
@@ -84,9 +87,14 @@ def test_plan_equals_the_allocated_bytes(case, symmetric, monkeypatch):
             plan = memory.estimate(grid, len(src), symmetric, direction, "mpi", "cpu", entries=graph.nnz,
                                    row_copy=row_copy, columns=graph.most_nonempty_columns, slots=graph.group_slots,
                                    rows=graph.most_nonempty_rows)
+            built = memory.graph_bytes(grid, graph.nnz, memory.row_major_layout(grid, symmetric, direction, row_copy))
+            assert sum(built.values()) == sum(a.nbytes for a in graph_arrays(graph)), (R, C, direction, row_copy)
+            bfs = BFS(graph, direction=direction)      # the offsets of hypersparse blocks held by position now
             allocated = graph_arrays(graph)
-            assert plan.resident == sum(a.nbytes for a in allocated), (R, C, direction, row_copy)
-            bfs = BFS(graph, direction=direction)
+            # the plan holds the offsets of the grid's most non-empty columns, this block those of its own
+            fewer = (graph.most_nonempty_columns - graph.nonempty_columns) * graph.col_ptr.itemsize
+            held = sum(a.nbytes for a in allocated) + (fewer if graph.columns is not None else 0)
+            assert plan.resident == held, (R, C, direction, row_copy)
             state = owned_arrays(bfs, skip_ids=[id(graph)] + [id(a) for a in allocated])
             assert plan.parts["search state"] == sum(a.nbytes for a in state), (R, C, direction, row_copy)
             # the validation in the idle arrays allocates what the estimate's placement says, with the
