@@ -42,6 +42,7 @@ from dbfs.errors import DbfsError
 from dbfs.graph import building_offsets, csc_is_row_major, holds_columns_by_position, offset_dtype
 from dbfs.grid import Grid, default_grid
 from dbfs.ops.arrays import TWIN_CHUNK, TWIN_ITEMS
+from dbfs.ops.sparse import positions_bytes
 from graph500.generator import expected_reaching_share
 
 GIB = 1 << 30
@@ -187,8 +188,8 @@ def graph_bytes(grid: Grid, entries: int, row_major: str, offset: int | None = N
     them)."""
     offset = offset_dtype(entries).itemsize if offset is None else offset
     cols = grid.cols_per_rank
-    col_ptr = (offset * (columns + 1) + 4 * (cols // 32) + 4 * (cols // 32 + 1)
-               if holds_columns_by_position(grid, columns) else offset * (cols + 1))
+    col_ptr = (offset * (columns + 1) + positions_bytes(cols) if holds_columns_by_position(grid, columns)
+               else offset * (cols + 1))
     parts = {"col_ptr": col_ptr, "row_idx": 4 * entries, "degree": 4 * grid.block}
     if row_major == "copy":
         parts.update(row_ptr=offset * (grid.rows_per_rank + 1), col_idx=4 * entries)
@@ -517,7 +518,7 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
               "search": resident + parts["search state"] + parts["validation"] + host
               + max(parts.get("NumPy twins' steps", 0), ids_read)}   # the ids are read before the searches
     if resident_built != resident:              # the Positions made beside every column's offsets
-        phases["columns by position"] = resident_built + 4 * (2 * (grid.cols_per_rank // 32) + 1) + host
+        phases["columns by position"] = resident_built + positions_bytes(grid.cols_per_rank) + host
     if not certified:
         del parts["certificate"], phases["certificate"]
     return Estimate(parts, phases, limit, inputs)

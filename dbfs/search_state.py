@@ -215,9 +215,9 @@ class SearchState:
                         symmetric, scan_lent, self.slots, graph.most_nonempty_rows)
         for name, (dtype, n) in arrays.items():
             setattr(self, name, xp.zeros(n, dtype))
-        self.column_positions = None
-        if self.by_columns and by_position(grid.cols_per_rank, graph.most_nonempty_columns):
-            self.column_positions = graph.columns       # the graph's offsets are held by them too
+        # the column finds are held by the Positions of the graph's held offsets (the same rule decides both)
+        self.column_positions = graph.columns if self.by_columns else None
+        if self.column_positions is not None:
             self.column_words, self.column_starts = graph.columns.words, graph.columns.starts
         self.row_positions = (Positions.of_rows(backend, graph.row_idx, self.row_words, self.row_starts)
                               if "row_words" in arrays else None)

@@ -80,11 +80,7 @@ class Positions:
 
     def below(self, members):
         """NumPy: the held members below each of `members`, any of 0 .. n (Positions::below)."""
-        members = np.asarray(members, np.int64)
-        word = np.minimum(members >> 5, self.words.shape[0] - 1)      # k = n: its bits below are none
-        mask = (np.uint32(1) << (members & 31).astype(np.uint32)) - np.uint32(1)
-        partial = np.atleast_1d(self.words[word] & mask).astype(np.uint32)
-        return self.starts[members >> 5] + _popcounts(partial).reshape(members.shape)
+        return _positions(self.words, self.starts, np.asarray(members, np.int64))
 
     def block(self, k: int, members: int) -> "Positions":
         """The members k*members .. (k+1)*members - 1 (members a multiple of 32): their words and starts,
@@ -98,6 +94,11 @@ def by_position(n: int, members: int | None) -> bool:
     something (None: not counted) is held by their positions: where that takes fewer bytes, 4 a member
     plus the Positions' quarter byte an index against 4 an index, below POSITIONS_SHARE of the n."""
     return members is not None and members < POSITIONS_SHARE * n
+
+
+def positions_bytes(n: int) -> int:
+    """The bytes of the Positions of a range of n members (n a multiple of 32): words and starts."""
+    return 4 * (n // 32) + 4 * (n // 32 + 1)
 
 
 def held_args(positions) -> tuple:
@@ -140,8 +141,11 @@ def held_entries(values, words, starts, offsets):
 
 
 def _positions(words, starts, members):
-    below = words[members >> 5] & ((np.uint32(1) << (members & 31).astype(np.uint32)) - np.uint32(1))
-    return starts[members >> 5] + _popcounts(below.astype(np.uint32))
+    """NumPy: the set bits of `words` below each of `members` (0 .. n; at n the mask takes no bit of the
+    last word, which is read in place of the one past it)."""
+    word = np.minimum(members >> 5, words.shape[0] - 1)
+    below = np.atleast_1d(words[word] & ((np.uint32(1) << (members & 31).astype(np.uint32)) - np.uint32(1)))
+    return starts[members >> 5] + _popcounts(below.astype(np.uint32)).reshape(np.shape(members))
 
 
 def _popcounts(words):
