@@ -20,6 +20,17 @@ struct Positions {
         return starts[k >> 5] + __popc(words[k >> 5] & ((1u << (k & 31)) - 1u));
     }
 
+    // k's position, or -1 where k is not held: the word and its start loaded together, not one after the
+    // other (two dependent trips to memory, maybe another rank's)
+    __device__ __forceinline__ i64 find(i64 k) const
+    {
+        if (words == nullptr) return k;
+        const u32 word = words[k >> 5];
+        const i32 start = starts[k >> 5];
+        const u32 bit = 1u << (k & 31);
+        return word & bit ? start + __popc(word & (bit - 1)) : -1;
+    }
+
     // the held members below k, for any k in [0, n] (k = n reads no word past the last)
     __device__ __forceinline__ i64 below(i64 k) const
     {
@@ -55,12 +66,11 @@ struct ColumnStarts {
     // column c's first entry and its number of entries (0 and 0 for an empty column)
     __device__ __forceinline__ void extent(i64 c, i64* start, i64* n) const
     {
-        const bool dense = held.words == nullptr;
-        if (!dense && !held.has(c)) {
+        const i64 p = held.find(c);
+        if (p < 0) {
             *start = *n = 0;
             return;
         }
-        const i64 p = dense ? c : held.of(c);
         *start = ptr[p];
         *n = ptr[p + 1] - *start;
     }

@@ -25,13 +25,8 @@ struct HeldEntries {
     const u64* __restrict__ starts;
     __device__ __forceinline__ i32 at(i32 k, i64 o) const
     {
-        const u32* word_of = (const u32*)words[k];
-        if (word_of == nullptr) return ((const i32*)values[k])[o];
-        // the word and its start loaded together: two dependent trips to (maybe another rank's) memory
-        const u32 word = word_of[o >> 5];
-        const i32 start = ((const i32*)starts[k])[o >> 5];
-        const u32 bit = 1u << (o & 31);
-        return word & bit ? ((const i32*)values[k])[start + __popc(word & (bit - 1))] : -1;
+        const i64 p = Positions{(const u32*)words[k], (const i32*)starts[k]}.find(o);
+        return p < 0 ? -1 : ((const i32*)values[k])[p];
     }
 };
 

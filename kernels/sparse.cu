@@ -43,6 +43,8 @@ move_present(const i32* __restrict__ values, i32* __restrict__ packed, const u32
              const i32* __restrict__ starts, i64 n)
 {
     const Positions present{words, starts};
-    for (i64 o = blockIdx.x * (i64)blockDim.x + threadIdx.x; o < n; o += (i64)gridDim.x * blockDim.x)
-        if (present.has(o)) packed[present.of(o)] = values[o];
+    for (i64 o = blockIdx.x * (i64)blockDim.x + threadIdx.x; o < n; o += (i64)gridDim.x * blockDim.x) {
+        const i64 p = present.find(o);
+        if (p >= 0) packed[p] = values[o];
+    }
 }
