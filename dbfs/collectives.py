@@ -1,9 +1,9 @@
 """Collectives of device arrays along one grid line for a run's bulk rounds (validation's gathers of
 levels and parents or broadcasts of one owned block of them, and the OR-reduction of its marks): NCCL
 between GPUs of their own, on the current stream, where the run's bulk transport is NCCL
-(GridComms.bulk, dbfs.transport.bulk_transport); else staged through host memory and MPI. Two H100 on NVLink, scale 28 on a 2x1 grid: a validation took
-1.01 s with the gathers staged through the host, 0.079 s over NCCL (bench/NOTES.md, 2026-11-25, two
-H100 on NVLink).
+(GridComms.bulk, dbfs.transport.bulk_transport); else staged through host memory and MPI. Two H100 on
+NVLink, scale 28 on a 2x1 grid: a validation took 1.01 s with the gathers staged through the host, 0.079 s
+over NCCL (bench/NOTES.md, 2026-11-25, two H100 on NVLink).
 """
 
 from __future__ import annotations
