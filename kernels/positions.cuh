@@ -13,22 +13,33 @@ struct Positions {
 
     __device__ __forceinline__ bool has(i64 k) const { return words == nullptr || ((words[k >> 5] >> (k & 31)) & 1u); }
 
-    // k's position; k must be held (has(k))
-    __device__ __forceinline__ i64 of(i64 k) const
+    // The word and start that k's position is counted from, loaded ahead of the count (of(k, fetched)):
+    // a claim sends these loads out beside its atomic rather than after it
+    struct Fetched {
+        u32 word;
+        i32 start;
+    };
+    __device__ __forceinline__ Fetched fetch(i64 k) const
+    {
+        return words == nullptr ? Fetched{0u, 0} : Fetched{words[k >> 5], starts[k >> 5]};
+    }
+
+    // k's position from its fetched word and start; k must be held (has(k))
+    __device__ __forceinline__ i64 of(i64 k, Fetched fetched) const
     {
         if (words == nullptr) return k;
-        return starts[k >> 5] + __popc(words[k >> 5] & ((1u << (k & 31)) - 1u));
+        return fetched.start + __popc(fetched.word & ((1u << (k & 31)) - 1u));
     }
+
+    __device__ __forceinline__ i64 of(i64 k) const { return of(k, fetch(k)); }
 
     // k's position, or -1 where k is not held: the word and its start loaded together, not one after the
     // other (two dependent trips to memory, maybe another rank's)
     __device__ __forceinline__ i64 find(i64 k) const
     {
         if (words == nullptr) return k;
-        const u32 word = words[k >> 5];
-        const i32 start = starts[k >> 5];
-        const u32 bit = 1u << (k & 31);
-        return word & bit ? start + __popc(word & (bit - 1)) : -1;
+        const Fetched fetched = fetch(k);
+        return (fetched.word >> (k & 31)) & 1u ? of(k, fetched) : -1;
     }
 
     // the held members below k, for any k in [0, n] (k = n reads no word past the last)
