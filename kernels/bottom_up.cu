@@ -41,6 +41,9 @@
 #include "positions.cuh"
 
 #define BOTTOM_UP_GATE (1 << STEP_BOTTOMUP)
+// The searches' blocks an SM holds at once: as many as its 2048 threads take (sm_80 and later), which
+// keeps them at 32 registers with the Positions word and start fetched ahead
+#define SEARCH_BLOCKS_PER_SM (2048 / BLOCK_THREADS)
 
 // summary: nullptr, or the frontier's summary where the search filters through it.
 __device__ __forceinline__ bool in_frontier(const u32* __restrict__ frontier, const u32* __restrict__ summary, i32 u)
@@ -99,12 +102,16 @@ __device__ __forceinline__ void search_rows(ColumnStarts row_ptr, const i32* __r
     for (i32 w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nwords; w += warps) {
         const u32 word = state_in[w];
         const i32 row = row_base + w * 32 + lane;
+        // The rows' Positions word and start (one address for the warp) go out beside the state's word
+        // rather than after it: a block held by position then waits no longer than a dense one. Where the
+        // pointers and the finds are both held by position, they are held by the same Positions.
+        const Positions::Fetched held = row_ptr.held.words != nullptr ? row_ptr.held.fetch(row) : found_at.fetch(row);
         const bool todo = !((word >> lane) & 1u);
         i64 next = 0, end = 0;
         i32 parent = -1;
         if (todo) {
             i64 row_begin, length;
-            row_ptr.extent(row, &row_begin, &length);
+            row_ptr.extent(row, held, &row_begin, &length);
             i64 begin = row_begin;
             end = row_begin + length;
             if (LARGE && first_alone && begin < end) {
@@ -155,13 +162,13 @@ __device__ __forceinline__ void search_rows(ColumnStarts row_ptr, const i32* __r
         }
         const unsigned found = __ballot_sync(0xffffffffu, parent >= 0);
         if (lane == 0) state_out[w] = word | found;
-        if (parent >= 0) pred_row[found_at.of(row)] = parent;
+        if (parent >= 0) pred_row[found_at.of(row, held)] = parent;
     }
     checked = warp_sum(checked);
     if (lane == 0 && checked) atomicAdd((u64*)&stats[STAT_CHECKED], (u64)checked);
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, SEARCH_BLOCKS_PER_SM)
 bottom_up_step(const offset_t* __restrict__ row_ptr, const u32* row_words, const i32* row_starts,
                const i32* __restrict__ col_idx, i32 row_base, i32 nwords, const u32* __restrict__ frontier,
                const u32* state_in, u32* state_out, i32* __restrict__ pred_row, const u32* found_words,
@@ -172,7 +179,7 @@ bottom_up_step(const offset_t* __restrict__ row_ptr, const u32* row_words, const
                        nullptr, 0, state_in, state_out, pred_row, Positions{found_words, found_starts}, stats);
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, SEARCH_BLOCKS_PER_SM)
 bottom_up_step_large(const offset_t* __restrict__ row_ptr, const u32* row_words, const i32* row_starts,
                      const i32* __restrict__ col_idx, i32 row_base, i32 nwords, const u32* __restrict__ frontier,
                      const u32* __restrict__ summary, i32 frontier_words, const u32* state_in, u32* state_out,

@@ -35,10 +35,11 @@ struct Positions {
 
     // k's position, or -1 where k is not held: the word and its start loaded together, not one after the
     // other (two dependent trips to memory, maybe another rank's)
-    __device__ __forceinline__ i64 find(i64 k) const
+    __device__ __forceinline__ i64 find(i64 k) const { return find(k, fetch(k)); }
+
+    __device__ __forceinline__ i64 find(i64 k, Fetched fetched) const
     {
         if (words == nullptr) return k;
-        const Fetched fetched = fetch(k);
         return (fetched.word >> (k & 31)) & 1u ? of(k, fetched) : -1;
     }
 
@@ -75,9 +76,12 @@ struct ColumnStarts {
     }
 
     // column c's first entry and its number of entries (0 and 0 for an empty column)
-    __device__ __forceinline__ void extent(i64 c, i64* start, i64* n) const
+    __device__ __forceinline__ void extent(i64 c, i64* start, i64* n) const { extent(c, held.fetch(c), start, n); }
+
+    // the same from c's word and start in held, fetched ahead
+    __device__ __forceinline__ void extent(i64 c, Positions::Fetched fetched, i64* start, i64* n) const
     {
-        const i64 p = held.find(c);
+        const i64 p = held.find(c, fetched);
         if (p < 0) {
             *start = *n = 0;
             return;

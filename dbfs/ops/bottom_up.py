@@ -102,7 +102,8 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
       state_out  uint32 [w]        write  state_in plus the rows found (may be state_in itself)
       pred_row   int32 [nrows]     write  pred_row[row] = the frontier column found, found rows only;
                  or [found_at.count]      where found_at (dbfs.ops.sparse.Positions of the rows) is given,
-                                          at the row's position (every row with an entry is held)
+                                          at the row's position (every row with an entry is held); where
+                                          rows_held is given too, found_at is rows_held
       stats      int64 [STAT_WORDS] read/write  CHECKED += entries examined
       control    the search's control block (None: always runs; else only before a bottom-up level)
     GPU: one kernel on the current stream (a warp per word of the state, a grid of at most what the
@@ -111,6 +112,8 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
     NumPy: the first in CSR order).
     """
     nwords = int(state_in.shape[0])
+    if rows_held is not None and found_at is not None and found_at is not rows_held:
+        raise ValueError("the finds and the row pointers are held by different Positions")
     if backend.is_gpu:
         offsets = require_offsets("row_ptr", row_ptr)
         arrays = (("col_idx", col_idx, np.int32),
