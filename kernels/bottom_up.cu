@@ -41,9 +41,6 @@
 #include "positions.cuh"
 
 #define BOTTOM_UP_GATE (1 << STEP_BOTTOMUP)
-// The searches' blocks an SM holds at once: as many as its 2048 threads take (sm_80 and later), which
-// keeps them at 32 registers with the Positions word and start fetched ahead
-#define SEARCH_BLOCKS_PER_SM (2048 / BLOCK_THREADS)
 
 // summary: nullptr, or the frontier's summary where the search filters through it.
 __device__ __forceinline__ bool in_frontier(const u32* __restrict__ frontier, const u32* __restrict__ summary, i32 u)
@@ -168,7 +165,7 @@ __device__ __forceinline__ void search_rows(ColumnStarts row_ptr, const i32* __r
     if (lane == 0 && checked) atomicAdd((u64*)&stats[STAT_CHECKED], (u64)checked);
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, SEARCH_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, FULL_SM_BLOCKS)
 bottom_up_step(const offset_t* __restrict__ row_ptr, const u32* row_words, const i32* row_starts,
                const i32* __restrict__ col_idx, i32 row_base, i32 nwords, const u32* __restrict__ frontier,
                const u32* state_in, u32* state_out, i32* __restrict__ pred_row, const u32* found_words,
@@ -179,7 +176,7 @@ bottom_up_step(const offset_t* __restrict__ row_ptr, const u32* row_words, const
                        nullptr, 0, state_in, state_out, pred_row, Positions{found_words, found_starts}, stats);
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, SEARCH_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, FULL_SM_BLOCKS)
 bottom_up_step_large(const offset_t* __restrict__ row_ptr, const u32* row_words, const i32* row_starts,
                      const i32* __restrict__ col_idx, i32 row_base, i32 nwords, const u32* __restrict__ frontier,
                      const u32* __restrict__ summary, i32 frontier_words, const u32* state_in, u32* state_out,

@@ -17,6 +17,11 @@ typedef i32 offset_t;
 typedef i64 offset_t;
 #endif
 
+// The blocks of BLOCK_THREADS an SM runs at once when it is full (2048 threads from sm_80 on): the
+// bound of the kernels that load ahead of need, which would otherwise take more registers than full
+// occupancy leaves them.
+#define FULL_SM_BLOCKS (2048 / BLOCK_THREADS)
+
 // The device-driven loop (dbfs/device_loop.py) enqueues every kernel of a round ahead of time; a kernel
 // runs only when the search's control block says its step is next (bit STEP_x of step_mask) and, for
 // the frontier conversions, that the frontier has the form it converts from (form < 0: any form).

@@ -14,19 +14,57 @@
 // resolve_columns_*: where the bottom-up levels searched the CSC's columns, a vertex marked BOTTOM_UP
 // was found by exactly one rank of its grid column, the only row p whose entry (a local row r of grid
 // row p) is set; its global id is dbfs.grid.Grid.to_global_row(p, r). The entries are read from grid row
-// `first` on until one is set.
+// `first` on until one is set, PROBE_LINES rows side by side.
 //
 // A kernel's suffix names its marks' type and its parents' (_i16_i64: int16 marks, int64 parents).
 #include "positions.cuh"
+
+// Lines probed side by side for a vertex's one set entry: their Positions' words and starts, then their
+// values, each loaded together (one line after another would wait two trips to memory a line).
+#define PROBE_LINES 4
 
 struct HeldEntries {
     const u64* __restrict__ values;
     const u64* __restrict__ words;
     const u64* __restrict__ starts;
+
+    __device__ __forceinline__ Positions positions(i32 k) const
+    {
+        return Positions{(const u32*)words[k], (const i32*)starts[k]};
+    }
+
     __device__ __forceinline__ i32 at(i32 k, i64 o) const
     {
-        const i64 p = Positions{(const u32*)words[k], (const i32*)starts[k]}.find(o);
+        const i64 p = positions(k).find(o);
         return p < 0 ? -1 : ((const i32*)values[k])[p];
+    }
+
+    // The entry for o of the first line from `first` on, cyclically over `lines`, whose entry is set (-1:
+    // none); *line receives that line.
+    __device__ __forceinline__ i32 first_set(i32 first, i32 lines, i64 o, i32* line) const
+    {
+        for (i32 done = 0; done < lines; done += PROBE_LINES) {
+            i32 k[PROBE_LINES];
+            Positions::Fetched fetched[PROBE_LINES];
+#pragma unroll
+            for (int g = 0; g < PROBE_LINES; ++g) {
+                k[g] = (first + done + g) % lines;
+                if (done + g < lines) fetched[g] = positions(k[g]).fetch(o);
+            }
+            i32 entry[PROBE_LINES];
+#pragma unroll
+            for (int g = 0; g < PROBE_LINES; ++g) {
+                const i64 p = done + g < lines ? positions(k[g]).find(o, fetched[g]) : -1;
+                entry[g] = p < 0 ? -1 : ((const i32*)values[k[g]])[p];
+            }
+#pragma unroll
+            for (int g = 0; g < PROBE_LINES; ++g)
+                if (entry[g] >= 0) {
+                    *line = k[g];
+                    return entry[g];
+                }
+        }
+        return -1;
     }
 };
 
@@ -39,13 +77,12 @@ __device__ __forceinline__ void resolve(const i16* __restrict__ pred_col, HeldEn
     for (i64 o = blockIdx.x * (i64)blockDim.x + threadIdx.x; o < b; o += (i64)gridDim.x * blockDim.x) {
         i32 c = pred_col[o];
         if (c == -1 || (c == BOTTOM_UP && !rows_found)) continue;
-        if (c == BOTTOM_UP)
-            for (c = 0; c < C - 1 && entries.at(c, o) < 0; ++c) {}
-        parent[o] = (Parent)(c * cols_per_rank + entries.at(c, o));
+        const i32 entry = c == BOTTOM_UP ? entries.first_set(0, C, o, &c) : entries.at(c, o);
+        parent[o] = (Parent)(c * cols_per_rank + entry);
     }
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, FULL_SM_BLOCKS)
 resolve_parents_i16_i64(const i16* __restrict__ pred_col, const u64* __restrict__ values, i32 b,
                         const u64* __restrict__ words, const u64* __restrict__ starts, i32 C, i64 cols_per_rank,
                         i32 rows_found, i64* __restrict__ parent)
@@ -53,7 +90,7 @@ resolve_parents_i16_i64(const i16* __restrict__ pred_col, const u64* __restrict_
     resolve(pred_col, HeldEntries{values, words, starts}, b, C, cols_per_rank, rows_found, parent);
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, FULL_SM_BLOCKS)
 resolve_parents_i16_i32(const i16* __restrict__ pred_col, const u64* __restrict__ values, i32 b,
                         const u64* __restrict__ words, const u64* __restrict__ starts, i32 C, i64 cols_per_rank,
                         i32 rows_found, i32* __restrict__ parent)
@@ -74,33 +111,29 @@ __device__ __forceinline__ void resolve_columns(const Marker* marker, HeldEntrie
 {
     for (i64 o = blockIdx.x * (i64)blockDim.x + threadIdx.x; o < b; o += (i64)gridDim.x * blockDim.x) {
         if (marker[o] != BOTTOM_UP) continue;
-        i64 r = -1;
         i32 p = first;
-        for (i32 k = 0; k < R; ++k, p = (p + 1 == R ? 0 : p + 1)) {
-            r = entries.at(p, o);
-            if (r >= 0) break;
-        }
+        const i32 r = entries.first_set(first, R, o, &p);
         parent[o] = r >= 0 ? (Parent)global_row(r, p, b, R) : (Parent)-1;
     }
 }
 
 // The marker is pred_col (int16), or on a grid of one column the int32 parent array itself (marker ==
 // parent: each thread reads its entry first).
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, FULL_SM_BLOCKS)
 resolve_columns_i16_i64(const i16* marker, const u64* __restrict__ values, i32 b, const u64* __restrict__ words,
                         const u64* __restrict__ starts, i32 R, i32 first, i64* parent)
 {
     resolve_columns(marker, HeldEntries{values, words, starts}, b, R, first, parent);
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, FULL_SM_BLOCKS)
 resolve_columns_i16_i32(const i16* marker, const u64* __restrict__ values, i32 b, const u64* __restrict__ words,
                         const u64* __restrict__ starts, i32 R, i32 first, i32* parent)
 {
     resolve_columns(marker, HeldEntries{values, words, starts}, b, R, first, parent);
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, FULL_SM_BLOCKS)
 resolve_columns_i32_i32(const i32* marker, const u64* __restrict__ values, i32 b, const u64* __restrict__ words,
                         const u64* __restrict__ starts, i32 R, i32 first, i32* parent)
 {
