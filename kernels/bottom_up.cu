@@ -81,7 +81,7 @@ frontier_summary(const u32* __restrict__ frontier, i32 nwords, u32* __restrict__
     tally[SUMMARY_DONE] = 0;
 }
 
-template <bool LARGE>
+template <bool LARGE, bool HELD>
 __device__ __forceinline__ void search_rows(ColumnStarts row_ptr, const i32* __restrict__ col_idx,
                                             i32 row_base, i32 nwords, const u32* __restrict__ frontier,
                                             const u32* __restrict__ summary, i32 frontier_words,
@@ -99,16 +99,20 @@ __device__ __forceinline__ void search_rows(ColumnStarts row_ptr, const i32* __r
     for (i32 w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nwords; w += warps) {
         const u32 word = state_in[w];
         const i32 row = row_base + w * 32 + lane;
-        // The rows' Positions word and start (one address for the warp) go out beside the state's word
-        // rather than after it: a block held by position then waits no longer than a dense one. Where the
-        // pointers and the finds are both held by position, they are held by the same Positions.
-        const Positions::Fetched held = row_ptr.held.words != nullptr ? row_ptr.held.fetch(row) : found_at.fetch(row);
+        // HELD: the rows' Positions word and start (one address for the warp) go out beside the state's
+        // word rather than after it, so a block held by position waits no longer than a dense one. Where
+        // the pointers and the finds are both held by position, they are held by the same Positions.
+        Positions::Fetched held{0u, 0};
+        if (HELD) held = row_ptr.held.words != nullptr ? row_ptr.held.fetch(row) : found_at.fetch(row);
         const bool todo = !((word >> lane) & 1u);
         i64 next = 0, end = 0;
         i32 parent = -1;
         if (todo) {
             i64 row_begin, length;
-            row_ptr.extent(row, held, &row_begin, &length);
+            if (HELD)
+                row_ptr.extent(row, held, &row_begin, &length);
+            else
+                row_ptr.extent(row, &row_begin, &length);
             i64 begin = row_begin;
             end = row_begin + length;
             if (LARGE && first_alone && begin < end) {
@@ -159,35 +163,46 @@ __device__ __forceinline__ void search_rows(ColumnStarts row_ptr, const i32* __r
         }
         const unsigned found = __ballot_sync(0xffffffffu, parent >= 0);
         if (lane == 0) state_out[w] = word | found;
-        if (parent >= 0) pred_row[found_at.of(row, held)] = parent;
+        if (parent >= 0) pred_row[HELD ? found_at.of(row, held) : found_at.of(row)] = parent;
     }
     checked = warp_sum(checked);
     if (lane == 0 && checked) atomicAdd((u64*)&stats[STAT_CHECKED], (u64)checked);
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, FULL_SM_BLOCKS)
-bottom_up_step(const offset_t* __restrict__ row_ptr, const u32* row_words, const i32* row_starts,
-               const i32* __restrict__ col_idx, i32 row_base, i32 nwords, const u32* __restrict__ frontier,
-               const u32* state_in, u32* state_out, i32* __restrict__ pred_row, const u32* found_words,
-               const i32* found_starts, i64* __restrict__ stats, const i64* __restrict__ ctl)
-{
-    if (!gate_open(ctl, BOTTOM_UP_GATE, -1)) return;
-    search_rows<false>(ColumnStarts{row_ptr, Positions{row_words, row_starts}}, col_idx, row_base, nwords, frontier,
-                       nullptr, 0, state_in, state_out, pred_row, Positions{found_words, found_starts}, stats);
-}
+// A search kernel for dense pointers and finds, and one (_held) for pointers or finds held by position,
+// which fetches their Positions ahead and is bounded to full occupancy (the loads ahead would take more
+// registers than it leaves); the dense one is the search as it was before the fetch.
+#define SEARCH_VARIANT(NAME, HELD, ...)                                                                 \
+    extern "C" __global__ void __launch_bounds__(__VA_ARGS__) NAME(                                      \
+        const offset_t* __restrict__ row_ptr, const u32* row_words, const i32* row_starts,              \
+        const i32* __restrict__ col_idx, i32 row_base, i32 nwords, const u32* __restrict__ frontier,    \
+        const u32* state_in, u32* state_out, i32* __restrict__ pred_row, const u32* found_words,        \
+        const i32* found_starts, i64* __restrict__ stats, const i64* __restrict__ ctl)                  \
+    {                                                                                                    \
+        if (!gate_open(ctl, BOTTOM_UP_GATE, -1)) return;                                                 \
+        search_rows<false, HELD>(ColumnStarts{row_ptr, Positions{row_words, row_starts}}, col_idx,      \
+                                 row_base, nwords, frontier, nullptr, 0, state_in, state_out, pred_row,  \
+                                 Positions{found_words, found_starts}, stats);                          \
+    }
 
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, FULL_SM_BLOCKS)
-bottom_up_step_large(const offset_t* __restrict__ row_ptr, const u32* row_words, const i32* row_starts,
-                     const i32* __restrict__ col_idx, i32 row_base, i32 nwords, const u32* __restrict__ frontier,
-                     const u32* __restrict__ summary, i32 frontier_words, const u32* state_in, u32* state_out,
-                     i32* __restrict__ pred_row, const u32* found_words, const i32* found_starts,
-                     i64* __restrict__ stats, const i64* __restrict__ ctl)
-{
-    if (!gate_open(ctl, BOTTOM_UP_GATE, -1)) return;
-    search_rows<true>(ColumnStarts{row_ptr, Positions{row_words, row_starts}}, col_idx, row_base, nwords, frontier,
-                      summary, frontier_words, state_in, state_out, pred_row, Positions{found_words, found_starts},
-                      stats);
-}
+#define SEARCH_LARGE_VARIANT(NAME, HELD, ...)                                                           \
+    extern "C" __global__ void __launch_bounds__(__VA_ARGS__) NAME(                                      \
+        const offset_t* __restrict__ row_ptr, const u32* row_words, const i32* row_starts,              \
+        const i32* __restrict__ col_idx, i32 row_base, i32 nwords, const u32* __restrict__ frontier,    \
+        const u32* __restrict__ summary, i32 frontier_words, const u32* state_in, u32* state_out,      \
+        i32* __restrict__ pred_row, const u32* found_words, const i32* found_starts,                    \
+        i64* __restrict__ stats, const i64* __restrict__ ctl)                                           \
+    {                                                                                                    \
+        if (!gate_open(ctl, BOTTOM_UP_GATE, -1)) return;                                                 \
+        search_rows<true, HELD>(ColumnStarts{row_ptr, Positions{row_words, row_starts}}, col_idx,       \
+                                row_base, nwords, frontier, summary, frontier_words, state_in,          \
+                                state_out, pred_row, Positions{found_words, found_starts}, stats);      \
+    }
+
+SEARCH_VARIANT(bottom_up_step, false, BLOCK_THREADS)
+SEARCH_VARIANT(bottom_up_step_held, true, BLOCK_THREADS, FULL_SM_BLOCKS)
+SEARCH_LARGE_VARIANT(bottom_up_step_large, false, BLOCK_THREADS)
+SEARCH_LARGE_VARIANT(bottom_up_step_large_held, true, BLOCK_THREADS, FULL_SM_BLOCKS)
 
 template <typename Marker>
 __device__ __forceinline__ void commit(const u32* __restrict__ state, u32* __restrict__ visited,

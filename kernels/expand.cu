@@ -224,20 +224,12 @@ __device__ __forceinline__ void expand_edges(
         u32 word[EPT];
 #pragma unroll
         for (int e = 0; e < EPT; ++e) word[e] = valid[e] ? bitmap[v[e] >> 5] : 0xffffffffu;
-        // A candidate row's position is loaded beside its atomic, so that the two trips to memory overlap
-        // (after the block's reservation, the load would be one trip more).
         bool claimed[EPT];
-        i32 row_at[EPT];
 #pragma unroll
         for (int e = 0; e < EPT; ++e) {
             const u32 bit = 1u << (v[e] & 31);
             claimed[e] = false;
-            row_at[e] = 0;
-            if (!(word[e] & bit)) {
-                const Positions::Fetched held = found_at.fetch(v[e]);
-                claimed[e] = !(atomicOr(&bitmap[v[e] >> 5], bit) & bit);
-                row_at[e] = (i32)found_at.of(v[e], held);
-            }
+            if (!(word[e] & bit)) claimed[e] = !(atomicOr(&bitmap[v[e] >> 5], bit) & bit);
         }
 
         // Local row v belongs to the block of grid column v / b, at offset v mod b (dbfs.grid.Grid
@@ -256,7 +248,7 @@ __device__ __forceinline__ void expand_edges(
         for (int e = 0; e < EPT; ++e) {
             if (!claimed[e]) continue;
             (group[e] == j ? dst_own : dst + (i64)group[e] * slots)[slot[e]] = offset[e];
-            pred_row[row_at[e]] = u[e];
+            pred_row[found_at.of(v[e])] = u[e];
             if (group[e] == j) {
                 level[offset[e]] = lvl;
                 if (pred_col != nullptr) pred_col[offset[e]] = (i16)j;

@@ -255,11 +255,9 @@ peer_levels(const offset_t* __restrict__ col_ptr, const u32* col_words, const i3
         auto claim = [&](i32 row, i32 from) {
             const i32 m = row / b, o = row - m * b;
             const i32 d = m == j ? degree[o] : 0;              // loaded beside the claim, not after it
-            const Positions found{found_words, found_starts};
-            const Positions::Fetched held = found.fetch(row);   // likewise
             const u32 bit = 1u << (row & 31);
             if (atomicOr(&visited[row >> 5], bit) & bit) return;
-            pred_row[found.of(row, held)] = from;
+            pred_row[Positions{found_words, found_starts}.of(row)] = from;
             if (m == j) {
                 found_degrees += me.own(o, d, j);
             } else {

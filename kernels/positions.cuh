@@ -31,7 +31,11 @@ struct Positions {
         return fetched.start + __popc(fetched.word & ((1u << (k & 31)) - 1u));
     }
 
-    __device__ __forceinline__ i64 of(i64 k) const { return of(k, fetch(k)); }
+    __device__ __forceinline__ i64 of(i64 k) const
+    {
+        if (words == nullptr) return k;
+        return starts[k >> 5] + __popc(words[k >> 5] & ((1u << (k & 31)) - 1u));
+    }
 
     // k's position, or -1 where k is not held: the word and its start loaded together, not one after the
     // other (two dependent trips to memory, maybe another rank's)
@@ -40,7 +44,8 @@ struct Positions {
     __device__ __forceinline__ i64 find(i64 k, Fetched fetched) const
     {
         if (words == nullptr) return k;
-        return (fetched.word >> (k & 31)) & 1u ? of(k, fetched) : -1;
+        const u32 bit = 1u << (k & 31);
+        return fetched.word & bit ? fetched.start + __popc(fetched.word & (bit - 1)) : -1;
     }
 
     // the held members below k, for any k in [0, n] (k = n reads no word past the last)

@@ -107,7 +107,8 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
       stats      int64 [STAT_WORDS] read/write  CHECKED += entries examined
       control    the search's control block (None: always runs; else only before a bottom-up level)
     GPU: one kernel on the current stream (a warp per word of the state, a grid of at most what the
-    whole GPU holds, even where ranks share it: Backend.whole_gpu_blocks), no host synchronisation.
+    whole GPU holds, even where ranks share it: Backend.whole_gpu_blocks; its _held form where rows_held
+    or found_at is given, which loads their Positions ahead), no host synchronisation.
     Which frontier neighbour is taken is unspecified on the GPU (the first in CSR order on each path;
     NumPy: the first in CSR order).
     """
@@ -124,11 +125,12 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
             if array is not None:
                 require_array(name, array, dtype)
         if nwords:
+            held = "_held" if rows_held is not None or found_at is not None else ""
             if summary is None:
-                step = backend.kernel("bottom_up", "bottom_up_step", offsets)
+                step = backend.kernel("bottom_up", f"bottom_up_step{held}", offsets)
                 bitmaps = (frontier,)
             else:
-                step = backend.kernel("bottom_up", "bottom_up_step_large", offsets)
+                step = backend.kernel("bottom_up", f"bottom_up_step_large{held}", offsets)
                 bitmaps = (frontier, summary, np.int32(frontier.shape[0]))
             blocks = backend.whole_gpu_blocks(step, BLOCK_THREADS, blocks_for(nwords, BLOCK_THREADS // 32))
             step((blocks,), (BLOCK_THREADS,),
