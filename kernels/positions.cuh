@@ -13,8 +13,9 @@ struct Positions {
 
     __device__ __forceinline__ bool has(i64 k) const { return words == nullptr || ((words[k >> 5] >> (k & 31)) & 1u); }
 
-    // The word and start that k's position is counted from, loaded ahead of the count (of(k, fetched)):
-    // a claim sends these loads out beside its atomic rather than after it
+    // The word and start that k's position is counted from, loaded ahead of the count (of(k, fetched),
+    // find(k, fetched)): the bottom-up search sends them out beside a state word, the resolutions several
+    // lines' side by side, rather than one trip after another
     struct Fetched {
         u32 word;
         i32 start;

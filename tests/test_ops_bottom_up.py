@@ -122,6 +122,19 @@ def test_search_segment_by_position_writes_the_dense_finds_at_their_positions():
     assert np.array_equal(finds[0][nonempty], finds[1]) and (finds[0][np.diff(row_ptr) == 0] == -1).all()
 
 
+def test_search_segment_refuses_finds_held_apart_from_the_pointers():
+    """The _held kernels take one Positions for both where both are held."""
+    rng = np.random.default_rng(4)
+    row_ptr, col_idx = random_block(rng, 64, 64, 100)
+    held_ptr, held = held_offsets(CPU, row_ptr)
+    _, other = held_offsets(CPU, row_ptr)
+    state = np.zeros(2, np.uint32)
+    with pytest.raises(ValueError, match="different Positions"):
+        bottom_up.search_segment(CPU, held_ptr, col_idx, 0, np.zeros(2, np.uint32), state, state,
+                                 np.full(held.count, -1, np.int32), np.zeros(STAT_WORDS, np.int64),
+                                 found_at=other, rows_held=held)
+
+
 @pytest.mark.parametrize("density", [0.001, 0.05, 0.5])
 def test_search_segment_numpy_matches_brute_force(density):
     rng = np.random.default_rng(int(density * 1000))
