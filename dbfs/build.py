@@ -449,7 +449,11 @@ class _Passes:
         directions routed together, the received words read in place: (column, row) pairs interleaved
         (columns = words, rows = words[1:], stride 2) or the columns alone (stride 1)."""
         grid = self.grid
-        for k, (src, dst) in enumerate(self._chunks(label)):
+        k = -1
+        # counted by hand: enumerate keeps its last item (the chunk before) while it fetches the next, which
+        # would hold two chunks beside the graph (512 MiB above the estimate at 26 on one rank)
+        for src, dst in self._chunks(label):
+            k += 1
             self.phases.switch("route")
             if self.exchange is None:
                 for u, v in ((src, dst), (dst, src)) if self.source.symmetric else ((src, dst),):
