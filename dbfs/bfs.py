@@ -22,7 +22,7 @@ from mpi4py import MPI
 from dbfs.device_loop import DEFAULT_SMALL_EDGES, DEFAULT_SOLO_WORK, DeviceLoop
 from dbfs.direction import DEFAULT_ALPHA, DEFAULT_BETA
 from dbfs.errors import DbfsError
-from dbfs.grid_loop import GridLoop, Traffic, scan_lent_bytes
+from dbfs.grid_loop import GridLoop, Traffic, finds_read_in_place, scan_lent_bytes
 from dbfs.peer_levels import default_capacity
 from dbfs.search_state import SearchState
 from dbfs.timing import PhaseClock
@@ -73,8 +73,10 @@ class BFS:
         self.graph, self.backend = graph, graph.backend
         grid = graph.grid
         self.one_rank = grid.size == 1
-        scan_lent = scan_lent_bytes(grid, comm, not self.backend.is_gpu, graph.searches_columns(direction))
-        self.state = SearchState(graph, direction, LOG_CAPACITY if self.one_rank else 0, scan_lent)
+        cpu = not self.backend.is_gpu
+        scan_lent = scan_lent_bytes(grid, comm, cpu, graph.searches_columns(direction))
+        self.state = SearchState(graph, direction, LOG_CAPACITY if self.one_rank else 0, scan_lent,
+                                 finds_read_in_place(comm, cpu))
         self.clock = PhaseClock(self.backend, PHASES)
         if self.one_rank:
             self.loop = DeviceLoop(graph, self.state, direction, alpha, beta, edges_per_thread, small_edges,

@@ -483,7 +483,8 @@ def main(args) -> None:
     if args.comm in ("auto", "nvshmem"):
         nvshmem_bulk = bulk_transport("nvshmem", backend, world)
         heap_need = memory.symmetric_heap_bytes(grid, source.n_edges, source.symmetric, args.direction,
-                                                args.encoding, backend.name, row_copy, nvshmem_bulk[0])
+                                                args.encoding, backend.name, row_copy, nvshmem_bulk[0],
+                                                memory.EXPECTED_COLUMNS if source.info is None else None)
     transport = resolve_transport(args.comm, backend, heap_need=heap_need)
     bulk = nvshmem_bulk if transport == "nvshmem" else bulk_transport(transport, backend, world)
     runtime.log(f"dbfs {__version__}: {runtime.count(world.Get_size(), 'rank')}, grid {R}x{C}{grid_choice}, backend "

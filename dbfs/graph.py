@@ -144,11 +144,19 @@ class LocalGraph:
         return self.columns.count if self.columns is not None else count_nonempty(self.backend, self.col_ptr)
 
     @cached_property
+    def _row_counts(self) -> tuple[int, int]:
+        """(the local rows with an entry, the most of them in one grid column's segment of b rows),
+        counted once through a bitmap of them."""
+        xp, rows, b = self.backend.xp, self.grid.rows_per_rank, self.grid.block
+        held = Positions.of_rows(self.backend, self.row_idx, xp.zeros(rows // 32, xp.uint32),
+                                 xp.zeros(rows // 32 + 1, xp.int32))
+        bounds = self.backend.asnumpy(held.starts[::b // 32]).astype(np.int64)   # the segments' first positions
+        return held.count, int(np.diff(bounds).max())
+
+    @property
     def nonempty_rows(self) -> int:
-        """The local rows with an entry (counted once, through a bitmap of them)."""
-        xp, rows = self.backend.xp, self.grid.rows_per_rank
-        return Positions.of_rows(self.backend, self.row_idx, xp.zeros(rows // 32, xp.uint32),
-                                 xp.zeros(rows // 32 + 1, xp.int32)).count
+        """The local rows with an entry."""
+        return self._row_counts[0]
 
     @cached_property
     def most_nonempty_rows(self) -> int | None:
@@ -173,6 +181,12 @@ class LocalGraph:
             return self.grid.block
         with_edges = int(self.backend.xp.count_nonzero(self.degree))
         return max(1, self.comms.world.allreduce(with_edges, op=MPI.MAX))
+
+    @cached_property
+    def segment_slots(self) -> int:
+        """Collective on first use: the slots of another owner's queue group (dbfs.search_state), the most
+        rows with an entry in one segment of any rank's block, at least one."""
+        return max(1, self.comms.world.allreduce(self._row_counts[1], op=MPI.MAX))
 
     @property
     def bottom_up_by_columns(self) -> bool:

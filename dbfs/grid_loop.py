@@ -83,7 +83,7 @@ from dbfs.ops.expand import ExpandScratch, expand
 from dbfs.ops.frontier import frontier_figures, publish_figures
 from dbfs.ops.level_control import visit_root
 from dbfs.ops.predecessors import resolve_columns, resolve_parents
-from dbfs.ops.sparse import Positions
+from dbfs.ops.sparse import Positions, record_bytes
 from dbfs.ops.update import update
 from dbfs.peer_levels import LevelTotals, PeerLevels, device_bytes as peer_device_bytes
 from dbfs.peer_levels import default_capacity as peer_capacity, queue_bytes as peer_queue_bytes
@@ -119,21 +119,27 @@ def buffer_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str 
     return device + (host if cpu else 0)
 
 
-def symmetric_bytes(grid, encoding: str, direction: str = "auto", by_columns: bool = False) -> int:
+def symmetric_bytes(grid, encoding: str, direction: str = "auto", by_columns: bool = False,
+                    columns: int | None = None, rows: int | None = None, slots: int | None = None,
+                    segment_slots: int | None = None) -> int:
     """What a GridLoop with --comm nvshmem allocates on the NVSHMEM symmetric heap: its level exchanges'
     buffers (every one of them symmetric), the once-a-search rounds' landings and signal words
     (NvshmemPuts), the search state's arrays read or written in place by other ranks (fronts_in_place
     among them; the frontier queues where the device-driven levels read them in place), the device-driven
-    levels' landings, the bulk levels' total records and the span read to wake the links."""
+    levels' landings, the bulk levels' total records and the span read to wake the links. The records
+    read in place, with their Positions where they are held by position, and the queues, for a block of
+    `columns` non-empty columns and `rows` non-empty rows, queue groups of `slots` and `segment_slots`
+    (None: not counted, every one; search_state.layout)."""
     rounds = 0
     if grid.C > 1:                              # the visited bitmaps' landing; the discoverers, read in place
-        rounds += 4 * (grid.C - 1) * row_exchange_block(grid, True) + 8 * grid.C + 4 * grid.rows_per_rank
-    if by_columns and grid.R > 1:
-        rounds += 4 * grid.cols_per_rank        # the column finds, read in place (in the search state too)
+        rounds += (4 * (grid.C - 1) * row_exchange_block(grid, True) + 8 * grid.C
+                   + record_bytes(grid.rows_per_rank, rows))
+    if by_columns and grid.R > 1:               # the column finds, read in place (in the search state too)
+        rounds += record_bytes(grid.cols_per_rank, columns)
     if fronts_in_place(grid, direction, by_columns):
         rounds += grid.cols_per_rank // 8       # the bottom-up frontier bitmap (in the search state too)
     capacity = peer_capacity(grid)
-    rounds += peer_queue_bytes(grid, capacity)
+    rounds += peer_queue_bytes(grid, capacity, slots, segment_slots)
     return (peer_symmetric_bytes(grid, capacity) + rounds + LevelTotals.symmetric_bytes(grid.size)
             + LinkWake.symmetric_bytes()
             + level_exchange_bytes(grid, encoding, "nvshmem", False, direction, by_columns)[0])
@@ -469,8 +475,8 @@ class GridLoop:
         queue, spare = s.queue0, s.queue1
         counts, spare_counts = s.counts0, s.counts1
         if own_root:
-            self.root_place_host[[ROOT.ID, ROOT.ROW, ROOT.OFFSET, ROOT.AT, ROOT.GROUP]] = (
-                root, grid.owned_row(j, root_offset), root_offset, j * s.slots, j)
+            self.root_place_host[[ROOT.ID, ROOT.ROW, ROOT.OFFSET, ROOT.GROUP]] = (
+                root, grid.owned_row(j, root_offset), root_offset, j)
             self.replays.run(ROOT_VISIT_KEY, self._enqueue_visit_root)
         if not self._stretch_next(False, 1, root_degree):             # a stretch encodes its own
             self._end_level(clock, queue, counts, bits=False)
@@ -756,15 +762,17 @@ class GridLoop:
         else:
             frontier, length = s.group(queue, j), counts[j:j + 1]
         backend.zero(dst_cnt)
+        others = s.groups if grid.C > 1 else s.group(dst, j)    # one grid column: every row is owned
         expand(backend, grid, j, g.col_ptr, g.row_idx, frontier, length, s.visited, s.level, s.pred_row,
-               s.pred_col, s.queue0, s.group(dst, j), dst_cnt, s.stats, self.scratch,
+               s.pred_col, others, s.group(dst, j), dst_cnt, s.stats, self.scratch,
                edges_per_thread=self.edges_per_thread, control=self.control, found_at=s.row_positions,
                columns=g.columns)
         if self.fold_x is None:
             frontier_figures(backend, s.group(dst, j), dst_cnt[j:j + 1], g.degree, s.stats, control=self.control)
             return
         x = self.fold_x
-        message.encode_lists(backend, s.queue0, s.slots, dst_cnt, j, b, self.encoding, x.out, x.stride, grid.C)
+        message.encode_lists(backend, s.groups, s.segment_slots, dst_cnt, j, b, self.encoding, x.out, x.stride,
+                             grid.C)
         x.stage()
 
     def _enqueue_update(self, dst, dst_cnt) -> None:

@@ -164,11 +164,18 @@ def graph500_rows(grid: Grid, edgefactor: int) -> int:
 
 
 def graph500_group_slots(grid: Grid, edgefactor: int) -> int:
-    """The slots of a frontier queue's group that a Graph500 graph over grid.n_vertices = 2^SCALE
+    """The slots of a frontier queue's own group that a Graph500 graph over grid.n_vertices = 2^SCALE
     vertices is expected to take, what the build will count (dbfs.graph.LocalGraph.group_slots): the
     owned vertices with an edge (graph500.generator.expected_reaching_share over one part)."""
     scale = grid.n_vertices.bit_length() - 1
     return max(1, min(grid.block, math.ceil(expected_reaching_share(scale, edgefactor, 1) * grid.block)))
+
+
+def graph500_segment_slots(grid: Grid, edgefactor: int) -> int:
+    """The slots of another owner's queue group expected likewise (dbfs.graph.LocalGraph.segment_slots):
+    the rows with an entry of one segment of b local rows, the share over the grid's C column ranges."""
+    scale = grid.n_vertices.bit_length() - 1
+    return max(1, min(grid.block, math.ceil(expected_reaching_share(scale, edgefactor, grid.C) * grid.block)))
 
 
 def entries_per_rank(grid: Grid, n_edges: int, symmetric: bool) -> int:
@@ -297,9 +304,11 @@ def generator_bytes(grid: Grid, device: str, generated: bool = True) -> int:
 def search_state_bytes(grid: Grid, direction: str, entries: int, transport: str = "mpi",
                        device: str = "gpu", encoding: str = "adaptive", by_columns: bool = False,
                        columns: int | None = None, symmetric: bool = True, scan_lent: int = 0,
-                       slots: int | None = None, log_levels: bool = False, rows: int | None = None) -> int:
+                       slots: int | None = None, log_levels: bool = False, rows: int | None = None,
+                       segment_slots: int | None = None) -> int:
     """What dbfs.bfs.BFS allocates: the search state's arrays (dbfs.search_state.layout, exact; columns and
-    rows: the block's non-empty columns and rows, slots a queue group's, None while not counted; scan_lent:
+    rows: the block's non-empty columns and rows, slots and segment_slots an own queue group's and another
+    owner's, None while not counted; scan_lent:
     dbfs.grid_loop.scan_lent_bytes; log_levels: the run keeps the per-level log),
     the loop's buffers (the exchanges' among them), and on the CPU backend the loop's host buffers
     (pinned host memory on a GPU, so not device memory there)."""
@@ -307,7 +316,8 @@ def search_state_bytes(grid: Grid, direction: str, entries: int, transport: str 
     one_rank = grid.size == 1
     cpu = device == "cpu"
     total = search_state.layout_bytes(grid, direction, entries, bfs.LOG_CAPACITY if one_rank else 0, by_columns,
-                                      columns, symmetric, scan_lent, slots, rows)
+                                      columns, symmetric, scan_lent, slots, rows,
+                                      grid_loop.finds_read_in_place(transport, cpu), segment_slots)
     if one_rank:
         return total + (device_loop.host_buffer_bytes() if cpu else 0)
     return total + grid_loop.buffer_bytes(grid, encoding, transport, cpu, direction, by_columns, log_levels)
@@ -351,25 +361,35 @@ def row_round_words(chunk: int) -> int:
 
 
 def symmetric_heap_bytes(grid: Grid, n_edges: int, symmetric: bool, direction: str, encoding: str = "adaptive",
-                         device: str = "gpu", row_copy: bool = True, build_transport: str = "nvshmem") -> int:
+                         device: str = "gpu", row_copy: bool = True, build_transport: str = "nvshmem",
+                         columns: str | None = None) -> int:
     """What a rank of a --comm nvshmem run holds on the NVSHMEM symmetric heap at most: construction's
     landing and signal words (where the build goes over NVSHMEM too: build_transport, from
     dbfs.transport.bulk_transport), or later the search's (counted in its search state too): the level
-    exchanges' buffers, the once-a-search rounds' and the device-driven levels' landings."""
+    exchanges' buffers, the once-a-search rounds' and the device-driven levels' landings (columns:
+    EXPECTED_COLUMNS, the records read in place and the queues as a Graph500 graph's blocks are expected
+    to hold them, as estimate counts them; None: bounds, every local row and column)."""
     from dbfs import grid_loop
     if grid.size == 1:
         return 0
+    counts = {}
+    if columns == EXPECTED_COLUMNS:
+        edgefactor = n_edges // grid.n_vertices
+        counts["columns"] = graph500_columns(grid, edgefactor)
+        if symmetric:
+            counts.update(rows=graph500_rows(grid, edgefactor), slots=graph500_group_slots(grid, edgefactor),
+                          segment_slots=graph500_segment_slots(grid, edgefactor))
     construction = 0
     if build_transport == "nvshmem":
         chunk = estimate(grid, n_edges, symmetric, direction, "nvshmem", device, row_copy=row_copy).inputs["chunk"]
         construction = _landing_bytes(grid, chunk, symmetric, device, "nvshmem") + 8 * grid.size
     by_columns = row_major_layout(grid, symmetric, direction, row_copy) == "columns"
-    return max(construction, grid_loop.symmetric_bytes(grid, encoding, direction, by_columns))
+    return max(construction, grid_loop.symmetric_bytes(grid, encoding, direction, by_columns, **counts))
 
 
 def validation_bytes(grid: Grid, symmetric: bool, entries: int, direction: str = "auto",
                      by_columns: bool = False, columns: int | None = None, scan_lent: int = 0,
-                     slots: int | None = None, rows: int | None = None) -> int:
+                     slots: int | None = None, rows: int | None = None, segment_slots: int | None = None) -> int:
     """graph500.validate.validate_bfs's device arrays (its gathered arrays, whole or by owned block as
     graph500.validate.pieces picks for the idle arrays, with the widest compact levels, int32, and the
     entry pass's table of chunk columns, dbfs.ops.validate) beyond what the search state's idle arrays
@@ -377,7 +397,7 @@ def validation_bytes(grid: Grid, symmetric: bool, entries: int, direction: str =
     from dbfs.search_state import idle_after_search, layout, parent_dtype
     from graph500.validate import validation_bytes as validator_bytes
     arrays = layout(grid, direction, entries, by_columns=by_columns, columns=columns, symmetric=symmetric,
-                    scan_lent=scan_lent, slots=slots, rows=rows)
+                    scan_lent=scan_lent, slots=slots, rows=rows, segment_slots=segment_slots)
     lenders = [arrays[name][0].itemsize * arrays[name][1] for name in idle_after_search(grid, by_columns)]
     return validator_bytes(grid, parent_dtype(grid).itemsize, directed=not symmetric, level_itemsize=4,
                            lenders=lenders, entries=entries)
@@ -409,14 +429,15 @@ class Estimate:
     def fits(self) -> bool:
         return self.limit is None or self.peak <= self.limit
 
-    def with_counts(self, entries: int, columns: int, slots: int | None = None, rows: int | None = None) -> "Estimate":
+    def with_counts(self, entries: int, columns: int, slots: int | None = None, rows: int | None = None,
+                    segment_slots: int | None = None) -> "Estimate":
         """The same estimate for a rank holding exactly `entries` CSC entries in `columns` non-empty
-        local columns, and queue groups of `slots` and `rows` non-empty local rows once counted (until
-        then the estimate's own: a Graph500 graph's expected slots and rows, else the owned block and
-        every local row)."""
-        slots = self.inputs["slots"] if slots is None else slots
-        rows = self.inputs["rows"] if rows is None else rows
-        return estimate(**{**self.inputs, "entries": entries, "columns": columns, "slots": slots, "rows": rows})
+        local columns, and own queue groups of `slots`, `rows` non-empty local rows and the other owners'
+        groups of `segment_slots` once counted (until then the estimate's own: a Graph500 graph's
+        expected ones, else the owned block and every local row)."""
+        counted = {"slots": slots, "rows": rows, "segment_slots": segment_slots}
+        counted = {name: self.inputs[name] if n is None else n for name, n in counted.items()}
+        return estimate(**{**self.inputs, "entries": entries, "columns": columns, **counted})
 
     def summary(self) -> str:
         phases = ", ".join(f"{name} {readable(size)}" for name, size in self.phases.items())
@@ -440,12 +461,13 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
              chunk: int | None = None, limit: int | None = None, row_copy: bool = True,
              generated: bool = True, read_buffers: tuple = (0, 0), columns: int | str | None = None,
              certified: bool = True, build_transport: str | None = None, slots: int | None = None,
-             log_levels: bool = False, rows: int | None = None) -> Estimate:
+             log_levels: bool = False, rows: int | None = None, segment_slots: int | None = None) -> Estimate:
     """Every part and phase of one rank (the one with `entries` entries, `columns` non-empty local
-    columns and `rows` non-empty local rows, its queue groups of `slots`; default: the even share, every
-    local column and row and the owned block, bounds until the build has counted; EXPECTED_COLUMNS: as
-    many columns, rows and slots as a Graph500 graph's block is expected to take, graph500_columns,
-    graph500_rows and graph500_group_slots). The
+    columns and `rows` non-empty local rows, its own queue groups of `slots` and the other owners' of
+    `segment_slots`; default: the even share, every local column and row and the owned block, bounds
+    until the build has counted; EXPECTED_COLUMNS: as many columns, rows and slots as a Graph500 graph's
+    block is expected to take, graph500_columns, graph500_rows, graph500_group_slots and
+    graph500_segment_slots). The
     build's chunk (`chunk`; default: chunk_edges with the search state and validation as its room) is
     kept in `inputs`, so the estimate redone with the counted entries assumes the chunk the build took.
     row_copy: the bottom-up search keeps the row-major copy (row_major_layout); generated: the tuples come
@@ -467,10 +489,13 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
         nonempty = graph500_columns(grid, n_edges // grid.n_vertices)
         rows = graph500_rows(grid, n_edges // grid.n_vertices) if symmetric and rows is None else rows
         group = graph500_group_slots(grid, n_edges // grid.n_vertices) if symmetric and slots is None else slots
+        if symmetric and segment_slots is None:
+            segment_slots = graph500_segment_slots(grid, n_edges // grid.n_vertices)
     state = search_state_bytes(grid, direction, counted, transport, device, by_columns=by_columns,
                                columns=nonempty, symmetric=symmetric, scan_lent=scan_lent, slots=group,
-                               log_levels=log_levels, rows=rows)
-    checking = validation_bytes(grid, symmetric, counted, direction, by_columns, nonempty, scan_lent, group, rows)
+                               log_levels=log_levels, rows=rows, segment_slots=segment_slots)
+    checking = validation_bytes(grid, symmetric, counted, direction, by_columns, nonempty, scan_lent, group, rows,
+                                segment_slots)
     # the build holds its offsets as wide as the whole graph's entries need (dbfs.graph.building_offsets),
     # the search at the block's width: the search's room less that difference is what the build's
     # transients may take without raising the peak
@@ -483,7 +508,8 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     inputs = dict(grid=grid, n_edges=n_edges, symmetric=symmetric, direction=direction, transport=transport,
                   device=device, entries=entries, chunk=chunk, limit=limit, row_copy=row_copy, generated=generated,
                   read_buffers=read_buffers, columns=columns, certified=certified, build_transport=build_transport,
-                  slots=group, log_levels=log_levels, rows=rows)   # the expected slots and rows kept until counted
+                  slots=group, log_levels=log_levels, rows=rows,   # the expected slots and rows kept until counted
+                  segment_slots=segment_slots)
     graph = graph_bytes(grid, counted, layout, columns=nonempty)
     resident = sum(graph.values())
     # the build and its certificate hold every column's offset; the search's set-up then the held ones too
@@ -493,9 +519,13 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     # of the int64 offsets, as large as what the int64 ones hold beyond them
     narrowing = widening + _landing_bytes(grid, chunk, symmetric, device, built_over) if widening else 0
     # the owned degrees (dbfs.build): from the row copy's whole rows on a grid of one column, else the
-    # column lengths and, on several grid rows, their reduction
+    # column lengths and, on several grid rows, their reduction, which on the devices (an exchange's round:
+    # NCCL's, or NVSHMEM's where the lengths pass its landing) receives the column's R blocks beside them
+    summed_on_devices = device != "cpu" and (built_over == "nccl" or built_over == "nvshmem" and grid.cols_per_rank
+                                             > landing_words(chunk, symmetric))
     degrees = (4 * grid.block if layout == "copy" and symmetric and grid.C == 1 else
-               4 * grid.cols_per_rank + (4 * grid.block if grid.R > 1 else 0))
+               4 * grid.cols_per_rank + (4 * grid.block + (4 * grid.cols_per_rank if summed_on_devices else 0)
+                                         if grid.R > 1 else 0))
     tuples_read, ids_read = read_buffers if device == "cpu" else (0, 0)
     parts = {**graph,
              "construction transients": construction_bytes(grid, n_edges, chunk, symmetric, layout == "copy",
@@ -594,7 +624,8 @@ def fit_advice(plan: Estimate, most_ranks: int = 1 << 20) -> str:
     graph (undirected, 2^SCALE vertices, an integer edgefactor) the largest scale these ranks hold."""
     grid, n_edges, limit = plan.inputs["grid"], plan.inputs["n_edges"], plan.limit
     n = grid.n_vertices
-    kept = {k: v for k, v in plan.inputs.items() if k not in ("grid", "entries", "chunk", "slots")}
+    kept = {k: v for k, v in plan.inputs.items()
+            if k not in ("grid", "entries", "chunk", "slots", "rows", "segment_slots")}
 
     def holds(ranks: int) -> bool:
         try:

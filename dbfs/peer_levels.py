@@ -70,10 +70,10 @@ def default_capacity(grid) -> int:
 
 
 def lists_in_place(grid, capacity: int) -> bool:
-    """Whether the kernel reads the peers' frontier and fold lists in place, in their two frontier queues
-    (C + 1 groups of at most b words, dbfs.search_state) moved to the symmetric heap, instead of landing
-    them: where the queues take no more than the landings would (capacity words for each of 2R + C peers'
-    slots)."""
+    """Whether the kernel reads the peers' frontier and fold lists in place, in their frontier queues (C + 1
+    groups of at most b words in use: two own ones, C - 1 others', dbfs.search_state) moved to the
+    symmetric heap, instead of landing them: where the queues take no more than the landings would
+    (capacity words for each of 2R + C peers' slots)."""
     return (grid.C + 1) * grid.block <= min(capacity, grid.block * grid.C) * (2 * grid.R + grid.C)
 
 
@@ -85,10 +85,14 @@ def landing_bytes(grid, capacity: int) -> int:
     return 4 * min(capacity, grid.block * grid.C) * (2 * grid.R + grid.C)
 
 
-def queue_bytes(grid, capacity: int) -> int:
-    """The search state's frontier queues that PeerLinks moves to the symmetric heap, at most
-    (lists_in_place; counted in the search state, dbfs.search_state.layout)."""
-    return 4 * (grid.C + 1) * grid.block if capacity and lists_in_place(grid, capacity) else 0
+def queue_bytes(grid, capacity: int, slots: int | None = None, segment_slots: int | None = None) -> int:
+    """The search state's frontier queues that PeerLinks moves to the symmetric heap (lists_in_place;
+    counted in the search state, dbfs.search_state.layout, with its own and other owners' group `slots`
+    and `segment_slots`, None: b, at most)."""
+    if not capacity or not lists_in_place(grid, capacity):
+        return 0
+    own, other = (grid.block if n is None else n for n in (slots, segment_slots))
+    return 4 * (2 * own + (grid.C - 1) * other)
 
 
 def symmetric_bytes(grid, capacity: int) -> int:
@@ -115,13 +119,13 @@ class PeerLinks:
     each row peer's, and the peer addresses of its signal words and records. With landings, the lists
     are read from them and written into this rank's slots in the others'; where the lists are read in
     place (lists_in_place), the state's queues move to the heap and the lists are read where their
-    owners keep them: a column peer's list of a level in its own group of queue0 or queue1 (by the level's
-    parity in the stretch, the same on every rank), a row peer's fold list for this rank in group j of
-    its queue0, whose other groups a stretch does not use."""
+    owners keep them: a column peer's list of a level in its queue0 or queue1 (by the level's parity in the
+    stretch, the same on every rank), a row peer's fold list for this rank in its group j of the other
+    owners' groups (`groups`, which a stretch's bulk levels do not use meanwhile)."""
 
     def __init__(self, backend, comms, state, capacity: int):
         from dbfs import nvshmem
-        grid, i, j, slots = comms.grid, comms.i, comms.j, state.slots
+        grid, i, j = comms.grid, comms.i, comms.j
         R, C, P = grid.R, grid.C, grid.size
         world = world_ranks(comms.world)
         self.backend, self.state = backend, state
@@ -136,13 +140,13 @@ class PeerLinks:
 
         sizes = ((2 * R, np.uint64), (2 * C, np.uint64), (2 * P * PEER_RECORD_WORDS, np.int64))
         if self.in_place:
-            self.moved = [nvshmem.move_to_heap(backend, state, name) for name in ("queue0", "queue1")]
-            queues = self.moved
-            own_groups = ((queues[0], j * slots), (queues[1], 0))       # queue1 holds the own group alone
-            expand_read = [[0 if p == i else at(queue, own, column[p]) for p in range(R)] for queue, own in own_groups]
+            self.moved = [nvshmem.move_to_heap(backend, state, name)
+                          for name in ("queue0", "queue1") + (("groups",) if C > 1 else ())]
+            expand_read = [[0 if p == i else at(queue, 0, column[p]) for p in range(R)] for queue in self.moved[:2]]
             expand_write = [[0] * R, [0] * R]
-            fold_read = [0 if m == j else at(queues[0], j * slots, row[m]) for m in range(C)]
-            fold_write = [0 if m == j else at(queues[0], m * slots) for m in range(C)]
+            segment = state.segment_slots               # group m of rank j's packed groups: m - (m > j)
+            fold_read = [0 if m == j else at(state.groups, (j - (j > m)) * segment, row[m]) for m in range(C)]
+            fold_write = [0 if m == j else at(state.groups, (m - (m > j)) * segment) for m in range(C)]
             self.arrays = [nvshmem.symmetric(backend, n, dtype) for n, dtype in sizes]
         else:
             self.moved = []
@@ -169,13 +173,13 @@ class PeerLinks:
             table([at(records, grid.rank(i, j) * PEER_RECORD_WORDS, p) for p in range(P)]))
 
     def kernel_args(self, own_list) -> tuple:
-        """The kernel's message arguments for a launch whose own list is `own_list` (group j of queue0 or
-        queue1: with the lists read in place, the half the peers' lists of its first level are in)."""
+        """The kernel's message arguments for a launch whose own list is `own_list` (queue0 or queue1: with
+        the lists read in place, the half the peers' lists of its first level are in)."""
         expand_signals, fold_signals, records = self.signals
         expand_read, expand_write, expand_signal_out, fold_read, fold_write, fold_signal_out, record_out = self.tables
         state, half = self.state, -1
         if self.in_place:
-            half = 0 if own_list.data.ptr == state.group(state.queue0, state.j).data.ptr else 1
+            half = 0 if own_list.data.ptr == state.queue0.data.ptr else 1
         return (expand_read, expand_signals, expand_write, expand_signal_out, np.int32(half), fold_read, fold_signals,
                 fold_write, fold_signal_out, records, record_out)
 

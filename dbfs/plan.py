@@ -121,7 +121,7 @@ def main(args: argparse.Namespace) -> int:
         plan = memory.estimate(grid, n_edges, True, args.direction, comm, limit=limit, row_copy=row_copy,
                                columns=columns, build_transport="nccl")
         heap = (memory.symmetric_heap_bytes(grid, n_edges, True, args.direction, row_copy=row_copy,
-                                            build_transport="nccl") if comm == "nvshmem" else None)
+                                            build_transport="nccl", columns=columns) if comm == "nvshmem" else None)
     exceeds = "local_ids" if plan is None else None if plan.fits else "memory"
     copy = (f", row copy {'on' if row_copy else 'off'} (--row-copy {args.row_copy})"
             if args.direction == "auto" and args.ranks > 1 else "")

@@ -3,9 +3,9 @@ drives it (dbfs.device_loop on one GPU, dbfs.grid_loop on a grid of ranks) and f
 
 Paper 004, sections 3.2-3.5, with the direction-optimizing additions: the visited bitmap over the
 rank's local rows, the levels and delayed predecessors of the owned block, the two frontier queues
-(C groups of s slots: discoveries grouped by owner grid column, group j being the next frontier; the
-other groups are written and sent within a level, so the second queue holds group j alone), the
-degree-scan scratch and column table of the expansion, and, where the grid or the direction needs
+(each the own group j of s slots, the next frontier or the one expanded) and the other owners' groups
+(discoveries grouped by owner grid column, written and sent within a level, so one set serves both
+queues), the degree-scan scratch and column table of the expansion, and, where the grid or the direction needs
 them, the gathered column frontier, the fold receive buffer, the bottom-up bitmaps and the frontier
 bitmap's summary (dbfs.ops.bottom_up.summarize), the predecessor-exchange buffers and the one-GPU
 loop's control block and per-level log. The bottom-up frontier bitmap is over the local columns where
@@ -34,9 +34,12 @@ borrows them (dbfs.workspace), and the predecessor exchanges' buffers live in th
 
 A queue's group holds what one level appends to it: vertices of one owner that this rank discovers, each
 once a search. In an undirected graph only a vertex with an edge can be discovered (or be the root), so
-a group's s slots are the most owned vertices with an edge on any rank (dbfs.graph.LocalGraph.group_slots:
-about half the owned block at Graph500 scales 24-28); in a directed graph a vertex without out-edges, of
-degree 0, may still be reached, and s is the owned block b.
+an own group's s slots are the most owned vertices with an edge on any rank
+(dbfs.graph.LocalGraph.group_slots: about half the owned block at Graph500 scales 24-28); in a directed
+graph a vertex without out-edges, of degree 0, may still be reached, and s is the owned block b. Only a
+row with an entry is discovered through the block, so another owner's group holds at most the non-empty
+rows of its segment of the local rows (dbfs.graph.LocalGraph.segment_slots: a sixth of the owned block at
+Graph500 scale 36 on 128 x 64, against a third for s).
 
 The gathered column frontier and the expansion's degree scan are sized by the block's non-empty columns
 (frontier_capacity), not by its N/C local columns, wherever a frontier can only hold those: a block of
@@ -83,14 +86,16 @@ def frontier_capacity(grid, symmetric: bool, columns: int | None) -> int:
 
 def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns: bool = False,
            columns: int | None = None, symmetric: bool = True, scan_lent: int = 0, slots: int | None = None,
-           rows: int | None = None) -> dict:
+           rows: int | None = None, records_in_place: bool = False, segment_slots: int | None = None) -> dict:
     """{array name: (dtype, length)} of a rank's search state (see the module docstring) for a CSC
     block of `entries` entries, `columns` non-empty columns (None: not counted; frontier_capacity) and
-    `rows` non-empty rows (None: not counted), queue groups of `slots` (None: b, a bound until counted);
+    `rows` non-empty rows (None: not counted), own queue groups of `slots` and the other owners' of
+    `segment_slots` (None: b, a bound until counted);
     by_columns: the bottom-up levels search the CSC's columns (dbfs.graph.LocalGraph.bottom_up_by_columns;
     direction auto); scan_lent: the bytes the predecessor exchanges carve out of the degree scan
     (dbfs.grid_loop.scan_lent_bytes), which it holds at least, as it holds what of the validation's
-    arrays the other idle arrays do not (_scan_with_validation)."""
+    arrays the other idle arrays do not (_scan_with_validation); records_in_place: the owners read the
+    discoverers and the column finds in place (dbfs.grid_loop.finds_read_in_place), so nothing is gathered."""
     b, R, C = grid.block, grid.R, grid.C
     n_rows, cols = grid.rows_per_rank, grid.cols_per_rank
     frontier = frontier_capacity(grid, symmetric, columns)
@@ -102,8 +107,8 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns
         "level": (np.int32, b),
         # discoverer local column of each local row, by the row's position where that takes less room
         "pred_row": (np.int32, max(1, rows) if rows_held else n_rows),
-        # queue1 holds its own group alone: the other groups of both are queue0's (search_state.group)
-        "queue0": (np.int32, C * (b if slots is None else slots)),
+        # each queue is its own group: the other owners' groups serve both (SearchState.group)
+        "queue0": (np.int32, b if slots is None else slots),
         "queue1": (np.int32, b if slots is None else slots),
         "counts0": (np.int32, C),
         "counts1": (np.int32, C),
@@ -120,15 +125,22 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns
     if not one_gpu:
         parts["count"] = (np.int32, 1)           # scratch counter of message decoding
     if C > 1:
+        # what a level discovers for the other owners: their C - 1 groups (SearchState.group)
+        parts["groups"] = (np.int32, (C - 1) * (b if segment_slots is None else segment_slots))
         if C > np.iinfo(np.int16).max:          # pred_col holds a grid column in 16 bits
             raise ValueError(f"a grid of {C} columns: the search state takes at most {np.iinfo(np.int16).max}")
         parts["pred_col"] = (np.int16, b)        # the discoverer's grid column (delayed predecessor)
         parts["parent"] = (parent_dtype(grid), b)
-    # the predecessor gathers' presence bitmaps: along the grid row, and along the column for the finds
-    # on the CSC's columns
-    gathered_peers = max(C - 1, R - 1 if by_columns else 0)
+    # the predecessor gathers' presence bitmaps (none where the owners read the records in place): the
+    # peers' landed words and starts along the grid row, and along the column for the finds on the CSC's
+    # columns; the words sent for a record held densely (one held by position sends its own Positions)
+    row_peers = 0 if records_in_place else C - 1
+    column_peers = R - 1 if by_columns and not records_in_place else 0
+    gathered_peers = max(row_peers, column_peers)
+    dense_peers = max(0 if rows_held else row_peers, 0 if by_position(cols, columns) else column_peers)
+    if dense_peers:
+        parts["sent_presence"] = (np.uint32, dense_peers * b // 32)
     if gathered_peers:
-        parts["sent_presence"] = (np.uint32, gathered_peers * b // 32)
         parts["recv_presence"] = (np.uint32, gathered_peers * b // 32)
         parts["presence_starts"] = (np.int32, gathered_peers * (b // 32 + 1))   # a peer's words' starts each
     if R > 1:
@@ -184,24 +196,26 @@ def idle_after_search(grid, by_columns: bool = False) -> list:
     discoverers and the column finds. Lent to the validation (dbfs.workspace)."""
     names = ["cumul", "columns", "queue0", "queue1"]
     names += ["front"] if grid.R > 1 else []
-    names += ["pred_row"] if grid.C > 1 else []
+    names += ["pred_row", "groups"] if grid.C > 1 else []
     return names + (["column_parent"] if by_columns else [])
 
 
 def layout_bytes(grid, direction: str, entries: int, log_capacity: int = 0, by_columns: bool = False,
                  columns: int | None = None, symmetric: bool = True, scan_lent: int = 0,
-                 slots: int | None = None, rows: int | None = None) -> int:
+                 slots: int | None = None, rows: int | None = None, records_in_place: bool = False,
+                 segment_slots: int | None = None) -> int:
     return sum(dtype.itemsize * n for dtype, n in
                layout(grid, direction, entries, log_capacity, by_columns, columns, symmetric, scan_lent,
-                      slots, rows).values())
+                      slots, rows, records_in_place, segment_slots).values())
 
 
 class SearchState:
     """The arrays of `layout` on the backend's device, as attributes, for rank (i, j) of the graph's
     grid; `reset` before each search."""
 
-    def __init__(self, graph, direction: str, log_capacity: int = 0, scan_lent: int = 0):
-        """scan_lent: the bytes the predecessor exchanges carve out of the degree scan (see layout)."""
+    def __init__(self, graph, direction: str, log_capacity: int = 0, scan_lent: int = 0,
+                 records_in_place: bool = False):
+        """scan_lent, records_in_place: as in layout."""
         backend, grid = graph.backend, graph.grid
         self.backend, self.grid, self.direction = backend, grid, direction
         self.i, self.j = graph.i, graph.j
@@ -211,8 +225,10 @@ class SearchState:
         graph.hold_columns_by_position()                # before the state's arrays: the dense offsets go
         self.by_columns = graph.searches_columns(direction)
         self.slots = graph.group_slots
+        self.segment_slots = graph.segment_slots if grid.C > 1 else None
         arrays = layout(grid, direction, graph.nnz, log_capacity, self.by_columns, graph.most_nonempty_columns,
-                        symmetric, scan_lent, self.slots, graph.most_nonempty_rows)
+                        symmetric, scan_lent, self.slots, graph.most_nonempty_rows, records_in_place,
+                        self.segment_slots)
         for name, (dtype, n) in arrays.items():
             setattr(self, name, xp.zeros(n, dtype))
         # the column finds are held by the Positions of the graph's held offsets (the same rule decides both)
@@ -232,14 +248,14 @@ class SearchState:
                 self.no_edges[lo // 32:hi // 32] = bits.view(xp.uint32)
 
     def group(self, queue, m: int):
-        """Group m of `queue` (queue0, queue1 or an array of C groups): the list for grid column m's owner.
-        The own group (m = j), a level's new frontier while the other queue's is expanded, is each queue's
-        own; the others are queue0's for both, written by a level's expansion and read by its fold."""
-        if queue is self.queue1:
-            if m == self.j:
-                return queue
-            queue = self.queue0
-        return queue[m * self.slots:(m + 1) * self.slots]
+        """Group m of `queue` (queue0 or queue1): the list for grid column m's owner. The own group (m = j),
+        a level's new frontier while the other queue's is expanded, is each queue itself; the others are
+        those of `groups` for both (packed: the own one left out), written by a level's expansion and read
+        by its fold."""
+        if m == self.j:
+            return queue
+        k = m - (m > self.j)
+        return self.groups[k * self.segment_slots:(k + 1) * self.segment_slots]
 
     def idle_arrays(self) -> list:
         """The arrays of idle_after_search, valid to lend until the next search's reset."""

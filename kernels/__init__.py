@@ -64,9 +64,9 @@ BOTTOM_UP = -2
 CONTROL = ("STEP", "LEVEL", "FRONTIER", "FRONTIER_EDGES", "UNVISITED_EDGES", "VISITED", "FORM", "LOGGED",
            "START_NS", "EXPAND_BYTES", "FOLD_BYTES")
 # Where the root of a grid's search lies on its owner (int64 words the visit reads from device memory, so
-# that its launch replays from a CUDA graph): its global id, its local row, its owned offset, and where
-# the own frontier list of one goes (the queue slot and the group counted).
-ROOT_VISIT = ("ID", "ROW", "OFFSET", "AT", "GROUP")
+# that its launch replays from a CUDA graph): its global id, its local row, its owned offset, and the
+# group counted for the own frontier list of one.
+ROOT_VISIT = ("ID", "ROW", "OFFSET", "GROUP")
 # What runs next: a run of small top-down levels in the persistent kernel, one bulk top-down level,
 # one bulk bottom-up level, nothing (the frontier is empty).
 STEPS = ("SMALL", "TOPDOWN", "BOTTOMUP", "DONE")

@@ -13,8 +13,8 @@
 // dependent loads that every chunk waited on), with every stage (source lookup, row load, bitmap
 // test, claim) unrolled over its EPT edges so the independent loads overlap. An edge claims its
 // destination row when its atomicOr flips the row's visited bit; the claimant records the discovery
-// in its owner's group (the own group, the next frontier, at dst_own; grid column m's at dst + m * slots),
-// at a slot reserved for the whole block at once (common.cuh block_reserve;
+// in its owner's group (the own group, the next frontier, at dst_own; the others' packed in dst, grid
+// column m's at dst + (m - (m > j)) * slots), at a slot reserved for the whole block at once (common.cuh block_reserve;
 // launched with 8*C bytes of dynamic shared memory).
 // The new frontier's figures (size, degree sum) are taken afterwards from its list (kernels/frontier.cu):
 // a degree read here, after the claim, would hold every chunk for one more memory round trip.
@@ -247,7 +247,7 @@ __device__ __forceinline__ void expand_edges(
 #pragma unroll
         for (int e = 0; e < EPT; ++e) {
             if (!claimed[e]) continue;
-            (group[e] == j ? dst_own : dst + (i64)group[e] * slots)[slot[e]] = offset[e];
+            (group[e] == j ? dst_own : dst + (i64)(group[e] - (group[e] > j)) * slots)[slot[e]] = offset[e];
             pred_row[found_at.of(v[e])] = u[e];
             if (group[e] == j) {
                 level[offset[e]] = lvl;

@@ -13,7 +13,7 @@
 // except the STEP word.
 // visit_root (one thread): the root of a search on a grid of ranks, on the rank that owns it (the
 // state reset): its visited bit (local row root[ROOT_ROW]), level 0, its parent (itself, global id
-// root[ROOT_ID]; int64 parents where wide), and the own frontier list of one (queue[root[ROOT_AT]],
+// root[ROOT_ID]; int64 parents where wide), and the own frontier list of one (queue[0],
 // counts[root[ROOT_GROUP]]); one launch where five array updates cost the host 0.25 ms. Where the
 // root lies is read from device memory, so the launch is the same for every root (a CUDA graph holds
 // it and the copy of those words before it).
@@ -28,7 +28,7 @@ visit_root(u32* __restrict__ visited, i32* __restrict__ level, i32* __restrict__
     visited[row >> 5] |= 1u << (row & 31);
     level[offset] = 0;
     if (wide) ((i64*)parent)[offset] = id; else ((i32*)parent)[offset] = (i32)id;
-    queue[root[ROOT_AT]] = offset;
+    queue[0] = offset;
     counts[root[ROOT_GROUP]] = 1;
 }
 

@@ -29,8 +29,9 @@ message_begin(const i32* __restrict__ counts, i32 skip, i32 b, i32 forced, u32* 
         m[HEAD_WORDS + w] = 0;
 }
 
-// Payload of message y from group y of the lists (lists + y * list_stride): the offsets themselves, or
-// their bits (the payload zeroed by message_begin).
+// Payload of message y from its group of the lists, which hold those of the messages but skip in order
+// (lists + (y - (y > skip)) * list_stride; skip -1: every message's): the offsets themselves, or their
+// bits (the payload zeroed by message_begin).
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 message_fill(const i32* __restrict__ lists, i64 list_stride, const i32* __restrict__ counts, i32 skip,
              u32* __restrict__ out, i64 out_stride)
@@ -38,7 +39,7 @@ message_fill(const i32* __restrict__ lists, i64 list_stride, const i32* __restri
     const i32 y = blockIdx.y;
     if (y == skip) return;
     const i32 count = counts[y];
-    const i32* list = lists + y * list_stride;
+    const i32* list = lists + (y - (skip >= 0 && y > skip)) * list_stride;
     u32* m = out + y * out_stride;
     u32* payload = m + HEAD_WORDS;
     const bool bits = m[HEAD_FORM] == MSG_BITMAP;

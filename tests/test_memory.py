@@ -86,7 +86,7 @@ def test_plan_equals_the_allocated_bytes(case, symmetric, monkeypatch):
                                      row_major=direction == "auto" and row_copy)
             plan = memory.estimate(grid, len(src), symmetric, direction, "mpi", "cpu", entries=graph.nnz,
                                    row_copy=row_copy, columns=graph.most_nonempty_columns, slots=graph.group_slots,
-                                   rows=graph.most_nonempty_rows)
+                                   rows=graph.most_nonempty_rows, segment_slots=graph.segment_slots if C > 1 else None)
             built = memory.graph_bytes(grid, graph.nnz, memory.row_major_layout(grid, symmetric, direction, row_copy))
             assert sum(built.values()) == sum(a.nbytes for a in graph_arrays(graph)), (R, C, direction, row_copy)
             bfs = BFS(graph, direction=direction)      # the offsets of hypersparse blocks held by position now
@@ -142,17 +142,17 @@ def test_gathered_frontier_and_scan_are_sized_by_the_non_empty_columns(monkeypat
     discoveries, the gathered frontier and the degree scan shrink to the counted non-empty columns; a
     grid of one row and a 1x1 directed block keep every local column, and so does an estimate before
     the columns are counted. The validation's arrays fit the idle arrays without growing the scan: whole
-    on a grid of fewer rows than columns, else gathered by owned block (graph500.validate.pieces:
-    columns in pieces on 4x4, 4x2 and 2x2 here). The scan's words are int64 here (64-bit offsets), as the
+    on a grid of one row, else gathered by owned block (graph500.validate.pieces: columns in pieces on
+    2x4, 4x4, 4x2 and 2x2 here, the rows too for a directed 4x2). The scan's words are int64 here (64-bit offsets), as the
     sizes above are stated."""
     from dbfs.search_state import idle_after_search
     from graph500.validate import pieces, validation_requests
     monkeypatch.setattr(graph_module, "NARROW_OFFSETS_MAX", -1)
     n, entries = 1 << 16, 1 << 18
     for grid, symmetric, scan_words, split in (
-            (Grid(2, 4, n), True, "columns", (False, False)), (Grid(1, 1, n), True, "columns", (False, False)),
+            (Grid(2, 4, n), True, "columns", (True, False)), (Grid(1, 1, n), True, "columns", (False, False)),
             (Grid(4, 4, n), True, "columns", (True, False)), (Grid(4, 2, n), True, "columns", (True, False)),
-            (Grid(2, 2, n), True, "columns", (True, False)), (Grid(4, 2, n), False, "columns", (True, False)),
+            (Grid(2, 2, n), True, "columns", (True, False)), (Grid(4, 2, n), False, "columns", (True, True)),
             (Grid(1, 1, n), False, "all", (False, False)), (Grid(1, 4, n), True, "all", (False, False))):
         counted = layout(grid, "auto", entries, columns=grid.cols_per_rank // 5, symmetric=symmetric)
         bound = layout(grid, "auto", entries, symmetric=symmetric)
@@ -194,6 +194,41 @@ def test_the_scan_takes_the_offsets_width(monkeypatch):
     assert narrow["cumul"][1] == wide["cumul"][1] == grid.cols_per_rank // 5 + 1
     saved = sum(4 * wide[name][1] for name in ("cumul", "tile_sums"))
     assert plans[np.int64].parts["search state"] - plans[np.int32].parts["search state"] == saved
+
+
+def test_presence_bitmaps_only_where_a_record_is_gathered():
+    """The predecessor gathers' presence words: none where the owners read the records in place (NVSHMEM);
+    landed words and starts for every gathering peer; the words sent only for a record held densely (one
+    held by position sends its own Positions)."""
+    grid, entries = Grid(4, 2, 1 << 16), 1 << 18
+    w, few = grid.block // 32, grid.rows_per_rank // 10
+    presence = ("sent_presence", "recv_presence", "presence_starts")
+    dense = layout(grid, "auto", entries)
+    assert [dense[name][1] for name in presence] == [(grid.C - 1) * w, (grid.C - 1) * w, (grid.C - 1) * (w + 1)]
+    held = layout(grid, "auto", entries, rows=few)
+    assert "sent_presence" not in held and held["recv_presence"][1] == (grid.C - 1) * w
+    assert not set(presence) & set(layout(grid, "auto", entries, rows=few, records_in_place=True))
+    # the column finds gathered along the grid column (R - 1 peers), held; the discoverers dense
+    finds = layout(grid, "auto", entries, by_columns=True, columns=grid.cols_per_rank // 10)
+    assert finds["sent_presence"][1] == (grid.C - 1) * w and finds["recv_presence"][1] == (grid.R - 1) * w
+
+
+def test_the_heap_holds_the_records_read_in_place_as_the_state_holds_them():
+    """With --comm nvshmem the discoverers and the column finds are read in place from the heap: by their
+    rows' and columns' positions where the search state holds them so, the whole range otherwise."""
+    from dbfs.grid_loop import symmetric_bytes
+    from dbfs.ops.sparse import positions_bytes
+    grid = Grid(4, 4, 1 << 20)
+    rows, columns = grid.rows_per_rank // 10, grid.cols_per_rank // 10
+    whole = symmetric_bytes(grid, "adaptive", "auto", True)
+    held = symmetric_bytes(grid, "adaptive", "auto", True, columns, rows)
+    assert whole - held == sum(4 * n - 4 * k - positions_bytes(n) for n, k in
+                               ((grid.rows_per_rank, rows), (grid.cols_per_rank, columns)))
+    assert symmetric_bytes(grid, "adaptive", "auto", True, grid.cols_per_rank, grid.rows_per_rank) == whole
+    expected = memory.symmetric_heap_bytes(grid, 16 << 20, True, "auto", row_copy=False, build_transport="nccl",
+                                           columns=memory.EXPECTED_COLUMNS)
+    assert expected < memory.symmetric_heap_bytes(grid, 16 << 20, True, "auto", row_copy=False,
+                                                  build_transport="nccl")
 
 
 def test_pred_col_holds_a_grid_column_in_16_bits():

@@ -233,12 +233,14 @@ def run_expand(backend, case, frontier, state, edges_per_thread=4, device_length
         pred_row = state["pred_row"][rows]
         col_ptr, columns = held_offsets(backend, col_ptr)
         col_ptr = backend.asarray(col_ptr)
+    others = packed_groups(case, state["dst"], xp)
     expand(backend, case.grid, case.j, col_ptr, backend.asarray(case.row_idx),
            backend.asarray(frontier), length, state["bitmap"], state["level"], pred_row,
-           state["pred_col"], state["dst"], own_group(case, state), state["dst_cnt"], state["stats"],
+           state["pred_col"], others, own_group(case, state), state["dst_cnt"], state["stats"],
            ExpandScratch.allocate(backend, max(1, frontier.size), case.row_idx.size, case.col_ptr.dtype),
            lvl=case.lvl,
            edges_per_thread=edges_per_thread, found_at=found_at, columns=columns)
+    state["dst"][:] = unpacked_groups(case, others, own_group(case, state), xp)
     if held:
         state["pred_row"][rows] = pred_row
     return int(backend.asnumpy(state["stats"])[STAT.CHECKED])
@@ -384,6 +386,18 @@ def run_update(backend, case, state, recv, seg, pinned=False):
 def own_group(case, state):
     """Group j of state's dst (groups of b slots), which the expansion and the update get on its own."""
     return state["dst"][case.j * case.b:(case.j + 1) * case.b]
+
+
+def packed_groups(case, dst, xp):
+    """The groups of dst but the own one, packed, as the expansion takes them (dbfs.search_state)."""
+    b, j = case.b, case.j
+    return xp.concatenate((dst[:j * b], dst[(j + 1) * b:]))
+
+
+def unpacked_groups(case, others, own, xp):
+    """dst again from the packed groups and the own one."""
+    b, j = case.b, case.j
+    return xp.concatenate((others[:j * b], own, others[j * b:]))
 
 
 @pytest.mark.parametrize("R, C, n_vertices, nnz", GRIDS)
@@ -854,7 +868,7 @@ def test_gpu_visit_root_matches_its_twin(parent_dtype):
               "counts": np.zeros(4, np.int32)}
     on_gpu = {name: cupy.asarray(a) for name, a in arrays.items()}
     where = np.zeros(ROOT_WORDS, np.int64)
-    where[[ROOT.ID, ROOT.ROW, ROOT.OFFSET, ROOT.AT, ROOT.GROUP]] = root, 1567, 67, 1000, 2
+    where[[ROOT.ID, ROOT.ROW, ROOT.OFFSET, ROOT.GROUP]] = root, 1567, 67, 2
     for backend, state, root_words in ((CPU, arrays, where), (gpu_backend(), on_gpu, cupy.asarray(where))):
         visit_root(backend, state["visited"], state["level"], state["parent"], state["queue"], state["counts"],
                    root_words)
@@ -862,7 +876,8 @@ def test_gpu_visit_root_matches_its_twin(parent_dtype):
         np.testing.assert_array_equal(cupy.asnumpy(on_gpu[name]), expected, err_msg=name)
     assert arrays["visited"][1567 >> 5] & (1 << 31) and arrays["level"][67] == 0 and arrays["parent"][67] == root
     assert (arrays["parent"] == -1).sum() == 499
-    assert arrays["queue"][1000] == 67 and arrays["counts"].tolist() == [0, 0, 1, 0]
+    assert arrays["queue"][0] == 67 and (arrays["queue"] == SENTINEL).sum() == 1999
+    assert arrays["counts"].tolist() == [0, 0, 1, 0]
 
 
 @pytest.mark.parametrize("name", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])

@@ -57,9 +57,10 @@ def test_edges_unbounded_by_buffers_where_the_lists_are_read_in_place(R, C, scal
 def test_lists_read_in_place_where_the_queues_take_no_more_room_than_the_landings(R, C, scale, capacity, in_place):
     grid = Grid(R, C, 1 << scale)
     capacity = default_capacity(grid) if capacity is None else capacity
-    queues, b = 4 * (C + 1) * grid.block, grid.block     # queue0's C groups, queue1's own one
+    queues, b = 4 * (C + 1) * grid.block, grid.block     # two own groups, the C - 1 others' in use
     landings = 4 * min(capacity, b * C) * (2 * R + C)
     assert lists_in_place(grid, capacity) == in_place == (queues <= landings)
     assert landing_bytes(grid, capacity) == (0 if in_place else landings)
     assert queue_bytes(grid, capacity) == (queues if in_place else 0)
+    assert queue_bytes(grid, capacity, 100, 30) == (4 * (2 * 100 + (C - 1) * 30) if in_place else 0)
     assert symmetric_bytes(grid, capacity) - landing_bytes(grid, capacity) < 1 << 16   # signals and records

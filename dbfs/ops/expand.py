@@ -74,9 +74,10 @@ def expand(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, 
                                          entry) is given, at v's position
       pred_col  int16 [b] or None write  pred_col[o] = j for newly discovered owned rows (None: one
                                          rank, where nothing needs it)
-      dst       int32 [C*s]       write  group m != j occupies dst[m*s : (m+1)*s] (s = len(dst) // C)
-      dst_own   int32 [s]         write  group j, the next frontier (where dst's own group is the other
-                                         queue's, dbfs.search_state; it may be dst[j*s : (j+1)*s])
+      dst       int32 [(C-1)*t]   write  the other owners' groups packed: group m != j occupies dst[k*t :
+                                         (k+1)*t], k = m - (m > j) (t = len(dst) // (C - 1); on one grid
+                                         column nothing, any array)
+      dst_own   int32 [s]         write  group j, the next frontier (dbfs.search_state: a queue)
       dst_cnt   int32 [C]         read/write  group m's fill; new offsets go to its group at dst_cnt[m]...
       stats     int64 [STAT_WORDS] read/write  CHECKED += the frontier's total degree (entries scanned)
       scratch   ExpandScratch with capacity >= nf, its scan of col_ptr's dtype
@@ -89,8 +90,9 @@ def expand(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, 
     frontier neighbours); entries already in dst below the old dst_cnt and everything about other
     rows are left alone. The order of new entries inside a group and the choice among several
     frontier neighbours are unspecified (GPU: atomic order; NumPy: ascending rows, first scanned
-    edge). A group cannot overflow as long as the bitmap covers every row already appended and s is at
-    least the rows of group m's block that have an entry (dbfs.graph.LocalGraph.group_slots).
+    edge). A group cannot overflow as long as the bitmap covers every row already appended, s is at
+    least the owned rows with an entry (dbfs.graph.LocalGraph.group_slots) and t at least the rows with
+    an entry of any other group's segment (dbfs.graph.LocalGraph.segment_slots).
 
     GPU: five kernels on CuPy's current stream, no host synchronisation; `frontier` must not be
     overwritten before they ran. edges_per_thread selects the kernel variant (one of
@@ -147,7 +149,8 @@ def _expand_gpu(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, le
         (col_ptr, *held_args(columns), row_idx, frontier, *count, scratch.cumul, scratch.columns, bitmap, level,
          pred_row, *held_args(found_at),
          pred_col if pred_col is not None else NULL, np.int32(lvl), np.int32(j), np.int32(grid.block),
-         np.int32(ngroups), np.int64(dst.shape[0] // ngroups), dst, dst_own, dst_cnt, scratch.chunks, stats, gate),
+         np.int32(ngroups), np.int64(dst.shape[0] // max(1, ngroups - 1)), dst, dst_own, dst_cnt, scratch.chunks,
+         stats, gate),
         shared_mem=GROUP_SCRATCH_BYTES * ngroups)
 
 
@@ -184,7 +187,7 @@ def _expand_columns(grid, j, row_idx, frontier, starts, degrees, bitmap, level, 
     pred_row[new_rows if found_at is None else found_at.at(new_rows)] = sources[fresh][first]
     groups = grid.row_group(new_rows)
     offsets = grid.row_offset(new_rows)
-    append_grouped(dst.shape[0] // dst_cnt.shape[0], dst, dst_cnt, groups, offsets, j, dst_own)
+    append_grouped(dst.shape[0] // max(1, dst_cnt.shape[0] - 1), dst, dst_cnt, groups, offsets, j, dst_own)
     own = offsets[groups == j]
     level[own] = lvl
     if pred_col is not None:
@@ -193,16 +196,19 @@ def _expand_columns(grid, j, row_idx, frontier, starts, degrees, bitmap, level, 
 
 def append_grouped(slots: int, dst: np.ndarray, dst_cnt: np.ndarray, groups: np.ndarray,
                    offsets: np.ndarray, j: int = -1, own=None) -> None:
-    """Append offsets[k] to group groups[k] of dst (groups of `slots` entries, sorted ascending), group j
-    to `own` where given, bumping dst_cnt (IndexError where a group would overflow)."""
+    """Append offsets[k] to group groups[k] of dst (groups of `slots` entries, sorted ascending), bumping
+    dst_cnt (IndexError where a group would overflow); where `own` is given, group j to it and the others
+    to dst packed (group m at m - (m > j))."""
     counts = np.bincount(groups, minlength=dst_cnt.shape[0])
     group_start = np.cumsum(counts) - counts
     rank_in_group = np.arange(groups.shape[0]) - group_start[groups]
     at = dst_cnt[groups] + rank_in_group
-    if at.size and int(at.max()) >= slots:
-        raise IndexError(f"a group of {slots} slots would overflow")
     mine = groups == j if own is not None else np.zeros(groups.shape[0], bool)
-    dst[(groups * slots + at)[~mine]] = offsets[~mine]
+    for ats, room in ((at[~mine], slots), (at[mine], 0 if own is None else own.shape[0])):
+        if ats.size and int(ats.max()) >= room:
+            raise IndexError(f"a group of {room} slots would overflow")
+    packed = groups - (groups > j) if own is not None else groups
+    dst[(packed * slots + at)[~mine]] = offsets[~mine]
     if own is not None:
         own[at[mine]] = offsets[mine]
     dst_cnt += counts.astype(dst_cnt.dtype)

@@ -65,8 +65,9 @@ def _grid(backend, kernel, items: int, messages: int):
 
 def encode_lists(backend, lists, list_stride: int, counts, skip: int, block: int, encoding: str, out,
                  out_stride: int, messages: int) -> None:
-    """Message y (y < messages, y != skip) := group y of `lists` (lists[y*list_stride:], counts[y]
-    offsets in [0, block)), in out[y*out_stride:].
+    """Message y (y < messages, y != skip) := its group of `lists` (counts[y] offsets in [0, block)), in
+    out[y*out_stride:]. The lists hold the groups of the messages but skip, in order: message y's at
+    lists[k*list_stride:], k = y - (y > skip) (skip -1: none skipped, k = y).
 
       lists   int32 [>= messages*list_stride]  read
       counts  int32 [messages]                 read (on the device)
@@ -83,9 +84,8 @@ def encode_lists(backend, lists, list_stride: int, counts, skip: int, block: int
         return
     for y in range(messages):
         if y != skip:
-            count = int(counts[y])
-            _encode(lists[y * list_stride:y * list_stride + count], count, block, encoding,
-                    out[y * out_stride:(y + 1) * out_stride])
+            count, at = int(counts[y]), (y - (0 <= skip < y)) * list_stride
+            _encode(lists[at:at + count], count, block, encoding, out[y * out_stride:(y + 1) * out_stride])
 
 
 def encode_bits(backend, words, count, block: int, encoding: str, out, cursor) -> None:

@@ -157,7 +157,13 @@ def _peer_levels_numpy(graph, state, comms, own_list, own_count, ctl, rounds, lo
     ctl[CTL.START_NS] = time.perf_counter_ns()
     own = own_list[:int(own_count[0])].copy()
     step, logged, checked_total, expand_bytes, fold_bytes = STEP.SMALL, 0, 0, 0, 0
-    groups = np.zeros(grid.C * state.slots, np.int32)
+    segment = state.segment_slots or 0
+    others = np.zeros((grid.C - 1) * segment, np.int32)    # the other owners' groups, packed as the state's
+    mine = np.zeros(state.slots, np.int32)
+
+    def group(m: int):
+        k = m - (m > j)
+        return mine if m == j else others[k * segment:(k + 1) * segment]
     fill = np.zeros(grid.C, np.int32)
     while step == STEP.SMALL:
         lists = comms.col.allgather(own)                       # entry p: grid row p's frontier
@@ -166,17 +172,16 @@ def _peer_levels_numpy(graph, state, comms, own_list, own_count, ctl, rounds, lo
         fill[:] = 0
         checked = np.zeros_like(state.stats)
         _expand_numpy(grid, j, graph.col_ptr, graph.row_idx, columns, state.visited, state.level, state.pred_row,
-                      state.pred_col, lvl, groups, state.group(groups, j), fill, checked, state.row_positions,
-                      graph.columns)
-        outgoing = [state.group(groups, m)[:fill[m]].copy() for m in range(grid.C)]
+                      state.pred_col, lvl, others, mine, fill, checked, state.row_positions, graph.columns)
+        outgoing = [group(m)[:fill[m]].copy() for m in range(grid.C)]
         marks.append(time.perf_counter_ns())
         received = [(m, offsets) for m, offsets in enumerate(comms.row.alltoall(outgoing)) if m != j]
         marks.append(time.perf_counter_ns())
         if received:
             update_from_offsets(grid, j, np.concatenate([np.full(len(o), m, np.int32) for m, o in received]),
                                 np.concatenate([o for _, o in received]).astype(np.int64), state.visited,
-                                state.level, state.pred_col, lvl, state.group(groups, j), fill)
-        own = state.group(groups, j)[:fill[j]].copy()
+                                state.level, state.pred_col, lvl, mine, fill)
+        own = mine[:fill[j]].copy()
         degrees = int(graph.degree[own].sum())
         marks.append(time.perf_counter_ns())
         nf_new, mf_new = (int(x) for x in comms.world.allreduce(np.array([own.size, degrees], np.int64)))

@@ -101,6 +101,12 @@ def positions_bytes(n: int) -> int:
     return 4 * (n // 32) + 4 * (n // 32 + 1)
 
 
+def record_bytes(n: int, members: int | None) -> int:
+    """The bytes of a 4-byte record over a range of n indices (n a multiple of 32) at most `members` of
+    which hold something: its values and Positions where by_position holds it so, else its n entries."""
+    return 4 * max(1, members) + positions_bytes(n) if by_position(n, members) else 4 * n
+
+
 def held_args(positions) -> tuple:
     """A kernel's (words, starts) arguments for `positions` (None: null pointers, every member held)."""
     return (NULL, NULL) if positions is None else (positions.words, positions.starts)
