@@ -238,6 +238,11 @@ class _Exchange:
         `send` must live until arriving() has returned."""
         return self(send, send_counts, width)[0], None
 
+    def sums_in_round(self, words: int) -> bool:
+        """Whether column_sums of `words` words a rank (a grid column's R blocks) goes as a round of this
+        exchange on the devices (sums_on_devices)."""
+        return self.sums_on_devices
+
     def column_sums(self, grid, i: int, j: int, values):
         """Collective: the sum over grid column j of the ranks' int32 `values` (the column's R owned
         blocks, block p for grid row p), block i of it -- a reduce-scatter along the column as one round
@@ -365,6 +370,11 @@ class _NvshmemExchange(_Exchange):
         self.bases = nvshmem.peer_addresses(self.landing.data.ptr, pe, self.me)
         self.staged = _HostExchange(comm, backend)
 
+    def sums_in_round(self, words: int) -> bool:
+        """Only where the column's blocks fit the landing: a staged round would receive them all on the
+        device beside the values, where MPI's reduce-scatter through host memory receives one block."""
+        return words <= self.landing.shape[0]
+
     def __call__(self, send, send_counts, width: int):
         backend, me = self.backend, self.me
         backend.sync()                  # this rank's kernels are done with its landing (the last chunk's)
@@ -485,7 +495,7 @@ class _Passes:
         if self.rows_from_columns:
             self.phases.switch("exchange")
             lengths = col_ptr[:-1].astype(np.int32)
-            row_ptr[:-1] = self.exchange.column_sums(self.grid, self.comms.i, self.comms.j, lengths)
+            row_ptr[:-1] = _column_sums(self.comms, self.backend, self.exchange, lengths)
             del lengths
             self.phases.switch(None)
 
@@ -721,9 +731,8 @@ def transpose_csc(backend, col_ptr, row_idx, nrows: int):
 def _owned_degree(comms: GridComms, backend, col_ptr, exchange, row_ptr=None):
     """Degree of every owned vertex (non-self-loop entries): its column's length summed over the grid
     column. The column block is the concatenation of the R owned blocks of grid column j in order i,
-    so a reduce-scatter along the column hands every rank exactly its own block (NCCL or NVSHMEM: a
-    round of the build's exchange on the devices; else MPI through host memory; on a grid of one row,
-    the column lengths themselves). On a grid of one column the local rows are the owned vertices and
+    so a reduce-scatter along the column hands every rank exactly its own block (_column_sums; on a
+    grid of one row, the column lengths themselves). On a grid of one column the local rows are the owned vertices and
     hold their whole rows, so an undirected graph's row copy (row_ptr; None: not there, or directed)
     gives the degrees with no round at all."""
     xp = backend.xp
@@ -735,8 +744,15 @@ def _owned_degree(comms: GridComms, backend, col_ptr, exchange, row_ptr=None):
     segment_lengths(backend, col_ptr, lengths)
     if comms.col.Get_size() == 1:
         return lengths
-    if exchange.sums_on_devices:
-        return exchange.column_sums(comms.grid, comms.i, comms.j, lengths)
-    mine = np.empty(comms.grid.block, np.int32)    # through host memory, as the exchange's rounds go
-    comms.col.Reduce_scatter_block(backend.asnumpy(lengths), mine, op=MPI.SUM)
+    return _column_sums(comms, backend, exchange, lengths)
+
+
+def _column_sums(comms: GridComms, backend, exchange, values):
+    """Collective: the sum over this rank's grid column of the ranks' int32 `values` (the column's R
+    owned blocks), this rank's block of it: a round of the build's exchange on the devices where it
+    takes one (_Exchange.sums_in_round), else MPI's reduce-scatter through host memory."""
+    if exchange.sums_in_round(values.shape[0]):
+        return exchange.column_sums(comms.grid, comms.i, comms.j, values)
+    mine = np.empty(comms.grid.block, np.int32)
+    comms.col.Reduce_scatter_block(backend.asnumpy(values), mine, op=MPI.SUM)
     return backend.asarray(mine)

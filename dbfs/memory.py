@@ -519,13 +519,11 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     # of the int64 offsets, as large as what the int64 ones hold beyond them
     narrowing = widening + _landing_bytes(grid, chunk, symmetric, device, built_over) if widening else 0
     # the owned degrees (dbfs.build): from the row copy's whole rows on a grid of one column, else the
-    # column lengths and, on several grid rows, their reduction, which on the devices (an exchange's round:
-    # NCCL's, or NVSHMEM's where the lengths pass its landing) receives the column's R blocks beside them
-    summed_on_devices = device != "cpu" and (built_over == "nccl" or built_over == "nvshmem" and grid.cols_per_rank
-                                             > landing_words(chunk, symmetric))
+    # column lengths and, on several grid rows, their reduction, which in NCCL's round receives the
+    # column's R blocks beside them (NVSHMEM's lands them in its landing, or goes through host memory)
+    received = 4 * grid.cols_per_rank if device != "cpu" and built_over == "nccl" else 0
     degrees = (4 * grid.block if layout == "copy" and symmetric and grid.C == 1 else
-               4 * grid.cols_per_rank + (4 * grid.block + (4 * grid.cols_per_rank if summed_on_devices else 0)
-                                         if grid.R > 1 else 0))
+               4 * grid.cols_per_rank + (4 * grid.block + received if grid.R > 1 else 0))
     tuples_read, ids_read = read_buffers if device == "cpu" else (0, 0)
     parts = {**graph,
              "construction transients": construction_bytes(grid, n_edges, chunk, symmetric, layout == "copy",
