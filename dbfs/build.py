@@ -732,9 +732,9 @@ def _owned_degree(comms: GridComms, backend, col_ptr, exchange, row_ptr=None):
     """Degree of every owned vertex (non-self-loop entries): its column's length summed over the grid
     column. The column block is the concatenation of the R owned blocks of grid column j in order i,
     so a reduce-scatter along the column hands every rank exactly its own block (_column_sums; on a
-    grid of one row, the column lengths themselves). On a grid of one column the local rows are the owned vertices and
-    hold their whole rows, so an undirected graph's row copy (row_ptr; None: not there, or directed)
-    gives the degrees with no round at all."""
+    grid of one row, the column lengths themselves). On a grid of one column the local rows are the
+    owned vertices and hold their whole rows, so an undirected graph's row copy (row_ptr; None: not
+    there, or directed) gives the degrees with no round at all."""
     xp = backend.xp
     if row_ptr is not None and comms.row.Get_size() == 1:
         degree = xp.empty(comms.grid.block, xp.int32)

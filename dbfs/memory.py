@@ -178,6 +178,17 @@ def graph500_segment_slots(grid: Grid, edgefactor: int) -> int:
     return max(1, min(grid.block, math.ceil(expected_reaching_share(scale, edgefactor, grid.C) * grid.block)))
 
 
+def graph500_counts(grid: Grid, n_edges: int, symmetric: bool) -> dict:
+    """What a Graph500 graph's block is expected to take (EXPECTED_COLUMNS), as estimate's arguments: its
+    non-empty columns, and for an undirected graph its non-empty rows and its queue groups' slots."""
+    edgefactor = n_edges // grid.n_vertices
+    counts = {"columns": graph500_columns(grid, edgefactor)}
+    if symmetric:
+        counts.update(rows=graph500_rows(grid, edgefactor), slots=graph500_group_slots(grid, edgefactor),
+                      segment_slots=graph500_segment_slots(grid, edgefactor))
+    return counts
+
+
 def entries_per_rank(grid: Grid, n_edges: int, symmetric: bool) -> int:
     """The CSC entries of a rank if they spread evenly (self-loops counted: an upper bound)."""
     return -(-(2 if symmetric else 1) * n_edges // grid.size)
@@ -372,13 +383,7 @@ def symmetric_heap_bytes(grid: Grid, n_edges: int, symmetric: bool, direction: s
     from dbfs import grid_loop
     if grid.size == 1:
         return 0
-    counts = {}
-    if columns == EXPECTED_COLUMNS:
-        edgefactor = n_edges // grid.n_vertices
-        counts["columns"] = graph500_columns(grid, edgefactor)
-        if symmetric:
-            counts.update(rows=graph500_rows(grid, edgefactor), slots=graph500_group_slots(grid, edgefactor),
-                          segment_slots=graph500_segment_slots(grid, edgefactor))
+    counts = graph500_counts(grid, n_edges, symmetric) if columns == EXPECTED_COLUMNS else {}
     construction = 0
     if build_transport == "nvshmem":
         chunk = estimate(grid, n_edges, symmetric, direction, "nvshmem", device, row_copy=row_copy).inputs["chunk"]
@@ -466,8 +471,7 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     columns and `rows` non-empty local rows, its own queue groups of `slots` and the other owners' of
     `segment_slots`; default: the even share, every local column and row and the owned block, bounds
     until the build has counted; EXPECTED_COLUMNS: as many columns, rows and slots as a Graph500 graph's
-    block is expected to take, graph500_columns, graph500_rows, graph500_group_slots and
-    graph500_segment_slots). The
+    block is expected to take, graph500_counts). The
     build's chunk (`chunk`; default: chunk_edges with the search state and validation as its room) is
     kept in `inputs`, so the estimate redone with the counted entries assumes the chunk the build took.
     row_copy: the bottom-up search keeps the row-major copy (row_major_layout); generated: the tuples come
@@ -485,12 +489,12 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     by_columns = layout == "columns"
     scan_lent = grid_loop.scan_lent_bytes(grid, transport, device == "cpu", by_columns)
     nonempty, group = columns, slots
-    if columns == EXPECTED_COLUMNS:
-        nonempty = graph500_columns(grid, n_edges // grid.n_vertices)
-        rows = graph500_rows(grid, n_edges // grid.n_vertices) if symmetric and rows is None else rows
-        group = graph500_group_slots(grid, n_edges // grid.n_vertices) if symmetric and slots is None else slots
-        if symmetric and segment_slots is None:
-            segment_slots = graph500_segment_slots(grid, n_edges // grid.n_vertices)
+    if columns == EXPECTED_COLUMNS:             # counted ones, where given, stand
+        expected = graph500_counts(grid, n_edges, symmetric)
+        nonempty = expected["columns"]
+        rows = expected.get("rows") if rows is None else rows
+        group = expected.get("slots") if slots is None else slots
+        segment_slots = expected.get("segment_slots") if segment_slots is None else segment_slots
     state = search_state_bytes(grid, direction, counted, transport, device, by_columns=by_columns,
                                columns=nonempty, symmetric=symmetric, scan_lent=scan_lent, slots=group,
                                log_levels=log_levels, rows=rows, segment_slots=segment_slots)

@@ -70,9 +70,9 @@ def default_capacity(grid) -> int:
 
 
 def lists_in_place(grid, capacity: int) -> bool:
-    """Whether the kernel reads the peers' frontier and fold lists in place, in their frontier queues (C + 1
-    groups of at most b words in use: two own ones, C - 1 others', dbfs.search_state) moved to the
-    symmetric heap, instead of landing them: where the queues take no more than the landings would
+    """Whether the kernel reads the peers' frontier and fold lists in place, in their frontier queues
+    (C + 1 groups of at most b words in use: two own ones, C - 1 others', dbfs.search_state) moved to
+    the symmetric heap, instead of landing them: where the queues take no more than the landings would
     (capacity words for each of 2R + C peers' slots)."""
     return (grid.C + 1) * grid.block <= min(capacity, grid.block * grid.C) * (2 * grid.R + grid.C)
 
@@ -142,7 +142,8 @@ class PeerLinks:
         if self.in_place:
             self.moved = [nvshmem.move_to_heap(backend, state, name)
                           for name in ("queue0", "queue1") + (("groups",) if C > 1 else ())]
-            expand_read = [[0 if p == i else at(queue, 0, column[p]) for p in range(R)] for queue in self.moved[:2]]
+            expand_read = [[0 if p == i else at(queue, 0, column[p]) for p in range(R)]
+                           for queue in self.moved[:2]]
             expand_write = [[0] * R, [0] * R]
             segment = state.segment_slots               # group m of rank j's packed groups: m - (m > j)
             fold_read = [0 if m == j else at(state.groups, (j - (j > m)) * segment, row[m]) for m in range(C)]

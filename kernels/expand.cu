@@ -14,8 +14,8 @@
 // test, claim) unrolled over its EPT edges so the independent loads overlap. An edge claims its
 // destination row when its atomicOr flips the row's visited bit; the claimant records the discovery
 // in its owner's group (the own group, the next frontier, at dst_own; the others' packed in dst, grid
-// column m's at dst + (m - (m > j)) * slots), at a slot reserved for the whole block at once (common.cuh block_reserve;
-// launched with 8*C bytes of dynamic shared memory).
+// column m's at dst + (m - (m > j)) * slots), at a slot reserved for the whole block at once
+// (common.cuh block_reserve; launched with 8*C bytes of dynamic shared memory).
 // The new frontier's figures (size, degree sum) are taken afterwards from its list (kernels/frontier.cu):
 // a degree read here, after the claim, would hold every chunk for one more memory round trip.
 //

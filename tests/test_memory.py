@@ -143,8 +143,8 @@ def test_gathered_frontier_and_scan_are_sized_by_the_non_empty_columns(monkeypat
     grid of one row and a 1x1 directed block keep every local column, and so does an estimate before
     the columns are counted. The validation's arrays fit the idle arrays without growing the scan: whole
     on a grid of one row, else gathered by owned block (graph500.validate.pieces: columns in pieces on
-    2x4, 4x4, 4x2 and 2x2 here, the rows too for a directed 4x2). The scan's words are int64 here (64-bit offsets), as the
-    sizes above are stated."""
+    2x4, 4x4, 4x2 and 2x2 here, the rows too for a directed 4x2). The scan's words are int64 here (64-bit
+    offsets), as the sizes above are stated."""
     from dbfs.search_state import idle_after_search
     from graph500.validate import pieces, validation_requests
     monkeypatch.setattr(graph_module, "NARROW_OFFSETS_MAX", -1)

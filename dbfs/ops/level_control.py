@@ -72,7 +72,8 @@ def visit_root(backend, visited, level, parent, queue, counts, root) -> None:
     """The root on its owner of a grid (the state reset), where `root` (int64, ROOT_WORDS, in device
     memory: dbfs.kernels.ROOT_VISIT) says it lies: visited bit of local row root[ROW], level[OFFSET] = 0,
     parent[OFFSET] = root[ID] (its global id; parent int32 or int64), the own frontier {OFFSET} in
-    `queue` (an own group) with counts[GROUP] = 1. One thread on the current stream, the same launch for every root."""
+    `queue` (an own group) with counts[GROUP] = 1. One thread on the current stream, the same launch for
+    every root."""
     if backend.is_gpu:
         backend.kernel("level_control", "visit_root")(
             (1,), (1,), (visited, level, queue, counts, parent, np.int32(parent.dtype.itemsize == 8), root))
