@@ -188,6 +188,18 @@ class LocalGraph:
         rows with an entry in one segment of any rank's block, at least one."""
         return max(1, self.comms.world.allreduce(self._row_counts[1], op=MPI.MAX))
 
+    @cached_property
+    def segment_columns(self) -> int:
+        """Collective on first use: the most columns with an entry in one segment of b local columns (a
+        grid row's owned block) of any rank's block, at least one."""
+        b, R = self.grid.block, self.grid.R
+        if self.columns is not None:
+            bounds = self.backend.asnumpy(self.columns.starts[::b // 32]).astype(np.int64)
+            most = int(np.diff(bounds).max())
+        else:
+            most = max(count_nonempty(self.backend, self.col_ptr[k * b:(k + 1) * b + 1]) for k in range(R))
+        return max(1, self.comms.world.allreduce(most, op=MPI.MAX))
+
     @property
     def bottom_up_by_columns(self) -> bool:
         """An undirected graph on a grid of several ranks without the row-major copy: bottom-up levels

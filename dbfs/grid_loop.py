@@ -85,6 +85,7 @@ from dbfs.ops.level_control import visit_root
 from dbfs.ops.predecessors import resolve_columns, resolve_parents
 from dbfs.ops.sparse import Positions, record_bytes
 from dbfs.ops.update import update
+from dbfs.search_state import held_segments
 from dbfs.peer_levels import LevelTotals, PeerLevels, device_bytes as peer_device_bytes
 from dbfs.peer_levels import default_capacity as peer_capacity, queue_bytes as peer_queue_bytes
 from dbfs.peer_levels import symmetric_bytes as peer_symmetric_bytes
@@ -97,22 +98,24 @@ ROOT_VISIT_KEY = ("root",)                  # the Replays key of the root's visi
 
 
 def buffer_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str = "auto",
-                 by_columns: bool = False, log_levels: bool = False) -> int:
+                 by_columns: bool = False, log_levels: bool = False, held: tuple = (None, None)) -> int:
     """What a GridLoop allocates beside the search state: its exchanges' device buffers (the rotation's
     too), the message cursor, the expand's column bases, the control block and the root's place (with
     --comm nvshmem the device-driven levels' buffers, and their log for the per-level log: log_levels),
     and on the CPU backend (where host memory is the device's) the pinned host buffers too: the status
-    record, the copies of the control block and of the root's place, and the exchanges' staging."""
+    record, the copies of the control block and of the root's place, and the exchanges' staging (held: as
+    in scan_lent_bytes)."""
     on_device, on_host = level_exchange_bytes(grid, encoding, transport, cpu, direction, by_columns)
     device = 4 + 4 * grid.R + 8 * CTL_WORDS + 8 * ROOT_WORDS + on_device
     host = 8 * STAT_WORDS + 8 * CTL_WORDS + 8 * ROOT_WORDS + on_host
-    scan = [scan_lent_bytes(grid, transport, cpu, by_columns)]  # the predecessor exchanges' lender (cumul)
+    scan = [scan_lent_bytes(grid, transport, cpu, by_columns, held)]  # the predecessor exchanges' lender (cumul)
     in_place = finds_read_in_place(transport, cpu)
     if grid.C > 1:                              # the row exchange, and the discoverers' addresses
-        device += (Exchange.buffer_bytes(grid.C - 1, row_exchange_block(grid, in_place), transport, cpu, scan)
-                   + (8 * grid.C if in_place else 0))
+        device += (Exchange.buffer_bytes(grid.C - 1, row_exchange_block(grid, in_place, held[0]), transport, cpu,
+                                         scan) + (8 * grid.C if in_place else 0))
     if by_columns and grid.R > 1:               # the column finds' gather, or the table of their places
-        device += 8 * grid.R if in_place else Exchange.buffer_bytes(grid.R - 1, grid.block, transport, cpu, scan)
+        device += (8 * grid.R if in_place else
+                   Exchange.buffer_bytes(grid.R - 1, gather_block(grid, held[1]), transport, cpu, scan))
     if transport == "nvshmem" and not cpu:
         device += (peer_device_bytes(grid, peer_capacity(grid), log_levels) + LevelTotals.device_bytes(grid.size)
                    + LinkWake.device_bytes(grid.size))
@@ -151,24 +154,35 @@ def fronts_in_place(grid, direction: str, by_columns: bool) -> bool:
     return direction == "auto" and not by_columns and grid.R > 1
 
 
-def scan_lent_bytes(grid, transport: str, cpu: bool, by_columns: bool = False) -> int:
+def scan_lent_bytes(grid, transport: str, cpu: bool, by_columns: bool = False, held: tuple = (None, None)) -> int:
     """What the predecessor exchanges carve out of the expansion's degree scan (search_state.layout holds
     at least this): the row exchange's buffers (several grid columns) or the column finds' gather's
-    (several grid rows, bottom-up on the CSC's columns, not read in place), whichever is more."""
+    (several grid rows, bottom-up on the CSC's columns, not read in place), whichever is more; held: the
+    most rows and columns with an entry in a segment where the records are held by position
+    (search_state.held_segments; None: not)."""
     in_place = finds_read_in_place(transport, cpu)
     needs = [0]
     if grid.C > 1:
-        needs.append(lender_bytes(Exchange.lent_requests(grid.C - 1, row_exchange_block(grid, in_place),
+        needs.append(lender_bytes(Exchange.lent_requests(grid.C - 1, row_exchange_block(grid, in_place, held[0]),
                                                          transport, cpu)))
     if by_columns and grid.R > 1 and not in_place:
-        needs.append(lender_bytes(Exchange.lent_requests(grid.R - 1, grid.block, transport, cpu)))
+        needs.append(lender_bytes(Exchange.lent_requests(grid.R - 1, gather_block(grid, held[1]), transport, cpu)))
     return max(needs)
 
 
-def row_exchange_block(grid, in_place: bool) -> int:
-    """The block of words of row_x (GridLoop): where the discoverers are read in place it carries only
-    the visited bitmaps (b / 32 words, rounded up to a multiple of 32), else whole discoverer blocks."""
-    return -(-grid.block // 32 // 32) * 32 if in_place else grid.block
+def gather_block(grid, held: int | None) -> int:
+    """The block of words a peer of an Exchange that gathers a record along a grid line (LineRecords): a
+    block's presence or Positions words (b / 32) and its values, at most `held` where the record is held
+    by position (a segment's most members with an entry; 0: read in place, no values), else b; rounded up
+    to a multiple of 32."""
+    return grid.block if held is None else -(-max(grid.block // 32, held) // 32) * 32
+
+
+def row_exchange_block(grid, in_place: bool, held: int | None = None) -> int:
+    """The block of words of row_x (GridLoop), which also carries the visited bitmaps (b / 32 words):
+    gather_block of the discoverers (`held`: a segment's most rows with an entry where they are held by
+    position, None where they are not; nothing where they are read in place)."""
+    return gather_block(grid, 0 if in_place else held)
 
 
 def finds_read_in_place(transport: str, cpu: bool) -> bool:
@@ -326,16 +340,19 @@ class GridLoop:
         # finders' records) or gathered; row_x also carries the switch back to top-down's visited bitmaps
         # (its buffers in the expansion's degree scan, idle before a level's expansion and after the last)
         in_place = finds_read_in_place(comm, not backend.is_gpu)
+        held = held_segments(grid, self.by_columns, graph.most_nonempty_columns, graph.most_nonempty_rows,
+                             state.segment_slots, graph.segment_columns if self.by_columns else None)
         self.row_x = self.col_x = self.discoverers = self.column_finds = None
         if grid.C > 1:
-            self.row_x = Exchange(comms.row, backend, row_exchange_block(grid, in_place), encoding, comm,
+            self.row_x = Exchange(comms.row, backend, row_exchange_block(grid, in_place, held[0]), encoding, comm,
                                   Workspace(backend, [state.cumul]))
             self.discoverers = LineRecords(backend, state, "pred_row", "row", j,
                                            [grid.rank(i, m) for m in range(grid.C)],
                                            None if in_place else self.row_x, self._map_to_heap)
         if self.by_columns:
             if grid.R > 1 and not in_place:
-                self.col_x = Exchange(comms.col, backend, b, encoding, comm, Workspace(backend, [state.cumul]))
+                self.col_x = Exchange(comms.col, backend, gather_block(grid, held[1]), encoding, comm,
+                                      Workspace(backend, [state.cumul]))
             self.column_finds = LineRecords(backend, state, "column_parent", "column", i,
                                             [grid.rank(p, j) for p in range(grid.R)], self.col_x, self._map_to_heap)
             if graph.columns is not None and self.column_finds.mapped is not None:

@@ -178,11 +178,20 @@ def graph500_segment_slots(grid: Grid, edgefactor: int) -> int:
     return max(1, min(grid.block, math.ceil(expected_reaching_share(scale, edgefactor, grid.C) * grid.block)))
 
 
+def graph500_segment_columns(grid: Grid, edgefactor: int) -> int:
+    """A segment's most columns with an entry expected likewise (dbfs.graph.LocalGraph.segment_columns): the
+    columns with an entry of one segment of b local columns, the share over the grid's R row ranges."""
+    scale = grid.n_vertices.bit_length() - 1
+    return max(1, min(grid.block, math.ceil(expected_reaching_share(scale, edgefactor, grid.R) * grid.block)))
+
+
 def graph500_counts(grid: Grid, n_edges: int, symmetric: bool) -> dict:
     """What a Graph500 graph's block is expected to take (EXPECTED_COLUMNS), as estimate's arguments: its
-    non-empty columns, and for an undirected graph its non-empty rows and its queue groups' slots."""
+    non-empty columns and a segment's, and for an undirected graph its non-empty rows and its queue
+    groups' slots."""
     edgefactor = n_edges // grid.n_vertices
-    counts = {"columns": graph500_columns(grid, edgefactor)}
+    counts = {"columns": graph500_columns(grid, edgefactor),
+              "segment_columns": graph500_segment_columns(grid, edgefactor)}
     if symmetric:
         counts.update(rows=graph500_rows(grid, edgefactor), slots=graph500_group_slots(grid, edgefactor),
                       segment_slots=graph500_segment_slots(grid, edgefactor))
@@ -316,10 +325,10 @@ def search_state_bytes(grid: Grid, direction: str, entries: int, transport: str 
                        device: str = "gpu", encoding: str = "adaptive", by_columns: bool = False,
                        columns: int | None = None, symmetric: bool = True, scan_lent: int = 0,
                        slots: int | None = None, log_levels: bool = False, rows: int | None = None,
-                       segment_slots: int | None = None) -> int:
+                       segment_slots: int | None = None, segment_columns: int | None = None) -> int:
     """What dbfs.bfs.BFS allocates: the search state's arrays (dbfs.search_state.layout, exact; columns and
     rows: the block's non-empty columns and rows, slots and segment_slots an own queue group's and another
-    owner's, None while not counted; scan_lent:
+    owner's, segment_columns a segment's most columns with an entry, None while not counted; scan_lent:
     dbfs.grid_loop.scan_lent_bytes; log_levels: the run keeps the per-level log),
     the loop's buffers (the exchanges' among them), and on the CPU backend the loop's host buffers
     (pinned host memory on a GPU, so not device memory there)."""
@@ -331,7 +340,8 @@ def search_state_bytes(grid: Grid, direction: str, entries: int, transport: str 
                                       grid_loop.finds_read_in_place(transport, cpu), segment_slots)
     if one_rank:
         return total + (device_loop.host_buffer_bytes() if cpu else 0)
-    return total + grid_loop.buffer_bytes(grid, encoding, transport, cpu, direction, by_columns, log_levels)
+    held = search_state.held_segments(grid, by_columns, columns, rows, segment_slots, segment_columns)
+    return total + grid_loop.buffer_bytes(grid, encoding, transport, cpu, direction, by_columns, log_levels, held)
 
 
 def twin_search_bytes(grid: Grid, direction: str, entries: int, columns: int | None = None) -> int:
@@ -389,7 +399,9 @@ def symmetric_heap_bytes(grid: Grid, n_edges: int, symmetric: bool, direction: s
         chunk = estimate(grid, n_edges, symmetric, direction, "nvshmem", device, row_copy=row_copy).inputs["chunk"]
         construction = _landing_bytes(grid, chunk, symmetric, device, "nvshmem") + 8 * grid.size
     by_columns = row_major_layout(grid, symmetric, direction, row_copy) == "columns"
-    return max(construction, grid_loop.symmetric_bytes(grid, encoding, direction, by_columns, **counts))
+    return max(construction, grid_loop.symmetric_bytes(grid, encoding, direction, by_columns, counts.get("columns"),
+                                                       counts.get("rows"), counts.get("slots"),
+                                                       counts.get("segment_slots")))
 
 
 def validation_bytes(grid: Grid, symmetric: bool, entries: int, direction: str = "auto",
@@ -435,12 +447,12 @@ class Estimate:
         return self.limit is None or self.peak <= self.limit
 
     def with_counts(self, entries: int, columns: int, slots: int | None = None, rows: int | None = None,
-                    segment_slots: int | None = None) -> "Estimate":
+                    segment_slots: int | None = None, segment_columns: int | None = None) -> "Estimate":
         """The same estimate for a rank holding exactly `entries` CSC entries in `columns` non-empty
-        local columns, and own queue groups of `slots`, `rows` non-empty local rows and the other owners'
-        groups of `segment_slots` once counted (until then the estimate's own: a Graph500 graph's
-        expected ones, else the owned block and every local row)."""
-        counted = {"slots": slots, "rows": rows, "segment_slots": segment_slots}
+        local columns, and own queue groups of `slots`, `rows` non-empty local rows, the other owners'
+        groups of `segment_slots` and a segment's most columns with an entry `segment_columns` once
+        counted (until then the estimate's own: a Graph500 graph's expected ones, else bounds)."""
+        counted = {"slots": slots, "rows": rows, "segment_slots": segment_slots, "segment_columns": segment_columns}
         counted = {name: self.inputs[name] if n is None else n for name, n in counted.items()}
         return estimate(**{**self.inputs, "entries": entries, "columns": columns, **counted})
 
@@ -466,10 +478,12 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
              chunk: int | None = None, limit: int | None = None, row_copy: bool = True,
              generated: bool = True, read_buffers: tuple = (0, 0), columns: int | str | None = None,
              certified: bool = True, build_transport: str | None = None, slots: int | None = None,
-             log_levels: bool = False, rows: int | None = None, segment_slots: int | None = None) -> Estimate:
+             log_levels: bool = False, rows: int | None = None, segment_slots: int | None = None,
+             segment_columns: int | None = None) -> Estimate:
     """Every part and phase of one rank (the one with `entries` entries, `columns` non-empty local
     columns and `rows` non-empty local rows, its own queue groups of `slots` and the other owners' of
-    `segment_slots`; default: the even share, every local column and row and the owned block, bounds
+    `segment_slots` (also a segment's most rows with an entry), a segment's most columns with an entry
+    `segment_columns`; default: the even share, every local column and row and the owned block, bounds
     until the build has counted; EXPECTED_COLUMNS: as many columns, rows and slots as a Graph500 graph's
     block is expected to take, graph500_counts). The
     build's chunk (`chunk`; default: chunk_edges with the search state and validation as its room) is
@@ -483,11 +497,11 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     NCCL between GPUs of their own under an NVSHMEM search, whose landing then does not exist);
     log_levels: the run keeps the per-level log (--log-levels)."""
     from dbfs import grid_loop
+    from dbfs.search_state import held_segments
     layout = row_major_layout(grid, symmetric, direction, row_copy)
     built_over = transport if build_transport is None else build_transport
     counted = entries_per_rank(grid, n_edges, symmetric) if entries is None else entries
     by_columns = layout == "columns"
-    scan_lent = grid_loop.scan_lent_bytes(grid, transport, device == "cpu", by_columns)
     nonempty, group = columns, slots
     if columns == EXPECTED_COLUMNS:             # counted ones, where given, stand
         expected = graph500_counts(grid, n_edges, symmetric)
@@ -495,9 +509,13 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
         rows = expected.get("rows") if rows is None else rows
         group = expected.get("slots") if slots is None else slots
         segment_slots = expected.get("segment_slots") if segment_slots is None else segment_slots
+        segment_columns = expected["segment_columns"] if segment_columns is None else segment_columns
+    held = held_segments(grid, by_columns, nonempty, rows, segment_slots, segment_columns)
+    scan_lent = grid_loop.scan_lent_bytes(grid, transport, device == "cpu", by_columns, held)
     state = search_state_bytes(grid, direction, counted, transport, device, by_columns=by_columns,
                                columns=nonempty, symmetric=symmetric, scan_lent=scan_lent, slots=group,
-                               log_levels=log_levels, rows=rows, segment_slots=segment_slots)
+                               log_levels=log_levels, rows=rows, segment_slots=segment_slots,
+                               segment_columns=segment_columns)
     checking = validation_bytes(grid, symmetric, counted, direction, by_columns, nonempty, scan_lent, group, rows,
                                 segment_slots)
     # the build holds its offsets as wide as the whole graph's entries need (dbfs.graph.building_offsets),
@@ -513,7 +531,7 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
                   device=device, entries=entries, chunk=chunk, limit=limit, row_copy=row_copy, generated=generated,
                   read_buffers=read_buffers, columns=columns, certified=certified, build_transport=build_transport,
                   slots=group, log_levels=log_levels, rows=rows,   # the expected slots and rows kept until counted
-                  segment_slots=segment_slots)
+                  segment_slots=segment_slots, segment_columns=segment_columns)
     graph = graph_bytes(grid, counted, layout, columns=nonempty)
     resident = sum(graph.values())
     # the build and its certificate hold every column's offset; the search's set-up then the held ones too
@@ -627,7 +645,7 @@ def fit_advice(plan: Estimate, most_ranks: int = 1 << 20) -> str:
     grid, n_edges, limit = plan.inputs["grid"], plan.inputs["n_edges"], plan.limit
     n = grid.n_vertices
     kept = {k: v for k, v in plan.inputs.items()
-            if k not in ("grid", "entries", "chunk", "slots", "rows", "segment_slots")}
+            if k not in ("grid", "entries", "chunk", "slots", "rows", "segment_slots", "segment_columns")}
 
     def holds(ranks: int) -> bool:
         try:

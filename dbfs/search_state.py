@@ -200,6 +200,17 @@ def idle_after_search(grid, by_columns: bool = False) -> list:
     return names + (["column_parent"] if by_columns else [])
 
 
+def held_segments(grid, by_columns: bool, columns: int | None, rows: int | None, segment_rows: int | None,
+                  segment_columns: int | None) -> tuple:
+    """What an Exchange gathering the records receives a peer beyond the words (dbfs.grid_loop.gather_block):
+    (a segment's most rows with an entry, `segment_rows`, where `layout` holds the discoverers by
+    position, else None; a segment's most columns with an entry, `segment_columns`, where it holds the
+    column finds so (by_columns), else None). None counts: bounds."""
+    rows_held = grid.C > 1 and by_position(grid.rows_per_rank, rows)
+    columns_held = by_columns and by_position(grid.cols_per_rank, columns)
+    return segment_rows if rows_held else None, segment_columns if columns_held else None
+
+
 def layout_bytes(grid, direction: str, entries: int, log_capacity: int = 0, by_columns: bool = False,
                  columns: int | None = None, symmetric: bool = True, scan_lent: int = 0,
                  slots: int | None = None, rows: int | None = None, records_in_place: bool = False,
