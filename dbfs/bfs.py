@@ -24,7 +24,7 @@ from dbfs.direction import DEFAULT_ALPHA, DEFAULT_BETA
 from dbfs.errors import DbfsError
 from dbfs.grid_loop import GridLoop, Traffic, finds_read_in_place, scan_lent_bytes
 from dbfs.peer_levels import default_capacity
-from dbfs.search_state import SearchState, held_segments
+from dbfs.search_state import SearchState, graph_held_segments
 from dbfs.timing import PhaseClock
 from dbfs.workspace import Workspace
 
@@ -75,10 +75,7 @@ class BFS:
         self.one_rank = grid.size == 1
         cpu = not self.backend.is_gpu
         by_columns = graph.searches_columns(direction)
-        held = held_segments(grid, by_columns, graph.most_nonempty_columns, graph.most_nonempty_rows,
-                             graph.segment_slots if grid.C > 1 else None,
-                             graph.segment_columns if by_columns else None)
-        scan_lent = scan_lent_bytes(grid, comm, cpu, by_columns, held)
+        scan_lent = scan_lent_bytes(grid, comm, cpu, by_columns, graph_held_segments(graph, by_columns))
         self.state = SearchState(graph, direction, LOG_CAPACITY if self.one_rank else 0, scan_lent,
                                  finds_read_in_place(comm, cpu))
         self.clock = PhaseClock(self.backend, PHASES)

@@ -85,10 +85,10 @@ from dbfs.ops.level_control import visit_root
 from dbfs.ops.predecessors import resolve_columns, resolve_parents
 from dbfs.ops.sparse import Positions, record_bytes
 from dbfs.ops.update import update
-from dbfs.search_state import held_segments
 from dbfs.peer_levels import LevelTotals, PeerLevels, device_bytes as peer_device_bytes
 from dbfs.peer_levels import default_capacity as peer_capacity, queue_bytes as peer_queue_bytes
 from dbfs.peer_levels import symmetric_bytes as peer_symmetric_bytes
+from dbfs.search_state import graph_held_segments
 from dbfs.timing import GraphMarks, MarkedTimes
 from dbfs.workspace import Workspace, lender_bytes
 
@@ -108,7 +108,7 @@ def buffer_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str 
     on_device, on_host = level_exchange_bytes(grid, encoding, transport, cpu, direction, by_columns)
     device = 4 + 4 * grid.R + 8 * CTL_WORDS + 8 * ROOT_WORDS + on_device
     host = 8 * STAT_WORDS + 8 * CTL_WORDS + 8 * ROOT_WORDS + on_host
-    scan = [scan_lent_bytes(grid, transport, cpu, by_columns, held)]  # the predecessor exchanges' lender (cumul)
+    scan = [scan_lent_bytes(grid, transport, cpu, by_columns, held)]   # the predecessor exchanges' lender
     in_place = finds_read_in_place(transport, cpu)
     if grid.C > 1:                              # the row exchange, and the discoverers' addresses
         device += (Exchange.buffer_bytes(grid.C - 1, row_exchange_block(grid, in_place, held[0]), transport, cpu,
@@ -340,8 +340,7 @@ class GridLoop:
         # finders' records) or gathered; row_x also carries the switch back to top-down's visited bitmaps
         # (its buffers in the expansion's degree scan, idle before a level's expansion and after the last)
         in_place = finds_read_in_place(comm, not backend.is_gpu)
-        held = held_segments(grid, self.by_columns, graph.most_nonempty_columns, graph.most_nonempty_rows,
-                             state.segment_slots, graph.segment_columns if self.by_columns else None)
+        held = graph_held_segments(graph, self.by_columns)
         self.row_x = self.col_x = self.discoverers = self.column_finds = None
         if grid.C > 1:
             self.row_x = Exchange(comms.row, backend, row_exchange_block(grid, in_place, held[0]), encoding, comm,

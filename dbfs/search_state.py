@@ -211,6 +211,13 @@ def held_segments(grid, by_columns: bool, columns: int | None, rows: int | None,
     return segment_rows if rows_held else None, segment_columns if columns_held else None
 
 
+def graph_held_segments(graph, by_columns: bool) -> tuple:
+    """Collective on first use: held_segments for `graph`'s counted blocks."""
+    grid = graph.grid
+    return held_segments(grid, by_columns, graph.most_nonempty_columns, graph.most_nonempty_rows,
+                         graph.segment_slots if grid.C > 1 else None, graph.segment_columns if by_columns else None)
+
+
 def layout_bytes(grid, direction: str, entries: int, log_capacity: int = 0, by_columns: bool = False,
                  columns: int | None = None, symmetric: bool = True, scan_lent: int = 0,
                  slots: int | None = None, rows: int | None = None, records_in_place: bool = False,
