@@ -124,7 +124,7 @@ def run_grids(backend, n_vertices, src, dst, roots=None, nroots=4, variants=ALL_
     return directions
 
 
-@pytest.mark.parametrize("scale", [8, 9, 11, 12, 14])     # both variant sets, the smallest and largest of each
+@pytest.mark.parametrize("scale", [8, 11, 12, 14])     # both variant sets, the smallest and largest of each
 def test_graph500_levels_match_serial(scale):
     src, dst = generate_edges(scale, 16, 0, 16 << scale)[:2]
     directions = run_grids(Backend("cpu"), 1 << scale, src, dst, nroots=4 if scale < 13 else 2,
@@ -173,7 +173,7 @@ def positions_held(monkeypatch) -> list:
 HIGH_DIAMETER = {
     "lattice with holes": lambda: families.lattice_with_holes(rows=30, cols=46),
     "3D lattice": lambda: families.lattice_graph((12, 9, 7), remove_fraction=0.1),
-    "caterpillar": lambda: families.caterpillar(spine=120),
+    "caterpillar": lambda: families.caterpillar(spine=100),
     "several components": families.several_components,
 }
 

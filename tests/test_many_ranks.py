@@ -31,7 +31,7 @@ def dbfs(*args, ranks: int = 1, cwd=None):
 @pytest.fixture(scope="module")
 def graphs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("graphs")
-    for name, shape in (("kronecker", ("--scale", 10)), ("lattice", ("--lattice", "28x28"))):
+    for name, shape in (("kronecker", ("--scale", 10)), ("lattice", ("--lattice", "24x24"))):
         made = dbfs("generate", *shape, "--out", folder / f"{name}.h5", "--backend", "cpu")
         assert made.returncode == 0, made.stderr
     return folder

@@ -369,9 +369,10 @@ def test_cpu_partition_cache_stays_within_the_estimate(tmp_path_factory):
 def test_cpu_twins_steps_are_counted(tmp_path_factory, direction):
     """Scale 17: the NumPy twins' steps (dbfs.ops.arrays TWIN_ITEMS, TWIN_CHUNK) are a large part of
     the search phase there (they were not bounded: the peak was 2.3x the estimate at scale 18). On one
-    rank and on four; 2 and 3 ranks are held to their estimates at scale 14 above."""
-    if WORLD.Get_size() in (2, 3):
-        pytest.skip("scale 17 runs on one rank and on four")
+    rank both directions, on four the bottom-up search's; 2 and 3 ranks are held to their estimates at
+    scale 14 above."""
+    if WORLD.Get_size() in (2, 3) or WORLD.Get_size() == 4 and direction == "topdown":
+        pytest.skip("scale 17 runs on one rank, and on four with the bottom-up search")
     doc = measured_run(tmp_path_factory, "--scale", "17", "--roots", "1", "--backend", "cpu", "--direction", direction)
     assert within_ten_percent(doc["memory_peak"], doc["memory_estimate"]), doc
 
