@@ -216,7 +216,9 @@ def test_partition_cache_entry_of_a_file_changed_in_place_is_rebuilt(shared, cap
 def test_partition_cache_entry_with_a_damaged_description_is_rebuilt_with_a_warning(shared, capsys, damage):
     """entry.json that is no JSON, no entry description or one of another entry, and a rank file gone, are
     damage (a warning, like a damaged rank file); a description of an earlier state of the graph file is
-    stale (silent)."""
+    stale (silent). On one and two ranks: every rank reads the description alike, whatever their number."""
+    if WORLD.Get_size() > 2:
+        pytest.skip("a damaged description is read alike on any number of ranks: one and two run it")
     cache = shared / f"cache_{damage.replace(' ', '_')}"
     args = ("--graph", shared / "random.h5", "--roots", 2, "--partition-cache", cache)
     assert run(*args)["construction_source"] == "built"
