@@ -150,8 +150,7 @@ class LocalGraph:
         xp, rows, b = self.backend.xp, self.grid.rows_per_rank, self.grid.block
         held = Positions.of_rows(self.backend, self.row_idx, xp.zeros(rows // 32, xp.uint32),
                                  xp.zeros(rows // 32 + 1, xp.int32))
-        bounds = self.backend.asnumpy(held.starts[::b // 32]).astype(np.int64)   # the segments' first positions
-        return held.count, int(np.diff(bounds).max())
+        return held.count, int(np.diff(held.block_bounds(self.backend, b)).max())
 
     @property
     def nonempty_rows(self) -> int:
@@ -194,8 +193,7 @@ class LocalGraph:
         grid row's owned block) of any rank's block, at least one."""
         b, R = self.grid.block, self.grid.R
         if self.columns is not None:
-            bounds = self.backend.asnumpy(self.columns.starts[::b // 32]).astype(np.int64)
-            most = int(np.diff(bounds).max())
+            most = int(np.diff(self.columns.block_bounds(self.backend, b)).max())
         else:
             most = max(count_nonempty(self.backend, self.col_ptr[k * b:(k + 1) * b + 1]) for k in range(R))
         return max(1, self.comms.world.allreduce(most, op=MPI.MAX))

@@ -36,7 +36,7 @@ class LineRecords:
         self.mapped = self._map(ranks, map_to_heap) if gather is None and self.n > 1 else None
         held = self.positions
         # where each rank's block of a record held by position begins and ends (the Positions are fixed)
-        self.bounds = backend.asnumpy(held.starts[::self.block // 32]).tolist() if held is not None else None
+        self.bounds = held.block_bounds(backend, self.block).tolist() if held is not None else None
         self.addresses = self._addresses(self._received()) if backend.is_gpu and self.mapped is None else None
 
     @property

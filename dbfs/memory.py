@@ -163,26 +163,15 @@ def graph500_rows(grid: Grid, edgefactor: int) -> int:
     return min(grid.rows_per_rank, math.ceil(share * min(grid.rows_per_rank, grid.n_vertices)))
 
 
-def graph500_group_slots(grid: Grid, edgefactor: int) -> int:
-    """The slots of a frontier queue's own group that a Graph500 graph over grid.n_vertices = 2^SCALE
-    vertices is expected to take, what the build will count (dbfs.graph.LocalGraph.group_slots): the
-    owned vertices with an edge (graph500.generator.expected_reaching_share over one part)."""
+def graph500_segment(grid: Grid, edgefactor: int, parts: int) -> int:
+    """The members with an entry that one segment of b vertices of a Graph500 graph over grid.n_vertices =
+    2^SCALE vertices is expected to hold, at least one, what the build will count
+    (graph500.generator.expected_reaching_share over `parts` parts): over one part the owned vertices
+    with an edge (a queue's own group, dbfs.graph.LocalGraph.group_slots), over the grid's C column
+    ranges a segment's rows (the other owners' groups, segment_slots), over its R row ranges a
+    segment's columns (segment_columns)."""
     scale = grid.n_vertices.bit_length() - 1
-    return max(1, min(grid.block, math.ceil(expected_reaching_share(scale, edgefactor, 1) * grid.block)))
-
-
-def graph500_segment_slots(grid: Grid, edgefactor: int) -> int:
-    """The slots of another owner's queue group expected likewise (dbfs.graph.LocalGraph.segment_slots):
-    the rows with an entry of one segment of b local rows, the share over the grid's C column ranges."""
-    scale = grid.n_vertices.bit_length() - 1
-    return max(1, min(grid.block, math.ceil(expected_reaching_share(scale, edgefactor, grid.C) * grid.block)))
-
-
-def graph500_segment_columns(grid: Grid, edgefactor: int) -> int:
-    """A segment's most columns with an entry expected likewise (dbfs.graph.LocalGraph.segment_columns): the
-    columns with an entry of one segment of b local columns, the share over the grid's R row ranges."""
-    scale = grid.n_vertices.bit_length() - 1
-    return max(1, min(grid.block, math.ceil(expected_reaching_share(scale, edgefactor, grid.R) * grid.block)))
+    return max(1, min(grid.block, math.ceil(expected_reaching_share(scale, edgefactor, parts) * grid.block)))
 
 
 def graph500_counts(grid: Grid, n_edges: int, symmetric: bool) -> dict:
@@ -191,10 +180,10 @@ def graph500_counts(grid: Grid, n_edges: int, symmetric: bool) -> dict:
     groups' slots."""
     edgefactor = n_edges // grid.n_vertices
     counts = {"columns": graph500_columns(grid, edgefactor),
-              "segment_columns": graph500_segment_columns(grid, edgefactor)}
+              "segment_columns": graph500_segment(grid, edgefactor, grid.R)}
     if symmetric:
-        counts.update(rows=graph500_rows(grid, edgefactor), slots=graph500_group_slots(grid, edgefactor),
-                      segment_slots=graph500_segment_slots(grid, edgefactor))
+        counts.update(rows=graph500_rows(grid, edgefactor), slots=graph500_segment(grid, edgefactor, 1),
+                      segment_slots=graph500_segment(grid, edgefactor, grid.C))
     return counts
 
 

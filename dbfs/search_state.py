@@ -84,6 +84,12 @@ def frontier_capacity(grid, symmetric: bool, columns: int | None) -> int:
     return max(1, min(grid.cols_per_rank, columns))
 
 
+def discoverers_held(grid, rows: int | None) -> bool:
+    """Whether the discoverers (pred_row) are held by the positions of a block's `rows` non-empty rows
+    (by_position); on one grid column pred_row is the parent array, every local row's."""
+    return grid.C > 1 and by_position(grid.rows_per_rank, rows)
+
+
 def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns: bool = False,
            columns: int | None = None, symmetric: bool = True, scan_lent: int = 0, slots: int | None = None,
            rows: int | None = None, records_in_place: bool = False, segment_slots: int | None = None) -> dict:
@@ -100,7 +106,7 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns
     n_rows, cols = grid.rows_per_rank, grid.cols_per_rank
     frontier = frontier_capacity(grid, symmetric, columns)
     scan_dtype = offset_dtype(entries)   # the offsets' width: a frontier's degrees sum to at most the entries
-    rows_held = C > 1 and by_position(n_rows, rows)     # on one grid column pred_row is the parent array
+    rows_held = discoverers_held(grid, rows)
     one_gpu = grid.size == 1
     parts = {
         "visited": (np.uint32, n_rows // 32),
@@ -206,9 +212,8 @@ def held_segments(grid, by_columns: bool, columns: int | None, rows: int | None,
     (a segment's most rows with an entry, `segment_rows`, where `layout` holds the discoverers by
     position, else None; a segment's most columns with an entry, `segment_columns`, where it holds the
     column finds so (by_columns), else None). None counts: bounds."""
-    rows_held = grid.C > 1 and by_position(grid.rows_per_rank, rows)
     columns_held = by_columns and by_position(grid.cols_per_rank, columns)
-    return segment_rows if rows_held else None, segment_columns if columns_held else None
+    return segment_rows if discoverers_held(grid, rows) else None, segment_columns if columns_held else None
 
 
 def graph_held_segments(graph, by_columns: bool) -> tuple:

@@ -88,6 +88,11 @@ class Positions:
         lo, hi = k * members // 32, (k + 1) * members // 32
         return Positions(self.words[lo:hi], self.starts[lo:hi + 1], self.count)
 
+    def block_bounds(self, backend, members: int):
+        """Host int64: the position where each block of `members` members (a multiple of 32) begins,
+        the count last (block k holds bounds[k + 1] - bounds[k])."""
+        return backend.asnumpy(self.starts[::members // 32]).astype(np.int64)
+
 
 def by_position(n: int, members: int | None) -> bool:
     """Whether an array of 4-byte entries over a range of n indices of which at most `members` can hold
