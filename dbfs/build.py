@@ -101,12 +101,13 @@ from mpi4py import MPI
 from dbfs import memory, runtime
 from dbfs.errors import DbfsError
 from dbfs.exchange import SignalWords, nccl_communicator, world_ranks
-from dbfs.graph import GridComms, LocalGraph, building_offsets, csc_is_row_major
+from dbfs.graph import GridComms, LocalGraph, building_offsets, csc_is_row_major, holds_columns_by_position
 from dbfs.ops import message
 from dbfs.ops.csc_build import (add_counts, append_segments, count_keys, count_nonempty, csr_from_csc, inclusive_scan,
-                                 scatter_values, segment_lengths)
+                                 keep_keys, scatter_values, segment_lengths)
 from dbfs.ops.owner_groups import count_by_owner, group_by_owner, group_tuples, local_entries, route_entries
 from dbfs.ops.row_order import longest_columns_first
+from dbfs.ops.sparse import Positions, word_starts
 from dbfs.progress import Progress
 from dbfs.runtime import displacements
 from dbfs.source import EdgeArrays
@@ -435,6 +436,12 @@ class _Passes:
         self.counts_at_source = not self.count_rows and memory.counts_at_source(
             self.grid, chunk_edges, source.symmetric, row_copy, backend.name, transport)
         self.chunk_owners = None                # each chunk's entries per owner, where pass 1 counted them
+        # Elsewhere on several ranks pass 1 keeps its entries' columns (as many words as row_idx will take,
+        # which does not exist yet) and counts them once every column's presence is known: a hypersparse
+        # block's offsets are then built held by the positions of its non-empty columns, and no array
+        # over every local column exists (count_kept)
+        self.keeps_keys = memory.counts_kept_keys(self.grid, chunk_edges, source.symmetric, row_copy, backend.name,
+                                                  transport)
 
     def _chunks(self, label: str):
         """The producer's chunks (src, dst) for a pass named `label`."""
@@ -480,15 +487,23 @@ class _Passes:
             self.phases.switch(None)            # the producer's time is the producer clock's
             del src, dst                        # before the next chunk is produced
 
-    def count(self, col_ptr, row_ptr) -> None:
-        """Pass 1: entries per local column into col_ptr[:-1] (and per local row into row_ptr[:-1])."""
+    def count(self, col_ptr, row_ptr) -> tuple:
+        """Pass 1: entries per local column into col_ptr[:-1] (and per local row into row_ptr[:-1]); where
+        the pass keeps its keys (keeps_keys; col_ptr None), the columns are kept instead and marked in the
+        words of their Positions: returns (the kept columns, a list of arrays; the words), for count_kept."""
         label = "counting (pass 1 of 2)"
+        xp, kept = self.backend.xp, []
+        words = xp.zeros(self.grid.cols_per_rank // 32, xp.uint32) if self.keeps_keys else None
         if self.counts_at_source:
             self._count_at_source(col_ptr, label)
         else:
             for cols, rows, stride in self.entries(with_rows=self.count_rows, label=label):
                 self.phases.switch("place")
-                count_keys(self.backend, cols, col_ptr[:-1], stride)
+                if self.keeps_keys:
+                    kept.append(xp.empty(-(-cols.shape[0] // stride), xp.int32))
+                    keep_keys(self.backend, cols, kept[-1], words, stride)
+                else:
+                    count_keys(self.backend, cols, col_ptr[:-1], stride)
                 if self.count_rows:
                     count_keys(self.backend, rows, row_ptr[:-1], stride)
                 del cols, rows
@@ -498,7 +513,27 @@ class _Passes:
             row_ptr[:-1] = _column_sums(self.comms, self.backend, self.exchange, lengths)
             del lengths
             self.phases.switch(None)
+        return kept, words
 
+    def count_kept(self, kept: list, words, width):
+        """Collective: pass 1's kept columns (keeps_keys), marked in `words`, counted into new offsets of
+        dtype `width`: where the grid's blocks hold their offsets by the positions of their non-empty
+        columns (dbfs.graph.holds_columns_by_position: at most as many as the fullest block's), by position;
+        else per local column. Returns (counts [m + 1], their Positions or None, the grid's most entries
+        and non-empty columns of a block, host int64); `kept` is emptied as it is read."""
+        backend, xp, grid = self.backend, self.backend.xp, self.grid
+        starts = xp.empty(words.shape[0] + 1, xp.int32)
+        held = Positions(words, starts, word_starts(backend, words, starts))
+        largest = np.array([sum(int(keys.shape[0]) for keys in kept), held.count], np.int64)
+        self.comms.world.Allreduce(MPI.IN_PLACE, largest, op=MPI.MAX)     # the skew of pass 1 waited once
+        self.phases.switch("place")
+        if not holds_columns_by_position(grid, int(largest[1])):
+            held = words = starts = None
+        counts = xp.zeros((grid.cols_per_rank if held is None else held.count) + 1, width)
+        while kept:
+            count_keys(backend, kept.pop(), counts[:-1], positions=held)
+        self.phases.switch(None)
+        return counts, held, largest
     def _count_at_source(self, col_ptr, label: str) -> None:
         """Pass 1 without sending the entries (counts_at_source): every chunk's entries counted by owner
         and local column where they are produced, then this rank's columns summed over the ranks; each
@@ -523,12 +558,13 @@ class _Passes:
                 add_counts(self.backend, words[k * block:(k + 1) * block].view(np.uint32), col_ptr[:-1])
         self.phases.switch(None)
 
-    def scatter(self, col_ptr, row_idx, row_ptr, col_idx) -> None:
+    def scatter(self, col_ptr, row_idx, row_ptr, col_idx, columns=None) -> None:
         """Pass 2: every entry below its column's cursor (and its row's), the cursors being the
-        segment ends in col_ptr[:-1] (row_ptr[:-1]), which finish as the segment starts."""
+        segment ends in col_ptr[:-1] (row_ptr[:-1]; a column's at its position where the Positions
+        `columns` hold the offsets), which finish as the segment starts."""
         for cols, rows, stride in self.entries(with_rows=True, label="placing (pass 2 of 2)"):
             self.phases.switch("place")
-            scatter_values(self.backend, cols, rows, col_ptr[:-1], row_idx, stride)
+            scatter_values(self.backend, cols, rows, col_ptr[:-1], row_idx, stride, positions=columns)
             if self.row_copy and not self.rows_from_peers:
                 scatter_values(self.backend, rows, cols, row_ptr[:-1], col_idx, stride)
             del cols, rows
@@ -605,7 +641,8 @@ class _Passes:
 def _segment_ends(backend, ptr) -> int:
     """Counts in ptr[:-1] -> their inclusive prefix sums (segment ends); ptr[-1] := the total, returned."""
     inclusive_scan(backend, ptr[:-1])
-    ptr[-1:] = ptr[-2:-1]
+    if ptr.shape[0] > 1:                        # a block held by its non-empty columns may have none
+        ptr[-1:] = ptr[-2:-1]
     return int(ptr[-1])
 
 
@@ -643,35 +680,41 @@ def build(comms: GridComms, backend, source, row_major: bool = False, transport:
     # counted and placed at the width of the whole graph's entries (a rank holds at most those), narrowed
     # at the end where the graph has more but this block fits (LocalGraph.narrow_offsets)
     width = building_offsets(source.n_edges, source.symmetric) if offsets is None else offsets
-    col_ptr = xp.zeros(grid.cols_per_rank + 1, width)
+    col_ptr = None if passes.keeps_keys else xp.zeros(grid.cols_per_rank + 1, width)
     row_ptr = xp.zeros(grid.rows_per_rank + 1, width) if row_copy else None
-    passes.count(col_ptr, row_ptr)
+    kept, words = passes.count(col_ptr, row_ptr)
+    held = largest = None                       # the Positions of the non-empty columns, where col_ptr is by them
+    if passes.keeps_keys:                       # (the entries kept are the block's: no self-loop is routed)
+        col_ptr, held, largest = passes.count_kept(kept, words, width)
+    del words
     nnz = _segment_ends(backend, col_ptr)
     if row_copy:
         _segment_ends(backend, row_ptr)
     # col_ptr holds the segment ends here: segment k > 0 holds an entry where its end differs from the
     # one before it (count_nonempty over the ends), segment 0 where its end is past 0
-    columns = count_nonempty(backend, col_ptr[:-1]) + (int(col_ptr[0]) > 0)
+    columns = held.count if held is not None else count_nonempty(backend, col_ptr[:-1]) + (int(col_ptr[0]) > 0)
     if plan is not None:
-        largest = np.array([nnz, columns], np.int64)
-        world.Allreduce(MPI.IN_PLACE, largest, op=MPI.MAX)
+        if largest is None:
+            largest = np.array([nnz, columns], np.int64)
+            world.Allreduce(MPI.IN_PLACE, largest, op=MPI.MAX)
         plan = plan.with_counts(*(int(n) for n in largest))
         memory.check(plan, world, "memory estimate per rank with the counted entries")
     row_idx = xp.empty(nnz, xp.int32)
     col_idx = xp.empty(nnz, xp.int32) if row_copy else None
-    passes.scatter(col_ptr, row_idx, row_ptr, col_idx)
+    passes.scatter(col_ptr, row_idx, row_ptr, col_idx, held)
     if passes.rows_from_peers:
         passes.gather_rows(col_ptr, row_idx, row_ptr, col_idx)
     if row_copy:
         passes.phases.switch("place")
-        longest_columns_first(backend, row_ptr, col_idx, col_ptr)
+        longest_columns_first(backend, row_ptr, col_idx, col_ptr, held)
         passes.phases.switch(None)
     filled = int(col_ptr[0]) == 0 and (row_ptr is None or int(row_ptr[0]) == 0)
     runtime.agree(None if filled else
                   f"rank {world.Get_rank()}: the tuples changed between the two construction passes", world)
-    degree = _owned_degree(comms, backend, col_ptr, passes.exchange, row_ptr if source.symmetric else None)
+    degree = _owned_degree(comms, backend, col_ptr, passes.exchange, row_ptr if source.symmetric else None, held)
     graph = LocalGraph(comms=comms, backend=backend, col_ptr=col_ptr, row_idx=row_idx, n_edges=source.n_edges,
-                       degree=degree, row_ptr=row_ptr, col_idx=col_idx, info={"directed": not source.symmetric})
+                       degree=degree, row_ptr=row_ptr, col_idx=col_idx, info={"directed": not source.symmetric},
+                       columns=held)
     graph.nonempty_columns = columns            # counted above: the search state is sized by it
     if row_major and not row_copy:
         add_row_major(graph)
@@ -713,27 +756,29 @@ def add_row_major(graph: LocalGraph) -> None:
         graph.row_ptr, graph.col_idx = graph.col_ptr, graph.row_idx
     else:
         graph.row_ptr, graph.col_idx = transpose_csc(graph.backend, graph.col_ptr, graph.row_idx,
-                                                     graph.grid.rows_per_rank)
-    longest_columns_first(graph.backend, graph.row_ptr, graph.col_idx, graph.col_ptr)
+                                                     graph.grid.rows_per_rank, graph.columns)
+    longest_columns_first(graph.backend, graph.row_ptr, graph.col_idx, graph.col_ptr, graph.columns)
 
 
-def transpose_csc(backend, col_ptr, row_idx, nrows: int):
-    """The CSR (row_ptr [nrows+1] as wide as col_ptr, col_idx int32) of a CSC block, on the same device:
-    rows counted, scanned into row ends, entries scattered below them (the same counting sort as build)."""
+def transpose_csc(backend, col_ptr, row_idx, nrows: int, columns=None):
+    """The CSR (row_ptr [nrows+1] as wide as col_ptr, col_idx int32) of a CSC block (its offsets held by
+    the Positions `columns` where given), on the same device: rows counted, scanned into row ends,
+    entries scattered below them (the same counting sort as build)."""
     xp = backend.xp
     row_ptr = xp.zeros(nrows + 1, col_ptr.dtype)
     count_keys(backend, row_idx, row_ptr[:-1])
     nnz = _segment_ends(backend, row_ptr)
     col_idx = xp.empty(nnz, xp.int32)
-    csr_from_csc(backend, col_ptr, row_idx, row_ptr[:-1], col_idx)
+    csr_from_csc(backend, col_ptr, row_idx, row_ptr[:-1], col_idx, columns)
     return row_ptr, col_idx
 
 
-def _owned_degree(comms: GridComms, backend, col_ptr, exchange, row_ptr=None):
+def _owned_degree(comms: GridComms, backend, col_ptr, exchange, row_ptr=None, columns=None):
     """Degree of every owned vertex (non-self-loop entries): its column's length summed over the grid
     column. The column block is the concatenation of the R owned blocks of grid column j in order i,
     so a reduce-scatter along the column hands every rank exactly its own block (_column_sums; on a
-    grid of one row, the column lengths themselves). On a grid of one column the local rows are the
+    grid of one row, the column lengths themselves; where the Positions `columns` hold the offsets, in
+    rounds of one owned block, _held_column_sums). On a grid of one column the local rows are the
     owned vertices and hold their whole rows, so an undirected graph's row copy (row_ptr; None: not
     there, or directed) gives the degrees with no round at all."""
     xp = backend.xp
@@ -741,6 +786,8 @@ def _owned_degree(comms: GridComms, backend, col_ptr, exchange, row_ptr=None):
         degree = xp.empty(comms.grid.block, xp.int32)
         segment_lengths(backend, row_ptr, degree)
         return degree
+    if columns is not None:
+        return _held_column_sums(comms, backend, exchange, col_ptr, columns)
     lengths = xp.empty(comms.grid.cols_per_rank, xp.int32)
     segment_lengths(backend, col_ptr, lengths)
     if comms.col.Get_size() == 1:
@@ -757,3 +804,30 @@ def _column_sums(comms: GridComms, backend, exchange, values):
     mine = np.empty(comms.grid.block, np.int32)
     comms.col.Reduce_scatter_block(backend.asnumpy(values), mine, op=MPI.SUM)
     return backend.asarray(mine)
+
+
+def _held_column_sums(comms: GridComms, backend, exchange, col_ptr, columns):
+    """Collective: the owned degrees of a block whose offsets the Positions `columns` hold: a ring
+    reduce-scatter along the grid column, so that no rank holds more than a few owned blocks of lengths
+    where every local column's would take N/C. In round s rank (i, j) sends its partial sum of block
+    i - 1 - s to rank (i + 1, j) and adds its own lengths of block i - 2 - s to the one it receives from
+    rank (i - 1, j) (one round of the build's exchange, every rank of the grid at once); after R - 1
+    rounds the partial sum it holds is block i's, whole."""
+    grid, i, j = comms.grid, comms.i, comms.j
+    b, R, xp = grid.block, grid.R, backend.xp
+
+    def lengths(k: int):
+        out = xp.empty(b, xp.int32)
+        segment_lengths(backend, col_ptr, out, columns, k * b)
+        return out
+
+    partial = lengths((i - 1) % R)
+    to_next = np.zeros(grid.size, np.int64)
+    to_next[grid.rank((i + 1) % R, j)] = b
+    for step in range(R - 1):
+        received = exchange(partial, to_next, 1)[0]
+        own = lengths((i - step - 2) % R)
+        own += received                         # not in place: NVSHMEM's landing is the next round's too
+        partial = own
+        del received, own
+    return partial

@@ -63,14 +63,12 @@ def tuple_sums(source, backend, comm, keys, chunk_edges: int) -> np.ndarray:
 
 
 def entry_sums(graph, keys) -> np.ndarray:
-    """The hash (count, first sum, second sum; uint64) of this rank's CSC entries."""
-    if graph.columns is not None:
-        raise ValueError("the certificate reads every column's offset: certify before a search holds the "
-                         "columns by position")
+    """The hash (count, first sum, second sum; uint64) of this rank's CSC entries (its column offsets held
+    by position or not)."""
     grid = graph.grid
     acc = graph.backend.xp.zeros(3, graph.backend.xp.uint64)
     hash_entries(graph.backend, graph.col_ptr, graph.row_idx, grid.global_col_segments(graph.j),
-                 grid.global_row_segments(graph.i), keys, acc)
+                 grid.global_row_segments(graph.i), keys, acc, graph.columns)
     return graph.backend.asnumpy(acc)
 
 

@@ -221,8 +221,10 @@ class LocalGraph:
     def hold_columns_by_position(self) -> None:
         """Collective on first use: where holds_columns_by_position, col_ptr becomes the offsets of the
         block's non-empty columns alone and `columns` their Positions (kernels/positions.cuh
-        ColumnStarts reads a column's start from them). Once the construction and its certificate are
-        done: their kernels read the offsets of every column."""
+        ColumnStarts reads a column's start from them). A block that the build held so already
+        (dbfs.build: where its counting pass keeps its keys) stays as it is; this holds the others (built
+        with every column's offset: counted where the tuples are produced, or on a grid of one column
+        with the row copy from the column segments) before the search state is allocated."""
         if self.columns is not None or not holds_columns_by_position(self.grid, self.most_nonempty_columns):
             return
         offsets, self.columns = held_offsets(self.backend, self.col_ptr)

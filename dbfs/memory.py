@@ -244,6 +244,16 @@ def counts_at_source(grid: Grid, chunk: int, symmetric: bool, row_copy: bool, de
     return histogram + max(CHUNK_TUPLE_BYTES * chunk, received) <= routing
 
 
+def counts_kept_keys(grid: Grid, chunk: int, symmetric: bool, row_copy: bool, device: str, transport: str) -> bool:
+    """Whether the build's counting pass keeps its entries' columns and counts them once every column's
+    presence is known, so that a hypersparse block's offsets are built held by its non-empty columns
+    (dbfs.build): on several ranks, but where it counts at the source (counts_at_source) or, on a grid of
+    one column, takes an undirected graph's row copy from the column segments."""
+    rows_from_peers = row_copy and symmetric and grid.C == 1
+    return grid.size > 1 and not rows_from_peers and not counts_at_source(grid, chunk, symmetric, row_copy, device,
+                                                                          transport)
+
+
 def _tuple_bytes(grid: Grid, symmetric: bool, row_copy: bool, device: str) -> int:
     """Transient bytes per tuple of a chunk during the scatter pass (see CHUNK_TUPLE_BYTES)."""
     if grid.size == 1:
@@ -508,14 +518,22 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     checking = validation_bytes(grid, symmetric, counted, direction, by_columns, nonempty, scan_lent, group, rows,
                                 segment_slots)
     # the build holds its offsets as wide as the whole graph's entries need (dbfs.graph.building_offsets),
-    # the search at the block's width: the search's room less that difference is what the build's
-    # transients may take without raising the peak
+    # the search at the block's width: the search's room less that difference (every column's offsets
+    # held, as the build may hold them) is what the build's transients may take without raising the peak
     building_offset = building_offsets(n_edges, symmetric).itemsize
-    widening = (sum(graph_bytes(grid, counted, layout, building_offset).values())
-                - sum(graph_bytes(grid, counted, layout).values()))
+
+    def widening_of(built_columns):
+        return (sum(graph_bytes(grid, counted, layout, building_offset, built_columns).values())
+                - sum(graph_bytes(grid, counted, layout, columns=built_columns).values()))
     if chunk is None:
-        chunk = chunk_edges(grid, n_edges, symmetric, layout == "copy", device, max(0, state + checking - widening),
-                            built_over)
+        chunk = chunk_edges(grid, n_edges, symmetric, layout == "copy", device,
+                            max(0, state + checking - widening_of(None)), built_over)
+    # a build that keeps its counting pass's keys builds a hypersparse block's offsets held by position
+    # (counts_kept_keys); the others hold every column's until the search's set-up holds them so
+    built_held = (holds_columns_by_position(grid, nonempty)
+                  and counts_kept_keys(grid, chunk, symmetric, layout == "copy", device, built_over))
+    built_columns = nonempty if built_held else None
+    widening = widening_of(built_columns)
     inputs = dict(grid=grid, n_edges=n_edges, symmetric=symmetric, direction=direction, transport=transport,
                   device=device, entries=entries, chunk=chunk, limit=limit, row_copy=row_copy, generated=generated,
                   read_buffers=read_buffers, columns=columns, certified=certified, build_transport=build_transport,
@@ -523,18 +541,25 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
                   segment_slots=segment_slots, segment_columns=segment_columns)
     graph = graph_bytes(grid, counted, layout, columns=nonempty)
     resident = sum(graph.values())
-    # the build and its certificate hold every column's offset; the search's set-up then the held ones too
-    resident_built = sum(graph_bytes(grid, counted, layout).values())
+    # the build and its certificate hold the offsets as built; where that is every column's, the search's
+    # set-up then holds the held ones beside them
+    resident_built = sum(graph_bytes(grid, counted, layout, columns=built_columns).values())
     building = resident_built + widening
     # narrowed at the build's end (LocalGraph.narrow_offsets) while its NVSHMEM landing lives: int32 copies
     # of the int64 offsets, as large as what the int64 ones hold beyond them
     narrowing = widening + _landing_bytes(grid, chunk, symmetric, device, built_over) if widening else 0
     # the owned degrees (dbfs.build): from the row copy's whole rows on a grid of one column, else the
     # column lengths and, on several grid rows, their reduction, which in NCCL's round receives the
-    # column's R blocks beside them (NVSHMEM's lands them in its landing, or goes through host memory)
+    # column's R blocks beside them (NVSHMEM's lands them in its landing, or goes through host memory);
+    # where the offsets are built held, a ring of one owned block a round: the partial sum sent, the one
+    # received and the own lengths added to it
     received = 4 * grid.cols_per_rank if device != "cpu" and built_over == "nccl" else 0
-    degrees = (4 * grid.block if layout == "copy" and symmetric and grid.C == 1 else
-               4 * grid.cols_per_rank + (4 * grid.block + received if grid.R > 1 else 0))
+    if layout == "copy" and symmetric and grid.C == 1:
+        degrees = 4 * grid.block
+    elif built_held:
+        degrees = 4 * grid.block * (3 if grid.R > 1 else 1)
+    else:
+        degrees = 4 * grid.cols_per_rank + (4 * grid.block + received if grid.R > 1 else 0)
     tuples_read, ids_read = read_buffers if device == "cpu" else (0, 0)
     parts = {**graph,
              "construction transients": construction_bytes(grid, n_edges, chunk, symmetric, layout == "copy",

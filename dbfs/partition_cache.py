@@ -36,9 +36,11 @@ import numpy as np
 
 from dbfs import edgelist, runtime
 from dbfs.graph import LocalGraph
+from dbfs.ops.sparse import Positions, word_starts
 
-_FORMAT = "dbfs-partition-cache-3"        # 3: offsets stored int32 where a block's entries fit
-_NOT_STORED = ("comms", "backend", "columns")   # blocks are stored as built: every column's offset
+_FORMAT = "dbfs-partition-cache-4"        # 4: a hypersparse block's offsets by its non-empty columns
+_NOT_STORED = ("comms", "backend", "columns")   # the columns' Positions: by their words (_COLUMN_WORDS)
+_COLUMN_WORDS = "column_words"
 _CHECKSUM_PIECE = 16 << 20
 # what np.load raises on a damaged .npz besides the checksum mismatch found first
 _UNREADABLE = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile)
@@ -138,8 +140,13 @@ class PartitionCache:
         problems = [p for p in self.comm.allgather(problem) if p]
         if problems:
             return self._damaged(problems[0])
+        words = arrays.pop(_COLUMN_WORDS, None)
         graph = LocalGraph(comms=comms, backend=backend, **scalars,
                            **{name: backend.asarray(a) for name, a in arrays.items()})
+        if words is not None:                   # the offsets of the non-empty columns, as built
+            words = backend.asarray(words)
+            starts = backend.xp.empty(words.shape[0] + 1, backend.xp.int32)
+            graph.columns = Positions(words, starts, word_starts(backend, words, starts))
         graph.narrow_offsets()
         return graph
 
@@ -153,9 +160,9 @@ class PartitionCache:
         removed (the run goes on with the graph it has)."""
         if not self.usable:
             return False
-        if graph.columns is not None:
-            raise ValueError("a block is stored as built, before a search holds its columns by position")
         arrays, scalars = {}, {}
+        if graph.columns is not None:
+            arrays[_COLUMN_WORDS] = graph.backend.asnumpy(graph.columns.words)
         for name in _fields():
             value = getattr(graph, name)
             if name in ("row_ptr", "col_idx") and graph.row_major_shared:

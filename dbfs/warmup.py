@@ -11,7 +11,8 @@ over MPI.COMM_SELF, undirected and directed, with the row-major copy; counting i
 graph's build does, and in int64, as a graph of 2^31 entries and more does, its narrowing at the end
 included), and the owner routing of several
 ranks runs on a tiny chunk, launching every generic CuPy kernel those paths use (elementwise ownership
-math cast into int32 parts, copyto with a mask, and the column sums that give several grid rows their
+math cast into int32 parts, copyto with a mask, the scan of the Positions' word starts that a hypersparse
+block's counting pass makes, and the column sums that give several grid rows their
 owned degrees and a grid of one column its row counts, the rounds of its row copy and their bounds, at
 both widths of the offsets: without them the first several-rank run on a machine compiled those inside
 construction_time, 0.3-0.45 s, bench/NOTES.md, 2026-11-26, the first several-rank run's construction,
@@ -32,6 +33,7 @@ from dbfs.build import build, pack_by_owner, sum_blocks
 from dbfs.certificate import certify
 from dbfs.graph import GridComms
 from dbfs.grid import Grid
+from dbfs.ops.sparse import word_starts
 from dbfs.source import EdgeArrays, GraphSource
 from graph500.generator import DEFAULT_SEED, generate_edges
 
@@ -60,6 +62,8 @@ def warm_up(backend) -> float:
     grid, xp = Grid(2, 2, n), backend.xp
     u, v = xp.asarray(src), xp.asarray(dst)
     pack_by_owner(backend, grid, u, v, both_ways=True, with_rows=True)
+    words = xp.zeros(2, xp.uint32)                              # a hypersparse block's Positions, as several
+    word_starts(backend, words, xp.empty(3, xp.int32))          # ranks' counting pass makes them
     lengths = xp.zeros(9, xp.int64)[:-1].astype(xp.int32)       # column lengths summed over two grid rows,
     for width in (xp.int32, xp.int64):                          # as a grid of one column's row counts, its
         row_ends = xp.zeros(5, width)                           # row copy's rounds and their bounds

@@ -11,9 +11,11 @@
 // entries from t * entries_per_thread (one binary search of col_ptr, then a walk), global ids by the
 // local-to-global maps of the block's columns and rows (dbfs.grid.Grid.global_col_segments,
 // global_row_segments: segments of `length` local indices at `stride` from `base`), so no table as long
-// as the block's ranges is made. Per-thread sums are combined by warp shuffles and one atomicAdd per
+// as the block's ranges is made. Where the block holds its offsets by the positions of its non-empty columns
+// (words: dbfs.graph.LocalGraph.columns), the search finds an entry's position, whose column is
+// Positions::member of it. Per-thread sums are combined by warp shuffles and one atomicAdd per
 // warp and word. Must be launched with whole warps.
-#include "common.cuh"
+#include "positions.cuh"
 
 __device__ __forceinline__ u64 fmix64(u64 x)
 {
@@ -77,7 +79,8 @@ __device__ __forceinline__ u64 global_id(i32 local, i64 base, i64 length, i64 st
     return (u64)(base + (i64)segment * stride + (i64)((u32)local - segment * (u32)length));
 }
 
-extern "C" __global__ void hash_entries(const offset_t* __restrict__ col_ptr, i32 ncols,
+extern "C" __global__ void hash_entries(const offset_t* __restrict__ col_ptr, i64 ncols,
+                                        const u32* __restrict__ words, const i32* __restrict__ starts, i64 nwords,
                                         const i32* __restrict__ row_idx, i64 nnz,
                                         i64 col_base, i64 col_length, i64 col_stride,
                                         i64 row_base, i64 row_length, i64 row_stride,
@@ -85,19 +88,24 @@ extern "C" __global__ void hash_entries(const offset_t* __restrict__ col_ptr, i3
                                         u64* __restrict__ acc)
 {
     EntrySums sums;
+    const Positions held{words, starts};
     const i64 stride = (i64)gridDim.x * blockDim.x * entries_per_thread;
     for (i64 first = (blockIdx.x * (i64)blockDim.x + threadIdx.x) * entries_per_thread; first < nnz;
          first += stride) {
-        i32 lo = 0, hi = ncols - 1;          // largest c with col_ptr[c] <= first: first's column
+        i64 lo = 0, hi = ncols - 1;          // largest c with col_ptr[c] <= first: first's column (position)
         while (lo < hi) {
-            const i32 mid = lo + ((hi - lo + 1) >> 1);
+            const i64 mid = lo + ((hi - lo + 1) >> 1);
             if (col_ptr[mid] <= first) lo = mid;
             else hi = mid - 1;
         }
+        i64 column = held.member(lo, nwords);
         const i64 last = min(first + entries_per_thread, nnz);
         for (i64 e = first; e < last; ++e) {
-            while (col_ptr[lo + 1] <= e) ++lo;
-            sums.add(global_id(lo, col_base, col_length, col_stride),
+            if (col_ptr[lo + 1] <= e) {
+                while (col_ptr[lo + 1] <= e) ++lo;
+                column = held.member(lo, nwords);
+            }
+            sums.add(global_id(column, col_base, col_length, col_stride),
                      global_id(row_idx[e], row_base, row_length, row_stride), k0, k1, k2, k3);
         }
     }

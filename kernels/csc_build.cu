@@ -24,10 +24,16 @@
 // segments at a time, their starts in shared memory, a value a thread at a time (its segment found by a
 // binary search there), so reads and writes run along the segments with no atomics.
 //
+// Where a hypersparse block's offsets are built held by the positions of its non-empty columns (dbfs.build:
+// the columns are marked first, from the counting pass's keys, by mark_keys), count_keys and
+// scatter_values take a column key's count and cursor at its position, segment_lengths reads the lengths
+// through ColumnStarts, and csr_from_csc finds an entry's column from its held position (Positions::member);
+// null Positions words: every key is its own position.
+//
 // Each thread of the scan kernels holds `items` consecutive elements (a tile is blockDim.x * items);
 // blockDim.x is a multiple of 32, at most 1024. Slots outside [0, capacity) are never written (only
 // input that changed between the counting and the scatter pass could produce them).
-#include "common.cuh"
+#include "positions.cuh"
 
 // *at += 1 and *at -= 1 (returning the value before), atomically, at either width of offset_t.
 __device__ __forceinline__ void increment(offset_t* at)
@@ -48,11 +54,28 @@ __device__ __forceinline__ i64 decrement(offset_t* at)
 #endif
 }
 
-extern "C" __global__ void count_keys(const i32* __restrict__ keys, i64 n, i32 stride, offset_t* __restrict__ counts)
+extern "C" __global__ void count_keys(const i32* __restrict__ keys, i64 n, i32 stride, offset_t* __restrict__ counts,
+                                      const u32* __restrict__ words, const i32* __restrict__ starts)
+{
+    const Positions held{words, starts};
+    for (i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x; e < n; e += (i64)gridDim.x * blockDim.x) {
+        const i32 key = keys[e * stride];
+        if (key >= 0) increment(&counts[held.of(key)]);
+    }
+}
+
+// keep_keys: kept[e] := the key read at e * stride, and its bit in words set where the key is >= 0 (the
+// words zeroed before the first call); a bit already set is not set again, so a key repeated many times
+// (a hub's column) costs one atomic, not one an entry.
+extern "C" __global__ void keep_keys(const i32* __restrict__ keys, i64 n, i32 stride, i32* __restrict__ kept,
+                                     u32* __restrict__ words)
 {
     for (i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x; e < n; e += (i64)gridDim.x * blockDim.x) {
         const i32 key = keys[e * stride];
-        if (key >= 0) increment(&counts[key]);
+        kept[e] = key;
+        if (key < 0) continue;
+        const u32 bit = 1u << (key & 31);
+        if (!(words[key >> 5] & bit)) atomicOr(&words[key >> 5], bit);
     }
 }
 
@@ -115,20 +138,24 @@ extern "C" __global__ void scan_tiles(offset_t* __restrict__ values, i64 n, i32 
 
 extern "C" __global__ void scatter_values(const i32* __restrict__ keys, const i32* __restrict__ values,
                                           i64 n, i32 stride, offset_t* __restrict__ cursor, i32* __restrict__ out,
-                                          i64 capacity)
+                                          i64 capacity, const u32* __restrict__ words, const i32* __restrict__ starts)
 {
+    const Positions held{words, starts};
     for (i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x; e < n; e += (i64)gridDim.x * blockDim.x) {
         const i32 key = keys[e * stride];
         if (key < 0) continue;
-        const u64 slot = (u64)(decrement(&cursor[key]) - 1);
+        const u64 slot = (u64)(decrement(&cursor[held.of(key)]) - 1);
         if (slot < (u64)capacity) out[slot] = values[e * stride];
     }
 }
 
-extern "C" __global__ void segment_lengths(const offset_t* __restrict__ ptr, i64 n, i32* __restrict__ out)
+// out[k] := the length of segment first + k (ColumnStarts: offsets held by position or not).
+extern "C" __global__ void segment_lengths(const offset_t* __restrict__ ptr, const u32* __restrict__ words,
+                                           const i32* __restrict__ starts, i64 first, i64 n, i32* __restrict__ out)
 {
+    const ColumnStarts columns{ptr, Positions{words, starts}};
     for (i64 k = blockIdx.x * (i64)blockDim.x + threadIdx.x; k < n; k += (i64)gridDim.x * blockDim.x)
-        out[k] = (i32)(ptr[k + 1] - ptr[k]);
+        out[k] = (i32)columns.length(first + k);
 }
 
 // The segments of ptr[0..n] that hold an entry (ptr[k + 1] > ptr[k]), added to *count (zeroed by the
@@ -143,19 +170,21 @@ count_nonempty(const offset_t* __restrict__ ptr, i64 n, u64* __restrict__ count)
     if ((threadIdx.x & 31) == 0 && mine) atomicAdd(count, mine);
 }
 
-extern "C" __global__ void csr_from_csc(const offset_t* __restrict__ col_ptr, i32 ncols,
-                                        const i32* __restrict__ row_idx, i64 nnz,
-                                        offset_t* __restrict__ cursor, i32* __restrict__ col_idx)
+// col_ptr holds ncols + 1 offsets: every column's, or (words) the held columns' of a range of nwords words.
+extern "C" __global__ void csr_from_csc(const offset_t* __restrict__ col_ptr, i64 ncols, const u32* __restrict__ words,
+                                        const i32* __restrict__ starts, i64 nwords, const i32* __restrict__ row_idx,
+                                        i64 nnz, offset_t* __restrict__ cursor, i32* __restrict__ col_idx)
 {
+    const Positions held{words, starts};
     for (i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x; e < nnz; e += (i64)gridDim.x * blockDim.x) {
-        i32 lo = 0, hi = ncols - 1;          // largest c with col_ptr[c] <= e
+        i64 lo = 0, hi = ncols - 1;          // largest c with col_ptr[c] <= e
         while (lo < hi) {
-            const i32 mid = lo + ((hi - lo + 1) >> 1);
+            const i64 mid = lo + ((hi - lo + 1) >> 1);
             if (col_ptr[mid] <= e) lo = mid;
             else hi = mid - 1;
         }
         const u64 slot = (u64)(decrement(&cursor[row_idx[e]]) - 1);
-        if (slot < (u64)nnz) col_idx[slot] = lo;
+        if (slot < (u64)nnz) col_idx[slot] = (i32)held.member(lo, nwords);
     }
 }
 

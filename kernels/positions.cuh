@@ -55,6 +55,22 @@ struct Positions {
         if (words == nullptr) return k;
         return starts[k >> 5] + ((k & 31) ? __popc(words[k >> 5] & ((1u << (k & 31)) - 1u)) : 0);
     }
+
+    // the member at position p < count (of's inverse), the range having nwords words: the last word whose
+    // start is at most p holds it (a binary search of the starts), then its (p - start)-th set bit
+    __device__ __forceinline__ i64 member(i64 p, i64 nwords) const
+    {
+        if (words == nullptr) return p;
+        i64 lo = 0, hi = nwords - 1;
+        while (lo < hi) {
+            const i64 mid = lo + ((hi - lo + 1) >> 1);
+            if (starts[mid] <= p) lo = mid;
+            else hi = mid - 1;
+        }
+        u32 word = words[lo];
+        for (i64 k = p - starts[lo]; k > 0; --k) word &= word - 1u;
+        return 32 * lo + __ffs(word) - 1;
+    }
 };
 
 // A CSC block's column starts: ptr[c] itself, or, where the block holds its offsets by the positions of

@@ -9,18 +9,19 @@
 // first test where an arbitrary order sends the row on to the warp's search. A warp owns 32 rows: a
 // lane orders a row of at most ORDER_SHORT entries alone; a longer row is scanned by the whole warp
 // (each lane keeps its own best entries, then the warp's best are drawn from the lanes' in turn). A
-// column's length is col_ptr[c + 1] - col_ptr[c] (on a 1x1 grid of an undirected graph, the CSC is the
-// row-major copy itself: the degree).
-#include "common.cuh"
+// column's length is read through ColumnStarts (a hypersparse block's offsets may be held by the positions
+// of its non-empty columns; on a 1x1 grid of an undirected graph the CSC is the row-major copy itself: the
+// degree).
+#include "positions.cuh"
 
 #define ORDER_SHORT 32
 
 // An entry as one comparable word: its column's length above, its position in the row (reversed, so
 // that the earlier entry wins a tie) below. Every entry's column holds the entry, so a real candidate
 // is never 0, the value of an empty slot.
-__device__ __forceinline__ u64 candidate(const offset_t* __restrict__ col_ptr, i32 column, i64 position)
+__device__ __forceinline__ u64 candidate(const ColumnStarts& columns, i32 column, i64 position)
 {
-    const i64 length = col_ptr[column + 1] - col_ptr[column];
+    const i64 length = columns.length(column);
     return ((u64)min(length, (i64)0xffffffffLL) << 32) | (u64)(0xffffffffu - (u32)position);
 }
 
@@ -56,8 +57,10 @@ __device__ __forceinline__ void move_to_front(i32* __restrict__ col_idx, i64 beg
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 longest_columns_first(const offset_t* __restrict__ row_ptr, i32* __restrict__ col_idx, i64 nrows,
-                      const offset_t* __restrict__ col_ptr)
+                      const offset_t* __restrict__ col_ptr, const u32* __restrict__ words,
+                      const i32* __restrict__ starts)
 {
+    const ColumnStarts columns{col_ptr, Positions{words, starts}};
     const i32 lane = threadIdx.x & 31;
     const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
     for (i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w * 32 < nrows; w += warps) {
@@ -69,7 +72,7 @@ longest_columns_first(const offset_t* __restrict__ row_ptr, i32* __restrict__ co
         }
         if (length > 1 && length <= ORDER_SHORT) {
             u64 best[THREAD_EDGES] = {};
-            for (i64 e = 0; e < length; ++e) keep(best, candidate(col_ptr, col_idx[begin + e], e));
+            for (i64 e = 0; e < length; ++e) keep(best, candidate(columns, col_idx[begin + e], e));
             move_to_front(col_idx, begin, best);
         }
         unsigned long_rows = __ballot_sync(0xffffffffu, length > ORDER_SHORT);
@@ -79,7 +82,7 @@ longest_columns_first(const offset_t* __restrict__ row_ptr, i32* __restrict__ co
             const i64 from = __shfl_sync(0xffffffffu, begin, src);
             const i64 count = __shfl_sync(0xffffffffu, length, src);
             u64 mine[THREAD_EDGES] = {};
-            for (i64 e = lane; e < count; e += 32) keep(mine, candidate(col_ptr, col_idx[from + e], e));
+            for (i64 e = lane; e < count; e += 32) keep(mine, candidate(columns, col_idx[from + e], e));
             u64 best[THREAD_EDGES];
 #pragma unroll
             for (int k = 0; k < THREAD_EDGES; ++k) {

@@ -25,6 +25,7 @@ from dbfs import graph as graph_module
 from dbfs.graph import GridComms, offset_dtype
 from dbfs.grid import Grid
 from dbfs.kernels import THREAD_EDGES
+from dbfs.ops.sparse import Positions, column_starts
 from dbfs.source import EdgeArrays, GraphSource
 from graph500.generator import edge_range, generate_edges
 
@@ -61,11 +62,19 @@ def csc_pairs(col_ptr, row_idx):
     return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
 
 
+def every_column_offsets(graph):
+    """A built graph's column offsets, every column's (NumPy), whether it holds them by position or not."""
+    if graph.columns is None:
+        return graph.col_ptr
+    return column_starts(graph.col_ptr, graph.columns, np.arange(graph.grid.cols_per_rank + 1))
+
+
 def check_graph(graph, src, dst, symmetric, row_major):
     grid, i, j = graph.grid, graph.i, graph.j
     expected = expected_block(grid, i, j, src, dst, symmetric)
+    col_ptr = every_column_offsets(graph)
     assert graph.col_ptr.dtype == offset_dtype(graph.nnz) and graph.row_idx.dtype == np.int32
-    assert np.array_equal(csc_pairs(graph.col_ptr, graph.row_idx), expected)
+    assert np.array_equal(csc_pairs(col_ptr, graph.row_idx), expected)
     assert graph.nonempty_columns == np.unique(expected[:, 0]).size     # the build's count, where it counted
     keep = src != dst
     ends = np.concatenate((src[keep], dst[keep])) if symmetric else src[keep]
@@ -81,7 +90,7 @@ def check_graph(graph, src, dst, symmetric, row_major):
     by_row = np.stack((graph.col_idx, rows), axis=1)
     assert np.array_equal(by_row[np.lexsort((by_row[:, 1], by_row[:, 0]))], expected)
     # each row's entries of the longest columns first (dbfs.ops.row_order), longest first
-    length = np.diff(graph.col_ptr)[graph.col_idx]
+    length = np.diff(col_ptr)[graph.col_idx]
     position = np.arange(graph.col_idx.shape[0]) - graph.row_ptr[rows]
     inner = np.flatnonzero((position > 0) & (position < THREAD_EDGES))
     assert np.all(length[inner] <= length[inner - 1])
@@ -357,7 +366,8 @@ def test_transpose_and_shared_row_major_copy():
             graph = build_from_edges(comms, CPU, src[lo:hi], dst[lo:hi], n, symmetric=symmetric)
             add_row_major(graph)
             check_graph(graph, src, dst, symmetric, True)
-            row_ptr, col_idx = transpose_csc(CPU, graph.col_ptr, graph.row_idx, comms.grid.rows_per_rank)
+            row_ptr, col_idx = transpose_csc(CPU, graph.col_ptr, graph.row_idx, comms.grid.rows_per_rank,
+                                             graph.columns)
             assert np.array_equal(row_ptr, graph.row_ptr)
         comms.free()
 
@@ -384,8 +394,12 @@ def test_partition_cache_stores_a_shared_copy_once(tmp_path_factory):
 
 
 def on_host(graph):
-    """The graph with NumPy copies of its arrays (a shared row-major copy stays shared)."""
+    """The graph with NumPy copies of its arrays (a shared row-major copy stays shared; the columns'
+    Positions too, where it holds its offsets by them)."""
     copies = {name: graph.backend.asnumpy(getattr(graph, name)) for name in ("col_ptr", "row_idx", "degree")}
+    if graph.columns is not None:
+        held = graph.columns
+        copies["columns"] = Positions(graph.backend.asnumpy(held.words), graph.backend.asnumpy(held.starts), held.count)
     if graph.row_major_shared:
         copies.update(row_ptr=copies["col_ptr"], col_idx=copies["row_idx"])
     elif graph.row_ptr is not None:
@@ -417,7 +431,7 @@ def test_gpu_build_equals_the_whole_list_and_passes_the_certificate(comm, landin
         comms = GridComms.create(Grid(R, C, 1 << scale))
         for row_major in (True, False):
             graph, _ = build(comms, backend, source, row_major=row_major, transport=comm, chunk_edges=5000)
-            assert graph.nonempty_columns == np.count_nonzero(np.diff(on_host(graph).col_ptr))
+            assert graph.nonempty_columns == np.count_nonzero(np.diff(every_column_offsets(on_host(graph))))
             check_graph(on_host(graph), src, dst, True, row_major)
             assert certify(graph, source).passed
         for symmetric in (True, False):

@@ -15,7 +15,9 @@ from dbfs.build import build_from_edges
 from dbfs.certificate import certify, entry_sums, total, tuple_sums
 from dbfs.graph import GridComms
 from dbfs.grid import Grid
+from dbfs.ops import sparse
 from dbfs.ops.certificate import hash_entries, hash_tuples
+from dbfs.ops.sparse import held_offsets
 from dbfs.source import EdgeArrays
 from graph500.generator import edge_range
 
@@ -42,7 +44,11 @@ def serial_hash(src, dst, symmetric):
 
 
 @pytest.mark.parametrize("symmetric", [True, False])
-def test_csc_hash_equals_the_serial_tuple_hash_on_every_grid(symmetric):
+@pytest.mark.parametrize("share", [0.0, 2.0])
+def test_csc_hash_equals_the_serial_tuple_hash_on_every_grid(symmetric, share, monkeypatch):
+    """With every column's offsets, and (on several ranks) with the blocks' offsets built held by their
+    non-empty columns (forced: dbfs.ops.sparse.POSITIONS_SHARE)."""
+    monkeypatch.setattr(sparse, "POSITIONS_SHARE", share)
     n, src, dst = tuples_with_duplicates()
     lo, hi = edge_range(len(src), WORLD.Get_rank(), WORLD.Get_size())
     expected = serial_hash(src, dst, symmetric)
@@ -50,6 +56,7 @@ def test_csc_hash_equals_the_serial_tuple_hash_on_every_grid(symmetric):
     for R, C in grids():
         comms = GridComms.create(Grid(R, C, n))
         graph = build_from_edges(comms, CPU, src[lo:hi], dst[lo:hi], n, symmetric=symmetric)
+        assert (graph.columns is not None) == (share > 1 and R * C > 1)
         assert total(entry_sums(graph, KEYS), WORLD) == expected
         assert total(tuple_sums(source, CPU, WORLD, KEYS, 50), WORLD) == expected
         certificate = certify(graph, source, chunk_edges=50)
@@ -125,6 +132,11 @@ def test_gpu_hashes_equal_the_twins(symmetric):
     hash_entries(gpu, cupy.asarray(graph.col_ptr), cupy.asarray(graph.row_idx), col_segments, row_segments,
                  KEYS, device)
     assert np.array_equal(host, device.get())
+    offsets, held = held_offsets(gpu, cupy.asarray(graph.col_ptr))     # by the non-empty columns' positions
+    device[:] = 0
+    hash_entries(gpu, cupy.asarray(offsets), cupy.asarray(graph.row_idx), col_segments, row_segments, KEYS, device,
+                 held)
+    assert held.count < n and np.array_equal(host, device.get())
     comms.free()
 
 

@@ -3,14 +3,18 @@ kernels (kernels/csc_build.cu) against the twins: counts with left-out keys, the
 one and many tiles (more than one block's worth of tile totals), the scatter filling segments from
 their ends (segments compared as multisets: their order is unspecified), segment lengths, the
 non-empty segments, the row-major copy and whole segments appended below their cursors (in order, a
-long segment among short ones, empty ones, a start past 0)."""
+long segment among short ones, empty ones, a start past 0); and the same steps by the positions of
+the keys present (a hypersparse block's non-empty columns): the keys marked, counted and placed at
+their positions, the lengths and the row-major copy read through them."""
 
 import numpy as np
 import pytest
 
 from dbfs.backend import Backend
 from dbfs.ops.csc_build import (APPEND_SEGMENTS, SCAN_ITEMS, THREADS, add_counts, append_segments, count_keys,
-                                count_nonempty, csr_from_csc, inclusive_scan, scatter_values, segment_lengths)
+                                count_nonempty, csr_from_csc, inclusive_scan, keep_keys, scatter_values,
+                                segment_lengths)
+from dbfs.ops.sparse import Positions, word_starts
 
 pytestmark = pytest.mark.one_rank
 
@@ -103,6 +107,59 @@ def test_row_major_twin_and_lengths():
     row_ptr = np.concatenate((cursor, [col_ptr[-1]]))
     columns = np.repeat(np.arange(ncols), np.diff(col_ptr))
     assert segments_as_sets(row_ptr, col_idx) == [sorted(columns[row_idx == r].tolist()) for r in range(nrows)]
+
+
+def held_keys(backend, keys, nkeys: int, stride: int = 1) -> Positions:
+    """The Positions of the keys present (keep_keys, in two calls, then the words' starts); the keys kept
+    are the keys read."""
+    xp = backend.xp
+    words = xp.zeros(-(-nkeys // 32), xp.uint32)
+    n = -(-keys.shape[0] // stride)
+    kept = xp.full(n, -7, xp.int32)
+    half = stride * (n // 2)
+    keep_keys(backend, keys[:half], kept[:n // 2], words, stride)
+    keep_keys(backend, keys[half:], kept[n // 2:], words, stride)
+    assert (kept == keys[::stride]).all()
+    starts = xp.empty(words.shape[0] + 1, xp.int32)
+    return Positions(words, starts, word_starts(backend, words, starts))
+
+
+def test_held_twins_count_and_place_by_position():
+    """Keys over a range mostly empty: counted and placed at their positions, the segments those of the
+    dense build at the present keys; their lengths (from any first segment) and the row-major copy read
+    through the positions alike."""
+    rng = np.random.default_rng(6)
+    nkeys, nrows = 32 * 40, 50
+    present = rng.choice(nkeys, 90, replace=False)
+    keys = present[rng.integers(0, 90, 2000)].astype(np.int32)
+    keys[::13] = -1
+    values = rng.integers(0, nrows, 2000).astype(np.int32)
+    held = held_keys(CPU, interleaved(keys, values), nkeys, stride=2)
+    members = np.unique(keys[keys >= 0])
+    assert held.count == members.shape[0] and np.array_equal(held.member(np.arange(held.count)), members)
+    dense, counts = np.zeros(nkeys + 1, np.int64), np.zeros(held.count + 1, np.int64)
+    count_keys(CPU, keys, dense[:-1])
+    count_keys(CPU, interleaved(keys, values), counts[:-1], stride=2, positions=held)
+    assert np.array_equal(counts[:-1], dense[members])
+    for ptr in (dense, counts):
+        inclusive_scan(CPU, ptr[:-1])
+        ptr[-1:] = ptr[-2:-1]
+    dense_out, held_out = np.empty(int(dense[-1]), np.int32), np.empty(int(counts[-1]), np.int32)
+    scatter_values(CPU, keys, values, dense[:-1], dense_out)
+    scatter_values(CPU, keys, values, counts[:-1], held_out, positions=held)
+    assert segments_as_sets(counts, held_out) == [segment for k, segment in
+                                                  enumerate(segments_as_sets(dense, dense_out)) if k in set(members)]
+    for first, n in ((0, nkeys), (37, 500)):
+        from_dense, from_held = np.empty(n, np.int32), np.empty(n, np.int32)
+        segment_lengths(CPU, dense, from_dense, first=first)
+        segment_lengths(CPU, counts, from_held, held, first)
+        assert np.array_equal(from_held, from_dense) and np.array_equal(from_dense, np.diff(dense)[first:first + n])
+    cursors = [np.cumsum(np.bincount(out, minlength=nrows)).astype(np.int64) for out in (dense_out, held_out)]
+    by_rows = [np.empty_like(dense_out), np.empty_like(held_out)]
+    csr_from_csc(CPU, dense, dense_out, cursors[0], by_rows[0])
+    csr_from_csc(CPU, counts, held_out, cursors[1], by_rows[1], held)
+    row_ptr = np.concatenate((cursors[0], [dense_out.shape[0]]))
+    assert segments_as_sets(row_ptr, by_rows[0]) == segments_as_sets(row_ptr, by_rows[1])
 
 
 def appended_case(rng, n=3 * APPEND_SEGMENTS + 7):
@@ -204,6 +261,53 @@ def test_gpu_kernels_equal_the_twins(offsets):
     append_segments(CPU, starts, values, 7, cursor, host_out)
     append_segments(gpu, cupy.asarray(starts), cupy.asarray(values), 7, device_cursor, device_out)
     assert np.array_equal(cursor, device_cursor.get()) and np.array_equal(host_out, device_out.get())
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("offsets", [np.int64, np.int32])
+def test_gpu_held_kernels_equal_the_twins(offsets):
+    """The steps by the positions of the keys present (a million entries over 2^22 keys, one in 16
+    present): the marks, counts, cursors, lengths and row-major copy of the kernels are the twins'."""
+    import cupy
+    gpu = Backend("gpu", 0)
+    rng = np.random.default_rng(7)
+    nkeys, nrows = 1 << 22, 5000
+    present = rng.choice(nkeys, nkeys // 16, replace=False)
+    keys = present[rng.integers(0, present.shape[0], 1_000_003)].astype(np.int32)
+    keys[::11] = -1
+    values = rng.integers(0, nrows, keys.shape[0]).astype(np.int32)
+    pairs = interleaved(keys, values)
+    host_held, device_held = held_keys(CPU, pairs, nkeys, stride=2), held_keys(gpu, cupy.asarray(pairs), nkeys, 2)
+    assert host_held.count == device_held.count
+    assert np.array_equal(host_held.words, device_held.words.get())
+    assert np.array_equal(host_held.starts, device_held.starts.get())
+    host_counts = np.zeros(host_held.count + 1, offsets)
+    device_counts = cupy.zeros(host_held.count + 1, offsets)
+    count_keys(CPU, pairs, host_counts[:-1], 2, host_held)
+    count_keys(gpu, cupy.asarray(pairs), device_counts[:-1], 2, device_held)
+    assert np.array_equal(host_counts, device_counts.get())
+    for counts, backend in ((host_counts, CPU), (device_counts, gpu)):
+        inclusive_scan(backend, counts[:-1])
+        counts[-1:] = counts[-2:-1]
+    host_out = np.empty(int(host_counts[-1]), np.int32)
+    device_out = cupy.empty(host_out.shape[0], cupy.int32)
+    scatter_values(CPU, pairs, pairs[1:], host_counts[:-1], host_out, 2, host_held)
+    scatter_values(gpu, cupy.asarray(pairs), cupy.asarray(pairs)[1:], device_counts[:-1], device_out, 2, device_held)
+    assert np.array_equal(host_counts, device_counts.get())
+    assert segments_as_sets(host_counts, host_out) == segments_as_sets(host_counts, device_out.get())
+    for first, n in ((0, nkeys), (12345, 70_000)):
+        host_lengths, device_lengths = np.empty(n, np.int32), cupy.empty(n, cupy.int32)
+        segment_lengths(CPU, host_counts, host_lengths, host_held, first)
+        segment_lengths(gpu, device_counts, device_lengths, device_held, first)
+        assert np.array_equal(host_lengths, device_lengths.get())
+    cursor = np.cumsum(np.bincount(host_out, minlength=nrows)).astype(offsets)
+    device_cursor = cupy.asarray(cursor)
+    host_cols, device_cols = np.empty_like(host_out), cupy.empty(host_out.shape[0], cupy.int32)
+    csr_from_csc(CPU, host_counts, host_out, cursor, host_cols, host_held)
+    csr_from_csc(gpu, device_counts, cupy.asarray(host_out), device_cursor, device_cols, device_held)
+    assert np.array_equal(cursor, device_cursor.get())
+    row_ptr = np.concatenate((cursor, [host_out.shape[0]]))
+    assert segments_as_sets(row_ptr, host_cols) == segments_as_sets(row_ptr, device_cols.get())
 
 
 @pytest.mark.gpu

@@ -10,6 +10,7 @@ from dbfs.backend import Backend
 from dbfs.kernels import THREAD_EDGES
 from dbfs.ops import arrays
 from dbfs.ops.row_order import longest_columns_first
+from dbfs.ops.sparse import held_offsets
 
 pytestmark = pytest.mark.one_rank
 
@@ -78,6 +79,18 @@ def test_front_is_longest_first():
         assert row.shape[0] <= THREAD_EDGES or front[-1] >= row[THREAD_EDGES:].max()
 
 
+def test_columns_held_by_position_give_the_same_order():
+    """The column lengths read through the Positions of the non-empty columns (a hypersparse block's
+    offsets, dbfs.ops.sparse.held_offsets): the order of every column's offsets."""
+    rng = np.random.default_rng(6)
+    row_ptr, col_idx, col_ptr = block(rng, 300, 32 * 40, 3000, long_rows=[(7, 90)])
+    offsets, held = held_offsets(CPU, col_ptr)
+    dense, by_position = col_idx.copy(), col_idx.copy()
+    longest_columns_first(CPU, row_ptr, dense, col_ptr)
+    longest_columns_first(CPU, row_ptr, by_position, offsets, held)
+    assert held.count < 32 * 40 and np.array_equal(by_position, dense)
+
+
 def test_empty_and_single_rows_unchanged():
     row_ptr = np.array([0, 0, 1, 1, 3], np.int64)
     col_idx = np.array([2, 0, 1], np.int32)
@@ -96,5 +109,11 @@ def test_gpu_matches_numpy(seed):
     host = col_idx.copy()
     longest_columns_first(CPU, row_ptr, host, col_ptr)
     dev = cupy.asarray(col_idx)
-    longest_columns_first(Backend("gpu", 0), cupy.asarray(row_ptr), dev, cupy.asarray(col_ptr))
+    gpu = Backend("gpu", 0)
+    longest_columns_first(gpu, cupy.asarray(row_ptr), dev, cupy.asarray(col_ptr))
     assert np.array_equal(cupy.asnumpy(dev), host)
+    padded = np.concatenate((col_ptr, np.full(16, col_ptr[-1])))     # 30,016 columns: whole words
+    offsets, held = held_offsets(gpu, cupy.asarray(padded))     # the lengths through the non-empty columns
+    dev = cupy.asarray(col_idx)
+    longest_columns_first(gpu, cupy.asarray(row_ptr), dev, cupy.asarray(offsets), held)
+    assert held.count < 30_000 and np.array_equal(cupy.asnumpy(dev), host)

@@ -15,6 +15,7 @@ import numpy as np
 from dbfs.arrays import fmix64
 from dbfs.kernels import BLOCK_THREADS as THREADS
 from dbfs.ops.arrays import TWIN_CHUNK, blocks_for, require_array, require_offsets
+from dbfs.ops.sparse import held_args
 
 ENTRIES_PER_THREAD = 16       # CSC entries a thread of hash_entries walks after one binary search
 
@@ -70,11 +71,13 @@ def global_ids(local, segments) -> np.ndarray:
     return (base + (local // length) * stride + local % length).view(np.uint64)
 
 
-def hash_entries(backend, col_ptr, row_idx, col_segments, row_segments, keys, acc) -> None:
+def hash_entries(backend, col_ptr, row_idx, col_segments, row_segments, keys, acc, columns=None) -> None:
     """acc += the hash of the CSC entries global(c) -> global(row_idx[e]) of every column c and entry e
     in col_ptr[c] .. col_ptr[c + 1], the global ids by the block's local-to-global maps.
 
-      col_ptr       int32/int64 [ncols + 1]  read   offsets
+      col_ptr       int32/int64 [ncols + 1]  read   offsets (of the columns held by the Positions `columns`,
+                                                    where given: entry e's column is the member at the
+                                                    position whose offsets hold e)
       row_idx       int32 [nnz]        read   local rows
       col_segments  (base, length, stride) of the local columns (Grid.global_col_segments)
       row_segments  the same of the local rows (Grid.global_row_segments)
@@ -89,11 +92,15 @@ def hash_entries(backend, col_ptr, row_idx, col_segments, row_segments, keys, ac
         if nnz:
             backend.kernel("certificate", "hash_entries", offsets)(
                 (blocks_for(-(-nnz // ENTRIES_PER_THREAD), THREADS),), (THREADS,),
-                (col_ptr, np.int32(ncols), row_idx, np.int64(nnz), *(np.int64(x) for x in col_segments),
+                (col_ptr, np.int64(ncols), *held_args(columns),
+                 np.int64(0 if columns is None else columns.words.shape[0]), row_idx, np.int64(nnz),
+                 *(np.int64(x) for x in col_segments),
                  *(np.int64(x) for x in row_segments), np.int32(ENTRIES_PER_THREAD),
                  *(np.uint64(k) for k in keys), acc))
         return
     for lo in range(0, nnz, TWIN_CHUNK):
         entries = np.arange(lo, min(lo + TWIN_CHUNK, nnz), dtype=np.int64)
-        columns = np.searchsorted(col_ptr, entries, side="right") - 1
-        _add_entries(acc, global_ids(columns, col_segments), global_ids(row_idx[entries], row_segments), keys)
+        local_columns = np.searchsorted(col_ptr, entries, side="right") - 1
+        if columns is not None:                 # positions, whose members are the columns
+            local_columns = columns.member(local_columns)
+        _add_entries(acc, global_ids(local_columns, col_segments), global_ids(row_idx[entries], row_segments), keys)

@@ -15,12 +15,13 @@ import numpy as np
 
 from dbfs.kernels import THREAD_EDGES
 from dbfs.ops.arrays import BUILD_MAX_BLOCKS, OFFSETS, TWIN_ITEMS, launch_checked, twin_groups
+from dbfs.ops.sparse import column_starts, held_args
 
 _POSITION_BITS = np.uint64(32)
 _POSITION_MASK = np.uint64(0xFFFFFFFF)
 
 
-def longest_columns_first(backend, row_ptr, col_idx, col_ptr) -> None:
+def longest_columns_first(backend, row_ptr, col_idx, col_ptr, columns=None) -> None:
     """Reorder every row's entries in place: the THREAD_EDGES entries whose columns are the longest
     (col_ptr[c + 1] - col_ptr[c]; ties: the earlier entry) are chosen, longest first, and for k = 0, 1,
     ... the k-th chosen entry trades places with the entry at the row's position k. The rest keep their
@@ -29,7 +30,8 @@ def longest_columns_first(backend, row_ptr, col_idx, col_ptr) -> None:
       row_ptr  int32/int64 [nrows + 1]  read   offsets (as wide as col_ptr)
       col_idx  int32 [nnz]        read/write   each row's entries, reordered
       col_ptr  int32/int64 [ncols + 1]  read         the block's column offsets (may be row_ptr itself: a
-                                               1x1 grid of an undirected graph, col_idx its row_idx)
+                                               1x1 grid of an undirected graph, col_idx its row_idx), or
+                                               those of the columns held by the Positions `columns`
     The same order on both paths. GPU: one kernel on the current stream, no host synchronisation.
     """
     nrows = int(row_ptr.shape[0]) - 1
@@ -37,15 +39,15 @@ def longest_columns_first(backend, row_ptr, col_idx, col_ptr) -> None:
         launch_checked(backend, "row_order", "longest_columns_first", max(nrows, 0),
                        {"row_ptr": (row_ptr, OFFSETS), "col_idx": (col_idx, np.int32),
                         "col_ptr": (col_ptr, OFFSETS)},
-                       (row_ptr, col_idx, np.int64(nrows), col_ptr), BUILD_MAX_BLOCKS)
+                       (row_ptr, col_idx, np.int64(nrows), col_ptr, *held_args(columns)), BUILD_MAX_BLOCKS)
         return
     for first in range(0, nrows, TWIN_ITEMS):
         for group in twin_groups(np.diff(row_ptr[first:first + TWIN_ITEMS + 1])):
             if group.shape[0]:
-                _order_rows(row_ptr, col_idx, col_ptr, first + int(group[0]), first + int(group[-1]) + 1)
+                _order_rows(row_ptr, col_idx, col_ptr, columns, first + int(group[0]), first + int(group[-1]) + 1)
 
 
-def _order_rows(row_ptr, col_idx, col_ptr, lo: int, hi: int) -> None:
+def _order_rows(row_ptr, col_idx, col_ptr, columns, lo: int, hi: int) -> None:
     """longest_columns_first's NumPy twin on the rows lo .. hi - 1."""
     first, last = int(row_ptr[lo]), int(row_ptr[hi])
     starts = row_ptr[lo:hi] - first
@@ -53,7 +55,8 @@ def _order_rows(row_ptr, col_idx, col_ptr, lo: int, hi: int) -> None:
     entries = col_idx[first:last]                                   # a view: reordered in place
     owner = np.repeat(np.arange(hi - lo), lengths)
     position = np.arange(last - first) - starts[owner]
-    column_length = np.minimum((col_ptr[entries.astype(np.int64) + 1] - col_ptr[entries]).astype(np.int64), 0xFFFFFFFF)
+    column_length = np.minimum((column_starts(col_ptr, columns, entries.astype(np.int64) + 1)
+                                - column_starts(col_ptr, columns, entries)).astype(np.int64), 0xFFFFFFFF)
     packed = (column_length.astype(np.uint64) << _POSITION_BITS) | (_POSITION_MASK - position.astype(np.uint64))
     nonempty = np.flatnonzero(lengths > 0)
     among = np.flatnonzero(lengths[nonempty] > 1)           # the rows to order, among the nonempty ones

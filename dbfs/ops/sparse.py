@@ -33,6 +33,9 @@ from dbfs.ops.bitmap import visited
 POSITIONS_SHARE = 15 / 16
 # Members whose presence one step of Positions.of_columns tests: its mask and bits take 1.1 MiB.
 POSITIONS_STEP = 1 << 20
+# Positions (members) whose members (positions) one step of members_at (_positions) finds: their
+# temporaries take about 40 B each.
+MEMBERS_STEP = 1 << 12
 _POPCOUNT8 = np.array([bin(x).count("1") for x in range(256)], np.int32)
 
 
@@ -81,6 +84,10 @@ class Positions:
     def below(self, members):
         """NumPy: the held members below each of `members`, any of 0 .. n (Positions::below)."""
         return _positions(self.words, self.starts, np.asarray(members, np.int64))
+
+    def member(self, positions):
+        """NumPy: the held member at each of `positions` (each < count; Positions::member, of's inverse)."""
+        return members_at(self.words, self.starts, positions)
 
     def block(self, k: int, members: int) -> "Positions":
         """The members k*members .. (k+1)*members - 1 (members a multiple of 32): their words and starts,
@@ -153,10 +160,37 @@ def held_entries(values, words, starts, offsets):
 
 def _positions(words, starts, members):
     """NumPy: the set bits of `words` below each of `members` (0 .. n; at n the mask takes no bit of the
-    last word, which is read in place of the one past it)."""
-    word = np.minimum(members >> 5, words.shape[0] - 1)
-    below = np.atleast_1d(words[word] & ((np.uint32(1) << (members & 31).astype(np.uint32)) - np.uint32(1)))
-    return starts[members >> 5] + _popcounts(below.astype(np.uint32)).reshape(np.shape(members))
+    last word, which is read in place of the one past it), int64; in steps of MEMBERS_STEP members."""
+    members = np.asarray(members)
+    flat, found = members.reshape(-1), np.empty(members.size, np.int64)
+    for lo in range(0, flat.shape[0], MEMBERS_STEP):
+        step = flat[lo:lo + MEMBERS_STEP]
+        word = np.minimum(step >> 5, words.shape[0] - 1)
+        below = words[word] & ((np.uint32(1) << (step & 31).astype(np.uint32)) - np.uint32(1))
+        found[lo:lo + step.shape[0]] = starts[step >> 5] + _popcounts(below.astype(np.uint32))
+    return found.reshape(members.shape)
+
+
+def members_at(words, starts, positions):
+    """NumPy: the member at each of `positions` of the Positions words and starts (words None: the position
+    itself): the word whose start is the last at most the position, then its (position - start)-th set bit,
+    the lower set bits cleared one a pass. In steps of MEMBERS_STEP positions, so that the temporaries stay
+    small beside the result."""
+    positions = np.asarray(positions, np.int64)
+    if words is None:
+        return positions
+    flat, members = positions.reshape(-1), np.empty(positions.size, np.int64)
+    for lo in range(0, flat.shape[0], MEMBERS_STEP):
+        step = flat[lo:lo + MEMBERS_STEP]
+        word = np.searchsorted(starts[:-1], step, side="right") - 1
+        rank = step - starts[word]
+        bits = words[word].astype(np.uint32)
+        for cleared in range(int(rank.max(initial=0))):
+            more = rank > cleared
+            bits[more] &= bits[more] - np.uint32(1)
+        lowest = bits & (~bits + np.uint32(1))
+        members[lo:lo + step.shape[0]] = 32 * word + _popcounts(lowest - np.uint32(1))
+    return members.reshape(positions.shape)
 
 
 def _popcounts(words):
