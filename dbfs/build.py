@@ -408,7 +408,8 @@ class _NvshmemExchange(_Exchange):
 class _Passes:
     """The two streaming passes of one build: this rank's entries, chunk by chunk."""
 
-    def __init__(self, comms: GridComms, backend, source, row_copy: bool, transport: str, chunk_edges: int):
+    def __init__(self, comms: GridComms, backend, source, row_copy: bool, transport: str, chunk_edges: int,
+                 keeps_keys: bool | None = None):
         self.comms, self.grid, self.backend, self.source = comms, comms.grid, backend, source
         self.row_copy, self.chunk_edges = row_copy, chunk_edges
         self.ranks = comms.world.Get_size()
@@ -436,12 +437,14 @@ class _Passes:
         self.counts_at_source = not self.count_rows and memory.counts_at_source(
             self.grid, chunk_edges, source.symmetric, row_copy, backend.name, transport)
         self.chunk_owners = None                # each chunk's entries per owner, where pass 1 counted them
-        # Elsewhere on several ranks pass 1 keeps its entries' columns (as many words as row_idx will take,
-        # which does not exist yet) and counts them once every column's presence is known: a hypersparse
-        # block's offsets are then built held by the positions of its non-empty columns, and no array
-        # over every local column exists (count_kept)
-        self.keeps_keys = memory.counts_kept_keys(self.grid, chunk_edges, source.symmetric, row_copy, backend.name,
-                                                  transport)
+        # Elsewhere on several ranks pass 1 may keep its entries' columns (as many words as row_idx will
+        # take, which does not exist yet) and count them once every column's presence is known: a
+        # hypersparse block's offsets are then built held by the positions of its non-empty columns, and
+        # no array over every local column exists (count_kept). It costs time: the run's plan keeps them
+        # where every column's offsets would make the construction its peak (keeps_keys; None: wherever
+        # it may)
+        self.keeps_keys = keeps_keys is not False and memory.counts_kept_keys(
+            self.grid, chunk_edges, source.symmetric, row_copy, backend.name, transport)
 
     def _chunks(self, label: str):
         """The producer's chunks (src, dst) for a pass named `label`."""
@@ -658,7 +661,8 @@ def build(comms: GridComms, backend, source, row_major: bool = False, transport:
     landings; any other value stages them through host MPI. chunk_edges defaults to the plan's chunk,
     else dbfs.memory.chunk_edges. plan (a dbfs.memory.Estimate with a limit): once the entries are counted
     it is redone with the largest rank's exact count and the build stops with a DbfsError on every rank,
-    before anything more is allocated, when that does not fit; the report carries it. offsets: the
+    before anything more is allocated, when that does not fit; the report carries it; it also says whether
+    the counting pass keeps its keys (_Passes; without a plan, wherever it may). offsets: the
     dtype counted and placed in (default dbfs.graph.building_offsets; dbfs.warmup also builds in int64,
     as a larger graph's build does).
     """
@@ -672,7 +676,8 @@ def build(comms: GridComms, backend, source, row_major: bool = False, transport:
     # landing) is set up once per job, like MPI itself, outside construction's time
     world.Barrier()
     setting_up = time.perf_counter()
-    passes = _Passes(comms, backend, source, row_copy, transport, chunk_edges)
+    passes = _Passes(comms, backend, source, row_copy, transport, chunk_edges,
+                     None if plan is None else plan.inputs["keeps_keys"])
     backend.sync()
     world.Barrier()
     started = time.perf_counter()

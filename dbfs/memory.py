@@ -478,7 +478,7 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
              generated: bool = True, read_buffers: tuple = (0, 0), columns: int | str | None = None,
              certified: bool = True, build_transport: str | None = None, slots: int | None = None,
              log_levels: bool = False, rows: int | None = None, segment_slots: int | None = None,
-             segment_columns: int | None = None) -> Estimate:
+             segment_columns: int | None = None, keeps_keys: bool | None = None) -> Estimate:
     """Every part and phase of one rank (the one with `entries` entries, `columns` non-empty local
     columns and `rows` non-empty local rows, its own queue groups of `slots` and the other owners' of
     `segment_slots` (also a segment's most rows with an entry), a segment's most columns with an entry
@@ -494,7 +494,10 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     certificate's phases, the second in the search's; certified=False: no certificate phase (--validate
     none runs none); build_transport: the build's, where it is not the search's (dbfs.transport.bulk_transport:
     NCCL between GPUs of their own under an NVSHMEM search, whose landing then does not exist);
-    log_levels: the run keeps the per-level log (--log-levels)."""
+    log_levels: the run keeps the per-level log (--log-levels); keeps_keys: the build keeps its counting
+    pass's keys, so that a hypersparse block's offsets are built held (None: where counts_kept_keys allows
+    it and every column's offsets would make the construction the run's peak; kept in `inputs`, so the
+    estimate redone with the counted entries assumes the build's choice)."""
     from dbfs import grid_loop
     from dbfs.search_state import held_segments
     layout = row_major_layout(grid, symmetric, direction, row_copy)
@@ -528,38 +531,8 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     if chunk is None:
         chunk = chunk_edges(grid, n_edges, symmetric, layout == "copy", device,
                             max(0, state + checking - widening_of(None)), built_over)
-    # a build that keeps its counting pass's keys builds a hypersparse block's offsets held by position
-    # (counts_kept_keys); the others hold every column's until the search's set-up holds them so
-    built_held = (holds_columns_by_position(grid, nonempty)
-                  and counts_kept_keys(grid, chunk, symmetric, layout == "copy", device, built_over))
-    built_columns = nonempty if built_held else None
-    widening = widening_of(built_columns)
-    inputs = dict(grid=grid, n_edges=n_edges, symmetric=symmetric, direction=direction, transport=transport,
-                  device=device, entries=entries, chunk=chunk, limit=limit, row_copy=row_copy, generated=generated,
-                  read_buffers=read_buffers, columns=columns, certified=certified, build_transport=build_transport,
-                  slots=group, log_levels=log_levels, rows=rows,   # the expected slots and rows kept until counted
-                  segment_slots=segment_slots, segment_columns=segment_columns)
     graph = graph_bytes(grid, counted, layout, columns=nonempty)
     resident = sum(graph.values())
-    # the build and its certificate hold the offsets as built; where that is every column's, the search's
-    # set-up then holds the held ones beside them
-    resident_built = sum(graph_bytes(grid, counted, layout, columns=built_columns).values())
-    building = resident_built + widening
-    # narrowed at the build's end (LocalGraph.narrow_offsets) while its NVSHMEM landing lives: int32 copies
-    # of the int64 offsets, as large as what the int64 ones hold beyond them
-    narrowing = widening + _landing_bytes(grid, chunk, symmetric, device, built_over) if widening else 0
-    # the owned degrees (dbfs.build): from the row copy's whole rows on a grid of one column, else the
-    # column lengths and, on several grid rows, their reduction, which in NCCL's round receives the
-    # column's R blocks beside them (NVSHMEM's lands them in its landing, or goes through host memory);
-    # where the offsets are built held, a ring of one owned block a round: the partial sum sent, the one
-    # received and the own lengths added to it
-    received = 4 * grid.cols_per_rank if device != "cpu" and built_over == "nccl" else 0
-    if layout == "copy" and symmetric and grid.C == 1:
-        degrees = 4 * grid.block
-    elif built_held:
-        degrees = 4 * grid.block * (3 if grid.R > 1 else 1)
-    else:
-        degrees = 4 * grid.cols_per_rank + (4 * grid.block + received if grid.R > 1 else 0)
     tuples_read, ids_read = read_buffers if device == "cpu" else (0, 0)
     parts = {**graph,
              "construction transients": construction_bytes(grid, n_edges, chunk, symmetric, layout == "copy",
@@ -576,13 +549,53 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
             parts["rows' order"] = twin_order_bytes(grid, counted)
     if tuples_read or ids_read:
         parts["file reader buffers"] = max(tuples_read, ids_read)
-    phases = {"construction": building + host + max(max(parts["construction transients"], degrees) - graph["degree"],
-                                                    parts.get("rows' order", 0), narrowing),
-              "certificate": resident_built + parts["certificate"] + host,
-              "search": resident + parts["search state"] + parts["validation"] + host
-              + max(parts.get("NumPy twins' steps", 0), ids_read)}   # the ids are read before the searches
-    if resident_built != resident:              # the Positions made beside every column's offsets
-        phases["columns by position"] = resident_built + positions_bytes(grid.cols_per_rank) + host
+    searching = (resident + parts["search state"] + parts["validation"] + host
+                 + max(parts.get("NumPy twins' steps", 0), ids_read))   # the ids are read before the searches
+
+    def built(held: bool) -> dict:
+        """The build's phases where it builds the offsets held by position (`held`) or every column's."""
+        built_columns = nonempty if held else None
+        widening = widening_of(built_columns)
+        # the build and its certificate hold the offsets as built; where that is every column's, the
+        # search's set-up then holds the held ones beside them
+        resident_built = sum(graph_bytes(grid, counted, layout, columns=built_columns).values())
+        # narrowed at the build's end (LocalGraph.narrow_offsets) while its NVSHMEM landing lives: int32
+        # copies of the int64 offsets, as large as what the int64 ones hold beyond them
+        narrowing = widening + _landing_bytes(grid, chunk, symmetric, device, built_over) if widening else 0
+        # the owned degrees (dbfs.build): from the row copy's whole rows on a grid of one column, else the
+        # column lengths and, on several grid rows, their reduction, which in NCCL's round receives the
+        # column's R blocks beside them (NVSHMEM's lands them in its landing, or goes through host
+        # memory); where the offsets are built held, a ring of one owned block a round: the partial sum
+        # sent, the one received and the own lengths added to it
+        received = 4 * grid.cols_per_rank if device != "cpu" and built_over == "nccl" else 0
+        if layout == "copy" and symmetric and grid.C == 1:
+            degrees = 4 * grid.block
+        elif held:
+            degrees = 4 * grid.block * (3 if grid.R > 1 else 1)
+        else:
+            degrees = 4 * grid.cols_per_rank + (4 * grid.block + received if grid.R > 1 else 0)
+        phases = {"construction": resident_built + widening + host
+                  + max(max(parts["construction transients"], degrees) - graph["degree"],
+                        parts.get("rows' order", 0), narrowing),
+                  "certificate": resident_built + parts["certificate"] + host,
+                  "search": searching}
+        if resident_built != resident:          # the Positions made beside every column's offsets
+            phases["columns by position"] = resident_built + positions_bytes(grid.cols_per_rank) + host
+        return phases
+
+    # a build that keeps its counting pass's keys (counts_kept_keys) builds a hypersparse block's offsets
+    # held by position, at some cost in time (bench/NOTES.md, 2026-11-28, the build writes a hypersparse
+    # block's offsets held): it does so where every column's offsets would make the construction the
+    # run's peak; the others hold every column's until the search's set-up holds them so
+    if keeps_keys is None:
+        keeps_keys = (counts_kept_keys(grid, chunk, symmetric, layout == "copy", device, built_over)
+                      and built(False)["construction"] > searching)
+    phases = built(keeps_keys and holds_columns_by_position(grid, nonempty))
+    inputs = dict(grid=grid, n_edges=n_edges, symmetric=symmetric, direction=direction, transport=transport,
+                  device=device, entries=entries, chunk=chunk, limit=limit, row_copy=row_copy, generated=generated,
+                  read_buffers=read_buffers, columns=columns, certified=certified, build_transport=build_transport,
+                  slots=group, log_levels=log_levels, rows=rows,   # the expected slots and rows kept until counted
+                  segment_slots=segment_slots, segment_columns=segment_columns, keeps_keys=keeps_keys)
     if not certified:
         del parts["certificate"], phases["certificate"]
     return Estimate(parts, phases, limit, inputs)

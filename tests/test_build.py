@@ -25,6 +25,7 @@ from dbfs import graph as graph_module
 from dbfs.graph import GridComms, offset_dtype
 from dbfs.grid import Grid
 from dbfs.kernels import THREAD_EDGES
+from dbfs.ops import sparse
 from dbfs.ops.sparse import Positions, column_starts
 from dbfs.source import EdgeArrays, GraphSource
 from graph500.generator import edge_range, generate_edges
@@ -116,6 +117,27 @@ def test_offsets_are_int64_where_the_entries_pass_the_narrow_limit(monkeypatch, 
         assert wide.row_major_shared == narrow.row_major_shared == (R * C == 1 and symmetric)
         for name in ("col_ptr", "row_idx", "row_ptr", "col_idx", "degree"):
             assert np.array_equal(getattr(wide, name), getattr(narrow, name))
+        comms.free()
+
+
+@pytest.mark.parametrize("keeps_keys", [True, False])
+def test_the_plan_says_whether_the_offsets_are_built_held(keeps_keys, monkeypatch):
+    """A run's plan that keeps the counting pass's keys builds the offsets of a hypersparse block held by
+    its non-empty columns (forced hypersparse: POSITIONS_SHARE), one that does not every column's; the
+    blocks are the same either way."""
+    monkeypatch.setattr(sparse, "POSITIONS_SHARE", 2.0)
+    scale = 8
+    source = GraphSource(1 << scale, 16 << scale, scale, 16, True, None, (2, 3))
+    src, dst = generate_edges(scale, 16, 0, 16 << scale)
+    for R, C in grids():
+        grid = Grid(R, C, 1 << scale)
+        comms = GridComms.create(grid)
+        plan = memory.estimate(grid, source.n_edges, True, "auto", "mpi", "cpu", limit=1 << 40, row_copy=False,
+                               keeps_keys=keeps_keys)
+        graph, report = build(comms, CPU, source, plan=plan)
+        assert (graph.columns is not None) == (keeps_keys and R * C > 1)
+        assert report.memory.inputs["keeps_keys"] == keeps_keys
+        check_graph(graph, src, dst, True, False)
         comms.free()
 
 

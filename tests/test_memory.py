@@ -283,6 +283,22 @@ def test_construction_never_sets_the_peak_and_takes_few_chunks():
             assert plan.with_counts(plan.inputs["entries"] or 1000, 10).inputs["chunk"] == plan.inputs["chunk"]
 
 
+def test_the_build_keeps_its_keys_where_every_columns_offsets_would_set_the_peak():
+    """The held build (its counting pass's keys kept) where every column's offsets would make the
+    construction the run's peak: Kronecker 36 on 64 x 64 (28 GiB against an 11 GiB search), not 24 on 2 x 2
+    or one rank; the choice stays with the counted entries, and the held build's construction phase is the
+    lower."""
+    held = memory.estimate(Grid(64, 64, 1 << 36), 16 << 36, columns=memory.EXPECTED_COLUMNS, build_transport="nccl")
+    assert held.inputs["keeps_keys"] and held.with_counts(held.inputs["entries"] or 1 << 29, 10).inputs["keeps_keys"]
+    dense = memory.estimate(Grid(64, 64, 1 << 36), 16 << 36, columns=memory.EXPECTED_COLUMNS, build_transport="nccl",
+                            keeps_keys=False)
+    assert held.phases["construction"] < 0.7 * dense.phases["construction"]
+    assert dense.phases["construction"] > dense.phases["search"] and "columns by position" in dense.phases
+    assert "columns by position" not in held.phases
+    for grid in (Grid(2, 2, 1 << 24), Grid(1, 1, 1 << 24)):
+        assert not memory.estimate(grid, 16 << 24, columns=memory.EXPECTED_COLUMNS).inputs["keeps_keys"]
+
+
 def test_the_counting_pass_counts_at_the_source_where_the_histogram_fits_a_chunks_routing():
     """Several GPU ranks building over NCCL count where the entries are produced when the histogram over
     every rank's columns (4 B each), beside a chunk's tuples or the blocks received, takes no more than the
