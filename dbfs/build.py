@@ -27,12 +27,18 @@ the graph file) twice.
      each rank's block of it goes to that rank in one round of the exchange, which adds the blocks up;
      each chunk's entries per owner are kept (read back once), so pass 2 routes and groups a chunk in
      one kernel (dbfs.ops.owner_groups.group_tuples) and reads no count back.
+     Where every local column's offset would make the construction the run's peak (the plan says so:
+     hypersparse blocks of many ranks; bench/NOTES.md, 2026-11-28, the build writes a hypersparse
+     block's offsets held), the pass keeps its entries' columns instead, marking each column present,
+     and counts them at the end at their positions among the non-empty ones (dbfs.ops.sparse.Positions):
+     no array over every local column exists, and the block's offsets are built held by position.
   2. Scatter: the counts are scanned in place into segment ends, row_idx is allocated at its exact
      size, the tuples are produced and routed again, and every entry takes the slot below its column's
      cursor, which is col_ptr itself: a column fills from its end and its cursor finishes at the
      column's start, so col_ptr holds the offsets when the pass ends (dbfs.ops.csc_build; no second
-     per-column array, no sort). Same for the row-major copy.
-The owned vertices' degrees (their columns' lengths summed over the grid column) come last.
+     per-column array, no sort); a held column's cursor at its position. Same for the row-major copy.
+The owned vertices' degrees (their columns' lengths summed over the grid column) come last: one
+reduce-scatter, or for held offsets a ring of one owned block a round.
 
 Row-major copy (bottom-up search, --direction auto; an undirected graph on several ranks may do without
 it, dbfs.graph): on a 1x1 grid of an undirected graph the block is symmetric and its CSC is its CSR, so
@@ -47,7 +53,8 @@ graph's hubs, in its frontier early, find most parents at the first test).
 
 Resident bytes per rank, E = the rank's entries (about 2m/P undirected, m/P directed), b = the owned
 block, N'/C local columns, N'/R local rows (dbfs.memory.graph_bytes counts exactly these):
-  col_ptr  w (N'/C + 1)  column offsets                            the CSC
+  col_ptr  w (N'/C + 1)  column offsets (or w a non-empty column   the CSC
+                         and its Positions, a quarter byte a column)
   row_idx  4 E           local row of every entry                  the CSC
   degree   4 b           owned degrees: TEPS count, direction rule, root sampling (an edge: degree > 0)
   row_ptr  w (N'/R + 1)  row offsets        } the row-major copy, only with --direction auto (and
@@ -537,6 +544,7 @@ class _Passes:
             count_keys(backend, kept.pop(), counts[:-1], positions=held)
         self.phases.switch(None)
         return counts, held, largest
+
     def _count_at_source(self, col_ptr, label: str) -> None:
         """Pass 1 without sending the entries (counts_at_source): every chunk's entries counted by owner
         and local column where they are produced, then this rank's columns summed over the ranks; each

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# one GPU: GPU tests of the claims' fetched positions (kernels against twins, searches at 1 and 4 PEs);
+# then 0fa32c9 (prev) and 279e32d (base) against the new tree at 24 on 4x4 (row copy off, nvshmem),
+# 22 on 4x4 and 16x1, one rank 22; a per-level log of 22 on 4x4
+set -u
+T0=$(date +%s); late() { [ $(( $(date +%s) - T0 )) -gt ${1:-560} ]; }
+R=$OUT/r; mkdir -p $R
+export NVSHMEM_SYMMETRIC_SIZE=1G NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERED=1
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl >/dev/null 2>&1
+export PYTHONPATH=/tmp/site
+RESULTS=$R OUT= scripts/gpu_check.sh > $R/install.log 2>&1 || { tail -20 $R/install.log; exit 1; }
+{ nvidia-smi; date -u; nproc; git log --oneline -1; } > $R/machine.txt 2>&1
+P=$PWD/.probe
+tar xJf $P/hb79.tar.xz -C /tmp
+pack() { (cd $OUT && tar cf r.tar r); }
+STAGE=${STAGE:-all}
+run() { # tree n file args
+  local tree=$1 n=$2 f=$3; shift 3
+  if late ${LATE:-330}; then echo "skipped $f (time)"; return; fi
+  local pp=/tmp/site; [ $tree = base ] && pp=/tmp/h279:/tmp/site; [ $tree = prev ] && pp=/tmp/hb79:/tmp/site
+  echo "+ [$tree] mpirun -n $n python -m dbfs $* --backend gpu --json $f.json" >> $R/commands.txt
+  (cd $R && PYTHONPATH=$pp timeout -s KILL 100 mpirun -x PYTHONPATH ${CUDA_MPS_PIPE_DIRECTORY:+-x CUDA_MPS_PIPE_DIRECTORY} -n $n python3 -P -m dbfs "$@" --backend gpu --json $f.json > $f.log 2>&1) || { echo "FAILED $f"; tail -3 $R/$f.log; pkill -9 -f "m dbfs"; sleep 2; }
+  python3 - $R/$f.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ph = d.get("phases", {})
+print(sys.argv[1].split("/")[-1], "build %.3f s peak %.2f, mean %.3f median %.3f ms peak %.2f MiB est %.2f validate %.1f ms valid %s" % (
+    d["construction_time"], (d.get("memory_construction_peak") or 0) / 2**20,
+    d["bfs_mean_time"] * 1e3, d["bfs_median_time"] * 1e3, d["memory_peak"] / 2**20,
+    d["memory_estimate"] / 2**20, d["bfs_mean_validate"] * 1e3,
+    all(s["validated"] for s in d["searches"])), {k: round(v * 1e3, 3) for k, v in ph.items() if isinstance(v, float)})
+PY
+  xz -q $R/$f.json $R/$f.log; pack
+}
+# probe: the build's kernels timed one by one (synchronised) on every rank, new and prev, 2x2 and 4x4
+eval "$(scripts/mps.sh start)"
+probe() { # tree n file args
+  local tree=$1 n=$2 f=$3; shift 3
+  local pp=/tmp/site; [ $tree = prev ] && pp=/tmp/hb79:/tmp/site
+  echo "+ [$tree] probe mpirun -n $n $* --validate none" >> $R/commands.txt
+  (cd $R && PYTHONPATH=$pp:$OLDPWD timeout -s KILL 100 mpirun -x PYTHONPATH -x CUDA_MPS_PIPE_DIRECTORY -n $n python3 -P $OLDPWD/.probe/bprobe2.py "$@" --roots 1 --validate none --backend gpu > $f.log 2>&1)
+  echo "$f: $(grep 'construction:' $R/$f.log | sed 's/.*excluded; //; s/, slowest.*//')"; grep "\[probe\]" $R/$f.log
+}
+probe new 4 p2x2_new --scale 24 --grid 2x2 --row-copy off --comm nvshmem
+probe prev 4 p2x2_prev --scale 24 --grid 2x2 --row-copy off --comm nvshmem
+probe new 16 p4x4_new --scale 24 --grid 4x4 --row-copy off --comm nvshmem
+probe prev 16 p4x4_prev --scale 24 --grid 4x4 --row-copy off --comm nvshmem
+scripts/mps.sh stop >/dev/null 2>&1
+pack
