@@ -196,21 +196,23 @@ def test_add_counts_twin():
     assert totals.tolist() == [6, 2, (1 << 40) + (1 << 32) - 1]
 
 
-def placed_both_ways(gpu, keys, values, nkeys: int, stride: int = 1, offsets=np.int64):
+def placed_both_ways(gpu, keys, values, nkeys: int, stride: int = 1, offsets=np.int64, held=(None, None)):
     """The entries counted, scanned and placed by the twins and by the kernels (counts and cursors of
-    dtype `offsets`), which must agree; returns (host counts, device counts, host placed values)."""
+    dtype `offsets`; by the positions of the keys present where `held` gives their host and device
+    Positions), which must agree; returns (host counts, device counts, host placed values)."""
     import cupy
-    host_counts, device_counts = np.zeros(nkeys + 1, offsets), cupy.zeros(nkeys + 1, offsets)
-    count_keys(CPU, keys, host_counts[:-1], stride)
-    count_keys(gpu, cupy.asarray(keys), device_counts[:-1], stride)
+    slots = nkeys if held[0] is None else held[0].count
+    host_counts, device_counts = np.zeros(slots + 1, offsets), cupy.zeros(slots + 1, offsets)
+    count_keys(CPU, keys, host_counts[:-1], stride, held[0])
+    count_keys(gpu, cupy.asarray(keys), device_counts[:-1], stride, held[1])
     assert np.array_equal(host_counts, device_counts.get())
     for counts, backend in ((host_counts, CPU), (device_counts, gpu)):
         inclusive_scan(backend, counts[:-1])
         counts[-1:] = counts[-2:-1]
     host_out = np.empty(int(host_counts[-1]), np.int32)
     device_out = cupy.empty(host_out.shape[0], cupy.int32)
-    scatter_values(CPU, keys, values, host_counts[:-1], host_out, stride)
-    scatter_values(gpu, cupy.asarray(keys), cupy.asarray(values), device_counts[:-1], device_out, stride)
+    scatter_values(CPU, keys, values, host_counts[:-1], host_out, stride, held[0])
+    scatter_values(gpu, cupy.asarray(keys), cupy.asarray(values), device_counts[:-1], device_out, stride, held[1])
     assert np.array_equal(host_counts, device_counts.get())
     assert segments_as_sets(host_counts, host_out) == segments_as_sets(host_counts, device_out.get())
     return host_counts, device_counts, host_out
@@ -281,20 +283,8 @@ def test_gpu_held_kernels_equal_the_twins(offsets):
     assert host_held.count == device_held.count
     assert np.array_equal(host_held.words, device_held.words.get())
     assert np.array_equal(host_held.starts, device_held.starts.get())
-    host_counts = np.zeros(host_held.count + 1, offsets)
-    device_counts = cupy.zeros(host_held.count + 1, offsets)
-    count_keys(CPU, pairs, host_counts[:-1], 2, host_held)
-    count_keys(gpu, cupy.asarray(pairs), device_counts[:-1], 2, device_held)
-    assert np.array_equal(host_counts, device_counts.get())
-    for counts, backend in ((host_counts, CPU), (device_counts, gpu)):
-        inclusive_scan(backend, counts[:-1])
-        counts[-1:] = counts[-2:-1]
-    host_out = np.empty(int(host_counts[-1]), np.int32)
-    device_out = cupy.empty(host_out.shape[0], cupy.int32)
-    scatter_values(CPU, pairs, pairs[1:], host_counts[:-1], host_out, 2, host_held)
-    scatter_values(gpu, cupy.asarray(pairs), cupy.asarray(pairs)[1:], device_counts[:-1], device_out, 2, device_held)
-    assert np.array_equal(host_counts, device_counts.get())
-    assert segments_as_sets(host_counts, host_out) == segments_as_sets(host_counts, device_out.get())
+    host_counts, device_counts, host_out = placed_both_ways(gpu, pairs, pairs[1:], nkeys, 2, offsets,
+                                                           (host_held, device_held))
     for first, n in ((0, nkeys), (12345, 70_000)):
         host_lengths, device_lengths = np.empty(n, np.int32), cupy.empty(n, cupy.int32)
         segment_lengths(CPU, host_counts, host_lengths, host_held, first)
