@@ -436,7 +436,7 @@ class _Passes:
         # A row's entries are also its vertex's column segments on the ranks: the row copy is taken from
         # them after the placing pass (gather_rows), where scattering every entry's row cost an atomic an
         # entry over gigabytes of cursors.
-        self.rows_from_peers = row_copy and source.symmetric and self.grid.C == 1 and self.exchange is not None
+        self.rows_from_peers = memory.rows_from_peers(self.grid, source.symmetric, row_copy)
         self.rows_from_columns = self.rows_from_peers and self.exchange.sums_on_devices
         # Where the counting pass counts columns alone, it may count every entry where it is produced
         # instead of sending it to be counted: a histogram over every rank's columns, summed once.

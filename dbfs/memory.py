@@ -244,14 +244,19 @@ def counts_at_source(grid: Grid, chunk: int, symmetric: bool, row_copy: bool, de
     return histogram + max(CHUNK_TUPLE_BYTES * chunk, received) <= routing
 
 
+def rows_from_peers(grid: Grid, symmetric: bool, row_copy: bool) -> bool:
+    """Whether the build takes an undirected graph's row copy from the column segments the ranks send each
+    other after the placing pass: a grid of one column of several ranks (dbfs.build)."""
+    return row_copy and symmetric and grid.C == 1 and grid.size > 1
+
+
 def counts_kept_keys(grid: Grid, chunk: int, symmetric: bool, row_copy: bool, device: str, transport: str) -> bool:
     """Whether the build's counting pass keeps its entries' columns and counts them once every column's
     presence is known, so that a hypersparse block's offsets are built held by its non-empty columns
-    (dbfs.build): on several ranks, but where it counts at the source (counts_at_source) or, on a grid of
-    one column, takes an undirected graph's row copy from the column segments."""
-    rows_from_peers = row_copy and symmetric and grid.C == 1
-    return grid.size > 1 and not rows_from_peers and not counts_at_source(grid, chunk, symmetric, row_copy, device,
-                                                                          transport)
+    (dbfs.build): on several ranks, but where it counts at the source (counts_at_source) or takes the row
+    copy from the column segments (rows_from_peers)."""
+    return (grid.size > 1 and not rows_from_peers(grid, symmetric, row_copy)
+            and not counts_at_source(grid, chunk, symmetric, row_copy, device, transport))
 
 
 def _tuple_bytes(grid: Grid, symmetric: bool, row_copy: bool, device: str) -> int:

@@ -6,11 +6,11 @@ rank's local rows, the levels and delayed predecessors of the owned block, the t
 (each the own group j of s slots, the next frontier or the one expanded) and the other owners' groups
 (discoveries grouped by owner grid column, written and sent within a level, so one set serves both
 queues), the degree-scan scratch and column table of the expansion, and, where the grid or the
-direction needs them, the gathered column frontier, the fold receive buffer, the bottom-up bitmaps and the frontier
-bitmap's summary (dbfs.ops.bottom_up.summarize), the predecessor-exchange buffers and the one-GPU
-loop's control block and per-level log. The bottom-up frontier bitmap is over the local columns where
-the search reads the block row-major, over the local rows where it reads the CSC's columns (an
-undirected graph on several ranks without the row-major copy, dbfs.grid_loop), which then also keep
+direction needs them, the gathered column frontier, the fold receive buffer, the bottom-up bitmaps and
+the frontier bitmap's summary (dbfs.ops.bottom_up.summarize), the predecessor-exchange buffers and the
+one-GPU loop's control block and per-level log. The bottom-up frontier bitmap is over the local
+columns where the search reads the block row-major, over the local rows where it reads the CSC's columns
+(an undirected graph on several ranks without the row-major copy, dbfs.grid_loop), which then also keep
 the parent each column found (a local row) until the search's end.
 
 With bottom-up levels on an undirected graph, every search starts with the owned vertices that have no

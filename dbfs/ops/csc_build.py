@@ -199,8 +199,8 @@ def segment_lengths(backend, ptr, out, columns=None, first: int = 0) -> None:
         np.subtract(ptr[first + 1:first + n + 1], ptr[first:first + n], out=out, casting="unsafe")
         return
     for lo in range(0, n, TWIN_CHUNK):
-        at = np.arange(first + lo, first + min(n, lo + TWIN_CHUNK), dtype=np.int64)
-        out[lo:lo + at.shape[0]] = column_starts(ptr, columns, at + 1) - column_starts(ptr, columns, at)
+        hi = min(n, lo + TWIN_CHUNK)
+        out[lo:hi] = np.diff(column_starts(ptr, columns, np.arange(first + lo, first + hi + 1, dtype=np.int64)))
 
 
 def count_nonempty(backend, ptr) -> int:
