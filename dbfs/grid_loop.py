@@ -127,9 +127,9 @@ def symmetric_bytes(grid, encoding: str, direction: str = "auto", by_columns: bo
                     segment_slots: int | None = None) -> int:
     """What a GridLoop with --comm nvshmem allocates on the NVSHMEM symmetric heap: its level exchanges'
     buffers (every one of them symmetric), the once-a-search rounds' landings and signal words
-    (NvshmemPuts), the search state's arrays read or written in place by other ranks (fronts_in_place
-    among them; the frontier queues where the device-driven levels read them in place), the device-driven
-    levels' landings, the bulk levels' total records and the span read to wake the links. The records
+    (NvshmemPuts), the search state's arrays read or written in place by other ranks (fronts_in_place and
+    segments_in_place among them; the frontier queues where the device-driven levels read them in place),
+    the device-driven levels' landings, the bulk levels' total records and the span read to wake the links. The records
     read in place, with their Positions where they are held by position, and the queues, for a block of
     `columns` non-empty columns and `rows` non-empty rows, queue groups of `slots` and `segment_slots`
     (None: not counted, every one; search_state.layout)."""
@@ -141,6 +141,8 @@ def symmetric_bytes(grid, encoding: str, direction: str = "auto", by_columns: bo
         rounds += record_bytes(grid.cols_per_rank, columns)
     if fronts_in_place(grid, direction, by_columns):
         rounds += grid.cols_per_rank // 8       # the bottom-up frontier bitmap (in the search state too)
+    if segments_in_place(grid, direction, by_columns, "nvshmem", False):
+        rounds += grid.block // 8               # the row segment's state (in the search state too)
     capacity = peer_capacity(grid)
     rounds += peer_queue_bytes(grid, capacity, slots, segment_slots)
     return (peer_symmetric_bytes(grid, capacity) + rounds + LevelTotals.symmetric_bytes(grid.size)
@@ -152,6 +154,12 @@ def fronts_in_place(grid, direction: str, by_columns: bool) -> bool:
     """Whether, where NVSHMEM maps the grid column's memory, a bottom-up level's commit stores the new own
     frontier straight into the column peers' frontier bitmaps (GridLoop.front_peers)."""
     return direction == "auto" and not by_columns and grid.R > 1
+
+
+def segments_in_place(grid, direction: str, by_columns: bool, transport: str, cpu: bool) -> bool:
+    """Whether a bottom-up level's ranks search the grid row's segments where their owners keep them
+    (NVSHMEM maps the row's memory: GridLoop.row_segments), with no rotation."""
+    return direction == "auto" and not by_columns and grid.C > 1 and finds_read_in_place(transport, cpu)
 
 
 def scan_lent_bytes(grid, transport: str, cpu: bool, by_columns: bool = False, held: tuple = (None, None)) -> int:
@@ -196,8 +204,10 @@ def level_exchange_bytes(grid, encoding: str, transport: str, cpu: bool, directi
     """(device, pinned host) bytes of a GridLoop's level exchanges: the expand along the grid column, the
     fold along the grid row, and with bottom-up levels the rotation (along the row, or, where they search
     the CSC's columns, along the column, the frontier then gathered along the row with the expand's
-    message buffer where there is one)."""
-    lines = [(grid.R, True, by_columns, True), (grid.C, False, direction == "auto" and not by_columns, True)]
+    message buffer where there is one; none where the segments are searched in place)."""
+    row_rotation = direction == "auto" and not by_columns and not segments_in_place(grid, direction, by_columns,
+                                                                                    transport, cpu)
+    lines = [(grid.R, True, by_columns, True), (grid.C, False, row_rotation, True)]
     if by_columns:
         lines.append((grid.C, True, False, grid.R == 1))
     device = host = 0
@@ -328,8 +338,9 @@ class GridLoop:
         self.alpha, self.beta, self.edges_per_thread, self.encoding = alpha, beta, edges_per_thread, encoding
         self.expand_x = (LevelExchange(comms.col, backend, b, encoding, comm, shared=True, tag=EXPAND_TAG,
                                        rotation=self.by_columns) if grid.R > 1 else None)
+        shared_segments = segments_in_place(grid, direction, self.by_columns, comm, not backend.is_gpu)
         self.fold_x = (LevelExchange(comms.row, backend, b, encoding, comm, shared=False, tag=FOLD_TAG,
-                                     rotation=self.bottom_up_allowed and not self.by_columns)
+                                     rotation=self.bottom_up_allowed and not self.by_columns and not shared_segments)
                        if grid.C > 1 else None)
         self.front_x = (LevelExchange(comms.row, backend, b, encoding, comm, shared=True, tag=FRONT_TAG,
                                       out=self.expand_x.out if self.expand_x is not None else None)
@@ -362,6 +373,13 @@ class GridLoop:
         if in_place and fronts_in_place(grid, direction, self.by_columns):
             self.front_peers = self._map_to_heap(state, "col_front", [grid.rank(p, j) for p in range(grid.R)],
                                                  offset=4 * state.words * i, skip=i)
+        # the grid row's bottom-up segment states, each in its owner's memory, mapped here (segments_in_place)
+        self.row_segments = None
+        if shared_segments:
+            from dbfs import nvshmem
+            own = self._move_to_heap(state, "segment")
+            self.row_segments = [own if m == j else nvshmem.peer_array(backend, own, grid.rank(i, m))
+                                 for m in range(grid.C)]
         self.col_bases = backend.asarray(np.array([grid.owned_col(p, 0) for p in range(grid.R)], np.int32))
         self.total_degree = comms.world.allreduce(int(graph.degree.sum()))
         self.scratch = ExpandScratch(state.cumul, state.tile_sums, state.columns, state.chunks)
@@ -402,11 +420,16 @@ class GridLoop:
         addresses, here, of `offset` bytes into the copies at the world ranks `line_ranks` (a grid line, in
         its order), 0 for the line's rank `skip`."""
         from dbfs import nvshmem
-        moved = nvshmem.move_to_heap(self.backend, state, name)
-        self.on_heap.append(name)
+        moved = self._move_to_heap(state, name)
         addresses = [0 if k == skip else nvshmem.peer_address(moved.data.ptr + offset, rank)
                      for k, rank in enumerate(line_ranks)]
         return self.backend.asarray(np.array(addresses, np.uint64))
+
+    def _move_to_heap(self, state, name: str):
+        """Collective: the search state's array `name` moved to the NVSHMEM symmetric heap (given back on close)."""
+        from dbfs import nvshmem
+        self.on_heap.append(name)
+        return nvshmem.move_to_heap(self.backend, state, name)
 
     def _exchanges(self):
         return [x for x in (self.expand_x, self.fold_x, self.front_x) if x is not None]
@@ -887,7 +910,7 @@ class GridLoop:
                          gathered: bool = True) -> None:
         """The frontier gathered as bitmaps (gathered; else already in place: front_peers), its summary
         (where the bitmap outgrows the L2: bottom_up.summary_for), a search sub-step per segment with
-        the rotation, commit (see BottomUpSide); the new frontier is the own
+        the rotation or in the owners' memory (row_segments), commit (see BottomUpSide); the new frontier is the own
         frontier bitmap (pack: first from the list in group j of `queue`), with front_peers stored into
         the grid column's frontier bitmaps too, between two barriers of the line (the peers' searches have
         read the old bits; the new ones are everywhere). mark(phase) marks where phases begin,
@@ -905,16 +928,11 @@ class GridLoop:
             message.to_bitmaps(backend, side.gather.sources, s.words, side.frontier)
         mark("expansion")
         summary = bottom_up.summary_for(backend, side.frontier, s.front_summary, control=control)
-        state = self.own_visited
-        for step, base in enumerate(side.bases):
-            bottom_up.search_segment(backend, *side.adjacency, base, side.frontier, state, s.segment, side.found,
-                                     s.stats, control=control, summary=summary, found_at=side.found_at,
-                                     rows_held=side.pointers_held)
+        if self.row_segments is not None:
+            self._search_segments_in_place(mark, control, summary, first=pack or gathered)
             state = s.segment
-            if side.rotation is not None:
-                mark(side.rotation_phase + "_comm")
-                state = side.rotation.rotate(s.segment, step, wait)     # the previous rank's, where it landed
-                mark("expansion")
+        else:
+            state = self._search_rotating(mark, wait, control, summary)
         in_place = self.front_peers is not None
         if in_place:
             mark(side.gather_phase + "_comm")
@@ -926,10 +944,47 @@ class GridLoop:
             mark(side.gather_phase + "_comm")
             side.gather.enqueue_barrier()
 
+    def _search_rotating(self, mark, wait, control, summary):
+        """A bottom-up level's search sub-steps with the rotation; returns the own segment's final state."""
+        s, side = self.state, self.side
+        state = self.own_visited
+        for step, base in enumerate(side.bases):
+            bottom_up.search_segment(self.backend, *side.adjacency, base, side.frontier, state, s.segment, side.found,
+                                     s.stats, control=control, summary=summary, found_at=side.found_at,
+                                     rows_held=side.pointers_held)
+            state = s.segment
+            if side.rotation is not None:
+                mark(side.rotation_phase + "_comm")
+                state = side.rotation.rotate(s.segment, step, wait)     # the previous rank's, where it landed
+                mark("expansion")
+        return state
+
+    def _search_segments_in_place(self, mark, control, summary, first: bool) -> None:
+        """A bottom-up level's search where every rank of the grid row searches the row's segments in their
+        owners' memory (row_segments): in sub-step s segment (j - s) mod C, its rows found OR-ed into the
+        owner's state, no rank waiting for another. `first` (after top-down levels, which leave a segment
+        behind its owner's visited bits): the own segment is first written from the owned visited bits by
+        the own search, before any other rank reads it; later levels start from what the last commit left
+        there, the owned visited bits. The commits wait for every search of the row."""
+        s, side = self.state, self.side
+        j, C = self.graph.comms.j, self.graph.grid.C
+        for step, base in enumerate(side.bases):
+            stored = first and step == 0
+            segment = self.row_segments[(j - step) % C]
+            bottom_up.search_segment(self.backend, *side.adjacency, base, side.frontier,
+                                     self.own_visited if stored else segment, segment, side.found, s.stats,
+                                     control=control, summary=summary, found_at=side.found_at,
+                                     rows_held=side.pointers_held, shared=not stored)
+            if stored or step == C - 1:
+                mark(side.rotation_phase + "_comm")
+                side.rotation.enqueue_barrier()
+                mark("expansion")
+
     def _count_rotation(self, traffic) -> None:
-        """A bottom-up level's rotation: a segment to the next rank of the line per sub-step."""
+        """A bottom-up level's rotation: a segment to the next rank of the line per sub-step; searched in
+        place, the other owners' segments read where they are."""
         if self.side.rotation is not None:
-            steps = len(self.side.bases)
+            steps = len(self.side.bases) - (self.row_segments is not None)
             sent = steps * self.state.segment.nbytes
             traffic.add(self.side.rotation_phase, steps, sent, sent)
 

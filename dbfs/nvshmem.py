@@ -113,11 +113,16 @@ def symmetric(backend, n: int, dtype):
         raise MemoryError(f"the NVSHMEM symmetric heap has no {nbytes} bytes left (NVSHMEM_SYMMETRIC_SIZE="
                           f"{os.environ.get('NVSHMEM_SYMMETRIC_SIZE', 'its default')})")
     _held[address] = nbytes
-    cupy = backend.xp
-    memory = cupy.cuda.UnownedMemory(address, nbytes, None)
-    array = cupy.ndarray((n,), dtype, cupy.cuda.MemoryPointer(memory, 0))
+    array = _device_array(backend, address, nbytes, (n,), dtype)
     array.fill(0)
     return array
+
+
+def _device_array(backend, address: int, nbytes: int, shape: tuple, dtype):
+    """A device array over memory that NVSHMEM holds (CuPy neither owns nor frees it)."""
+    cupy = backend.xp
+    memory = cupy.cuda.UnownedMemory(address, nbytes, None)
+    return cupy.ndarray(shape, dtype, cupy.cuda.MemoryPointer(memory, 0))
 
 
 def move_to_heap(backend, holder, name: str):
@@ -152,6 +157,12 @@ def peer_address(address: int, pe: int) -> int:
                         "node): dbfs's kernels put their messages through NVSHMEM's mappings, which reach the "
                         "GPUs of one node; use --comm nccl or mpi across nodes", collective=True)
     return mapped
+
+
+def peer_array(backend, array, pe: int):
+    """A device array over PE `pe`'s copy of the symmetric array `array` (peer_address), of its length and
+    type."""
+    return _device_array(backend, peer_address(array.data.ptr, pe), array.nbytes, array.shape, array.dtype)
 
 
 def peer_addresses(address: int, pes, me: int) -> np.ndarray:

@@ -10,7 +10,8 @@
 // plus the rows found; no atomics: the word is its alone) and the found rows' pred_row (the frontier
 // column found), at the row's position where pred_row is held by position (positions.cuh: a hypersparse
 // block's column finds keep only its non-empty columns). The incoming and outgoing state may be the same
-// array. Searching the CSC's columns, the "rows" are its local columns and row_ptr its column offsets,
+// array. shared: the state is its owner's, which other ranks of the grid row search at the same time
+// (mapped here: dbfs.nvshmem): the word is read past the L1 and the rows found are set with an atomic OR. Searching the CSC's columns, the "rows" are its local columns and row_ptr its column offsets,
 // which may be held by the positions of the non-empty columns (row_words, row_starts; positions.cuh
 // ColumnStarts). bottom_up_step_large, where the bitmap outgrows the L2, filters a sparse frontier through its
 // summary (below) and, on a denser one, tests a row's first entry alone before the next THREAD_EDGES: the
@@ -85,8 +86,9 @@ template <bool LARGE, bool HELD>
 __device__ __forceinline__ void search_rows(ColumnStarts row_ptr, const i32* __restrict__ col_idx,
                                             i32 row_base, i32 nwords, const u32* __restrict__ frontier,
                                             const u32* __restrict__ summary, i32 frontier_words,
-                                            const u32* state_in, u32* state_out, i32* __restrict__ pred_row,
-                                            Positions found_at, i64* __restrict__ stats)
+                                            const u32* state_in, u32* state_out, i32 shared,
+                                            i32* __restrict__ pred_row, Positions found_at,
+                                            i64* __restrict__ stats)
 {
     bool first_alone = false;
     if (LARGE && !summary[((frontier_words + 31) >> 5) + SUMMARY_FILTER]) {
@@ -97,7 +99,7 @@ __device__ __forceinline__ void search_rows(ColumnStarts row_ptr, const i32* __r
     const i32 warps = (gridDim.x * blockDim.x) >> 5;
     i64 checked = 0;
     for (i32 w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nwords; w += warps) {
-        const u32 word = state_in[w];
+        const u32 word = shared ? __ldcg(&state_in[w]) : state_in[w];
         const i32 row = row_base + w * 32 + lane;
         // HELD: the rows' Positions word and start (one address for the warp) go out beside the state's
         // word rather than after it, so a block held by position waits no longer than a dense one. Where
@@ -162,7 +164,8 @@ __device__ __forceinline__ void search_rows(ColumnStarts row_ptr, const i32* __r
             }
         }
         const unsigned found = __ballot_sync(0xffffffffu, parent >= 0);
-        if (lane == 0) state_out[w] = word | found;
+        if (lane == 0 && !shared) state_out[w] = word | found;
+        if (lane == 0 && shared && found) atomicOr(&state_out[w], found);
         if (parent >= 0) pred_row[HELD ? found_at.of(row, held) : found_at.of(row)] = parent;
     }
     checked = warp_sum(checked);
@@ -176,13 +179,14 @@ __device__ __forceinline__ void search_rows(ColumnStarts row_ptr, const i32* __r
     extern "C" __global__ void __launch_bounds__(__VA_ARGS__) NAME(                                      \
         const offset_t* __restrict__ row_ptr, const u32* row_words, const i32* row_starts,              \
         const i32* __restrict__ col_idx, i32 row_base, i32 nwords, const u32* __restrict__ frontier,    \
-        const u32* state_in, u32* state_out, i32* __restrict__ pred_row, const u32* found_words,        \
-        const i32* found_starts, i64* __restrict__ stats, const i64* __restrict__ ctl)                  \
+        const u32* state_in, u32* state_out, i32 shared, i32* __restrict__ pred_row,                   \
+        const u32* found_words, const i32* found_starts, i64* __restrict__ stats,                       \
+        const i64* __restrict__ ctl)                                                                    \
     {                                                                                                    \
         if (!gate_open(ctl, BOTTOM_UP_GATE, -1)) return;                                                 \
         search_rows<false, HELD>(ColumnStarts{row_ptr, Positions{row_words, row_starts}}, col_idx,      \
-                                 row_base, nwords, frontier, nullptr, 0, state_in, state_out, pred_row,  \
-                                 Positions{found_words, found_starts}, stats);                          \
+                                 row_base, nwords, frontier, nullptr, 0, state_in, state_out, shared,    \
+                                 pred_row, Positions{found_words, found_starts}, stats);                \
     }
 
 #define SEARCH_LARGE_VARIANT(NAME, HELD, ...)                                                           \
@@ -190,13 +194,14 @@ __device__ __forceinline__ void search_rows(ColumnStarts row_ptr, const i32* __r
         const offset_t* __restrict__ row_ptr, const u32* row_words, const i32* row_starts,              \
         const i32* __restrict__ col_idx, i32 row_base, i32 nwords, const u32* __restrict__ frontier,    \
         const u32* __restrict__ summary, i32 frontier_words, const u32* state_in, u32* state_out,      \
-        i32* __restrict__ pred_row, const u32* found_words, const i32* found_starts,                    \
+        i32 shared, i32* __restrict__ pred_row, const u32* found_words, const i32* found_starts,        \
         i64* __restrict__ stats, const i64* __restrict__ ctl)                                           \
     {                                                                                                    \
         if (!gate_open(ctl, BOTTOM_UP_GATE, -1)) return;                                                 \
         search_rows<true, HELD>(ColumnStarts{row_ptr, Positions{row_words, row_starts}}, col_idx,       \
                                 row_base, nwords, frontier, summary, frontier_words, state_in,          \
-                                state_out, pred_row, Positions{found_words, found_starts}, stats);      \
+                                state_out, shared, pred_row, Positions{found_words, found_starts},      \
+                                stats);                                                                  \
     }
 
 SEARCH_VARIANT(bottom_up_step, false, BLOCK_THREADS)

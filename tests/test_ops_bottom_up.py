@@ -122,6 +122,24 @@ def test_search_segment_by_position_writes_the_dense_finds_at_their_positions():
     assert np.array_equal(finds[0][nonempty], finds[1]) and (finds[0][np.diff(row_ptr) == 0] == -1).all()
 
 
+def test_search_segment_shared_keeps_what_other_ranks_set():
+    """shared (the owner's state, searched by the grid row's ranks at once): the search ORs its state into
+    the owner's, so the rows another rank found there meanwhile stay found; a plain search stores over them."""
+    rng = np.random.default_rng(5)
+    b, ncols = 256, 512
+    row_ptr, col_idx = random_block(rng, 2 * b, ncols, 3000)
+    frontier, _ = random_bits(rng, ncols, 0.05)
+    before, _ = random_bits(rng, b, 0.3)
+    others, _ = random_bits(rng, b, 0.1)
+    states = []
+    for shared in (False, True):
+        state = others.copy()
+        bottom_up.search_segment(CPU, row_ptr, col_idx, b, frontier, before, state, np.full(2 * b, -1, np.int32),
+                                 np.zeros(STAT_WORDS, np.int64), shared=shared)
+        states.append(state)
+    assert np.array_equal(states[1], states[0] | others) and (states[0] & others != others).any()
+
+
 def test_search_segment_refuses_finds_held_apart_from_the_pointers():
     """The _held kernels take one Positions for both where both are held."""
     rng = np.random.default_rng(4)
@@ -283,8 +301,10 @@ def test_gpu_bitmap_matches_numpy(nbits, n):
 @pytest.mark.parametrize("large", [False, True], ids=["bitmap-in-l2", "large-bitmap"])
 @pytest.mark.parametrize("density", [0.0005, 0.02, 0.4])
 @pytest.mark.parametrize("marks", [np.int16, np.int32], ids=["pred_col", "parents"])
-def test_gpu_bottom_up_matches_numpy(density, large, held, marks):
-    """marks: the array the commit marks, pred_col or a grid of one column's int32 parents."""
+@pytest.mark.parametrize("shared", [False, True], ids=["stored", "shared"])
+def test_gpu_bottom_up_matches_numpy(density, large, held, marks, shared):
+    """marks: the array the commit marks, pred_col or a grid of one column's int32 parents; shared: the
+    search ORs its finds into the state (an owner's, searched by the grid row's ranks at once)."""
     import cupy
     rng = np.random.default_rng(int(density * 10000))
     b, C, ncols, m = 1 << 14, 2, 1 << 15, 1
@@ -313,7 +333,8 @@ def test_gpu_bottom_up_matches_numpy(density, large, held, marks):
         ptr, rows_held = adjacency[backend]
         bottom_up.search_segment(backend, xp.asarray(ptr), xp.asarray(col_idx), m * b,
                                  xp.asarray(frontier), s["state"], s["state"], s["pred_row"], s["stats"],
-                                 summary=s["summary"] if large else None, found_at=rows_held, rows_held=rows_held)
+                                 summary=s["summary"] if large else None, found_at=rows_held, rows_held=rows_held,
+                                 shared=shared)
         bottom_up.commit(backend, s["state"], s["visited"], s["next"], s["level"], s["pred_col"],
                          xp.asarray(degree), 4, s["stats"], peer_fronts=peer_fronts)
     for k, v in host.items():

@@ -84,7 +84,7 @@ def summarize(backend, frontier, summary, control=None) -> None:
 
 
 def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in, state_out, pred_row, stats,
-                   control=None, summary=None, found_at=None, rows_held=None) -> None:
+                   control=None, summary=None, found_at=None, rows_held=None, shared: bool = False) -> None:
     """Find a frontier parent for each row of the segment row_base .. row_base + 32*len(state) - 1
     whose bit in `state_in` is clear.
 
@@ -100,6 +100,9 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
                                           not, a row's first entry is tested before the others
       state_in   uint32 [w]        read   visited bit of the segment's rows
       state_out  uint32 [w]        write  state_in plus the rows found (may be state_in itself)
+      shared     the state is its owner's, searched by the other ranks of the grid row at the same time
+                 (state_in is state_out, mapped here: dbfs.nvshmem): the rows found are OR-ed into it
+                 (GPU: an atomic OR a word), never stored over another rank's
       pred_row   int32 [nrows]     write  pred_row[row] = the frontier column found, found rows only;
                  or [found_at.count]      where found_at (dbfs.ops.sparse.Positions of the rows) is given,
                                           at the row's position (every row with an entry is held); where
@@ -135,7 +138,7 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
             blocks = backend.whole_gpu_blocks(step, BLOCK_THREADS, blocks_for(nwords, BLOCK_THREADS // 32))
             step((blocks,), (BLOCK_THREADS,),
                  (row_ptr, *held_args(rows_held), col_idx, np.int32(row_base), np.int32(nwords), *bitmaps, state_in,
-                  state_out, pred_row, *held_args(found_at), stats, gate_args(control)[0]))
+                  state_out, np.int32(shared), pred_row, *held_args(found_at), stats, gate_args(control)[0]))
         return
     if not gate_open(control, GATE):
         return
@@ -144,11 +147,11 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
     words = TWIN_ITEMS // 32
     for w in range(0, nwords, words):
         _search_words(row_ptr, col_idx, row_base + 32 * w, frontier, summary, state_in[w:w + words],
-                      state_out[w:w + words], pred_row, stats, found_at, rows_held)
+                      state_out[w:w + words], pred_row, stats, found_at, rows_held, shared)
 
 
 def _search_words(row_ptr, col_idx, row_base: int, frontier, summary, state_in, state_out, pred_row,
-                  stats, found_at, rows_held) -> None:
+                  stats, found_at, rows_held, shared) -> None:
     """search_segment's NumPy twin on one step of TWIN_ITEMS rows: the unvisited rows' entries tested a
     group of whole rows at a time (dbfs.ops.arrays.twin_groups)."""
     bits = np.unpackbits(state_in.view(np.uint8), bitorder="little").astype(bool)
@@ -159,7 +162,11 @@ def _search_words(row_ptr, col_idx, row_base: int, frontier, summary, state_in, 
         found = _first_frontier_entries(col_idx, frontier, summary, rows[group], starts[group], ends[group],
                                         pred_row, stats, found_at)
         bits[found - row_base] = True
-    state_out[:] = np.packbits(bits, bitorder="little").view(np.uint32)
+    words = np.packbits(bits, bitorder="little").view(np.uint32)
+    if shared:
+        state_out |= words
+    else:
+        state_out[:] = words
 
 
 def _first_frontier_entries(col_idx, frontier, summary, rows, starts, ends, pred_row, stats, found_at):
