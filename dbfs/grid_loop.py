@@ -18,6 +18,9 @@ bitmap segments; the C segments of a rank's rows (one per owner in the grid row)
 row: in sub-step s rank (i, j) searches segment (j - s) mod C for parents (dbfs.ops.bottom_up) and passes
 the segment's visited bits to (i, j + 1), so a vertex found by one rank is not searched again by the
 others and after C sub-steps every segment is back with its owner, who commits the new vertices.
+Where NVSHMEM maps the grid row's memory nothing rotates: each segment's state stays in its owner's
+memory, and the row's ranks search the segments there in the same order, OR-ing the rows they find into
+it, so no rank waits for another within the level; one signal round of the row precedes the commits.
 Where NVSHMEM maps the grid column's memory, the commit also stores the new own frontier into every
 column peer's frontier bitmap (between two barriers of the column: the peers' searches have read the
 old bits; the new ones are everywhere), so a bottom-up level after a bottom-up level, and the switch

@@ -1,5 +1,6 @@
 """Bottom-up search of one BFS level on rank (i, j) (direction-optimizing BFS: Beamer et al.; in 2D
-with a rotation of row segments along the grid row, as in Ueno et al.).
+with a rotation of row segments along the grid row, as in Ueno et al., or the segments searched in their
+owners' memory where NVSHMEM maps it: dbfs.grid_loop).
 
 summarize: before a level's search, the frontier's summary (a bit per 32-column word, set where the word
 is not zero) and whether the search filters through it (at most one word in SUMMARY_SPARSE nonzero: a
