@@ -18,9 +18,9 @@ bitmap segments; the C segments of a rank's rows (one per owner in the grid row)
 row: in sub-step s rank (i, j) searches segment (j - s) mod C for parents (dbfs.ops.bottom_up) and passes
 the segment's visited bits to (i, j + 1), so a vertex found by one rank is not searched again by the
 others and after C sub-steps every segment is back with its owner, who commits the new vertices.
-Where NVSHMEM maps the grid row's memory nothing rotates: each segment's state stays in its owner's
-memory, and the row's ranks search the segments there in the same order, OR-ing the rows they find into
-it, so no rank waits for another within the level; one signal round of the row precedes the commits.
+Where NVSHMEM maps the line's memory nothing rotates: each segment's state stays in its owner's memory,
+and the line's ranks search the segments there in the same order, OR-ing what they find into it, so no
+rank waits for another within the level; one signal round of the line precedes the commits.
 Where NVSHMEM maps the grid column's memory, the commit also stores the new own frontier into every
 column peer's frontier bitmap (between two barriers of the column: the peers' searches have read the
 old bits; the new ones are everywhere), so a bottom-up level after a bottom-up level, and the switch
@@ -145,7 +145,7 @@ def symmetric_bytes(grid, encoding: str, direction: str = "auto", by_columns: bo
     if fronts_in_place(grid, direction, by_columns):
         rounds += grid.cols_per_rank // 8       # the bottom-up frontier bitmap (in the search state too)
     if segments_in_place(grid, direction, by_columns, "nvshmem", False):
-        rounds += grid.block // 8               # the row segment's state (in the search state too)
+        rounds += grid.block // 8               # the segment's state (in the search state too)
     capacity = peer_capacity(grid)
     rounds += peer_queue_bytes(grid, capacity, slots, segment_slots)
     return (peer_symmetric_bytes(grid, capacity) + rounds + LevelTotals.symmetric_bytes(grid.size)
@@ -160,9 +160,11 @@ def fronts_in_place(grid, direction: str, by_columns: bool) -> bool:
 
 
 def segments_in_place(grid, direction: str, by_columns: bool, transport: str, cpu: bool) -> bool:
-    """Whether a bottom-up level's ranks search the grid row's segments where their owners keep them
-    (NVSHMEM maps the row's memory: GridLoop.row_segments), with no rotation."""
-    return direction == "auto" and not by_columns and grid.C > 1 and finds_read_in_place(transport, cpu)
+    """Whether a bottom-up level's ranks search their line's segments (the grid row's; the grid column's
+    where they search the CSC's columns) where the segments' owners keep them (NVSHMEM maps the line's
+    memory: GridLoop.step_segments), with no rotation."""
+    line = grid.R if by_columns else grid.C
+    return direction == "auto" and line > 1 and finds_read_in_place(transport, cpu)
 
 
 def scan_lent_bytes(grid, transport: str, cpu: bool, by_columns: bool = False, held: tuple = (None, None)) -> int:
@@ -208,9 +210,8 @@ def level_exchange_bytes(grid, encoding: str, transport: str, cpu: bool, directi
     fold along the grid row, and with bottom-up levels the rotation (along the row, or, where they search
     the CSC's columns, along the column, the frontier then gathered along the row with the expand's
     message buffer where there is one; none where the segments are searched in place)."""
-    row_rotation = direction == "auto" and not by_columns and not segments_in_place(grid, direction, by_columns,
-                                                                                    transport, cpu)
-    lines = [(grid.R, True, by_columns, True), (grid.C, False, row_rotation, True)]
+    rotates = direction == "auto" and not segments_in_place(grid, direction, by_columns, transport, cpu)
+    lines = [(grid.R, True, rotates and by_columns, True), (grid.C, False, rotates and not by_columns, True)]
     if by_columns:
         lines.append((grid.C, True, False, grid.R == 1))
     device = host = 0
@@ -339,9 +340,9 @@ class GridLoop:
         self.bottom_up_allowed = direction == "auto"
         self.by_columns = state.by_columns
         self.alpha, self.beta, self.edges_per_thread, self.encoding = alpha, beta, edges_per_thread, encoding
-        self.expand_x = (LevelExchange(comms.col, backend, b, encoding, comm, shared=True, tag=EXPAND_TAG,
-                                       rotation=self.by_columns) if grid.R > 1 else None)
         shared_segments = segments_in_place(grid, direction, self.by_columns, comm, not backend.is_gpu)
+        self.expand_x = (LevelExchange(comms.col, backend, b, encoding, comm, shared=True, tag=EXPAND_TAG,
+                                       rotation=self.by_columns and not shared_segments) if grid.R > 1 else None)
         self.fold_x = (LevelExchange(comms.row, backend, b, encoding, comm, shared=False, tag=FOLD_TAG,
                                      rotation=self.bottom_up_allowed and not self.by_columns and not shared_segments)
                        if grid.C > 1 else None)
@@ -376,13 +377,16 @@ class GridLoop:
         if in_place and fronts_in_place(grid, direction, self.by_columns):
             self.front_peers = self._map_to_heap(state, "col_front", [grid.rank(p, j) for p in range(grid.R)],
                                                  offset=4 * state.words * i, skip=i)
-        # the grid row's bottom-up segment states, each in its owner's memory, mapped here (segments_in_place)
-        self.row_segments = None
+        # the bottom-up segment states of the line that the segments pass along, each in its owner's
+        # memory, mapped here, in the order of the sub-steps that search them (segments_in_place)
+        self.step_segments = None
         if shared_segments:
             from dbfs import nvshmem
             own = self._move_to_heap(state, "segment")
-            self.row_segments = [own if m == j else nvshmem.peer_array(backend, own, grid.rank(i, m))
-                                 for m in range(grid.C)]
+            me, size = (i, grid.R) if self.by_columns else (j, grid.C)
+            ranks = [grid.rank(p, j) if self.by_columns else grid.rank(i, p) for p in range(size)]
+            self.step_segments = [own if step == 0 else nvshmem.peer_array(backend, own, ranks[(me - step) % size])
+                                  for step in range(size)]
         self.col_bases = backend.asarray(np.array([grid.owned_col(p, 0) for p in range(grid.R)], np.int32))
         self.total_degree = comms.world.allreduce(int(graph.degree.sum()))
         self.scratch = ExpandScratch(state.cumul, state.tile_sums, state.columns, state.chunks)
@@ -913,7 +917,7 @@ class GridLoop:
                          gathered: bool = True) -> None:
         """The frontier gathered as bitmaps (gathered; else already in place: front_peers), its summary
         (where the bitmap outgrows the L2: bottom_up.summary_for), a search sub-step per segment with
-        the rotation or in the owners' memory (row_segments), commit (see BottomUpSide); the new frontier is the own
+        the rotation or in the owners' memory (step_segments), commit (see BottomUpSide); the new frontier is the own
         frontier bitmap (pack: first from the list in group j of `queue`), with front_peers stored into
         the grid column's frontier bitmaps too, between two barriers of the line (the peers' searches have
         read the old bits; the new ones are everywhere). mark(phase) marks where phases begin,
@@ -931,7 +935,7 @@ class GridLoop:
             message.to_bitmaps(backend, side.gather.sources, s.words, side.frontier)
         mark("expansion")
         summary = bottom_up.summary_for(backend, side.frontier, s.front_summary, control=control)
-        if self.row_segments is not None:
+        if self.step_segments is not None:
             self._search_segments_in_place(mark, control, summary, first=pack or gathered)
             state = s.segment
         else:
@@ -963,22 +967,20 @@ class GridLoop:
         return state
 
     def _search_segments_in_place(self, mark, control, summary, first: bool) -> None:
-        """A bottom-up level's search where every rank of the grid row searches the row's segments in their
-        owners' memory (row_segments): in sub-step s segment (j - s) mod C, its rows found OR-ed into the
-        owner's state, no rank waiting for another. `first` (after top-down levels, which leave a segment
+        """A bottom-up level's search where every rank of the line searches the line's segments in their
+        owners' memory (step_segments), in the rotation's order, its rows found OR-ed into the owner's
+        state, no rank waiting for another. `first` (after top-down levels, which leave a segment
         behind its owner's visited bits): the own segment is first written from the owned visited bits by
         the own search, before any other rank reads it; later levels start from what the last commit left
-        there, the owned visited bits. The commits wait for every search of the row."""
+        there, the owned visited bits. The commits wait for every search of the line."""
         s, side = self.state, self.side
-        j, C = self.graph.comms.j, self.graph.grid.C
-        for step, base in enumerate(side.bases):
+        for step, (base, segment) in enumerate(zip(side.bases, self.step_segments)):
             stored = first and step == 0
-            segment = self.row_segments[(j - step) % C]
             bottom_up.search_segment(self.backend, *side.adjacency, base, side.frontier,
                                      self.own_visited if stored else segment, segment, side.found, s.stats,
                                      control=control, summary=summary, found_at=side.found_at,
                                      rows_held=side.pointers_held, shared=not stored)
-            if stored or step == C - 1:
+            if stored or step == len(side.bases) - 1:
                 mark(side.rotation_phase + "_comm")
                 side.rotation.enqueue_barrier()
                 mark("expansion")
@@ -987,7 +989,7 @@ class GridLoop:
         """A bottom-up level's rotation: a segment to the next rank of the line per sub-step; searched in
         place, the other owners' segments read where they are."""
         if self.side.rotation is not None:
-            steps = len(self.side.bases) - (self.row_segments is not None)
+            steps = len(self.side.bases) - (self.step_segments is not None)
             sent = steps * self.state.segment.nbytes
             traffic.add(self.side.rotation_phase, steps, sent, sent)
 

@@ -7,14 +7,15 @@
 //
 // resolve_parents_*: the owner recorded the grid column c of the rank that discovered offset o; that
 // rank's pred_row for the vertex (a local column of grid column c) becomes the global parent id. A
-// vertex found bottom-up (c == BOTTOM_UP) was found by exactly one rank of the grid row, the only column
-// whose entry is set, where the bottom-up levels record their finds in pred_row (rows_found; else they
-// are the column finds', left to resolve_columns_*).
+// vertex found bottom-up (c == BOTTOM_UP) was found by the ranks of the grid row whose entries are set
+// (one with the rotation; where the segments are searched in place, two may find it at once, each a
+// parent of the same level) and the first is taken, where the bottom-up levels record their finds in
+// pred_row (rows_found; else they are the column finds', left to resolve_columns_*).
 //
 // resolve_columns_*: where the bottom-up levels searched the CSC's columns, a vertex marked BOTTOM_UP
-// was found by exactly one rank of its grid column, the only row p whose entry (a local row r of grid
-// row p) is set; its global id is dbfs.grid.Grid.to_global_row(p, r). The entries are read from grid row
-// `first` on until one is set, PROBE_LINES rows side by side.
+// was found by the ranks of its grid column whose entries (a local row r of grid row p) are set (one, or
+// more where the segments are searched in place, as above); the first found from grid row `first` on,
+// PROBE_LINES rows side by side, gives the global id dbfs.grid.Grid.to_global_row(p, r).
 //
 // A kernel's suffix names its marks' type and its parents' (_i16_i64: int16 marks, int64 parents).
 #include "positions.cuh"
