@@ -22,8 +22,8 @@ Where NVSHMEM maps the line's memory nothing rotates: each segment's state stays
 and the line's ranks search the segments there in the same order, OR-ing what they find into it, so no
 rank waits for another within the level; one signal round of the line precedes the commits.
 Where NVSHMEM maps the grid column's memory, the commit also stores the new own frontier into every
-column peer's frontier bitmap (between two barriers of the column: the peers' searches have read the
-old bits; the new ones are everywhere), so a bottom-up level after a bottom-up level, and the switch
+column peer's frontier bitmap (after a barrier of the column: the peers' searches have read the old bits;
+the level's closing totals, a round of every rank, then have the new ones everywhere), so a bottom-up level after a bottom-up level, and the switch
 back to top-down (which then unpacks the whole bitmap), need no frontier message. An
 undirected graph can do without the copy (--row-copy off): A is symmetric, so the CSC column of a vertex
 lists its neighbours among the block's rows, and the same level runs in mirror image on the CSC, the
@@ -919,8 +919,9 @@ class GridLoop:
         (where the bitmap outgrows the L2: bottom_up.summary_for), a search sub-step per segment with
         the rotation or in the owners' memory (step_segments), commit (see BottomUpSide); the new frontier is the own
         frontier bitmap (pack: first from the list in group j of `queue`), with front_peers stored into
-        the grid column's frontier bitmaps too, between two barriers of the line (the peers' searches have
-        read the old bits; the new ones are everywhere). mark(phase) marks where phases begin,
+        the grid column's frontier bitmaps too, after a barrier of the line (the peers' searches have read
+        the old bits; the level's closing totals, every rank's round after its commit, have the new ones
+        everywhere before any rank's next level). mark(phase) marks where phases begin,
         send(phase, x) sends a round, wait waits on the device (a host-staged rotation); control: the
         control block (its level number) or None (lvl)."""
         backend, s, g, side = self.backend, self.state, self.graph, self.side
@@ -940,16 +941,12 @@ class GridLoop:
             state = s.segment
         else:
             state = self._search_rotating(mark, wait, control, summary)
-        in_place = self.front_peers is not None
-        if in_place:
+        if self.front_peers is not None:
             mark(side.gather_phase + "_comm")
             side.gather.enqueue_barrier()
         mark("update")
         bottom_up.commit(backend, state, self.own_visited, self.own_front, s.level, side.marker, g.degree, lvl,
                          s.stats, control=control, peer_fronts=self.front_peers)
-        if in_place:
-            mark(side.gather_phase + "_comm")
-            side.gather.enqueue_barrier()
 
     def _search_rotating(self, mark, wait, control, summary):
         """A bottom-up level's search sub-steps with the rotation; returns the own segment's final state."""
