@@ -23,8 +23,9 @@ and the line's ranks search the segments there in the same order, OR-ing what th
 rank waits for another within the level; one signal round of the line precedes the commits.
 Where NVSHMEM maps the grid column's memory, the commit also stores the new own frontier into every
 column peer's frontier bitmap (after a barrier of the column: the peers' searches have read the old bits;
-the level's closing totals, a round of every rank, then have the new ones everywhere), so a bottom-up level after a bottom-up level, and the switch
-back to top-down (which then unpacks the whole bitmap), need no frontier message. An
+the level's closing totals, a round of every rank, then have the new ones everywhere), so a bottom-up
+level after a bottom-up level, and the switch back to top-down (which then unpacks the whole bitmap),
+need no frontier message. An
 undirected graph can do without the copy (--row-copy off): A is symmetric, so the CSC column of a vertex
 lists its neighbours among the block's rows, and the same level runs in mirror image on the CSC, the
 columns looking for parents among the rows: the own frontier's message (the expand's) is gathered
@@ -132,10 +133,10 @@ def symmetric_bytes(grid, encoding: str, direction: str = "auto", by_columns: bo
     buffers (every one of them symmetric), the once-a-search rounds' landings and signal words
     (NvshmemPuts), the search state's arrays read or written in place by other ranks (fronts_in_place and
     segments_in_place among them; the frontier queues where the device-driven levels read them in place),
-    the device-driven levels' landings, the bulk levels' total records and the span read to wake the links. The records
-    read in place, with their Positions where they are held by position, and the queues, for a block of
-    `columns` non-empty columns and `rows` non-empty rows, queue groups of `slots` and `segment_slots`
-    (None: not counted, every one; search_state.layout)."""
+    the device-driven levels' landings, the bulk levels' total records and the span read to wake the
+    links. The records read in place, with their Positions where they are held by position, and the
+    queues, for a block of `columns` non-empty columns and `rows` non-empty rows, queue groups of `slots`
+    and `segment_slots` (None: not counted, every one; search_state.layout)."""
     rounds = 0
     if grid.C > 1:                              # the visited bitmaps' landing; the discoverers, read in place
         rounds += (4 * (grid.C - 1) * row_exchange_block(grid, True) + 8 * grid.C
@@ -917,8 +918,9 @@ class GridLoop:
                          gathered: bool = True) -> None:
         """The frontier gathered as bitmaps (gathered; else already in place: front_peers), its summary
         (where the bitmap outgrows the L2: bottom_up.summary_for), a search sub-step per segment with
-        the rotation or in the owners' memory (step_segments), commit (see BottomUpSide); the new frontier is the own
-        frontier bitmap (pack: first from the list in group j of `queue`), with front_peers stored into
+        the rotation or in the owners' memory (step_segments), commit (see BottomUpSide); the new
+        frontier is the own frontier bitmap (pack: first from the list in group j of `queue`), with
+        front_peers stored into
         the grid column's frontier bitmaps too, after a barrier of the line (the peers' searches have read
         the old bits; the level's closing totals, every rank's round after its commit, have the new ones
         everywhere before any rank's next level). mark(phase) marks where phases begin,
@@ -965,11 +967,12 @@ class GridLoop:
 
     def _search_segments_in_place(self, mark, control, summary, first: bool) -> None:
         """A bottom-up level's search where every rank of the line searches the line's segments in their
-        owners' memory (step_segments), in the rotation's order, its rows found OR-ed into the owner's
-        state, no rank waiting for another. `first` (after top-down levels, which leave a segment
-        behind its owner's visited bits): the own segment is first written from the owned visited bits by
-        the own search, before any other rank reads it; later levels start from what the last commit left
-        there, the owned visited bits. The commits wait for every search of the line."""
+        owners' memory (step_segments), in the rotation's order, what it finds OR-ed into the owner's
+        state, no rank waiting for another. `first` (after top-down levels, which leave a segment behind
+        its owner's visited bits; where the frontier comes by messages, every level): the own segment is
+        first written from the owned visited bits by the own search, before any other rank reads it; later
+        levels start from what the last commit left there, the owned visited bits. The commits wait for
+        every search of the line."""
         s, side = self.state, self.side
         for step, (base, segment) in enumerate(zip(side.bases, self.step_segments)):
             stored = first and step == 0

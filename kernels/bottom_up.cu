@@ -7,16 +7,17 @@
 // of its own row (all loads issued before the first test, so a lane waits for two memory round trips,
 // not two per entry); rows with more entries left are then searched by the whole warp, 32 entries per
 // step, with a ballot for early exit. The warp writes its word of the outgoing state (the incoming bits
-// plus the rows found; no atomics: the word is its alone) and the found rows' pred_row (the frontier
-// column found), at the row's position where pred_row is held by position (positions.cuh: a hypersparse
-// block's column finds keep only its non-empty columns). The incoming and outgoing state may be the same
-// array. shared: the state is its owner's, which other ranks of the grid row search at the same time
-// (mapped here: dbfs.nvshmem): the word is read past the L1 and the rows found are set with an atomic OR. Searching the CSC's columns, the "rows" are its local columns and row_ptr its column offsets,
-// which may be held by the positions of the non-empty columns (row_words, row_starts; positions.cuh
-// ColumnStarts). bottom_up_step_large, where the bitmap outgrows the L2, filters a sparse frontier through its
-// summary (below) and, on a denser one, tests a row's first entry alone before the next THREAD_EDGES: the
-// rows' hub entries come first (dbfs.ops.row_order), so most rows stop there, and each test not made
-// spares a random trip to memory.
+// plus the rows found; no atomics: the word is its alone, but where shared) and the found rows' pred_row
+// (the frontier column found), at the row's position where pred_row is held by position (positions.cuh:
+// a hypersparse block's column finds keep only its non-empty columns). The incoming and outgoing state
+// may be the same array. shared: the state is its owner's, which the other ranks of its grid line search
+// at the same time (mapped here: dbfs.nvshmem): the word is read past the L1 and the rows found are set
+// with an atomic OR. Searching the CSC's columns, the "rows" are its local columns and row_ptr its column
+// offsets, which may be held by the positions of the non-empty columns (row_words, row_starts;
+// positions.cuh ColumnStarts). bottom_up_step_large, where the bitmap outgrows the L2, filters a sparse
+// frontier through its summary (below) and, on a denser one, tests a row's first entry alone before the
+// next THREAD_EDGES: the rows' hub entries come first (dbfs.ops.row_order), so most rows stop there, and
+// each test not made spares a random trip to memory.
 //
 // bottom_up_commit_* (owner, after the rotation): the bits set in the final state but not in the owned
 // visited bitmap are the vertices of this level: level, marker = BOTTOM_UP, visited bit, next

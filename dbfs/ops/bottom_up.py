@@ -101,7 +101,7 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
                                           not, a row's first entry is tested before the others
       state_in   uint32 [w]        read   visited bit of the segment's rows
       state_out  uint32 [w]        write  state_in plus the rows found (may be state_in itself)
-      shared     the state is its owner's, searched by the other ranks of the grid row at the same time
+      shared     the state is its owner's, searched by the other ranks of its grid line at the same time
                  (state_in is state_out, mapped here: dbfs.nvshmem): the rows found are OR-ed into it
                  (GPU: an atomic OR a word), never stored over another rank's
       pred_row   int32 [nrows]     write  pred_row[row] = the frontier column found, found rows only;
