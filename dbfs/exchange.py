@@ -258,23 +258,16 @@ class SignalWords:
     (word p is rank p's to set) and the address of this rank's word on every peer. `post`, queued after
     a round's puts (their kernel's end has completed them), sets this rank's word on every peer to the
     next round and waits on the device until every peer has set its word here to it. The rounds are
-    counted on the device (`rounds`), so a post can be captured into a CUDA graph and replayed. `ring`:
-    one word, which the previous rank of `comm` sets, and this rank signals only the next one (the
-    bottom-up rotation)."""
+    counted on the device (`rounds`), so a post can be captured into a CUDA graph and replayed."""
 
-    def __init__(self, comm, backend, ring: bool = False):
+    def __init__(self, comm, backend):
         from dbfs import nvshmem
         self.backend, self.me = backend, comm.Get_rank()
         pe, size = world_ranks(comm), comm.Get_size()
-        self.words = nvshmem.symmetric(backend, 1 if ring else size, np.uint64)
+        self.words = nvshmem.symmetric(backend, size, np.uint64)
         self.rounds = backend.xp.zeros(1, np.uint64)
-        if ring:
-            self.skip = -1
-            addresses = [nvshmem.peer_address(self.words.data.ptr, pe[(self.me + 1) % size])]
-        else:
-            mine, self.skip = self.words.data.ptr + 8 * self.me, self.me
-            addresses = nvshmem.peer_addresses(mine, pe, self.me)
-        self.on_peers = backend.asarray(np.array(addresses, np.uint64))
+        mine, self.skip = self.words.data.ptr + 8 * self.me, self.me
+        self.on_peers = backend.asarray(nvshmem.peer_addresses(mine, pe, self.me))
 
     def post(self) -> None:
         message.post(self.backend, self.on_peers, self.words, self.skip, self.rounds)
@@ -467,7 +460,7 @@ class LevelExchange:
         self.staged = transport == "mpi" or not backend.is_gpu
         self.shmem = transport == "nvshmem"
         self.mpi = transport in ("mpi", "mpi-cuda") or not backend.is_gpu
-        self.symmetric, self.signals, self.ring = [], None, None
+        self.symmetric, self.signals = [], None
         messages = 1 if shared else size
         self.out = out if out is not None else self._device(messages * self.stride, np.uint32)
         self.out_host = backend.pinned_empty(messages * self.stride, np.uint32)
@@ -488,7 +481,7 @@ class LevelExchange:
             self.nccl = nccl_communicator(self.comm, backend)
         self.rotation = self._rotation_buffers(block // 32, size) if rotation else None
         if self.shmem:
-            self._map_peers(size)
+            self._map_peers()
         self.recv_req, self.consumed, self.send_req = {}, False, []
         self._post()
 
@@ -502,34 +495,21 @@ class LevelExchange:
         return self.backend.xp.zeros(n, dtype)
 
     def _rotation_buffers(self, words: int, size: int):
-        """The rotation's staging: pinned out and in segments (MPI), a landing segment (NCCL), or a
-        landing slot per sub-step and the ring's signal word (NVSHMEM)."""
+        """The rotation's staging: pinned out and in segments (MPI) or a landing segment (NCCL). (Under
+        NVSHMEM nothing rotates: the segments are searched in place, dbfs.grid_loop.segments_in_place.)"""
         backend = self.backend
+        if self.shmem:
+            raise ValueError("--comm nvshmem rotates no segment: a bottom-up level searches them in place")
         if self.mpi:
             return backend.pinned_empty(words, np.uint32), backend.pinned_empty(words, np.uint32)
-        if self.shmem:
-            self.ring = SignalWords(self.comm, backend, ring=True)
-            return (self._device(size * words, np.uint32),)
         return (backend.xp.zeros(words, backend.xp.uint32),)
 
-    def _map_peers(self, size: int) -> None:
-        """The addresses, in this process, of the landing slots and signal words this rank writes on
-        its peers (NVSHMEM maps them): dests[y] is this rank's slot on peer y (its signal word there:
-        SignalWords); the rotation's: a slot on the next rank per sub-step (its signal word: the ring's
-        SignalWords)."""
+    def _map_peers(self) -> None:
+        """The addresses, in this process, of the landing slots this rank writes on its peers (NVSHMEM
+        maps them): dests[y] is this rank's slot on peer y (its signal word there: SignalWords)."""
         from dbfs import nvshmem
-        xp, me = self.backend.xp, self.me
-
-        def table(addresses):
-            return xp.asarray(np.array(addresses, np.uint64))
-
-        slot = self.landing.data.ptr + 4 * me * self.stride
-        self.dests = table(nvshmem.peer_addresses(slot, self.pe, me))
-        if self.rotation is not None:
-            (landing,) = self.rotation
-            succ, nbytes = self.pe[(me + 1) % size], 4 * (self.block // 32)
-            self.rotation_dests = table([nvshmem.peer_address(landing.data.ptr + step * nbytes, succ)
-                                         for step in range(size)])
+        slot = self.landing.data.ptr + 4 * self.me * self.stride
+        self.dests = self.backend.asarray(nvshmem.peer_addresses(slot, self.pe, self.me))
 
     @staticmethod
     def buffer_bytes(size: int, block: int, encoding: str, transport: str, shared: bool,
@@ -542,8 +522,8 @@ class LevelExchange:
         if transport == "mpi" or cpu:
             host += peers * stride + (2 * segment if rotation else 0)
         elif transport == "nvshmem":
-            # landings, signal words and round counters (the counters off the symmetric heap)
-            device += size * stride + 8 * size + 8 + ((size * segment + 16) if rotation else 0)
+            # landings, signal words and round counters (the counters off the symmetric heap); no rotation
+            device += size * stride + 8 * size + 8
         else:
             device += peers * stride + (segment if rotation else 0)
             host += 2 * segment if rotation and transport == "mpi-cuda" else 0
@@ -652,9 +632,9 @@ class LevelExchange:
         nccl.groupEnd()
         self.backend.launches += 1
 
-    def rotate(self, segment, step: int, wait):
-        """Bottom-up sub-step `step` of a level: `segment` (uint32, block/32 words) goes to the next rank
-        of the line; returns the previous rank's (its landing buffer, or `segment` itself where it came
+    def rotate(self, segment, wait):
+        """A bottom-up level's sub-step: `segment` (uint32, block/32 words) goes to the next rank of the
+        line; returns the previous rank's (its landing buffer, or `segment` itself where it came
         through host memory); `wait` waits on the device (host-staged transports need the segment in
         host memory; the others do not call it)."""
         backend, succ, pred = self.backend, (self.me + 1) % self.size, (self.me - 1) % self.size
@@ -667,11 +647,6 @@ class LevelExchange:
                                recvbuf=[in_host, MPI.UINT32_T], source=pred, recvtag=self.tag + 1)
             backend.copy(segment, in_host)
             return segment
-        if self.shmem:
-            (landing,) = self.rotation
-            message.put(backend, segment, words, True, words, self.rotation_dests[step:step + 1])
-            self.ring.post()
-            return landing[step * words:(step + 1) * words]
         (landing,) = self.rotation
         nccl, stream = self.nccl_api(), backend.xp.cuda.get_current_stream().ptr
         nccl.groupStart()
@@ -701,9 +676,8 @@ class LevelExchange:
         self.recv_req, self.send_req = {}, []
         if self.nccl is not None:
             self.nccl.destroy()
-        for signals in (self.signals, self.ring):
-            if signals is not None:
-                signals.close()
+        if self.signals is not None:
+            self.signals.close()
         if self.symmetric:
             from dbfs import nvshmem
             for array in reversed(self.symmetric):

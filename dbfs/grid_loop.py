@@ -954,14 +954,14 @@ class GridLoop:
         """A bottom-up level's search sub-steps with the rotation; returns the own segment's final state."""
         s, side = self.state, self.side
         state = self.own_visited
-        for step, base in enumerate(side.bases):
+        for base in side.bases:
             bottom_up.search_segment(self.backend, *side.adjacency, base, side.frontier, state, s.segment, side.found,
                                      s.stats, control=control, summary=summary, found_at=side.found_at,
                                      rows_held=side.pointers_held)
             state = s.segment
             if side.rotation is not None:
                 mark(side.rotation_phase + "_comm")
-                state = side.rotation.rotate(s.segment, step, wait)     # the previous rank's, where it landed
+                state = side.rotation.rotate(s.segment, wait)     # the previous rank's, where it landed
                 mark("expansion")
         return state
 
