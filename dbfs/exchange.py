@@ -436,12 +436,15 @@ class LevelExchange:
     - `nccl`: messages sent and received on the compute stream, no wait at all: the expand's at their
       sizes, which the level's closing allgather gave every rank (`expect`), the fold's (encoded
       mid-level) at whole capacity;
-    - `nvshmem`: kernels copy each message at its size into the receiver's slot of a symmetric landing
-      buffer through NVSHMEM's mapping of the receiver's memory, set the receiver's signal word to the
-      round, and wait for the peers' signals (dbfs.nvshmem, dbfs.ops.message put and post): two
+    - `nvshmem`: kernels copy each shared message at its size into the receiver's slot of a symmetric
+      landing buffer through NVSHMEM's mapping of the receiver's memory, set the receiver's signal word
+      to the round, and wait for the peers' signals (dbfs.nvshmem, dbfs.ops.message put and post): two
       launches a round, no wait on the host, GPU to GPU. A put of round k comes after the level's
       allreduce of round k - 1, by which every rank had consumed its landing buffers, so one buffer per
-      peer suffices.
+      peer suffices. A message of its own for each peer (the fold's) is read where its sender encoded
+      it, through the same mapping: a round is the signals alone, and no landing exists. Its receivers
+      read it within the level that encodes it, and its sender encodes the next only after the level's
+      allreduce.
     A message's MPI receive is posted again once its decoding kernels have run (`after_wait`)."""
 
     def __init__(self, comm: MPI.Comm, backend, block: int, encoding: str, transport: str, shared: bool,
@@ -461,26 +464,31 @@ class LevelExchange:
         self.shmem = transport == "nvshmem"
         self.mpi = transport in ("mpi", "mpi-cuda") or not backend.is_gpu
         self.symmetric, self.signals = [], None
+        self.pe = world_ranks(self.comm)
         messages = 1 if shared else size
         self.out = out if out is not None else self._device(messages * self.stride, np.uint32)
         self.out_host = backend.pinned_empty(messages * self.stride, np.uint32)
         if self.staged:
             landing = {p: backend.pinned_empty(self.stride, np.uint32) for p in self.peers}
-        elif self.shmem:
+        elif self.shmem and shared:
             self.landing = self._device(size * self.stride, np.uint32)
             self.signals = SignalWords(self.comm, backend)
             landing = {p: self.landing[p * self.stride:(p + 1) * self.stride] for p in self.peers}
+        elif self.shmem:                        # peer p's message to this rank, where p encoded it
+            from dbfs import nvshmem
+            self.signals = SignalWords(self.comm, backend)
+            at = slice(self.me * self.stride, (self.me + 1) * self.stride)
+            landing = {p: nvshmem.peer_array(backend, self.out, self.pe[p])[at] for p in self.peers}
         else:
             landing = {p: backend.xp.zeros(self.stride, backend.xp.uint32) for p in self.peers}
         self.landing_of = landing
         self.sources = message.SourceTable(
             backend, [self.outgoing(self.me) if p == self.me and shared else landing.get(p) for p in range(size)])
-        self.pe = world_ranks(self.comm)
         self.nccl = None
         if transport == "nccl" and backend.is_gpu:
             self.nccl = nccl_communicator(self.comm, backend)
         self.rotation = self._rotation_buffers(block // 32, size) if rotation else None
-        if self.shmem:
+        if self.shmem and shared:
             self._map_peers()
         self.recv_req, self.consumed, self.send_req = {}, False, []
         self._post()
@@ -505,8 +513,9 @@ class LevelExchange:
         return (backend.xp.zeros(words, backend.xp.uint32),)
 
     def _map_peers(self) -> None:
-        """The addresses, in this process, of the landing slots this rank writes on its peers (NVSHMEM
-        maps them): dests[y] is this rank's slot on peer y (its signal word there: SignalWords)."""
+        """The addresses, in this process, of the landing slots this rank writes its shared message into
+        on its peers (NVSHMEM maps them): dests[y] is this rank's slot on peer y (its signal word there:
+        SignalWords)."""
         from dbfs import nvshmem
         slot = self.landing.data.ptr + 4 * self.me * self.stride
         self.dests = self.backend.asarray(nvshmem.peer_addresses(slot, self.pe, self.me))
@@ -522,8 +531,9 @@ class LevelExchange:
         if transport == "mpi" or cpu:
             host += peers * stride + (2 * segment if rotation else 0)
         elif transport == "nvshmem":
-            # landings, signal words and round counters (the counters off the symmetric heap); no rotation
-            device += size * stride + 8 * size + 8
+            # landings (a shared message's; the others are read where they were encoded), signal words
+            # and round counters (the counters off the symmetric heap); no rotation
+            device += (size * stride if shared else 0) + 8 * size + 8
         else:
             device += peers * stride + (segment if rotation else 0)
             host += 2 * segment if rotation and transport == "mpi-cuda" else 0
@@ -618,7 +628,8 @@ class LevelExchange:
     def enqueue_send(self) -> None:
         """The round on the compute stream (NCCL, NVSHMEM)."""
         if self.shmem:
-            message.put(self.backend, self.out, self.stride, self.shared, 0, self.dests)
+            if self.shared:
+                message.put(self.backend, self.out, self.stride, self.shared, 0, self.dests)
             self.signals.post()
             return
         nccl, stream = self.nccl_api(), self.backend.xp.cuda.get_current_stream()
