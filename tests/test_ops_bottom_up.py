@@ -140,6 +140,47 @@ def test_search_segment_shared_keeps_what_other_ranks_set():
     assert np.array_equal(states[1], states[0] | others) and (states[0] & others != others).any()
 
 
+@pytest.mark.parametrize("stale", [False, True], ids=["in-turn", "stale-reads"])
+def test_segment_searched_in_place_ends_as_the_rotation_does(stale):
+    """A grid row's C blocks search one owner's segment: with the rotation (each block's search from the
+    state the one before left) and in place (shared), where a block may read the state before the
+    others' finds have reached it (stale). The final state is the same -- the owner's visited rows and
+    every other row with a frontier neighbour in some block -- and every parent a block records is a
+    frontier neighbour of its row in that block; in place, a row may be found by several blocks."""
+    rng = np.random.default_rng(11)
+    b, C, ncols = 256, 4, 512
+    blocks = [random_block(rng, C * b, ncols, 2500) for _ in range(C)]
+    fronts = [random_bits(rng, ncols, 0.02) for _ in range(C)]
+    visited, _ = random_bits(rng, b, 0.3)
+    m = 2                                       # the owner's segment: local rows m*b .. (m+1)*b - 1
+
+    def search(k, state_in, state_out, shared):
+        pred_row = np.full(C * b, -1, np.int32)
+        bottom_up.search_segment(CPU, *blocks[k], m * b, fronts[k][0], state_in, state_out, pred_row,
+                                 np.zeros(STAT_WORDS, np.int64), shared=shared)
+        return pred_row
+
+    state = visited.copy()
+    for k in range(C):
+        search(k, state.copy(), state, shared=False)
+    rotated = state
+
+    segment = visited.copy()
+    snapshot = segment.copy()                   # what a block reads before any other's finds (stale)
+    finds = [search(k, snapshot.copy() if stale else segment.copy(), segment, shared=True) for k in range(C)]
+    assert np.array_equal(segment, rotated)
+    was = np.unpackbits(visited.view(np.uint8), bitorder="little").astype(bool)
+    for k, pred_row in enumerate(finds):
+        frontier_bits = np.zeros(ncols, bool)
+        frontier_bits[fronts[k][1]] = True
+        found = np.flatnonzero(pred_row >= 0)
+        assert not was[found - m * b].any()
+        parents = brute_force_parents(*blocks[k], frontier_bits, found)
+        assert all(pred_row[r] in parents[r] for r in found)
+    if stale:                                   # several blocks found some rows at once
+        assert (sum((pred_row >= 0).astype(int) for pred_row in finds) > 1).any()
+
+
 def test_search_segment_refuses_finds_held_apart_from_the_pointers():
     """The _held kernels take one Positions for both where both are held."""
     rng = np.random.default_rng(4)
