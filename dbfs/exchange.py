@@ -470,15 +470,15 @@ class LevelExchange:
         self.out_host = backend.pinned_empty(messages * self.stride, np.uint32)
         if self.staged:
             landing = {p: backend.pinned_empty(self.stride, np.uint32) for p in self.peers}
-        elif self.shmem and shared:
-            self.landing = self._device(size * self.stride, np.uint32)
+        elif self.shmem:
+            if shared:
+                self.landing = self._device(size * self.stride, np.uint32)
+                landing = {p: self.landing[p * self.stride:(p + 1) * self.stride] for p in self.peers}
+            else:                               # peer p's message to this rank, where p encoded it
+                from dbfs import nvshmem
+                at = slice(self.me * self.stride, (self.me + 1) * self.stride)
+                landing = {p: nvshmem.peer_array(backend, self.out, self.pe[p])[at] for p in self.peers}
             self.signals = SignalWords(self.comm, backend)
-            landing = {p: self.landing[p * self.stride:(p + 1) * self.stride] for p in self.peers}
-        elif self.shmem:                        # peer p's message to this rank, where p encoded it
-            from dbfs import nvshmem
-            self.signals = SignalWords(self.comm, backend)
-            at = slice(self.me * self.stride, (self.me + 1) * self.stride)
-            landing = {p: nvshmem.peer_array(backend, self.out, self.pe[p])[at] for p in self.peers}
         else:
             landing = {p: backend.xp.zeros(self.stride, backend.xp.uint32) for p in self.peers}
         self.landing_of = landing
