@@ -79,14 +79,12 @@ from dbfs import runtime
 from dbfs.backend import abandon_capture
 from dbfs.direction import next_bottom_up
 from dbfs.exchange import Exchange, LevelExchange, OffsetSet
-from dbfs.grid_rounds import BODY_CHOICES, ROUNDS_AHEAD, Rounds
-from dbfs.kernels import CTL, CTL_WORDS, FORM, HEAD, HEAD_WORDS, ROOT, ROOT_WORDS, STAT, STAT_WORDS, STEP
+from dbfs.kernels import CTL, CTL_WORDS, ROOT, ROOT_WORDS, STAT, STAT_WORDS, STEP
 from dbfs.line_records import LineRecords
 from dbfs.link_wake import LinkWake
 from dbfs.ops import bitmap, bottom_up, message
 from dbfs.ops.expand import ExpandScratch, expand
 from dbfs.ops.frontier import frontier_figures, publish_figures
-from dbfs.ops.grid_rounds import SLOT_FOLD_HEADS, SLOT_FRONTIER_HEAD, SLOT_STATUS, body_index, round_advance
 from dbfs.ops.level_control import visit_root
 from dbfs.ops.predecessors import resolve_columns, resolve_parents
 from dbfs.ops.sparse import Positions, record_bytes
@@ -408,13 +406,8 @@ class GridLoop:
         self.stream = xp.cuda.Stream(non_blocking=True) if backend.is_gpu else None
         self.unsettled = []                     # (traffic, phase, exchange) whose bytes the heads will give
         self.replays = Replays(backend, self.stream)
+        self.peers = PeerLevels(graph, state, peer_edges) if peer_edges else None
         self.whole_levels = backend.is_gpu and all(x.on_device for x in self._exchanges())
-        # the device drives the search in rounds (dbfs.grid_rounds), a stretch's kernel on the loop's
-        # control block; captured before the first search (None: the host drives it, level by level)
-        self.device_rounds = self.whole_levels and Rounds.available(backend)
-        self.rounds, self.round_kinds = None, []
-        self.peers = (PeerLevels(graph, state, peer_edges, ctl=self.control if self.device_rounds else None)
-                      if peer_edges else None)
         self.totals = LevelTotals(backend, comms.world) if self.whole_levels else None
         self.wake = LinkWake(backend, comms.world) if self.whole_levels else None
 
@@ -474,7 +467,6 @@ class GridLoop:
         with self.stream if self.stream is not None else nullcontext():
             if log_levels and self.peers is not None and self.peers.keep_log():
                 self.replays = Replays(self.backend, self.stream)    # the stretches' graphs hold the log
-                self.rounds = None
             if self.whole_levels and not self.replays.graphs:
                 self._capture_levels()
             return self._run(root, clock, traffic, log_levels)
@@ -484,15 +476,12 @@ class GridLoop:
         search pays a capture: top-down from either queue, after a top-down level or a bottom-up one;
         bottom-up (packing the list first where the grid has one row: from either queue), where the
         direction allows it; the device-driven stretch from either queue; the root's visit and the
-        parents' resolution (after bottom-up levels or none). Where the device drives the search, the
-        levels are its rounds' bodies instead (_capture_rounds)."""
+        parents' resolution (after bottom-up levels or none)."""
         s, bottom_up_too = self.state, self.bottom_up_allowed
         self.replays.prepare(ROOT_VISIT_KEY, self._enqueue_visit_root)
         for any_bottom_up in (False, True) if bottom_up_too else (False,):
             if self._resolves(any_bottom_up):
                 self.replays.prepare(("resolve", any_bottom_up), lambda: self._resolve_parents(any_bottom_up))
-        if self.device_rounds and self._capture_rounds():
-            return
         parities = ((True, s.queue0, s.counts0, s.queue1, s.counts1), (False, s.queue1, s.counts1, s.queue0, s.counts0))
         bottom_up_kinds = sorted({self._bottom_up_kind(form) for form in ("list", "bits")}) if bottom_up_too else []
         for parity, queue, counts, dst, dst_cnt in parities:
@@ -505,151 +494,6 @@ class GridLoop:
             for switch in ((False, True) if bottom_up_too else (False,)) if self.peers is not None else ():
                 self._replay_level(self._stretch_key(switch, parity), self._stretch_enqueue(queue, counts, dst, switch),
                                    capture_only=True)
-
-    # rounds driven by the device ----------------------------------------------------------------------
-    def _capture_rounds(self) -> bool:
-        """The rounds' graphs (dbfs.grid_rounds), every body a step as _capture_levels' graphs run it,
-        without the control block's copy from the host; whether they could be captured (else, with a
-        warning, the host drives the levels)."""
-        grid, x = self.graph.grid, (self.frontier_xs[0] if self.frontier_xs else None)
-        bodies, self.round_kinds, table = self._round_bodies()
-        fold = (self.fold_x.out, self.fold_x.stride, grid.C) if self.fold_x is not None else (None, 0, 0)
-        try:
-            self.rounds = Rounds(self.backend, self.stream, bodies, table, self.control, self.status,
-                                 self.totals.totals_host, x.out if x is not None else None, fold,
-                                 2 * max(grid.R, grid.C) + 10)
-            return True
-        except (RuntimeError, OSError) as error:   # CuPy's CUDA errors are RuntimeErrors
-            runtime.warn(f"the grid's search could not be captured as rounds driven by the device ({error}); "
-                         "the host drives its levels")
-            self.device_rounds, self.rounds = False, None
-            return False
-
-    def _round_bodies(self) -> tuple[list, list, np.ndarray]:
-        """(bodies, kinds, table): enqueue(mark) of every step a round may take, what each is (("stretch",
-        switch), ("topdown", first) or ("bottomup", pack, gathered)), and the body of each (step, form,
-        parity) (dbfs.grid_rounds.Rounds)."""
-        s = self.state
-        queues = ((s.queue0, s.counts0, s.queue1, s.counts1), (s.queue1, s.counts1, s.queue0, s.counts0))
-        steps = [STEP.SMALL] if self.peers is not None else []
-        steps += [STEP.TOPDOWN] + ([STEP.BOTTOMUP] if self.bottom_up_allowed else [])
-        forms = (FORM.LIST, FORM.BITS) if self.bottom_up_allowed else (FORM.LIST,)
-        bodies, kinds, found = [], [], {}
-        table = np.full(BODY_CHOICES, -1, np.int32)
-        for step in steps:
-            for form in forms:
-                for parity, (queue, counts, dst, dst_cnt) in enumerate(queues):
-                    bits = form == FORM.BITS
-                    if step == STEP.SMALL:
-                        kind, enqueue = ("stretch", bits), self._stretch_enqueue(queue, counts, dst, bits)
-                    elif step == STEP.TOPDOWN:
-                        kind = ("topdown", bits)
-                        enqueue = self._advancing(self._top_down_enqueue(bits, queue, counts, dst, dst_cnt), False)
-                    else:
-                        kind = ("bottomup", *self._bottom_up_kind("bits" if bits else "list"))
-                        enqueue = self._advancing(self._bottom_up_enqueue(kind[1], queue, counts, kind[2]), True)
-                    key = kind + ((parity,) if kind[0] != "bottomup" or kind[1] else ())
-                    if key not in found:
-                        found[key] = len(bodies)
-                        bodies.append(enqueue)
-                        kinds.append(kind)
-                    table[body_index(step, form, parity)] = found[key]
-        table[table < 0] = len(bodies)
-        return bodies, kinds, table
-
-    def _advancing(self, enqueue, bottom_up: bool):
-        """A bulk level's enqueue(mark), then the control block advanced on its totals (round_advance)."""
-        peers, grid = self.peers, self.graph.grid
-        capacity, edge_limit = (peers.capacity, peers.edge_limit) if peers is not None else (0, -1)
-        alpha = self.alpha if self.bottom_up_allowed else 0.0
-
-        def advancing(mark):
-            enqueue(mark)
-            round_advance(self.backend, self.control, self.totals.totals_host, bottom_up, alpha, self.beta,
-                          grid.n_vertices, capacity, edge_limit)
-        return advancing
-
-    def _device_levels(self, clock, traffic, log_levels: bool, root_degree: int, levels: list,
-                       stretches: list) -> tuple[int, int, int, bool]:
-        """The search from level 1 in rounds driven by the device (dbfs.grid_rounds), ROUNDS_AHEAD of them
-        queued: after waiting on each, its body's phases, messages and bytes (and with log_levels its
-        level rows) from its slot. Returns (lvl, visited, reached_degrees, any_bottom_up) as the host's
-        levels leave them."""
-        rounds, c = self.rounds, self.control_host
-        c[:] = 0
-        c[CTL.STEP] = STEP.SMALL if self._stretch_next(False, 1, root_degree) else STEP.TOPDOWN
-        c[[CTL.LEVEL, CTL.FRONTIER, CTL.FRONTIER_EDGES, CTL.VISITED]] = 1, 1, root_degree, 1
-        c[CTL.UNVISITED_EDGES] = self.total_degree - root_degree
-        self.backend.copy(self.control, c)
-        # the own frontier message's head before the first round (a bulk first level's, staged at the start)
-        head = self.frontier_xs[0].out_host[:HEAD_WORDS].copy() if self.frontier_xs else None
-        before, any_bottom_up = c.copy(), False
-        clock.switch(None)
-        for k in range(ROUNDS_AHEAD):
-            rounds.launch(k)
-        k = 0
-        while True:
-            slot = rounds.wait(k)
-            after, body = slot[:CTL_WORDS].copy(), int(slot[CTL.BRANCH])
-            if body >= len(self.round_kinds) and after[CTL.STEP] != STEP.DONE:
-                raise RuntimeError(f"the grid's round {k} found no body for step {int(after[CTL.STEP])} "
-                                   f"(form {int(after[CTL.FORM])}, queue {int(after[CTL.PARITY])})")
-            if body < len(self.round_kinds):
-                times = rounds.marked(k, body)
-                clock.charge_marked(times)
-                kind = self.round_kinds[body]
-                any_bottom_up |= kind[0] == "bottomup"
-                row = self._round_row(traffic, kind, before, slot, head, times, stretches)
-                if log_levels:
-                    levels.append(row)
-            head = slot[SLOT_FRONTIER_HEAD:SLOT_FOLD_HEADS].astype(np.uint32)
-            if after[CTL.STEP] == STEP.DONE:
-                break
-            rounds.launch(k + ROUNDS_AHEAD)
-            before, k = after, k + 1
-        return (int(after[CTL.LEVEL]) - 1, int(after[CTL.VISITED]),
-                self.total_degree - int(after[CTL.UNVISITED_EDGES]), any_bottom_up)
-
-    def _round_row(self, traffic, kind: tuple, before, slot, head, times: MarkedTimes, stretches: list):
-        """A round's body counted (its messages and bytes into traffic; a stretch's end into stretches),
-        and its per-level log row (a stretch: its entry, as _stretch_rows takes it): before, the control
-        block before it; head, the own frontier message's head it sent (gathered)."""
-        if kind[0] == "stretch":
-            end, records = self.peers.result(slot[:CTL_WORDS])
-            if kind[1]:
-                self._count_visited_sends(traffic)
-            stretches.append((end, records, 1, 1, 0.0))
-            return stretches[-1]
-        then, grid = traffic.snapshot(), self.graph.grid
-        if kind[0] == "topdown":
-            if self.expand_x is not None and not (kind[1] and self.front_peers is not None):
-                self._count_heads(traffic, "expand", self.expand_x, [head] * len(self.expand_x.peers))
-            if self.fold_x is not None:
-                heads = slot[SLOT_FOLD_HEADS:].reshape(grid.C, HEAD_WORDS)
-                self._count_heads(traffic, "fold", self.fold_x, [heads[p] for p in self.fold_x.peers])
-            if kind[1]:
-                self._count_visited_sends(traffic)
-        else:
-            if kind[2] and self.side.gather is not None:
-                gather = self.side.gather
-                self._count_heads(traffic, self.side.gather_phase, gather, [head] * len(gather.peers))
-            self._count_rotation(traffic)
-            self._count_front_writes(traffic)
-        messages, sent, raw = ({phase: now[phase] - was[phase] for phase in now}
-                               for now, was in zip(traffic.snapshot(), then))
-        span = (int(times.stamps[-1]) - int(times.stamps[0])) * 1e-9 if len(times.stamps) else 0.0
-        return {"level": int(before[CTL.LEVEL]) - 1, "direction": "bottomup" if kind[0] == "bottomup" else "topdown",
-                "frontier": int(before[CTL.FRONTIER]), "edges": int(slot[SLOT_STATUS + STAT.CHECKED]),
-                "time": span, "host_time": 0.0, "charged": times, "bytes": sum(sent.values()),
-                "bytes_raw": sum(raw.values()), "phase_bytes": sent, "messages": messages, "host_syncs": 1,
-                "launches": 1}
-
-    @staticmethod
-    def _count_heads(traffic, phase: str, x, heads) -> None:
-        """A round's messages of exchange x counted from their heads (one a peer)."""
-        sent = sum(4 * message.size(h) for h in heads)
-        raw = sum(4 * (HEAD_WORDS + int(h[HEAD.COUNT])) for h in heads) if x.needs_wait else sent
-        traffic.add(phase, len(heads), sent, raw)
 
     def _bottom_up_kind(self, form: str) -> tuple[bool, bool]:
         """(pack, gathered) of a bottom-up level after a level that left the own frontier as `form` ("list"
@@ -675,53 +519,17 @@ class GridLoop:
         self.wait_seconds = 0.0
         t_start = time.perf_counter()
         clock.start()
+        queue, spare = s.queue0, s.queue1
+        counts, spare_counts = s.counts0, s.counts1
         if own_root:
             self.root_place_host[[ROOT.ID, ROOT.ROW, ROOT.OFFSET, ROOT.GROUP]] = (
                 root, grid.owned_row(j, root_offset), root_offset, j)
             self.replays.run(ROOT_VISIT_KEY, self._enqueue_visit_root)
         if not self._stretch_next(False, 1, root_degree):             # a stretch encodes its own
-            self._end_level(clock, s.queue0, s.counts0, bits=False)
+            self._end_level(clock, queue, counts, bits=False)
             if self.expand_x is not None and self.expand_x.sized:
                 self._level_totals()            # the sizes of the first expand messages
-        levels, stretches = [], []
-        if self.rounds is not None:
-            lvl, visited, reached_degrees, any_bottom_up = self._device_levels(clock, traffic, log_levels, root_degree,
-                                                                               levels, stretches)
-        else:
-            lvl, visited, reached_degrees, any_bottom_up = self._host_levels(clock, traffic, log_levels, root_degree,
-                                                                             levels, stretches)
-        clock.switch("pred_resolve")
-        if self.whole_levels:                   # kernels alone: one graph
-            if self._resolves(any_bottom_up):
-                self.replays.run(("resolve", any_bottom_up), lambda: self._resolve_parents(any_bottom_up))
-        else:
-            self._resolve_parents(any_bottom_up)
-        clock.switch(None)
-        backend.sync()
-        elapsed = comms.world.allreduce(time.perf_counter() - t_start, op=MPI.MAX)
-        self._count_stretch_traffic(traffic, stretches)
-        stretch_log = self.peers.search_log() if stretches and log_levels else None
-        rows = []
-        for row in levels:
-            if isinstance(row, tuple):          # a device-driven stretch: its log becomes its levels' rows
-                rows.extend(self._stretch_rows(stretch_log, *row))
-                continue
-            marks, charged = row.pop("marks", None), row.pop("charged")
-            phases = clock.totals(*marks) if marks is not None else {}
-            charged = charged.seconds() if charged is not None else {}
-            row["device_time"] = sum(phases.get(phase, 0.0) + charged.get(phase, 0.0) for phase in COMPUTE_PHASES)
-            rows.append(row)
-        return {"time": elapsed, "depth": lvl - 1, "visited": visited, "reached_degrees": reached_degrees,
-                "levels": rows}
-
-    def _host_levels(self, clock, traffic, log_levels: bool, root_degree: int, levels: list,
-                     stretches: list) -> tuple[int, int, int, bool]:
-        """The search from level 1 driven by the host, level by level (and stretch by stretch). Returns
-        (lvl, visited, reached_degrees, any_bottom_up)."""
-        grid, s = self.graph.grid, self.state
-        queue, spare = s.queue0, s.queue1
-        counts, spare_counts = s.counts0, s.counts1
-        lvl, frontier_total, visited, reached_degrees = 0, 1, 1, root_degree
+        lvl, levels, stretches, frontier_total, visited, reached_degrees = 0, [], [], 1, 1, root_degree
         frontier_degrees = root_degree
         unvisited_edges = self.total_degree - root_degree
         bottom_up_level, form, any_bottom_up = False, "list", False
@@ -782,7 +590,28 @@ class GridLoop:
                 bottom_up_level, frontier_total, level_frontier, frontier_degrees, unvisited_edges,
                 self.alpha, self.beta, grid.n_vertices)
 
-        return lvl, visited, reached_degrees, any_bottom_up
+        clock.switch("pred_resolve")
+        if self.whole_levels:                   # kernels alone: one graph
+            if self._resolves(any_bottom_up):
+                self.replays.run(("resolve", any_bottom_up), lambda: self._resolve_parents(any_bottom_up))
+        else:
+            self._resolve_parents(any_bottom_up)
+        clock.switch(None)
+        backend.sync()
+        elapsed = comms.world.allreduce(time.perf_counter() - t_start, op=MPI.MAX)
+        self._count_stretch_traffic(traffic, stretches)
+        stretch_log = self.peers.search_log() if stretches and log_levels else None
+        rows = []
+        for row in levels:
+            if isinstance(row, tuple):          # a device-driven stretch: its log becomes its levels' rows
+                rows.extend(self._stretch_rows(stretch_log, *row))
+                continue
+            phases, charged = clock.totals(*row.pop("marks")), row.pop("charged")
+            charged = charged.seconds() if charged is not None else {}
+            row["device_time"] = sum(phases[phase] + charged.get(phase, 0.0) for phase in COMPUTE_PHASES)
+            rows.append(row)
+        return {"time": elapsed, "depth": lvl - 1, "visited": visited, "reached_degrees": reached_degrees,
+                "levels": rows}
 
     def _level_start(self, clock, traffic) -> tuple:
         """What a level's log row is measured from (taken only for the per-level log)."""
@@ -899,8 +728,7 @@ class GridLoop:
         """enqueue(mark) of a whole bottom-up level (every exchange on the device), the level number
         from the control block."""
         def enqueue(mark):
-            if not self.device_rounds:
-                self.backend.copy(self.control, self.control_host)
+            self.backend.copy(self.control, self.control_host)
             self._bottom_up_level(mark, lambda _phase, x: x.enqueue_send(), None, 0, self.control, pack, queue,
                                   counts, gathered)
             mark("update")
@@ -971,8 +799,7 @@ class GridLoop:
         staged (without a fold: the new frontier's figures)."""
         backend, s, g = self.backend, self.state, self.graph
         grid, j, b = g.grid, g.comms.j, g.grid.block
-        if not self.device_rounds:
-            backend.copy(self.control, self.control_host)
+        backend.copy(self.control, self.control_host)
         if from_bits:
             bitmap.unpack(backend, s.col_front, s.front, s.count, col_ptr=g.col_ptr, columns=g.columns)
             frontier, length = s.front, s.count
@@ -1060,8 +887,7 @@ class GridLoop:
             if switch:
                 self._enqueue_bits_to_list(mark, queue, counts)
             mark("expansion")
-            self.peers.launch(s.group(queue, j), s.group(spare, j), counts[j:j + 1], alpha, self.beta,
-                              staged=not self.device_rounds)
+            self.peers.launch(s.group(queue, j), s.group(spare, j), counts[j:j + 1], alpha, self.beta)
             if self.whole_levels:
                 mark("update")
                 self._enqueue_end(queue, counts, bits=False)
@@ -1074,7 +900,7 @@ class GridLoop:
         for end, *_ in stretches:
             for phase, peers in (("expand", grid.R - 1), ("fold", grid.C - 1)):
                 sent = end[f"{phase.upper()}_BYTES"]
-                traffic.add(phase, end["LEVELS"] * peers, sent, sent)
+                traffic.add(phase, end["LOGGED"] * peers, sent, sent)
 
     def _stretch_rows(self, log, end, records, syncs, launches, wall) -> list[dict]:
         """The stretch's level rows; the first carries its launches and the time the stretch took beyond

@@ -234,7 +234,7 @@ class LevelTotals:
 class PeerLevels:
     """Stretches of small top-down levels on one rank of a grid (collective: every rank runs each)."""
 
-    def __init__(self, graph, state, capacity: int, ctl=None):
+    def __init__(self, graph, state, capacity: int):
         self.graph, self.state, self.backend = graph, state, graph.backend
         backend, grid = self.backend, graph.grid
         self.capacity = min(capacity, grid.block * grid.C)
@@ -243,11 +243,11 @@ class PeerLevels:
         xp = backend.xp
         self.links = PeerLinks(backend, graph.comms, state, self.capacity) if backend.is_gpu else graph.comms
         self.counters = xp.zeros(counter_words(grid.C), xp.int64)
-        self.ctl = xp.zeros(CTL_WORDS, xp.int64) if ctl is None else ctl     # (the grid rounds' own: theirs)
+        self.ctl = xp.zeros(CTL_WORDS, xp.int64)
         self.log = xp.zeros(0, xp.int64)       # the per-level log's records, made by the first search asking
         self.ctl_host = backend.pinned_empty(CTL_WORDS, np.int64)
         self.rounds = xp.ones(1, xp.uint64)     # the kernel's levels over the run (advanced by the kernel)
-        self.logged = 0                        # levels of this search's stretches so far
+        self.logged = 0                        # records of this search's stretches so far
 
     def fits(self, frontier: int, frontier_edges: int) -> bool:
         return frontier <= self.capacity and frontier_edges <= self.edge_limit
@@ -270,35 +270,28 @@ class PeerLevels:
                             (CTL.UNVISITED_EDGES, mu), (CTL.VISITED, visited), (CTL.LOGGED, self.logged)):
             self.ctl_host[word] = value
 
-    def launch(self, own_list, spare, own_count, alpha: float, beta: float, staged: bool = True) -> None:
-        """Enqueue the stretch: the control block copied up (staged: as `begin` set it up; else the device
-        holds it), the kernel (its records after the search's earlier ones), the control block copied back
-        (staged), read by `result` after the loop's next wait. The same every time (a CUDA graph may hold
-        it)."""
-        if staged:
-            self.backend.copy(self.ctl, self.ctl_host)
+    def launch(self, own_list, spare, own_count, alpha: float, beta: float) -> None:
+        """Enqueue the stretch `begin` set up: the control block copied up, the kernel (its records after
+        the search's earlier ones), the control block copied back, read by `result` after the loop's next
+        wait. The same every time (a CUDA graph may hold it)."""
+        self.backend.copy(self.ctl, self.ctl_host)
         peer_levels(self.backend, self.graph, self.state, self.links, own_list, spare, own_count, self.counters,
                     self.ctl, self.rounds, self.log, self.capacity, self.edge_limit, alpha, beta)
-        if staged:
-            self.backend.copy(self.ctl_host, self.ctl)
+        self.backend.copy(self.ctl_host, self.ctl)
 
-    def result(self, words=None) -> tuple[dict, slice]:
-        """After the wait: the stretch's end (the ctl words by name, from `words` where given, else as staged
-        back; LEVELS: the levels it ran) and which records of the search's log (`search_log`) are its
-        levels' (with a log, the search's first LOG_CAPACITY levels have one)."""
-        words = self.ctl_host if words is None else words
-        end = {name: int(words[word]) for name, word in vars(CTL).items()}
-        end["LEVELS"] = end["LOGGED"] - self.logged
-        room = self.log.shape[0] // PEER_LOG_WORDS
-        records = slice(min(self.logged, room), min(end["LOGGED"], room))
-        self.logged = end["LOGGED"]
+    def result(self) -> tuple[dict, slice]:
+        """After the wait: the stretch's end (the ctl words by name) and which records of the search's log
+        (`search_log`) are its levels' (with a log, the search's first LOG_CAPACITY levels have one)."""
+        end = {name: int(self.ctl_host[word]) for name, word in vars(CTL).items()}
+        kept = min(end["LOGGED"], self.log.shape[0] // PEER_LOG_WORDS - self.logged)
+        records = slice(self.logged, self.logged + kept)
+        self.logged += kept
         return end, records
 
     def search_log(self) -> np.ndarray:
         """After the search: the records of its stretches, one row a level (read once, off its clock)."""
-        kept = min(self.logged, self.log.shape[0] // PEER_LOG_WORDS)
-        log = self.backend.asnumpy(self.log[:kept * PEER_LOG_WORDS])
-        return np.array(log).reshape(kept, PEER_LOG_WORDS)
+        log = self.backend.asnumpy(self.log[:self.logged * PEER_LOG_WORDS])
+        return np.array(log).reshape(self.logged, PEER_LOG_WORDS)
 
     def level_records(self, end: dict, log: np.ndarray) -> list[dict]:
         """The grid loop's per-level log rows of a stretch (built after the search is timed)."""

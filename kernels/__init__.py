@@ -59,11 +59,10 @@ COLUMN_CHUNK = 128
 BOTTOM_UP = -2
 
 # The search's control block: int64 words in device memory that the device-driven loop reads and
-# writes (dbfs.device_loop, kernels/level_control.cuh); then a grid's device-driven levels' bytes of
-# expand and fold messages (kernels/peer_levels.cu), and the grid's rounds' frontier queue (0 or 1) and
-# the body their switch ran (kernels/grid_rounds.cu).
+# writes (dbfs.device_loop, kernels/level_control.cuh); the last two, a grid's device-driven levels' bytes
+# of expand and fold messages (kernels/peer_levels.cu).
 CONTROL = ("STEP", "LEVEL", "FRONTIER", "FRONTIER_EDGES", "UNVISITED_EDGES", "VISITED", "FORM", "LOGGED",
-           "START_NS", "EXPAND_BYTES", "FOLD_BYTES", "PARITY", "BRANCH")
+           "START_NS", "EXPAND_BYTES", "FOLD_BYTES")
 # Where the root of a grid's search lies on its owner (int64 words the visit reads from device memory, so
 # that its launch replays from a CUDA graph): its global id, its local row, its owned offset, and the
 # group counted for the own frontier list of one.

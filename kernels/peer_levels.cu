@@ -427,7 +427,7 @@ peer_levels(const offset_t* __restrict__ col_ptr, const u32* col_words, const i3
         stats[STAT_COUNT] = nown;
         stats[STAT_DEGREES] = own_degrees;
         stats[STAT_CHECKED] += checked_total;
-        const Levels end{lvl, nf, mf, mu, visited_count, first_record + logged, step};
+        const Levels end{lvl, nf, mf, mu, visited_count, logged, step};
         end.store(ctl);
         ctl[CTL_EXPAND_BYTES] = expand_bytes;
         ctl[CTL_FOLD_BYTES] = fold_bytes;

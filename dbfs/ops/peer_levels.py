@@ -22,11 +22,11 @@ Arrays (device, 1-D, C-contiguous; state names as in dbfs.search_state):
                                               frontier's size and degree sum, at most `capacity` and
                                               `edge_limit`),
                                               UNVISITED_EDGES, VISITED (vertices visited so far), LOGGED
-                                              (the search's levels in stretches so far); out, when the
+                                              (the search's records in `log` so far); out, when the
                                               kernel ends: STEP (the next step: TOPDOWN, BOTTOMUP or
                                               DONE), LEVEL (the next level's number), FRONTIER,
                                               FRONTIER_EDGES, UNVISITED_EDGES, VISITED (global), LOGGED
-                                              (the levels so far, these ones too), START_NS, EXPAND_BYTES and FOLD_BYTES (the
+                                              (levels run), START_NS, EXPAND_BYTES and FOLD_BYTES (the
                                               bytes of the stretch's expand and fold messages)
   rounds    uint64 [1]            read/write  the round of the first level, then the next stretch's
   stats     int64 [STAT_WORDS]    write       COUNT and DEGREES := the own frontier's; CHECKED += entries
@@ -209,7 +209,7 @@ def _peer_levels_numpy(graph, state, comms, own_list, own_count, ctl, rounds, lo
     state.stats[STAT.COUNT], state.stats[STAT.DEGREES] = own.size, degrees
     state.stats[STAT.CHECKED] += checked_total
     for word, value in ((CTL.STEP, step), (CTL.LEVEL, lvl), (CTL.FRONTIER, nf), (CTL.FRONTIER_EDGES, mf),
-                        (CTL.UNVISITED_EDGES, mu), (CTL.VISITED, visited), (CTL.LOGGED, first_record + logged),
+                        (CTL.UNVISITED_EDGES, mu), (CTL.VISITED, visited), (CTL.LOGGED, logged),
                         (CTL.EXPAND_BYTES, expand_bytes), (CTL.FOLD_BYTES, fold_bytes)):
         ctl[word] = value
     rounds[0] += logged + 1
