@@ -436,19 +436,20 @@ class LevelExchange:
     - `nccl`: messages sent and received on the compute stream, no wait at all: the expand's at their
       sizes, which the level's closing allgather gave every rank (`expect`), the fold's (encoded
       mid-level) at whole capacity;
-    - `nvshmem`: kernels copy each shared message at its size into the receiver's slot of a symmetric
-      landing buffer through NVSHMEM's mapping of the receiver's memory, set the receiver's signal word
-      to the round, and wait for the peers' signals (dbfs.nvshmem, dbfs.ops.message put and post): two
-      launches a round, no wait on the host, GPU to GPU. A put of round k comes after the level's
-      allreduce of round k - 1, by which every rank had consumed its landing buffers, so one buffer per
-      peer suffices. A message of its own for each peer (the fold's) is read where its sender encoded
-      it, through the same mapping: a round is the signals alone, and no landing exists. Its receivers
-      read it within the level that encodes it, and its sender encodes the next only after the level's
-      allreduce.
+    - `nvshmem`: every message is read where its sender encoded it, through NVSHMEM's mapping of the
+      sender's memory: a round is a kernel that sets the receivers' signal words to the round and waits
+      on the device for the peers' signals (dbfs.nvshmem, dbfs.ops.message post), no landing exists, and
+      nothing crosses host memory. A message of its own for each peer (the fold's) is read within the
+      level that encodes it, and its sender encodes the next only after the level's allreduce. A shared
+      message (the own frontier's) is read at the level after the one that encoded it, while its sender
+      may already encode the next: it has two buffers (`halves`), and the caller names the half each
+      encoding writes and each round reads (`out_of`, `sources_of`), the other one after every round
+      that read one. The message encoded into a half after such a round replaces one read two rounds
+      before, at an earlier level, whose allreduce every reader had joined after decoding it.
     A message's MPI receive is posted again once its decoding kernels have run (`after_wait`)."""
 
     def __init__(self, comm: MPI.Comm, backend, block: int, encoding: str, transport: str, shared: bool,
-                 tag: int, rotation: bool = False, out=None):
+                 tag: int, rotation: bool = False, out: "LevelExchange | None" = None):
         self.backend, self.block, self.tag = backend, block, tag
         self.comm = comm.Dup()
         self.me, self.size = self.comm.Get_rank(), self.comm.Get_size()
@@ -466,30 +467,30 @@ class LevelExchange:
         self.symmetric, self.signals = [], None
         self.pe = world_ranks(self.comm)
         messages = 1 if shared else size
-        self.out = out if out is not None else self._device(messages * self.stride, np.uint32)
+        halves = 2 if self.shmem and shared else 1
+        # the message buffers (another exchange's where it sends the same message along another line)
+        self.outs = out.outs if out is not None else [self._device(messages * self.stride, np.uint32)
+                                                      for _ in range(halves)]
         self.out_host = backend.pinned_empty(messages * self.stride, np.uint32)
-        if self.staged:
-            landing = {p: backend.pinned_empty(self.stride, np.uint32) for p in self.peers}
-        elif self.shmem:
-            if shared:
-                self.landing = self._device(size * self.stride, np.uint32)
-                landing = {p: self.landing[p * self.stride:(p + 1) * self.stride] for p in self.peers}
-            else:                               # peer p's message to this rank, where p encoded it
+        tables = []
+        for half in range(len(self.outs)):
+            if self.staged:
+                landing = {p: backend.pinned_empty(self.stride, np.uint32) for p in self.peers}
+            elif self.shmem:                    # peer p's message to this rank, where p encoded it
                 from dbfs import nvshmem
-                at = slice(self.me * self.stride, (self.me + 1) * self.stride)
-                landing = {p: nvshmem.peer_array(backend, self.out, self.pe[p])[at] for p in self.peers}
+                at = slice(0 if shared else self.me * self.stride, (1 if shared else self.me + 1) * self.stride)
+                landing = {p: nvshmem.peer_array(backend, self.outs[half], self.pe[p])[at] for p in self.peers}
+            else:
+                landing = {p: backend.xp.zeros(self.stride, backend.xp.uint32) for p in self.peers}
+            tables.append(message.SourceTable(backend, [self.outgoing(self.me, half) if p == self.me and shared
+                                                        else landing.get(p) for p in range(size)]))
+        self.landing_of, self.tables = landing, tables
+        if self.shmem:
             self.signals = SignalWords(self.comm, backend)
-        else:
-            landing = {p: backend.xp.zeros(self.stride, backend.xp.uint32) for p in self.peers}
-        self.landing_of = landing
-        self.sources = message.SourceTable(
-            backend, [self.outgoing(self.me) if p == self.me and shared else landing.get(p) for p in range(size)])
         self.nccl = None
         if transport == "nccl" and backend.is_gpu:
             self.nccl = nccl_communicator(self.comm, backend)
         self.rotation = self._rotation_buffers(block // 32, size) if rotation else None
-        if self.shmem and shared:
-            self._map_peers()
         self.recv_req, self.consumed, self.send_req = {}, False, []
         self._post()
 
@@ -512,14 +513,6 @@ class LevelExchange:
             return backend.pinned_empty(words, np.uint32), backend.pinned_empty(words, np.uint32)
         return (backend.xp.zeros(words, backend.xp.uint32),)
 
-    def _map_peers(self) -> None:
-        """The addresses, in this process, of the landing slots this rank writes its shared message into
-        on its peers (NVSHMEM maps them): dests[y] is this rank's slot on peer y (its signal word there:
-        SignalWords)."""
-        from dbfs import nvshmem
-        slot = self.landing.data.ptr + 4 * self.me * self.stride
-        self.dests = self.backend.asarray(nvshmem.peer_addresses(slot, self.pe, self.me))
-
     @staticmethod
     def buffer_bytes(size: int, block: int, encoding: str, transport: str, shared: bool,
                      rotation: bool = False, cpu: bool = False, own_out: bool = True) -> tuple[int, int]:
@@ -531,18 +524,27 @@ class LevelExchange:
         if transport == "mpi" or cpu:
             host += peers * stride + (2 * segment if rotation else 0)
         elif transport == "nvshmem":
-            # landings (a shared message's; the others are read where they were encoded), signal words
+            # a shared message's second half (every message is read where it was encoded), signal words
             # and round counters (the counters off the symmetric heap); no rotation
-            device += (size * stride if shared else 0) + 8 * size + 8
+            device += (stride if shared and own_out else 0) + 8 * size + 8
         else:
             device += peers * stride + (segment if rotation else 0)
             host += 2 * segment if rotation and transport == "mpi-cuda" else 0
         return device, host
 
-    def outgoing(self, peer: int):
+    def out_of(self, half: int = 0):
+        """The device message buffer the encoding kernels write: under NVSHMEM a shared message's `half`
+        (see the class docstring), else the one buffer."""
+        return self.outs[half % len(self.outs)]
+
+    def sources_of(self, half: int = 0) -> "message.SourceTable":
+        """The SourceTable of the messages a round brings (a shared message's `half` under NVSHMEM)."""
+        return self.tables[half % len(self.tables)]
+
+    def outgoing(self, peer: int, half: int = 0):
         """The device message buffer for `peer` (the shared one when every peer gets the same)."""
         y = 0 if self.shared else peer
-        return self.out[y * self.stride:(y + 1) * self.stride]
+        return self.out_of(half)[y * self.stride:(y + 1) * self.stride]
 
     def _post(self) -> None:
         if self.mpi:
@@ -559,10 +561,10 @@ class LevelExchange:
         MPI.Request.Waitall(self.send_req)
         self.send_req = []
 
-    def stage(self) -> None:
-        """Queue the copy of the encoded messages' heads (and, host-staged, payloads) to out_host; the
-        previous round's sends must be finished (`finish_sends`)."""
-        message.stage(self.backend, self.out, self.stride, -1 if self.shared else self.me, self.out_host,
+    def stage(self, half: int = 0) -> None:
+        """Queue the copy of the encoded messages' heads (and, host-staged, payloads) to out_host, from the
+        buffer `out_of(half)`; the previous round's sends must be finished (`finish_sends`)."""
+        message.stage(self.backend, self.out_of(half), self.stride, -1 if self.shared else self.me, self.out_host,
                       self.stride, 1 if self.shared else self.size, payload_too=self.staged)
 
     @property
@@ -628,8 +630,6 @@ class LevelExchange:
     def enqueue_send(self) -> None:
         """The round on the compute stream (NCCL, NVSHMEM)."""
         if self.shmem:
-            if self.shared:
-                message.put(self.backend, self.out, self.stride, self.shared, 0, self.dests)
             self.signals.post()
             return
         nccl, stream = self.nccl_api(), self.backend.xp.cuda.get_current_stream()

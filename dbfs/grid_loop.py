@@ -71,6 +71,7 @@ from __future__ import annotations
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
+from itertools import product
 
 import numpy as np
 from mpi4py import MPI
@@ -348,10 +349,13 @@ class GridLoop:
                                      rotation=self.bottom_up_allowed and not self.by_columns and not shared_segments)
                        if grid.C > 1 else None)
         self.front_x = (LevelExchange(comms.row, backend, b, encoding, comm, shared=True, tag=FRONT_TAG,
-                                      out=self.expand_x.out if self.expand_x is not None else None)
+                                      out=self.expand_x)
                         if self.by_columns and grid.C > 1 else None)
-        # the own frontier's message, encoded once a level for the exchanges that send it
+        # the own frontier's message, encoded once a level for the exchanges that send it, into one of
+        # `halves` buffers (LevelExchange.out_of: under NVSHMEM two, the one a level's closing encode
+        # writes being the other after a round that read a message: _next_half)
         self.frontier_xs = [x for x in (self.expand_x, self.front_x) if x is not None]
+        self.halves = len(self.frontier_xs[0].outs) if self.frontier_xs else 1
         # the discoverers' and the column finds' way to their owners: read in place (NVSHMEM maps the
         # finders' records) or gathered; row_x also carries the switch back to top-down's visited bitmaps
         # (its buffers in the expansion's degree scan, idle before a level's expansion and after the last)
@@ -484,16 +488,16 @@ class GridLoop:
                 self.replays.prepare(("resolve", any_bottom_up), lambda: self._resolve_parents(any_bottom_up))
         parities = ((True, s.queue0, s.counts0, s.queue1, s.counts1), (False, s.queue1, s.counts1, s.queue0, s.counts0))
         bottom_up_kinds = sorted({self._bottom_up_kind(form) for form in ("list", "bits")}) if bottom_up_too else []
-        for parity, queue, counts, dst, dst_cnt in parities:
+        for (parity, queue, counts, dst, dst_cnt), half in product(parities, range(self.halves)):
             for switch in ((False, True) if bottom_up_too else (False,)):
-                self._replay_level(self._level_key(False, switch, parity, False),
-                                   self._top_down_enqueue(switch, queue, counts, dst, dst_cnt), capture_only=True)
+                self._replay_level(self._level_key(False, switch, parity, False, half),
+                                   self._top_down_enqueue(switch, queue, counts, dst, dst_cnt, half), capture_only=True)
             for pack, gathered in bottom_up_kinds:
-                self._replay_level(self._level_key(True, pack, parity, gathered),
-                                   self._bottom_up_enqueue(pack, queue, counts, gathered), capture_only=True)
+                self._replay_level(self._level_key(True, pack, parity, gathered, half),
+                                   self._bottom_up_enqueue(pack, queue, counts, gathered, half), capture_only=True)
             for switch in ((False, True) if bottom_up_too else (False,)) if self.peers is not None else ():
-                self._replay_level(self._stretch_key(switch, parity), self._stretch_enqueue(queue, counts, dst, switch),
-                                   capture_only=True)
+                self._replay_level(self._stretch_key(switch, parity, half),
+                                   self._stretch_enqueue(queue, counts, dst, switch, half), capture_only=True)
 
     def _bottom_up_kind(self, form: str) -> tuple[bool, bool]:
         """(pack, gathered) of a bottom-up level after a level that left the own frontier as `form` ("list"
@@ -516,7 +520,7 @@ class GridLoop:
             self.wake.enqueue()
         backend.sync()
         comms.world.Barrier()
-        self.wait_seconds = 0.0
+        self.wait_seconds, self.half = 0.0, 0
         t_start = time.perf_counter()
         clock.start()
         queue, spare = s.queue0, s.queue1
@@ -646,7 +650,8 @@ class GridLoop:
         clock.switch("update")
         for x in self.frontier_xs:
             x.finish_sends()                    # this level's sends of the own frontier read the staging
-        self.replays.run(("end", bits, queue is self.state.queue0), lambda: self._enqueue_end(queue, counts, bits))
+        self.replays.run(("end", bits, queue is self.state.queue0, self.half),
+                         lambda: self._enqueue_end(queue, counts, bits, half=self.half))
         self._wait()
         self._settle()
 
@@ -673,13 +678,15 @@ class GridLoop:
         sends = ((self.side.gather_phase, self.side.gather if gathered else None),) if bottom_up_level else (
             ("expand", None if in_place else self.expand_x), ("fold", self.fold_x))
         sent = [(phase, x, x.sent()) for phase, x in sends if x is not None]
+        half = self.half
         if bottom_up_level:
-            enqueue = self._bottom_up_enqueue(first, queue, counts, gathered)
+            enqueue = self._bottom_up_enqueue(first, queue, counts, gathered, half)
         else:
-            enqueue = self._top_down_enqueue(first, queue, counts, dst, dst_cnt)
+            enqueue = self._top_down_enqueue(first, queue, counts, dst, dst_cnt, half)
         clock.switch(None)                      # the graph's phases are charged from its own marks
-        marks = self._replay_level(self._level_key(bottom_up_level, first, queue is self.state.queue0, gathered),
-                                   enqueue)
+        marks = self._replay_level(self._level_key(bottom_up_level, first, queue is self.state.queue0, gathered,
+                                                   half), enqueue)
+        self.half = self._next_half(half, sends[0][1] is not None)
         for phase, x, (messages, nbytes) in sent:
             self._count_sent(traffic, phase, x, messages, nbytes)
         if bottom_up_level:
@@ -694,45 +701,53 @@ class GridLoop:
         return times
 
     @staticmethod
-    def _level_key(bottom_up_level: bool, first: bool, parity: bool, gathered: bool) -> tuple:
-        return "level", bottom_up_level, first, parity if first or not bottom_up_level else None, gathered
+    def _level_key(bottom_up_level: bool, first: bool, parity: bool, gathered: bool, half: int) -> tuple:
+        return "level", bottom_up_level, first, parity if first or not bottom_up_level else None, gathered, half
+
+    def _next_half(self, half: int, read: bool) -> int:
+        """The half of the own frontier's message buffers (LevelExchange.out_of) that a level's closing
+        encode writes, the level having started with its message in `half`: the other one after a round
+        that read it (read), where there are two."""
+        return half ^ (read and self.halves == 2)
 
     def _replay_level(self, key, enqueue, capture_only: bool = False) -> GraphMarks:
         grid = self.graph.grid
         return self.replays.run_marked(key, enqueue, 2 * max(grid.R, grid.C) + 10, capture_only)
 
-    def _top_down_enqueue(self, switch: bool, queue, counts, dst, dst_cnt):
+    def _top_down_enqueue(self, switch: bool, queue, counts, dst, dst_cnt, half: int = 0):
         """enqueue(mark) of a whole top-down level (every exchange on the device): the switch from
-        bottom-up, expand sends, expansion, fold sends, update, the closing encode of the new frontier
-        (group j of dst)."""
+        bottom-up, expand sends (its messages in `half` of their buffers), expansion, fold sends, update,
+        the closing encode of the new frontier (group j of dst)."""
         in_place = switch and self.front_peers is not None   # every rank's frontier bits are here
+        sends = self.expand_x is not None and not in_place
 
         def enqueue(mark):
             if switch:
                 self._enqueue_bits_to_list(mark, queue, counts, own_list=not in_place)
-            if self.expand_x is not None and not in_place:
+            if sends:
                 mark("expand_comm")
                 self.expand_x.enqueue_send()
             mark("expansion")
-            self._enqueue_expansion(queue, counts, dst, dst_cnt, from_bits=in_place)
+            self._enqueue_expansion(queue, counts, dst, dst_cnt, from_bits=in_place, half=half)
             if self.fold_x is not None:
                 mark("fold_comm")
                 self.fold_x.enqueue_send()
                 mark("update")
                 self._enqueue_update(dst, dst_cnt)
             mark("update")
-            self._enqueue_end(dst, dst_cnt, bits=False, totals=True)
+            self._enqueue_end(dst, dst_cnt, bits=False, totals=True, half=self._next_half(half, sends))
         return enqueue
 
-    def _bottom_up_enqueue(self, pack: bool, queue, counts, gathered: bool):
+    def _bottom_up_enqueue(self, pack: bool, queue, counts, gathered: bool, half: int = 0):
         """enqueue(mark) of a whole bottom-up level (every exchange on the device), the level number
-        from the control block."""
+        from the control block; a gathered frontier's messages in `half` of their buffers."""
         def enqueue(mark):
             self.backend.copy(self.control, self.control_host)
             self._bottom_up_level(mark, lambda _phase, x: x.enqueue_send(), None, 0, self.control, pack, queue,
-                                  counts, gathered)
+                                  counts, gathered, half)
             mark("update")
-            self._enqueue_end(queue, counts, bits=True, totals=True)
+            self._enqueue_end(queue, counts, bits=True, totals=True,
+                              half=self._next_half(half, gathered and self.side.gather is not None))
         return enqueue
 
     def _level_totals(self) -> tuple[int, int]:
@@ -754,19 +769,20 @@ class GridLoop:
         x.expect({p: int(every[grid.rank(p, j), 2]) for p in x.peers})
         return int(every[:, 0].sum()), int(every[:, 1].sum())
 
-    def _enqueue_end(self, queue, counts, bits: bool, totals: bool = False) -> None:
-        """The closing encode of the new own frontier and the status copy (see _end_level); totals: the
-        ranks' kernels sum the level's totals first (a whole level)."""
+    def _enqueue_end(self, queue, counts, bits: bool, totals: bool = False, half: int = 0) -> None:
+        """The closing encode of the new own frontier (into `half` of its buffers) and the status copy (see
+        _end_level); totals: the ranks' kernels sum the level's totals first (a whole level)."""
         backend, s, grid, j = self.backend, self.state, self.graph.grid, self.graph.comms.j
         if self.frontier_xs and not (bits and self.front_peers is not None):   # (in place: no message)
             x = self.frontier_xs[0]             # the others send its buffer
             if bits:
-                message.encode_bits(backend, self.own_front, s.stats, grid.block, self.encoding, x.out, self.cursor)
+                message.encode_bits(backend, self.own_front, s.stats, grid.block, self.encoding, x.out_of(half),
+                                    self.cursor)
             else:
                 message.encode_lists(backend, s.group(queue, j), s.slots, counts[j:j + 1], -1, grid.block,
-                                     self.encoding, x.out, x.stride, 1)
+                                     self.encoding, x.out_of(half), x.stride, 1)
             for x in self.frontier_xs:
-                x.stage()
+                x.stage(half)
         if totals:
             self.totals.enqueue(s.stats, self.status)
         else:
@@ -793,10 +809,10 @@ class GridLoop:
             clock.switch("update")
             self.replays.run(("update", parity), lambda: self._enqueue_update(dst, dst_cnt))
 
-    def _enqueue_expansion(self, queue, counts, dst, dst_cnt, from_bits: bool = False) -> None:
-        """The expand messages gathered into the column frontier (from_bits: the frontier bitmap, every
-        rank's segment in place, unpacked instead), its expansion, and the fold messages encoded and
-        staged (without a fold: the new frontier's figures)."""
+    def _enqueue_expansion(self, queue, counts, dst, dst_cnt, from_bits: bool = False, half: int = 0) -> None:
+        """The expand messages (in `half` of their buffers) gathered into the column frontier (from_bits:
+        the frontier bitmap, every rank's segment in place, unpacked instead), its expansion, and the fold
+        messages encoded and staged (without a fold: the new frontier's figures)."""
         backend, s, g = self.backend, self.state, self.graph
         grid, j, b = g.grid, g.comms.j, g.grid.block
         backend.copy(self.control, self.control_host)
@@ -804,7 +820,8 @@ class GridLoop:
             bitmap.unpack(backend, s.col_front, s.front, s.count, col_ptr=g.col_ptr, columns=g.columns)
             frontier, length = s.front, s.count
         elif self.expand_x is not None:
-            message.to_list(backend, self.expand_x.sources, self.col_bases, b, g.col_ptr, s.front, s.count, g.columns)
+            message.to_list(backend, self.expand_x.sources_of(half), self.col_bases, b, g.col_ptr, s.front, s.count,
+                            g.columns)
             frontier, length = s.front, s.count
         else:
             frontier, length = s.group(queue, j), counts[j:j + 1]
@@ -818,7 +835,7 @@ class GridLoop:
             frontier_figures(backend, s.group(dst, j), dst_cnt[j:j + 1], g.degree, s.stats, control=self.control)
             return
         x = self.fold_x
-        message.encode_lists(backend, s.groups, s.segment_slots, dst_cnt, j, b, self.encoding, x.out, x.stride,
+        message.encode_lists(backend, s.groups, s.segment_slots, dst_cnt, j, b, self.encoding, x.out_of(), x.stride,
                              grid.C)
         x.stage()
 
@@ -826,7 +843,7 @@ class GridLoop:
         """The fold messages' owned vertices, and the new frontier's figures."""
         backend, s, g = self.backend, self.state, self.graph
         grid, j = g.grid, g.comms.j
-        update(backend, grid, j, self.fold_x.sources, s.visited, s.level, s.pred_col, 0, s.group(dst, j), dst_cnt,
+        update(backend, grid, j, self.fold_x.sources_of(), s.visited, s.level, s.pred_col, 0, s.group(dst, j), dst_cnt,
                control=self.control)
         frontier_figures(backend, s.group(dst, j), dst_cnt[j:j + 1], g.degree, s.stats, control=self.control)
 
@@ -853,12 +870,12 @@ class GridLoop:
         backend = self.backend
         syncs, launches, started = backend.host_syncs, backend.launches, time.perf_counter()
         self.peers.begin(lvl, nf, mf, mu, visited)
-        enqueue = self._stretch_enqueue(queue, counts, spare, switch)
+        enqueue = self._stretch_enqueue(queue, counts, spare, switch, self.half)
         if self.whole_levels:                   # the stretch and its closing encode: one graph, one wait
             if switch:
                 self._count_visited_sends(traffic)
             clock.switch(None)
-            marks = self._replay_level(self._stretch_key(switch, queue is self.state.queue0), enqueue)
+            marks = self._replay_level(self._stretch_key(switch, queue is self.state.queue0, self.half), enqueue)
             self._wait()
             clock.charge_marked(marks.taken())
         else:
@@ -873,13 +890,13 @@ class GridLoop:
         return self.peers is not None and not bottom_up_level and self.peers.fits(frontier, frontier_edges)
 
     @staticmethod
-    def _stretch_key(switch: bool, parity: bool) -> tuple:
-        return "stretch", switch, parity
+    def _stretch_key(switch: bool, parity: bool, half: int) -> tuple:
+        return "stretch", switch, parity, half
 
-    def _stretch_enqueue(self, queue, counts, spare, switch: bool = False):
+    def _stretch_enqueue(self, queue, counts, spare, switch: bool = False, half: int = 0):
         """enqueue(mark) of a stretch (`begin` set it up); where every exchange is on the device, with
-        its closing encode and status copy (a whole level's end), which `_end_level` adds otherwise, and
-        (switch) first the switch from bottom-up."""
+        its closing encode (into `half` of its buffers) and status copy (a whole level's end), which
+        `_end_level` adds otherwise, and (switch) first the switch from bottom-up."""
         s, j = self.state, self.graph.comms.j
         alpha = self.alpha if self.bottom_up_allowed else 0.0
 
@@ -890,7 +907,7 @@ class GridLoop:
             self.peers.launch(s.group(queue, j), s.group(spare, j), counts[j:j + 1], alpha, self.beta)
             if self.whole_levels:
                 mark("update")
-                self._enqueue_end(queue, counts, bits=False)
+                self._enqueue_end(queue, counts, bits=False, half=half)
         return enqueue
 
     def _count_stretch_traffic(self, traffic, stretches) -> None:
@@ -915,8 +932,9 @@ class GridLoop:
 
     # bottom-up ------------------------------------------------------------------------------------
     def _bottom_up_level(self, mark, send, wait, lvl: int, control, pack: bool, queue, counts,
-                         gathered: bool = True) -> None:
-        """The frontier gathered as bitmaps (gathered; else already in place: front_peers), its summary
+                         gathered: bool = True, half: int = 0) -> None:
+        """The frontier gathered as bitmaps (gathered, its messages in `half` of their buffers; else already
+        in place: front_peers), its summary
         (where the bitmap outgrows the L2: bottom_up.summary_for), a search sub-step per segment with
         the rotation or in the owners' memory (step_segments), commit (see BottomUpSide); the new
         frontier is the own frontier bitmap (pack: first from the list in group j of `queue`), with
@@ -935,7 +953,7 @@ class GridLoop:
             mark(side.gather_phase + "_comm")
             send(side.gather_phase, side.gather)
             mark("expansion")
-            message.to_bitmaps(backend, side.gather.sources, s.words, side.frontier)
+            message.to_bitmaps(backend, side.gather.sources_of(half), s.words, side.frontier)
         mark("expansion")
         summary = bottom_up.summary_for(backend, side.frontier, s.front_summary, control=control)
         if self.step_segments is not None:
