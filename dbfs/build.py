@@ -398,7 +398,7 @@ class _NvshmemExchange(_Exchange):
         dests = backend.asarray(self.bases[receivers] + 4 * lands_at[me, receivers].astype(np.uint64))
         for k, q in enumerate(receivers):
             n = int(words[me, q])
-            message.put(backend, send[send_at[q]:send_at[q + 1]].view(np.uint32), n, True, n, dests[k:k + 1])
+            message.put(backend, send[send_at[q]:send_at[q + 1]].view(np.uint32), n, dests[k:k + 1])
         if words[me, me]:
             at = int(lands_at[me, me])
             backend.copy(self.landing[at:at + int(words[me, me])], send[send_at[me]:send_at[me + 1]])

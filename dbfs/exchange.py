@@ -315,7 +315,7 @@ class NvshmemPuts:
         for p, words in sends.items():
             n = int(words.shape[0])
             if n:
-                message.put(self.backend, words, n, True, n, self.dest[p])
+                message.put(self.backend, words, n, self.dest[p])
         self.signals.post()
 
     def close(self) -> None:

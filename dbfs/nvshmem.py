@@ -1,7 +1,8 @@
 """NVSHMEM for the level's exchanges (--comm nvshmem): the runtime's start and end, symmetric memory, and
 the addresses of the other PEs' symmetric memory that NVSHMEM maps into this process. With them dbfs's
-own kernels (kernels/message.cu: message_put, message_post) write each message into its receiver's
-landing buffer at its exact size, set the receiver's signal word, and wait on their own: the
+own kernels (kernels/message.cu: message_put, message_post) write a message into its receiver's
+landing buffer at its exact size, or leave it where its sender encoded it for the receiver to read, set
+the receiver's signal word, and wait on their own: the
 GPU sends its messages, no round waits on the host, and the data moves GPU to GPU (through NVLink or,
 for ranks sharing a GPU under CUDA MPS, within the GPU), never through host memory. (NVSHMEM's own
 stream-ordered signal wait refuses to run with several PEs on one GPU; its mappings serve them.)

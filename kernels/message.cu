@@ -152,17 +152,14 @@ messages_to_bitmaps(const u64* __restrict__ sources, i32 nwords, u32* __restrict
 }
 
 // GPU-initiated messages between ranks whose memory NVSHMEM mapped into each other's address space
-// (dbfs.nvshmem: the ranks of a node). Message y (out + y * out_stride, or `out` itself for every y
-// when shared; `words` > 0: that many plain words, else the head's size) is copied by the blocks of
-// column y into dests[y], an address of its receiver's landing buffer (0: no message).
+// (dbfs.nvshmem: the ranks of a node): the `words` words of `out` copied by the blocks of column y into
+// dests[y], an address in its receiver's landing buffer (0: none).
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-message_put(const u32* __restrict__ out, i64 out_stride, i32 shared, i32 words, const u64* __restrict__ dests)
+message_put(const u32* __restrict__ out, i32 words, const u64* __restrict__ dests)
 {
     u32* dest = (u32*)dests[blockIdx.y];
     if (dest == nullptr) return;
-    const u32* m = shared ? out : out + blockIdx.y * out_stride;
-    const i32 n = words > 0 ? words : HEAD_WORDS + (i32)m[HEAD_SIZE];
-    for (i32 t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += gridDim.x * blockDim.x) dest[t] = m[t];
+    for (i32 t = blockIdx.x * blockDim.x + threadIdx.x; t < words; t += gridDim.x * blockDim.x) dest[t] = out[t];
 }
 
 // After message_put (the kernel boundary: every copy performed), one round: every peer's signal word

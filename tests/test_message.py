@@ -99,7 +99,8 @@ def test_put_and_post_deliver_each_message_and_its_round():
     out = np.zeros(3 * stride, np.uint32)
     message.encode_lists(CPU, lists, BLOCK, counts, 1, BLOCK, "adaptive", out, stride, 3)
     landings = [np.zeros(stride, np.uint32) if y != 1 else None for y in range(3)]
-    message.put(CPU, out, stride, False, 0, landings)
+    for y in (0, 2):                            # each message at its size (its head's)
+        message.put(CPU, out[y * stride:], message.size(out[y * stride:]), landings[y:y + 1])
     # rank 1 of three: its signal words on ranks 0 and 2, and its own words, which they set
     theirs, mine, count = np.zeros(3, np.uint64), np.zeros(3, np.uint64), np.full(1, 3, np.uint64)
     peers = [theirs[y:y + 1] if y != 1 else None for y in range(3)]
@@ -156,7 +157,8 @@ def test_gpu_message_kernels_match_the_twins(encoding):
     landing = cupy.zeros(4 * stride, cupy.uint32)
     dests = cupy.asarray(np.array([0] + [landing[y * stride:].data.ptr for y in range(1, 4)], np.uint64))
     signals = cupy.zeros(4, cupy.uint64)
-    message.put(gpu, out, stride, False, 0, dests)
+    for y in range(1, 4):
+        message.put(gpu, out[y * stride:], message.size(host[y * stride:]), dests[y:y + 1])
     rounds = cupy.full(1, 6, cupy.uint64)
     message.post(gpu, cupy.asarray(np.array([0] + [signals[y:].data.ptr for y in range(1, 4)], np.uint64)),
                  signals, 0, rounds)

@@ -177,21 +177,17 @@ def to_bitmaps(backend, sources: SourceTable, nwords: int, out) -> None:
             out[y * nwords:(y + 1) * nwords] = words_of(items(message, 32 * nwords), 32 * nwords)
 
 
-def put(backend, out, out_stride: int, shared: bool, words: int, dests) -> None:
-    """Message y := out[y*out_stride:] (or `out` for every y when shared), copied into dests[y] at its
-    size (the head's, or `words` plain words when words > 0). GPU: dests is a uint64 device array of
-    addresses (0: none; another rank's memory mapped here, dbfs.nvshmem); one kernel. NumPy: a list of
-    uint32 arrays or None."""
+def put(backend, out, words: int, dests) -> None:
+    """The first `words` words of `out` (uint32) copied into each of dests. GPU: dests is a uint64 device
+    array of addresses (0: none; another rank's memory mapped here, dbfs.nvshmem); one kernel. NumPy: a
+    list of uint32 arrays or None."""
     if backend.is_gpu:
         kernel = backend.kernel("message", "message_put")
-        kernel(_grid(backend, kernel, words or out_stride, dests.shape[0]), (BLOCK_THREADS,),
-               (out, np.int64(out_stride), np.int32(shared), np.int32(words), dests))
+        kernel(_grid(backend, kernel, words, dests.shape[0]), (BLOCK_THREADS,), (out, np.int32(words), dests))
         return
-    for y, dest in enumerate(dests):
+    for dest in dests:
         if dest is not None:
-            message = out if shared else out[y * out_stride:(y + 1) * out_stride]
-            n = words or size(message)
-            dest[:n] = message[:n]
+            dest[:words] = out[:words]
 
 
 def post(backend, peers, words, skip: int, count) -> None:
