@@ -442,7 +442,7 @@ class LevelExchange:
       nothing crosses host memory. A message of its own for each peer (the fold's) is read within the
       level that encodes it, and its sender encodes the next only after the level's allreduce. A shared
       message (the own frontier's) is read at the level after the one that encoded it, while its sender
-      may already encode the next: it has two buffers (`halves`), and the caller names the half each
+      may already encode the next: it has two buffers (`outs`), and the caller names the half each
       encoding writes and each round reads (`out_of`, `sources_of`), the other one after every round
       that read one. The message encoded into a half after such a round replaces one read two rounds
       before, at an earlier level, whose allreduce every reader had joined after decoding it.
