@@ -105,6 +105,22 @@ def test_device_transports_refuse_the_cpu_backend():
         Exchange(WORLD, Backend("cpu"), BLOCK, "gzip")
 
 
+@pytest.mark.one_rank
+@pytest.mark.parametrize("size", [2, 4, 64])
+def test_an_nvshmem_level_exchange_holds_no_landing(size):
+    """Under NVSHMEM a level exchange's messages are read where they were encoded: a shared message (the
+    own frontier's) takes two buffers, its halves, or none where it sends another exchange's; one for each
+    peer (the fold's) takes its C messages; beside them only the signal words grow with the line."""
+    from dbfs.exchange import LevelExchange
+    from dbfs.ops import message
+    block = 1 << 20
+    stride, signals = 4 * (HEADER_BYTES // 4 + message.capacity(block, "adaptive")), 8 * size + 8
+    assert LevelExchange.buffer_bytes(size, block, "adaptive", "nvshmem", True) == (2 * stride + signals, stride)
+    assert LevelExchange.buffer_bytes(size, block, "adaptive", "nvshmem", True, own_out=False) == (signals, stride)
+    assert LevelExchange.buffer_bytes(size, block, "adaptive", "nvshmem", False) == (
+        size * stride + signals, size * stride)
+
+
 @pytest.mark.gpu
 @needs_peers
 @pytest.mark.parametrize("transport", ["mpi", "nccl", "mpi-cuda"])
