@@ -472,25 +472,23 @@ class LevelExchange:
         self.outs = out.outs if out is not None else [self._device(messages * self.stride, np.uint32)
                                                       for _ in range(halves)]
         self.out_host = backend.pinned_empty(messages * self.stride, np.uint32)
-        tables = []
-        for half in range(len(self.outs)):
-            if self.staged:
-                landing = {p: backend.pinned_empty(self.stride, np.uint32) for p in self.peers}
-            elif self.shmem:                    # peer p's message to this rank, where p encoded it
-                from dbfs import nvshmem
-                at = slice(0 if shared else self.me * self.stride, (1 if shared else self.me + 1) * self.stride)
-                landing = {p: nvshmem.peer_array(backend, self.outs[half], self.pe[p])[at] for p in self.peers}
-            else:
-                landing = {p: backend.xp.zeros(self.stride, backend.xp.uint32) for p in self.peers}
-            tables.append(message.SourceTable(backend, [self.outgoing(self.me, half) if p == self.me and shared
-                                                        else landing.get(p) for p in range(size)]))
-        self.landing_of, self.tables = landing, tables
-        if self.shmem:
+        # what each peer's message is read from, a table per buffer of the messages
+        if self.shmem:                          # peer p's message to this rank, where p encoded it
+            from dbfs import nvshmem
+            at = slice(0 if shared else self.me * self.stride, (1 if shared else self.me + 1) * self.stride)
+            readings = [{p: nvshmem.peer_array(backend, out, self.pe[p])[at] for p in self.peers} for out in self.outs]
             self.signals = SignalWords(self.comm, backend)
+        else:                                   # the receives' buffers (MPI: pinned host memory)
+            self.landing_of = {p: backend.pinned_empty(self.stride, np.uint32) if self.staged
+                               else backend.xp.zeros(self.stride, backend.xp.uint32) for p in self.peers}
+            readings = [self.landing_of]
+        self.tables = [message.SourceTable(backend, [self.outgoing(self.me, half) if p == self.me and shared
+                                                     else reading.get(p) for p in range(size)])
+                       for half, reading in enumerate(readings)]
         self.nccl = None
         if transport == "nccl" and backend.is_gpu:
             self.nccl = nccl_communicator(self.comm, backend)
-        self.rotation = self._rotation_buffers(block // 32, size) if rotation else None
+        self.rotation = self._rotation_buffers(block // 32) if rotation else None
         self.recv_req, self.consumed, self.send_req = {}, False, []
         self._post()
 
@@ -503,7 +501,7 @@ class LevelExchange:
             return array
         return self.backend.xp.zeros(n, dtype)
 
-    def _rotation_buffers(self, words: int, size: int):
+    def _rotation_buffers(self, words: int):
         """The rotation's staging: pinned out and in segments (MPI) or a landing segment (NCCL). (Under
         NVSHMEM nothing rotates: the segments are searched in place, dbfs.grid_loop.segments_in_place.)"""
         backend = self.backend

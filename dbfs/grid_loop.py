@@ -674,9 +674,9 @@ class GridLoop:
         sizes the host knows (a fold's bytes after the wait). Returns its marks (read after the search)."""
         self.control_host[CTL.LEVEL] = lvl
         self.control_host[CTL.STEP] = STEP.BOTTOMUP if bottom_up_level else STEP.TOPDOWN
-        in_place = first and self.front_peers is not None     # a switch whose frontier bits are all here
-        sends = ((self.side.gather_phase, self.side.gather if gathered else None),) if bottom_up_level else (
-            ("expand", None if in_place else self.expand_x), ("fold", self.fold_x))
+        frontier_x = self._frontier_exchange(bottom_up_level, first, gathered)
+        sends = ((self.side.gather_phase, frontier_x),) if bottom_up_level else (
+            ("expand", frontier_x), ("fold", self.fold_x))
         sent = [(phase, x, x.sent()) for phase, x in sends if x is not None]
         half = self.half
         if bottom_up_level:
@@ -686,7 +686,7 @@ class GridLoop:
         clock.switch(None)                      # the graph's phases are charged from its own marks
         marks = self._replay_level(self._level_key(bottom_up_level, first, queue is self.state.queue0, gathered,
                                                    half), enqueue)
-        self.half = self._next_half(half, sends[0][1] is not None)
+        self.half = self._next_half(half, frontier_x is not None)
         for phase, x, (messages, nbytes) in sent:
             self._count_sent(traffic, phase, x, messages, nbytes)
         if bottom_up_level:
@@ -704,6 +704,14 @@ class GridLoop:
     def _level_key(bottom_up_level: bool, first: bool, parity: bool, gathered: bool, half: int) -> tuple:
         return "level", bottom_up_level, first, parity if first or not bottom_up_level else None, gathered, half
 
+    def _frontier_exchange(self, bottom_up_level: bool, first: bool, gathered: bool):
+        """The exchange by which a whole level sends the own frontier's message (None: it sends none): a
+        top-down level's expand, but for a switch whose frontier bits are all here (front_peers); a
+        bottom-up level's gather where its frontier comes as messages (gathered)."""
+        if bottom_up_level:
+            return self.side.gather if gathered else None
+        return None if first and self.front_peers is not None else self.expand_x
+
     def _next_half(self, half: int, read: bool) -> int:
         """The half of the own frontier's message buffers (LevelExchange.out_of) that a level's closing
         encode writes, the level having started with its message in `half`: the other one after a round
@@ -719,7 +727,7 @@ class GridLoop:
         bottom-up, expand sends (its messages in `half` of their buffers), expansion, fold sends, update,
         the closing encode of the new frontier (group j of dst)."""
         in_place = switch and self.front_peers is not None   # every rank's frontier bits are here
-        sends = self.expand_x is not None and not in_place
+        sends = self._frontier_exchange(False, switch, False) is not None
 
         def enqueue(mark):
             if switch:
@@ -747,7 +755,7 @@ class GridLoop:
                                   counts, gathered, half)
             mark("update")
             self._enqueue_end(queue, counts, bits=True, totals=True,
-                              half=self._next_half(half, gathered and self.side.gather is not None))
+                              half=self._next_half(half, self._frontier_exchange(True, pack, gathered) is not None))
         return enqueue
 
     def _level_totals(self) -> tuple[int, int]:
@@ -934,16 +942,14 @@ class GridLoop:
     def _bottom_up_level(self, mark, send, wait, lvl: int, control, pack: bool, queue, counts,
                          gathered: bool = True, half: int = 0) -> None:
         """The frontier gathered as bitmaps (gathered, its messages in `half` of their buffers; else already
-        in place: front_peers), its summary
-        (where the bitmap outgrows the L2: bottom_up.summary_for), a search sub-step per segment with
-        the rotation or in the owners' memory (step_segments), commit (see BottomUpSide); the new
-        frontier is the own frontier bitmap (pack: first from the list in group j of `queue`), with
-        front_peers stored into
-        the grid column's frontier bitmaps too, after a barrier of the line (the peers' searches have read
-        the old bits; the level's closing totals, every rank's round after its commit, have the new ones
-        everywhere before any rank's next level). mark(phase) marks where phases begin,
-        send(phase, x) sends a round, wait waits on the device (a host-staged rotation); control: the
-        control block (its level number) or None (lvl)."""
+        in place: front_peers), its summary (where the bitmap outgrows the L2: bottom_up.summary_for), a
+        search sub-step per segment with the rotation or in the owners' memory (step_segments), commit (see
+        BottomUpSide); the new frontier is the own frontier bitmap (pack: first from the list in group j of
+        `queue`), with front_peers stored into the grid column's frontier bitmaps too, after a barrier of the
+        line (the peers' searches have read the old bits; the level's closing totals, every rank's round
+        after its commit, have the new ones everywhere before any rank's next level). mark(phase) marks
+        where phases begin, send(phase, x) sends a round, wait waits on the device (a host-staged
+        rotation); control: the control block (its level number) or None (lvl)."""
         backend, s, g, side = self.backend, self.state, self.graph, self.side
         j = g.comms.j
         if pack:
