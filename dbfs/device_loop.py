@@ -214,7 +214,7 @@ class DeviceLoop:
         small_levels(backend, grid, g.col_ptr, g.row_idx, g.degree, s.queue0, s.queue1, s.counts0, s.visited,
                      s.level, s.parent, ctl, s.slots, s.log, self.alpha, self.beta, self.small_edges,
                      self.solo_work)
-        expand(backend, grid, 0, g.col_ptr, g.row_idx, s.queue0[:self.scratch.capacity], s.counts0, s.visited,
+        expand(backend, grid, 0, g.col_ptr, g.row_idx, s.queue0[:s.frontier_capacity], s.counts0, s.visited,
                s.level, s.pred_row, None, s.queue1, s.queue1, s.counts1, s.stats, self.scratch,
                edges_per_thread=self.edges_per_thread, control=ctl)
         clock.switch("update")

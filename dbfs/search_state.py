@@ -41,8 +41,9 @@ row with an entry is discovered through the block, so another owner's group hold
 rows of its segment of the local rows (dbfs.graph.LocalGraph.segment_slots: a sixth of the owned block at
 Graph500 scale 36 on 128 x 64, against a third for s).
 
-The gathered column frontier and the expansion's degree scan are sized by the block's non-empty columns
-(frontier_capacity), not by its N/C local columns, wherever a frontier can only hold those: a block of
+The gathered column frontier is sized by the block's non-empty columns (frontier_capacity), not by its
+N/C local columns, wherever a frontier can only hold those, and the expansion's degree scan likewise, up
+to SCAN_COLUMNS (a longer frontier is expanded in parts of that many columns, dbfs.ops.expand): a block of
 an R x C grid holds 2m/(RC) entries over N/C columns, and as R grows most of its columns hold nothing
 (hypersparse blocks; at Graph500 density a 4 x 4 grid leaves two in three empty, a 16 x 16 grid four in
 five). Likewise the discoverers (pred_row, over the N/R local rows) and the column finds (column_parent,
@@ -67,6 +68,10 @@ from dbfs.workspace import allocated_bytes
 
 # Owned vertices a step of the no-edges marking takes (its mask and bits: 4.5 MiB at a time).
 NO_EDGES_STEP = 1 << 22
+# The most frontier columns the expansion's degree scan holds (1 GiB at int64 offsets): a longer frontier
+# is expanded in parts (dbfs.ops.expand), so the scan does not grow with a block's non-empty columns,
+# 2^30 at scale 41 on 8,192 ranks.
+SCAN_COLUMNS = 1 << 27
 
 
 def parent_dtype(grid) -> np.dtype:
@@ -120,7 +125,7 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns
         "counts1": (np.int32, C),
         "stats": (np.int64, STAT_WORDS),
         # the expansion's degree scan
-        "cumul": (scan_dtype, max(frontier, -(-scan_lent // scan_dtype.itemsize) - 1) + 1),
+        "cumul": (scan_dtype, max(min(frontier, SCAN_COLUMNS), -(-scan_lent // scan_dtype.itemsize) - 1) + 1),
         "tile_sums": (scan_dtype, 0),            # sized with the scan, below
         "columns": (np.int32, max(1, -(-entries // COLUMN_CHUNK))),   # the expansion's column table
         "chunks": (np.uint64, 1),                # the expansion's chunk counter
@@ -254,6 +259,7 @@ class SearchState:
                         self.segment_slots)
         for name, (dtype, n) in arrays.items():
             setattr(self, name, xp.zeros(n, dtype))
+        self.frontier_capacity = frontier_capacity(grid, symmetric, graph.most_nonempty_columns)
         # the column finds are held by the Positions of the graph's held offsets (the same rule decides both)
         self.column_positions = graph.columns if self.by_columns else None
         if self.column_positions is not None:

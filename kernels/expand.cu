@@ -21,13 +21,23 @@
 //
 // Sizes may live on the device: the frontier length is *frontier_count (or frontier_length when no
 // count pointer is given) and the edge total cumul[nf]; every launch has a fixed grid and strides
-// over the work, so no count is read back to size a launch. The expansion adds the edge total to
-// stats[STAT_CHECKED] (entries examined, for the per-level log).
+// over the work, so no count is read back to size a launch. A frontier longer than the scan holds is
+// expanded in parts, the five kernels once a part: `frontier` points at the part's first entry, `first`
+// is its index in the whole frontier and nf = min(length - first, part), 0 past the end
+// (dbfs.ops.expand: the scan's memory is a part's, not every non-empty column's). The expansion adds
+// the edge total to stats[STAT_CHECKED] (entries examined, for the per-level log).
 // Launched with a control block, the kernels run only when the next step is a bulk top-down level.
 #include "columns.cuh"
 #include "positions.cuh"
 
 #define TOPDOWN_GATE (1 << STEP_TOPDOWN)
+
+// The frontier entries of the part from `first` of a frontier of length_of(count, length) entries
+__device__ __forceinline__ i32 part_length(const i32* count, i32 length, i64 first, i64 part)
+{
+    const i64 left = (i64)length_of(count, length) - first;
+    return (i32)(left < 0 ? 0 : left < part ? left : part);
+}
 
 __device__ __forceinline__ offset_t warp_inclusive_scan(offset_t x)
 {
@@ -92,12 +102,12 @@ __device__ __forceinline__ offset_t scan_tile_in_place(offset_t* __restrict__ it
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 frontier_tile_degrees(const offset_t* __restrict__ col_ptr, const u32* col_words, const i32* col_starts,
                       const i32* __restrict__ frontier,
-                      const i32* __restrict__ frontier_count, i32 frontier_length, offset_t* __restrict__ tile_sums,
-                      offset_t* __restrict__ cumul, const i64* __restrict__ ctl)
+                      const i32* __restrict__ frontier_count, i32 frontier_length, i64 first, i64 part,
+                      offset_t* __restrict__ tile_sums, offset_t* __restrict__ cumul, const i64* __restrict__ ctl)
 {
     if (!gate_open(ctl, TOPDOWN_GATE, -1)) return;
     const ColumnStarts columns{col_ptr, Positions{col_words, col_starts}};
-    const i32 nf = length_of(frontier_count, frontier_length);
+    const i32 nf = part_length(frontier_count, frontier_length, first, part);
     const i32 ntiles = (nf + SCAN_TILE - 1) / SCAN_TILE;
     for (i32 tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
         const i64 base = (i64)tile * SCAN_TILE;
@@ -120,10 +130,10 @@ frontier_tile_degrees(const offset_t* __restrict__ col_ptr, const u32* col_words
 // In-place exclusive scan of the tile sums by one block (nothing to do for a single tile).
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 scan_tile_sums(offset_t* __restrict__ tile_sums, const i32* __restrict__ frontier_count, i32 frontier_length,
-               const i64* __restrict__ ctl)
+               i64 first, i64 part, const i64* __restrict__ ctl)
 {
     if (!gate_open(ctl, TOPDOWN_GATE, -1)) return;
-    const i32 ntiles = (length_of(frontier_count, frontier_length) + SCAN_TILE - 1) / SCAN_TILE;
+    const i32 ntiles = (part_length(frontier_count, frontier_length, first, part) + SCAN_TILE - 1) / SCAN_TILE;
     if (ntiles <= 1) return;
     offset_t carry = 0;
     for (i64 base = 0; base < ntiles; base += SCAN_TILE) carry += scan_tile_in_place(tile_sums, base, ntiles, carry);
@@ -133,12 +143,12 @@ scan_tile_sums(offset_t* __restrict__ tile_sums, const i32* __restrict__ frontie
 // exclusive prefix of the degrees; cumul[nf] = their total. A block per tile (grid-stride); the scanned
 // tile sums offset every tile after the first.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-frontier_degree_scan(const i32* __restrict__ frontier_count, i32 frontier_length,
+frontier_degree_scan(const i32* __restrict__ frontier_count, i32 frontier_length, i64 first, i64 part,
                      const offset_t* __restrict__ tile_offsets, offset_t* __restrict__ cumul, u64* __restrict__ chunks,
                      const i64* __restrict__ ctl)
 {
     if (!gate_open(ctl, TOPDOWN_GATE, -1)) return;
-    const i32 nf = length_of(frontier_count, frontier_length);
+    const i32 nf = part_length(frontier_count, frontier_length, first, part);
     const i32 ntiles = (nf + SCAN_TILE - 1) / SCAN_TILE;
     if (blockIdx.x == 0 && threadIdx.x == 0) *chunks = 0;   // the expansion's chunk counter
     if (nf == 0) {
@@ -156,17 +166,17 @@ frontier_degree_scan(const i32* __restrict__ frontier_count, i32 frontier_length
 // scanned frontier (columns.cuh), a lane per frontier vertex.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 frontier_column_table(const offset_t* __restrict__ cumul, const i32* __restrict__ frontier_count, i32 frontier_length,
-                      i32* __restrict__ table, const i64* __restrict__ ctl)
+                      i64 first, i64 part, i32* __restrict__ table, const i64* __restrict__ ctl)
 {
     if (!gate_open(ctl, TOPDOWN_GATE, -1)) return;
-    const i32 nf = length_of(frontier_count, frontier_length);
+    const i32 nf = part_length(frontier_count, frontier_length, first, part);
     write_column_table(cumul, nf, ((i64)cumul[nf] + COLUMN_CHUNK - 1) / COLUMN_CHUNK, table);
 }
 
 template <int EPT>
 __device__ __forceinline__ void expand_edges(
     ColumnStarts columns, const i32* __restrict__ row_idx, const i32* __restrict__ frontier,
-    const i32* __restrict__ frontier_count, i32 frontier_length, const offset_t* __restrict__ cumul,
+    const i32* __restrict__ frontier_count, i32 frontier_length, i64 first, i64 part, const offset_t* __restrict__ cumul,
     const i32* __restrict__ column_table, u32* __restrict__ bitmap, i32* __restrict__ level, i32* __restrict__ pred_row,
     Positions found_at, i16* __restrict__ pred_col, i32 lvl, i32 j, i32 b, i32 C, i64 slots, i32* __restrict__ dst,
     i32* __restrict__ dst_own, i32* __restrict__ dst_cnt, u64* __restrict__ chunks, i64* __restrict__ stats,
@@ -174,7 +184,7 @@ __device__ __forceinline__ void expand_edges(
 {
     if (!gate_open(ctl, TOPDOWN_GATE, -1)) return;
     if (ctl != nullptr) lvl = (i32)ctl[CTL_LEVEL];
-    const i32 nf = length_of(frontier_count, frontier_length);
+    const i32 nf = part_length(frontier_count, frontier_length, first, part);
     if (nf == 0) return;
     const i64 total = cumul[nf];
     if (blockIdx.x == 0 && threadIdx.x == 0) atomicAdd((u64*)&stats[STAT_CHECKED], (u64)total);
@@ -261,17 +271,17 @@ __device__ __forceinline__ void expand_edges(
     extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) expand_frontier_e##EPT(                  \
         const offset_t* __restrict__ col_ptr, const u32* col_words, const i32* col_starts,               \
         const i32* __restrict__ row_idx, const i32* __restrict__ frontier,                                \
-        const i32* __restrict__ frontier_count, i32 frontier_length, const offset_t* __restrict__ cumul,  \
-        const i32* __restrict__ column_table, u32* __restrict__ bitmap, i32* __restrict__ level,          \
-        i32* __restrict__ pred_row, const u32* found_words, const i32* found_starts,                     \
-        i16* __restrict__ pred_col, i32 lvl, i32 j, i32 b, i32 C, i64 slots, i32* __restrict__ dst,       \
-        i32* __restrict__ dst_own, i32* __restrict__ dst_cnt, u64* __restrict__ chunks,                   \
-        i64* __restrict__ stats, const i64* __restrict__ ctl)                                            \
+        const i32* __restrict__ frontier_count, i32 frontier_length, i64 first, i64 part,                 \
+        const offset_t* __restrict__ cumul, const i32* __restrict__ column_table, u32* __restrict__ bitmap, \
+        i32* __restrict__ level, i32* __restrict__ pred_row, const u32* found_words,                      \
+        const i32* found_starts, i16* __restrict__ pred_col, i32 lvl, i32 j, i32 b, i32 C, i64 slots,     \
+        i32* __restrict__ dst, i32* __restrict__ dst_own, i32* __restrict__ dst_cnt,                      \
+        u64* __restrict__ chunks, i64* __restrict__ stats, const i64* __restrict__ ctl)                   \
     {                                                                                                    \
         expand_edges<EPT>(ColumnStarts{col_ptr, Positions{col_words, col_starts}}, row_idx, frontier,    \
-                          frontier_count, frontier_length, cumul, column_table, bitmap, level, pred_row,  \
-                          Positions{found_words, found_starts}, pred_col, lvl, j, b, C, slots, dst,       \
-                          dst_own, dst_cnt, chunks, stats, ctl);                                         \
+                          frontier_count, frontier_length, first, part, cumul, column_table, bitmap,      \
+                          level, pred_row, Positions{found_words, found_starts}, pred_col, lvl, j, b, C,  \
+                          slots, dst, dst_own, dst_cnt, chunks, stats, ctl);                              \
     }
 
 EXPAND_VARIANT(1)

@@ -217,12 +217,16 @@ def assert_expand(case, frontier, after, total, expected):
     assert all_in(keys, frontier_edge_keys(case, frontier)), "pred_row names a non-neighbour"
 
 
-def run_expand(backend, case, frontier, state, edges_per_thread=4, device_length=False, held=False):
+def run_expand(backend, case, frontier, state, edges_per_thread=4, device_length=False, held=False, part=None):
     """Expand `frontier` (its length given on the host, or on the device); returns the entries the
     expansion reports examined. held: pred_row held by the positions of the rows with an entry (the
     discoveries written there, then placed back into state's dense pred_row), and the column offsets by
-    those of the non-empty columns (the frontier has empty ones too)."""
+    those of the non-empty columns (the frontier has empty ones too). part: the scan's capacity, the
+    frontier then expanded in parts of it, its buffer two parts longer than its length (junk there)."""
     xp, nrows = backend.xp, case.nrows
+    buffer = frontier
+    if part is not None:
+        buffer = np.concatenate([frontier, np.full(2 * part, case.grid.cols_per_rank + 5, np.int32)])
     length = backend.asarray(np.array([frontier.size], np.int32)) if device_length else int(frontier.size)
     pred_row, found_at = state["pred_row"], None
     col_ptr, columns = backend.asarray(case.col_ptr), None
@@ -235,9 +239,9 @@ def run_expand(backend, case, frontier, state, edges_per_thread=4, device_length
         col_ptr = backend.asarray(col_ptr)
     others = packed_groups(case, state["dst"], xp)
     expand(backend, case.grid, case.j, col_ptr, backend.asarray(case.row_idx),
-           backend.asarray(frontier), length, state["bitmap"], state["level"], pred_row,
+           backend.asarray(buffer), length, state["bitmap"], state["level"], pred_row,
            state["pred_col"], others, own_group(case, state), state["dst_cnt"], state["stats"],
-           ExpandScratch.allocate(backend, max(1, frontier.size), case.row_idx.size, case.col_ptr.dtype),
+           ExpandScratch.allocate(backend, part or max(1, frontier.size), case.row_idx.size, case.col_ptr.dtype),
            lvl=case.lvl,
            edges_per_thread=edges_per_thread, found_at=found_at, columns=columns)
     state["dst"][:] = unpacked_groups(case, others, own_group(case, state), xp)
@@ -448,11 +452,11 @@ def numpy_expectation(case, frontier):
     return expected_from_run(case, host, run_expand(CPU, case, frontier, host))
 
 
-def check_gpu_expand(case, frontier, edges_per_thread, expected=None, held=False):
+def check_gpu_expand(case, frontier, edges_per_thread, expected=None, held=False, part=None):
     expected = expected or numpy_expectation(case, frontier)
     for device_length in (False, True):
         device = to_device(case.state)
-        total = run_expand(gpu_backend(), case, frontier, device, edges_per_thread, device_length, held)
+        total = run_expand(gpu_backend(), case, frontier, device, edges_per_thread, device_length, held, part)
         assert_expand(case, frontier, to_host(device), total, expected)
 
 
@@ -497,6 +501,19 @@ def test_gpu_expand_large_with_heavy_columns(edges_per_thread, offsets):
     case, frontier, expected = large_expand_case(offsets)
     assert expected.total > 900_000
     check_gpu_expand(case, frontier, edges_per_thread, expected)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("R, C, n_vertices, nnz, heavy, fraction", GPU_CASES[1:])
+@pytest.mark.parametrize("offsets", OFFSETS)
+def test_gpu_expand_in_parts_matches_numpy(R, C, n_vertices, nnz, heavy, fraction, offsets):
+    """A frontier longer than the scan holds (as past SCAN_COLUMNS) is expanded in parts of 700 columns, in
+    order; with its length on the device the parts past it do nothing."""
+    case, rng = make_case(40, R, C, n_vertices, nnz, duplicates=nnz // 10, heavy=heavy, offsets=offsets)
+    frontier = random_frontier(rng, case, fraction)
+    check_gpu_expand(case, frontier, 4, part=700)
+    check_gpu_expand(case, frontier, 2, held=True, part=700)
+    check_gpu_expand(case, frontier[:700], 4, part=700)
 
 
 @pytest.mark.gpu

@@ -34,11 +34,11 @@ GROUP_SCRATCH_BYTES = 8       # dynamic shared memory per dst group (common.cuh 
 
 
 class ExpandScratch:
-    """Device buffers of the expansion for frontiers of up to `capacity` vertices and `entries` edges:
-    the degree scan's cumul [capacity + 1] and tile_sums [ceil(capacity / SCAN_TILE)], both of the
-    graph's offsets' dtype (int32 or int64: a frontier's degrees sum to at most the block's entries),
-    the column table int32 [ceil(entries / COLUMN_CHUNK)] and the chunk counter uint64 [1] (the search
-    state holds them)."""
+    """Device buffers of the expansion for a part of up to `capacity` frontier vertices (longer frontiers
+    are expanded a part at a time) in a block of `entries` edges: the degree scan's cumul [capacity + 1]
+    and tile_sums [ceil(capacity / SCAN_TILE)], both of the graph's offsets' dtype (int32 or int64: a
+    frontier's degrees sum to at most the block's entries), the column table int32
+    [ceil(entries / COLUMN_CHUNK)] and the chunk counter uint64 [1] (the search state holds them)."""
 
     def __init__(self, cumul, tile_sums, columns, chunks):
         self.cumul, self.tile_sums, self.columns, self.chunks = cumul, tile_sums, columns, chunks
@@ -80,7 +80,8 @@ def expand(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, 
       dst_own   int32 [s]         write  group j, the next frontier (dbfs.search_state: a queue)
       dst_cnt   int32 [C]         read/write  group m's fill; new offsets go to its group at dst_cnt[m]...
       stats     int64 [STAT_WORDS] read/write  CHECKED += the frontier's total degree (entries scanned)
-      scratch   ExpandScratch with capacity >= nf, its scan of col_ptr's dtype
+      scratch   ExpandScratch, its scan of col_ptr's dtype: a frontier longer than its capacity is expanded
+                a part of that many columns at a time, in order
       control   int64 [CTL_WORDS] or None: the device-driven loop's control block; the level then runs
                 only when the next step is a bulk top-down level, and lvl is its CTL_LEVEL
     grid: the dbfs.grid.Grid, j: own grid column, lvl: level number (without a control block).
@@ -94,8 +95,9 @@ def expand(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, 
     least the owned rows with an entry (dbfs.graph.LocalGraph.group_slots) and t at least the rows with
     an entry of any other group's segment (dbfs.graph.LocalGraph.segment_slots).
 
-    GPU: five kernels on CuPy's current stream, no host synchronisation; `frontier` must not be
-    overwritten before they ran. edges_per_thread selects the kernel variant (one of
+    GPU: five kernels a part on CuPy's current stream, as many parts as the frontier buffer's length
+    takes (a part past a length on the device does nothing), no host synchronisation; `frontier` must not
+    be overwritten before they ran. edges_per_thread selects the kernel variant (one of
     EDGES_PER_THREAD); the expansion takes 8*C bytes of shared memory, so C <= 6144.
     """
     if backend.is_gpu:
@@ -123,9 +125,6 @@ def _expand_gpu(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, le
         require_array("pred_col", pred_col, np.int16)
     require_offsets("scratch.cumul", scratch.cumul, offsets)
     require_offsets("scratch.tile_sums", scratch.tile_sums, offsets)
-    if scratch.capacity < frontier.shape[0]:
-        raise ValueError(f"scratch holds {scratch.capacity} frontier entries, the frontier buffer "
-                         f"{frontier.shape[0]}")
     if scratch.entries < row_idx.shape[0]:
         raise ValueError(f"scratch's column table covers {scratch.entries} edges, the CSC block has "
                          f"{row_idx.shape[0]}")
@@ -136,22 +135,29 @@ def _expand_gpu(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, le
         backend.kernel("expand", name, offsets)
         for name in ("frontier_tile_degrees", "scan_tile_sums", "frontier_degree_scan", "frontier_column_table",
                      f"expand_frontier_e{edges_per_thread}"))
-    tile_degrees((min(backend.resident_blocks(tile_degrees, BLOCK_THREADS), tiles),), (BLOCK_THREADS,),
-                 (col_ptr, *held_args(columns), frontier, *count, scratch.tile_sums, scratch.cumul, gate))
-    scan_tiles((1,), (BLOCK_THREADS,), (scratch.tile_sums, *count, gate))
-    degree_scan((min(backend.resident_blocks(degree_scan, BLOCK_THREADS), tiles),), (BLOCK_THREADS,),
-                (*count, scratch.tile_sums, scratch.cumul, scratch.chunks, gate))
-    column_table((backend.resident_blocks(column_table, BLOCK_THREADS),), (BLOCK_THREADS,),
-                 (scratch.cumul, *count, scratch.columns, gate))
     ngroups = dst_cnt.shape[0]
-    expansion(
-        (backend.resident_blocks(expansion, BLOCK_THREADS),), (BLOCK_THREADS,),
-        (col_ptr, *held_args(columns), row_idx, frontier, *count, scratch.cumul, scratch.columns, bitmap, level,
-         pred_row, *held_args(found_at),
-         pred_col if pred_col is not None else NULL, np.int32(lvl), np.int32(j), np.int32(grid.block),
-         np.int32(ngroups), np.int64(dst.shape[0] // max(1, ngroups - 1)), dst, dst_own, dst_cnt, scratch.chunks,
-         stats, gate),
-        shared_mem=GROUP_SCRATCH_BYTES * ngroups)
+    part = scratch.capacity
+    # the parts of what the frontier buffer holds, or of the length where the host knows it; at least one,
+    # so that an empty frontier still zeroes the scan's total (cumul[0])
+    extent = int(length) if isinstance(length, (int, np.integer)) else frontier.shape[0]
+    for first in range(0, max(1, extent), part):
+        span = (*count, np.int64(first), np.int64(part))
+        part_frontier = frontier[first:]
+        tile_degrees((min(backend.resident_blocks(tile_degrees, BLOCK_THREADS), tiles),), (BLOCK_THREADS,),
+                     (col_ptr, *held_args(columns), part_frontier, *span, scratch.tile_sums, scratch.cumul, gate))
+        scan_tiles((1,), (BLOCK_THREADS,), (scratch.tile_sums, *span, gate))
+        degree_scan((min(backend.resident_blocks(degree_scan, BLOCK_THREADS), tiles),), (BLOCK_THREADS,),
+                    (*span, scratch.tile_sums, scratch.cumul, scratch.chunks, gate))
+        column_table((backend.resident_blocks(column_table, BLOCK_THREADS),), (BLOCK_THREADS,),
+                     (scratch.cumul, *span, scratch.columns, gate))
+        expansion(
+            (backend.resident_blocks(expansion, BLOCK_THREADS),), (BLOCK_THREADS,),
+            (col_ptr, *held_args(columns), row_idx, part_frontier, *span, scratch.cumul, scratch.columns, bitmap,
+             level, pred_row, *held_args(found_at),
+             pred_col if pred_col is not None else NULL, np.int32(lvl), np.int32(j), np.int32(grid.block),
+             np.int32(ngroups), np.int64(dst.shape[0] // max(1, ngroups - 1)), dst, dst_own, dst_cnt,
+             scratch.chunks, stats, gate),
+            shared_mem=GROUP_SCRATCH_BYTES * ngroups)
 
 
 def _expand_numpy(grid, j, col_ptr, row_idx, frontier, bitmap, level, pred_row, pred_col, lvl, dst, dst_own,
