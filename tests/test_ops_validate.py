@@ -20,7 +20,7 @@ import pytest
 from dbfs.backend import Backend
 from dbfs.grid import Grid
 from dbfs.ops import validate as ops
-from dbfs.ops.sparse import Positions
+from dbfs.ops.sparse import GROUP_MEMBERS, Positions, starts_length
 
 pytestmark = pytest.mark.one_rank
 
@@ -93,7 +93,7 @@ def held_columns(backend, col_ptr):
     """A block's column offsets held by position, on `backend`: (col_ptr at the non-empty columns and
     its last entry, the Positions of those columns), as dbfs.graph.LocalGraph holds them."""
     n = col_ptr.size - 1
-    columns = Positions.of_columns(CPU, col_ptr, np.zeros(n // 32, np.uint32), np.zeros(n // 32 + 1, np.int32))
+    columns = Positions.of_columns(CPU, col_ptr, np.zeros(n // 32, np.uint32), np.zeros(starts_length(n), np.int32))
     offsets = np.append(col_ptr[:-1][np.diff(col_ptr) > 0], col_ptr[-1])
     to = backend.asarray
     return to(offsets), Positions(to(columns.words), to(columns.starts), columns.count)
@@ -261,10 +261,10 @@ def held_blocks(case):
 @pytest.mark.parametrize("case", HELD_CASES, ids=[case_id(c) for c in HELD_CASES])
 def test_numpy_held_columns_match_dense(case):
     """The column offsets held by the positions of the non-empty columns: the dense offsets' stats,
-    marks and witnesses, on the block whole and in pieces (columns from past the first word on, rows by
-    owned block)."""
+    marks and witnesses, on the block whole and in pieces (columns a Positions group at a time, from past
+    the first group on; rows by owned block)."""
     for block in held_blocks(case):
-        for pieces in ((1, 1), (2 * block.grid.R, block.grid.C)):
+        for pieces in ((1, 1), (block.col_level.size // GROUP_MEMBERS, block.grid.C)):
             dense = run_entries(CPU, block, pieces=pieces)
             held = run_entries(CPU, block, pieces=pieces, held=True)
             assert np.array_equal(held[0], dense[0]) and np.array_equal(held[1], dense[1]), pieces
