@@ -258,13 +258,20 @@ def held_blocks(case):
     return block_of(case), block_of(case, nnz=Grid(R, C, n).cols_per_rank // 8, heavy=0)
 
 
+def column_pieces(block) -> int:
+    """Pieces of a block's columns that each start on a Positions group: two an owned block where they do,
+    else a group each."""
+    groups = block.col_level.size // GROUP_MEMBERS
+    return 2 * block.grid.R if groups % (2 * block.grid.R) == 0 else groups
+
+
 @pytest.mark.parametrize("case", HELD_CASES, ids=[case_id(c) for c in HELD_CASES])
 def test_numpy_held_columns_match_dense(case):
     """The column offsets held by the positions of the non-empty columns: the dense offsets' stats,
-    marks and witnesses, on the block whole and in pieces (columns a Positions group at a time, from past
-    the first group on; rows by owned block)."""
+    marks and witnesses, on the block whole and in pieces (column_pieces, from past the first group on;
+    rows by owned block)."""
     for block in held_blocks(case):
-        for pieces in ((1, 1), (block.col_level.size // GROUP_MEMBERS, block.grid.C)):
+        for pieces in ((1, 1), (column_pieces(block), block.grid.C)):
             dense = run_entries(CPU, block, pieces=pieces)
             held = run_entries(CPU, block, pieces=pieces, held=True)
             assert np.array_equal(held[0], dense[0]) and np.array_equal(held[1], dense[1]), pieces
@@ -421,11 +428,11 @@ def test_gpu_half_form_in_pieces_matches_numpy(R, C, level_type, held):
 @pytest.mark.parametrize("case", HELD_CASES, ids=[case_id(c) for c in HELD_CASES])
 def test_gpu_held_columns_match_numpy(case):
     """The column offsets held by position: the kernels against the twin, on the block whole and in
-    pieces, of the case's block, a hypersparse one, and a 2x2 grid's block whose warps mostly span more
-    than 32 columns (the column search through the held starts)."""
+    pieces (column_pieces), of the case's block, a hypersparse one, and a 2x2 grid's block whose warps
+    mostly span more than 32 columns (the column search through the held starts)."""
     wide = random_block(19, 2, 2, 1, 1, 1 << 17, 5000, case[1], np.uint16, np.int64, heavy=300)
     for block in (*held_blocks(case), wide):
-        for pieces in ((1, 1), (2 * block.grid.R, block.grid.C)):
+        for pieces in ((1, 1), (column_pieces(block), block.grid.C)):
             assert_kernels_match_twins(block, pieces=pieces, held=True)
 
 
