@@ -102,10 +102,10 @@ __device__ __forceinline__ void search_rows(ColumnStarts row_ptr, const i32* __r
     for (i32 w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nwords; w += warps) {
         const u32 word = shared ? __ldcg(&state_in[w]) : state_in[w];
         const i32 row = row_base + w * 32 + lane;
-        // HELD: the rows' Positions group and start (one address for the warp) go out beside the state's
+        // HELD: the rows' Positions word and start (one address for the warp) go out beside the state's
         // word rather than after it, so a block held by position waits no longer than a dense one. Where
         // the pointers and the finds are both held by position, they are held by the same Positions.
-        Positions::Fetched held{};
+        Positions::Fetched held{0u, 0};
         if (HELD) held = row_ptr.held.words != nullptr ? row_ptr.held.fetch(row) : found_at.fetch(row);
         const bool todo = !((word >> lane) & 1u);
         i64 next = 0, end = 0;

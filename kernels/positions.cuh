@@ -18,52 +18,43 @@ struct Positions {
 
     __device__ __forceinline__ bool has(i64 k) const { return words == nullptr || ((words[k >> 5] >> (k & 31)) & 1u); }
 
-    // The group of words and the start that k's position is counted from, loaded ahead of the count
-    // (of(k, fetched), find(k, fetched)): the bottom-up search sends them out beside a state word, the
-    // resolutions several lines' side by side, rather than one trip after another
+    // k's word and the held members before that word (its group's start plus the set bits of the group's
+    // words below it), loaded ahead of the count (of(k, fetched), find(k, fetched)): the bottom-up search
+    // sends them out beside a state word, the resolutions several lines' side by side, rather than one
+    // trip after another. The group's four words are reduced to these two at once, so that a fetch ahead
+    // holds two registers, not five.
     struct Fetched {
-        uint4 group;
+        u32 word;
         i32 start;
     };
     __device__ __forceinline__ Fetched fetch(i64 k) const
     {
-        return words == nullptr ? Fetched{make_uint4(0u, 0u, 0u, 0u), 0}
-                                : Fetched{reinterpret_cast<const uint4*>(words)[k >> 7], starts[k >> 7]};
-    }
-
-    // k's word within its fetched group
-    __device__ __forceinline__ static u32 word_of(uint4 group, i64 k)
-    {
+        if (words == nullptr) return Fetched{0u, 0};
+        const uint4 group = reinterpret_cast<const uint4*>(words)[k >> 7];
         const int w = (int)(k >> 5) & 3;
-        return w == 0 ? group.x : w == 1 ? group.y : w == 2 ? group.z : group.w;
+        const auto before = [w](int i, u32 word) { return i < w ? __popc(word) : 0; };
+        return Fetched{w == 0 ? group.x : w == 1 ? group.y : w == 2 ? group.z : group.w,
+                       starts[k >> 7] + before(0, group.x) + before(1, group.y) + before(2, group.z)};
     }
 
-    // the set bits of k's group below member k: its words before k's, and those of k's word below k
-    __device__ __forceinline__ static i32 below_in_group(uint4 group, i64 k)
-    {
-        const int w = (int)(k >> 5) & 3;
-        const u32 mask = (1u << (k & 31)) - 1u;
-        const auto part = [w, mask](int i, u32 word) { return __popc(i < w ? word : i == w ? word & mask : 0u); };
-        return part(0, group.x) + part(1, group.y) + part(2, group.z) + part(3, group.w);
-    }
-
-    // k's position from its fetched group and start; k must be held (has(k))
+    // k's position from its fetched word and start; k must be held (has(k))
     __device__ __forceinline__ i64 of(i64 k, Fetched fetched) const
     {
         if (words == nullptr) return k;
-        return fetched.start + below_in_group(fetched.group, k);
+        return fetched.start + __popc(fetched.word & ((1u << (k & 31)) - 1u));
     }
 
     __device__ __forceinline__ i64 of(i64 k) const { return of(k, fetch(k)); }
 
-    // k's position, or -1 where k is not held: the group and its start loaded together, not one after the
+    // k's position, or -1 where k is not held: the word and its start loaded together, not one after the
     // other (two dependent trips to memory, maybe another rank's)
     __device__ __forceinline__ i64 find(i64 k) const { return find(k, fetch(k)); }
 
     __device__ __forceinline__ i64 find(i64 k, Fetched fetched) const
     {
         if (words == nullptr) return k;
-        return (word_of(fetched.group, k) >> (k & 31)) & 1u ? fetched.start + below_in_group(fetched.group, k) : -1;
+        const u32 bit = 1u << (k & 31);
+        return fetched.word & bit ? fetched.start + __popc(fetched.word & (bit - 1)) : -1;
     }
 
     // the held members below k, for any k in [0, n] (k = n, a group's first member, reads no word past

@@ -50,7 +50,7 @@ struct HeldEntries {
 #pragma unroll
             for (int g = 0; g < PROBE_LINES; ++g) {
                 k[g] = (first + done + g) % lines;
-                fetched[g] = done + g < lines ? positions(k[g]).fetch(o) : Positions::Fetched{};
+                fetched[g] = done + g < lines ? positions(k[g]).fetch(o) : Positions::Fetched{0u, 0};
             }
             i32 entry[PROBE_LINES];
 #pragma unroll
