@@ -18,11 +18,22 @@ struct Positions {
 
     __device__ __forceinline__ bool has(i64 k) const { return words == nullptr || ((words[k >> 5] >> (k & 31)) & 1u); }
 
+    // the set bits of k's group of words below member k
+    __device__ __forceinline__ static i32 below_in_group(uint4 group, i64 k)
+    {
+        const int w = (int)(k >> 5) & 3;
+        const u32 mask = (1u << (k & 31)) - 1u;
+        const auto part = [w, mask](int i, u32 word) { return __popc(i < w ? word : i == w ? word & mask : 0u); };
+        return part(0, group.x) + part(1, group.y) + part(2, group.z) + part(3, group.w);
+    }
+
+    __device__ __forceinline__ uint4 group_of(i64 k) const { return reinterpret_cast<const uint4*>(words)[k >> 7]; }
+
     // k's word and the held members before that word (its group's start plus the set bits of the group's
     // words below it), loaded ahead of the count (of(k, fetched), find(k, fetched)): the bottom-up search
     // sends them out beside a state word, the resolutions several lines' side by side, rather than one
     // trip after another. The group's four words are reduced to these two at once, so that a fetch ahead
-    // holds two registers, not five.
+    // holds two registers, not five (the resolutions' lines fetched side by side would spill).
     struct Fetched {
         u32 word;
         i32 start;
@@ -30,11 +41,10 @@ struct Positions {
     __device__ __forceinline__ Fetched fetch(i64 k) const
     {
         if (words == nullptr) return Fetched{0u, 0};
-        const uint4 group = reinterpret_cast<const uint4*>(words)[k >> 7];
+        const uint4 group = group_of(k);
         const int w = (int)(k >> 5) & 3;
-        const auto before = [w](int i, u32 word) { return i < w ? __popc(word) : 0; };
         return Fetched{w == 0 ? group.x : w == 1 ? group.y : w == 2 ? group.z : group.w,
-                       starts[k >> 7] + before(0, group.x) + before(1, group.y) + before(2, group.z)};
+                       starts[k >> 7] + below_in_group(group, k & ~31LL)};
     }
 
     // k's position from its fetched word and start; k must be held (has(k))
@@ -44,7 +54,13 @@ struct Positions {
         return fetched.start + __popc(fetched.word & ((1u << (k & 31)) - 1u));
     }
 
-    __device__ __forceinline__ i64 of(i64 k) const { return of(k, fetch(k)); }
+    // k's position counted at once from its group (the expansion's column starts, an edge each: no word is
+    // picked out of the group first)
+    __device__ __forceinline__ i64 of(i64 k) const
+    {
+        if (words == nullptr) return k;
+        return starts[k >> 7] + below_in_group(group_of(k), k);
+    }
 
     // k's position, or -1 where k is not held: the word and its start loaded together, not one after the
     // other (two dependent trips to memory, maybe another rank's)
