@@ -54,7 +54,7 @@ graph's hubs, in its frontier early, find most parents at the first test).
 Resident bytes per rank, E = the rank's entries (about 2m/P undirected, m/P directed), b = the owned
 block, N'/C local columns, N'/R local rows (dbfs.memory.graph_bytes counts exactly these):
   col_ptr  w (N'/C + 1)  column offsets (or w a non-empty column   the CSC
-                         and its Positions, 5/32 of a byte a column)
+                         and its Positions, a quarter byte a column)
   row_idx  4 E           local row of every entry                  the CSC
   degree   4 b           owned degrees: TEPS count, direction rule, root sampling (an edge: degree > 0)
   row_ptr  w (N'/R + 1)  row offsets        } the row-major copy, only with --direction auto (and
@@ -114,7 +114,7 @@ from dbfs.ops.csc_build import (add_counts, append_segments, count_keys, count_n
                                  keep_keys, scatter_values, segment_lengths)
 from dbfs.ops.owner_groups import count_by_owner, group_by_owner, group_tuples, local_entries, route_entries
 from dbfs.ops.row_order import longest_columns_first
-from dbfs.ops.sparse import Positions
+from dbfs.ops.sparse import Positions, word_starts
 from dbfs.progress import Progress
 from dbfs.runtime import displacements
 from dbfs.source import EdgeArrays
@@ -532,7 +532,8 @@ class _Passes:
         else per local column. Returns (counts [m + 1], their Positions or None, the grid's most entries
         and non-empty columns of a block, host int64); `kept` is emptied as it is read."""
         backend, xp, grid = self.backend, self.backend.xp, self.grid
-        held = Positions.counting(backend, words)
+        starts = xp.empty(words.shape[0] + 1, xp.int32)
+        held = Positions(words, starts, word_starts(backend, words, starts))
         largest = np.array([sum(int(keys.shape[0]) for keys in kept), held.count], np.int64)
         self.comms.world.Allreduce(MPI.IN_PLACE, largest, op=MPI.MAX)     # the skew of pass 1 waited once
         self.phases.switch("place")

@@ -7,7 +7,7 @@ int32 where the block's entries fit (offset_dtype: half their bytes), else int64
 kernels that read them are compiled for either width (kernels/common.cuh offset_t). Where most of a
 block's N/C columns hold no entry (a hypersparse block: at Graph500 density two in three on a 4 x 4 grid,
 and more as the grid grows), its searches hold the column offsets of the non-empty columns alone, with
-the Positions of those columns (dbfs.ops.sparse: 5/32 of a byte a column), and read any column's start
+the Positions of those columns (dbfs.ops.sparse: a quarter byte a column), and read any column's start
 through them (hold_columns_by_position; one rank keeps every column's offset). An undirected graph
 can do without that second copy: A is symmetric, so a column of the block lists the neighbours that its
 vertex has among the block's rows, and its bottom-up search can run on the CSC, the columns looking for
@@ -29,7 +29,7 @@ from mpi4py import MPI
 
 from dbfs.grid import Grid
 from dbfs.ops.csc_build import count_nonempty
-from dbfs.ops.sparse import Positions, by_position, held_offsets, starts_length
+from dbfs.ops.sparse import Positions, by_position, held_offsets
 
 # The most entries a block may hold for its offsets to be int32 (the tests lower it, so that small graphs
 # run the 64-bit kernels too).
@@ -149,7 +149,7 @@ class LocalGraph:
         counted once through a bitmap of them."""
         xp, rows, b = self.backend.xp, self.grid.rows_per_rank, self.grid.block
         held = Positions.of_rows(self.backend, self.row_idx, xp.zeros(rows // 32, xp.uint32),
-                                 xp.zeros(starts_length(rows), xp.int32))
+                                 xp.zeros(rows // 32 + 1, xp.int32))
         return held.count, int(np.diff(held.block_bounds(self.backend, b)).max())
 
     @property

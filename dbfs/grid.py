@@ -2,9 +2,8 @@
 
 Method (paper 004, section 2.2 and Figure 1): P = R x C ranks form a grid; rank (i, j) has MPI rank
 i*C + j. The vertex range is padded to N' = R*C*b with b = ceil(N / (R*C)) rounded up to a multiple of
-128 (so every block starts on a group of POSITION_WORDS 32-bit words of any bitmap over rows or columns,
-the words a Positions' start counts from) and cut into R*C blocks of b vertices; block k is owned by
-rank (k mod R, k div R), i.e. block jR+i by P(i, j).
+32 (so every block starts on a 32-bit word of any bitmap over rows or columns) and cut into R*C blocks of
+b vertices; block k is owned by rank (k mod R, k div R), i.e. block jR+i by P(i, j).
 
 Rank (i, j) stores the (N'/R) x (N'/C) CSC block of A (A[v][u] = 1 for the edge u -> v):
   - its columns are the vertices of column block j = blocks jR .. jR+R-1 (the vertices owned by the R
@@ -23,9 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dbfs.kernels import POSITION_WORDS
-
-BLOCK_ALIGN = 32 * POSITION_WORDS
+BLOCK_ALIGN = 32
 LOCAL_LIMIT = 2**31                   # local ids are 32-bit: local ranges stay below this
 MAX_SIDE = (LOCAL_LIMIT - 1) // BLOCK_ALIGN     # a range holds BLOCK_ALIGN x the other side at least
 SIDES_TRIED = 1 << 12                 # grid columns fitting_grid tries past the least possible

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dbfs.ops.sparse import Positions, pack_present, starts_length, word_starts
+from dbfs.ops.sparse import Positions, pack_present, word_starts
 
 
 class LineRecords:
@@ -74,9 +74,8 @@ class LineRecords:
         if held is None:
             words = {m: s.sent_presence[k * w:(k + 1) * w] for k, m in enumerate(peers)}
             packed = {m: x.send_scratch[m].view(np.int32) for m in peers}
-            starts = s.presence_starts[:starts_length(b)]
-            values = {m: packed[m][:pack_present(self.backend, self._own(m)[0], words[m], starts, packed[m])]
-                      for m in peers}
+            values = {m: packed[m][:pack_present(self.backend, self._own(m)[0], words[m], s.presence_starts[:w + 1],
+                                                 packed[m])] for m in peers}
         else:
             words = {m: self._own(m)[1] for m in peers}
             values = {m: self.record[self.bounds[m]:self.bounds[m + 1]] for m in peers}
@@ -93,8 +92,8 @@ class LineRecords:
         return {m: self.state.recv_presence[k * w:(k + 1) * w] for k, m in enumerate(peers)}
 
     def _landed_starts(self) -> dict:
-        n, peers = starts_length(self.block), self.gather.peers
-        return {m: self.state.presence_starts[k * n:(k + 1) * n] for k, m in enumerate(peers)}
+        w, peers = self.block // 32, self.gather.peers
+        return {m: self.state.presence_starts[k * (w + 1):(k + 1) * (w + 1)] for k, m in enumerate(peers)}
 
     def _received(self, received=None) -> list:
         """Every rank's block for this rank: its own, and the peers' where they land (`received`: the
@@ -121,7 +120,7 @@ class LineRecords:
             return map_to_heap(s, self.name, ranks, 4 * b * line), nothing, nothing
         values = map_to_heap(s, self.name, ranks, 0)
         words = map_to_heap(s, f"{self.kind}_words", ranks, b // 8 * line)
-        starts = map_to_heap(s, f"{self.kind}_starts", ranks, 4 * (starts_length(b) - 1) * line)
+        starts = map_to_heap(s, f"{self.kind}_starts", ranks, b // 8 * line)
         getattr(s, f"{self.kind}_words")[:] = held.words           # moving zeroed them
         getattr(s, f"{self.kind}_starts")[:] = held.starts
         setattr(s, f"{self.kind}_positions",

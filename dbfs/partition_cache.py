@@ -36,7 +36,7 @@ import numpy as np
 
 from dbfs import edgelist, runtime
 from dbfs.graph import LocalGraph
-from dbfs.ops.sparse import Positions
+from dbfs.ops.sparse import Positions, word_starts
 
 _FORMAT = "dbfs-partition-cache-4"        # 4: a hypersparse block's offsets by its non-empty columns
 _NOT_STORED = ("comms", "backend", "columns")   # the columns' Positions: by their words (_COLUMN_WORDS)
@@ -144,7 +144,9 @@ class PartitionCache:
         graph = LocalGraph(comms=comms, backend=backend, **scalars,
                            **{name: backend.asarray(a) for name, a in arrays.items()})
         if words is not None:                   # the offsets of the non-empty columns, as built
-            graph.columns = Positions.counting(backend, backend.asarray(words))
+            words = backend.asarray(words)
+            starts = backend.xp.empty(words.shape[0] + 1, backend.xp.int32)
+            graph.columns = Positions(words, starts, word_starts(backend, words, starts))
         graph.narrow_offsets()
         return graph
 

@@ -62,7 +62,7 @@ import numpy as np
 from dbfs.graph import csc_is_row_major, offset_dtype
 from dbfs.kernels import COLUMN_CHUNK, CTL_WORDS, LOG_WORDS, SCAN_TILE, SMALL_SCRATCH_WORDS, STAT_WORDS
 from dbfs.ops.bottom_up import summary_words
-from dbfs.ops.sparse import Positions, by_position, starts_length
+from dbfs.ops.sparse import Positions, by_position
 from dbfs.workspace import allocated_bytes
 
 
@@ -132,7 +132,7 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns
     }
     if rows_held:
         parts["row_words"] = (np.uint32, n_rows // 32)
-        parts["row_starts"] = (np.int32, starts_length(n_rows))
+        parts["row_starts"] = (np.int32, n_rows // 32 + 1)
     if not one_gpu:
         parts["count"] = (np.int32, 1)           # scratch counter of message decoding
     if C > 1:
@@ -153,7 +153,7 @@ def layout(grid, direction: str, entries: int, log_capacity: int = 0, by_columns
         parts["sent_presence"] = (np.uint32, dense_peers * b // 32)
     if gathered_peers:
         parts["recv_presence"] = (np.uint32, gathered_peers * b // 32)
-        parts["presence_starts"] = (np.int32, gathered_peers * starts_length(b))   # a peer's words' starts each
+        parts["presence_starts"] = (np.int32, gathered_peers * (b // 32 + 1))   # a peer's words' starts each
     if R > 1:
         parts["front"] = (np.int32, frontier)    # the column's frontier, gathered
     if by_columns:

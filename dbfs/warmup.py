@@ -33,7 +33,7 @@ from dbfs.build import build, pack_by_owner, sum_blocks
 from dbfs.certificate import certify
 from dbfs.graph import GridComms
 from dbfs.grid import Grid
-from dbfs.ops.sparse import Positions
+from dbfs.ops.sparse import word_starts
 from dbfs.source import EdgeArrays, GraphSource
 from graph500.generator import DEFAULT_SEED, generate_edges
 
@@ -62,8 +62,8 @@ def warm_up(backend) -> float:
     grid, xp = Grid(2, 2, n), backend.xp
     u, v = xp.asarray(src), xp.asarray(dst)
     pack_by_owner(backend, grid, u, v, both_ways=True, with_rows=True)
-    # a hypersparse block's Positions, as several ranks' counting pass makes them
-    Positions.counting(backend, xp.zeros(2 * kernels.POSITION_WORDS, xp.uint32))
+    words = xp.zeros(2, xp.uint32)                              # a hypersparse block's Positions, as several
+    word_starts(backend, words, xp.empty(3, xp.int32))          # ranks' counting pass makes them
     lengths = xp.zeros(9, xp.int64)[:-1].astype(xp.int32)       # column lengths summed over two grid rows,
     for width in (xp.int32, xp.int64):                          # as a grid of one column's row counts, its
         row_ends = xp.zeros(5, width)                           # row copy's rounds and their bounds

@@ -50,9 +50,6 @@ OWNER_TILE_ITEMS = 8
 # (CTL_WORDS) through which block 0 hands on the state of the tiny levels it ran alone.
 COUNTERS = ("COUNT", "DEGREES", "MAX_DEGREE")
 COUNTER_SLOTS = 3
-# The words of a Positions' bitmap that one of its starts counts from (kernels/positions.cuh): one int32
-# a 128 members where one a word took a bit a member, read as one 16-byte load beside the start.
-POSITION_WORDS = 4
 # Ids per entry of a column table (the column of every COLUMN_CHUNK-th id, kernels/columns.cuh): one
 # warp's share of the expansion and of the validator's entry pass, at four ids per lane.
 COLUMN_CHUNK = 128
@@ -122,7 +119,7 @@ DEFINES = {
     "THREAD_EDGES": THREAD_EDGES, "SMALL_THREADS": SMALL_THREADS, "PEER_THREADS": PEER_THREADS, "SMALL_GROUP": SMALL_GROUP,
     "OWNER_TILE_ITEMS": OWNER_TILE_ITEMS, "APPEND_SEGMENTS": APPEND_SEGMENTS, "SUMMARY_SPARSE": SUMMARY_SPARSE,
     **{f"SUMMARY_{name}": k for k, name in enumerate(SUMMARY_TALLY)}, "SUMMARY_TALLY_WORDS": SUMMARY_TALLY_WORDS,
-    "SMALL_MAX_DEGREE": SMALL_MAX_DEGREE, "COLUMN_CHUNK": COLUMN_CHUNK, "POSITION_WORDS": POSITION_WORDS, "BOTTOM_UP": BOTTOM_UP,
+    "SMALL_MAX_DEGREE": SMALL_MAX_DEGREE, "COLUMN_CHUNK": COLUMN_CHUNK, "BOTTOM_UP": BOTTOM_UP,
     **{f"{prefix}_{name}": value for prefix, space in (("CTL", CTL), ("STEP", STEP), ("FORM", FORM),
                                                        ("STAT", STAT), ("LOG", LOG), ("HEAD", HEAD),
                                                        ("MSG", MSG), ("PEER_RECORD", PEER_REC),

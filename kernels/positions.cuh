@@ -1,16 +1,11 @@
-// A local index range's members that hold something (dbfs.ops.sparse.Positions): bit k of words[k / 32] is
-// set for such a member k, and starts[g] counts the set bits of the words before word POSITION_WORDS * g
-// (a start a group of four words: 1/32 of a byte a member, where a start a word took an eighth). An array
-// held by position keeps member k at position starts[k / 128] plus the set bits below k in its group's
-// words: only the members that can hold a value take room (the non-empty columns of a hypersparse block,
-// the present entries of a packed message). below(k), the held members under k, is defined for every k in
-// [0, n] (n a multiple of 128): a CSC's column offsets held by position (ColumnStarts) give any column's
-// start as ptr[below(c)]. A group's words are read as one 16-byte load (words 16-byte aligned: the ranges
-// and the blocks sliced from them start on a group).
+// A local index range's members that hold something (dbfs.ops.sparse.Positions): bit k of words[k / 32]
+// is set for such a member k, and starts[w] counts the set bits of the words before w. An array held
+// by position keeps member k at position starts[k / 32] plus the set bits below k in its word: only the
+// members that can hold a value take room (the non-empty columns of a hypersparse block, the present
+// entries of a packed message). below(k), the held members under k, is defined for every k in [0, n]:
+// a CSC's column offsets held by position (ColumnStarts) give any column's start as ptr[below(c)].
 #pragma once
 #include "common.cuh"
-
-static_assert(POSITION_WORDS == 4, "a Positions group is one uint4 load");
 
 struct Positions {
     const u32* words;       // nullptr: every member is held, member k at position k
@@ -18,33 +13,16 @@ struct Positions {
 
     __device__ __forceinline__ bool has(i64 k) const { return words == nullptr || ((words[k >> 5] >> (k & 31)) & 1u); }
 
-    // the set bits of k's group of words below member k
-    __device__ __forceinline__ static i32 below_in_group(uint4 group, i64 k)
-    {
-        const int w = (int)(k >> 5) & 3;
-        const u32 mask = (1u << (k & 31)) - 1u;
-        const auto part = [w, mask](int i, u32 word) { return __popc(i < w ? word : i == w ? word & mask : 0u); };
-        return part(0, group.x) + part(1, group.y) + part(2, group.z) + part(3, group.w);
-    }
-
-    __device__ __forceinline__ uint4 group_of(i64 k) const { return reinterpret_cast<const uint4*>(words)[k >> 7]; }
-
-    // k's word and the held members before that word (its group's start plus the set bits of the group's
-    // words below it), loaded ahead of the count (of(k, fetched), find(k, fetched)): the bottom-up search
-    // sends them out beside a state word, the resolutions several lines' side by side, rather than one
-    // trip after another. The group's four words are reduced to these two at once, so that a fetch ahead
-    // holds two registers, not five (the resolutions' lines fetched side by side would spill).
+    // The word and start that k's position is counted from, loaded ahead of the count (of(k, fetched),
+    // find(k, fetched)): the bottom-up search sends them out beside a state word, the resolutions several
+    // lines' side by side, rather than one trip after another
     struct Fetched {
         u32 word;
         i32 start;
     };
     __device__ __forceinline__ Fetched fetch(i64 k) const
     {
-        if (words == nullptr) return Fetched{0u, 0};
-        const uint4 group = group_of(k);
-        const int w = (int)(k >> 5) & 3;
-        return Fetched{w == 0 ? group.x : w == 1 ? group.y : w == 2 ? group.z : group.w,
-                       starts[k >> 7] + below_in_group(group, k & ~31LL)};
+        return words == nullptr ? Fetched{0u, 0} : Fetched{words[k >> 5], starts[k >> 5]};
     }
 
     // k's position from its fetched word and start; k must be held (has(k))
@@ -54,12 +32,10 @@ struct Positions {
         return fetched.start + __popc(fetched.word & ((1u << (k & 31)) - 1u));
     }
 
-    // k's position counted at once from its group (the expansion's column starts, an edge each: no word is
-    // picked out of the group first)
     __device__ __forceinline__ i64 of(i64 k) const
     {
         if (words == nullptr) return k;
-        return starts[k >> 7] + below_in_group(group_of(k), k);
+        return starts[k >> 5] + __popc(words[k >> 5] & ((1u << (k & 31)) - 1u));
     }
 
     // k's position, or -1 where k is not held: the word and its start loaded together, not one after the
@@ -73,32 +49,27 @@ struct Positions {
         return fetched.word & bit ? fetched.start + __popc(fetched.word & (bit - 1)) : -1;
     }
 
-    // the held members below k, for any k in [0, n] (k = n, a group's first member, reads no word past
-    // the last)
+    // the held members below k, for any k in [0, n] (k = n reads no word past the last)
     __device__ __forceinline__ i64 below(i64 k) const
     {
         if (words == nullptr) return k;
-        if ((k & 127) == 0) return starts[k >> 7];
-        return of(k);
+        return starts[k >> 5] + ((k & 31) ? __popc(words[k >> 5] & ((1u << (k & 31)) - 1u)) : 0);
     }
 
-    // the member at position p < count (of's inverse), the range having nwords words: the last group whose
-    // start is at most p holds it (a binary search of the starts), then the word of its group that holds
-    // the (p - start)-th set bit, then that bit
+    // the member at position p < count (of's inverse), the range having nwords words: the last word whose
+    // start is at most p holds it (a binary search of the starts), then its (p - start)-th set bit
     __device__ __forceinline__ i64 member(i64 p, i64 nwords) const
     {
         if (words == nullptr) return p;
-        i64 lo = 0, hi = nwords / POSITION_WORDS - 1;
+        i64 lo = 0, hi = nwords - 1;
         while (lo < hi) {
             const i64 mid = lo + ((hi - lo + 1) >> 1);
             if (starts[mid] <= p) lo = mid;
             else hi = mid - 1;
         }
-        i64 w = POSITION_WORDS * lo, rank = p - starts[lo];
-        for (i32 n = __popc(words[w]); rank >= n; n = __popc(words[++w])) rank -= n;
-        u32 word = words[w];
-        for (; rank > 0; --rank) word &= word - 1u;
-        return 32 * w + __ffs(word) - 1;
+        u32 word = words[lo];
+        for (i64 k = p - starts[lo]; k > 0; --k) word &= word - 1u;
+        return 32 * lo + __ffs(word) - 1;
     }
 };
 

@@ -4,8 +4,8 @@
 // search fewer than half of a block's entries are set on any one rank.
 //
 // presence_words: a thread per entry, a ballot per warp; bit o of words[o / 32] := values[o] >= 0.
-// group_popcounts: counts[g] := the set bits of words POSITION_WORDS * g .. POSITION_WORDS * (g + 1) - 1;
-// their exclusive prefix `starts` (a scan between the launches) places each group's present entries.
+// word_popcounts: counts[w] := popcount(words[w]); their exclusive prefix `starts` (a scan between the
+// launches) places each word's present entries.
 // move_present: the entry o with its bit set is packed at its position (positions.cuh); a receiver reads
 // it there (dbfs.ops.predecessors).
 #include "positions.cuh"
@@ -31,12 +31,10 @@ mark_members(const i32* __restrict__ members, i64 n, u32* __restrict__ words)
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-group_popcounts(const u32* __restrict__ words, i64 ngroups, i32* __restrict__ counts)
+word_popcounts(const u32* __restrict__ words, i64 nwords, i32* __restrict__ counts)
 {
-    for (i64 g = blockIdx.x * (i64)blockDim.x + threadIdx.x; g < ngroups; g += (i64)gridDim.x * blockDim.x) {
-        const uint4 group = reinterpret_cast<const uint4*>(words)[g];
-        counts[g] = __popc(group.x) + __popc(group.y) + __popc(group.z) + __popc(group.w);
-    }
+    for (i64 w = blockIdx.x * (i64)blockDim.x + threadIdx.x; w < nwords; w += (i64)gridDim.x * blockDim.x)
+        counts[w] = __popc(words[w]);
 }
 
 // packed[position of o] := values[o] for the present entries.

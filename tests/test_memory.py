@@ -19,7 +19,6 @@ from dbfs import graph as graph_module
 from dbfs.graph import GridComms
 from dbfs.grid import Grid, default_grid
 from dbfs.ops.validate import level_dtype
-from dbfs.ops.sparse import starts_length
 from dbfs.search_state import layout
 from dbfs.workspace import allocated_bytes
 from graph500.generator import edge_range, generate_edges
@@ -229,7 +228,7 @@ def test_presence_bitmaps_only_where_a_record_is_gathered():
     w, few = grid.block // 32, grid.rows_per_rank // 10
     presence = ("sent_presence", "recv_presence", "presence_starts")
     dense = layout(grid, "auto", entries)
-    assert [dense[name][1] for name in presence] == [(grid.C - 1) * w, (grid.C - 1) * w, (grid.C - 1) * starts_length(grid.block)]
+    assert [dense[name][1] for name in presence] == [(grid.C - 1) * w, (grid.C - 1) * w, (grid.C - 1) * (w + 1)]
     held = layout(grid, "auto", entries, rows=few)
     assert "sent_presence" not in held and held["recv_presence"][1] == (grid.C - 1) * w
     assert not set(presence) & set(layout(grid, "auto", entries, rows=few, records_in_place=True))

@@ -26,7 +26,7 @@ from dbfs.ops.frontier import frontier_figures, publish_figures
 from dbfs.ops.host_words import KERNEL_COPY_BYTES, copy_words
 from dbfs.ops.level_control import visit_root
 from dbfs.ops.predecessors import resolve_columns, resolve_parents
-from dbfs.ops.sparse import Positions, held_offsets, starts_length, word_starts
+from dbfs.ops.sparse import Positions, held_offsets, word_starts
 from dbfs.ops.message import SourceTable, encode_lists
 from dbfs.ops.peer_sums import peer_sums
 from dbfs.ops.update import update
@@ -232,7 +232,7 @@ def run_expand(backend, case, frontier, state, edges_per_thread=4, device_length
     col_ptr, columns = backend.asarray(case.col_ptr), None
     if held:
         found_at = Positions.of_rows(backend, backend.asarray(case.row_idx), xp.zeros(nrows // 32, xp.uint32),
-                                     xp.zeros(starts_length(nrows), xp.int32))
+                                     xp.zeros(nrows // 32 + 1, xp.int32))
         rows = xp.asarray(np.unique(case.row_idx))
         pred_row = state["pred_row"][rows]
         col_ptr, columns = held_offsets(backend, col_ptr)
@@ -758,7 +758,7 @@ def held_entries_of(gathered, n, b, seed):
         block = gathered[p * b:(p + 1) * b]
         held = (block >= 0) | (rng.random(b) < 0.5)
         words = np.packbits(held, bitorder="little").view(np.uint32).copy()
-        starts = np.zeros(starts_length(b), np.int32)
+        starts = np.zeros(b // 32 + 1, np.int32)
         word_starts(CPU, words, starts)
         entries.append((block[held].copy(), words, starts))
     return entries

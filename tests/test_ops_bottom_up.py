@@ -35,7 +35,7 @@ def random_bits(rng, nbits, density):
     return np.packbits(bits, bitorder="little").view(np.uint32).copy(), np.flatnonzero(bits)
 
 
-@pytest.mark.parametrize("nbits, n", [(128, 0), (256, 5), (4096, 4096), (1 << 16, 300)])
+@pytest.mark.parametrize("nbits, n", [(32, 0), (64, 5), (4096, 4096), (1 << 16, 300)])
 def test_pack_unpack_round_trip(nbits, n):
     rng = np.random.default_rng(nbits + n)
     offsets = random_offsets(rng, nbits, n)
@@ -184,7 +184,7 @@ def test_segment_searched_in_place_ends_as_the_rotation_does(stale):
 def test_search_segment_refuses_finds_held_apart_from_the_pointers():
     """The _held kernels take one Positions for both where both are held."""
     rng = np.random.default_rng(4)
-    row_ptr, col_idx = random_block(rng, 128, 128, 100)
+    row_ptr, col_idx = random_block(rng, 64, 64, 100)
     held_ptr, held = held_offsets(CPU, row_ptr)
     _, other = held_offsets(CPU, row_ptr)
     state = np.zeros(2, np.uint32)
@@ -311,7 +311,7 @@ def test_resolve_parents_bottom_up_takes_the_finder():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("nbits, n", [(128, 0), (1 << 20, 1000), (1 << 20, 900_000)])
+@pytest.mark.parametrize("nbits, n", [(32, 0), (1 << 20, 1000), (1 << 20, 900_000)])
 def test_gpu_bitmap_matches_numpy(nbits, n):
     import cupy
     rng = np.random.default_rng(n)

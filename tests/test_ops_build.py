@@ -14,7 +14,7 @@ from dbfs.backend import Backend
 from dbfs.ops.csc_build import (APPEND_SEGMENTS, SCAN_ITEMS, THREADS, add_counts, append_segments, count_keys,
                                 count_nonempty, csr_from_csc, inclusive_scan, keep_keys, scatter_values,
                                 segment_lengths)
-from dbfs.ops.sparse import GROUP_MEMBERS, Positions
+from dbfs.ops.sparse import Positions, word_starts
 
 pytestmark = pytest.mark.one_rank
 
@@ -113,14 +113,15 @@ def held_keys(backend, keys, nkeys: int, stride: int = 1) -> Positions:
     """The Positions of the keys present (keep_keys, in two calls, then the words' starts); the keys kept
     are the keys read."""
     xp = backend.xp
-    words = xp.zeros(-(-nkeys // GROUP_MEMBERS) * GROUP_MEMBERS // 32, xp.uint32)
+    words = xp.zeros(-(-nkeys // 32), xp.uint32)
     n = -(-keys.shape[0] // stride)
     kept = xp.full(n, -7, xp.int32)
     half = stride * (n // 2)
     keep_keys(backend, keys[:half], kept[:n // 2], words, stride)
     keep_keys(backend, keys[half:], kept[n // 2:], words, stride)
     assert (kept == keys[::stride]).all()
-    return Positions.counting(backend, words)
+    starts = xp.empty(words.shape[0] + 1, xp.int32)
+    return Positions(words, starts, word_starts(backend, words, starts))
 
 
 def test_held_twins_count_and_place_by_position():

@@ -20,7 +20,7 @@ import pytest
 from dbfs.backend import Backend
 from dbfs.grid import Grid
 from dbfs.ops import validate as ops
-from dbfs.ops.sparse import GROUP_MEMBERS, Positions, starts_length
+from dbfs.ops.sparse import Positions
 
 pytestmark = pytest.mark.one_rank
 
@@ -93,7 +93,7 @@ def held_columns(backend, col_ptr):
     """A block's column offsets held by position, on `backend`: (col_ptr at the non-empty columns and
     its last entry, the Positions of those columns), as dbfs.graph.LocalGraph holds them."""
     n = col_ptr.size - 1
-    columns = Positions.of_columns(CPU, col_ptr, np.zeros(n // 32, np.uint32), np.zeros(starts_length(n), np.int32))
+    columns = Positions.of_columns(CPU, col_ptr, np.zeros(n // 32, np.uint32), np.zeros(n // 32 + 1, np.int32))
     offsets = np.append(col_ptr[:-1][np.diff(col_ptr) > 0], col_ptr[-1])
     to = backend.asarray
     return to(offsets), Positions(to(columns.words), to(columns.starts), columns.count)
@@ -258,20 +258,13 @@ def held_blocks(case):
     return block_of(case), block_of(case, nnz=Grid(R, C, n).cols_per_rank // 8, heavy=0)
 
 
-def column_pieces(block) -> int:
-    """Pieces of a block's columns that each start on a Positions group: two an owned block where they do,
-    else a group each."""
-    groups = block.col_level.size // GROUP_MEMBERS
-    return 2 * block.grid.R if groups % (2 * block.grid.R) == 0 else groups
-
-
 @pytest.mark.parametrize("case", HELD_CASES, ids=[case_id(c) for c in HELD_CASES])
 def test_numpy_held_columns_match_dense(case):
     """The column offsets held by the positions of the non-empty columns: the dense offsets' stats,
-    marks and witnesses, on the block whole and in pieces (column_pieces, from past the first group on;
-    rows by owned block)."""
+    marks and witnesses, on the block whole and in pieces (columns from past the first word on, rows by
+    owned block)."""
     for block in held_blocks(case):
-        for pieces in ((1, 1), (column_pieces(block), block.grid.C)):
+        for pieces in ((1, 1), (2 * block.grid.R, block.grid.C)):
             dense = run_entries(CPU, block, pieces=pieces)
             held = run_entries(CPU, block, pieces=pieces, held=True)
             assert np.array_equal(held[0], dense[0]) and np.array_equal(held[1], dense[1]), pieces
@@ -428,11 +421,11 @@ def test_gpu_half_form_in_pieces_matches_numpy(R, C, level_type, held):
 @pytest.mark.parametrize("case", HELD_CASES, ids=[case_id(c) for c in HELD_CASES])
 def test_gpu_held_columns_match_numpy(case):
     """The column offsets held by position: the kernels against the twin, on the block whole and in
-    pieces (column_pieces), of the case's block, a hypersparse one, and a 2x2 grid's block whose warps
-    mostly span more than 32 columns (the column search through the held starts)."""
+    pieces, of the case's block, a hypersparse one, and a 2x2 grid's block whose warps mostly span more
+    than 32 columns (the column search through the held starts)."""
     wide = random_block(19, 2, 2, 1, 1, 1 << 17, 5000, case[1], np.uint16, np.int64, heavy=300)
     for block in (*held_blocks(case), wide):
-        for pieces in ((1, 1), (column_pieces(block), block.grid.C)):
+        for pieces in ((1, 1), (2 * block.grid.R, block.grid.C)):
             assert_kernels_match_twins(block, pieces=pieces, held=True)
 
 

@@ -8,9 +8,9 @@ usually well under the dense block's 4 bytes per entry.
 
 A block's array of local columns is held the same way where most columns hold no entry (a hypersparse
 block of a tall grid: at Graph500 density about a third of a 4 x 4 grid's local columns have one): the
-bitmap of the non-empty columns and the exclusive prefix of the popcounts of its groups of POSITION_WORDS
-words (Positions) place column k's value at its position, so the array takes 4 bytes a non-empty column
-and the Positions 5/32 of a byte a column, where the dense array takes 4 bytes a column. A CSC's column offsets are held so
+bitmap of the non-empty columns and the exclusive prefix of its words' popcounts (Positions) place
+column k's value at its position, so the array takes 4 bytes a non-empty column and the Positions a
+quarter byte a column, where the dense array takes 4 bytes a column. A CSC's column offsets are held so
 too (column_starts): the columns below c hold the entries that the held ones below c hold, so column c
 starts at the held offsets' entry number Positions.below(c), for an empty column as for any other.
 
@@ -25,7 +25,7 @@ import numpy as np
 
 from dataclasses import dataclass
 
-from dbfs.kernels import BLOCK_THREADS, POSITION_WORDS
+from dbfs.kernels import BLOCK_THREADS
 from dbfs.ops.arrays import NULL, blocks_for, require_array
 from dbfs.ops.bitmap import visited
 
@@ -37,24 +37,16 @@ POSITIONS_STEP = 1 << 20
 # temporaries take about 40 B each.
 MEMBERS_STEP = 1 << 12
 _POPCOUNT8 = np.array([bin(x).count("1") for x in range(256)], np.int32)
-# The members whose words one start counts from: a range's length and the blocks cut from it are multiples.
-GROUP_MEMBERS = 32 * POSITION_WORDS
-
-
-def starts_length(n: int) -> int:
-    """The starts of the Positions of a range of n members (n a multiple of GROUP_MEMBERS)."""
-    return n // GROUP_MEMBERS + 1
 
 
 @dataclass(frozen=True)
 class Positions:
-    """The members of an index range [0, n) that hold something, n a multiple of GROUP_MEMBERS (128).
+    """The members of an index range [0, n) that hold something, n a multiple of 32.
 
       words   uint32 [n/32]      bit k of words[k / 32] set iff member k is held
-      starts  int32 [n/128 + 1]  starts[g]: set bits in the words before word POSITION_WORDS * g;
-                                 starts[-1] = count (starts_length)
-    An array held by position keeps member k at position(k) = starts[k / 128] + the set bits below k in
-    its group's words (kernels/positions.cuh); count is the number held."""
+      starts  int32 [n/32 + 1]   set bits in the words before w; starts[-1] = count
+    An array held by position keeps member k at position(k) = starts[k / 32] + the set bits below k in
+    its word (kernels/positions.cuh); count is the number held."""
 
     words: object
     starts: object
@@ -85,13 +77,6 @@ class Positions:
                 np.bitwise_or.at(words, row_idx[lo:hi] >> 5, np.uint32(1) << (row_idx[lo:hi] & 31).astype(np.uint32))
         return cls(words, starts, word_starts(backend, words, starts))
 
-    @classmethod
-    def counting(cls, backend, words) -> "Positions":
-        """The Positions of `words` (device, a multiple of POSITION_WORDS), its starts allocated and counted;
-        one host synchronisation (the count)."""
-        starts = backend.xp.empty(int(words.shape[0]) // POSITION_WORDS + 1, backend.xp.int32)
-        return cls(words, starts, word_starts(backend, words, starts))
-
     def at(self, members):
         """NumPy: the positions of held `members` (kernels/positions.cuh Positions::of)."""
         return _positions(self.words, self.starts, members)
@@ -105,36 +90,31 @@ class Positions:
         return members_at(self.words, self.starts, positions)
 
     def block(self, k: int, members: int) -> "Positions":
-        """The members k*members .. (k+1)*members - 1 (members a multiple of GROUP_MEMBERS): their words and
-        starts, views; positions stay those of the whole range."""
-        lo, hi = k * members // GROUP_MEMBERS, (k + 1) * members // GROUP_MEMBERS
-        return Positions(self.words[lo * POSITION_WORDS:hi * POSITION_WORDS], self.starts[lo:hi + 1], self.count)
-
-    def tail(self, first: int) -> "Positions":
-        """The members from `first` (a multiple of GROUP_MEMBERS) on: their words and starts, views;
-        positions stay those of the whole range."""
-        return Positions(self.words[first // 32:], self.starts[first // GROUP_MEMBERS:], self.count)
+        """The members k*members .. (k+1)*members - 1 (members a multiple of 32): their words and starts,
+        views; positions stay those of the whole range."""
+        lo, hi = k * members // 32, (k + 1) * members // 32
+        return Positions(self.words[lo:hi], self.starts[lo:hi + 1], self.count)
 
     def block_bounds(self, backend, members: int):
-        """Host int64: the position where each block of `members` members (a multiple of GROUP_MEMBERS)
-        begins, the count last (block k holds bounds[k + 1] - bounds[k])."""
-        return backend.asnumpy(self.starts[::members // GROUP_MEMBERS]).astype(np.int64)
+        """Host int64: the position where each block of `members` members (a multiple of 32) begins,
+        the count last (block k holds bounds[k + 1] - bounds[k])."""
+        return backend.asnumpy(self.starts[::members // 32]).astype(np.int64)
 
 
 def by_position(n: int, members: int | None) -> bool:
     """Whether an array of 4-byte entries over a range of n indices of which at most `members` can hold
     something (None: not counted) is held by their positions: where that takes fewer bytes, 4 a member
-    plus the Positions' 5/32 of a byte an index against 4 an index, below POSITIONS_SHARE of the n."""
+    plus the Positions' quarter byte an index against 4 an index, below POSITIONS_SHARE of the n."""
     return members is not None and members < POSITIONS_SHARE * n
 
 
 def positions_bytes(n: int) -> int:
-    """The bytes of the Positions of a range of n members (n a multiple of GROUP_MEMBERS): words and starts."""
-    return 4 * (n // 32) + 4 * starts_length(n)
+    """The bytes of the Positions of a range of n members (n a multiple of 32): words and starts."""
+    return 4 * (n // 32) + 4 * (n // 32 + 1)
 
 
 def record_bytes(n: int, members: int | None) -> int:
-    """The bytes of a 4-byte record over a range of n indices (n a multiple of GROUP_MEMBERS) at most `members` of
+    """The bytes of a 4-byte record over a range of n indices (n a multiple of 32) at most `members` of
     which hold something: its values and Positions where by_position holds it so, else its n entries."""
     return 4 * max(1, members) + positions_bytes(n) if by_position(n, members) else 4 * n
 
@@ -156,7 +136,7 @@ def held_offsets(backend, ptr) -> tuple:
     together on the host so that the device never holds both forms at once. In steps: a whole range's mask
     takes a byte an index; a host synchronisation a step."""
     xp, n = backend.xp, int(ptr.shape[0]) - 1
-    held = Positions.of_columns(backend, ptr, xp.zeros(n // 32, xp.uint32), xp.zeros(starts_length(n), xp.int32))
+    held = Positions.of_columns(backend, ptr, xp.zeros(n // 32, xp.uint32), xp.zeros(n // 32 + 1, xp.int32))
     offsets, at = np.empty(held.count + 1, ptr.dtype), 0
     for lo in range(0, n, POSITIONS_STEP):
         hi = min(n, lo + POSITIONS_STEP)
@@ -179,43 +159,31 @@ def held_entries(values, words, starts, offsets):
 
 
 def _positions(words, starts, members):
-    """NumPy: the set bits of `words` below each of `members` (0 .. n; at n, a group's first member, no word
-    is read): the group's start, then the group's words below the member's, then its word's bits below it;
-    int64, in steps of MEMBERS_STEP members."""
+    """NumPy: the set bits of `words` below each of `members` (0 .. n; at n the mask takes no bit of the
+    last word, which is read in place of the one past it), int64; in steps of MEMBERS_STEP members."""
     members = np.asarray(members)
     flat, found = members.reshape(-1), np.empty(members.size, np.int64)
-    last = words.shape[0] - 1
     for lo in range(0, flat.shape[0], MEMBERS_STEP):
-        step = flat[lo:lo + MEMBERS_STEP].astype(np.int64)
-        word, within = step >> 5, (step >> 5) % POSITION_WORDS
-        counted = starts[step // GROUP_MEMBERS].astype(np.int64)
-        for before in range(1, POSITION_WORDS):       # the group's words below the member's
-            earlier = within >= before
-            counted[earlier] += _popcounts(words[word[earlier] - before].astype(np.uint32))
-        below = words[np.minimum(word, last)] & ((np.uint32(1) << (step & 31).astype(np.uint32)) - np.uint32(1))
-        found[lo:lo + step.shape[0]] = counted + _popcounts(below.astype(np.uint32))
+        step = flat[lo:lo + MEMBERS_STEP]
+        word = np.minimum(step >> 5, words.shape[0] - 1)
+        below = words[word] & ((np.uint32(1) << (step & 31).astype(np.uint32)) - np.uint32(1))
+        found[lo:lo + step.shape[0]] = starts[step >> 5] + _popcounts(below.astype(np.uint32))
     return found.reshape(members.shape)
 
 
 def members_at(words, starts, positions):
     """NumPy: the member at each of `positions` of the Positions words and starts (words None: the position
-    itself): the group whose start is the last at most the position, the word of the group that holds its
-    (position - start)-th set bit, then that bit, the lower set bits cleared one a pass. In steps of
-    MEMBERS_STEP positions, so that the temporaries stay small beside the result."""
+    itself): the word whose start is the last at most the position, then its (position - start)-th set bit,
+    the lower set bits cleared one a pass. In steps of MEMBERS_STEP positions, so that the temporaries stay
+    small beside the result."""
     positions = np.asarray(positions, np.int64)
     if words is None:
         return positions
     flat, members = positions.reshape(-1), np.empty(positions.size, np.int64)
     for lo in range(0, flat.shape[0], MEMBERS_STEP):
         step = flat[lo:lo + MEMBERS_STEP]
-        group = np.searchsorted(starts[:-1], step, side="right") - 1
-        rank = step - starts[group]
-        word = POSITION_WORDS * group
-        for _ in range(POSITION_WORDS - 1):          # past the group's words that end before the bit
-            counts = _popcounts(words[word].astype(np.uint32))
-            past = rank >= counts
-            rank[past] -= counts[past]
-            word[past] += 1
+        word = np.searchsorted(starts[:-1], step, side="right") - 1
+        rank = step - starts[word]
         bits = words[word].astype(np.uint32)
         for cleared in range(int(rank.max(initial=0))):
             more = rank > cleared
@@ -233,9 +201,9 @@ def _popcounts(words):
 def pack_present(backend, values, words, starts, packed) -> int:
     """Encode `values`; return k, the number of present entries (a host synchronisation on the GPU).
 
-      values  int32 [n]          read   n a multiple of GROUP_MEMBERS
-      words   uint32 [n/32]      write  bit o set iff values[o] >= 0
-      starts  int32 [n/128 + 1]  write  scratch: exclusive prefix of the groups' popcounts, then k
+      values  int32 [n]         read   n a multiple of 32
+      words   uint32 [n/32]     write  bit o set iff values[o] >= 0
+      starts  int32 [n/32 + 1]  write  scratch: exclusive prefix of the words' popcounts, then k
       packed  int32 [>= k]      write  the present values in offset order
     """
     n = _check(values, words, starts, "values")
@@ -259,9 +227,9 @@ def _check(block, words, starts, name) -> int:
                                 ("starts", starts, np.int32)):
         require_array(label, array, dtype)
     n = int(block.shape[0])
-    if n % GROUP_MEMBERS or words.shape[0] != n // 32 or starts.shape[0] != starts_length(n):
-        raise ValueError(f"{name} must hold a multiple of {GROUP_MEMBERS} entries with words [n/32] and starts "
-                         f"[n/{GROUP_MEMBERS} + 1], got {n}, {words.shape[0]}, {starts.shape[0]}")
+    if n % 32 or words.shape[0] != n // 32 or starts.shape[0] != n // 32 + 1:
+        raise ValueError(f"{name} must hold a multiple of 32 entries with words [n/32] and starts "
+                         f"[n/32 + 1], got {n}, {words.shape[0]}, {starts.shape[0]}")
     return n
 
 
@@ -270,16 +238,13 @@ def _launch(backend, name, n, args) -> None:
 
 
 def word_starts(backend, words, starts) -> int:
-    """starts[g] := set bits in words[:POSITION_WORDS * g], starts[-1] := their total (returned; on the GPU
-    a host synchronisation); words a multiple of POSITION_WORDS, 16-byte aligned on the GPU."""
-    xp, ngroups = backend.xp, int(words.shape[0]) // POSITION_WORDS
-    if words.shape[0] % POSITION_WORDS or starts.shape[0] != ngroups + 1:
-        raise ValueError(f"Positions of {words.shape[0]} words: a multiple of {POSITION_WORDS}, with "
-                         f"{ngroups + 1} starts, got {starts.shape[0]}")
+    """starts[w] := set bits in words[:w], starts[-1] := their total (returned; on the GPU a host
+    synchronisation)."""
+    xp, nwords = backend.xp, int(words.shape[0])
     if backend.is_gpu:
-        _launch(backend, "group_popcounts", ngroups, (words, np.int64(ngroups), starts[1:]))
+        _launch(backend, "word_popcounts", nwords, (words, np.int64(nwords), starts[1:]))
     else:
-        starts[1:] = _popcounts(words).reshape(-1, POSITION_WORDS).sum(axis=1)
+        starts[1:] = _popcounts(words)
     starts[1:] = xp.cumsum(starts[1:])
     starts[0] = 0
     return int(starts[-1])

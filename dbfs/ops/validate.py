@@ -35,7 +35,7 @@ import numpy as np
 from dbfs.kernels import BLOCK_THREADS as THREADS
 from dbfs.kernels import COLUMN_CHUNK, VALIDATE_SLOTS
 from dbfs.ops.arrays import TWIN_CHUNK, blocks_for, require_array, require_offsets
-from dbfs.ops.sparse import GROUP_MEMBERS, column_starts, held_args
+from dbfs.ops.sparse import Positions, column_starts, held_args
 
 SLOT = {name.lower(): k for k, name in enumerate(VALIDATE_SLOTS)}
 STATS_SLOTS = len(VALIDATE_SLOTS)
@@ -192,16 +192,17 @@ def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, direc
     other end of an offending edge, either end of an edge-level one).
     GPU: two launches on the current stream (the column table, the pass), the piece's starts as
     (col_ptr, col_words, col_starts): col_ptr[first_col:] and null pointers (dense), or the whole held
-    col_ptr and the Positions of columns first_col on (Positions.tail), whose positions stay the whole
-    range's (kernels/positions.cuh ColumnStarts); entries_per_lane picks the variant (ENTRIES_PER_LANE).
+    col_ptr and the Positions' words and starts from word first_col / 32 on, whose positions stay the
+    whole range's (kernels/positions.cuh ColumnStarts); entries_per_lane picks the variant
+    (ENTRIES_PER_LANE).
     """
     ncols, nnz = int(col_level.shape[0]), int(row_idx.shape[0])
-    if first_col % GROUP_MEMBERS:
-        raise ValueError(f"a piece's first column must be a multiple of {GROUP_MEMBERS}, got {first_col}")
+    if first_col % 32:
+        raise ValueError(f"a piece's first column must be a multiple of 32, got {first_col}")
     if columns is None:
         col_ptr = col_ptr[first_col:first_col + ncols + 1]
     else:
-        columns = columns.tail(first_col)
+        columns = Positions(columns.words[first_col // 32:], columns.starts[first_col // 32:], columns.count)
     col_marks = marks if directed else marks[first_col // 32:]
     detail_slot, detail_vertex = (-1, 0) if detail is None else (SLOT[detail[0]], detail[1])
     if backend.is_gpu:
