@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import traceback
 from typing import NamedTuple
 
@@ -27,6 +28,10 @@ from dbfs.errors import DbfsError, Interrupted
 WORLD = MPI.COMM_WORLD
 # After this delay an interrupt lost inside a finalizer is sent again (signals_interrupt).
 REDELIVERY_DELAY_S = 0.05
+# How long an aborting rank waits between writing its message and MPI_Abort: the launcher forwards the
+# rank's stderr through its proxies, and an abort that ends the job first can drop what they still hold
+# (the message is the one line a user gets).
+ABORT_GRACE_S = 0.2
 
 
 def rank() -> int:
@@ -125,6 +130,7 @@ def abort(message: str, code: int = 1) -> None:
     sys.stderr.write(f"{message}{where}\n")
     sys.stderr.flush()
     if WORLD.Get_size() > 1:
+        time.sleep(ABORT_GRACE_S)
         WORLD.Abort(code)
     os._exit(code)
 
