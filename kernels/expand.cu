@@ -176,11 +176,11 @@ frontier_column_table(const offset_t* __restrict__ cumul, const i32* __restrict_
 template <int EPT>
 __device__ __forceinline__ void expand_edges(
     ColumnStarts columns, const i32* __restrict__ row_idx, const i32* __restrict__ frontier,
-    const i32* __restrict__ frontier_count, i32 frontier_length, i64 first, i64 part, const offset_t* __restrict__ cumul,
-    const i32* __restrict__ column_table, u32* __restrict__ bitmap, i32* __restrict__ level, i32* __restrict__ pred_row,
-    Positions found_at, i16* __restrict__ pred_col, i32 lvl, i32 j, i32 b, i32 C, i64 slots, i32* __restrict__ dst,
-    i32* __restrict__ dst_own, i32* __restrict__ dst_cnt, u64* __restrict__ chunks, i64* __restrict__ stats,
-    const i64* __restrict__ ctl)
+    const i32* __restrict__ frontier_count, i32 frontier_length, i64 first, i64 part,
+    const offset_t* __restrict__ cumul, const i32* __restrict__ column_table, u32* __restrict__ bitmap,
+    i32* __restrict__ level, i32* __restrict__ pred_row, Positions found_at, i16* __restrict__ pred_col, i32 lvl,
+    i32 j, i32 b, i32 C, i64 slots, i32* __restrict__ dst, i32* __restrict__ dst_own, i32* __restrict__ dst_cnt,
+    u64* __restrict__ chunks, i64* __restrict__ stats, const i64* __restrict__ ctl)
 {
     if (!gate_open(ctl, TOPDOWN_GATE, -1)) return;
     if (ctl != nullptr) lvl = (i32)ctl[CTL_LEVEL];
