@@ -242,7 +242,7 @@ def convert(args) -> dict:
         raise DbfsError(problem, collective=True)
     fmt = args.format or detect_format(args.input)
     refuse_inapplicable(args, [("--extra-columns", fmt == "snap", "to snap edge lists")])
-    out = os.path.abspath(args.out) if args.out else args.out      # '' names no file, not the folder
+    out = outputs.final_path(args.out) if args.out else args.out   # '' names no file, not the folder
     outputs.check([outputs.Target("--out", out, args.force), outputs.Target("--json", args.json)],
                   inputs=[("INPUT", args.input)], comm=MPI.COMM_SELF)
     if args.json == outputs.STDOUT:

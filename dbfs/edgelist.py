@@ -124,7 +124,7 @@ def write_in_place(path: str, datasets, attrs: dict, fill: Callable, comm=runtim
     then rename it into place. A file system without room for the datasets is an error before anything
     is written; a failing rank, or an exception from fill, leaves no file behind; OSError from fill
     becomes a DbfsError on every rank."""
-    path = os.path.abspath(os.fspath(path))
+    path = outputs.final_path(path)
     size = sum(length * np.dtype(dtype).itemsize for _, dtype, length in datasets) + HDF5_OVERHEAD_BYTES
     outputs.check([outputs.Target(option, path, force, size)], comm=comm)
     rank = comm.Get_rank()

@@ -85,16 +85,17 @@ def _squarest_fitting(n_vertices: int, ranks: int) -> tuple[int, int] | None:
     return None
 
 
-def grid_advice(n_vertices: int, R: int, C: int, largest_scale: int | None = None) -> str:
-    """Why an R x C grid cannot hold n_vertices (local ids are 32-bit), the grid or rank count that can,
-    and the most vertices this grid holds: by its ids, or `largest_scale` where the caller knows what
-    its memory holds as well."""
+def grid_advice(n_vertices: int, R: int, C: int, largest_scale: int | None = None,
+                ranks: str | None = None) -> str:
+    """Why an R x C grid cannot hold n_vertices (local ids are 32-bit), the grid or rank count that can
+    (`ranks` where the caller knows what also holds it in memory), and the most vertices this grid holds:
+    by its ids, or `largest_scale` where the caller knows what its memory holds as well."""
     if largest_scale is None:
         largest_scale = next((s for s in range(62, 0, -1) if _fits(R, C, 1 << s)), None)
     scale = (f", or at most 2^{largest_scale} vertices (scale {largest_scale}) on this grid" if largest_scale
              else ", and this grid holds no Graph500 scale")
     return (f"{n_vertices} vertices on a {R}x{C} grid give local index ranges over 2^31, and local ids are "
-            f"32-bit; {rank_advice(n_vertices, R, C)}{scale}")
+            f"32-bit; {ranks or rank_advice(n_vertices, R, C)}{scale}")
 
 
 def rank_advice(n_vertices: int, R: int, C: int) -> str:

@@ -25,6 +25,7 @@ def write_json_atomically(path: str, doc: dict) -> None:
     if path == outputs.STDOUT:
         runtime.write_stdout(json.dumps(doc, indent=1) + "\n")
         return
+    path = outputs.final_path(path)
     tmp = f"{path}.tmp-{os.getpid()}"
     try:
         with open(tmp, "w") as f:

@@ -676,21 +676,11 @@ def fit_advice(plan: Estimate, most_ranks: int = 1 << 20) -> str:
     graph (undirected, 2^SCALE vertices, an integer edgefactor) the largest scale these ranks hold."""
     grid, n_edges, limit = plan.inputs["grid"], plan.inputs["n_edges"], plan.limit
     n = grid.n_vertices
-    kept = {k: v for k, v in plan.inputs.items()
-            if k not in ("grid", "entries", "chunk", "slots", "rows", "segment_slots", "segment_columns")}
-
-    def holds(ranks: int) -> bool:
-        try:
-            wider = Grid(*default_grid(ranks), n)
-        except ValueError:                      # local ids past 32 bits
-            return False
-        return estimate(wider, **kept).fits
-
     options = []
     if plan.inputs["device"] == "cpu":          # more ranks on the same host split its memory further
         options.append("more nodes (the ranks of one node share its memory)")
     else:
-        fewest = _fewest_ranks(holds, grid.size, most_ranks)
+        fewest = fewest_ranks(plan, most_ranks)
         if fewest is not None:
             shape = default_grid(fewest)
             options.append(f"{fewest} ranks (grid {shape[0]}x{shape[1]}) hold it")
@@ -708,6 +698,23 @@ def fit_advice(plan: Estimate, most_ranks: int = 1 << 20) -> str:
                                 EXPECTED_COLUMNS if plan.inputs["columns"] == EXPECTED_COLUMNS else None)
         options.append(f"scale {largest} at most on {on}" if largest is not None else f"no scale on {on}")
     return ", or ".join(options) if options else f"no grid of up to {most_ranks} ranks holds it"
+
+
+def fewest_ranks(plan: Estimate, most_ranks: int = 1 << 20) -> int | None:
+    """The fewest ranks above the plan's that hold its graph on the default grid, within both the 32-bit
+    local ids and the plan's memory a rank (see fit_advice), or None up to most_ranks."""
+    n = plan.inputs["grid"].n_vertices
+    kept = {k: v for k, v in plan.inputs.items()
+            if k not in ("grid", "entries", "chunk", "slots", "rows", "segment_slots", "segment_columns")}
+
+    def holds(ranks: int) -> bool:
+        try:
+            wider = Grid(*default_grid(ranks), n)
+        except ValueError:                      # local ids past 32 bits
+            return False
+        return estimate(wider, **kept).fits
+
+    return _fewest_ranks(holds, plan.inputs["grid"].size, most_ranks)
 
 
 def plan_run(grid: Grid, source, direction: str, transport: str, backend, heap_need: int | None,

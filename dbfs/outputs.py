@@ -8,7 +8,7 @@ run, never a directory, a FIFO, a device or a socket (only regular files are rep
 file created and removed there proves (a file system may allow what it then refuses: /proc); and where
 the size is known in advance, the file system must have room for it. Writers then write beside the
 target and rename onto it (json_output.write_json_atomically, edgelist.write_in_place), so nothing is
-half-written. `-` as a --json target means stdout (STDOUT).
+half-written; a symbolic link is written through (final_path), its target replaced and the link kept. `-` as a --json target means stdout (STDOUT).
 """
 
 from __future__ import annotations
@@ -65,6 +65,12 @@ def name_problem(option: str, path) -> str | None:
     return None
 
 
+def final_path(path) -> str:
+    """The file that writing `path` replaces: where `path` is a symbolic link, its target (followed to
+    the end, even where it does not exist yet), so that the rename onto it keeps the link."""
+    return os.path.realpath(os.fsdecode(path))
+
+
 def _kind(mode: int) -> str:
     if stat.S_ISFIFO(mode):
         return "a FIFO"
@@ -101,13 +107,14 @@ def target_problem(target: Target, inputs=(), others=()) -> str | None:
         if other is not target and other.path not in (None, "", STDOUT) and _same(path, other.path):
             return f"{target.option} and {other.option} name the same file {target.path}"
     if os.path.isdir(path):
-        return f"{target.path} is a directory"
+        return f"cannot write {target.option} {target.path}: it is a directory"
     try:
         mode = os.stat(path).st_mode
     except OSError:
         mode = None
     if mode is not None and not stat.S_ISREG(mode):
         return f"cannot write {path}: it is {_kind(mode)}, and only regular files are replaced"
+    path = final_path(path)
     if os.path.lexists(path) and not target.force:
         return f"{target.path} already exists (use --force to replace it)"
     directory = os.path.dirname(path)
@@ -132,7 +139,7 @@ def creation_problem(target: Target) -> str | None:
     """Why no file can be created beside `target` (a probe file created and removed there), or None."""
     if target.path == STDOUT and target.option == "--json":
         return None
-    path = os.path.abspath(os.fsdecode(target.path))
+    path = final_path(target.path)
     try:
         handle, probe = tempfile.mkstemp(prefix=".dbfs-write-check-", dir=os.path.dirname(path))
     except OSError as e:

@@ -16,7 +16,7 @@ import argparse
 
 from dbfs import memory, outputs, runtime, scale_model
 from dbfs.errors import DbfsError
-from dbfs.grid import Grid, default_grid, grid_advice, parse_grid, rank_advice
+from dbfs.grid import Grid, default_grid, fitting_grid, grid_advice, parse_grid, rank_advice
 from dbfs.json_output import write_json_atomically
 from dbfs.options import ROW_COPY, ROW_COPY_APPLIES, ROW_COPY_HELP, refuse_inapplicable
 from dbfs.transport import TRANSPORTS
@@ -59,16 +59,39 @@ def _grid_shape(args) -> tuple[int, int]:
     return shape
 
 
-def _largest_reason(largest: int | None, R: int, C: int) -> str:
+def _largest_reason(args, largest: int | None, R: int, C: int, comm: str, columns, limit: int) -> str:
     """What stops the next scale: the memory, or the 32-bit local ids (then the ranks that lift it)."""
     if largest is None or largest >= MAX_SCALE:
         return ""
     try:
         Grid(R, C, 1 << (largest + 1))
     except ValueError:
-        return (f" (set by the 32-bit local ids, not the memory: {rank_advice(1 << (largest + 1), R, C)} for "
-                f"scale {largest + 1})")
+        ranks = (_ranks_for_ids_and_memory(args, largest + 1, R, C, comm, columns, limit)
+                 or rank_advice(1 << (largest + 1), R, C))
+        return f" (set by the 32-bit local ids, not the memory: {ranks} for scale {largest + 1})"
     return " (set by the memory)"
+
+
+def _ranks_for_ids_and_memory(args, scale: int, R: int, C: int, comm: str, columns, limit: int) -> str | None:
+    """Where an R x C grid's local ids cannot hold `scale`: the fewest ranks that hold it within both the
+    ids and the memory, where the grid that lifts the ids alone (rank_advice) is short of memory."""
+    n = 1 << scale
+    shape = fitting_grid(n, R * C)
+    if shape is None:
+        return None
+    grid = Grid(*shape, n)
+    n_edges = args.edgefactor << scale
+    row_copy = memory.resolve_row_copy(args.row_copy, grid, n_edges, True, args.direction, comm, limit=limit,
+                                       columns=columns)
+    plan = memory.estimate(grid, n_edges, True, args.direction, comm, limit=limit, row_copy=row_copy,
+                           columns=columns, build_transport="nccl")
+    if plan.fits:
+        return None
+    fewest = memory.fewest_ranks(plan)
+    if fewest is None:
+        return "no grid of up to 2^20 ranks holds it in this memory"
+    shape = default_grid(fewest)
+    return f"use at least {fewest} ranks (e.g. --grid {shape[0]}x{shape[1]}: its ids and memory hold it)"
 
 
 def _figures(plan: memory.Estimate, limit: int, heap: int | None) -> list[str]:
@@ -129,17 +152,19 @@ def main(args: argparse.Namespace) -> int:
     lines = [f"plan: SCALE {args.scale}, edgefactor {args.edgefactor}, {runtime.count(args.ranks, 'rank')} "
              f"(grid {R}x{C}), direction {args.direction}{copy}, comm {args.comm}{sized}, GPU backend"]
     if plan is None:
-        lines.append(f"does not fit (no per-rank figures): {grid_advice(1 << args.scale, R, C, largest or 0)}")
+        ranks = _ranks_for_ids_and_memory(args, args.scale, R, C, comm, columns, limit)
+        lines.append(f"does not fit (no per-rank figures): {grid_advice(1 << args.scale, R, C, largest or 0, ranks)}")
     else:
         lines += _figures(plan, limit, heap)
         if not args.grid and C > 1 and args.ranks <= args.gpus_per_node:
             lines.append(f"on one node with a GPU per rank the main command takes grid {args.ranks}x1 where it "
                          f"fits (the faster search there): plan it with --grid {args.ranks}x1")
     lines.append("largest scale that fits with these ranks: "
-                 + (str(largest) if largest is not None else "none") + _largest_reason(largest, R, C))
+                 + (str(largest) if largest is not None else "none")
+                 + _largest_reason(args, largest, R, C, comm, columns, limit))
     prediction = scale_model.predict(args.scale, args.edgefactor, R, C, args.gpus_per_node, row_copy)
-    lines.append(scale_model.summary(prediction) if args.direction == "auto" else
-                 "no predicted TEPS: the scale model is measured with --direction auto")
+    lines.append(("" if exceeds is None else "if it fit: ") + scale_model.summary(prediction)
+                 if args.direction == "auto" else "no predicted TEPS: the scale model is measured with --direction auto")
     runtime.out("\n".join(lines))
     if args.json is not None and runtime.rank() == 0:
         doc = {"scale": args.scale, "edgefactor": args.edgefactor, "ranks": args.ranks, "grid": [R, C],

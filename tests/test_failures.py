@@ -134,7 +134,7 @@ def test_bad_runs_are_refused_before_the_graph_is_generated(dbfs, shared, monkey
     on_rank_zero((shared / "a_directory.json").mkdir)
     cases = [
         (("--root", 1 << 14), "--root 16384 is not a vertex (0..16383)"),
-        (("--json", shared / "a_directory.json"), "a_directory.json is a directory"),
+        (("--json", shared / "a_directory.json"), "a_directory.json: it is a directory"),
         (("--json", shared / "missing" / "r.json"), "missing does not exist"),
         (("--comm", "nccl"), "--comm nccl moves device buffers, but this run uses the CPU backend"),
         (("--comm", "mpi-cuda"), "--comm mpi-cuda moves device buffers"),

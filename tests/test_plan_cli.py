@@ -109,6 +109,9 @@ def test_bad_input_is_one_clear_line(args, message):
     (("--ranks", 8192, "--scale", 37), "use at least 8200 ranks (e.g. --grid 100x82)", 36, "the 32-bit local ids"),
     (("--ranks", 1, "--scale", 42), "or at most 2^29 vertices (scale 29) on this grid", 29, "the memory"),
     (("--ranks", 8, "--grid", "8x1", "--scale", 31), "use --grid 4x2", 30, "the 32-bit local ids"),    # a grid chosen
+    # the grid that lifts the ids (2x2) is short of memory: the fewest ranks that hold both
+    (("--ranks", 1, "--scale", 31), "use at least 6 ranks (e.g. --grid 3x2: its ids and memory hold it), or at "
+                                    "most 2^29 vertices (scale 29) on this grid", 29, "the memory"),
 ])
 def test_a_grid_whose_local_ids_cannot_hold_the_scale_does_not_fit(tmp_path, args, advice, largest, set_by):
     """Status 1, as for the memory: the report (the grid or ranks that hold the scale, the largest scale and
@@ -121,10 +124,20 @@ def test_a_grid_whose_local_ids_cannot_hold_the_scale_does_not_fit(tmp_path, arg
     assert lines[1].startswith("does not fit (no per-rank figures): ") and "give local index ranges over 2^31, " \
         "and local ids are 32-bit; " in lines[1] and advice in lines[1]
     assert lines[2].startswith(f"largest scale that fits with these ranks: {largest} (set by {set_by}")
-    assert lines[3].startswith("predicted ") and len(lines) == 4
+    assert lines[3].startswith("if it fit: predicted ") and len(lines) == 4
     doc = json.loads(out.read_text())
     assert doc["fits"] is False and doc["exceeds"] == "local_ids" and doc["largest_scale"] == largest
     assert doc["bytes_per_rank"] is doc["parts"] is doc["phases"] is None and doc["prediction"]["teps"] > 0
+
+
+def test_the_ranks_advised_past_the_ids_hold_the_next_scale_in_memory_too():
+    """9 ranks (3x3) lift the ids of scale 32 but are short of memory; the advice names 12, which fit."""
+    result = plan("--scale", 31, "--ranks", 6, "--memory", "80GiB")
+    assert result.returncode == 0, result.stderr
+    assert "(set by the 32-bit local ids, not the memory: use at least 12 ranks (e.g. --grid 4x3: its ids and " \
+           "memory hold it) for scale 32)" in result.stdout
+    assert plan("--scale", 32, "--ranks", 9, "--memory", "80GiB").returncode == 1
+    assert plan("--scale", 32, "--ranks", 12, "--memory", "80GiB").returncode == 0
 
 
 def test_the_json_says_why_a_run_does_not_fit(tmp_path):
@@ -164,7 +177,7 @@ def test_a_prediction_from_the_scale_model(tmp_path):
     result = plan("--scale", 32, "--ranks", 16, "--memory", "80GiB", "--json", out)
     assert result.returncode == 0, result.stderr
     line = next(line for line in result.stdout.splitlines() if line.startswith("predicted"))
-    assert "a GPU (the record: 50)" in line and "limited by" in line
+    assert "a GPU (the Graph500 record: 50 a GPU)" in line and "limited by" in line
     doc = json.loads(out.read_text())
     assert doc["prediction"]["limit"] in doc["prediction"]["terms"]
     topdown = plan("--scale", 32, "--ranks", 16, "--memory", "80GiB", "--direction", "topdown")

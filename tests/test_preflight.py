@@ -101,6 +101,30 @@ def test_outputs_never_destroy_inputs_or_special_files(dbfs, shared):
         assert sorted(p.name for p in shared.iterdir()) == ["fifo", "g.h5"]
 
 
+def test_an_output_through_a_symbolic_link_replaces_its_target_and_keeps_the_link(dbfs, shared):
+    report, tree = shared / "report.json", shared / "tree.h5"
+
+    def links():
+        report.write_text("old")
+        (shared / "report-link.json").symlink_to(report)
+        (shared / "tree-link.h5").symlink_to(tree)                      # not there yet
+        (shared / "lost-link.json").symlink_to(shared / "missing" / "r.json")
+    on_rank_zero(links)
+    run = dbfs("--scale", 6, "--root", 1, "--json", shared / "report-link.json", "--save-result",
+               shared / "tree-link.h5", "--backend", "cpu")
+    assert run.code == 0, run.err
+    if WORLD.Get_rank() == 0:
+        assert (shared / "report-link.json").is_symlink() and json.loads(report.read_text())["SCALE"] == 6
+        assert (shared / "tree-link.h5").is_symlink()
+        with h5py.File(tree, "r") as f:
+            assert f.attrs["n_vertices"] == 64
+    assert refused(dbfs("--scale", 6, "--json", shared / "lost-link.json", "--backend", "cpu"),
+                   f"directory {shared / 'missing'} does not exist")
+    if WORLD.Get_rank() == 0:
+        assert sorted(p.name for p in shared.iterdir()) == ["lost-link.json", "report-link.json", "report.json",
+                                                            "tree-link.h5", "tree.h5"]
+
+
 def test_the_free_space_check_gives_sizes_in_units(tmp_path, monkeypatch):
     monkeypatch.setattr(outputs.shutil, "disk_usage", lambda path: types.SimpleNamespace(free=3 << 30))
     problem = outputs.target_problem(outputs.Target("--out", str(tmp_path / "g.h5"), size=5 << 40))
