@@ -75,7 +75,7 @@ def check_command(args, ranks: int) -> None:
     if args.roots is not None and args.root is None and args.roots < 1:
         raise DbfsError(f"--roots must be >= 1, got {args.roots}", collective=True)
     if args.edges_per_thread < 1:
-        raise DbfsError("--edges-per-thread must be >= 1", collective=True)
+        raise DbfsError(f"--edges-per-thread must be >= 1, got {args.edges_per_thread}", collective=True)
     for name in ("alpha", "beta"):
         value = getattr(args, name)
         if not (math.isfinite(value) and value > 0):

@@ -215,7 +215,7 @@ def _sparse_ids_warning(path: str, fmt: str, n: int, n_edges: int) -> str | None
     wrong --format, or sparse ids that --ids renumber would store densely."""
     if n <= SPARSE_IDS_MIN or n <= SPARSE_IDS_FACTOR * 2 * n_edges:
         return None
-    return (f"{path}: the largest id gives {n} vertices for {n_edges} edges, so at least "
+    return (f"{path}: the largest id gives {n} vertices for {runtime.count(n_edges, 'edge')}, so at least "
             f"{n - 2 * n_edges} have no edge (is --format {fmt} right? --ids renumber keeps only the ids "
             "that occur)")
 

@@ -272,7 +272,9 @@ def _open(path: str) -> h5py.File:
         return h5py.File(path, "r")
     except (OSError, ValueError) as exc:
         reason = "no such file" if not os.path.exists(path) else f"not a readable HDF5 file ({exc})"
-        if _not_hdf5(path):
+        if os.path.isfile(path) and os.path.getsize(path) == 0:
+            reason = "the file is empty"
+        elif _not_hdf5(path):
             reason += f"; a text edge list or another format is converted first: python -m dbfs convert {path} " \
                       "--out G.h5"
         raise DbfsError(f"cannot read edge list {path}: {reason}") from None

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dbfs import runtime
 from dbfs.arrays import fmix64
 from dbfs.edgelist import MAX_ID as MAX_VERTICES
 from dbfs.errors import DbfsError
@@ -427,8 +428,8 @@ class Graph500(InputFormat):
 
     def truncated(self, size: int):
         raise DbfsError(f"{self.path}: truncated or not a {self.name} file: {size} bytes is not a whole "
-                        f"number of {self.record}-byte edges ({size // self.record} edges and "
-                        f"{size % self.record} bytes)", collective=True)
+                        f"number of {self.record}-byte edges ({runtime.count(size // self.record, 'edge')} and "
+                        f"{runtime.count(size % self.record, 'byte')})", collective=True)
 
     def blocks(self):
         size = self.block_edges * self.record

@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     graph.add_argument("--scale", type=int, help=f"log2 of the number of vertices (1..{MAX_SCALE})")
     families.add_arguments(parser, graph)
     parser.add_argument("--edgefactor", type=int, default=16,
-                        help="edges per vertex: the file holds edgefactor * 2^scale tuples (default 16)")
+                        help="edges per vertex: the file holds edgefactor * 2^scale tuples (default: 16)")
     parser.add_argument("--seed", default=",".join(map(str, DEFAULT_SEED)),
                         help="the two unsigned 64-bit generator seeds A,B (default: the reference's 2,3)")
     parser.add_argument("--weights", action="store_true",

@@ -466,13 +466,14 @@ class Estimate:
 
 
 def unit_of(size: int) -> tuple[str, int]:
-    """(name, bytes) of the largest of GiB, MiB, KiB and B that shows `size` with a digit before the point."""
-    return next(((unit, scale) for unit, scale in (("GiB", GIB), ("MiB", 1 << 20), ("KiB", 1 << 10))
+    """(name, bytes) of the largest of TiB, GiB, MiB, KiB and B that shows `size` with a digit before the
+    point."""
+    return next(((unit, scale) for unit, scale in (("TiB", 1 << 40), ("GiB", GIB), ("MiB", 1 << 20), ("KiB", 1 << 10))
                  if size >= scale), ("B", 1))
 
 
 def readable(size: int) -> str:
-    """Bytes in GiB, MiB or KiB, whichever shows them with a digit before the point."""
+    """Bytes in TiB, GiB, MiB or KiB, whichever shows them with a digit before the point."""
     unit, scale = unit_of(size)
     return f"{size} B" if scale == 1 else f"{size / scale:.2f} {unit}"
 

@@ -94,8 +94,9 @@ def target_problem(target: Target, inputs=(), others=()) -> str | None:
     """Why this rank cannot write `target` (see the module docstring), or None.
 
     inputs: (option, path) of what the run reads; others: the run's other Targets."""
-    if target.path == STDOUT and target.option == "--json":
-        return None
+    if target.path == STDOUT:
+        return None if target.option == "--json" else \
+            f"{target.option} {STDOUT}: this output is a file, give its name (only --json {STDOUT} means stdout)"
     problem = name_problem(target.option, target.path)
     if problem:
         return problem

@@ -179,6 +179,9 @@ class PartitionCache:
             except OSError as e:
                 problem = f"rank 0: {e.strerror or e}"
         problem = self.comm.bcast(problem, root=0)
+        if problem is None and not os.path.isdir(self.path):
+            problem = (f"rank {self.rank} does not see the directory {self.path} that rank 0 made (the cache must be "
+                       "on a file system that every rank shares)")
         checksum = None
         if problem is None:
             tmp = edgelist.temporary_name(self.rank_file) + ".npz"

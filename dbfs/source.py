@@ -54,6 +54,9 @@ class GraphSource:
         except DbfsError as e:
             error = str(e)
         runtime.agree(error)
+        if args.undirected and not info.directed:
+            raise DbfsError(f"--undirected applies to a directed --graph file; {args.graph} is undirected already",
+                            collective=True)
         n, m = info.n_vertices, info.n_edges
         scale = int(info.attrs.get("scale", int(np.ceil(np.log2(max(n, 2))))))
         edgefactor = int(info.attrs.get("edgefactor", (2 * m + n) // (2 * n)))     # tuples / vertices, half up

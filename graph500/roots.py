@@ -50,7 +50,7 @@ def shortfall(n_vertices: int, found: int, asked: int, option: str) -> str:
     if found == 0:
         return (f"the Graph500 root sampler found no vertex with an edge {candidates}, self-loops not counted (a "
                 f"search never follows one): name one with {option}")
-    return f"the Graph500 root sampler found {found} roots {candidates}; asked for {asked}"
+    return f"the Graph500 root sampler found {found} root{'s' if found != 1 else ''} {candidates}; asked for {asked}"
 
 
 def sample_roots(n_vertices: int, count: int, has_edge: Callable[[np.ndarray], np.ndarray],

@@ -288,6 +288,17 @@ def test_partition_cache_that_cannot_be_written_is_a_warning(dbfs, shared, monke
         [warning] = outcome.warnings()
         assert "cannot write the partition cache" in warning and "No space left" in warning, outcome.err
         assert listing(cache) == []                      # no empty or partial entry
+    if WORLD.Get_size() == 1:
+        return
+    per_node, isdir = shared / "per-node", os.path.isdir     # rank 1's node has no such directory
+    if WORLD.Get_rank() == 1:
+        monkeypatch.setattr(partition_cache.os.path, "isdir", lambda p: isdir(p) and per_node not in Path(p).parents)
+    outcome = dbfs(*args, "--partition-cache", per_node)
+    monkeypatch.undo()
+    assert outcome.code == 0, outcome.err
+    if WORLD.Get_rank() == 0:
+        [warning] = outcome.warnings()
+        assert f"rank 1 does not see the directory {per_node}{os.sep}" in warning and "that rank 0 made" in warning
 
 
 # ------------------------------------------------------------------------------------- convert

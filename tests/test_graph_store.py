@@ -136,3 +136,6 @@ def test_a_file_that_is_not_hdf5_points_to_convert_and_a_damaged_one_does_not(tm
     with pytest.raises(DbfsError, match=r"cannot read edge list .*g\.h5: not a readable HDF5 file") as damaged:
         edgelist.graph_info(tmp_path / "g.h5")
     assert "convert" not in str(damaged.value)
+    (tmp_path / "empty.h5").write_bytes(b"")
+    with pytest.raises(DbfsError, match=r"cannot read edge list .*empty\.h5: the file is empty$"):
+        edgelist.graph_info(tmp_path / "empty.h5")

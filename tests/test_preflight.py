@@ -86,6 +86,7 @@ def test_outputs_never_destroy_inputs_or_special_files(dbfs, shared):
         (("--graph", shared / "fifo"), "cannot read"),
         (("--scale", 6, "--root", 1, "--json", shared / "x", "--save-result", shared / "x"), "name the same file"),
         (("--scale", 6, "--json", ""), "--json needs a file name"),
+        (("--scale", 6, "--root", 1, "--save-result", "-"), "--save-result -: this output is a file, give its name"),
         (("--scale", 6, "--partition-cache", ""), "--partition-cache needs a directory name"),
         (("--scale", 6, "--json", shared / ("a" * 300 + ".json")), "the file system allows"),
         (("--scale", 6, "--json", os.fsdecode(bytes(shared / "r") + b"\xff.json")), "not valid UTF-8"),
@@ -123,6 +124,12 @@ def test_an_output_through_a_symbolic_link_replaces_its_target_and_keeps_the_lin
     if WORLD.Get_rank() == 0:
         assert sorted(p.name for p in shared.iterdir()) == ["lost-link.json", "report-link.json", "report.json",
                                                             "tree-link.h5", "tree.h5"]
+
+
+def test_undirected_is_refused_for_a_graph_file_that_is_undirected_already(dbfs, shared):
+    graph = converted(DATA / "directed.txt", shared / "u.h5", "--undirected")
+    assert refused(dbfs("--graph", graph, "--undirected", "--backend", "cpu"),
+                   f"--undirected applies to a directed --graph file; {graph} is undirected already")
 
 
 def test_the_free_space_check_gives_sizes_in_units(tmp_path, monkeypatch):

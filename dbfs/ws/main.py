@@ -549,7 +549,7 @@ class VertexPrograms(Benchmark):
         self.partitions = self.layout.describe()
         runtime.log(f"ws: {n} vertices, {self.graph_info['csr_entries']} CSR entries; loaded in "
                     f"{generation_time:.2f} s, CSR and {args.parts} partition{'s' if args.parts > 1 else ''} in "
-                    f"{build_time:.2f} s; {sum(p['hubs'] for p in self.partitions)} hubs (more than "
+                    f"{build_time:.2f} s; {runtime.count(sum(p['hubs'] for p in self.partitions), 'hub')} (more than "
                     f"{args.hub_degree} neighbours) hold "
                     f"{sum(p['hub_entries'] for p in self.partitions) / max(self.graph_info['csr_entries'], 1):.0%}"
                     " of the entries")
