@@ -51,6 +51,7 @@ MAX_CHUNK_EDGES = 1 << 26
 MAX_LANDING_CHUNK_EDGES = 1 << 24  # a chunk that sizes construction's NVSHMEM landing: 512 MiB of the 1 GiB heap
 CHUNK_SHARE = 0.05            # construction transients at most this share of the resident graph
 LANDING_SHARE = 2             # construction's NVSHMEM landing: twice a rank's average incoming words a chunk
+MOST_RANKS = 1 << 20          # the most ranks that the advice on what would fit looks at
 # Transient bytes per tuple of a chunk at the peak of a streaming pass (dbfs.build), counted from its
 # code: the chunk's src and dst (16), then routing, in one kernel on a GPU. One GPU rank routes one
 # direction at a time: its int32 columns and rows (8). Several GPU ranks route a chunk's d entries a
@@ -667,7 +668,7 @@ def _fewest_ranks(holds, ranks: int, most_ranks: int) -> int | None:
     return high
 
 
-def fit_advice(plan: Estimate, most_ranks: int = 1 << 20) -> str:
+def fit_advice(plan: Estimate, most_ranks: int = MOST_RANKS) -> str:
     """What would fit instead of an estimate over its limit: the fewest ranks that hold the same graph on
     the default grid, each with this rank's memory (doubling the ranks until they do, then each count
     above the last that did not, or past EXACT_RANK_SPAN of them a bisection, which may stop above the
@@ -701,7 +702,7 @@ def fit_advice(plan: Estimate, most_ranks: int = 1 << 20) -> str:
     return ", or ".join(options) if options else f"no grid of up to {most_ranks} ranks holds it"
 
 
-def fewest_ranks(plan: Estimate, most_ranks: int = 1 << 20) -> int | None:
+def fewest_ranks(plan: Estimate, most_ranks: int = MOST_RANKS) -> int | None:
     """The fewest ranks above the plan's that hold its graph on the default grid, within both the 32-bit
     local ids and the plan's memory a rank (see fit_advice), or None up to most_ranks."""
     n = plan.inputs["grid"].n_vertices

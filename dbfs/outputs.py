@@ -8,7 +8,8 @@ run, never a directory, a FIFO, a device or a socket (only regular files are rep
 file created and removed there proves (a file system may allow what it then refuses: /proc); and where
 the size is known in advance, the file system must have room for it. Writers then write beside the
 target and rename onto it (json_output.write_json_atomically, edgelist.write_in_place), so nothing is
-half-written; a symbolic link is written through (final_path), its target replaced and the link kept. `-` as a --json target means stdout (STDOUT).
+half-written; a symbolic link is written through (final_path): its target is replaced, the link kept.
+`-` as a --json target means stdout (STDOUT); for any other output it is refused.
 """
 
 from __future__ import annotations

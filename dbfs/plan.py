@@ -89,7 +89,7 @@ def _ranks_for_ids_and_memory(args, scale: int, R: int, C: int, comm: str, colum
         return None
     fewest = memory.fewest_ranks(plan)
     if fewest is None:
-        return "no grid of up to 2^20 ranks holds it in this memory"
+        return f"no grid of up to {memory.MOST_RANKS} ranks holds it in this memory"
     shape = default_grid(fewest)
     return f"use at least {fewest} ranks (e.g. --grid {shape[0]}x{shape[1]}: its ids and memory hold it)"
 
@@ -153,7 +153,7 @@ def main(args: argparse.Namespace) -> int:
              f"(grid {R}x{C}), direction {args.direction}{copy}, comm {args.comm}{sized}, GPU backend"]
     if plan is None:
         ranks = _ranks_for_ids_and_memory(args, args.scale, R, C, comm, columns, limit)
-        lines.append(f"does not fit (no per-rank figures): {grid_advice(1 << args.scale, R, C, largest or 0, ranks)}")
+        lines.append("does not fit (no per-rank figures): " + grid_advice(1 << args.scale, R, C, largest or 0, ranks))
     else:
         lines += _figures(plan, limit, heap)
         if not args.grid and C > 1 and args.ranks <= args.gpus_per_node:
@@ -163,8 +163,10 @@ def main(args: argparse.Namespace) -> int:
                  + (str(largest) if largest is not None else "none")
                  + _largest_reason(args, largest, R, C, comm, columns, limit))
     prediction = scale_model.predict(args.scale, args.edgefactor, R, C, args.gpus_per_node, row_copy)
-    lines.append(("" if exceeds is None else "if it fit: ") + scale_model.summary(prediction)
-                 if args.direction == "auto" else "no predicted TEPS: the scale model is measured with --direction auto")
+    if args.direction == "auto":
+        lines.append(("" if exceeds is None else "if it fit: ") + scale_model.summary(prediction))
+    else:
+        lines.append("no predicted TEPS: the scale model is measured with --direction auto")
     runtime.out("\n".join(lines))
     if args.json is not None and runtime.rank() == 0:
         doc = {"scale": args.scale, "edgefactor": args.edgefactor, "ranks": args.ranks, "grid": [R, C],

@@ -88,5 +88,6 @@ def summary(prediction: dict) -> str:
     """One line: the TEPS, per GPU beside the record's, and what limits them."""
     terms = ", ".join(f"{k} {figure(v * 1e3)}" for k, v in prediction["terms"].items() if v > 0)
     return (f"predicted {figure(prediction['teps'] / 1e9)} GTEPS, {figure(prediction['gteps_per_gpu'])} a GPU "
-            f"(the Graph500 record: {RECORD_GTEPS_PER_GPU:.0f} a GPU), a search {figure(prediction['seconds'] * 1e3)} ms (ms: "
-            f"{terms}); limited by {prediction['limit']} (the scale model, bench/NOTES.md)")
+            f"(the Graph500 record: {RECORD_GTEPS_PER_GPU:.0f} a GPU), a search "
+            f"{figure(prediction['seconds'] * 1e3)} ms (ms: {terms}); limited by {prediction['limit']} (the scale "
+            "model, bench/NOTES.md)")
