@@ -42,11 +42,18 @@ def size() -> int:
     return WORLD.Get_size()
 
 
+def line_to_stderr(text: str) -> None:
+    """One line to stderr in one write with its newline: a signal that interrupts the write (and ends the
+    run with its own line) cannot leave the line without its end (print writes the two apart)."""
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
 def log(msg: str, all_ranks: bool = False) -> None:
     """Progress to stderr (rank 0 only unless all_ranks)."""
     if all_ranks or WORLD.Get_rank() == 0:
         prefix = f"[dbfs {WORLD.Get_rank()}]" if all_ranks and WORLD.Get_size() > 1 else "[dbfs]"
-        print(f"{prefix} {msg}", file=sys.stderr, flush=True)
+        line_to_stderr(f"{prefix} {msg}")
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:
@@ -65,7 +72,7 @@ def figure(value: float) -> str:
 def warn(msg: str) -> None:
     """A warning to stderr from rank 0: the run goes on."""
     if WORLD.Get_rank() == 0:
-        print(f"dbfs: warning: {msg}", file=sys.stderr, flush=True)
+        line_to_stderr(f"dbfs: warning: {msg}")
 
 
 # Set when stdout carries a --json document (`--json -`): the other results then go to stderr.
@@ -119,7 +126,7 @@ def out(text: str) -> None:
     """Results to stdout from rank 0 (to stderr when stdout holds the --json document)."""
     if WORLD.Get_rank() == 0:
         if _stdout_taken:
-            print(text, file=sys.stderr, flush=True)
+            line_to_stderr(text)
         else:
             write_stdout(text + "\n")
 

@@ -4,9 +4,12 @@ exit status 2 for bad input, and a small end-to-end run that prints the Graph500
 import json
 import subprocess
 import sys
+import types
 
 import pytest
 from launcher import launcher_free_env
+
+from dbfs import runtime
 
 pytestmark = pytest.mark.one_rank
 
@@ -127,3 +130,16 @@ def test_refuse_inapplicable_compares_with_the_default():
     refuse_inapplicable(Namespace(row_copy="on", given=set(), defaults={}), rules)  # not on the command line
     with pytest.raises(DbfsError, match="--row-copy applies to --direction auto"):
         refuse_inapplicable(Namespace(row_copy="on", **given), rules)
+
+
+def test_a_stderr_line_is_one_write_with_its_newline(monkeypatch):
+    """A signal that interrupts a write ends the run with its own line; each line already on stderr must
+    then have its end (print writes the text and the newline apart)."""
+    writes = []
+    monkeypatch.setattr(sys, "stderr", types.SimpleNamespace(write=writes.append, flush=lambda: None))
+    monkeypatch.setattr(runtime, "_stdout_taken", True)
+    runtime.log("progress")
+    runtime.warn("careful")
+    runtime.out("a result")
+    if runtime.WORLD.Get_rank() == 0:
+        assert writes == ["[dbfs] progress\n", "dbfs: warning: careful\n", "a result\n"]
