@@ -382,7 +382,8 @@ def _read_contiguous(fd, pool, out: np.ndarray, file_offset: int) -> None:
 
 def _decode_chunk(fd, where, filters, chunk: int, itemsize: int, out_bytes: np.ndarray, a: int, b: int,
                   name: str) -> None:
-    """Read one stored chunk, undo its filters, copy its elements [a, b) into out_bytes ([len, itemsize])."""
+    """Read one stored chunk, undo its filters, copy its elements [a, b) into out_bytes ([len, itemsize]);
+    `name` says which file and dataset in an error."""
     mask, byte_offset, size = where
     data = bytearray(size)
     _pread_into(fd, memoryview(data), byte_offset)
@@ -393,9 +394,9 @@ def _decode_chunk(fd, where, filters, chunk: int, itemsize: int, out_bytes: np.n
             try:
                 data = zlib.decompress(data, bufsize=chunk * itemsize)
             except zlib.error as exc:
-                raise DbfsError(f"dataset {name!r}: corrupt chunk at byte {byte_offset} ({exc})") from None
+                raise DbfsError(f"{name}: corrupt chunk at byte {byte_offset} ({exc})") from None
     if len(data) != chunk * itemsize:
-        raise DbfsError(f"dataset {name!r}: chunk at byte {byte_offset} holds {len(data)} bytes, "
+        raise DbfsError(f"{name}: chunk at byte {byte_offset} holds {len(data)} bytes, "
                         f"expected {chunk * itemsize}")
     plain = np.frombuffer(data, np.uint8)
     shuffled = h5py.h5z.FILTER_SHUFFLE in filters and not mask & (1 << filters.index(h5py.h5z.FILTER_SHUFFLE))
@@ -420,7 +421,7 @@ def _read_chunked(dset, fd, pool, out: np.ndarray, lo: int, hi: int, chunk: int,
             out[start + a - lo:start + b - lo] = dset.fillvalue
             continue
         jobs.append(pool.submit(_decode_chunk, fd, (info.filter_mask, info.byte_offset, info.size),
-                                filters, chunk, itemsize, target, a, b, dset.name))
+                                filters, chunk, itemsize, target, a, b, f"{dset.file.filename}, dataset {dset.name!r}"))
     for job in jobs:
         job.result()
 

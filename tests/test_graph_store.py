@@ -139,3 +139,17 @@ def test_a_file_that_is_not_hdf5_points_to_convert_and_a_damaged_one_does_not(tm
     (tmp_path / "empty.h5").write_bytes(b"")
     with pytest.raises(DbfsError, match=r"cannot read edge list .*empty\.h5: the file is empty$"):
         edgelist.graph_info(tmp_path / "empty.h5")
+
+
+def test_a_corrupt_chunk_names_the_file_and_dataset(tmp_path):
+    path = tmp_path / "g.h5"
+    with h5py.File(path, "w") as f:
+        for name in ("src", "dst"):
+            f.create_dataset(name, data=np.arange(4096, dtype=np.int64) % 64, chunks=(1024,), compression="gzip")
+        f.attrs["n_vertices"] = 64
+        offset = f["dst"].id.get_chunk_info(1).byte_offset
+    with open(path, "r+b") as raw:
+        raw.seek(offset + 8)
+        raw.write(b"\xff" * 16)
+    with pytest.raises(DbfsError, match=rf"{path}, dataset '/dst': (corrupt )?chunk at byte {offset}"):
+        edgelist.read_edge_slice(path, 0, 4096)

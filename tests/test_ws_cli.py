@@ -81,6 +81,7 @@ def test_help_lists_options_with_defaults():
     (["--scale", "6", "--json", "/nonexistent-dir/x.json"], "directory /nonexistent-dir does not exist"),
     (["--graph", "/nonexistent-dir/g.h5"], "cannot read /nonexistent-dir/g.h5: no such file"),
     (["--scale", "6", "--load", "/nonexistent-dir/p.py"], "no such file"),
+    (["--scale", "6", "--load", "/"], "--load /: it is a directory, not a Python file"),
     (["--scale", "6", "--method", "gs", "--shard-window", "40"], "--shard-window must be a positive multiple of 32"),
     (["--scale", "6", "--frontier", "all,lazy"], "unknown frontier filter lazy"),
     (["--scale", "6", "--bin-threshold", "0"], "--bin-threshold must be >= 1"),

@@ -123,7 +123,8 @@ def _choices(text: str, known, what: str) -> list[str]:
 def _load_programs(path: str) -> None:
     """Run a user's Python file, which registers its programs (see README, "Single-node mode")."""
     if not os.path.isfile(path):
-        raise DbfsError(f"--load {path}: no such file", collective=True)
+        raise DbfsError(f"--load {path}: " + ("it is a directory, not a Python file" if os.path.isdir(path)
+                                              else "no such file"), collective=True)
     name = f"dbfs_ws_load_{abs(hash(path))}"
     spec = importlib.util.spec_from_loader(name, importlib.machinery.SourceFileLoader(name, path))
     try:
