@@ -23,6 +23,7 @@ from dbfs.device_loop import DEFAULT_SMALL_EDGES, DEFAULT_SOLO_WORK, DeviceLoop
 from dbfs.direction import DEFAULT_ALPHA, DEFAULT_BETA
 from dbfs.errors import DbfsError
 from dbfs.grid_loop import GridLoop, Traffic, finds_read_in_place, scan_lent_bytes
+from dbfs.kernels import DEFAULT_EDGES_PER_THREAD
 from dbfs.peer_levels import default_capacity
 from dbfs.search_state import SearchState, graph_held_segments
 from dbfs.timing import PhaseClock
@@ -58,7 +59,7 @@ class SearchResult:
 class BFS:
     """2D BFS over one rank's LocalGraph; call `search(root)` once per root (collective)."""
 
-    def __init__(self, graph, edges_per_thread: int = 4, encoding: str = "adaptive", comm: str = "mpi",
+    def __init__(self, graph, edges_per_thread: int = DEFAULT_EDGES_PER_THREAD, encoding: str = "adaptive", comm: str = "mpi",
                  direction: str = "topdown", alpha: float = DEFAULT_ALPHA, beta: float = DEFAULT_BETA,
                  small_edges: int = DEFAULT_SMALL_EDGES, round_graphs: bool = True,
                  solo_work: int = DEFAULT_SOLO_WORK, peer_edges: int | None = None):

@@ -44,6 +44,7 @@ from dbfs.graph import GridComms, csc_is_row_major
 from dbfs.grid import Grid, default_grid, grid_advice, parse_grid
 from dbfs.harness import Benchmark, Run, drive
 from dbfs.json_output import provenance, write_json_atomically
+from dbfs.kernels import DEFAULT_EDGES_PER_THREAD
 from dbfs.options import ROW_COPY_APPLIES, parse_seed, refuse_inapplicable
 from dbfs.partition_cache import PartitionCache
 from dbfs.result import check_save_request, check_save_room, save_result
@@ -74,8 +75,6 @@ def check_command(args, ranks: int) -> None:
         raise DbfsError(f"--edgefactor must be >= 1, got {args.edgefactor}", collective=True)
     if args.roots is not None and args.root is None and args.roots < 1:
         raise DbfsError(f"--roots must be >= 1, got {args.roots}", collective=True)
-    if args.edges_per_thread < 1:
-        raise DbfsError(f"--edges-per-thread must be >= 1, got {args.edges_per_thread}", collective=True)
     for name in ("alpha", "beta"):
         value = getattr(args, name)
         if not (math.isfinite(value) and value > 0):
@@ -493,6 +492,9 @@ def main(args) -> None:
                    if args.direction == "auto" and world.Get_size() > 1 else ""))
     if args.row_copy == "off" and args.direction == "auto" and csc_is_row_major(grid, source.symmetric):
         runtime.log("--row-copy off has no effect here: one rank's undirected CSC is its own row-major form")
+    if args.edges_per_thread != DEFAULT_EDGES_PER_THREAD and not backend.is_gpu:
+        runtime.log(f"--edges-per-thread {args.edges_per_thread} has no effect here: the CPU backend has no GPU "
+                    "threads")
     root = None if args.root is None else source.dense_root(args.root)
     plan = memory.plan_run(grid, source, args.direction, transport, backend, heap_need, row_copy,
                            certified=args.validate != "none", build_transport=bulk[0], log_levels=args.log_levels)

@@ -18,6 +18,7 @@ import time
 
 from dbfs import __version__, runtime
 from dbfs.errors import DbfsError, Interrupted
+from dbfs.kernels import DEFAULT_EDGES_PER_THREAD, EDGES_PER_THREAD
 from dbfs.options import ROW_COPY, ROW_COPY_HELP
 
 INFO_DESCRIPTION = "Print backend, MPI library, GPU binding and versions."
@@ -69,7 +70,7 @@ def main_parser() -> argparse.ArgumentParser:
                         "none (none also skips the construction certificate)")
     p.add_argument("--log-levels", action="store_true",
                    help="print per-level frontier size and time to stderr")
-    p.add_argument("--edges-per-thread", type=int, default=4,
+    p.add_argument("--edges-per-thread", type=int, choices=EDGES_PER_THREAD, default=DEFAULT_EDGES_PER_THREAD,
                    help="frontier edges handled by one GPU thread in the expansion kernel")
     search = p.add_argument_group("search and exchanges")
     search.add_argument("--direction", choices=("auto", "topdown"), default="auto",

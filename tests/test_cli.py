@@ -39,8 +39,6 @@ def test_info_reports_backend_and_mpi():
                                      "MPICH Version:      5.0.2\nMPICH Release date: unreleased\n"])
 def test_mpi_library_is_one_printable_line(monkeypatch, version):
     from mpi4py import MPI
-
-    from dbfs import runtime
     monkeypatch.setattr(MPI, "Get_library_version", lambda: version)
     line = runtime.mpi_library()
     assert line == version.split("\0")[0].splitlines()[0].strip() and line.isprintable()
@@ -57,6 +55,7 @@ def test_mpi_library_is_one_printable_line(monkeypatch, version):
     ([], "give exactly one of --scale S or --graph FILE.h5"),
     (["--scale", "8", "--json", "/nonexistent-dir/x.json"], "directory /nonexistent-dir does not exist"),
     (["--scale", "8", "--edge", "4"], "unrecognized arguments: --edge 4"),    # no abbreviated options
+    (["--scale", "8", "--edges-per-thread", "3"], "argument --edges-per-thread: invalid choice: 3"),
 ])
 def test_bad_input_is_one_clear_line(args, message):
     result = dbfs(*args, "--backend", "cpu")
@@ -143,3 +142,9 @@ def test_a_stderr_line_is_one_write_with_its_newline(monkeypatch):
     runtime.out("a result")
     if runtime.WORLD.Get_rank() == 0:
         assert writes == ["[dbfs] progress\n", "dbfs: warning: careful\n", "a result\n"]
+
+
+def test_a_gpu_option_on_the_cpu_backend_says_it_has_no_effect():
+    result = dbfs("--scale", "6", "--roots", "1", "--edges-per-thread", "8", "--backend", "cpu")
+    assert result.returncode == 0, result.stderr
+    assert "--edges-per-thread 8 has no effect here: the CPU backend has no GPU threads" in result.stderr

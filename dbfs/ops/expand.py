@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from dbfs.kernels import BLOCK_THREADS, COLUMN_CHUNK, CTL, SCAN_TILE, STAT, STEP
+from dbfs.kernels import (BLOCK_THREADS, COLUMN_CHUNK, CTL, DEFAULT_EDGES_PER_THREAD, EDGES_PER_THREAD, SCAN_TILE, STAT,
+                          STEP)
 from dbfs.ops.arrays import (NULL, TWIN_ITEMS, gate_args, gate_open, host_length, length_args, require_array,
                              require_offsets, twin_groups)
 from dbfs.ops.bitmap import set_visited, visited
 from dbfs.ops.sparse import column_starts, held_args
 
-EDGES_PER_THREAD = (1, 2, 4, 8)
 GROUP_SCRATCH_BYTES = 8       # dynamic shared memory per dst group (common.cuh block_reserve)
 
 
@@ -56,7 +56,7 @@ class ExpandScratch:
 
 
 def expand(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, pred_row, pred_col, dst,
-           dst_own, dst_cnt, stats, scratch, lvl=0, edges_per_thread=4, control=None, found_at=None,
+           dst_own, dst_cnt, stats, scratch, lvl=0, edges_per_thread=DEFAULT_EDGES_PER_THREAD, control=None, found_at=None,
            columns=None) -> None:
     """Expand the frontier columns of one level.
 
