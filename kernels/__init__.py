@@ -14,6 +14,9 @@ DIRECTORY = Path(__file__).resolve().parent
 # Threads per block of the level kernels (expansion, scan, update, bitmaps, bottom-up, sparse,
 # validation): one size, so a launch wrapper cannot pair a kernel with another kernel's block size.
 BLOCK_THREADS = 256
+# Frontier edges one expansion thread takes (kernels/expand.cu, a kernel variant each; --edges-per-thread).
+EDGES_PER_THREAD = (1, 2, 4, 8)
+DEFAULT_EDGES_PER_THREAD = 4
 # Frontier entries one scan thread sums (kernels/expand.cu); a scan block covers SCAN_TILE entries.
 SCAN_ITEMS = 8
 SCAN_TILE = BLOCK_THREADS * SCAN_ITEMS

@@ -56,8 +56,8 @@ class ExpandScratch:
 
 
 def expand(backend, grid, j, col_ptr, row_idx, frontier, length, bitmap, level, pred_row, pred_col, dst,
-           dst_own, dst_cnt, stats, scratch, lvl=0, edges_per_thread=DEFAULT_EDGES_PER_THREAD, control=None, found_at=None,
-           columns=None) -> None:
+           dst_own, dst_cnt, stats, scratch, lvl=0, edges_per_thread=DEFAULT_EDGES_PER_THREAD, control=None,
+           found_at=None, columns=None) -> None:
     """Expand the frontier columns of one level.
 
     Arrays live on the backend's device (CuPy on a GPU backend, NumPy otherwise), 1-D, C-contiguous:
