@@ -60,8 +60,8 @@ class BFS:
     """2D BFS over one rank's LocalGraph; call `search(root)` once per root (collective)."""
 
     def __init__(self, graph, edges_per_thread: int = DEFAULT_EDGES_PER_THREAD, encoding: str = "adaptive",
-                 comm: str = "mpi", direction: str = "topdown", alpha: float = DEFAULT_ALPHA, beta: float = DEFAULT_BETA,
-                 small_edges: int = DEFAULT_SMALL_EDGES, round_graphs: bool = True,
+                 comm: str = "mpi", direction: str = "topdown", alpha: float = DEFAULT_ALPHA,
+                 beta: float = DEFAULT_BETA, small_edges: int = DEFAULT_SMALL_EDGES, round_graphs: bool = True,
                  solo_work: int = DEFAULT_SOLO_WORK, peer_edges: int | None = None):
         """peer_edges: global frontier edges up to which a grid's top-down levels run in the device-driven
         kernel of dbfs.peer_levels (0: never; None: default_capacity with --comm nvshmem on GPUs, else
