@@ -247,6 +247,9 @@ def _run(argv) -> int:
     elif argv and argv[0] in _TOOLS:
         module = importlib.import_module(_TOOLS[argv[0]][0])
         return module.main(_parse(tool_parser(argv[0]), argv[1:]))
+    elif argv and not argv[0].startswith("-"):
+        raise _CollectiveParseError("python -m dbfs", f"unknown command {argv[0]!r} (the commands: "
+                                    f"{', '.join(_COMMANDS)}; the main mode takes options alone)")
     else:
         from dbfs import bfs_benchmark
         bfs_benchmark.main(_parse(main_parser(), argv))

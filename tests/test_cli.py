@@ -56,6 +56,7 @@ def test_mpi_library_is_one_printable_line(monkeypatch, version):
     (["--scale", "8", "--json", "/nonexistent-dir/x.json"], "directory /nonexistent-dir does not exist"),
     (["--scale", "8", "--edge", "4"], "unrecognized arguments: --edge 4"),    # no abbreviated options
     (["--scale", "8", "--edges-per-thread", "3"], "argument --edges-per-thread: invalid choice: 3"),
+    (["foo"], "unknown command 'foo' (the commands: info, convert, generate, plan, ws; the main mode takes"),
 ])
 def test_bad_input_is_one_clear_line(args, message):
     result = dbfs(*args, "--backend", "cpu")
