@@ -79,12 +79,7 @@ def _ranks_for_ids_and_memory(args, scale: int, R: int, C: int, comm: str, colum
     shape = fitting_grid(n, R * C)
     if shape is None:
         return None
-    grid = Grid(*shape, n)
-    n_edges = args.edgefactor << scale
-    row_copy = memory.resolve_row_copy(args.row_copy, grid, n_edges, True, args.direction, comm, limit=limit,
-                                       columns=columns)
-    plan = memory.estimate(grid, n_edges, True, args.direction, comm, limit=limit, row_copy=row_copy,
-                           columns=columns, build_transport="nccl")
+    _, plan = _estimate(args, Grid(*shape, n), comm, columns, limit)
     if plan.fits:
         return None
     fewest = memory.fewest_ranks(plan)
@@ -92,6 +87,16 @@ def _ranks_for_ids_and_memory(args, scale: int, R: int, C: int, comm: str, colum
         return f"no grid of up to {memory.MOST_RANKS} ranks holds it in this memory"
     shape = default_grid(fewest)
     return f"use at least {fewest} ranks (e.g. --grid {shape[0]}x{shape[1]}: its ids and memory hold it)"
+
+
+def _estimate(args, grid: Grid, comm: str, columns, limit: int) -> tuple[bool, memory.Estimate]:
+    """(row copy, estimate) of args's run on `grid` (its vertex count sets the scale)."""
+    n_edges = args.edgefactor * grid.n_vertices
+    row_copy = memory.resolve_row_copy(args.row_copy, grid, n_edges, True, args.direction, comm, limit=limit,
+                                       columns=columns)
+    # a GPU a rank: the build goes over NCCL whatever the search's transport (transport.bulk_transport)
+    return row_copy, memory.estimate(grid, n_edges, True, args.direction, comm, limit=limit, row_copy=row_copy,
+                                     columns=columns, build_transport="nccl")
 
 
 def _figures(plan: memory.Estimate, limit: int, heap: int | None) -> list[str]:
@@ -138,11 +143,7 @@ def main(args: argparse.Namespace) -> int:
         plan = heap = None
         row_copy = args.row_copy == "on"        # auto keeps the copy only where the run fits with it
     else:
-        row_copy = memory.resolve_row_copy(args.row_copy, grid, n_edges, True, args.direction, comm, limit=limit,
-                                           columns=columns)
-        # a GPU a rank: the build goes over NCCL whatever the search's transport (transport.bulk_transport)
-        plan = memory.estimate(grid, n_edges, True, args.direction, comm, limit=limit, row_copy=row_copy,
-                               columns=columns, build_transport="nccl")
+        row_copy, plan = _estimate(args, grid, comm, columns, limit)
         heap = (memory.symmetric_heap_bytes(grid, n_edges, True, args.direction, row_copy=row_copy,
                                             build_transport="nccl", columns=columns) if comm == "nvshmem" else None)
     exceeds = "local_ids" if plan is None else None if plan.fits else "memory"

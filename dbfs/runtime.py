@@ -134,8 +134,7 @@ def out(text: str) -> None:
 def abort(message: str, code: int = 1) -> None:
     """Print message (prefixed with the rank when there are several) and end the whole job."""
     where = f" (rank {WORLD.Get_rank()} of {WORLD.Get_size()})" if WORLD.Get_size() > 1 else ""
-    sys.stderr.write(f"{message}{where}\n")
-    sys.stderr.flush()
+    line_to_stderr(f"{message}{where}")
     if WORLD.Get_size() > 1:
         time.sleep(ABORT_GRACE_S)
         WORLD.Abort(code)
