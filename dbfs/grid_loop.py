@@ -400,6 +400,11 @@ class GridLoop:
         self.own_visited = state.own_visited()
         self.own_front = state.own_front() if direction == "auto" else None
         self.side = self._bottom_up_side() if direction == "auto" else None
+        # the sub-steps that one kernel searches in turn: after the own segment's first (first), or all
+        self.steps_after = None
+        if self.step_segments is not None:
+            self.steps_after = {first: bottom_up.SegmentSteps(backend, self.step_segments[first:], self.side.bases[first:])
+                                for first in (0, 1)}
         self.control = xp.zeros(CTL_WORDS, xp.int64)
         self.control_host = backend.pinned_empty(CTL_WORDS, np.int64)
         self.control_host[:] = 0
@@ -992,22 +997,24 @@ class GridLoop:
     def _search_segments_in_place(self, mark, control, summary, first: bool) -> None:
         """A bottom-up level's search where every rank of the line searches the line's segments in their
         owners' memory (step_segments), in the rotation's order, what it finds OR-ed into the owner's
-        state, no rank waiting for another. `first` (after top-down levels, which leave a segment behind
-        its owner's visited bits; where the frontier comes by messages, every level): the own segment is
-        first written from the owned visited bits by the own search, before any other rank reads it; later
-        levels start from what the last commit left there, the owned visited bits. The commits wait for
-        every search of the line."""
-        s, side = self.state, self.side
-        for step, (base, segment) in enumerate(zip(side.bases, self.step_segments)):
-            stored = first and step == 0
-            bottom_up.search_segment(self.backend, *side.adjacency, base, side.frontier,
-                                     self.own_visited if stored else segment, segment, side.found, s.stats,
-                                     control=control, summary=summary, found_at=side.found_at,
-                                     rows_held=side.pointers_held, shared=not stored)
-            if stored or step == len(side.bases) - 1:
-                mark(side.rotation_phase + "_comm")
-                side.rotation.enqueue_barrier()
-                mark("expansion")
+        state, no rank waiting for another: one kernel searches them in turn (bottom_up.search_segments).
+        `first` (after top-down levels, which leave a segment behind its owner's visited bits; where the
+        frontier comes by messages, every level): the own segment is first written from the owned visited
+        bits by the own search alone, before any other rank reads it; later levels start from what the last
+        commit left there, the owned visited bits. The commits wait for every search of the line."""
+        s, side, first = self.state, self.side, int(first)
+        search = dict(control=control, summary=summary, found_at=side.found_at, rows_held=side.pointers_held)
+        if first:
+            bottom_up.search_segment(self.backend, *side.adjacency, side.bases[0], side.frontier, self.own_visited,
+                                     s.segment, side.found, s.stats, **search)
+            mark(side.rotation_phase + "_comm")
+            side.rotation.enqueue_barrier()
+            mark("expansion")
+        bottom_up.search_segments(self.backend, *side.adjacency, self.steps_after[first], side.frontier, side.found,
+                                  s.stats, **search)
+        mark(side.rotation_phase + "_comm")
+        side.rotation.enqueue_barrier()
+        mark("expansion")
 
     def _count_rotation(self, traffic) -> None:
         """A bottom-up level's rotation: a segment to the next rank of the line per sub-step; searched in

@@ -181,6 +181,39 @@ def test_segment_searched_in_place_ends_as_the_rotation_does(stale):
         assert (sum((pred_row >= 0).astype(int) for pred_row in finds) > 1).any()
 
 
+def test_search_segments_finds_every_segment_row_with_a_frontier_neighbour():
+    """search_segments (the sub-steps of a level searched in the segments' owners' memory): each
+    segment's state ends as its rows found before plus every other row of it with a frontier neighbour in
+    the block, each found row's parent one of those neighbours."""
+    rng = np.random.default_rng(12)
+    b, C, ncols = 256, 4, 512
+    row_ptr, col_idx = random_block(rng, C * b, ncols, 5000, heavy_rows=[(2 * b + 9, 400)])
+    frontier, front_cols = random_bits(rng, ncols, 0.03)
+    frontier_bits = np.zeros(ncols, bool)
+    frontier_bits[front_cols] = True
+    order = [2, 3, 0]                           # the sub-steps' segments, as a rank after its own (1) takes them
+    befores = {m: random_bits(rng, b, 0.3)[0] for m in order}
+    states = {m: befores[m].copy() for m in order}
+    pred_row = np.full(C * b, -1, np.int32)
+    stats = np.zeros(STAT_WORDS, np.int64)
+    steps = bottom_up.SegmentSteps(CPU, [states[m] for m in order], [m * b for m in order])
+    bottom_up.search_segments(CPU, row_ptr, col_idx, steps, frontier, pred_row, stats)
+    for m in order:
+        was = np.unpackbits(befores[m].view(np.uint8), bitorder="little").astype(bool)
+        now = np.unpackbits(states[m].view(np.uint8), bitorder="little").astype(bool)
+        rows = m * b + np.flatnonzero(~was)
+        parents = brute_force_parents(row_ptr, col_idx, frontier_bits, rows)
+        assert (now[was]).all()
+        assert {int(r) for r in rows if parents[r]} == {int(r) for r in m * b + np.flatnonzero(now & ~was)}
+        assert all(pred_row[r] in parents[r] for r in rows if parents[r])
+    assert (pred_row[b:2 * b] == -1).all() and stats[STAT.CHECKED] > 0
+
+
+def test_segment_steps_refuse_segments_of_different_lengths():
+    with pytest.raises(ValueError, match="differ in length"):
+        bottom_up.SegmentSteps(CPU, [np.zeros(4, np.uint32), np.zeros(5, np.uint32)], [0, 128])
+
+
 def test_search_segment_refuses_finds_held_apart_from_the_pointers():
     """The _held kernels take one Positions for both where both are held."""
     rng = np.random.default_rng(4)
@@ -380,6 +413,42 @@ def test_gpu_bottom_up_matches_numpy(density, large, held, marks, shared):
                          xp.asarray(degree), 4, s["stats"], peer_fronts=peer_fronts)
     for k, v in host.items():
         assert np.array_equal(cupy.asnumpy(dev[k]), v), k
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("held", [False, True], ids=["dense", "by-position"])
+@pytest.mark.parametrize("large", [False, True], ids=["bitmap-in-l2", "large-bitmap"])
+@pytest.mark.parametrize("density", [0.0005, 0.02, 0.4])
+def test_gpu_search_segments_matches_numpy(density, large, held):
+    """The sub-steps' kernel against its twin: three segments' states (another array each, as the
+    owners' are), the finds and the entries checked."""
+    import cupy
+    rng = np.random.default_rng(int(density * 10000) + 1)
+    b, C, ncols = 1 << 13, 4, 1 << 15
+    row_ptr, col_idx = random_block(rng, C * b, ncols, 400_000, heavy_rows=[(3, 5000), (2 * b + 40, 2000)])
+    frontier, _ = random_bits(rng, ncols, density)
+    order = [3, 0, 2]
+    befores = [random_bits(rng, b, 0.3)[0] for _ in order]
+    gpu = gpu_backend()
+    adjacency = {backend: held_offsets(backend, backend.xp.asarray(row_ptr)) if held
+                 else (row_ptr, None) for backend in (CPU, gpu)}
+    finds = adjacency[CPU][1].count if held else C * b
+    results = []
+    for backend in (CPU, gpu):
+        xp = backend.xp
+        states = [xp.asarray(before.copy()) for before in befores]
+        pred_row, stats = xp.full(finds, -1, np.int32), xp.zeros(STAT_WORDS, np.int64)
+        summary = None
+        if large:
+            summary = xp.zeros(bottom_up.summary_words(ncols // 32), np.uint32)
+            bottom_up.summarize(backend, xp.asarray(frontier), summary)
+        ptr, rows_held = adjacency[backend]
+        steps = bottom_up.SegmentSteps(backend, states, [m * b for m in order])
+        bottom_up.search_segments(backend, xp.asarray(ptr), xp.asarray(col_idx), steps, xp.asarray(frontier),
+                                  pred_row, stats, summary=summary, found_at=rows_held, rows_held=rows_held)
+        results.append([backend.asnumpy(a) for a in (*states, pred_row, stats)])
+    for got, expected in zip(results[1], results[0]):
+        assert np.array_equal(got, expected)
 
 
 @pytest.mark.gpu

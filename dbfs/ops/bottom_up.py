@@ -7,7 +7,8 @@ is not zero) and whether the search filters through it (at most one word in SUMM
 sparse frontier, whose rows test every entry and would miss the L2 at random in a bitmap larger than
 it holds: summary_for).
 search_segment: the unvisited rows of one segment of b local rows look for a parent in the frontier
-(a bitmap over the local columns) through the block's row-major copy, stopping at the first parent.
+(a bitmap over the local columns) through the block's row-major copy, stopping at the first parent;
+search_segments: the same over several segments in turn, where each is searched in its owner's memory.
 commit: the owner turns its segment's final state into the level's new vertices (and their count,
 degree sum and largest degree for the direction rule).
 
@@ -149,6 +150,60 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
     for w in range(0, nwords, words):
         _search_words(row_ptr, col_idx, row_base + 32 * w, frontier, summary, state_in[w:w + words],
                       state_out[w:w + words], pred_row, stats, found_at, rows_held, shared)
+
+
+class SegmentSteps:
+    """The segments that one search_segments call searches in turn: their states (each in its owner's
+    memory, mapped here: dbfs.nvshmem), all of one length, and their first rows; on the GPU also as the
+    kernel's tables (the states' addresses, the rows), made once."""
+
+    def __init__(self, backend, states, row_bases):
+        self.states, self.row_bases = list(states), [int(base) for base in row_bases]
+        if len({int(state.shape[0]) for state in self.states}) > 1:
+            raise ValueError("the segments' states differ in length")
+        self.addresses = self.bases = None
+        if backend.is_gpu and self.states:
+            self.addresses = backend.asarray(np.array([state.data.ptr for state in self.states], np.uint64))
+            self.bases = backend.asarray(np.array(self.row_bases, np.int32))
+
+
+def search_segments(backend, row_ptr, col_idx, steps: SegmentSteps, frontier, pred_row, stats, control=None,
+                    summary=None, found_at=None, rows_held=None) -> None:
+    """search_segment over each segment of `steps` in turn, shared (every state is also searched by the
+    other ranks of its grid line, the rows found OR-ed into it): the sub-steps of a bottom-up level whose
+    segments are searched where their owners keep them (dbfs.grid_loop). The arguments are
+    search_segment's, the segments' states and first rows in `steps`.
+    GPU: one kernel on the current stream (the warps take the segments' words in order, so none waits
+    for a sub-step's last word before starting the next; a grid of at most what the whole GPU holds), no
+    host synchronisation. NumPy: search_segment on each in turn.
+    """
+    if rows_held is not None and found_at is not None and found_at is not rows_held:
+        raise ValueError("the finds and the row pointers are held by different Positions")
+    if not steps.states:
+        return
+    nwords = int(steps.states[0].shape[0])
+    if backend.is_gpu:
+        offsets = require_offsets("row_ptr", row_ptr)
+        for name, array, dtype in (("col_idx", col_idx, np.int32), ("frontier", frontier, np.uint32),
+                                   ("pred_row", pred_row, np.int32), ("stats", stats, np.int64),
+                                   ("summary", summary, np.uint32), *(("state", state, np.uint32) for state in steps.states)):
+            if array is not None:
+                require_array(name, array, dtype)
+        if nwords:
+            held = "_held" if rows_held is not None or found_at is not None else ""
+            large = "_large" if summary is not None else ""
+            kernel = backend.kernel("bottom_up", f"bottom_up_steps{large}{held}", offsets)
+            blocks = backend.whole_gpu_blocks(kernel, BLOCK_THREADS,
+                                              blocks_for(nwords * len(steps.states), BLOCK_THREADS // 32))
+            kernel((blocks,), (BLOCK_THREADS,),
+                   (row_ptr, *held_args(rows_held), col_idx, steps.bases, steps.addresses,
+                    np.int32(len(steps.states)), np.int32(nwords), frontier,
+                    summary if summary is not None else NULL, np.int32(frontier.shape[0]), pred_row,
+                    *held_args(found_at), stats, gate_args(control)[0]))
+        return
+    for base, state in zip(steps.row_bases, steps.states):
+        search_segment(backend, row_ptr, col_idx, base, frontier, state, state, pred_row, stats, control=control,
+                       summary=summary, found_at=found_at, rows_held=rows_held, shared=True)
 
 
 def _search_words(row_ptr, col_idx, row_base: int, frontier, summary, state_in, state_out, pred_row,
