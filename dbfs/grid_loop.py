@@ -403,8 +403,8 @@ class GridLoop:
         # the sub-steps that one kernel searches in turn: after the own segment's first (first), or all
         self.steps_after = None
         if self.step_segments is not None:
-            self.steps_after = {first: bottom_up.SegmentSteps(backend, self.step_segments[first:], self.side.bases[first:])
-                                for first in (0, 1)}
+            self.steps_after = {first: bottom_up.SegmentSteps(backend, self.step_segments[first:],
+                                                              self.side.bases[first:]) for first in (0, 1)}
         self.control = xp.zeros(CTL_WORDS, xp.int64)
         self.control_host = backend.pinned_empty(CTL_WORDS, np.int64)
         self.control_host[:] = 0

@@ -102,10 +102,11 @@ __device__ __forceinline__ void search_rows(ColumnStarts row_ptr, const i32* __r
     const i32 lane = threadIdx.x & 31;
     const i32 warps = (gridDim.x * blockDim.x) >> 5;
     i64 checked = 0;
-    const i64 words = STEPS ? (i64)steps * nwords : nwords;
-    for (i64 t = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; t < words; t += warps) {
-        const i32 s = STEPS ? (i32)(t / nwords) : 0;
-        const i32 w = (i32)(t - (i64)s * nwords);
+    // The line's rows are local rows: steps x nwords words stay below 2^31 / 32 (dbfs.grid.LOCAL_LIMIT).
+    const i32 words = STEPS ? steps * nwords : nwords;
+    for (i32 t = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; t < words; t += warps) {
+        const i32 s = STEPS ? t / nwords : 0;
+        const i32 w = t - s * nwords;
         if (STEPS) state_in = state_out = (u32*)states[s];
         const u32 word = shared ? __ldcg(&state_in[w]) : state_in[w];
         const i32 row = (STEPS ? row_bases[s] : row_base) + w * 32 + lane;
@@ -216,31 +217,29 @@ __device__ __forceinline__ void search_rows(ColumnStarts row_ptr, const i32* __r
 // The sub-steps of a level whose segments are searched where their owners keep them, in one kernel: the
 // warps take the segments' words in the sub-steps' order, so a warp goes on to the next segment as soon as
 // this one's words are all taken, and the level pays one launch and one tail for them all. states[s]:
-// segment s's state (shared, mapped here), its rows from row_bases[s]; summary: nullptr, or the
-// frontier's summary (the large search).
-#define SEARCH_STEPS_VARIANT(NAME, LARGE, HELD, ...)                                                    \
+// segment s's state (shared, mapped here), its rows from row_bases[s]. Not for the large search, whose
+// summary takes the registers the loop over segments needs (it would spill under the _held bound).
+#define SEARCH_STEPS_VARIANT(NAME, HELD, ...)                                                           \
     extern "C" __global__ void __launch_bounds__(__VA_ARGS__) NAME(                                      \
         const offset_t* __restrict__ row_ptr, const u32* row_words, const i32* row_starts,              \
         const i32* __restrict__ col_idx, const i32* __restrict__ row_bases, const u64* __restrict__ states, \
-        i32 steps, i32 nwords, const u32* __restrict__ frontier, const u32* __restrict__ summary,       \
-        i32 frontier_words, i32* __restrict__ pred_row, const u32* found_words, const i32* found_starts, \
-        i64* __restrict__ stats, const i64* __restrict__ ctl)                                           \
+        i32 steps, i32 nwords, const u32* __restrict__ frontier, i32* __restrict__ pred_row,            \
+        const u32* found_words, const i32* found_starts, i64* __restrict__ stats,                       \
+        const i64* __restrict__ ctl)                                                                    \
     {                                                                                                    \
         if (!gate_open(ctl, BOTTOM_UP_GATE, -1)) return;                                                 \
-        search_rows<LARGE, HELD, true>(ColumnStarts{row_ptr, Positions{row_words, row_starts}}, col_idx,  \
-                                       0, nwords, frontier, summary, frontier_words, nullptr, nullptr, 1, \
-                                       row_bases, states, steps, pred_row,                                \
-                                       Positions{found_words, found_starts}, stats);                      \
+        search_rows<false, HELD, true>(ColumnStarts{row_ptr, Positions{row_words, row_starts}}, col_idx, \
+                                       0, nwords, frontier, nullptr, 0, nullptr, nullptr, 1, row_bases,   \
+                                       states, steps, pred_row, Positions{found_words, found_starts},     \
+                                       stats);                                                            \
     }
 
 SEARCH_VARIANT(bottom_up_step, false, BLOCK_THREADS)
 SEARCH_VARIANT(bottom_up_step_held, true, BLOCK_THREADS, FULL_SM_BLOCKS)
 SEARCH_LARGE_VARIANT(bottom_up_step_large, false, BLOCK_THREADS)
 SEARCH_LARGE_VARIANT(bottom_up_step_large_held, true, BLOCK_THREADS, FULL_SM_BLOCKS)
-SEARCH_STEPS_VARIANT(bottom_up_steps, false, false, BLOCK_THREADS)
-SEARCH_STEPS_VARIANT(bottom_up_steps_held, false, true, BLOCK_THREADS, FULL_SM_BLOCKS)
-SEARCH_STEPS_VARIANT(bottom_up_steps_large, true, false, BLOCK_THREADS)
-SEARCH_STEPS_VARIANT(bottom_up_steps_large_held, true, true, BLOCK_THREADS, FULL_SM_BLOCKS)
+SEARCH_STEPS_VARIANT(bottom_up_steps, false, BLOCK_THREADS)
+SEARCH_STEPS_VARIANT(bottom_up_steps_held, true, BLOCK_THREADS, FULL_SM_BLOCKS)
 
 template <typename Marker>
 __device__ __forceinline__ void commit(const u32* __restrict__ state, u32* __restrict__ visited,

@@ -175,35 +175,30 @@ def search_segments(backend, row_ptr, col_idx, steps: SegmentSteps, frontier, pr
     search_segment's, the segments' states and first rows in `steps`.
     GPU: one kernel on the current stream (the warps take the segments' words in order, so none waits
     for a sub-step's last word before starting the next; a grid of at most what the whole GPU holds), no
-    host synchronisation. NumPy: search_segment on each in turn.
+    host synchronisation; with a summary, search_segment's kernel a segment (the one-kernel search would
+    spill under its occupancy bound). NumPy: search_segment on each in turn.
     """
     if rows_held is not None and found_at is not None and found_at is not rows_held:
         raise ValueError("the finds and the row pointers are held by different Positions")
-    if not steps.states:
+    if not backend.is_gpu or summary is not None:
+        for base, state in zip(steps.row_bases, steps.states):
+            search_segment(backend, row_ptr, col_idx, base, frontier, state, state, pred_row, stats, control=control,
+                           summary=summary, found_at=found_at, rows_held=rows_held, shared=True)
         return
-    nwords = int(steps.states[0].shape[0])
-    if backend.is_gpu:
-        offsets = require_offsets("row_ptr", row_ptr)
-        for name, array, dtype in (("col_idx", col_idx, np.int32), ("frontier", frontier, np.uint32),
-                                   ("pred_row", pred_row, np.int32), ("stats", stats, np.int64),
-                                   ("summary", summary, np.uint32), *(("state", state, np.uint32) for state in steps.states)):
-            if array is not None:
-                require_array(name, array, dtype)
-        if nwords:
-            held = "_held" if rows_held is not None or found_at is not None else ""
-            large = "_large" if summary is not None else ""
-            kernel = backend.kernel("bottom_up", f"bottom_up_steps{large}{held}", offsets)
-            blocks = backend.whole_gpu_blocks(kernel, BLOCK_THREADS,
-                                              blocks_for(nwords * len(steps.states), BLOCK_THREADS // 32))
-            kernel((blocks,), (BLOCK_THREADS,),
-                   (row_ptr, *held_args(rows_held), col_idx, steps.bases, steps.addresses,
-                    np.int32(len(steps.states)), np.int32(nwords), frontier,
-                    summary if summary is not None else NULL, np.int32(frontier.shape[0]), pred_row,
-                    *held_args(found_at), stats, gate_args(control)[0]))
-        return
-    for base, state in zip(steps.row_bases, steps.states):
-        search_segment(backend, row_ptr, col_idx, base, frontier, state, state, pred_row, stats, control=control,
-                       summary=summary, found_at=found_at, rows_held=rows_held, shared=True)
+    offsets = require_offsets("row_ptr", row_ptr)
+    for name, array, dtype in (("col_idx", col_idx, np.int32), ("frontier", frontier, np.uint32),
+                               ("pred_row", pred_row, np.int32), ("stats", stats, np.int64),
+                               *(("state", state, np.uint32) for state in steps.states)):
+        require_array(name, array, dtype)
+    nwords = int(steps.states[0].shape[0]) if steps.states else 0
+    if nwords:
+        held = "_held" if rows_held is not None or found_at is not None else ""
+        kernel = backend.kernel("bottom_up", f"bottom_up_steps{held}", offsets)
+        blocks = backend.whole_gpu_blocks(kernel, BLOCK_THREADS,
+                                          blocks_for(nwords * len(steps.states), BLOCK_THREADS // 32))
+        kernel((blocks,), (BLOCK_THREADS,),
+               (row_ptr, *held_args(rows_held), col_idx, steps.bases, steps.addresses, np.int32(len(steps.states)),
+                np.int32(nwords), frontier, pred_row, *held_args(found_at), stats, gate_args(control)[0]))
 
 
 def _search_words(row_ptr, col_idx, row_base: int, frontier, summary, state_in, state_out, pred_row,
