@@ -176,11 +176,12 @@ def search_segments(backend, row_ptr, col_idx, steps: SegmentSteps, frontier, pr
     GPU: one kernel on the current stream (the warps take the segments' words in order, so none waits
     for a sub-step's last word before starting the next; a grid of at most what the whole GPU holds), no
     host synchronisation; with a summary, search_segment's kernel a segment (the one-kernel search would
-    spill under its occupancy bound). NumPy: search_segment on each in turn.
+    spill under its occupancy bound), and a lone segment by search_segment's (no tail to save, and no
+    division a word). NumPy: search_segment on each in turn.
     """
     if rows_held is not None and found_at is not None and found_at is not rows_held:
         raise ValueError("the finds and the row pointers are held by different Positions")
-    if not backend.is_gpu or summary is not None:
+    if not backend.is_gpu or summary is not None or len(steps.states) == 1:
         for base, state in zip(steps.row_bases, steps.states):
             search_segment(backend, row_ptr, col_idx, base, frontier, state, state, pred_row, stats, control=control,
                            summary=summary, found_at=found_at, rows_held=rows_held, shared=True)
