@@ -34,6 +34,11 @@ from dbfs.ops.sparse import column_starts, held_args
 from dbfs.ops.frontier import add_discoveries
 
 GATE = 1 << STEP.BOTTOMUP
+# Segments of at most this many words are searched one kernel for all the sub-steps (search_segments):
+# there a kernel's launch and tail outweigh the steps kernel's division a word. Measured on one H200 under
+# MPS: 22 on 4x4 (8,192 words a segment) 7% faster, 24 on 2x2 (131,072) 3% slower; between the two it is
+# not measured (bench/NOTES.md, 2026-11-29, a bottom-up level's sub-steps in one kernel).
+FUSED_SEGMENT_WORDS = 1 << 15
 
 
 def summary_for(backend, frontier, summary, control=None):
@@ -175,13 +180,15 @@ def search_segments(backend, row_ptr, col_idx, steps: SegmentSteps, frontier, pr
     search_segment's, the segments' states and first rows in `steps`.
     GPU: one kernel on the current stream (the warps take the segments' words in order, so none waits
     for a sub-step's last word before starting the next; a grid of at most what the whole GPU holds), no
-    host synchronisation; with a summary, search_segment's kernel a segment (the one-kernel search would
-    spill under its occupancy bound), and a lone segment by search_segment's (no tail to save, and no
-    division a word). NumPy: search_segment on each in turn.
+    host synchronisation. search_segment's kernel a segment instead: with a summary (the one-kernel search
+    would spill under its occupancy bound), for a lone segment (no tail to save), and for segments of more
+    than FUSED_SEGMENT_WORDS words (the steps kernel's division a word outweighs a launch and a tail).
+    NumPy: search_segment on each in turn.
     """
     if rows_held is not None and found_at is not None and found_at is not rows_held:
         raise ValueError("the finds and the row pointers are held by different Positions")
-    if not backend.is_gpu or summary is not None or len(steps.states) == 1:
+    nwords = int(steps.states[0].shape[0]) if steps.states else 0
+    if not backend.is_gpu or summary is not None or len(steps.states) == 1 or nwords > FUSED_SEGMENT_WORDS:
         for base, state in zip(steps.row_bases, steps.states):
             search_segment(backend, row_ptr, col_idx, base, frontier, state, state, pred_row, stats, control=control,
                            summary=summary, found_at=found_at, rows_held=rows_held, shared=True)
@@ -191,7 +198,6 @@ def search_segments(backend, row_ptr, col_idx, steps: SegmentSteps, frontier, pr
                                ("pred_row", pred_row, np.int32), ("stats", stats, np.int64),
                                *(("state", state, np.uint32) for state in steps.states)):
         require_array(name, array, dtype)
-    nwords = int(steps.states[0].shape[0]) if steps.states else 0
     if nwords:
         held = "_held" if rows_held is not None or found_at is not None else ""
         kernel = backend.kernel("bottom_up", f"bottom_up_steps{held}", offsets)
