@@ -416,13 +416,17 @@ def test_gpu_bottom_up_matches_numpy(density, large, held, marks, shared):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("fused", [True, False], ids=["one-kernel", "a-kernel-a-segment"])
 @pytest.mark.parametrize("held", [False, True], ids=["dense", "by-position"])
 @pytest.mark.parametrize("large", [False, True], ids=["bitmap-in-l2", "large-bitmap"])
 @pytest.mark.parametrize("density", [0.0005, 0.02, 0.4])
-def test_gpu_search_segments_matches_numpy(density, large, held):
+def test_gpu_search_segments_matches_numpy(density, large, held, fused, monkeypatch):
     """The sub-steps' kernel against its twin: three segments' states (another array each, as the
-    owners' are), the finds and the entries checked."""
+    owners' are), the finds and the entries checked; and the GPU's search a kernel a segment, for
+    segments longer than FUSED_SEGMENT_WORDS."""
     import cupy
+    if not fused:
+        monkeypatch.setattr(bottom_up, "FUSED_SEGMENT_WORDS", 0)
     rng = np.random.default_rng(int(density * 10000) + 1)
     b, C, ncols = 1 << 13, 4, 1 << 15
     row_ptr, col_idx = random_block(rng, C * b, ncols, 400_000, heavy_rows=[(3, 5000), (2 * b + 40, 2000)])
