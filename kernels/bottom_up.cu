@@ -19,6 +19,9 @@
 // next THREAD_EDGES: the rows' hub entries come first (dbfs.ops.row_order), so most rows stop there, and
 // each test not made spares a random trip to memory.
 //
+// bottom_up_steps (and _held): the search over several segments in turn, one kernel for a level's
+// sub-steps where the segments are searched in their owners' memory (below).
+//
 // bottom_up_commit_* (owner, after the rotation): the bits set in the final state but not in the owned
 // visited bitmap are the vertices of this level: level, marker = BOTTOM_UP, visited bit, next
 // frontier bitmap, and their count, degree sum and largest degree for the direction rule. The marker is
