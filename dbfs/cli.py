@@ -206,20 +206,20 @@ def main(argv=None) -> None:
         runtime.write_stdout("")           # argparse's --help into a closed pipe: as any closed stdout
     except _CollectiveParseError as e:
         if runtime.rank() == 0:
-            print(f"{e}\n(see --help)", file=sys.stderr)
+            runtime.line_to_stderr(f"{e}\n(see --help)")
         sys.exit(2)
     except DbfsError as e:
         if not e.collective:
             raise
         if runtime.rank() == 0:
-            print(f"dbfs: error: {e}", file=sys.stderr)
+            runtime.line_to_stderr(f"dbfs: error: {e}")
         sys.exit(2)
     except Interrupted as e:
         # Every rank got the signal (mpiexec and srun pass it on) and has cleaned up on the way here.
         # Some may wait in a collective that the others left, so no rank finalizes MPI: the launcher
         # ends the job at the first exit. Rank 0 reports and exits first; the others give it the time.
         if runtime.rank() == 0:
-            print(f"dbfs: interrupted by {e}", file=sys.stderr)
+            runtime.line_to_stderr(f"dbfs: interrupted by {e}")
         else:
             time.sleep(INTERRUPT_GRACE_S)
         sys.stdout.flush()
@@ -228,7 +228,7 @@ def main(argv=None) -> None:
     failure = runtime.stdout_failure()
     if failure:
         if runtime.rank() == 0:
-            print(f"dbfs: error: {failure}", file=sys.stderr)
+            runtime.line_to_stderr(f"dbfs: error: {failure}")
         sys.exit(2)
     if status:
         sys.exit(status)

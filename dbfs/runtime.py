@@ -192,13 +192,14 @@ def signals_interrupt():
 
 def agree(error: str | None, comm: MPI.Comm = WORLD) -> None:
     """Collective check: if any rank passes a message, every rank raises the lowest rank's message,
-    naming that rank when not every rank saw a problem."""
+    naming that rank when not every rank saw a problem, as abort names its own."""
     errors = comm.allgather(error)
     failing = [r for r, e in enumerate(errors) if e]
     if failing:
         first = errors[failing[0]]
         if len(failing) < len(errors) and len(errors) > 1:        # only some ranks see it: say which
-            first += f" (on rank {failing[0]}" + (f" and {len(failing) - 1} more" if len(failing) > 1 else "") + ")"
+            more = f" and {len(failing) - 1} more" if len(failing) > 1 else ""
+            first += f" (rank {failing[0]}{more} of {len(errors)})"       # abort's tag
         raise DbfsError(first, collective=True)
 
 

@@ -494,7 +494,7 @@ def test_ranks_started_with_different_arguments_stop_together(tmp_path):
                             timeout=JOB_TIMEOUT_S)
     assert result.returncode == 2, result.stderr
     one_line(result.stderr, "dbfs: error: started with other arguments than rank 0 (--scale 6 --root 1000 "
-                            "against --scale 6 --roots 2): every rank must run the same command (on rank 1)")
+                            "against --scale 6 --roots 2): every rank must run the same command (rank 1 of 2)")
 
 
 @pytest.mark.one_rank
@@ -511,5 +511,5 @@ def test_ranks_that_see_different_directories_agree(tmp_path):
                             timeout=JOB_TIMEOUT_S)
     assert result.returncode == 2, result.stderr
     one_line(result.stderr, f"dbfs: error: cannot write {tmp_path}/node1/out/r.json: directory "
-                            f"{tmp_path}/node1/out does not exist (on rank 1)")
+                            f"{tmp_path}/node1/out does not exist (rank 1 of 2)")
     assert listing(tmp_path / "node0" / "out") == []

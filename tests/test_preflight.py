@@ -142,7 +142,7 @@ def test_an_error_that_one_rank_sees_names_the_rank():
     problem = "cannot write x" if WORLD.Get_rank() == WORLD.Get_size() - 1 else None
     with pytest.raises(DbfsError) as error:
         runtime.agree(problem)
-    expected = "cannot write x" + (f" (on rank {WORLD.Get_size() - 1})" if WORLD.Get_size() > 1 else "")
+    expected = "cannot write x" + (f" (rank {WORLD.Get_size() - 1} of {WORLD.Get_size()})" if WORLD.Get_size() > 1 else "")
     assert str(error.value) == expected
 
 
