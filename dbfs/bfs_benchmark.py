@@ -490,8 +490,9 @@ def main(args) -> None:
                 f"{backend.name}, direction {args.direction}, encoding {args.encoding}, comm {transport}"
                 + (f", row copy {'on' if row_copy else 'off'} (--row-copy {args.row_copy})"
                    if args.direction == "auto" and world.Get_size() > 1 else ""))
-    if args.row_copy == "off" and args.direction == "auto" and csc_is_row_major(grid, source.symmetric):
-        runtime.log("--row-copy off has no effect here: one rank's undirected CSC is its own row-major form")
+    if args.row_copy != "auto" and args.direction == "auto" and csc_is_row_major(grid, source.symmetric):
+        runtime.log(f"--row-copy {args.row_copy} has no effect here: one rank's undirected CSC is its own "
+                    "row-major form")
     if args.edges_per_thread != DEFAULT_EDGES_PER_THREAD and not backend.is_gpu:
         runtime.log(f"--edges-per-thread {args.edges_per_thread} has no effect here: the CPU backend has no GPU "
                     "threads")

@@ -149,3 +149,11 @@ def test_a_gpu_option_on_the_cpu_backend_says_it_has_no_effect():
     result = dbfs("--scale", "6", "--roots", "1", "--edges-per-thread", "8", "--backend", "cpu")
     assert result.returncode == 0, result.stderr
     assert "--edges-per-thread 8 has no effect here: the CPU backend has no GPU threads" in result.stderr
+
+
+@pytest.mark.parametrize("value", ["on", "off"])
+def test_a_row_copy_choice_on_one_rank_of_an_undirected_graph_says_it_changes_nothing(value):
+    result = dbfs("--scale", "6", "--roots", "1", "--row-copy", value, "--backend", "cpu")
+    assert result.returncode == 0, result.stderr
+    assert (f"--row-copy {value} has no effect here: one rank's undirected CSC is its own row-major form"
+            in result.stderr)
