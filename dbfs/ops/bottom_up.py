@@ -34,10 +34,11 @@ from dbfs.ops.sparse import column_starts, held_args
 from dbfs.ops.frontier import add_discoveries
 
 GATE = 1 << STEP.BOTTOMUP
-# Segments of at most this many words are searched one kernel for all the sub-steps (search_segments):
-# there a kernel's launch and tail outweigh the steps kernel's division a word. Measured on one H200 under
-# MPS: 22 on 4x4 (8,192 words a segment) 7% faster, 24 on 2x2 (131,072) 3% slower; between the two it is
-# not measured (bench/NOTES.md, 2026-11-29, a bottom-up level's sub-steps in one kernel).
+# Segments of at most this many words are searched one kernel for all the sub-steps (search_segments),
+# where a kernel's launch and tail are a large part of a sub-step. Measured on one H200 under MPS: 22 on
+# 4x4 (8,192 words a segment) 7% faster; 24 on 2x2 (131,072) 2-3% slower, its search no longer but the
+# line's ranks ending it further apart; between the two it is not measured (bench/NOTES.md, 2026-11-29, a
+# bottom-up level's sub-steps in one kernel).
 FUSED_SEGMENT_WORDS = 1 << 15
 
 
@@ -182,7 +183,7 @@ def search_segments(backend, row_ptr, col_idx, steps: SegmentSteps, frontier, pr
     for a sub-step's last word before starting the next; a grid of at most what the whole GPU holds), no
     host synchronisation. search_segment's kernel a segment instead: with a summary (the one-kernel search
     would spill under its occupancy bound), for a lone segment (no tail to save), and for segments of more
-    than FUSED_SEGMENT_WORDS words (the steps kernel's division a word outweighs a launch and a tail).
+    than FUSED_SEGMENT_WORDS words (measured slower there).
     NumPy: search_segment on each in turn.
     """
     if rows_held is not None and found_at is not None and found_at is not rows_held:
