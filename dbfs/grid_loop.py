@@ -1004,17 +1004,19 @@ class GridLoop:
         commit left there, the owned visited bits. The commits wait for every search of the line."""
         s, side, first = self.state, self.side, int(first)
         search = dict(control=control, summary=summary, found_at=side.found_at, rows_held=side.pointers_held)
-        if first:
-            bottom_up.search_segment(self.backend, *side.adjacency, side.bases[0], side.frontier, self.own_visited,
-                                     s.segment, side.found, s.stats, **search)
+
+        def line_barrier():
             mark(side.rotation_phase + "_comm")
             side.rotation.enqueue_barrier()
             mark("expansion")
+
+        if first:
+            bottom_up.search_segment(self.backend, *side.adjacency, side.bases[0], side.frontier, self.own_visited,
+                                     s.segment, side.found, s.stats, **search)
+            line_barrier()
         bottom_up.search_segments(self.backend, *side.adjacency, self.steps_after[first], side.frontier, side.found,
                                   s.stats, **search)
-        mark(side.rotation_phase + "_comm")
-        side.rotation.enqueue_barrier()
-        mark("expansion")
+        line_barrier()
 
     def _count_rotation(self, traffic) -> None:
         """A bottom-up level's rotation: a segment to the next rank of the line per sub-step; searched in

@@ -124,26 +124,14 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
     NumPy: the first in CSR order).
     """
     nwords = int(state_in.shape[0])
-    if rows_held is not None and found_at is not None and found_at is not rows_held:
-        raise ValueError("the finds and the row pointers are held by different Positions")
+    _check_held(rows_held, found_at)
     if backend.is_gpu:
-        offsets = require_offsets("row_ptr", row_ptr)
-        arrays = (("col_idx", col_idx, np.int32),
-                  ("frontier", frontier, np.uint32), ("state_in", state_in, np.uint32),
-                  ("state_out", state_out, np.uint32), ("pred_row", pred_row, np.int32),
-                  ("stats", stats, np.int64), ("summary", summary, np.uint32))
-        for name, array, dtype in arrays:
-            if array is not None:
-                require_array(name, array, dtype)
+        offsets = _require_search_arrays(row_ptr, col_idx, frontier, pred_row, stats,
+                                         (("state_in", state_in), ("state_out", state_out), ("summary", summary)))
         if nwords:
-            held = "_held" if rows_held is not None or found_at is not None else ""
-            if summary is None:
-                step = backend.kernel("bottom_up", f"bottom_up_step{held}", offsets)
-                bitmaps = (frontier,)
-            else:
-                step = backend.kernel("bottom_up", f"bottom_up_step_large{held}", offsets)
-                bitmaps = (frontier, summary, np.int32(frontier.shape[0]))
-            blocks = backend.whole_gpu_blocks(step, BLOCK_THREADS, blocks_for(nwords, BLOCK_THREADS // 32))
+            large = "" if summary is None else "_large"
+            step, blocks = _search_kernel(backend, f"bottom_up_step{large}", offsets, rows_held, found_at, nwords)
+            bitmaps = (frontier,) if summary is None else (frontier, summary, np.int32(frontier.shape[0]))
             step((blocks,), (BLOCK_THREADS,),
                  (row_ptr, *held_args(rows_held), col_idx, np.int32(row_base), np.int32(nwords), *bitmaps, state_in,
                   state_out, np.int32(shared), pred_row, *held_args(found_at), stats, gate_args(control)[0]))
@@ -186,27 +174,47 @@ def search_segments(backend, row_ptr, col_idx, steps: SegmentSteps, frontier, pr
     than FUSED_SEGMENT_WORDS words (measured slower there).
     NumPy: search_segment on each in turn.
     """
-    if rows_held is not None and found_at is not None and found_at is not rows_held:
-        raise ValueError("the finds and the row pointers are held by different Positions")
+    _check_held(rows_held, found_at)
     nwords = int(steps.states[0].shape[0]) if steps.states else 0
     if not backend.is_gpu or summary is not None or len(steps.states) == 1 or nwords > FUSED_SEGMENT_WORDS:
         for base, state in zip(steps.row_bases, steps.states):
             search_segment(backend, row_ptr, col_idx, base, frontier, state, state, pred_row, stats, control=control,
                            summary=summary, found_at=found_at, rows_held=rows_held, shared=True)
         return
-    offsets = require_offsets("row_ptr", row_ptr)
-    for name, array, dtype in (("col_idx", col_idx, np.int32), ("frontier", frontier, np.uint32),
-                               ("pred_row", pred_row, np.int32), ("stats", stats, np.int64),
-                               *(("state", state, np.uint32) for state in steps.states)):
-        require_array(name, array, dtype)
+    offsets = _require_search_arrays(row_ptr, col_idx, frontier, pred_row, stats,
+                                     [("state", state) for state in steps.states])
     if nwords:
-        held = "_held" if rows_held is not None or found_at is not None else ""
-        kernel = backend.kernel("bottom_up", f"bottom_up_steps{held}", offsets)
-        blocks = backend.whole_gpu_blocks(kernel, BLOCK_THREADS,
-                                          blocks_for(nwords * len(steps.states), BLOCK_THREADS // 32))
+        kernel, blocks = _search_kernel(backend, "bottom_up_steps", offsets, rows_held, found_at,
+                                        nwords * len(steps.states))
         kernel((blocks,), (BLOCK_THREADS,),
                (row_ptr, *held_args(rows_held), col_idx, steps.bases, steps.addresses, np.int32(len(steps.states)),
                 np.int32(nwords), frontier, pred_row, *held_args(found_at), stats, gate_args(control)[0]))
+
+
+def _check_held(rows_held, found_at) -> None:
+    """The _held kernels take one Positions for both the row pointers and the finds where both are held."""
+    if rows_held is not None and found_at is not None and found_at is not rows_held:
+        raise ValueError("the finds and the row pointers are held by different Positions")
+
+
+def _require_search_arrays(row_ptr, col_idx, frontier, pred_row, stats, bitmaps) -> int:
+    """GPU: a search's arrays checked (`bitmaps`: (name, uint32 array or None) pairs); returns the width
+    of the row pointers' offsets."""
+    offsets = require_offsets("row_ptr", row_ptr)
+    for name, array, dtype in (("col_idx", col_idx, np.int32), ("frontier", frontier, np.uint32),
+                               ("pred_row", pred_row, np.int32), ("stats", stats, np.int64),
+                               *((name, array, np.uint32) for name, array in bitmaps)):
+        if array is not None:
+            require_array(name, array, dtype)
+    return offsets
+
+
+def _search_kernel(backend, name: str, offsets: int, rows_held, found_at, words: int):
+    """The search kernel `name` (its _held form where the pointers or the finds are held by position) at
+    the offsets' width, and its grid for `words` words of state: at most what the whole GPU holds."""
+    held = "_held" if rows_held is not None or found_at is not None else ""
+    kernel = backend.kernel("bottom_up", f"{name}{held}", offsets)
+    return kernel, backend.whole_gpu_blocks(kernel, BLOCK_THREADS, blocks_for(words, BLOCK_THREADS // 32))
 
 
 def _search_words(row_ptr, col_idx, row_base: int, frontier, summary, state_in, state_out, pred_row,
