@@ -19,8 +19,9 @@ row: in sub-step s rank (i, j) searches segment (j - s) mod C for parents (dbfs.
 the segment's visited bits to (i, j + 1), so a vertex found by one rank is not searched again by the
 others and after C sub-steps every segment is back with its owner, who commits the new vertices.
 Where NVSHMEM maps the line's memory nothing rotates: each segment's state stays in its owner's memory,
-and the line's ranks search the segments there in the same order, OR-ing what they find into it, so no
-rank waits for another within the level; one signal round of the line precedes the commits.
+and the line's ranks search the segments there in the same order, reading the owner's visited bits beside
+it and OR-ing what they find into it, so no rank waits for another within the level; one signal round of
+the line precedes the commits.
 Where NVSHMEM maps the grid column's memory, the commit also stores the new own frontier into every
 column peer's frontier bitmap (after a barrier of the column: the peers' searches have read the old bits;
 the level's closing totals, a round of every rank, then have the new ones everywhere), so a bottom-up
@@ -146,8 +147,8 @@ def symmetric_bytes(grid, encoding: str, direction: str = "auto", by_columns: bo
         rounds += record_bytes(grid.cols_per_rank, columns)
     if fronts_in_place(grid, direction, by_columns):
         rounds += grid.cols_per_rank // 8       # the bottom-up frontier bitmap (in the search state too)
-    if segments_in_place(grid, direction, by_columns, "nvshmem", False):
-        rounds += grid.block // 8               # the segment's state (in the search state too)
+    if segments_in_place(grid, direction, by_columns, "nvshmem", False):   # (both in the search state too)
+        rounds += grid.block // 8 + grid.rows_per_rank // 8     # the segment's state, the visited bitmap
     capacity = peer_capacity(grid)
     rounds += peer_queue_bytes(grid, capacity, slots, segment_slots)
     return (peer_symmetric_bytes(grid, capacity) + rounds + LevelTotals.symmetric_bytes(grid.size)
@@ -164,7 +165,7 @@ def fronts_in_place(grid, direction: str, by_columns: bool) -> bool:
 def segments_in_place(grid, direction: str, by_columns: bool, transport: str, cpu: bool) -> bool:
     """Whether a bottom-up level's ranks search their line's segments (the grid row's; the grid column's
     where they search the CSC's columns) where the segments' owners keep them (NVSHMEM maps the line's
-    memory: GridLoop.step_segments), with no rotation."""
+    memory: GridLoop.segment_steps), with no rotation."""
     line = grid.R if by_columns else grid.C
     return direction == "auto" and line > 1 and finds_read_in_place(transport, cpu)
 
@@ -382,16 +383,23 @@ class GridLoop:
         if in_place and fronts_in_place(grid, direction, self.by_columns):
             self.front_peers = self._map_to_heap(state, "col_front", [grid.rank(p, j) for p in range(grid.R)],
                                                  offset=4 * state.words * i, skip=i)
-        # the bottom-up segment states of the line that the segments pass along, each in its owner's
-        # memory, mapped here, in the order of the sub-steps that search them (segments_in_place)
-        self.step_segments = None
+        # the bottom-up segment states of the line that the segments pass along, and their owners' visited
+        # bits, each in its owner's memory, mapped here, in the order of the sub-steps that search them
+        # (segments_in_place)
+        step_segments = step_visited = None
         if shared_segments:
             from dbfs import nvshmem
-            own = self._move_to_heap(state, "segment")
+            own, visited, w = self._move_to_heap(state, "segment"), self._move_to_heap(state, "visited"), state.words
             me, size = (i, grid.R) if self.by_columns else (j, grid.C)
             ranks = [grid.rank(p, j) if self.by_columns else grid.rank(i, p) for p in range(size)]
-            self.step_segments = [own if step == 0 else nvshmem.peer_array(backend, own, ranks[(me - step) % size])
-                                  for step in range(size)]
+            owners = [(me - step) % size for step in range(size)]
+
+            def owned_visited(owner: int):      # the owner's own words of its visited bitmap: its group j
+                group = j if self.by_columns else owner
+                return visited[group * w:(group + 1) * w]
+            step_segments = [own if m == me else nvshmem.peer_array(backend, own, ranks[m]) for m in owners]
+            step_visited = [owned_visited(m) if m == me else nvshmem.peer_array(backend, owned_visited(m), ranks[m])
+                            for m in owners]
         self.col_bases = backend.asarray(np.array([grid.owned_col(p, 0) for p in range(grid.R)], np.int32))
         self.total_degree = comms.world.allreduce(int(graph.degree.sum()))
         self.scratch = ExpandScratch(state.cumul, state.tile_sums, state.columns, state.chunks)
@@ -400,11 +408,8 @@ class GridLoop:
         self.own_visited = state.own_visited()
         self.own_front = state.own_front() if direction == "auto" else None
         self.side = self._bottom_up_side() if direction == "auto" else None
-        # the sub-steps that one kernel searches in turn: after the own segment's first (first), or all
-        self.steps_after = None
-        if self.step_segments is not None:
-            self.steps_after = {first: bottom_up.SegmentSteps(backend, self.step_segments[first:],
-                                                              self.side.bases[first:]) for first in (0, 1)}
+        self.segment_steps = (bottom_up.SegmentSteps(backend, step_segments, step_visited, self.side.bases)
+                              if shared_segments else None)
         self.control = xp.zeros(CTL_WORDS, xp.int64)
         self.control_host = backend.pinned_empty(CTL_WORDS, np.int64)
         self.control_host[:] = 0
@@ -948,7 +953,7 @@ class GridLoop:
                          gathered: bool = True, half: int = 0) -> None:
         """The frontier gathered as bitmaps (gathered, its messages in `half` of their buffers; else already
         in place: front_peers), its summary (where the bitmap outgrows the L2: bottom_up.summary_for), a
-        search sub-step per segment with the rotation or in the owners' memory (step_segments), commit (see
+        search sub-step per segment with the rotation or in the owners' memory (segment_steps), commit (see
         BottomUpSide); the new frontier is the own frontier bitmap (pack: first from the list in group j of
         `queue`), with front_peers stored into the grid column's frontier bitmaps too, after a barrier of the
         line (the peers' searches have read the old bits; the level's closing totals, every rank's round
@@ -967,8 +972,8 @@ class GridLoop:
             message.to_bitmaps(backend, side.gather.sources_of(half), s.words, side.frontier)
         mark("expansion")
         summary = bottom_up.summary_for(backend, side.frontier, s.front_summary, control=control)
-        if self.step_segments is not None:
-            self._search_segments_in_place(mark, control, summary, first=pack or gathered)
+        if self.segment_steps is not None:
+            self._search_segments_in_place(mark, control, summary)
             state = s.segment
         else:
             state = self._search_rotating(mark, wait, control, summary)
@@ -994,36 +999,29 @@ class GridLoop:
                 mark("expansion")
         return state
 
-    def _search_segments_in_place(self, mark, control, summary, first: bool) -> None:
+    def _search_segments_in_place(self, mark, control, summary) -> None:
         """A bottom-up level's search where every rank of the line searches the line's segments in their
-        owners' memory (step_segments), in the rotation's order, what it finds OR-ed into the owner's
+        owners' memory (segment_steps), in the rotation's order, what it finds OR-ed into the owner's
         state, no rank waiting for another: one kernel searches them in turn (bottom_up.search_segments).
-        `first` (after top-down levels, which leave a segment behind its owner's visited bits; where the
-        frontier comes by messages, every level): the own segment is first written from the owned visited
-        bits by the own search alone, before any other rank reads it; later levels start from what the last
-        commit left there, the owned visited bits. The commits wait for every search of the line."""
-        s, side, first = self.state, self.side, int(first)
-        search = dict(control=control, summary=summary, found_at=side.found_at, rows_held=side.pointers_held)
-
-        def line_barrier():
-            mark(side.rotation_phase + "_comm")
-            side.rotation.enqueue_barrier()
-            mark("expansion")
-
-        if first:
-            bottom_up.search_segment(self.backend, *side.adjacency, side.bases[0], side.frontier, self.own_visited,
-                                     s.segment, side.found, s.stats, **search)
-            line_barrier()
-        bottom_up.search_segments(self.backend, *side.adjacency, self.steps_after[first], side.frontier, side.found,
-                                  s.stats, **search)
-        line_barrier()
+        The owners' visited bits are read beside their states, so a state holds only the rows found since
+        the search began (the search state's reset clears it) and no rank writes it before another reads
+        it, top-down levels having set visited bits since or not. The commits wait for every search of the
+        line."""
+        side = self.side
+        bottom_up.search_segments(self.backend, *side.adjacency, self.segment_steps, side.frontier, side.found,
+                                  self.state.stats, control=control, summary=summary, found_at=side.found_at,
+                                  rows_held=side.pointers_held)
+        mark(side.rotation_phase + "_comm")
+        side.rotation.enqueue_barrier()
+        mark("expansion")
 
     def _count_rotation(self, traffic) -> None:
         """A bottom-up level's rotation: a segment to the next rank of the line per sub-step; searched in
-        place, the other owners' segments read where they are."""
+        place, the other owners' segments and their visited bits read where they are."""
         if self.side.rotation is not None:
-            steps = len(self.side.bases) - (self.step_segments is not None)
-            sent = steps * self.state.segment.nbytes
+            in_place = self.segment_steps is not None
+            steps = len(self.side.bases) - in_place
+            sent = steps * self.state.segment.nbytes * (2 if in_place else 1)
             traffic.add(self.side.rotation_phase, steps, sent, sent)
 
     def _bits_to_list(self, clock, traffic, queue, counts) -> None:

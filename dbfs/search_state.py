@@ -303,10 +303,11 @@ class SearchState:
 
     def reset(self) -> None:
         """Before a search (untimed): nothing visited (but, for bottom-up levels, the owned vertices
-        without an edge), no levels or parents, empty queues."""
+        without an edge), nothing found bottom-up in the segment, no levels or parents, empty queues."""
         self.visited.fill(0)
         if self.direction == "auto":
             self.own_visited()[:] = self.no_edges
+            self.segment.fill(0)
         self.level.fill(-1)
         self.pred_row.fill(-1)
         if self.by_columns:

@@ -12,7 +12,9 @@
 // a hypersparse block's column finds keep only its non-empty columns). The incoming and outgoing state
 // may be the same array. shared: the state is its owner's, which the other ranks of its grid line search
 // at the same time (mapped here: dbfs.nvshmem): the word is read past the L1 and the rows found are set
-// with an atomic OR. Searching the CSC's columns, the "rows" are its local columns and row_ptr its column
+// with an atomic OR; the owner's visited bits are then read beside it (also mapped), so the state holds
+// only what was found since the owner's last commit and no rank writes it before the others read it.
+// Searching the CSC's columns, the "rows" are its local columns and row_ptr its column
 // offsets, which may be held by the positions of the non-empty columns (row_words, row_starts;
 // positions.cuh ColumnStarts). bottom_up_step_large, where the bitmap outgrows the L2, filters a sparse
 // frontier through its summary (below) and, on a denser one, tests a row's first entry alone before the
@@ -86,15 +88,18 @@ frontier_summary(const u32* __restrict__ frontier, i32 nwords, u32* __restrict__
     tally[SUMMARY_DONE] = 0;
 }
 
-// STEPS: the words of `steps` segments in turn, segment s's state states[s] (shared) and its rows from
-// row_bases[s]; else one segment's, from row_base, state_in to state_out.
+// STEPS: the words of `steps` segments in turn, segment s's state states[s] (shared) and its owner's
+// visited bits visited_of[s], its rows from row_bases[s]; else one segment's, from row_base, state_in to
+// state_out, beside the owner's visited bits `visited` (nullptr: none). A row is searched where its bit
+// is clear in both, so a shared state need not hold the owner's visited bits, only rows found since.
 template <bool LARGE, bool HELD, bool STEPS>
 __device__ __forceinline__ void search_rows(ColumnStarts row_ptr, const i32* __restrict__ col_idx,
                                             i32 row_base, i32 nwords, const u32* __restrict__ frontier,
                                             const u32* __restrict__ summary, i32 frontier_words,
-                                            const u32* state_in, u32* state_out, i32 shared,
+                                            const u32* state_in, u32* state_out, const u32* visited, i32 shared,
                                             const i32* __restrict__ row_bases, const u64* __restrict__ states,
-                                            i32 steps, i32* __restrict__ pred_row, Positions found_at,
+                                            const u64* __restrict__ visited_of, i32 steps,
+                                            i32* __restrict__ pred_row, Positions found_at,
                                             i64* __restrict__ stats)
 {
     bool first_alone = false;
@@ -112,13 +117,15 @@ __device__ __forceinline__ void search_rows(ColumnStarts row_ptr, const i32* __r
         const i32 w = t - s * nwords;
         if (STEPS) state_in = state_out = (u32*)states[s];
         const u32 word = shared ? __ldcg(&state_in[w]) : state_in[w];
+        const u32* owner_visited = STEPS ? (const u32*)visited_of[s] : visited;
+        const u32 seen = owner_visited != nullptr ? word | __ldcg(&owner_visited[w]) : word;
         const i32 row = (STEPS ? row_bases[s] : row_base) + w * 32 + lane;
         // HELD: the rows' Positions word and start (one address for the warp) go out beside the state's
         // word rather than after it, so a block held by position waits no longer than a dense one. Where
         // the pointers and the finds are both held by position, they are held by the same Positions.
         Positions::Fetched held{0u, 0};
         if (HELD) held = row_ptr.held.words != nullptr ? row_ptr.held.fetch(row) : found_at.fetch(row);
-        const bool todo = !((word >> lane) & 1u);
+        const bool todo = !((seen >> lane) & 1u);
         i64 next = 0, end = 0;
         i32 parent = -1;
         if (todo) {
@@ -191,14 +198,14 @@ __device__ __forceinline__ void search_rows(ColumnStarts row_ptr, const i32* __r
     extern "C" __global__ void __launch_bounds__(__VA_ARGS__) NAME(                                      \
         const offset_t* __restrict__ row_ptr, const u32* row_words, const i32* row_starts,              \
         const i32* __restrict__ col_idx, i32 row_base, i32 nwords, const u32* __restrict__ frontier,    \
-        const u32* state_in, u32* state_out, i32 shared, i32* __restrict__ pred_row,                   \
+        const u32* state_in, u32* state_out, const u32* visited, i32 shared, i32* __restrict__ pred_row, \
         const u32* found_words, const i32* found_starts, i64* __restrict__ stats,                       \
         const i64* __restrict__ ctl)                                                                    \
     {                                                                                                    \
         if (!gate_open(ctl, BOTTOM_UP_GATE, -1)) return;                                                 \
         search_rows<false, HELD, false>(ColumnStarts{row_ptr, Positions{row_words, row_starts}}, col_idx, \
                                         row_base, nwords, frontier, nullptr, 0, state_in, state_out,     \
-                                        shared, nullptr, nullptr, 1, pred_row,                           \
+                                        visited, shared, nullptr, nullptr, nullptr, 1, pred_row,         \
                                         Positions{found_words, found_starts}, stats);                    \
     }
 
@@ -207,34 +214,35 @@ __device__ __forceinline__ void search_rows(ColumnStarts row_ptr, const i32* __r
         const offset_t* __restrict__ row_ptr, const u32* row_words, const i32* row_starts,              \
         const i32* __restrict__ col_idx, i32 row_base, i32 nwords, const u32* __restrict__ frontier,    \
         const u32* __restrict__ summary, i32 frontier_words, const u32* state_in, u32* state_out,      \
-        i32 shared, i32* __restrict__ pred_row, const u32* found_words, const i32* found_starts,        \
-        i64* __restrict__ stats, const i64* __restrict__ ctl)                                           \
+        const u32* visited, i32 shared, i32* __restrict__ pred_row, const u32* found_words,            \
+        const i32* found_starts, i64* __restrict__ stats, const i64* __restrict__ ctl)                  \
     {                                                                                                    \
         if (!gate_open(ctl, BOTTOM_UP_GATE, -1)) return;                                                 \
         search_rows<true, HELD, false>(ColumnStarts{row_ptr, Positions{row_words, row_starts}}, col_idx,  \
                                        row_base, nwords, frontier, summary, frontier_words, state_in,     \
-                                       state_out, shared, nullptr, nullptr, 1, pred_row,                  \
+                                       state_out, visited, shared, nullptr, nullptr, nullptr, 1, pred_row, \
                                        Positions{found_words, found_starts}, stats);                      \
     }
 
 // The sub-steps of a level whose segments are searched where their owners keep them, in one kernel: the
 // warps take the segments' words in the sub-steps' order, so a warp goes on to the next segment as soon as
 // this one's words are all taken, and the level pays one launch and one tail for them all. states[s]:
-// segment s's state (shared, mapped here), its rows from row_bases[s]. Not for the large search, whose
+// segment s's state (shared, mapped here), visited_of[s] its owner's visited bits (mapped here), its rows
+// from row_bases[s]. Not for the large search, whose
 // summary takes the registers the loop over segments needs (it would spill under the _held bound).
 #define SEARCH_STEPS_VARIANT(NAME, HELD, ...)                                                           \
     extern "C" __global__ void __launch_bounds__(__VA_ARGS__) NAME(                                      \
         const offset_t* __restrict__ row_ptr, const u32* row_words, const i32* row_starts,              \
         const i32* __restrict__ col_idx, const i32* __restrict__ row_bases, const u64* __restrict__ states, \
-        i32 steps, i32 nwords, const u32* __restrict__ frontier, i32* __restrict__ pred_row,            \
-        const u32* found_words, const i32* found_starts, i64* __restrict__ stats,                       \
-        const i64* __restrict__ ctl)                                                                    \
+        const u64* __restrict__ visited_of, i32 steps, i32 nwords, const u32* __restrict__ frontier,    \
+        i32* __restrict__ pred_row, const u32* found_words, const i32* found_starts,                    \
+        i64* __restrict__ stats, const i64* __restrict__ ctl)                                           \
     {                                                                                                    \
         if (!gate_open(ctl, BOTTOM_UP_GATE, -1)) return;                                                 \
         search_rows<false, HELD, true>(ColumnStarts{row_ptr, Positions{row_words, row_starts}}, col_idx, \
-                                       0, nwords, frontier, nullptr, 0, nullptr, nullptr, 1, row_bases,   \
-                                       states, steps, pred_row, Positions{found_words, found_starts},     \
-                                       stats);                                                            \
+                                       0, nwords, frontier, nullptr, 0, nullptr, nullptr, nullptr, 1,     \
+                                       row_bases, states, visited_of, steps, pred_row,                    \
+                                       Positions{found_words, found_starts}, stats);                      \
     }
 
 SEARCH_VARIANT(bottom_up_step, false, BLOCK_THREADS)

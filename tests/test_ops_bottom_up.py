@@ -123,8 +123,9 @@ def test_search_segment_by_position_writes_the_dense_finds_at_their_positions():
 
 
 def test_search_segment_shared_keeps_what_other_ranks_set():
-    """shared (the owner's state, searched by the grid row's ranks at once): the search ORs its state into
-    the owner's, so the rows another rank found there meanwhile stay found; a plain search stores over them."""
+    """shared (the owner's state, searched by the grid row's ranks at once): the search ORs the rows it
+    finds into the owner's state, so the rows another rank found there meanwhile stay found; a plain search
+    stores the state it read, with its finds, over them."""
     rng = np.random.default_rng(5)
     b, ncols = 256, 512
     row_ptr, col_idx = random_block(rng, 2 * b, ncols, 3000)
@@ -137,7 +138,7 @@ def test_search_segment_shared_keeps_what_other_ranks_set():
         bottom_up.search_segment(CPU, row_ptr, col_idx, b, frontier, before, state, np.full(2 * b, -1, np.int32),
                                  np.zeros(STAT_WORDS, np.int64), shared=shared)
         states.append(state)
-    assert np.array_equal(states[1], states[0] | others) and (states[0] & others != others).any()
+    assert np.array_equal(states[1], others | (states[0] & ~before)) and (states[0] & others != others).any()
 
 
 @pytest.mark.parametrize("stale", [False, True], ids=["in-turn", "stale-reads"])
@@ -182,9 +183,10 @@ def test_segment_searched_in_place_ends_as_the_rotation_does(stale):
 
 
 def test_search_segments_finds_every_segment_row_with_a_frontier_neighbour():
-    """search_segments (the sub-steps of a level searched in the segments' owners' memory): each
-    segment's state ends as its rows found before plus every other row of it with a frontier neighbour in
-    the block, each found row's parent one of those neighbours."""
+    """search_segments (the sub-steps of a level searched in the segments' owners' memory): a row is
+    searched where its bit is clear in both its segment's state and its owner's visited bits; the state
+    ends as it was plus every such row with a frontier neighbour in the block (the visited bits are not
+    copied into it), each found row's parent one of those neighbours."""
     rng = np.random.default_rng(12)
     b, C, ncols = 256, 4, 512
     row_ptr, col_idx = random_block(rng, C * b, ncols, 5000, heavy_rows=[(2 * b + 9, 400)])
@@ -192,26 +194,36 @@ def test_search_segments_finds_every_segment_row_with_a_frontier_neighbour():
     frontier_bits = np.zeros(ncols, bool)
     frontier_bits[front_cols] = True
     order = [2, 3, 0]                           # the sub-steps' segments, as a rank after its own (1) takes them
-    befores = {m: random_bits(rng, b, 0.3)[0] for m in order}
+    visited = {m: random_bits(rng, b, 0.3)[0] for m in order}
+    befores = {m: random_bits(rng, b, 0.05)[0] for m in order}     # rows found earlier in the search
     states = {m: befores[m].copy() for m in order}
     pred_row = np.full(C * b, -1, np.int32)
     stats = np.zeros(STAT_WORDS, np.int64)
-    steps = bottom_up.SegmentSteps(CPU, [states[m] for m in order], [m * b for m in order])
+    steps = bottom_up.SegmentSteps(CPU, [states[m] for m in order], [visited[m] for m in order],
+                                   [m * b for m in order])
     bottom_up.search_segments(CPU, row_ptr, col_idx, steps, frontier, pred_row, stats)
     for m in order:
-        was = np.unpackbits(befores[m].view(np.uint8), bitorder="little").astype(bool)
+        was = np.unpackbits((befores[m] | visited[m]).view(np.uint8), bitorder="little").astype(bool)
         now = np.unpackbits(states[m].view(np.uint8), bitorder="little").astype(bool)
         rows = m * b + np.flatnonzero(~was)
         parents = brute_force_parents(row_ptr, col_idx, frontier_bits, rows)
-        assert (now[was]).all()
-        assert {int(r) for r in rows if parents[r]} == {int(r) for r in m * b + np.flatnonzero(now & ~was)}
+        found = {int(r) for r in rows if parents[r]}
+        assert np.array_equal(states[m], befores[m] | np.packbits(
+            np.isin(m * b + np.arange(b), list(found)), bitorder="little").view(np.uint32))
+        assert found == {int(r) for r in m * b + np.flatnonzero(now & ~was)}
         assert all(pred_row[r] in parents[r] for r in rows if parents[r])
+        assert (pred_row[m * b + np.flatnonzero(was)] == -1).all()
     assert (pred_row[b:2 * b] == -1).all() and stats[STAT.CHECKED] > 0
 
 
 def test_segment_steps_refuse_segments_of_different_lengths():
     with pytest.raises(ValueError, match="differ in length"):
-        bottom_up.SegmentSteps(CPU, [np.zeros(4, np.uint32), np.zeros(5, np.uint32)], [0, 128])
+        bottom_up.SegmentSteps(CPU, [np.zeros(4, np.uint32), np.zeros(5, np.uint32)], [np.zeros(4, np.uint32)] * 2,
+                               [0, 128])
+    with pytest.raises(ValueError, match="differ in length"):
+        bottom_up.SegmentSteps(CPU, [np.zeros(4, np.uint32)], [np.zeros(5, np.uint32)], [0])
+    with pytest.raises(ValueError, match="without its owner's visited bits"):
+        bottom_up.SegmentSteps(CPU, [np.zeros(4, np.uint32)] * 2, [np.zeros(4, np.uint32)], [0, 128])
 
 
 def test_search_segment_refuses_finds_held_apart_from_the_pointers():
@@ -421,9 +433,9 @@ def test_gpu_bottom_up_matches_numpy(density, large, held, marks, shared):
 @pytest.mark.parametrize("large", [False, True], ids=["bitmap-in-l2", "large-bitmap"])
 @pytest.mark.parametrize("density", [0.0005, 0.02, 0.4])
 def test_gpu_search_segments_matches_numpy(density, large, held, fused, monkeypatch):
-    """The sub-steps' kernel against its twin: three segments' states (another array each, as the
-    owners' are), the finds and the entries checked; and the GPU's search a kernel a segment, for
-    segments longer than FUSED_SEGMENT_WORDS."""
+    """The sub-steps' kernel against its twin: three segments' states and their owners' visited bits
+    (another array each, as the owners' are), the finds and the entries checked; and the GPU's search a
+    kernel a segment, for segments longer than FUSED_SEGMENT_WORDS."""
     import cupy
     if not fused:
         monkeypatch.setattr(bottom_up, "FUSED_SEGMENT_WORDS", 0)
@@ -432,7 +444,8 @@ def test_gpu_search_segments_matches_numpy(density, large, held, fused, monkeypa
     row_ptr, col_idx = random_block(rng, C * b, ncols, 400_000, heavy_rows=[(3, 5000), (2 * b + 40, 2000)])
     frontier, _ = random_bits(rng, ncols, density)
     order = [3, 0, 2]
-    befores = [random_bits(rng, b, 0.3)[0] for _ in order]
+    befores = [random_bits(rng, b, 0.05)[0] for _ in order]
+    visited = [random_bits(rng, b, 0.3)[0] for _ in order]
     gpu = gpu_backend()
     adjacency = {backend: held_offsets(backend, backend.xp.asarray(row_ptr)) if held
                  else (row_ptr, None) for backend in (CPU, gpu)}
@@ -447,7 +460,7 @@ def test_gpu_search_segments_matches_numpy(density, large, held, fused, monkeypa
             summary = xp.zeros(bottom_up.summary_words(ncols // 32), np.uint32)
             bottom_up.summarize(backend, xp.asarray(frontier), summary)
         ptr, rows_held = adjacency[backend]
-        steps = bottom_up.SegmentSteps(backend, states, [m * b for m in order])
+        steps = bottom_up.SegmentSteps(backend, states, [xp.asarray(bits) for bits in visited], [m * b for m in order])
         bottom_up.search_segments(backend, xp.asarray(ptr), xp.asarray(col_idx), steps, xp.asarray(frontier),
                                   pred_row, stats, summary=summary, found_at=rows_held, rows_held=rows_held)
         results.append([backend.asnumpy(a) for a in (*states, pred_row, stats)])

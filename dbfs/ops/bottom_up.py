@@ -92,9 +92,10 @@ def summarize(backend, frontier, summary, control=None) -> None:
 
 
 def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in, state_out, pred_row, stats,
-                   control=None, summary=None, found_at=None, rows_held=None, shared: bool = False) -> None:
+                   control=None, summary=None, found_at=None, rows_held=None, shared: bool = False,
+                   visited=None) -> None:
     """Find a frontier parent for each row of the segment row_base .. row_base + 32*len(state) - 1
-    whose bit in `state_in` is clear.
+    whose bit is clear in `state_in` (and in `visited`, where given).
 
       row_ptr    int32/int64 [nrows+1]  read   CSR offsets of the local rows; or [rows_held.count+1]: those
                                           of the rows of the Positions rows_held (the CSC's column offsets
@@ -111,6 +112,9 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
       shared     the state is its owner's, searched by the other ranks of its grid line at the same time
                  (state_in is state_out, mapped here: dbfs.nvshmem): the rows found are OR-ed into it
                  (GPU: an atomic OR a word), never stored over another rank's
+      visited    None, or uint32 [w]  read  the owner's visited bits of the segment's rows, read beside a
+                                          shared state (mapped here too), which then need hold only the
+                                          rows found since the owner's last commit
       pred_row   int32 [nrows]     write  pred_row[row] = the frontier column found, found rows only;
                  or [found_at.count]      where found_at (dbfs.ops.sparse.Positions of the rows) is given,
                                           at the row's position (every row with an entry is held); where
@@ -134,7 +138,8 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
             bitmaps = (frontier,) if summary is None else (frontier, summary, np.int32(frontier.shape[0]))
             step((blocks,), (BLOCK_THREADS,),
                  (row_ptr, *held_args(rows_held), col_idx, np.int32(row_base), np.int32(nwords), *bitmaps, state_in,
-                  state_out, np.int32(shared), pred_row, *held_args(found_at), stats, gate_args(control)[0]))
+                  state_out, NULL if visited is None else visited, np.int32(shared), pred_row, *held_args(found_at),
+                  stats, gate_args(control)[0]))
         return
     if not gate_open(control, GATE):
         return
@@ -142,31 +147,39 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
         summary = None
     words = TWIN_ITEMS // 32
     for w in range(0, nwords, words):
-        _search_words(row_ptr, col_idx, row_base + 32 * w, frontier, summary, state_in[w:w + words],
-                      state_out[w:w + words], pred_row, stats, found_at, rows_held, shared)
+        seen = state_in[w:w + words] if visited is None else state_in[w:w + words] | visited[w:w + words]
+        _search_words(row_ptr, col_idx, row_base + 32 * w, frontier, summary, seen, state_out[w:w + words],
+                      pred_row, stats, found_at, rows_held, shared)
 
 
 class SegmentSteps:
-    """The segments that one search_segments call searches in turn: their states (each in its owner's
-    memory, mapped here: dbfs.nvshmem), all of one length, and their first rows; on the GPU also as the
-    kernel's tables (the states' addresses, the rows), made once."""
+    """The segments that one search_segments call searches in turn: their states and their owners'
+    visited bits (each in its owner's memory, mapped here: dbfs.nvshmem), all of one length, and their
+    first rows; on the GPU also as the kernel's tables (the states' and visited bits' addresses, the rows),
+    made once."""
 
-    def __init__(self, backend, states, row_bases):
-        self.states, self.row_bases = list(states), [int(base) for base in row_bases]
-        if len({int(state.shape[0]) for state in self.states}) > 1:
-            raise ValueError("the segments' states differ in length")
-        self.addresses = self.bases = None
+    def __init__(self, backend, states, visited, row_bases):
+        self.states, self.visited = list(states), list(visited)
+        self.row_bases = [int(base) for base in row_bases]
+        if len({int(array.shape[0]) for array in self.states + self.visited}) > 1:
+            raise ValueError("the segments' states and visited bits differ in length")
+        if len(self.visited) != len(self.states):
+            raise ValueError("a segment's state without its owner's visited bits")
+        self.addresses = self.visited_addresses = self.bases = None
         if backend.is_gpu and self.states:
-            self.addresses = backend.asarray(np.array([state.data.ptr for state in self.states], np.uint64))
+            self.addresses, self.visited_addresses = (
+                backend.asarray(np.array([array.data.ptr for array in arrays], np.uint64))
+                for arrays in (self.states, self.visited))
             self.bases = backend.asarray(np.array(self.row_bases, np.int32))
 
 
 def search_segments(backend, row_ptr, col_idx, steps: SegmentSteps, frontier, pred_row, stats, control=None,
                     summary=None, found_at=None, rows_held=None) -> None:
     """search_segment over each segment of `steps` in turn, shared (every state is also searched by the
-    other ranks of its grid line, the rows found OR-ed into it): the sub-steps of a bottom-up level whose
-    segments are searched where their owners keep them (dbfs.grid_loop). The arguments are
-    search_segment's, the segments' states and first rows in `steps`.
+    other ranks of its grid line, the rows found OR-ed into it), its owner's visited bits read beside it:
+    the sub-steps of a bottom-up level whose segments are searched where their owners keep them
+    (dbfs.grid_loop). The arguments are search_segment's, the segments' states, visited bits and first rows
+    in `steps`.
     GPU: one kernel on the current stream (the warps take the segments' words in order, so none waits
     for a sub-step's last word before starting the next; a grid of at most what the whole GPU holds), no
     host synchronisation. search_segment's kernel a segment instead: with a summary (the one-kernel search
@@ -177,18 +190,19 @@ def search_segments(backend, row_ptr, col_idx, steps: SegmentSteps, frontier, pr
     _check_held(rows_held, found_at)
     nwords = int(steps.states[0].shape[0]) if steps.states else 0
     if not backend.is_gpu or summary is not None or len(steps.states) == 1 or nwords > FUSED_SEGMENT_WORDS:
-        for base, state in zip(steps.row_bases, steps.states):
+        for base, state, visited in zip(steps.row_bases, steps.states, steps.visited):
             search_segment(backend, row_ptr, col_idx, base, frontier, state, state, pred_row, stats, control=control,
-                           summary=summary, found_at=found_at, rows_held=rows_held, shared=True)
+                           summary=summary, found_at=found_at, rows_held=rows_held, shared=True, visited=visited)
         return
     offsets = _require_search_arrays(row_ptr, col_idx, frontier, pred_row, stats,
-                                     [("state", state) for state in steps.states])
+                                     [("state", array) for array in steps.states + steps.visited])
     if nwords:
         kernel, blocks = _search_kernel(backend, "bottom_up_steps", offsets, rows_held, found_at,
                                         nwords * len(steps.states))
         kernel((blocks,), (BLOCK_THREADS,),
-               (row_ptr, *held_args(rows_held), col_idx, steps.bases, steps.addresses, np.int32(len(steps.states)),
-                np.int32(nwords), frontier, pred_row, *held_args(found_at), stats, gate_args(control)[0]))
+               (row_ptr, *held_args(rows_held), col_idx, steps.bases, steps.addresses, steps.visited_addresses,
+                np.int32(len(steps.states)), np.int32(nwords), frontier, pred_row, *held_args(found_at), stats,
+                gate_args(control)[0]))
 
 
 def _check_held(rows_held, found_at) -> None:
@@ -219,21 +233,22 @@ def _search_kernel(backend, name: str, offsets: int, rows_held, found_at, words:
 
 def _search_words(row_ptr, col_idx, row_base: int, frontier, summary, state_in, state_out, pred_row,
                   stats, found_at, rows_held, shared) -> None:
-    """search_segment's NumPy twin on one step of TWIN_ITEMS rows: the unvisited rows' entries tested a
-    group of whole rows at a time (dbfs.ops.arrays.twin_groups)."""
-    bits = np.unpackbits(state_in.view(np.uint8), bitorder="little").astype(bool)
-    rows = row_base + np.flatnonzero(~bits)
+    """search_segment's NumPy twin on one step of TWIN_ITEMS rows whose bits in state_in are clear (with
+    the owner's visited bits OR-ed in where given): their entries tested a group of whole rows at a time
+    (dbfs.ops.arrays.twin_groups); shared: only the rows found OR-ed into state_out, as the GPU's atomics."""
+    seen = np.unpackbits(state_in.view(np.uint8), bitorder="little").astype(bool)
+    rows = row_base + np.flatnonzero(~seen)
     starts = column_starts(row_ptr, rows_held, rows)
     ends = column_starts(row_ptr, rows_held, rows + 1)
+    found_bits = np.zeros_like(seen)
     for group in twin_groups(ends - starts):
         found = _first_frontier_entries(col_idx, frontier, summary, rows[group], starts[group], ends[group],
                                         pred_row, stats, found_at)
-        bits[found - row_base] = True
-    words = np.packbits(bits, bitorder="little").view(np.uint32)
+        found_bits[found - row_base] = True
     if shared:
-        state_out |= words
+        state_out |= np.packbits(found_bits, bitorder="little").view(np.uint32)
     else:
-        state_out[:] = words
+        state_out[:] = np.packbits(seen | found_bits, bitorder="little").view(np.uint32)
 
 
 def _first_frontier_entries(col_idx, frontier, summary, rows, starts, ends, pred_row, stats, found_at):
