@@ -1012,8 +1012,7 @@ class GridLoop:
                                   self.state.stats, control=control, summary=summary, found_at=side.found_at,
                                   rows_held=side.pointers_held)
         mark(side.rotation_phase + "_comm")
-        side.rotation.enqueue_barrier()
-        mark("expansion")
+        side.rotation.enqueue_barrier()         # (the caller marks its next phase: no timer node between)
 
     def _count_rotation(self, traffic) -> None:
         """A bottom-up level's rotation: a segment to the next rank of the line per sub-step; searched in
