@@ -12,11 +12,11 @@
 // a hypersparse block's column finds keep only its non-empty columns). The incoming and outgoing state
 // may be the same array. shared: the state is its owner's, which the other ranks of its grid line search
 // at the same time (mapped here: dbfs.nvshmem): the word is read past the L1 and the rows found are set
-// with an atomic OR; the owner's visited bits are then read beside it (also mapped), so the state holds
-// only what was found since the owner's last commit and no rank writes it before the others read it.
-// Searching the CSC's columns, the "rows" are its local columns and row_ptr its column
-// offsets, which may be held by the positions of the non-empty columns (row_words, row_starts;
-// positions.cuh ColumnStarts). bottom_up_step_large, where the bitmap outgrows the L2, filters a sparse
+// with an atomic OR; the owner's visited bits are then read beside it (also mapped), so the state need
+// hold only the rows found bottom-up and no rank writes it before the others read it. Searching the
+// CSC's columns, the "rows" are its local columns and row_ptr its column offsets, which may be held by
+// the positions of the non-empty columns (row_words, row_starts; positions.cuh ColumnStarts).
+// bottom_up_step_large, where the bitmap outgrows the L2, filters a sparse
 // frontier through its summary (below) and, on a denser one, tests a row's first entry alone before the
 // next THREAD_EDGES: the rows' hub entries come first (dbfs.ops.row_order), so most rows stop there, and
 // each test not made spares a random trip to memory.

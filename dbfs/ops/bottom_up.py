@@ -114,7 +114,7 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
                  (GPU: an atomic OR a word), never stored over another rank's
       visited    None, or uint32 [w]  read  the owner's visited bits of the segment's rows, read beside a
                                           shared state (mapped here too), which then need hold only the
-                                          rows found since the owner's last commit
+                                          rows found bottom-up
       pred_row   int32 [nrows]     write  pred_row[row] = the frontier column found, found rows only;
                  or [found_at.count]      where found_at (dbfs.ops.sparse.Positions of the rows) is given,
                                           at the row's position (every row with an entry is held); where
