@@ -238,9 +238,11 @@ def check_entries(backend, col_ptr, row_idx, col_level, row_level, parent, direc
     col_levels, row_levels = _decode(col_level), _decode(row_level)
     if columns is not None:
         col_ptr = _dense_starts(col_ptr, columns, ncols)
-    # whole columns a step
+    # whole columns a step; the bounds are sorted, so repeats go by a comparison (np.unique would import numpy.ma
+    # mid-run: a MiB of module objects in the CPU backend's peak)
     starts = np.searchsorted(col_ptr, np.arange(int(col_ptr[0]), int(col_ptr[-1]), TWIN_CHUNK), side="right") - 1
-    bounds = np.unique(np.append(starts, ncols))
+    bounds = np.append(starts, ncols)
+    bounds = bounds[np.append(True, bounds[1:] != bounds[:-1])]
     for c0, c1 in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
         _entries_numpy(col_ptr, row_idx, col_levels, row_levels, parent, directed, half, layout, first_col,
                        first_row, col_marks, stats, detail_slot, detail_vertex, c0, c1)
