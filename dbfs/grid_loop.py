@@ -389,17 +389,16 @@ class GridLoop:
         step_segments = step_visited = None
         if shared_segments:
             from dbfs import nvshmem
-            own, visited, w = self._move_to_heap(state, "segment"), self._move_to_heap(state, "visited"), state.words
+            own = self._move_to_heap(state, "segment")
+            self._move_to_heap(state, "visited")
             me, size = (i, grid.R) if self.by_columns else (j, grid.C)
             ranks = [grid.rank(p, j) if self.by_columns else grid.rank(i, p) for p in range(size)]
             owners = [(me - step) % size for step in range(size)]
-
-            def owned_visited(owner: int):      # the owner's own words of its visited bitmap: its group j
-                group = j if self.by_columns else owner
-                return visited[group * w:(group + 1) * w]
+            # each owner's visited bits where that owner keeps them: its grid column's segment of its bitmap
+            owned = [state.own_visited(j if self.by_columns else m) for m in owners]
             step_segments = [own if m == me else nvshmem.peer_array(backend, own, ranks[m]) for m in owners]
-            step_visited = [owned_visited(m) if m == me else nvshmem.peer_array(backend, owned_visited(m), ranks[m])
-                            for m in owners]
+            step_visited = [bits if m == me else nvshmem.peer_array(backend, bits, ranks[m])
+                            for m, bits in zip(owners, owned)]
         self.col_bases = backend.asarray(np.array([grid.owned_col(p, 0) for p in range(grid.R)], np.int32))
         self.total_degree = comms.world.allreduce(int(graph.degree.sum()))
         self.scratch = ExpandScratch(state.cumul, state.tile_sums, state.columns, state.chunks)

@@ -131,9 +131,15 @@ def out(text: str) -> None:
             write_stdout(text + "\n")
 
 
+def rank_tag(rank: int, size: int, more: int = 0) -> str:
+    """How a line names the rank it comes from, and how many more ranks saw the same: ' (rank R of P)',
+    ' (rank R and N more of P)'."""
+    return f" (rank {rank}{f' and {more} more' if more else ''} of {size})"
+
+
 def abort(message: str, code: int = 1) -> None:
-    """Print message (prefixed with the rank when there are several) and end the whole job."""
-    where = f" (rank {WORLD.Get_rank()} of {WORLD.Get_size()})" if WORLD.Get_size() > 1 else ""
+    """Print message (tagged with the rank when there are several) and end the whole job."""
+    where = rank_tag(WORLD.Get_rank(), WORLD.Get_size()) if WORLD.Get_size() > 1 else ""
     line_to_stderr(f"{message}{where}")
     if WORLD.Get_size() > 1:
         time.sleep(ABORT_GRACE_S)
@@ -198,8 +204,7 @@ def agree(error: str | None, comm: MPI.Comm = WORLD) -> None:
     if failing:
         first = errors[failing[0]]
         if len(failing) < len(errors) and len(errors) > 1:        # only some ranks see it: say which
-            more = f" and {len(failing) - 1} more" if len(failing) > 1 else ""
-            first += f" (rank {failing[0]}{more} of {len(errors)})"       # abort's tag
+            first += rank_tag(failing[0], len(errors), len(failing) - 1)
         raise DbfsError(first, collective=True)
 
 

@@ -297,9 +297,11 @@ class SearchState:
             return self.row_front[self.j * self.words:(self.j + 1) * self.words]
         return self.col_front[self.i * self.words:(self.i + 1) * self.words]
 
-    def own_visited(self):
-        """The visited bits of the owned block: segment j of the row bitmap."""
-        return self.visited[self.j * self.words:(self.j + 1) * self.words]
+    def own_visited(self, j: int | None = None):
+        """The visited bits of the owned block: segment j of the row bitmap (of the rank in grid column `j`
+        of this grid row, where given: the same place in its bitmap)."""
+        j = self.j if j is None else j
+        return self.visited[j * self.words:(j + 1) * self.words]
 
     def reset(self) -> None:
         """Before a search (untimed): nothing visited (but, for bottom-up levels, the owned vertices
