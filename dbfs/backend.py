@@ -20,6 +20,10 @@ from dbfs.ops import host_words
 from dbfs.ops.arrays import OFFSET_DTYPES
 
 
+# How often a wait on a flag (Backend.wait_flag) also asks whether the stream has ended or failed.
+FLAG_QUERY_POLLS = 256
+
+
 def gpu_count() -> int:
     """Visible CUDA devices (0 when CuPy or a driver is missing)."""
     try:
@@ -60,6 +64,22 @@ class Backend:
                     os.sched_yield()
             else:
                 waitable.synchronize()
+        self.host_syncs += 1
+
+    def wait_flag(self, flag, waitable=None) -> None:
+        """Wait for the device to set flag[0] (pinned; host_words.copy_words given the flag, the last work
+        of the stream): the host word polled as `sync` polls the stream, which (queried every
+        FLAG_QUERY_POLLS polls) raises the device's errors; a stream that ends without setting the flag is
+        an error too. Counted in host_syncs."""
+        if self.is_gpu:
+            waitable = waitable or self.xp.cuda.get_current_stream()
+            polls = 0
+            while not flag[0]:
+                polls += 1
+                if polls % FLAG_QUERY_POLLS == 0 and waitable.done and not flag[0]:
+                    raise RuntimeError("the device's work ended without setting the flag it was waited on by")
+                if self.yielding:
+                    os.sched_yield()
         self.host_syncs += 1
 
     def asnumpy(self, a) -> np.ndarray:

@@ -268,11 +268,13 @@ class Replays:
     def run_marked(self, key, enqueue, capacity: int, capture_only: bool = False) -> GraphMarks:
         """As `run`, for enqueue(mark), which calls mark(phase) where its phases begin: the marks are
         timer nodes in the graph (at most `capacity`); returns them, whose seconds() are this run's phase
-        times once it has been waited for. capture_only: captured now, nothing run (the kernels must
-        have been loaded: dbfs.backend warm-up)."""
+        times once it has been waited for (their `wait`: the graph raises a flag as it ends). capture_only:
+        captured now, nothing run (the kernels must have been loaded: dbfs.backend warm-up)."""
         marks = self.marks.get(key)
         if marks is None:
-            marks = self.marks[key] = GraphMarks(self.backend, capacity)
+            marks = self.marks[key] = GraphMarks(self.backend, capacity, flagged=True)
+        if not capture_only:
+            marks.arm()
 
         def marked():
             marks.restart()
@@ -467,10 +469,14 @@ class GridLoop:
                             tuple(grid.owned_row((j - step) % grid.C, 0) for step in range(grid.C)),
                             s.pred_row, s.row_positions, s.pred_col)
 
-    def _wait(self) -> None:
-        """One wait on the device; the receives whose messages were decoded before it are posted again."""
+    def _wait(self, marks: GraphMarks | None = None) -> None:
+        """One wait on the device (for the replay of `marks` where given: on its flag); the receives whose
+        messages were decoded before it are posted again."""
         started = time.perf_counter()
-        self.backend.sync()
+        if marks is None:
+            self.backend.sync()
+        else:
+            marks.wait()
         self.wait_seconds += time.perf_counter() - started
         for x in self._exchanges():
             x.after_wait()
@@ -703,7 +709,7 @@ class GridLoop:
             self._count_front_writes(traffic)
         elif first:
             self._count_visited_sends(traffic)
-        self._wait()
+        self._wait(marks)
         self._settle()
         times = marks.taken()
         clock.charge_marked(times)
@@ -893,7 +899,7 @@ class GridLoop:
                 self._count_visited_sends(traffic)
             clock.switch(None)
             marks = self._replay_level(self._stretch_key(switch, queue is self.state.queue0, self.half), enqueue)
-            self._wait()
+            self._wait(marks)
             clock.charge_marked(marks.taken())
         else:
             enqueue(clock.switch)

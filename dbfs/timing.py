@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from contextlib import nullcontext
 from typing import NamedTuple
 
 import numpy as np
 
+from dbfs.ops import host_words
 from dbfs.ops.clock import stamp
 
 
@@ -88,12 +90,15 @@ class GraphMarks:
     """Phase switches captured into a CUDA graph: each a one-thread kernel node that writes the GPU's
     nanosecond timer into a device slot at every replay (dbfs.ops.clock.stamp; an event-record node
     cost the device three times as much, bench/NOTES.md, 2026-11-24, graphs not seen before); `copy_out`, captured after the
-    last switch, copies the slots to pinned host memory, read once the replay has been waited for."""
+    last switch, copies the slots to pinned host memory, read once the replay has been waited for.
+    flagged: the copy is the graph's last node and raises a pinned flag (host_words.copy_words), which
+    `wait` polls instead of the stream (`arm` lowers it before each replay)."""
 
-    def __init__(self, backend, capacity: int):
+    def __init__(self, backend, capacity: int, flagged: bool = False):
         self.backend = backend
         self.device = backend.xp.zeros(capacity, np.int64)
         self.stamps = backend.pinned_empty(capacity, np.int64)
+        self.flag = backend.pinned_empty(1, np.int64) if flagged and host_words.fits(self.device) else None
         self._phases: list = []
 
     def restart(self) -> None:
@@ -110,7 +115,23 @@ class GraphMarks:
         self._phases.append(phase)
 
     def copy_out(self, stream) -> None:
-        self.backend.copy(self.stamps, self.device, stream)
+        if self.flag is None:
+            self.backend.copy(self.stamps, self.device, stream)
+            return
+        with stream if stream is not None else nullcontext():
+            host_words.copy_words(self.backend, self.stamps, self.device, self.flag)
+
+    def arm(self) -> None:
+        """Before a replay that `wait` will wait for."""
+        if self.flag is not None:
+            self.flag[0] = 0
+
+    def wait(self) -> None:
+        """Wait for the replay (armed) to end: on its flag where it raises one, else on the stream."""
+        if self.flag is None:
+            self.backend.sync()
+        else:
+            self.backend.wait_flag(self.flag)
 
     def taken(self) -> "MarkedTimes":
         """The last replay's marks (it must have finished), copied."""

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from dbfs import runtime
-from dbfs.backend import Backend, waits_yield
+from dbfs.backend import FLAG_QUERY_POLLS, Backend, waits_yield
 
 pytestmark = pytest.mark.one_rank
 
@@ -54,3 +54,37 @@ def test_sync_polls_and_yields_only_where_asked(monkeypatch, yielding):
     assert backend.host_syncs == 1
     assert waitable.synchronized is not yielding
     assert len(yields) == (3 if yielding else 0)
+
+
+class Flag:
+    """A pinned flag word the device sets after `polls` reads (None: never)."""
+
+    def __init__(self, polls):
+        self.polls = polls
+
+    def __getitem__(self, k):
+        if self.polls is None:
+            return 0
+        self.polls -= 1
+        return int(self.polls < 0)
+
+
+@pytest.mark.parametrize("yielding", [False, True])
+def test_a_flag_wait_polls_the_word_and_queries_the_stream_only_now_and_then(monkeypatch, yielding):
+    yields = []
+    monkeypatch.setattr(os, "sched_yield", lambda: yields.append(1))
+    backend = Backend("cpu", yielding=yielding)
+    backend.name = "gpu"
+    polls = 2 * FLAG_QUERY_POLLS + 5
+    waitable = Waitable(polls=10 ** 6)
+    backend.wait_flag(Flag(polls), waitable)
+    assert backend.host_syncs == 1 and not waitable.synchronized
+    assert waitable.polls == 10 ** 6 - 2         # two stream queries in all those polls
+    assert len(yields) == (polls if yielding else 0)
+
+
+def test_a_flag_wait_fails_where_the_stream_ends_without_the_flag():
+    backend = Backend("cpu")
+    backend.name = "gpu"
+    with pytest.raises(RuntimeError, match="without setting the flag"):
+        backend.wait_flag(Flag(None), Waitable(polls=0))

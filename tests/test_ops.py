@@ -646,6 +646,32 @@ def test_copy_words_numpy_copies_whole_words_up_to_its_limit():
             copy_words(CPU, np.zeros(KERNEL_COPY_BYTES, np.int64), bad)
 
 
+def test_copy_words_numpy_raises_its_flag_after_the_words():
+    src, dst, flag = np.arange(3, dtype=np.int64), np.zeros(3, np.int64), np.zeros(1, np.int64)
+    copy_words(CPU, dst, src, flag)
+    assert dst.tolist() == [0, 1, 2] and flag.tolist() == [1]
+
+
+@pytest.mark.gpu
+def test_gpu_copy_words_raise_the_flag_a_host_wait_polls_at_every_replay():
+    """A captured copy given a flag: each replay (the flag lowered before) copies the device words to pinned
+    memory and raises the flag; Backend.wait_flag returns on it with the words there."""
+    import cupy
+    backend = gpu_backend()
+    device, host, flag = cupy.zeros(5, cupy.int64), backend.pinned_empty(5, np.int64), backend.pinned_empty(1, np.int64)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        stream.begin_capture()
+        copy_words(backend, host, device, flag)
+        graph = stream.end_capture()
+        for k in range(3):
+            device[:] = cupy.arange(5) + 10 * k
+            flag[0] = 0
+            graph.launch(stream)
+            backend.wait_flag(flag)
+            assert flag[0] == 1 and host.tolist() == [10 * k + v for v in range(5)]
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype,n", [(np.int64, 1), (np.int64, KERNEL_COPY_BYTES // 8), (np.int32, 13)])
 def test_gpu_copy_words_match_numpy_both_ways(dtype, n):

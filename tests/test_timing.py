@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from dbfs.backend import Backend
+from dbfs.ops.host_words import KERNEL_COPY_BYTES
 from dbfs.timing import GraphMarks, MarkedTimes, PhaseClock
 
 pytestmark = pytest.mark.one_rank
@@ -49,3 +50,20 @@ def test_graph_marks_stamp_only_where_the_phase_changes():
     assert times.phases == ["expansion", "update", None] and times.stamps.shape == (3,)
     seconds = times.seconds()
     assert set(seconds) == {"expansion", "update"} and min(seconds.values()) >= 0
+
+
+def test_flagged_marks_raise_their_flag_with_the_copy_and_arm_lowers_it():
+    """A flagged replay's end is its flag (the CPU twin raises it as it copies); `wait` returns on it, and
+    marks too large for a kernel's copy wait on the stream instead."""
+    marks = GraphMarks(CPU, 4, flagged=True)
+    marks.switch("expansion")
+    marks.switch(None)
+    marks.arm()
+    assert marks.flag[0] == 0
+    marks.copy_out(None)
+    assert marks.flag[0] == 1
+    syncs = CPU.host_syncs
+    marks.wait()
+    assert CPU.host_syncs == syncs + 1 and marks.taken().phases == ["expansion", None]
+    assert GraphMarks(CPU, 4).flag is None
+    assert GraphMarks(CPU, KERNEL_COPY_BYTES // 8 + 1, flagged=True).flag is None

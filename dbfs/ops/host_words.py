@@ -18,12 +18,14 @@ def fits(src) -> bool:
     return src.nbytes <= KERNEL_COPY_BYTES and src.nbytes % 4 == 0
 
 
-def copy_words(backend, dst, src) -> None:
+def copy_words(backend, dst, src, flag=None) -> None:
     """dst[:len(src)] := src, one side device memory, the other pinned host memory (on the GPU backend), of
-    whole words (fits).
+    whole words (fits); then, where given, flag[0] := 1 (Backend.wait_flag).
 
-      dst  device or pinned host array  write  its first src.nbytes bytes
-      src  pinned host or device array  read
+      dst   device or pinned host array  write  its first src.nbytes bytes
+      src   pinned host or device array  read
+      flag  pinned int64 [1] or None     write  1 once dst, and what the stream wrote to pinned memory
+                                                before, is visible to the host
     GPU: one block on the current stream (allowed under graph capture), no host synchronisation; the
     host side is read or written when the kernel runs, as a copy node's would be."""
     if not fits(src):
@@ -31,6 +33,10 @@ def copy_words(backend, dst, src) -> None:
                          f"and device, not {src.nbytes} bytes")
     if backend.is_gpu:
         address = [np.uint64(a.ctypes.data) if isinstance(a, np.ndarray) else a for a in (dst, src)]
-        backend.kernel("host_words", "copy_words")((1,), (THREADS,), (*address, np.int64(src.nbytes // 4)))
+        flag_address = np.uint64(0 if flag is None else flag.ctypes.data)
+        backend.kernel("host_words", "copy_words")((1,), (THREADS,), (*address, np.int64(src.nbytes // 4),
+                                                                    flag_address))
         return
     dst[:src.shape[0]] = src
+    if flag is not None:
+        flag[0] = 1
