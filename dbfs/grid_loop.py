@@ -500,7 +500,7 @@ class GridLoop:
         self.replays.prepare(ROOT_VISIT_KEY, self._enqueue_visit_root)
         for any_bottom_up in (False, True) if bottom_up_too else (False,):
             if self._resolves(any_bottom_up):
-                self.replays.prepare(("resolve", any_bottom_up), lambda: self._resolve_parents(any_bottom_up))
+                self._replay_level(("resolve", any_bottom_up), self._resolve_enqueue(any_bottom_up), capture_only=True)
         parities = ((True, s.queue0, s.counts0, s.queue1, s.counts1), (False, s.queue1, s.counts1, s.queue0, s.counts0))
         bottom_up_kinds = sorted({self._bottom_up_kind(form) for form in ("list", "bits")}) if bottom_up_too else []
         for (parity, queue, counts, dst, dst_cnt), half in product(parities, range(self.halves)):
@@ -609,14 +609,16 @@ class GridLoop:
                 bottom_up_level, frontier_total, level_frontier, frontier_degrees, unvisited_edges,
                 self.alpha, self.beta, grid.n_vertices)
 
-        clock.switch("pred_resolve")
-        if self.whole_levels:                   # kernels alone: one graph
+        if self.whole_levels:                   # kernels alone: one graph, waited for on its flag
             if self._resolves(any_bottom_up):
-                self.replays.run(("resolve", any_bottom_up), lambda: self._resolve_parents(any_bottom_up))
+                marks = self._replay_level(("resolve", any_bottom_up), self._resolve_enqueue(any_bottom_up))
+                self._wait(marks)
+                clock.charge_marked(marks.taken())
         else:
+            clock.switch("pred_resolve")
             self._resolve_parents(any_bottom_up)
-        clock.switch(None)
-        backend.sync()
+            clock.switch(None)
+            backend.sync()
         elapsed = comms.world.allreduce(time.perf_counter() - t_start, op=MPI.MAX)
         self._count_stretch_traffic(traffic, stretches)
         stretch_log = self.peers.search_log() if stretches and log_levels else None
@@ -1079,6 +1081,13 @@ class GridLoop:
     def _resolves(self, any_bottom_up: bool) -> bool:
         """Whether _resolve_parents has anything to do."""
         return self.graph.grid.C > 1 or (self.by_columns and any_bottom_up)
+
+    def _resolve_enqueue(self, any_bottom_up: bool):
+        """enqueue(mark) of the parents' resolution as a graph (every exchange on the device)."""
+        def enqueue(mark):
+            mark("pred_resolve")
+            self._resolve_parents(any_bottom_up)
+        return enqueue
 
     def _resolve_parents(self, any_bottom_up: bool) -> None:
         """Delayed predecessors -> global parent ids of the owned vertices: each grid column's discoverers

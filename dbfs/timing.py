@@ -40,7 +40,7 @@ class PhaseClock:
 
     def switch(self, phase: str | None) -> None:
         """From here on, work is charged to `phase` (None: to no phase)."""
-        if phase is None and self._marks and self._marks[-1][0] is None:
+        if phase is None and (not self._marks or self._marks[-1][0] is None):
             return
         if self.backend.is_gpu:
             if len(self._marks) == len(self._pool):
