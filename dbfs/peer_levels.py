@@ -282,8 +282,7 @@ class PeerLevels:
     def result(self) -> tuple[dict, slice]:
         """After the wait: the stretch's end (the ctl words by name) and which records of the search's log
         (`search_log`) are its levels' (with a log, the search's first LOG_CAPACITY levels have one)."""
-        words = self.ctl_host.tolist()         # one conversion: a word at a time cost ~10 µs a stretch
-        end = {name: words[word] for name, word in vars(CTL).items()}
+        end = {name: int(self.ctl_host[word]) for name, word in vars(CTL).items()}
         kept = min(end["LOGGED"], self.log.shape[0] // PEER_LOG_WORDS - self.logged)
         records = slice(self.logged, self.logged + kept)
         self.logged += kept

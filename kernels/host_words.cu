@@ -4,7 +4,7 @@
 // control block, its timer stamps) waited behind the others'; as kernel nodes they run beside them
 // (bench/NOTES.md, 2026-11-28, small host copies by a kernel where ranks share a GPU).
 // A copy given a flag sets it (pinned, 1) after every word, and everything the stream wrote to pinned memory
-// before the copy, is visible to the host: a host spinning on that word sees a replayed level end ~14 us
+// before the copy, is visible to the host: a host spinning on that word sees a replayed level end ~13 us
 // sooner than the driver's stream query tells it (bench/NOTES.md, 2026-11-29, the host woken by a flag).
 #include "common.cuh"
 
