@@ -63,7 +63,9 @@ MOST_RANKS = 1 << 20          # the most ranks that the advice on what would fit
 # the scatter twin's sort of a chunk (columns and rows 8, its temporaries 53 to 71 B an entry with
 # tracemalloc, more as more of its keys differ: counted 64); on several ranks the routing twin (the
 # mask, then 12 d beside one direction's ownership math, 32), the grouping by owner and the scatter
-# over the d entries of a tuple (about 65 B an entry; measured 133 to 147 B a tuple in all at d = 2).
+# over the d entries of a tuple (about 70 B an entry received: the received words' 8 and the send
+# buffer's 8 beside the twin's sort, 54 at scale 14 on 2x2; measured 133 to 147 B a tuple in all at d = 2),
+# by the entries a rank receives, which exceed the even share where its block holds more (construction_bytes).
 # The host-staged exchange's page-locked buffers are host memory, not counted.
 # The NumPy generator's own buffers while it makes a chunk (CPU only): its 8192-edge block's states and
 # products, 8192 x (32 SCALE + 380) bytes, measured with tracemalloc at scales 14 to 26.
@@ -76,7 +78,7 @@ ROUTED_ENTRY_BYTES = 12
 GROUPED_ENTRY_BYTES = 8
 TWIN_ROUTE_BYTES = 1 + 32
 TWIN_SCATTER_BYTES = 8 + 64
-TWIN_ROUTED_ENTRY_BYTES = 65
+TWIN_ROUTED_ENTRY_BYTES = 70
 # The CPU backend's NumPy twins in the search phase work in steps (dbfs.ops.arrays: TWIN_ITEMS vertices
 # a step, their entries in groups of about TWIN_CHUNK), one at a time; a step's bytes, measured with
 # tracemalloc: an expansion 64 B a frontier column and 48 an entry (64 where every row it reaches is new;
@@ -260,8 +262,10 @@ def counts_kept_keys(grid: Grid, chunk: int, symmetric: bool, row_copy: bool, de
             and not counts_at_source(grid, chunk, symmetric, row_copy, device, transport))
 
 
-def _tuple_bytes(grid: Grid, symmetric: bool, row_copy: bool, device: str) -> int:
-    """Transient bytes per tuple of a chunk during the scatter pass (see CHUNK_TUPLE_BYTES)."""
+def _tuple_bytes(grid: Grid, symmetric: bool, row_copy: bool, device: str, skew: float = 1.0) -> float:
+    """Transient bytes per tuple of a chunk during the scatter pass (see CHUNK_TUPLE_BYTES); skew: the
+    rank's entries over the even share, by which a chunk brings it more entries than the average (the
+    CPU twin's scatter, TWIN_ROUTED_ENTRY_BYTES an entry received)."""
     if grid.size == 1:
         if device == "cpu":
             return CHUNK_TUPLE_BYTES + max(TWIN_ROUTE_ONE_RANK_BYTES + (4 if row_copy else 0), TWIN_SCATTER_BYTES)
@@ -269,7 +273,7 @@ def _tuple_bytes(grid: Grid, symmetric: bool, row_copy: bool, device: str) -> in
     entries = 2 if symmetric else 1
     if device == "cpu":
         return CHUNK_TUPLE_BYTES + max(ROUTED_ENTRY_BYTES * entries + TWIN_ROUTE_BYTES,
-                                       TWIN_ROUTED_ENTRY_BYTES * entries)
+                                       TWIN_ROUTED_ENTRY_BYTES * entries * skew)
     return CHUNK_TUPLE_BYTES + (ROUTED_ENTRY_BYTES + GROUPED_ENTRY_BYTES) * entries
 
 
@@ -282,14 +286,16 @@ def _landing_bytes(grid: Grid, chunk: int, symmetric: bool, device: str, transpo
 
 def construction_bytes(grid: Grid, n_edges: int, chunk: int, symmetric: bool, row_copy: bool,
                        device: str = "gpu", transport: str = "mpi", generated: bool = True,
-                       reading: int = 0) -> int:
+                       reading: int = 0, entries: int | None = None) -> int:
     """Transients of a streaming pass: one chunk (at most the largest rank's share of tuples) being routed,
     or on the CPU being generated beside the generator's buffers (generator_bytes) or read beside the
     reader's (`reading`), and where the build goes over NVSHMEM (`transport`) on several GPU ranks the
-    symmetric landing kept for the whole build (sized by the chunk) and its signal words."""
+    symmetric landing kept for the whole build (sized by the chunk) and its signal words. entries: the
+    rank's counted entries, where more than the even share (a chunk brings it as many more)."""
     tuples = min(chunk, -(-n_edges // grid.size))
     landing = _landing_bytes(grid, chunk, symmetric, device, transport)
-    routing = tuples * _tuple_bytes(grid, symmetric, row_copy, device)
+    skew = max(1.0, entries / entries_per_rank(grid, n_edges, symmetric)) if entries else 1.0
+    routing = int(tuples * _tuple_bytes(grid, symmetric, row_copy, device, skew))
     generating = 16 * tuples + generator_bytes(grid, device, generated) + reading
     return max(routing, generating) + landing + (8 * grid.size if landing else 0)
 
@@ -543,7 +549,7 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     tuples_read, ids_read = read_buffers if device == "cpu" else (0, 0)
     parts = {**graph,
              "construction transients": construction_bytes(grid, n_edges, chunk, symmetric, layout == "copy",
-                                                           device, built_over, generated, tuples_read),
+                                                           device, built_over, generated, tuples_read, counted),
              "certificate": certificate_bytes(grid, n_edges, chunk_edges(grid, n_edges, symmetric, False, device),
                                               counted, device, generated, tuples_read),
              "search state": state,

@@ -1,7 +1,7 @@
 """Many ranks on the CPU backend, oversubscribed as CI's two cores run them: the main command at 16
 and 18 ranks on tall, wide and square grids, both directions, every encoding, on a Kronecker graph and
 a lattice, the search validated by the Graph500 validator and its levels compared with a plain serial
-BFS; at 16 ranks the host memory peak of a scale-14 run (two searches) within 10% of its estimate."""
+BFS; at 16 ranks (and 4) the host memory peak of a scale-14 run (two searches) within 3% of its estimate."""
 
 import json
 import subprocess
@@ -54,13 +54,16 @@ def test_many_ranks_match_a_plain_bfs(graphs, tmp_path, ranks, grid, graph, dire
     np.testing.assert_array_equal(level[np.argsort(vertex)], expected)
 
 
-@pytest.mark.parametrize("grid", ["4x4", "16x1"])
-def test_sixteen_ranks_peak_is_within_ten_percent_of_the_estimate(tmp_path, grid):
+@pytest.mark.parametrize("ranks,grid", [(16, "4x4"), (16, "16x1"), (4, "2x2")])
+def test_a_fresh_run_peaks_within_a_few_percent_of_its_estimate(tmp_path, ranks, grid):
+    """As a user starts it (fresh processes): the largest rank's peak within 3% of the estimate with the
+    counted entries. At 2x2 the largest rank's block holds 4% more entries than the even share, and a
+    chunk brings it as many more to place (the estimate stood 8% below until it counted them)."""
     run = dbfs("--scale", 14, "--roots", 2, "--grid", grid, "--backend", "cpu", "--json", tmp_path / "run.json",
-               ranks=16, cwd=tmp_path)
+               ranks=ranks, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     doc = json.loads((tmp_path / "run.json").read_text())
-    assert abs(doc["memory_peak"] - doc["memory_estimate"]) <= 0.1 * doc["memory_estimate"], run.stderr
+    assert abs(doc["memory_peak"] - doc["memory_estimate"]) <= 0.03 * doc["memory_estimate"], run.stderr
 
 
 PEER_LEVELS_CASE = """

@@ -379,7 +379,14 @@ def test_a_cpu_measurement_counts_what_is_allocated_after_it_starts():
 
 
 def within_ten_percent(measured: int, estimated: int) -> bool:
+    """In the test's process, where the modules a fresh run loads as it goes are loaded already (fresh
+    runs: within_a_few_percent)."""
     return abs(measured - estimated) <= 0.1 * estimated
+
+
+def within_a_few_percent(measured: int, estimated: int) -> bool:
+    """A fresh run's peak against the estimate a user plans by (issue 30)."""
+    return abs(measured - estimated) <= 0.03 * estimated
 
 
 @pytest.mark.parametrize("row_copy", ["on", "off"])
@@ -399,7 +406,7 @@ def test_cpu_run_peak_is_within_ten_percent_of_the_estimate(tmp_path_factory, ro
 
 @pytest.mark.one_rank
 @pytest.mark.parametrize("scale", [10, 12])
-def test_a_fresh_cpu_run_of_a_small_graph_peaks_within_ten_percent_of_its_estimate(tmp_path, scale):
+def test_a_fresh_cpu_run_of_a_small_graph_peaks_within_a_few_percent_of_its_estimate(tmp_path, scale):
     """As a user starts it, in a process of its own: on graphs of a few MiB nothing the process first
     loads during the run may stand out above the estimate (the validation's NumPy twin once imported
     numpy.ma at its first search, a MiB of module objects: at scale 12 the peak was 11% above)."""
@@ -409,7 +416,7 @@ def test_a_fresh_cpu_run_of_a_small_graph_peaks_within_ten_percent_of_its_estima
                             env=launcher_free_env())
     assert result.returncode == 0, result.stderr
     doc = json.loads(report.read_text())
-    assert within_ten_percent(doc["memory_peak"], doc["memory_estimate"]), doc
+    assert within_a_few_percent(doc["memory_peak"], doc["memory_estimate"]), doc
 
 
 def test_cpu_partition_cache_stays_within_the_estimate(tmp_path_factory):
