@@ -103,6 +103,7 @@ class GraphSource:
                 src, dst = edgelist.read_edge_slice(self.info.path, a, b, threads)[:2]
                 check_endpoints(src, dst, self.n_vertices, self.info.path, self.info.unsigned)
                 yield backend.asarray(src), backend.asarray(dst)
+                del src, dst                    # else held while the next chunk is read (the reader's peak)
 
     def dense_root(self, root: int, comm=runtime.WORLD) -> int:
         """Collective: the dense id of a --root given in the file's ids; DbfsError when it is no vertex."""

@@ -444,7 +444,8 @@ def test_cpu_twins_steps_are_counted(tmp_path_factory, direction):
 
 def test_cpu_graph_file_reader_buffers_are_counted(tmp_path_factory):
     """A converted edge list (gzip-chunked datasets, original ids): the reader decodes whole chunks
-    beside the tuples it reads and the roots' original ids (edgelist.read_buffer_bytes)."""
+    beside the tuples it reads and the roots' original ids (edgelist.read_buffer_bytes), and the run's
+    peak stays under its estimate."""
     from dbfs import cli, convert
     folder = WORLD.bcast(str(tmp_path_factory.mktemp("file")) if WORLD.Get_rank() == 0 else None, root=0)
     text, graph = f"{folder}/edges.txt", f"{folder}/edges.h5"
@@ -455,6 +456,8 @@ def test_cpu_graph_file_reader_buffers_are_counted(tmp_path_factory):
     convert.main(cli.tool_parser("convert").parse_args([text, "--out", graph]))
     doc = measured_run(tmp_path_factory, "--graph", graph, "--roots", "2", "--backend", "cpu")
     assert within_ten_percent(doc["memory_peak"], doc["memory_estimate"]), doc
+    # the chunk before is let go while the next is read (2 ranks stood 5% above the estimate so)
+    assert doc["memory_peak"] <= doc["memory_estimate"], doc
 
 
 @pytest.mark.gpu
