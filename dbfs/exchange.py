@@ -471,7 +471,8 @@ class LevelExchange:
         # the message buffers (another exchange's where it sends the same message along another line)
         self.outs = out.outs if out is not None else [self._device(messages * self.stride, np.uint32)
                                                       for _ in range(halves)]
-        self.out_host = backend.pinned_empty(messages * self.stride, np.uint32)
+        # a shared message's two halves staged apart, so a level's sends are counted after the next launch
+        self.out_host = backend.pinned_empty(halves * messages * self.stride, np.uint32)
         # what each peer's message is read from, a table per buffer of the messages
         if self.shmem:                          # peer p's message to this rank, where p encoded it
             from dbfs import nvshmem
@@ -525,6 +526,7 @@ class LevelExchange:
             # a shared message's second half (every message is read where it was encoded), signal words
             # and round counters (the counters off the symmetric heap); no rotation
             device += (stride if shared and own_out else 0) + 8 * size + 8
+            host += stride if shared else 0                 # its staged head too (`stage`)
         else:
             device += peers * stride + (segment if rotation else 0)
             host += 2 * segment if rotation and transport == "mpi-cuda" else 0
@@ -560,10 +562,10 @@ class LevelExchange:
         self.send_req = []
 
     def stage(self, half: int = 0) -> None:
-        """Queue the copy of the encoded messages' heads (and, host-staged, payloads) to out_host, from the
-        buffer `out_of(half)`; the previous round's sends must be finished (`finish_sends`)."""
-        message.stage(self.backend, self.out_of(half), self.stride, -1 if self.shared else self.me, self.out_host,
-                      self.stride, 1 if self.shared else self.size, payload_too=self.staged)
+        """Queue the copy of the encoded messages' heads (and, host-staged, payloads) to out_host (its `half`),
+        from the buffer `out_of(half)`; the previous round's sends must be finished (`finish_sends`)."""
+        message.stage(self.backend, self.out_of(half), self.stride, -1 if self.shared else self.me,
+                      self._host_half(half), self.stride, 1 if self.shared else self.size, payload_too=self.staged)
 
     @property
     def on_device(self) -> bool:
@@ -595,6 +597,10 @@ class LevelExchange:
         """The head and payload words of each peer's next message (until then: whole capacities)."""
         self.expected = words
 
+    def _host_half(self, half: int):
+        """The part of out_host that `half` of the message buffers is staged to (see out_of)."""
+        return self.out_host[half % len(self.outs) * (len(self.out_host) // len(self.outs)):]
+
     def _staged(self, peer: int):
         """This round's message to `peer` in out_host, from its head on."""
         return self.out_host[(0 if self.shared else peer) * self.stride:]
@@ -603,20 +609,22 @@ class LevelExchange:
         """Head and payload words of this round's message to `peer`, from its head in out_host."""
         return message.size(self._staged(peer))
 
-    def staged_bytes(self) -> int:
-        """Bytes of this round's messages, from their heads in out_host (staged and waited for)."""
-        return sum(4 * self._staged_words(p) for p in self.peers)
+    def staged_bytes(self, half: int = 0) -> int:
+        """Bytes of this round's messages (in `half`), from their heads in out_host (staged and waited for),
+        every head's size read in one conversion."""
+        sizes = self._host_half(half)[HEAD.SIZE::self.stride].tolist()
+        return 4 * sum(HEAD_WORDS + sizes[0 if self.shared else p] for p in self.peers)
 
     def list_bytes(self) -> int:
         """Bytes this round's messages would take as lists (head and one word an offset), from their
         heads in out_host (staged and waited for)."""
         return sum(4 * (HEADER_WORDS + int(self._staged(p)[HEAD.COUNT])) for p in self.peers)
 
-    def sent(self) -> tuple[int, int | None]:
-        """(messages, bytes) of the round `enqueue_send` queued; the bytes None where only the level's
-        wait will tell (a fold's heads are staged in the level)."""
+    def sent(self, half: int = 0) -> tuple[int, int | None]:
+        """(messages, bytes) of the round `enqueue_send` queued (its messages in `half`); the bytes None
+        where only the level's wait will tell (a fold's heads are staged in the level)."""
         if self.shmem or self.expected is not None:  # exact sizes, known once staged and waited for
-            return len(self.peers), self.staged_bytes() if self.shared else None
+            return len(self.peers), self.staged_bytes(half) if self.shared else None
         return len(self.peers), 4 * self.stride * len(self.peers)
 
     def enqueue_barrier(self) -> None:

@@ -270,7 +270,12 @@ class Replays:
         timer nodes in the graph (at most `capacity`); returns them, whose seconds() are this run's phase
         times once it has been waited for (their `wait`: the graph raises a flag as it ends). capture_only:
         captured now, nothing run (the kernels must have been loaded: dbfs.backend warm-up)."""
-        marks = self.marks.get(key)
+        marks, graph = self.marks.get(key), self.graphs.get(key)
+        if graph is not None and marks is not None and not capture_only:     # (the host's turn: no more)
+            marks.arm()
+            graph.launch(self.stream)
+            self.backend.launches += 1
+            return marks
         if marks is None:
             marks = self.marks[key] = GraphMarks(self.backend, capacity, flagged=True)
         if not capture_only:
@@ -478,8 +483,9 @@ class GridLoop:
         else:
             marks.wait()
         self.wait_seconds += time.perf_counter() - started
-        for x in self._exchanges():
-            x.after_wait()
+        if not self.whole_levels:               # (a whole level's exchanges post no receives)
+            for x in self._exchanges():
+                x.after_wait()
 
     def run(self, root: int, clock, traffic: Traffic, log_levels: bool) -> dict:
         """One search from global vertex `root` (the state reset); returns the global figures."""
@@ -686,15 +692,13 @@ class GridLoop:
         launch and one wait. `first`: a top-down level first turns the bottom-up frontier into a list
         (and brings the row's visited bits up to date), a bottom-up one first packs the list; gathered:
         a bottom-up level's frontier comes as messages (not already in place: front_peers). The level
-        number and its step reach the kernels through the control block. The sends' heads are read
-        before the launch (the level stages the next ones), and counted while the level runs, with the
-        sizes the host knows (a fold's bytes after the wait). Returns its marks (read after the search)."""
+        number and its step reach the kernels through the control block. The sends are counted after the
+        launch, from their heads (the level stages the next ones into the other half of the staging) or
+        the sizes the host knows (a fold's bytes after the wait). Returns its marks (read after the
+        search)."""
         self.control_host[CTL.LEVEL] = lvl
         self.control_host[CTL.STEP] = STEP.BOTTOMUP if bottom_up_level else STEP.TOPDOWN
         frontier_x = self._frontier_exchange(bottom_up_level, first, gathered)
-        sends = ((self.side.gather_phase, frontier_x),) if bottom_up_level else (
-            ("expand", frontier_x), ("fold", self.fold_x))
-        sent = [(phase, x, x.sent()) for phase, x in sends if x is not None]
         half = self.half
         if bottom_up_level:
             enqueue = self._bottom_up_enqueue(first, queue, counts, gathered, half)
@@ -704,8 +708,11 @@ class GridLoop:
         marks = self._replay_level(self._level_key(bottom_up_level, first, queue is self.state.queue0, gathered,
                                                    half), enqueue)
         self.half = self._next_half(half, frontier_x is not None)
-        for phase, x, (messages, nbytes) in sent:
-            self._count_sent(traffic, phase, x, messages, nbytes)
+        sends = ((self.side.gather_phase, frontier_x),) if bottom_up_level else (
+            ("expand", frontier_x), ("fold", self.fold_x))
+        for phase, x in sends:
+            if x is not None:
+                self._count_sent(traffic, phase, x, *x.sent(half))
         if bottom_up_level:
             self._count_rotation(traffic)
             self._count_front_writes(traffic)
@@ -743,10 +750,9 @@ class GridLoop:
         """enqueue(mark) of a whole top-down level (every exchange on the device): the switch from
         bottom-up, expand sends (its messages in `half` of their buffers), expansion, fold sends, update,
         the closing encode of the new frontier (group j of dst)."""
-        in_place = switch and self.front_peers is not None   # every rank's frontier bits are here
-        sends = self._frontier_exchange(False, switch, False) is not None
-
         def enqueue(mark):
+            in_place = switch and self.front_peers is not None   # every rank's frontier bits are here
+            sends = self._frontier_exchange(False, switch, False) is not None
             if switch:
                 self._enqueue_bits_to_list(mark, queue, counts, own_list=not in_place)
             if sends:
@@ -897,10 +903,10 @@ class GridLoop:
         self.peers.begin(lvl, nf, mf, mu, visited)
         enqueue = self._stretch_enqueue(queue, counts, spare, switch, self.half)
         if self.whole_levels:                   # the stretch and its closing encode: one graph, one wait
-            if switch:
-                self._count_visited_sends(traffic)
             clock.switch(None)
             marks = self._replay_level(self._stretch_key(switch, queue is self.state.queue0, self.half), enqueue)
+            if switch:
+                self._count_visited_sends(traffic)
             self._wait(marks)
             clock.charge_marked(marks.taken())
         else:

@@ -224,7 +224,8 @@ class LevelTotals:
 
     def read(self) -> tuple[int, int]:
         """After the wait on the level: the global (frontier size, degree sum)."""
-        return int(self.totals_host[0]), int(self.totals_host[1])
+        frontier, degrees = self.totals_host.tolist()
+        return frontier, degrees
 
     def close(self) -> None:
         from dbfs import nvshmem
@@ -282,7 +283,7 @@ class PeerLevels:
     def result(self) -> tuple[dict, slice]:
         """After the wait: the stretch's end (the ctl words by name) and which records of the search's log
         (`search_log`) are its levels' (with a log, the search's first LOG_CAPACITY levels have one)."""
-        end = {name: int(self.ctl_host[word]) for name, word in vars(CTL).items()}
+        end = dict(zip(vars(CTL), self.ctl_host.tolist()))     # CTL's words in order
         kept = min(end["LOGGED"], self.log.shape[0] // PEER_LOG_WORDS - self.logged)
         records = slice(self.logged, self.logged + kept)
         self.logged += kept

@@ -7,9 +7,9 @@ nodes that write the GPU's timer, copied to the host at the end of the replay); 
 phase times are charged to the search's clock.
 On the CPU backend the same clock reads the host's perf_counter at each switch. Events are kept and
 reused across searches. A switch to no phase where the clock is in none records nothing. A replay's
-marks are copied as they are (MarkedTimes) and summed into phases only once the search has been timed,
-so the host's turn between two levels holds no more than the copy (bench/NOTES.md, 2026-11-26, the
-host's turn between levels).
+marks are kept as they are (MarkedTimes, read from the pinned copy only when asked or before the same
+marks' next replay) and summed into phases only once the search has been timed, so the host's turn
+between two levels holds none of it (bench/NOTES.md, 2026-11-26, the host's turn between levels).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from contextlib import nullcontext
-from typing import NamedTuple
 
 import numpy as np
 
@@ -100,6 +99,7 @@ class GraphMarks:
         self.stamps = backend.pinned_empty(capacity, np.int64)
         self.flag = backend.pinned_empty(1, np.int64) if flagged and host_words.fits(self.device) else None
         self._phases: list = []
+        self._taken: MarkedTimes | None = None    # the last replay's, until read
 
     def restart(self) -> None:
         """Before the work is enqueued again (captured after an eager run): its switches from the first
@@ -122,7 +122,10 @@ class GraphMarks:
             host_words.copy_words(self.backend, self.stamps, self.device, self.flag)
 
     def arm(self) -> None:
-        """Before a replay that `wait` will wait for."""
+        """Before a replay (that `wait` will wait for): the last replay's marks taken are read first."""
+        if self._taken is not None:
+            self._taken.read()
+            self._taken = None
         if self.flag is not None:
             self.flag[0] = 0
 
@@ -134,19 +137,31 @@ class GraphMarks:
             self.backend.wait_flag(self.flag)
 
     def taken(self) -> "MarkedTimes":
-        """The last replay's marks (it must have finished), copied."""
-        return MarkedTimes(self._phases, self.stamps[:len(self._phases)].copy())
+        """The last replay's marks (it must have finished), read from the pinned copy when first asked or
+        before the next replay (`arm`)."""
+        self._taken = MarkedTimes(self._phases, source=self.stamps)
+        return self._taken
 
     def seconds(self) -> dict:
         """Seconds per phase of the last replay, which must have finished."""
         return self.taken().seconds()
 
 
-class MarkedTimes(NamedTuple):
-    """One replay's phase switches and the GPU timer at each (nanoseconds)."""
+class MarkedTimes:
+    """One replay's phase switches and the GPU timer at each (nanoseconds): the stamps given, or read
+    from `source` (a GraphMarks' pinned copy) when first asked."""
 
-    phases: list
-    stamps: np.ndarray
+    __slots__ = ("phases", "_stamps", "_source")
+
+    def __init__(self, phases: list, stamps: np.ndarray | None = None, source: np.ndarray | None = None):
+        self.phases, self._stamps, self._source = phases, stamps, source
+
+    def read(self) -> np.ndarray:
+        if self._stamps is None:
+            self._stamps, self._source = self._source[:len(self.phases)].copy(), None
+        return self._stamps
+
+    stamps = property(read)
 
     def seconds(self) -> dict:
         marks = zip(self.phases, self.stamps.tolist())

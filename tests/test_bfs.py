@@ -299,6 +299,30 @@ def test_gpu_level_totals_match_an_allreduce():
 
 @pytest.mark.gpu
 @pytest.mark.mpi(min_size=2)
+def test_gpu_whole_levels_count_the_bytes_mpi_sends():
+    """NVSHMEM's whole levels count their sends after their launch, from the half of the staging the level
+    reads (the level stages the next message into the other): top-down, level by level the bytes of the
+    same messages that `--comm mpi` sends."""
+    backend = gpu_backend_of_rank()
+    skip_unless_transport_runs("nvshmem", backend)
+    src, dst = generate_edges(12, 16, 0, 16 << 12)[:2]
+    for R, C in grids_of(WORLD.Get_size()):
+        sent = {}
+        for comm in ("mpi", "nvshmem"):
+            comms = GridComms.create(Grid(R, C, 1 << 12))
+            lo, hi = edge_range(len(src), WORLD.Get_rank(), WORLD.Get_size())
+            graph = build_from_edges(comms, backend, src[lo:hi], dst[lo:hi], 1 << 12, transport=comm)
+            bfs = BFS(graph, direction="topdown", comm=comm, peer_edges=0)
+            assert bfs.loop.whole_levels == (comm == "nvshmem")
+            results = [bfs.search(int(root), log_levels=True) for root in (src[0], dst[5], src[9])]
+            sent[comm] = [(r.bytes, [row["phase_bytes"] for row in r.levels]) for r in results]
+            bfs.close()
+            comms.free()
+        assert sent["nvshmem"] == sent["mpi"], (R, C)
+
+
+@pytest.mark.gpu
+@pytest.mark.mpi(min_size=2)
 @pytest.mark.parametrize("comm", ["nccl", "nvshmem"])
 @pytest.mark.parametrize("name", ["caterpillar", "lattice 300x300"])
 def test_gpu_stream_transports_on_high_diameter_graphs(name, comm):
