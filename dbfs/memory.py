@@ -82,13 +82,20 @@ TWIN_ROUTED_ENTRY_BYTES = 70
 # The CPU backend's NumPy twins in the search phase work in steps (dbfs.ops.arrays: TWIN_ITEMS vertices
 # a step, their entries in groups of about TWIN_CHUNK), one at a time; a step's bytes, measured with
 # tracemalloc: an expansion 64 B a frontier column and 48 an entry (64 where every row it reaches is new;
-# Graph500 levels at scales 18-20 hold less), a bottom-up step 49 a row and 33 an entry, the validation's
-# entry pass 21 an entry. What the CPU backend holds besides its arrays: Python's objects made during the
-# run (modules imported, records), about half a MiB, measured likewise.
+# Graph500 levels at scales 18-20 hold less), a bottom-up step 49 a row and 33 an entry. The validation's entry
+# pass (dbfs.ops.validate._entries_numpy: a chunk's entries, in the piece's columns they span) peaks at the larger
+# of 22 B an entry + 43 a column (the parents' local rows, _local_rows: int64 temporaries a column) and 34 an
+# entry + 8 a column (each column's tree entry found), beside the piece's levels decoded to int32 (4 B a column
+# and a row): tracemalloc, lattices and Kronecker graphs on 1 to 16 ranks, steps of 1 to 46 MB within 0.2%. A
+# directed graph's: 43 an entry + 4 a column where every row is reached (a visited row's entries look up its
+# parent; a lattice stored both ways), less where fewer are. What the CPU backend holds besides its arrays:
+# Python's objects made during the run (modules imported, records), about half a MiB, measured likewise.
 CPU_PYTHON_BYTES = 1 << 19
 TWIN_EXPAND_BYTES = (64, 48)
 TWIN_BOTTOM_UP_BYTES = (49, 33)
-TWIN_CHECK_ENTRY_BYTES = 21
+TWIN_CHECK_BYTES = ((22, 43), (34, 8))
+TWIN_CHECK_DIRECTED_BYTES = ((43, 4),)
+TWIN_DECODED_LEVEL_BYTES = 4
 # The rows' order's twin (dbfs.ops.row_order, after the build's passes): a group of at most TWIN_ITEMS rows
 # and about TWIN_CHUNK entries at a time, 40 B a row and 48 an entry (tracemalloc, 4 to 128 entries a row:
 # 48-80 B an entry in all).
@@ -355,22 +362,40 @@ def search_state_bytes(grid: Grid, direction: str, entries: int, transport: str 
     return total + grid_loop.buffer_bytes(grid, encoding, transport, cpu, direction, by_columns, log_levels, held)
 
 
-def twin_search_bytes(grid: Grid, direction: str, entries: int, columns: int | None = None) -> int:
+def twin_search_bytes(grid: Grid, direction: str, entries: int, checking: int = 0) -> int:
     """The CPU backend's largest NumPy-twin step of the search phase: an expansion (top-down levels; with
     direction auto a top-down level's frontier edges stay below the unvisited ones / alpha, the
-    direction rule's), a bottom-up step (direction auto), the validation's entry pass (with the column
-    offsets held by position, `columns` the grid's most non-empty ones, it makes a piece's every column's
-    offset first, at the offsets' width, a piece being at most every local column)."""
+    direction rule's), a bottom-up step (direction auto), the validation's entry pass (`checking`,
+    twin_check_bytes; 0 where nothing is validated)."""
     from dbfs.direction import DEFAULT_ALPHA
     expanded = min(TWIN_CHUNK, entries if direction != "auto" else int(entries / DEFAULT_ALPHA))
     steps = [TWIN_EXPAND_BYTES[0] * min(TWIN_ITEMS, grid.cols_per_rank) + TWIN_EXPAND_BYTES[1] * expanded,
-             TWIN_CHECK_ENTRY_BYTES * min(TWIN_CHUNK, entries)
-             + (offset_dtype(entries).itemsize * (grid.cols_per_rank + 1)
-                if holds_columns_by_position(grid, columns) else 0)]
+             checking]
     if direction == "auto":
         steps.append(TWIN_BOTTOM_UP_BYTES[0] * min(TWIN_ITEMS, grid.block)
                      + TWIN_BOTTOM_UP_BYTES[1] * min(TWIN_CHUNK, entries))
     return max(steps)
+
+
+def twin_check_bytes(grid: Grid, symmetric: bool, entries: int, lenders: list, columns: int | None = None) -> int:
+    """The validation's entry pass on the CPU backend (dbfs.ops.validate.check_entries' NumPy twin) over its
+    largest piece: graph500.validate.pieces picks them for the `lenders` (validation_lenders) as the run does,
+    here for the narrowest compact levels (uint8, a Graph500 search's), whose pieces are the largest. The
+    piece's levels decoded; with the column offsets held by position (`columns`, the grid's most non-empty
+    ones) its every column's offset, at the offsets' width; and a chunk's step: at most TWIN_CHUNK of the
+    piece's share of the rank's `entries` (a column piece's all, where the rows come in pieces too: a bound),
+    in whole columns, the same share of the piece's."""
+    from graph500.validate import piece_lengths, pieces
+    from dbfs.search_state import parent_dtype
+    split = pieces(grid, parent_dtype(grid).itemsize, not symmetric, 1, lenders, entries)
+    piece_columns, piece_rows = piece_lengths(grid, split)
+    piece_entries = -(-entries * piece_columns // grid.cols_per_rank)
+    chunk = min(TWIN_CHUNK, piece_entries)
+    spanned = -(-piece_columns * chunk // piece_entries) if piece_entries else 0
+    step = max(per_entry * chunk + per_column * spanned
+               for per_entry, per_column in (TWIN_CHECK_BYTES if symmetric else TWIN_CHECK_DIRECTED_BYTES))
+    starts = offset_dtype(entries).itemsize * (piece_columns + 1) if holds_columns_by_position(grid, columns) else 0
+    return TWIN_DECODED_LEVEL_BYTES * (piece_columns + piece_rows) + starts + step
 
 
 def placing_words(chunk: int, symmetric: bool) -> int:
@@ -415,18 +440,23 @@ def symmetric_heap_bytes(grid: Grid, n_edges: int, symmetric: bool, direction: s
                                                        counts.get("segment_slots")))
 
 
-def validation_bytes(grid: Grid, symmetric: bool, entries: int, direction: str = "auto",
-                     by_columns: bool = False, columns: int | None = None, scan_lent: int = 0,
-                     slots: int | None = None, rows: int | None = None, segment_slots: int | None = None) -> int:
-    """graph500.validate.validate_bfs's device arrays (its gathered arrays, whole or by owned block as
-    graph500.validate.pieces picks for the idle arrays, with the widest compact levels, int32, and the
-    entry pass's table of chunk columns, dbfs.ops.validate) beyond what the search state's idle arrays
-    hold for it (dbfs.search_state.idle_after_search, lent by dbfs.bfs.BFS.idle_memory)."""
-    from dbfs.search_state import idle_after_search, layout, parent_dtype
-    from graph500.validate import validation_bytes as validator_bytes
+def validation_lenders(grid: Grid, symmetric: bool, entries: int, direction: str = "auto",
+                       by_columns: bool = False, columns: int | None = None, scan_lent: int = 0,
+                       slots: int | None = None, rows: int | None = None, segment_slots: int | None = None) -> list:
+    """The byte sizes of the search state's idle arrays (dbfs.search_state.idle_after_search), which
+    dbfs.bfs.BFS.idle_memory lends graph500.validate.validate_bfs."""
+    from dbfs.search_state import idle_after_search, layout
     arrays = layout(grid, direction, entries, by_columns=by_columns, columns=columns, symmetric=symmetric,
                     scan_lent=scan_lent, slots=slots, rows=rows, segment_slots=segment_slots)
-    lenders = [arrays[name][0].itemsize * arrays[name][1] for name in idle_after_search(grid, by_columns)]
+    return [arrays[name][0].itemsize * arrays[name][1] for name in idle_after_search(grid, by_columns)]
+
+
+def validation_bytes(grid: Grid, symmetric: bool, entries: int, lenders: list) -> int:
+    """graph500.validate.validate_bfs's device arrays (its gathered arrays, whole or by owned block as
+    graph500.validate.pieces picks for the `lenders`, validation_lenders, with the widest compact levels,
+    int32, and the entry pass's table of chunk columns, dbfs.ops.validate) beyond what the lenders hold."""
+    from dbfs.search_state import parent_dtype
+    from graph500.validate import validation_bytes as validator_bytes
     return validator_bytes(grid, parent_dtype(grid).itemsize, directed=not symmetric, level_itemsize=4,
                            lenders=lenders, entries=entries)
 
@@ -504,9 +534,10 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     from the Graph500 generator (not a file); read_buffers: the file reader's host buffers
     (edgelist.read_buffer_bytes) while it reads a chunk's tuples and while it reads the roots' original
     ids, counted on the CPU backend, whose memory they share: the first in the build's and the
-    certificate's phases, the second in the search's; certified=False: no certificate phase (--validate
-    none runs none); build_transport: the build's, where it is not the search's (dbfs.transport.bulk_transport:
-    NCCL between GPUs of their own under an NVSHMEM search, whose landing then does not exist);
+    certificate's phases, the second in the search's; certified=False: no certificate phase, nor the
+    validation's NumPy twin (--validate none runs neither); build_transport: the build's, where it is not
+    the search's (dbfs.transport.bulk_transport: NCCL between GPUs of their own under an NVSHMEM search,
+    whose landing then does not exist);
     log_levels: the run keeps the per-level log (--log-levels); keeps_keys: the build keeps its counting
     pass's keys, so that a hypersparse block's offsets are built held (None: where counts_kept_keys allows
     it and every column's offsets would make the construction the run's peak; kept in `inputs`, so the
@@ -531,8 +562,9 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
                                columns=nonempty, symmetric=symmetric, scan_lent=scan_lent, slots=group,
                                log_levels=log_levels, rows=rows, segment_slots=segment_slots,
                                segment_columns=segment_columns)
-    checking = validation_bytes(grid, symmetric, counted, direction, by_columns, nonempty, scan_lent, group, rows,
-                                segment_slots)
+    lenders = validation_lenders(grid, symmetric, counted, direction, by_columns, nonempty, scan_lent, group, rows,
+                                 segment_slots)
+    checking = validation_bytes(grid, symmetric, counted, lenders)
     # the build holds its offsets as wide as the whole graph's entries need (dbfs.graph.building_offsets),
     # the search at the block's width: the search's room less that difference (every column's offsets
     # held, as the build may hold them) is what the build's transients may take without raising the peak
@@ -556,7 +588,8 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
              "validation": checking}
     host = 0                                    # the CPU backend's Python objects, in every phase
     if device == "cpu":
-        parts["NumPy twins' steps"] = twin_search_bytes(grid, direction, counted, nonempty)
+        entry_pass = twin_check_bytes(grid, symmetric, counted, lenders, nonempty) if certified else 0
+        parts["NumPy twins' steps"] = twin_search_bytes(grid, direction, counted, entry_pass)
         parts["Python objects"] = host = CPU_PYTHON_BYTES
         if layout in ("copy", "shared"):
             parts["rows' order"] = twin_order_bytes(grid, counted)
@@ -734,8 +767,8 @@ def plan_run(grid: Grid, source, direction: str, transport: str, backend, heap_n
     within the room that leaves; the build checks the counted ones again before it allocates the block);
     with --comm nvshmem the symmetric heap too, against `heap_need`
     (symmetric_heap_bytes; None where the search cannot run over NVSHMEM); certified=False: a run without
-    the construction certificate; build_transport: the build's, log_levels: a run with the per-level log
-    (estimate)."""
+    the construction certificate and the validation; build_transport: the build's, log_levels: a run with
+    the per-level log (estimate)."""
     reading = (0, 0)
     if source.info is not None and backend.name == "cpu":
         from dbfs.source import rank_io_threads

@@ -168,13 +168,20 @@ def validation_requests(grid, parent_itemsize: int, directed: bool = False, leve
     block (b) of the columns' levels, the rows' levels, and the parents that go with them (undirected:
     the columns', directed: the rows'), instead of the whole range."""
     b, R, C = grid.block, grid.R, grid.C
-    by_cols, by_rows = split
-    edge_group, edge_split = (C, by_rows) if directed else (R, by_cols)
+    columns, rows = piece_lengths(grid, split)
+    edge_group = C if directed else R
     requests = [b * level_itemsize]
-    requests += [(1 if by_cols else R) * b * level_itemsize] if R > 1 else []
-    requests += [(1 if by_rows else C) * b * level_itemsize] if C > 1 else []
-    requests += [(1 if edge_split else edge_group) * b * parent_itemsize] if edge_group > 1 else []
+    requests += [columns * level_itemsize] if R > 1 else []
+    requests += [rows * level_itemsize] if C > 1 else []
+    requests += [(rows if directed else columns) * parent_itemsize] if edge_group > 1 else []
     return requests + [edge_group * b // 8] + ([ops.chunk_table_bytes(entries)] if entries else [])
+
+
+def piece_lengths(grid, split: tuple = WHOLE) -> tuple:
+    """(columns, rows) of a piece of the entry pass for `split` (see pieces): every local column (R*b)
+    and row (C*b), or one owned block (b) of either."""
+    by_cols, by_rows = split
+    return grid.block if by_cols else grid.cols_per_rank, grid.block if by_rows else grid.rows_per_rank
 
 
 def validate_bfs(graph, root: int, parent, nedge_claimed: int | None, level, workspace=None) -> ValidationResult:
