@@ -52,6 +52,20 @@ def test_graph_marks_stamp_only_where_the_phase_changes():
     assert set(seconds) == {"expansion", "update"} and min(seconds.values()) >= 0
 
 
+def test_taken_marks_keep_their_replay_once_the_marks_are_armed_again():
+    """Marks taken are read from the pinned copy when first asked, off the host's turn, but never after
+    the same marks are armed for their next replay, which writes that copy again."""
+    marks = GraphMarks(CPU, 4)
+    marks.switch("expansion")
+    marks.switch(None)
+    marks.copy_out(None)
+    first = marks.taken()
+    replayed = marks.stamps[:2].copy()
+    marks.arm()
+    marks.stamps[:2] = replayed + 1_000
+    assert first.stamps.tolist() == replayed.tolist() and first.phases == ["expansion", None]
+
+
 def test_flagged_marks_raise_their_flag_with_the_copy_and_arm_lowers_it():
     """A flagged replay's end is its flag (the CPU twin raises it as it copies); `wait` returns on it, and
     marks too large for a kernel's copy wait on the stream instead."""
