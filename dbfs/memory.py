@@ -60,12 +60,16 @@ MOST_RANKS = 1 << 20          # the most ranks that the advice on what would fit
 # the received buffers, 16 d; the received one and its columns and rows, 16 d). The CPU backend's peak
 # is instead its NumPy twins': on one rank the routing twin (the int32 columns (4) while to_local_row
 # holds four int64 temporaries (32), the self-loop mask (1), with a row copy the rows as well (4)) or
-# the scatter twin's sort of a chunk (columns and rows 8, its temporaries 53 to 71 B an entry with
-# tracemalloc, more as more of its keys differ: counted 64); on several ranks the routing twin (the
-# mask, then 12 d beside one direction's ownership math, 32), the grouping by owner and the scatter
-# over the d entries of a tuple (about 70 B an entry received: the received words' 8 and the send
-# buffer's 8 beside the twin's sort, 54 at scale 14 on 2x2; measured 133 to 147 B a tuple in all at d = 2),
-# by the entries a rank receives, which exceed the even share where its block holds more (construction_bytes).
+# the scatter twin's sort of a chunk's entries beside their columns and rows (8); on several ranks the
+# routing twin (the mask, then 12 d beside one direction's ownership math, 32), the grouping by owner
+# and the scatter over the d entries of a tuple, by the entries a rank receives (which exceed the even
+# share where its block holds more), the received words' 8 B and the send buffer's 8 beside the sort.
+# The sort (dbfs.ops.csc_build.scatter_values) holds 53 B an entry and 20 a distinct key (the keys
+# present, int32, their first entries and counts, int64): tracemalloc, within 0.1% from 1% of the keys
+# distinct to all. A chunk's distinct keys are at most its entries and its block's non-empty columns (rows,
+# in the row copy's scatter): 4% of a Kronecker block's entries at scale 14 on 2x2, 59% of a lattice's,
+# whose columns hold one or two entries (construction_bytes); the chunk is sized before they are counted,
+# with one a placed entry (chunk_edges).
 # The host-staged exchange's page-locked buffers are host memory, not counted.
 # The NumPy generator's own buffers while it makes a chunk (CPU only): its 8192-edge block's states and
 # products, 8192 x (32 SCALE + 380) bytes, measured with tracemalloc at scales 14 to 26.
@@ -77,8 +81,9 @@ TWIN_ROUTE_ONE_RANK_BYTES = 1 + 4 + 32
 ROUTED_ENTRY_BYTES = 12
 GROUPED_ENTRY_BYTES = 8
 TWIN_ROUTE_BYTES = 1 + 32
-TWIN_SCATTER_BYTES = 8 + 64
-TWIN_ROUTED_ENTRY_BYTES = 70
+TWIN_SORT_BYTES = (53, 20)
+TWIN_SCATTER_ENTRY_BYTES = 8
+TWIN_ROUTED_ENTRY_BYTES = 8 + 8
 # The CPU backend's NumPy twins in the search phase work in steps (dbfs.ops.arrays: TWIN_ITEMS vertices
 # a step, their entries in groups of about TWIN_CHUNK), one at a time; a step's bytes, measured with
 # tracemalloc: an expansion 64 B a frontier column and 48 an entry (64 where every row it reaches is new;
@@ -89,8 +94,13 @@ TWIN_ROUTED_ENTRY_BYTES = 70
 # and a row): tracemalloc, lattices and Kronecker graphs on 1 to 16 ranks, steps of 1 to 46 MB within 0.2%. A
 # directed graph's: 43 an entry + 4 a column where every row is reached (a visited row's entries look up its
 # parent; a lattice stored both ways), less where fewer are. What the CPU backend holds besides its arrays:
-# Python's objects made during the run (modules imported, records), about half a MiB, measured likewise.
+# Python's objects made during the run (modules imported, records), about half a MiB, measured likewise; in the
+# construction, which comes first, 16 KiB (15.3 kB at the placing pass's peak on a lattice file at 2x2) and the
+# generator's cached tables (graph500.mrg's jump matrices, made with its first chunk and kept: 439-441 kB at
+# scales 14 and 20).
 CPU_PYTHON_BYTES = 1 << 19
+CPU_BUILD_PYTHON_BYTES = 1 << 14
+GENERATOR_TABLES_BYTES = 440_000
 TWIN_EXPAND_BYTES = (64, 48)
 TWIN_BOTTOM_UP_BYTES = (49, 33)
 TWIN_CHECK_BYTES = ((22, 43), (34, 8))
@@ -269,18 +279,22 @@ def counts_kept_keys(grid: Grid, chunk: int, symmetric: bool, row_copy: bool, de
             and not counts_at_source(grid, chunk, symmetric, row_copy, device, transport))
 
 
-def _tuple_bytes(grid: Grid, symmetric: bool, row_copy: bool, device: str, skew: float = 1.0) -> float:
+def _tuple_bytes(grid: Grid, symmetric: bool, row_copy: bool, device: str, skew: float = 1.0,
+                 keys: float = 1.0) -> float:
     """Transient bytes per tuple of a chunk during the scatter pass (see CHUNK_TUPLE_BYTES); skew: the
-    rank's entries over the even share, by which a chunk brings it more entries than the average (the
-    CPU twin's scatter, TWIN_ROUTED_ENTRY_BYTES an entry received)."""
+    rank's entries over the even share, by which a chunk brings it more entries than the average; keys:
+    the distinct keys of a chunk's entries over its entries (at most 1, the default; the CPU twin's
+    scatter sorts them, TWIN_SORT_BYTES)."""
+    sort = TWIN_SORT_BYTES[0] + TWIN_SORT_BYTES[1] * keys
     if grid.size == 1:
         if device == "cpu":
-            return CHUNK_TUPLE_BYTES + max(TWIN_ROUTE_ONE_RANK_BYTES + (4 if row_copy else 0), TWIN_SCATTER_BYTES)
+            return CHUNK_TUPLE_BYTES + max(TWIN_ROUTE_ONE_RANK_BYTES + (4 if row_copy else 0),
+                                           TWIN_SCATTER_ENTRY_BYTES + sort)
         return CHUNK_TUPLE_BYTES + ROUTE_ONE_RANK_BYTES
     entries = 2 if symmetric else 1
     if device == "cpu":
         return CHUNK_TUPLE_BYTES + max(ROUTED_ENTRY_BYTES * entries + TWIN_ROUTE_BYTES,
-                                       TWIN_ROUTED_ENTRY_BYTES * entries * skew)
+                                       (TWIN_ROUTED_ENTRY_BYTES + sort) * entries * skew)
     return CHUNK_TUPLE_BYTES + (ROUTED_ENTRY_BYTES + GROUPED_ENTRY_BYTES) * entries
 
 
@@ -293,16 +307,27 @@ def _landing_bytes(grid: Grid, chunk: int, symmetric: bool, device: str, transpo
 
 def construction_bytes(grid: Grid, n_edges: int, chunk: int, symmetric: bool, row_copy: bool,
                        device: str = "gpu", transport: str = "mpi", generated: bool = True,
-                       reading: int = 0, entries: int | None = None) -> int:
+                       reading: int = 0, entries: int | None = None, keys: int | None = None) -> int:
     """Transients of a streaming pass: one chunk (at most the largest rank's share of tuples) being routed,
     or on the CPU being generated beside the generator's buffers (generator_bytes) or read beside the
     reader's (`reading`), and where the build goes over NVSHMEM (`transport`) on several GPU ranks the
     symmetric landing kept for the whole build (sized by the chunk) and its signal words. entries: the
-    rank's counted entries, where more than the even share (a chunk brings it as many more)."""
-    tuples = min(chunk, -(-n_edges // grid.size))
+    rank's counted entries, where more than the even share (a chunk brings it as many more); keys: the
+    most keys a scatter of the placing pass sorts on the CPU, the block's non-empty columns or rows (None:
+    one an entry), of which a chunk holds as many as if its entries were drawn at random from the rank's
+    and every key held as many (for any spread of the entries over the keys, at least the mean)."""
+    share = -(-n_edges // grid.size)
+    tuples = min(chunk, share)
     landing = _landing_bytes(grid, chunk, symmetric, device, transport)
-    skew = max(1.0, entries / entries_per_rank(grid, n_edges, symmetric)) if entries else 1.0
-    routing = int(tuples * _tuple_bytes(grid, symmetric, row_copy, device, skew))
+    even = entries_per_rank(grid, n_edges, symmetric)
+    skew = max(1.0, entries / even) if entries else 1.0
+    distinct = 1.0
+    if keys and tuples:
+        drawn = tuples / share
+        sorted_entries = skew * even / (2 if grid.size == 1 and symmetric else 1)   # one rank: a direction at a time
+        held = keys if drawn == 1 else -keys * math.expm1(math.log1p(-drawn) * sorted_entries / keys)
+        distinct = min(1.0, held / (drawn * sorted_entries))
+    routing = int(tuples * _tuple_bytes(grid, symmetric, row_copy, device, skew, distinct))
     generating = 16 * tuples + generator_bytes(grid, device, generated) + reading
     return max(routing, generating) + landing + (8 * grid.size if landing else 0)
 
@@ -578,19 +603,26 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
                             max(0, state + checking - widening_of(None)), built_over)
     graph = graph_bytes(grid, counted, layout, columns=nonempty)
     resident = sum(graph.values())
+    # the placing pass sorts each chunk's entries by column, and with a row copy not taken from the column
+    # segments by row too
+    placed_keys = grid.cols_per_rank if nonempty is None else nonempty
+    if layout == "copy" and not rows_from_peers(grid, symmetric, True):
+        placed_keys = max(placed_keys, grid.rows_per_rank if rows is None else rows)
     tuples_read, ids_read = read_buffers if device == "cpu" else (0, 0)
     parts = {**graph,
              "construction transients": construction_bytes(grid, n_edges, chunk, symmetric, layout == "copy",
-                                                           device, built_over, generated, tuples_read, counted),
+                                                           device, built_over, generated, tuples_read, counted,
+                                                           placed_keys),
              "certificate": certificate_bytes(grid, n_edges, chunk_edges(grid, n_edges, symmetric, False, device),
                                               counted, device, generated, tuples_read),
              "search state": state,
              "validation": checking}
-    host = 0                                    # the CPU backend's Python objects, in every phase
+    host = built_host = 0                       # the CPU backend's Python objects (see CPU_PYTHON_BYTES)
     if device == "cpu":
         entry_pass = twin_check_bytes(grid, symmetric, counted, lenders, nonempty) if certified else 0
         parts["NumPy twins' steps"] = twin_search_bytes(grid, direction, counted, entry_pass)
         parts["Python objects"] = host = CPU_PYTHON_BYTES
+        built_host = CPU_BUILD_PYTHON_BYTES + (GENERATOR_TABLES_BYTES if generated else 0)
         if layout in ("copy", "shared"):
             parts["rows' order"] = twin_order_bytes(grid, counted)
     if tuples_read or ids_read:
@@ -620,7 +652,7 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
             degrees = 4 * grid.block * (3 if grid.R > 1 else 1)
         else:
             degrees = 4 * grid.cols_per_rank + (4 * grid.block + received if grid.R > 1 else 0)
-        phases = {"construction": resident_built + widening + host
+        phases = {"construction": resident_built + widening + built_host
                   + max(max(parts["construction transients"], degrees) - graph["degree"],
                         parts.get("rows' order", 0), narrowing),
                   "certificate": resident_built + parts["certificate"] + host,
