@@ -110,6 +110,13 @@ TWIN_DECODED_LEVEL_BYTES = 4
 # and about TWIN_CHUNK entries at a time, 40 B a row and 48 an entry (tracemalloc, 4 to 128 entries a row:
 # 48-80 B an entry in all).
 TWIN_ORDER_BYTES = (40, 48)
+# An undirected graph's row copy on a grid of one column appends the rank's own block of column segments
+# (dbfs.build._Passes.gather_rows; dbfs.ops.csc_build.append_segments' NumPy twin): TWIN_ITEMS segments a step,
+# their entries at most TWIN_CHUNK at a time, two offsets a segment (its slots' base, its entries in the step)
+# and two an entry (its slot, the slots kept) beside 5 B (the mask of slots kept, the values with the offset
+# added); tracemalloc, int32 and int64 offsets, within 0.5%.
+TWIN_APPEND_OFFSETS = (2, 2)
+TWIN_APPEND_ENTRY_BYTES = 5
 # The certificate's NumPy twin (dbfs.ops.certificate.hash_entries): an entry of its step holds its index,
 # column and the two global ids (8 each) and the two mixes' temporaries; measured with tracemalloc, 56 B.
 TWIN_HASH_ENTRY_BYTES = 56
@@ -354,6 +361,16 @@ def twin_order_bytes(grid: Grid, entries: int) -> int:
     rows = min(TWIN_ITEMS, grid.rows_per_rank)
     group = min(TWIN_CHUNK, -(-entries * rows // max(grid.rows_per_rank, 1)))
     return TWIN_ORDER_BYTES[0] * rows + TWIN_ORDER_BYTES[1] * group
+
+
+def twin_append_bytes(grid: Grid, entries: int, width: int) -> int:
+    """The row copy's own column segments appended on a grid of one column (CPU backend): a step of at most
+    TWIN_ITEMS of the block's segments with their share of the rank's `entries` in its own block (one of
+    the grid's R), at most TWIN_CHUNK, at offsets of `width` bytes, beside the graph being filled."""
+    segments = min(TWIN_ITEMS, grid.block)
+    step = min(TWIN_CHUNK, -(-entries * segments // (grid.R * grid.block)))
+    return (TWIN_APPEND_OFFSETS[0] * width * segments
+            + (TWIN_APPEND_OFFSETS[1] * width + TWIN_APPEND_ENTRY_BYTES) * step)
 
 
 def generator_bytes(grid: Grid, device: str, generated: bool = True) -> int:
@@ -625,6 +642,8 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
         built_host = CPU_BUILD_PYTHON_BYTES + (GENERATOR_TABLES_BYTES if generated else 0)
         if layout in ("copy", "shared"):
             parts["rows' order"] = twin_order_bytes(grid, counted)
+        if layout == "copy" and rows_from_peers(grid, symmetric, True):
+            parts["row copy's own segments"] = twin_append_bytes(grid, counted, building_offset)
     if tuples_read or ids_read:
         parts["file reader buffers"] = max(tuples_read, ids_read)
     searching = (resident + parts["search state"] + parts["validation"] + host
@@ -653,8 +672,8 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
         else:
             degrees = 4 * grid.cols_per_rank + (4 * grid.block + received if grid.R > 1 else 0)
         phases = {"construction": resident_built + widening + built_host
-                  + max(max(parts["construction transients"], degrees) - graph["degree"],
-                        parts.get("rows' order", 0), narrowing),
+                  + max(max(parts["construction transients"], degrees, parts.get("row copy's own segments", 0))
+                        - graph["degree"], parts.get("rows' order", 0), narrowing),
                   "certificate": resident_built + parts["certificate"] + host,
                   "search": searching}
         if resident_built != resident:          # the Positions made beside every column's offsets

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from dbfs.backend import Backend
+from dbfs.ops import csc_build
 from dbfs.ops.csc_build import (APPEND_SEGMENTS, SCAN_ITEMS, THREADS, add_counts, append_segments, count_keys,
                                 count_nonempty, csr_from_csc, inclusive_scan, keep_keys, scatter_values,
                                 segment_lengths)
@@ -188,6 +189,23 @@ def test_append_twin_places_whole_segments_below_their_cursors():
     out = np.zeros(4, np.int32)
     append_segments(CPU, np.array([0, 3, 4], np.int64), np.arange(1, 5, dtype=np.int32), 0, cursor, out)
     assert out.tolist() == [3, 0, 0, 0] and cursor.tolist() == [-2, 8]
+
+
+def test_append_twin_steps_change_nothing(monkeypatch):
+    """The twin's steps of TWIN_ITEMS segments, their values TWIN_CHUNK at a time, bound its temporaries only:
+    steps of 7 segments and 5 values (the long segment in many) place what one step does, at either width."""
+    for width in (np.int64, np.int32):
+        starts, values, ends = appended_case(np.random.default_rng(5))
+        starts, ends = starts.astype(width), ends.astype(width)
+        results = []
+        for items, chunk in ((1 << 15, 1 << 20), (7, 5)):
+            monkeypatch.setattr(csc_build, "TWIN_ITEMS", items)
+            monkeypatch.setattr(csc_build, "TWIN_CHUNK", chunk)
+            cursor, out = ends.copy(), np.full(int(ends[-1]), -1, np.int32)
+            append_segments(CPU, starts, values, 1000, cursor, out)
+            results.append((cursor, out))
+        assert np.array_equal(results[0][0], results[1][0]) and np.array_equal(results[0][1], results[1][1])
+        assert results[0][0].dtype == width
 
 
 def test_add_counts_twin():

@@ -20,7 +20,7 @@ import numpy as np
 
 from dbfs.kernels import APPEND_SEGMENTS, SCAN_ITEMS
 from dbfs.kernels import BLOCK_THREADS as THREADS
-from dbfs.ops.arrays import BUILD_MAX_BLOCKS, OFFSETS, TWIN_CHUNK, launch_checked, require_offsets
+from dbfs.ops.arrays import BUILD_MAX_BLOCKS, OFFSETS, TWIN_CHUNK, TWIN_ITEMS, launch_checked, require_offsets
 from dbfs.ops.sparse import column_starts, held_args
 
 def strided_count(array, stride: int) -> int:
@@ -162,7 +162,7 @@ def append_segments(backend, starts, values, offset: int, cursor, out) -> None:
       out     int32 [capacity]      write  slots outside [0, capacity) are not written
     GPU: one kernel on the current stream (a block takes APPEND_SEGMENTS segments at a time, each value's
     segment found by a binary search of their starts in shared memory; no atomics), no host
-    synchronisation.
+    synchronisation. NumPy: TWIN_ITEMS segments a step, their entries TWIN_CHUNK at a time.
     """
     n = int(starts.shape[0]) - 1
     if backend.is_gpu:
@@ -172,13 +172,19 @@ def append_segments(backend, starts, values, offset: int, cursor, out) -> None:
                        (starts, np.int64(n), values, np.int32(offset), cursor, out, np.int64(out.shape[0])),
                        BUILD_MAX_BLOCKS, per_block=APPEND_SEGMENTS)
         return
-    lengths = np.diff(starts)
-    segment = np.repeat(np.arange(n), lengths)
-    at = np.arange(starts[0], starts[n]) if n else np.empty(0, np.int64)
-    slots = cursor[segment] - (starts[segment + 1] - at)
-    inside = (slots >= 0) & (slots < out.shape[0])
-    out[slots[inside]] = values[at[inside]] + offset
-    cursor -= lengths
+    for first in range(0, n, TWIN_ITEMS):
+        stop = min(n, first + TWIN_ITEMS)
+        lows, highs = starts[first:stop], starts[first + 1:stop + 1]
+        below = cursor[first:stop] - highs                      # a segment's slot of value v: below + v
+        for lo in range(int(lows[0]), int(highs[-1]), TWIN_CHUNK):
+            hi = min(int(highs[-1]), lo + TWIN_CHUNK)
+            held = np.minimum(highs, hi) - np.maximum(lows, lo)     # each segment's values in the step, or < 0
+            slots = np.repeat(below, np.maximum(held, 0))
+            slots += np.arange(lo, hi)
+            inside = (slots >= 0) & (slots < out.shape[0])
+            out[slots[inside]] = values[lo:hi][inside] + offset
+    cursor -= starts[1:]
+    cursor += starts[:-1]
 
 
 def segment_lengths(backend, ptr, out, columns=None, first: int = 0) -> None:
