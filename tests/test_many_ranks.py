@@ -133,8 +133,6 @@ from dbfs.build import build_from_edges
 from dbfs.graph import GridComms
 from dbfs.grid import Grid
 from graph500.generator import edge_range
-from dbfs import memory
-from dbfs.grid import Grid
 from graph500.serial import serial_bfs
 from graph500.validate import validate_bfs
 world = MPI.COMM_WORLD
