@@ -91,7 +91,12 @@ TWIN_ROUTED_ENTRY_BYTES = 8 + 8
 # pass (dbfs.ops.validate._entries_numpy: a chunk's entries, in the piece's columns they span) peaks at the larger
 # of 22 B an entry + 43 a column (the parents' local rows, _local_rows: int64 temporaries a column) and 34 an
 # entry + 8 a column (each column's tree entry found), beside the piece's levels decoded to int32 (4 B a column
-# and a row): tracemalloc, lattices and Kronecker graphs on 1 to 16 ranks, steps of 1 to 46 MB within 0.2%. A
+# and a row): tracemalloc, lattices and Kronecker graphs on 1 to 16 ranks, steps of 1 to 46 MB within 0.2%. The
+# 43 a column holds where NumPy elides _local_rows' difference into its sum's temporary, int64 arrays of the step's
+# columns from 256 KiB on (ELIDED_COLUMNS); a step of fewer columns holds that difference too, 8 B a column more
+# (TWIN_CHECK_UNELIDED_BYTES): 46 B a column in _local_rows from 4,096 parents, 38 from 32,768. A piece whose
+# first columns are empty steps over fewer columns than it spans, so a step counted with exactly ELIDED_COLUMNS
+# counts the 8 too (a 256x256 lattice, half its edges removed, at 2x2: 32,768 columns a rank, 2.79 MB a step). A
 # directed graph's: 43 an entry + 4 a column where every row is reached (a visited row's entries look up its
 # parent; a lattice stored both ways), less where fewer are. What the CPU backend holds besides its arrays:
 # Python's objects made during the run (modules imported, records), about half a MiB, measured likewise; in the
@@ -105,6 +110,8 @@ TWIN_EXPAND_BYTES = (64, 48)
 TWIN_BOTTOM_UP_BYTES = (49, 33)
 TWIN_CHECK_BYTES = ((22, 43), (34, 8))
 TWIN_CHECK_DIRECTED_BYTES = ((43, 4),)
+TWIN_CHECK_UNELIDED_BYTES = 8
+ELIDED_COLUMNS = (256 << 10) // 8
 TWIN_DECODED_LEVEL_BYTES = 4
 # The rows' order's twin (dbfs.ops.row_order, after the build's passes): a group of at most TWIN_ITEMS rows
 # and about TWIN_CHUNK entries at a time, 40 B a row and 48 an entry (tracemalloc, 4 to 128 entries a row:
@@ -426,7 +433,7 @@ def twin_check_bytes(grid: Grid, symmetric: bool, entries: int, lenders: list, c
     piece's levels decoded; with the column offsets held by position (`columns`, the grid's most non-empty
     ones) its every column's offset, at the offsets' width; and a chunk's step: at most TWIN_CHUNK of the
     piece's share of the rank's `entries` (a column piece's all, where the rows come in pieces too: a bound),
-    in whole columns, the same share of the piece's."""
+    in whole columns, the same share of the piece's (at most ELIDED_COLUMNS of them: 8 B more a column)."""
     from graph500.validate import piece_lengths, pieces
     from dbfs.search_state import parent_dtype
     split = pieces(grid, parent_dtype(grid).itemsize, not symmetric, 1, lenders, entries)
@@ -434,8 +441,11 @@ def twin_check_bytes(grid: Grid, symmetric: bool, entries: int, lenders: list, c
     piece_entries = -(-entries * piece_columns // grid.cols_per_rank)
     chunk = min(TWIN_CHUNK, piece_entries)
     spanned = -(-piece_columns * chunk // piece_entries) if piece_entries else 0
-    step = max(per_entry * chunk + per_column * spanned
-               for per_entry, per_column in (TWIN_CHECK_BYTES if symmetric else TWIN_CHECK_DIRECTED_BYTES))
+    (local_rows, local_rows_columns), tree = TWIN_CHECK_BYTES
+    if spanned <= ELIDED_COLUMNS:                # NumPy keeps _local_rows' difference beside its sum
+        local_rows_columns += TWIN_CHECK_UNELIDED_BYTES
+    steps = ((local_rows, local_rows_columns), tree) if symmetric else TWIN_CHECK_DIRECTED_BYTES
+    step = max(per_entry * chunk + per_column * spanned for per_entry, per_column in steps)
     starts = offset_dtype(entries).itemsize * (piece_columns + 1) if holds_columns_by_position(grid, columns) else 0
     return TWIN_DECODED_LEVEL_BYTES * (piece_columns + piece_rows) + starts + step
 
