@@ -262,6 +262,9 @@ class Replays:
             self.seen.add(key)
             enqueue()
             return
+        self._launch(graph)
+
+    def _launch(self, graph) -> None:
         graph.launch(self.stream)
         self.backend.launches += 1
 
@@ -270,16 +273,15 @@ class Replays:
         timer nodes in the graph (at most `capacity`); returns them, whose seconds() are this run's phase
         times once it has been waited for (their `wait`: the graph raises a flag as it ends). capture_only:
         captured now, nothing run (the kernels must have been loaded: dbfs.backend warm-up)."""
-        marks, graph = self.marks.get(key), self.graphs.get(key)
-        if graph is not None and marks is not None and not capture_only:     # (the host's turn: no more)
-            marks.arm()
-            graph.launch(self.stream)
-            self.backend.launches += 1
-            return marks
+        marks = self.marks.get(key)
         if marks is None:
             marks = self.marks[key] = GraphMarks(self.backend, capacity, flagged=True)
         if not capture_only:
             marks.arm()
+            graph = self.graphs.get(key)
+            if graph is not None:               # captured: launched with no more on the host's turn
+                self._launch(graph)
+                return marks
 
         def marked():
             marks.restart()
@@ -487,6 +489,13 @@ class GridLoop:
             for x in self._exchanges():
                 x.after_wait()
 
+    def _wait_replay(self, marks: GraphMarks, clock) -> MarkedTimes:
+        """The wait on a replay's flag, its marks charged to the clock (read after the search); returns them."""
+        self._wait(marks)
+        times = marks.taken()
+        clock.charge_marked(times)
+        return times
+
     def run(self, root: int, clock, traffic: Traffic, log_levels: bool) -> dict:
         """One search from global vertex `root` (the state reset); returns the global figures."""
         with self.stream if self.stream is not None else nullcontext():
@@ -618,8 +627,7 @@ class GridLoop:
         if self.whole_levels:                   # kernels alone: one graph, waited for on its flag
             if self._resolves(any_bottom_up):
                 marks = self._replay_level(("resolve", any_bottom_up), self._resolve_enqueue(any_bottom_up))
-                self._wait(marks)
-                clock.charge_marked(marks.taken())
+                self._wait_replay(marks, clock)
         else:
             clock.switch("pred_resolve")
             self._resolve_parents(any_bottom_up)
@@ -718,10 +726,8 @@ class GridLoop:
             self._count_front_writes(traffic)
         elif first:
             self._count_visited_sends(traffic)
-        self._wait(marks)
+        times = self._wait_replay(marks, clock)
         self._settle()
-        times = marks.taken()
-        clock.charge_marked(times)
         return times
 
     @staticmethod
@@ -907,8 +913,7 @@ class GridLoop:
             marks = self._replay_level(self._stretch_key(switch, queue is self.state.queue0, self.half), enqueue)
             if switch:
                 self._count_visited_sends(traffic)
-            self._wait(marks)
-            clock.charge_marked(marks.taken())
+            self._wait_replay(marks, clock)
         else:
             enqueue(clock.switch)
             self._end_level(clock, queue, counts, bits=False)

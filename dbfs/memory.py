@@ -632,8 +632,9 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     resident = sum(graph.values())
     # the placing pass sorts each chunk's entries by column, and with a row copy not taken from the column
     # segments by row too
+    rows_gathered = layout == "copy" and rows_from_peers(grid, symmetric, True)
     placed_keys = grid.cols_per_rank if nonempty is None else nonempty
-    if layout == "copy" and not rows_from_peers(grid, symmetric, True):
+    if layout == "copy" and not rows_gathered:
         placed_keys = max(placed_keys, grid.rows_per_rank if rows is None else rows)
     tuples_read, ids_read = read_buffers if device == "cpu" else (0, 0)
     parts = {**graph,
@@ -652,7 +653,7 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
         built_host = CPU_BUILD_PYTHON_BYTES + (GENERATOR_TABLES_BYTES if generated else 0)
         if layout in ("copy", "shared"):
             parts["rows' order"] = twin_order_bytes(grid, counted)
-        if layout == "copy" and rows_from_peers(grid, symmetric, True):
+        if rows_gathered:
             parts["row copy's own segments"] = twin_append_bytes(grid, counted, building_offset)
     if tuples_read or ids_read:
         parts["file reader buffers"] = max(tuples_read, ids_read)
