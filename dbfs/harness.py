@@ -9,7 +9,10 @@ benchmark (a subclass of `Benchmark`) supplies the hooks; `drive` runs them in t
                               (construction_time, graph_generation, ...)
   certify()                   optional step after build (default: nothing); returns more figures
   trials()                    what the searches start from (Graph500: the sampled roots)
-  warm_up(first trial)        untimed (Graph500: one search and its validation from the first root)
+  warm_up(first trial)        untimed (Graph500: one search and its validation from the first root);
+                              before it, where a node's ranks are exactly as many as its CPUs and
+                              unbound, each rank's searching thread takes a CPU of its own
+                              (runtime.pin_searching_thread)
   per trial, in order:
     search(trial)             one search, timed by the benchmark itself (outcome.time, seconds):
                               only the benchmark knows where its clock starts and stops (kernel 2)
@@ -144,6 +147,7 @@ def drive(bench: Benchmark) -> Run:
     figures.update(bench.certify())
     trials = list(bench.trials())
     run = Run(figures, trials)
+    runtime.pin_searching_thread()
     bench.warm_up(trials[0])
     for index, trial in enumerate(trials):
         with _collected_before():

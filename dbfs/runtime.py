@@ -209,12 +209,24 @@ def agree(error: str | None, comm: MPI.Comm = WORLD) -> None:
 
 
 class Node(NamedTuple):
-    """This process's place on its node: its rank among the node's processes, their number, and the CPUs
+    """This process's place on its node: its rank among the node's processes, their number, the CPUs
     they may run on (the union of their affinities, which a Slurm allocation or `mpirun --bind-to`
-    narrows)."""
+    narrows), and the CPU its searching thread takes where the launcher left every process free to run
+    on all of them and they are exactly as many as those CPUs (own_cpu, else None)."""
     local_rank: int
     processes: int
     cpus: int
+    own_cpu: int | None = None
+
+
+def own_cpu(affinities: list[list[int]], local_rank: int) -> int | None:
+    """The CPU of the node's local_rank-th process where every process of the node (their `affinities`)
+    may run on every CPU of the node and the processes (more than one) are exactly as many as those CPUs:
+    the local_rank-th of them. None where the launcher bound the processes, where CPUs are spare, and
+    where the processes outnumber the CPUs (they take turns on every CPU anyway)."""
+    cpus = sorted(set().union(*affinities))
+    unbound = all(len(a) == len(cpus) for a in affinities)
+    return cpus[local_rank] if len(affinities) > 1 and unbound and len(cpus) == len(affinities) else None
 
 
 @functools.cache
@@ -222,10 +234,26 @@ def node() -> Node:
     """Collective at its first call (a shared-memory split of the world, freed after use); cached after."""
     split = WORLD.Split_type(MPI.COMM_TYPE_SHARED)
     try:
-        cpus = len(set().union(*split.allgather(sorted(os.sched_getaffinity(0)))))
-        return Node(split.Get_rank(), split.Get_size(), cpus)
+        affinities = split.allgather(sorted(os.sched_getaffinity(0)))
+        cpus = len(set().union(*affinities))
+        return Node(split.Get_rank(), split.Get_size(), cpus, own_cpu(affinities, split.Get_rank()))
     finally:
         split.Free()
+
+
+def pin_searching_thread() -> None:
+    """Keep the calling thread (the one that drives the searches) on its own CPU where node() gives it
+    one; collective at the first call of node(). Unbound ranks as many as the CPUs otherwise meet on one
+    CPU now and then (Linux's balancer moves a rank that a short-lived thread displaced onto a CPU that
+    another rank holds), and the two then take turns of a scheduler tick (4 ms) while every other rank
+    waits for them at its next exchange (bench/NOTES.md, 2026-11-29, who takes a rank's CPU). The
+    process's other threads (CUDA's, MPI's) stay free to run anywhere."""
+    cpu = node().own_cpu
+    if cpu is None or os.sched_getaffinity(0) == {cpu}:
+        return
+    os.sched_setaffinity(0, {cpu})
+    log(f"each rank's searching thread keeps a CPU of its own ({node().processes} ranks on as many CPUs, "
+        f"left unbound by the launcher)")
 
 
 def local_rank() -> tuple[int, int]:

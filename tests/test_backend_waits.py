@@ -1,7 +1,8 @@
 """A rank's host waits (Backend.sync): they spin in CUDA's synchronise, except where several ranks of
 this node are as many as the CPUs they may run on (waits_yield, runtime.node_cpus), where they poll and
 give the core away between polls, so the other processes' threads need not preempt a rank that the others
-wait for."""
+wait for; and there, where the launcher left them unbound, each rank's searching thread keeps a CPU of its
+own (runtime.own_cpu, pin_searching_thread)."""
 
 import os
 
@@ -26,6 +27,30 @@ def test_node_cpus_are_the_processes_affinity():
         assert runtime.node_cpus() == len(os.sched_getaffinity(0))
     else:
         assert len(os.sched_getaffinity(0)) <= runtime.node_cpus() <= (os.cpu_count() or 1)
+
+
+ALL4 = [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("affinities,local_rank,expected", [
+    ([ALL4] * 4, 2, 2),                                   # unbound, as many as the CPUs: its own
+    ([[4, 5, 6, 7]] * 4, 1, 5),                           # an allocation's CPUs, in order
+    ([ALL4] * 3, 1, None),                                # a CPU spare
+    ([[0, 1]] * 4, 1, None),                              # more ranks than CPUs: they take turns anyway
+    ([[0], [1], [2], [3]], 1, None),                      # bound by the launcher
+    ([[0, 1], [0, 1, 2, 3], [2, 3], [0, 1, 2, 3]], 0, None),
+    ([[0]], 0, None)])                                    # a rank alone
+def test_a_searching_thread_takes_its_own_cpu_only_where_ranks_fill_unbound_cpus(affinities, local_rank, expected):
+    assert runtime.own_cpu(affinities, local_rank) == expected
+
+
+@pytest.mark.parametrize("cpu", [None, 3])
+def test_pinning_sets_the_calling_threads_affinity_where_the_node_gives_a_cpu(monkeypatch, cpu):
+    pinned = []
+    monkeypatch.setattr(runtime, "node", lambda: runtime.Node(3, 4, 4, cpu))
+    monkeypatch.setattr(os, "sched_setaffinity", lambda pid, cpus: pinned.append((pid, cpus)))
+    runtime.pin_searching_thread()
+    assert pinned == ([] if cpu is None else [(0, {3})])
 
 
 class Waitable:
