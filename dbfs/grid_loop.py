@@ -552,7 +552,7 @@ class GridLoop:
         comms.world.Barrier()
         self.wait_seconds, self.half = 0.0, 0
         t_start = time.perf_counter()
-        clock.start()
+        clock.start(per_level=log_levels)
         queue, spare = s.queue0, s.queue1
         counts, spare_counts = s.counts0, s.counts1
         if own_root:

@@ -4,12 +4,16 @@ A phase switch records an event (the GPU timestamps it when it reaches it in str
 elapsed times between consecutive events are summed per phase once, after the search has been
 synchronised anyway. Work replayed from a CUDA graph carries its own switches (GraphMarks: kernel
 nodes that write the GPU's timer, copied to the host at the end of the replay); after each replay its
-phase times are charged to the search's clock.
-On the CPU backend the same clock reads the host's perf_counter at each switch. Events are kept and
-reused across searches. A switch to no phase where the clock is in none records nothing. A replay's
-marks are kept as they are (MarkedTimes, read from the pinned copy only when asked or before the same
-marks' next replay) and summed into phases only once the search has been timed, so the host's turn
-between two levels holds none of it (bench/NOTES.md, 2026-11-26, the host's turn between levels).
+phase times are charged to the search's clock. Events are kept and reused across searches. A switch to
+no phase where the clock is in none records nothing. A replay's marks are kept as they are
+(MarkedTimes, read from the pinned copy only when asked or before the same marks' next replay) and
+summed into phases only once the search has been timed, so the host's turn between two levels holds
+none of it (bench/NOTES.md, 2026-11-26, the host's turn between levels).
+On the CPU backend the same clock reads the host's perf_counter at each switch and adds the interval that
+switch closes to its phase's running total: a mark a switch, kept until the next search, held about 490 B a
+level, which the memory estimate cannot know (nor a search's depth; a 589-level lattice search held 288 kB,
+bench/NOTES.md, 2026-11-29, the search's marks). There it keeps every switch's mark only in a search whose
+per-level totals are asked for (start(per_level=True)).
 """
 
 from __future__ import annotations
@@ -27,19 +31,25 @@ from dbfs.ops.clock import stamp
 class PhaseClock:
     def __init__(self, backend, phases):
         self.backend, self.phases = backend, tuple(phases)
-        self._pool: list = []
-        self._marks: list = []        # (phase or None, event or host time)
-        self._charged = dict.fromkeys(self.phases, 0.0)
-        self._marked: list = []       # MarkedTimes of replays, summed by totals()
+        self._pool: list = []                   # the GPU's events, reused across searches
+        self._marks: list = []                  # (phase or None, event or host time)
+        self._marked: list = []                 # MarkedTimes of replays, summed by totals()
+        self.start()
 
-    def start(self) -> None:
+    def start(self, per_level: bool = False) -> None:
+        """A search begins. per_level: totals(begin, end) will be asked, so the CPU keeps every switch's mark
+        too (the GPU always does)."""
         self._marks.clear()
+        self._keeps_marks = self.backend.is_gpu or per_level
+        self._switches, self._running = 0, None
+        self._since = 0.0                       # the CPU: the host time of the last switch
+        self._closed = dict.fromkeys(self.phases, 0.0)     # the CPU: the intervals closed so far
         self._charged = dict.fromkeys(self.phases, 0.0)
         self._marked.clear()
 
     def switch(self, phase: str | None) -> None:
         """From here on, work is charged to `phase` (None: to no phase)."""
-        if phase is None and (not self._marks or self._marks[-1][0] is None):
+        if phase is None and self._running is None:
             return
         if self.backend.is_gpu:
             if len(self._marks) == len(self._pool):
@@ -48,16 +58,30 @@ class PhaseClock:
             event.record()
             self._marks.append((phase, event))
         else:
-            self._marks.append((phase, time.perf_counter()))
+            now = time.perf_counter()
+            if self._running is not None:
+                self._closed[self._running] += now - self._since
+            self._since = now
+            if self._keeps_marks:
+                self._marks.append((phase, now))
+        self._switches += 1
+        self._running = phase
 
     @property
     def marks(self) -> int:
-        """The number of switches so far (a position for rewind)."""
-        return len(self._marks)
+        """The number of switches so far (a position for rewind and totals)."""
+        return self._switches
 
     def rewind(self, marks: int) -> None:
-        """Forget the switches after the first `marks` (work enqueued behind the search's end)."""
+        """Forget the switches after the first `marks` (work enqueued behind the search's end: the device
+        loop's round in flight behind the last on the GPU). The CPU has none (each round has run before the
+        next is enqueued) and cannot forget intervals it has summed."""
+        if marks >= self._switches:
+            return
+        if not self.backend.is_gpu:
+            raise ValueError(f"the CPU clock cannot forget switches already summed ({self._switches}, not {marks})")
         del self._marks[marks:]
+        self._switches, self._running = marks, self._marks[-1][0] if self._marks else None
 
     def charge(self, seconds: dict) -> None:
         """Add phase times measured elsewhere (one replay of a graph's marks) to this search's."""
@@ -70,13 +94,17 @@ class PhaseClock:
 
     def totals(self, begin: int = 0, end: int | None = None) -> dict:
         """Seconds per phase since start(), or of the intervals that switches begin to end - 1 opened
-        (positions from `marks`; one level, say); the stream must have been synchronised past the last
-        switch."""
+        (positions from `marks`; one level, say: on the CPU, in a search started per_level); the stream
+        must have been synchronised past the last switch."""
         if begin == 0 and end is None:
             for times in self._marked:
                 self.charge(times.seconds())
             self._marked.clear()
+            if not self.backend.is_gpu:
+                return {phase: self._charged[phase] + self._closed[phase] for phase in self.phases}
             return add_intervals(self._marks, self._elapsed, dict(self._charged))
+        if not self._keeps_marks:
+            raise ValueError("the CPU clock keeps the marks of a search's switches only when started per_level")
         return add_intervals(self._marks[begin:end + 1], self._elapsed, dict.fromkeys(self.phases, 0.0))
 
     def _elapsed(self, begin, end) -> float:
@@ -88,8 +116,9 @@ class PhaseClock:
 class GraphMarks:
     """Phase switches captured into a CUDA graph: each a one-thread kernel node that writes the GPU's
     nanosecond timer into a device slot at every replay (dbfs.ops.clock.stamp; an event-record node
-    cost the device three times as much, bench/NOTES.md, 2026-11-24, graphs not seen before); `copy_out`, captured after the
-    last switch, copies the slots to pinned host memory, read once the replay has been waited for.
+    cost the device three times as much, bench/NOTES.md, 2026-11-24, graphs not seen before); `copy_out`,
+    captured after the last switch, copies the slots to pinned host memory, read once the replay has been
+    waited for.
     flagged: the copy is the graph's last node and raises a pinned flag (host_words.copy_words), which
     `wait` polls instead of the stream (`arm` lowers it before each replay)."""
 

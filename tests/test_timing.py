@@ -1,8 +1,14 @@
-"""dbfs.timing on the CPU backend: phase switches and replay marks charged after the search."""
+"""dbfs.timing on the CPU backend: phase switches summed as they close, and replay marks charged after the
+search."""
+
+import itertools
+import tracemalloc
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
+from dbfs import timing
 from dbfs.backend import Backend
 from dbfs.ops.host_words import KERNEL_COPY_BYTES
 from dbfs.timing import GraphMarks, MarkedTimes, PhaseClock
@@ -26,6 +32,59 @@ def test_a_switch_to_no_phase_from_none_records_nothing():
     assert clock.marks == 3
     totals = clock.totals()
     assert totals["expansion"] > 0 and totals["update"] == 0
+
+
+def host_clock_ticking(monkeypatch, seconds: float) -> None:
+    """The clock's host time advances by `seconds` at each reading."""
+    ticks = itertools.count()
+    monkeypatch.setattr(timing, "time", SimpleNamespace(perf_counter=lambda: next(ticks) * seconds))
+
+
+def test_a_cpu_clock_holds_nothing_a_switch_and_sums_every_interval(monkeypatch):
+    """A deep search's switches must not grow the CPU clock: a mark a switch held about 490 B a level, which
+    the memory estimate cannot know. Quarter seconds keep the sums exact."""
+    host_clock_ticking(monkeypatch, 0.25)
+    clock = PhaseClock(CPU, ("expansion", "update"))
+    clock.start()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(10_000):
+            clock.switch("expansion")
+            clock.switch("update")
+        clock.switch(None)
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert held < 4096 and clock.marks == 20_001
+    assert clock.totals() == {"expansion": 2500.0, "update": 2500.0}
+
+
+def test_a_cpu_clock_started_per_level_keeps_its_marks_for_the_levels_totals(monkeypatch):
+    """Per-level totals (the grid loop's --log-levels rows) come from the marks, which a search started
+    per_level keeps; the running totals are those marks' intervals summed in the same order, to the bit
+    (tenths of a second are inexact, so another order could differ)."""
+    host_clock_ticking(monkeypatch, 0.1)
+    clock = PhaseClock(CPU, ("expansion", "update"))
+    clock.start(per_level=True)
+    levels = []
+    for _ in range(3):
+        first = clock.marks
+        clock.switch("expansion")
+        clock.switch("update")
+        levels.append((first, clock.marks))
+    clock.switch(None)
+    per_level = [clock.totals(first, end) for first, end in levels]
+    assert per_level == [pytest.approx({"expansion": 0.1, "update": 0.1})] * 3
+    assert clock.totals() == clock.totals(0, clock.marks)
+    assert clock.totals()["update"] == sum(level["update"] for level in per_level)
+    clock.rewind(clock.marks)
+    with pytest.raises(ValueError):
+        clock.rewind(2)
+    clock.start()
+    clock.switch("expansion")
+    with pytest.raises(ValueError):
+        clock.totals(0, 1)
 
 
 def test_marked_times_are_summed_into_the_totals_once():
