@@ -88,17 +88,20 @@ TWIN_ROUTED_ENTRY_BYTES = 8 + 8
 # a step, their entries in groups of about TWIN_CHUNK), one at a time; a step's bytes, measured with
 # tracemalloc: an expansion 64 B a frontier column and 48 an entry (64 where every row it reaches is new;
 # Graph500 levels at scales 18-20 hold less), a bottom-up step 49 a row and 33 an entry. The validation's entry
-# pass (dbfs.ops.validate._entries_numpy: a chunk's entries, in the piece's columns they span) peaks at the larger
-# of 22 B an entry + 43 a column (the parents' local rows, _local_rows: int64 temporaries a column) and 34 an
-# entry + 8 a column (each column's tree entry found), beside the piece's levels decoded to int32 (4 B a column
-# and a row): tracemalloc, lattices and Kronecker graphs on 1 to 16 ranks, steps of 1 to 46 MB within 0.2%. The
-# 43 a column holds where NumPy elides _local_rows' difference into its sum's temporary, int64 arrays of the step's
-# columns from 256 KiB on (ELIDED_COLUMNS); a step of fewer columns holds that difference too, 8 B a column more
-# (TWIN_CHECK_UNELIDED_BYTES): 46 B a column in _local_rows from 4,096 parents, 38 from 32,768. A piece whose
-# first columns are empty steps over fewer columns than it spans, so a step counted with exactly ELIDED_COLUMNS
-# counts the 8 too (a 256x256 lattice, half its edges removed, at 2x2: 32,768 columns a rank, 2.79 MB a step). A
-# directed graph's: 43 an entry + 4 a column where every row is reached (a visited row's entries look up its
-# parent; a lattice stored both ways), less where fewer are. What the CPU backend holds besides its arrays:
+# pass (dbfs.ops.validate._entries_numpy: a chunk's entries, in the piece's columns they span) makes its temporaries
+# in place or drops them once used, so NumPy's elision of temporaries changes nothing; it peaks at the largest of its
+# stages, each so many bytes an entry + a column + in all (TWIN_CHECK_BYTES): 17 + 4, the entries' int32 columns
+# and both levels (12) beside each one's test against its column's expected parent row (that row gathered, 4, and
+# the mask, 1; the expected rows, 4 a column); 16 + 4 + NumPy's buffer for gathering by an int32 index (8,192
+# int64: more than the mask where a step has fewer entries); 12 + 8 + the buffer and 12 + 9, the parents' local
+# rows (_local_rows: their blocks, then offsets, and the rows); 4 + 16, the columns repeated by their degrees
+# (which NumPy copies to int64). A directed graph's: 29 an entry + the buffer where every row is reached (a reached
+# row's entries look up its parent against the column's int64 id), less where fewer are, or 4 + 16. A step also
+# holds 6 KiB of objects; beside it the piece's levels decoded to int32 (4 B a column and a row). tracemalloc, int32
+# parents (graphs of fewer than 2^31 vertices): 2,026 steps of lattices and Kronecker graphs on 1 to 16 ranks, 7 kB
+# to 20 MB, none above the count, those from 300 kB within 1.1% of it; directed, 454 steps of lattices and Kronecker
+# graphs stored one way and both ways, none above it, a lattice stored both ways (every row reached) within 0.05%.
+# What the CPU backend holds besides its arrays:
 # Python's objects made during the run (modules imported, records), about half a MiB, measured likewise; in the
 # construction, which comes first, 16 KiB (15.3 kB at the placing pass's peak on a lattice file at 2x2) and the
 # generator's cached tables (graph500.mrg's jump matrices, made with its first chunk and kept: 439-441 kB at
@@ -108,10 +111,11 @@ CPU_BUILD_PYTHON_BYTES = 1 << 14
 GENERATOR_TABLES_BYTES = 440_000
 TWIN_EXPAND_BYTES = (64, 48)
 TWIN_BOTTOM_UP_BYTES = (49, 33)
-TWIN_CHECK_BYTES = ((22, 43), (34, 8))
-TWIN_CHECK_DIRECTED_BYTES = ((43, 4),)
-TWIN_CHECK_UNELIDED_BYTES = 8
-ELIDED_COLUMNS = (256 << 10) // 8
+TWIN_INDEX_BUFFER_BYTES = 8192 * 8
+TWIN_CHECK_BYTES = ((17, 4, 0), (16, 4, TWIN_INDEX_BUFFER_BYTES), (12, 8, TWIN_INDEX_BUFFER_BYTES), (12, 9, 0),
+                    (4, 16, 0))
+TWIN_CHECK_DIRECTED_BYTES = ((29, 0, TWIN_INDEX_BUFFER_BYTES), (4, 16, 0))
+TWIN_CHECK_STEP_BYTES = 6 << 10
 TWIN_DECODED_LEVEL_BYTES = 4
 # The rows' order's twin (dbfs.ops.row_order, after the build's passes): a group of at most TWIN_ITEMS rows
 # and about TWIN_CHUNK entries at a time, 40 B a row and 48 an entry (tracemalloc, 4 to 128 entries a row:
@@ -433,7 +437,7 @@ def twin_check_bytes(grid: Grid, symmetric: bool, entries: int, lenders: list, c
     piece's levels decoded; with the column offsets held by position (`columns`, the grid's most non-empty
     ones) its every column's offset, at the offsets' width; and a chunk's step: at most TWIN_CHUNK of the
     piece's share of the rank's `entries` (a column piece's all, where the rows come in pieces too: a bound),
-    in whole columns, the same share of the piece's (at most ELIDED_COLUMNS of them: 8 B more a column)."""
+    in whole columns, the same share of the piece's."""
     from graph500.validate import piece_lengths, pieces
     from dbfs.search_state import parent_dtype
     split = pieces(grid, parent_dtype(grid).itemsize, not symmetric, 1, lenders, entries)
@@ -441,11 +445,9 @@ def twin_check_bytes(grid: Grid, symmetric: bool, entries: int, lenders: list, c
     piece_entries = -(-entries * piece_columns // grid.cols_per_rank)
     chunk = min(TWIN_CHUNK, piece_entries)
     spanned = -(-piece_columns * chunk // piece_entries) if piece_entries else 0
-    (local_rows, local_rows_columns), tree = TWIN_CHECK_BYTES
-    if spanned <= ELIDED_COLUMNS:                # NumPy keeps _local_rows' difference beside its sum
-        local_rows_columns += TWIN_CHECK_UNELIDED_BYTES
-    steps = ((local_rows, local_rows_columns), tree) if symmetric else TWIN_CHECK_DIRECTED_BYTES
-    step = max(per_entry * chunk + per_column * spanned for per_entry, per_column in steps)
+    stages = TWIN_CHECK_BYTES if symmetric else TWIN_CHECK_DIRECTED_BYTES
+    step = TWIN_CHECK_STEP_BYTES + max(per_entry * chunk + per_column * spanned + fixed
+                                       for per_entry, per_column, fixed in stages) if chunk else 0
     starts = offset_dtype(entries).itemsize * (piece_columns + 1) if holds_columns_by_position(grid, columns) else 0
     return TWIN_DECODED_LEVEL_BYTES * (piece_columns + piece_rows) + starts + step
 

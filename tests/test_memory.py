@@ -378,6 +378,52 @@ def test_a_cpu_measurement_counts_what_is_allocated_after_it_starts():
     del held, left_open
 
 
+@pytest.mark.parametrize("side", [64, 512])
+def test_the_validation_twins_step_holds_what_it_counts(side, monkeypatch):
+    """The validation's NumPy entry pass (dbfs.ops.validate) over a side x side lattice searched from a corner,
+    one rank, one step of 4,096 or 262,144 columns (below and above the int64 arrays of 256 KiB from which
+    NumPy elides a temporary): its peak above what it starts with at most 1% below TWIN_CHECK_BYTES' count and
+    never above it. It held 22 B an entry + 43 a column (46 where NumPy did not elide) in _local_rows."""
+    import tracemalloc
+    from dbfs.ops import validate as ops
+    from graph500.serial import serial_bfs
+    ids = np.arange(side * side).reshape(side, side)
+    src = np.concatenate((ids[:, :-1].ravel(), ids[:-1].ravel()))
+    dst = np.concatenate((ids[:, 1:].ravel(), ids[1:].ravel()))
+    level, parent = serial_bfs(side * side, src, dst, 0)
+    grid = Grid(1, 1, side * side)
+    n = grid.cols_per_rank
+    level = np.append(level, np.full(n - level.size, -1)).astype(np.int32)
+    parent = np.append(parent, np.full(n - parent.size, -1)).astype(np.int32)
+    compact = np.empty(n, level_dtype(int(level.max()) + 1))
+    ops.compact_levels(CPU, parent, level, compact)
+    cols, rows = grid.to_local_col(np.append(src, dst)), grid.to_local_row(np.append(dst, src))
+    order = np.argsort(cols, kind="stable")
+    col_ptr = np.searchsorted(cols[order], np.arange(n + 1)).astype(np.int32)
+    steps, step = [], ops._entries_numpy
+
+    def measured(*args):
+        start = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        step(*args)
+        c0, c1 = args[-2:]
+        steps.append((int(args[0][c1] - args[0][c0]), c1 - c0, tracemalloc.get_traced_memory()[1] - start))
+
+    monkeypatch.setattr(ops, "_entries_numpy", measured)
+    started = not tracemalloc.is_tracing()
+    tracemalloc.start()
+    stats = ops.new_stats(CPU)
+    ops.check_entries(CPU, col_ptr, rows[order].astype(np.int32), compact, compact, parent, False,
+                      ops.EntryLayout.of(grid, 0, 0, CPU), np.zeros(n // 32, np.uint32), stats)
+    if started:
+        tracemalloc.stop()
+    assert all(int(stats[ops.SLOT[rule.replace("-", "_")]]) == ops.NO_VERTEX for rule in ops.CHECKS)
+    (entries, columns, peak), = steps
+    count = memory.TWIN_CHECK_STEP_BYTES + max(per_entry * entries + per_column * columns + fixed
+                                               for per_entry, per_column, fixed in memory.TWIN_CHECK_BYTES)
+    assert 0.99 * count <= peak <= count, (entries, columns, peak, count)
+
+
 def within_ten_percent(measured: int, estimated: int) -> bool:
     """In the test's process, where the modules a fresh run loads as it goes are loaded already (fresh
     runs: within_a_few_percent)."""

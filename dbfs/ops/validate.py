@@ -291,22 +291,25 @@ def _entries_numpy(col_ptr, row_idx, col_levels, row_levels, parent, directed, h
     """check_entries on the piece's columns [c0, c1) (col_ptr, col_levels and marks, undirected, start
     at the piece's first column), levels decoded (_decode). Every entry of the piece is looked at
     (masks stand for the GPU's skipped reads); one combined test finds the entries that break span
-    or edge-level, which a valid search has none of."""
+    or edge-level, which a valid search has none of. Temporaries are made in place or dropped once used,
+    so the step's bytes (dbfs.memory.TWIN_CHECK_BYTES) do not depend on what NumPy elides."""
     e0, e1 = int(col_ptr[c0]), int(col_ptr[c1])
     if e0 == e1:
         return
-    degree = np.diff(col_ptr[c0:c1 + 1])
     rows = row_idx[e0:e1]
-    cols = np.repeat(np.arange(c0, c1, dtype=np.int64), degree)
-    here = (rows >= first_row) & (rows < first_row + row_levels.shape[0])
+    cols = np.repeat(np.arange(c1 - c0, dtype=np.int32), np.diff(col_ptr[c0:c1 + 1]))   # each entry's, from c0
+    here = rows >= first_row
+    here &= rows < first_row + row_levels.shape[0]
     if not here.all():
         rows, cols = rows[here], cols[here]
-    lc = col_levels[cols]
+    del here
+    step_levels = col_levels[c0:c1]
+    lc = step_levels[cols]
     lr = row_levels[rows - first_row]
     stats[SLOT["visited_entries"]] += np.uint64(np.count_nonzero(lc >= 0))
 
     def col_ids(picked):
-        return layout.col_base + first_col + cols[picked]
+        return cols[picked] + np.int64(layout.col_base + first_col + c0)
 
     def row_ids(picked):
         r = rows[picked].astype(np.int64)
@@ -315,30 +318,46 @@ def _entries_numpy(col_ptr, row_idx, col_levels, row_levels, parent, directed, h
     # a level of NO_LEVEL (no level) is far below any level: one unsigned test per entry
     rise = lr - lc
     if directed:
-        bad = ((rise > 1) | (lr < 0)) & (lc >= 0)
+        bad = rise > 1
+        del rise
+        bad |= lr < 0
+        bad &= lc >= 0
     elif half:
         everything = np.arange(rows.size)
         bad = (np.abs(rise) > 1) & (row_ids(everything) > col_ids(everything))
     else:
         rise += 1
-        bad = (rise.view(np.uint64 if rise.dtype == np.int64 else np.uint32) > 2) & (lc >= 0)
+        bad = rise.view(np.uint64 if rise.dtype == np.int64 else np.uint32) > 2
+        del rise
+        bad &= lc >= 0
+    bad = np.flatnonzero(bad)
     span = steep = np.empty(0, np.int64)
-    if bad.any():
-        bad = np.flatnonzero(bad)
+    if bad.size:
         crossing = (lr[bad] < 0) != (lc[bad] < 0)
         reached = (lr[bad] >= 0) & (lc[bad] >= 0)
         span, steep = bad[crossing], bad[reached]
         stats[SLOT["span_entries"]] += np.uint64(span.size)
 
+    # the parent-edge entries (a mask), each marked; a rule can only break where the parent is not one level above
+    # the vertex (which has a level; a parent without one is NO_LEVEL): those, few, by position
     if directed:
-        tree = np.flatnonzero(lr >= 0)
-        tree = tree[parent[rows[tree] - first_row] == col_ids(tree)]
-        child, up, marked = lr[tree], lc[tree], rows[tree]
+        tree = lr >= 0
+        tree[tree] = parent[rows[tree] - first_row] == col_ids(tree)
+        _mark(marks, rows[tree])
+        child, up = lr, lc
     else:
-        expect = np.where(col_levels[c0:c1] >= 0, _local_rows(parent[c0:c1], layout), -1).astype(np.int32)
-        tree = np.flatnonzero(rows == expect[cols - c0])
-        child, up, marked = lc[tree], lr[tree], cols[tree]
-    np.bitwise_or.at(marks, marked >> 5, np.left_shift(np.uint32(1), (marked & 31).astype(np.uint32)))
+        expect = _local_rows(parent[c0:c1], layout)
+        expect[step_levels < 0] = -1
+        tree = rows == expect[cols]
+        del expect
+        _mark(marks, cols[tree], c0)
+        child, up = lc, lr
+    gap = child[tree]
+    gap -= up[tree]
+    wrong = gap != 1
+    tree = np.flatnonzero(tree)[wrong] if wrong.any() else np.empty(0, np.int64)
+    del gap, wrong
+    child, up = child[tree], up[tree]
 
     # (rule, offender, the other end) per offending entry; the lowest offender counts
     offences = []
@@ -377,12 +396,25 @@ def _decode(compact: np.ndarray) -> np.ndarray:
 
 
 def _local_rows(parents: np.ndarray, layout: EntryLayout) -> np.ndarray:
-    """Local row (on this grid row) of each global id, -1 for ids owned by another grid row or not ids."""
-    p = parents.astype(np.int64)
-    block = p // layout.b
-    known = (p >= 0) & (block < layout.block_rows.shape[0])
-    start = np.where(known, layout.block_rows[np.where(known, block, 0)], -1)
-    return np.where(start >= 0, start + p - block * layout.b, -1)
+    """int32 local row (on this grid row) of each global id, -1 for ids owned by another grid row or not ids:
+    one array of the ids' type for their blocks, then their offsets in them, beside the rows."""
+    block = parents // layout.b
+    unsigned = block.view(np.uint64 if block.dtype == np.int64 else np.uint32)
+    # ids outside the blocks (negative, or past the last) read the -1 after the last block's row
+    np.minimum(unsigned, layout.block_rows.shape[0], out=unsigned)
+    rows = np.append(layout.block_rows, np.int32(-1))[block]
+    offset = np.remainder(parents, layout.b, out=block)
+    np.add(rows, offset, out=rows, where=rows >= 0, casting="unsafe")
+    return rows
+
+
+def _mark(marks: np.ndarray, ids: np.ndarray, first: int = 0) -> None:
+    """Set bit k % 32 of word k // 32 of the uint32 `marks` for each k of `ids` (int32, overwritten) + first."""
+    ids += first
+    bits = (ids & 31).view(np.uint32)
+    np.left_shift(np.uint32(1), bits, out=bits)
+    ids >>= 5
+    np.bitwise_or.at(marks, ids, bits)
 
 
 def _lower(stats: np.ndarray, slot: str, ids: np.ndarray) -> None:
