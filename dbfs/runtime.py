@@ -243,11 +243,10 @@ def node() -> Node:
 
 def pin_searching_thread() -> None:
     """Keep the calling thread (the one that drives the searches) on its own CPU where node() gives it
-    one; collective at the first call of node(). Unbound ranks as many as the CPUs otherwise meet on one
-    CPU now and then (Linux's balancer moves a rank that a short-lived thread displaced onto a CPU that
-    another rank holds), and the two then take turns of a scheduler tick (4 ms) while every other rank
-    waits for them at its next exchange (bench/NOTES.md, 2026-11-29, who takes a rank's CPU). The
-    process's other threads (CUDA's, MPI's) stay free to run anywhere."""
+    one; collective at the first call of node(). Unbound ranks as many as the CPUs were traced meeting on
+    one CPU now and then, the two taking turns of a scheduler tick (4 ms) while every other rank waited
+    for them at its next exchange (bench/NOTES.md, 2026-11-29, who takes a rank's CPU). The process's
+    other threads (CUDA's, MPI's) stay free to run anywhere."""
     cpu = node().own_cpu
     if cpu is None or os.sched_getaffinity(0) == {cpu}:
         return
