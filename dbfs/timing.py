@@ -43,8 +43,7 @@ class PhaseClock:
         self._keeps_marks = self.backend.is_gpu or per_level
         self._switches, self._running = 0, None
         self._since = 0.0                       # the CPU: the host time of the last switch
-        self._closed = dict.fromkeys(self.phases, 0.0)     # the CPU: the intervals closed so far
-        self._charged = dict.fromkeys(self.phases, 0.0)
+        self._charged = dict.fromkeys(self.phases, 0.0)     # charged, and on the CPU the intervals closed
         self._marked.clear()
 
     def switch(self, phase: str | None) -> None:
@@ -60,7 +59,7 @@ class PhaseClock:
         else:
             now = time.perf_counter()
             if self._running is not None:
-                self._closed[self._running] += now - self._since
+                self._charged[self._running] += now - self._since
             self._since = now
             if self._keeps_marks:
                 self._marks.append((phase, now))
@@ -101,7 +100,7 @@ class PhaseClock:
                 self.charge(times.seconds())
             self._marked.clear()
             if not self.backend.is_gpu:
-                return {phase: self._charged[phase] + self._closed[phase] for phase in self.phases}
+                return dict(self._charged)
             return add_intervals(self._marks, self._elapsed, dict(self._charged))
         if not self._keeps_marks:
             raise ValueError("the CPU clock keeps the marks of a search's switches only when started per_level")
