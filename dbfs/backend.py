@@ -271,15 +271,15 @@ def _device_property(device: int, name: str) -> int:
     return cupy.cuda.runtime.getDeviceProperties(device)[name]
 
 
-def compile_source(code: str, cooperative: bool = False, offset_bits: int = 64):
+def compile_source(code: str, cooperative: bool = False, offset_bits: int = 64, options: tuple = ()):
     """The RawModule of CUDA C `code`, compiled as C++17 with kernels/ on the include path and the
-    constants shared with Python (dbfs.kernels.compile_options); `cooperative` for kernels launched
-    cooperatively (all blocks resident, grid-wide barriers); offset_bits: the width of a graph's offsets
-    (common.cuh offset_t)."""
+    constants shared with Python (dbfs.kernels.compile_options) and `options`; `cooperative` for kernels
+    launched cooperatively (all blocks resident, grid-wide barriers); offset_bits: the width of a graph's
+    offsets (common.cuh offset_t)."""
     import cupy
 
     from dbfs import kernels
-    return cupy.RawModule(code=code, options=kernels.compile_options(offset_bits),
+    return cupy.RawModule(code=code, options=kernels.compile_options(offset_bits) + options,
                           enable_cooperative_groups=cooperative)
 
 
@@ -295,7 +295,7 @@ def offset_bits(dtype) -> int:
 def _compile(name: str, bits: int = 64):
     """The RawModule of kernels/<name>.cu for offsets of `bits` (the file is read once per process)."""
     from dbfs import kernels
-    return compile_source(kernels.source(name), name in kernels.COOPERATIVE, bits)
+    return compile_source(kernels.source(name), name in kernels.COOPERATIVE, bits, kernels.module_options(name))
 
 
 @lru_cache(maxsize=None)

@@ -62,10 +62,11 @@ class BFS:
     def __init__(self, graph, edges_per_thread: int = DEFAULT_EDGES_PER_THREAD, encoding: str = "adaptive",
                  comm: str = "mpi", direction: str = "topdown", alpha: float = DEFAULT_ALPHA,
                  beta: float = DEFAULT_BETA, small_edges: int = DEFAULT_SMALL_EDGES, round_graphs: bool = True,
-                 solo_work: int = DEFAULT_SOLO_WORK, peer_edges: int | None = None):
+                 solo_work: int = DEFAULT_SOLO_WORK, peer_edges: int | None = None, level_launch: str = "device"):
         """peer_edges: global frontier edges up to which a grid's top-down levels run in the device-driven
         kernel of dbfs.peer_levels (0: never; None: default_capacity with --comm nvshmem on GPUs, else
-        never; on the CPU backend any value runs its NumPy twin)."""
+        never; on the CPU backend any value runs its NumPy twin); level_launch: who launches a grid
+        search's graphs where every exchange is on the device (dbfs.grid_loop.GridLoop)."""
         if direction not in DIRECTIONS:
             raise DbfsError(f"unknown direction {direction!r} ({', '.join(DIRECTIONS)})", collective=True)
         if direction == "auto" and not graph.bottom_up_ready:
@@ -87,7 +88,7 @@ class BFS:
             if peer_edges is None:
                 peer_edges = default_capacity(grid) if comm == "nvshmem" and self.backend.is_gpu else 0
             self.loop = GridLoop(graph, self.state, direction, alpha, beta, edges_per_thread, encoding, comm,
-                                 peer_edges)
+                                 peer_edges, level_launch)
 
     def close(self) -> None:
         if not self.one_rank:

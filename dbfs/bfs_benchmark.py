@@ -297,7 +297,8 @@ class Graph500BFS(Benchmark):
         """Allocate the search's state on the built graph (untimed)."""
         args = self.args
         self.bfs = BFS(self.graph, edges_per_thread=args.edges_per_thread, encoding=args.encoding,
-                       comm=self.transport, direction=args.direction, alpha=args.alpha, beta=args.beta)
+                       comm=self.transport, direction=args.direction, alpha=args.alpha, beta=args.beta,
+                       level_launch=args.level_launch)
         if self.graph.columns is not None:
             runtime.log(f"hypersparse blocks: the column offsets held by the non-empty columns (at most "
                         f"{self.graph.most_nonempty_columns} of {self.grid.cols_per_rank} a block)")
@@ -440,6 +441,7 @@ class Graph500BFS(Benchmark):
                    "edges_per_thread": args.edges_per_thread, "direction": args.direction,
                    "row_copy": self.row_major,
                    "alpha": args.alpha, "beta": args.beta, "encoding": args.encoding, "comm": self.transport,
+                   "level_launch": args.level_launch,
                    "scale_derived": source.sizes_derived,
                    "roots": run.trials, "graph_file": args.graph, "directed": not source.symmetric,
                    "validate": args.validate, "memory_peak": memory_peak,

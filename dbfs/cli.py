@@ -91,6 +91,11 @@ def main_parser() -> argparse.ArgumentParser:
                              "its heap holds the run (ranks sharing a GPU: under CUDA MPS), else NCCL when every "
                              "rank has a GPU of its own, else CUDA-aware MPI, else mpi. Construction and "
                              "validation use NCCL wherever every rank has a GPU of its own")
+    search.add_argument("--level-launch", choices=("device", "host"), default="device",
+                        help="where every exchange is on the device (--comm nvshmem): device: each graph of a "
+                             "search launches the next from the GPU and the host waits once a search (the "
+                             "host launches them where the device runtime is missing, and with --log-levels); "
+                             "host: the host launches each and waits for it")
     real = p.add_argument_group("graph files, results and the partition cache")
     real.add_argument("--undirected", action="store_true",
                       help="traverse a directed graph's edges both ways, not only along out-edges")

@@ -615,6 +615,15 @@ class LevelExchange:
         sizes = self._host_half(half)[HEAD.SIZE::self.stride].tolist()
         return 4 * sum(HEAD_WORDS + sizes[0 if self.shared else p] for p in self.peers)
 
+    def staged_heads(self, half: int = 0) -> tuple[int, int, int, int, int, int]:
+        """What a kernel reads to count this round's bytes as staged_bytes does (dbfs.ops.schedule): the
+        address of the heads staged to `half` (pinned), the stride, the slots, the slot sent to no peer
+        (-1: none), how many peers each slot's message goes to, and the messages."""
+        heads = self._host_half(half).ctypes.data
+        if self.shared:
+            return heads, self.stride, 1, -1, len(self.peers), len(self.peers)
+        return heads, self.stride, self.size, self.me, 1, len(self.peers)
+
     def list_bytes(self) -> int:
         """Bytes this round's messages would take as lists (head and one word an offset), from their
         heads in out_host (staged and waited for)."""

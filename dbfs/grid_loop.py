@@ -61,6 +61,11 @@ the search to dbfs.peer_levels, whose kernels run such levels back to back, send
 and come back when the next level is a bulk or bottom-up one (or the search is over): one launch and one
 wait for the stretch instead of a wait, a collective and a dozen launches per level.
 
+Where every exchange is on the device and no per-level log is asked for, the device also launches the
+graphs: each ends in a kernel that decides the next step as the host loop would and launches the next
+graph itself (dbfs.level_chain; `--level-launch host` keeps the host's turns), so the host launches a
+search's first graph and waits once.
+
 Timing follows Graph500 kernel 2: from just before the root is visited until the parent array is
 complete on every rank (the slowest rank's time), state reset excluded; with NVSHMEM the reset ends by
 waking the links to the other GPUs, which the validation has left idle long enough to sleep
@@ -81,7 +86,8 @@ from dbfs import runtime
 from dbfs.backend import abandon_capture
 from dbfs.direction import next_bottom_up
 from dbfs.exchange import Exchange, LevelExchange, OffsetSet
-from dbfs.kernels import CTL, CTL_WORDS, ROOT, ROOT_WORDS, STAT, STAT_WORDS, STEP
+from dbfs.kernels import CHAIN_KIND, CTL, CTL_WORDS, FORM, ROOT, ROOT_WORDS, STAT, STAT_WORDS, STEP
+from dbfs.level_chain import LevelChain
 from dbfs.line_records import LineRecords
 from dbfs.link_wake import LinkWake
 from dbfs.ops import bitmap, bottom_up, message
@@ -89,6 +95,7 @@ from dbfs.ops.expand import ExpandScratch, expand
 from dbfs.ops.frontier import frontier_figures, publish_figures
 from dbfs.ops.level_control import visit_root
 from dbfs.ops.predecessors import resolve_columns, resolve_parents
+from dbfs.ops.schedule import code_of, resolve_code
 from dbfs.ops.sparse import Positions, record_bytes
 from dbfs.ops.update import update
 from dbfs.peer_levels import LevelTotals, PeerLevels, device_bytes as peer_device_bytes
@@ -343,7 +350,10 @@ class GridLoop:
     """Runs searches on one rank of an R x C grid (R*C > 1) with a SearchState (collective)."""
 
     def __init__(self, graph, state, direction: str, alpha: float, beta: float, edges_per_thread: int,
-                 encoding: str, comm: str, peer_edges: int = 0):
+                 encoding: str, comm: str, peer_edges: int = 0, level_launch: str = "device"):
+        """level_launch: "device" where every exchange is on the device (whole levels): the searches without
+        a per-level log run as graphs that launch each other (dbfs.level_chain); "host": the host launches
+        each."""
         self.graph, self.state, self.backend = graph, state, graph.backend
         grid, comms = graph.grid, graph.comms
         self.on_heap = []                           # the search state's arrays moved to the NVSHMEM heap
@@ -432,10 +442,12 @@ class GridLoop:
         self.whole_levels = backend.is_gpu and all(x.on_device for x in self._exchanges())
         self.totals = LevelTotals(backend, comms.world) if self.whole_levels else None
         self.wake = LinkWake(backend, comms.world) if self.whole_levels else None
+        self.chained = self.whole_levels and level_launch == "device"
+        self.chain = None                       # its LevelChain, made before its first search
 
     def close(self) -> None:
         for x in (self.expand_x, self.fold_x, self.front_x, self.row_x, self.col_x, self.peers, self.totals,
-                  self.wake):
+                  self.wake, self.chain):
             if x is not None:
                 x.close()
         from dbfs import nvshmem
@@ -503,7 +515,24 @@ class GridLoop:
                 self.replays = Replays(self.backend, self.stream)    # the stretches' graphs hold the log
             if self.whole_levels and not self.replays.graphs:
                 self._capture_levels()
+            if self.chained and not log_levels and self.chain is None:
+                self._make_chain(clock)
             return self._run(root, clock, traffic, log_levels)
+
+    def _make_chain(self, clock) -> None:
+        """The graphs of a search that the device launches (collective; where the device runtime cannot
+        be linked, every rank says why and the host launches them)."""
+        try:
+            error = None
+            self.chain = LevelChain(self, clock.phases)
+        except (RuntimeError, OSError, self.backend.xp.cuda.compiler.CompileException) as failure:
+            error = str(failure).splitlines()[0] if str(failure) else type(failure).__name__
+        errors = [e for e in self.graph.comms.world.allgather(error) if e is not None]
+        if errors:
+            if self.chain is not None:
+                self.chain.close()
+            self.chain, self.chained = None, False
+            runtime.warn(f"the device cannot launch the search's graphs ({errors[0]}); the host launches them")
 
     def _capture_levels(self) -> None:
         """Every kind of whole level captured before the first search (capturing runs nothing), so no
@@ -529,6 +558,47 @@ class GridLoop:
                 self._replay_level(self._stretch_key(switch, parity, half),
                                    self._stretch_enqueue(queue, counts, dst, switch, half), capture_only=True)
 
+    def _chain_graphs(self):
+        """Every graph a search that the device launches may run (dbfs.level_chain), one per code
+        (dbfs.ops.schedule.code_of: a stretch, a whole top-down or bottom-up level, from each frontier form,
+        queue parity and message half; the parents' resolutions), as the host-driven search would replay it
+        but with where the search stands set on the device: (code, kind, enqueue(mark), the message half
+        after it, its sends read from their staged heads as (phase, exchange, half), the bytes the host
+        counts by formula as a Traffic)."""
+        s, bottom_up_too = self.state, self.bottom_up_allowed
+        for any_bottom_up in (False, True) if bottom_up_too else (False,):
+            if self._resolves(any_bottom_up):
+                yield (resolve_code(any_bottom_up), CHAIN_KIND.RESOLVE, self._resolve_enqueue(any_bottom_up), 0,
+                       [], Traffic())
+        queues = {1: (s.queue0, s.counts0, s.queue1, s.counts1), 0: (s.queue1, s.counts1, s.queue0, s.counts0)}
+        forms = (FORM.LIST, FORM.BITS) if bottom_up_too else (FORM.LIST,)
+        for form, parity, half in product(forms, (1, 0), range(self.halves)):
+            queue, counts, dst, dst_cnt = queues[parity]
+            bits = form == FORM.BITS
+            visited_sends = Traffic()
+            if bits:
+                self._count_visited_sends(visited_sends)
+            if self.peers is not None:
+                yield (code_of(CHAIN_KIND.STRETCH, form, parity, half), CHAIN_KIND.STRETCH,
+                       self._stretch_enqueue(queue, counts, dst, bits, half, host_control=False), half, [],
+                       visited_sends)
+            x = self._frontier_exchange(False, bits, False)
+            sends = ([("expand", x, half)] if x is not None else []) + (
+                [("fold", self.fold_x, 0)] if self.fold_x is not None else [])
+            yield (code_of(CHAIN_KIND.TOPDOWN, form, parity, half), CHAIN_KIND.TOPDOWN,
+                   self._top_down_enqueue(bits, queue, counts, dst, dst_cnt, half, host_control=False),
+                   self._next_half(half, x is not None), sends, visited_sends)
+            if bottom_up_too:
+                pack, gathered = self._bottom_up_kind("bits" if bits else "list")
+                x = self._frontier_exchange(True, pack, gathered)
+                fixed = Traffic()
+                self._count_rotation(fixed)
+                self._count_front_writes(fixed)
+                sends = [(self.side.gather_phase, x, half)] if x is not None else []
+                yield (code_of(CHAIN_KIND.BOTTOMUP, form, parity, half), CHAIN_KIND.BOTTOMUP,
+                       self._bottom_up_enqueue(pack, queue, counts, gathered, half, host_control=False),
+                       self._next_half(half, x is not None), sends, fixed)
+
     def _bottom_up_kind(self, form: str) -> tuple[bool, bool]:
         """(pack, gathered) of a bottom-up level after a level that left the own frontier as `form` ("list"
         or "bits"): a list is packed where the grid has one row; elsewhere the frontier comes as messages,
@@ -553,8 +623,7 @@ class GridLoop:
         self.wait_seconds, self.half = 0.0, 0
         t_start = time.perf_counter()
         clock.start(per_level=log_levels)
-        queue, spare = s.queue0, s.queue1
-        counts, spare_counts = s.counts0, s.counts1
+        queue, counts = s.queue0, s.counts0
         if own_root:
             self.root_place_host[[ROOT.ID, ROOT.ROW, ROOT.OFFSET, ROOT.GROUP]] = (
                 root, grid.owned_row(j, root_offset), root_offset, j)
@@ -563,9 +632,50 @@ class GridLoop:
             self._end_level(clock, queue, counts, bits=False)
             if self.expand_x is not None and self.expand_x.sized:
                 self._level_totals()            # the sizes of the first expand messages
-        lvl, levels, stretches, frontier_total, visited, reached_degrees = 0, [], [], 1, 1, root_degree
-        frontier_degrees = root_degree
         unvisited_edges = self.total_degree - root_degree
+        levels, stretches = [], []
+        if self.chain is not None and not log_levels:      # the parents' resolution included
+            clock.switch(None)
+            lvl, visited, unvisited_edges, any_bottom_up = self.chain.search(clock, traffic, 0, 1, root_degree,
+                                                                             unvisited_edges, 1)
+            reached_degrees = self.total_degree - unvisited_edges
+        else:
+            lvl, visited, reached_degrees, any_bottom_up = self._host_levels(
+                clock, traffic, log_levels, levels, stretches, root_degree, unvisited_edges)
+            if self.whole_levels:               # kernels alone: one graph, waited for on its flag
+                if self._resolves(any_bottom_up):
+                    marks = self._replay_level(("resolve", any_bottom_up), self._resolve_enqueue(any_bottom_up))
+                    self._wait_replay(marks, clock)
+            else:
+                clock.switch("pred_resolve")
+                self._resolve_parents(any_bottom_up)
+                clock.switch(None)
+                backend.sync()
+        elapsed = comms.world.allreduce(time.perf_counter() - t_start, op=MPI.MAX)
+        self._count_stretch_traffic(traffic, stretches)
+        stretch_log = self.peers.search_log() if stretches and log_levels else None
+        rows = []
+        for row in levels:
+            if isinstance(row, tuple):          # a device-driven stretch: its log becomes its levels' rows
+                rows.extend(self._stretch_rows(stretch_log, *row))
+                continue
+            phases, charged = clock.totals(*row.pop("marks")), row.pop("charged")
+            charged = charged.seconds() if charged is not None else {}
+            row["device_time"] = sum(phases[phase] + charged.get(phase, 0.0) for phase in COMPUTE_PHASES)
+            rows.append(row)
+        return {"time": elapsed, "depth": lvl - 1, "visited": visited, "reached_degrees": reached_degrees,
+                "levels": rows}
+
+    def _host_levels(self, clock, traffic, log_levels: bool, levels: list, stretches: list, root_degree: int,
+                     unvisited_edges: int) -> tuple[int, int, int, bool]:
+        """The search's levels with a turn of the host between two graphs (the per-level log, exchanges
+        through MPI or NCCL, or where the device does not launch them: dbfs.level_chain), from the root's
+        on: the stretches and the per-level log's rows appended to `stretches` and `levels`; returns the
+        last level, the visited count, the edges reached and whether any level ran bottom-up."""
+        s, grid = self.state, self.graph.grid
+        queue, spare = s.queue0, s.queue1
+        counts, spare_counts = s.counts0, s.counts1
+        lvl, frontier_total, visited, reached_degrees, frontier_degrees = 0, 1, 1, root_degree, root_degree
         bottom_up_level, form, any_bottom_up = False, "list", False
         while True:
             if self._stretch_next(bottom_up_level, frontier_total, frontier_degrees):
@@ -624,29 +734,7 @@ class GridLoop:
                 bottom_up_level, frontier_total, level_frontier, frontier_degrees, unvisited_edges,
                 self.alpha, self.beta, grid.n_vertices)
 
-        if self.whole_levels:                   # kernels alone: one graph, waited for on its flag
-            if self._resolves(any_bottom_up):
-                marks = self._replay_level(("resolve", any_bottom_up), self._resolve_enqueue(any_bottom_up))
-                self._wait_replay(marks, clock)
-        else:
-            clock.switch("pred_resolve")
-            self._resolve_parents(any_bottom_up)
-            clock.switch(None)
-            backend.sync()
-        elapsed = comms.world.allreduce(time.perf_counter() - t_start, op=MPI.MAX)
-        self._count_stretch_traffic(traffic, stretches)
-        stretch_log = self.peers.search_log() if stretches and log_levels else None
-        rows = []
-        for row in levels:
-            if isinstance(row, tuple):          # a device-driven stretch: its log becomes its levels' rows
-                rows.extend(self._stretch_rows(stretch_log, *row))
-                continue
-            phases, charged = clock.totals(*row.pop("marks")), row.pop("charged")
-            charged = charged.seconds() if charged is not None else {}
-            row["device_time"] = sum(phases[phase] + charged.get(phase, 0.0) for phase in COMPUTE_PHASES)
-            rows.append(row)
-        return {"time": elapsed, "depth": lvl - 1, "visited": visited, "reached_degrees": reached_degrees,
-                "levels": rows}
+        return lvl, visited, reached_degrees, any_bottom_up
 
     def _level_start(self, clock, traffic) -> tuple:
         """What a level's log row is measured from (taken only for the per-level log)."""
@@ -752,10 +840,11 @@ class GridLoop:
         grid = self.graph.grid
         return self.replays.run_marked(key, enqueue, 2 * max(grid.R, grid.C) + 10, capture_only)
 
-    def _top_down_enqueue(self, switch: bool, queue, counts, dst, dst_cnt, half: int = 0):
+    def _top_down_enqueue(self, switch: bool, queue, counts, dst, dst_cnt, half: int = 0, host_control: bool = True):
         """enqueue(mark) of a whole top-down level (every exchange on the device): the switch from
         bottom-up, expand sends (its messages in `half` of their buffers), expansion, fold sends, update,
-        the closing encode of the new frontier (group j of dst)."""
+        the closing encode of the new frontier (group j of dst); host_control: the level number copied
+        from the host's control block first (else the device has set it: dbfs.level_chain)."""
         def enqueue(mark):
             in_place = switch and self.front_peers is not None   # every rank's frontier bits are here
             sends = self._frontier_exchange(False, switch, False) is not None
@@ -765,7 +854,8 @@ class GridLoop:
                 mark("expand_comm")
                 self.expand_x.enqueue_send()
             mark("expansion")
-            self._enqueue_expansion(queue, counts, dst, dst_cnt, from_bits=in_place, half=half)
+            self._enqueue_expansion(queue, counts, dst, dst_cnt, from_bits=in_place, half=half,
+                                    host_control=host_control)
             if self.fold_x is not None:
                 mark("fold_comm")
                 self.fold_x.enqueue_send()
@@ -775,11 +865,14 @@ class GridLoop:
             self._enqueue_end(dst, dst_cnt, bits=False, totals=True, half=self._next_half(half, sends))
         return enqueue
 
-    def _bottom_up_enqueue(self, pack: bool, queue, counts, gathered: bool, half: int = 0):
+    def _bottom_up_enqueue(self, pack: bool, queue, counts, gathered: bool, half: int = 0,
+                           host_control: bool = True):
         """enqueue(mark) of a whole bottom-up level (every exchange on the device), the level number
-        from the control block; a gathered frontier's messages in `half` of their buffers."""
+        from the control block (host_control: copied from the host's first); a gathered frontier's
+        messages in `half` of their buffers."""
         def enqueue(mark):
-            self.backend.copy(self.control, self.control_host)
+            if host_control:
+                self.backend.copy(self.control, self.control_host)
             self._bottom_up_level(mark, lambda _phase, x: x.enqueue_send(), None, 0, self.control, pack, queue,
                                   counts, gathered, half)
             mark("update")
@@ -846,13 +939,16 @@ class GridLoop:
             clock.switch("update")
             self.replays.run(("update", parity), lambda: self._enqueue_update(dst, dst_cnt))
 
-    def _enqueue_expansion(self, queue, counts, dst, dst_cnt, from_bits: bool = False, half: int = 0) -> None:
-        """The expand messages (in `half` of their buffers) gathered into the column frontier (from_bits:
-        the frontier bitmap, every rank's segment in place, unpacked instead), its expansion, and the fold
-        messages encoded and staged (without a fold: the new frontier's figures)."""
+    def _enqueue_expansion(self, queue, counts, dst, dst_cnt, from_bits: bool = False, half: int = 0,
+                           host_control: bool = True) -> None:
+        """The control block copied up from the host's (host_control), the expand messages (in `half` of
+        their buffers) gathered into the column frontier (from_bits: the frontier bitmap, every rank's
+        segment in place, unpacked instead), its expansion, and the fold messages encoded and staged
+        (without a fold: the new frontier's figures)."""
         backend, s, g = self.backend, self.state, self.graph
         grid, j, b = g.grid, g.comms.j, g.grid.block
-        backend.copy(self.control, self.control_host)
+        if host_control:
+            backend.copy(self.control, self.control_host)
         if from_bits:
             bitmap.unpack(backend, s.col_front, s.front, s.count, col_ptr=g.col_ptr, columns=g.columns)
             frontier, length = s.front, s.count
@@ -929,10 +1025,11 @@ class GridLoop:
     def _stretch_key(switch: bool, parity: bool, half: int) -> tuple:
         return "stretch", switch, parity, half
 
-    def _stretch_enqueue(self, queue, counts, spare, switch: bool = False, half: int = 0):
-        """enqueue(mark) of a stretch (`begin` set it up); where every exchange is on the device, with
-        its closing encode (into `half` of its buffers) and status copy (a whole level's end), which
-        `_end_level` adds otherwise, and (switch) first the switch from bottom-up."""
+    def _stretch_enqueue(self, queue, counts, spare, switch: bool = False, half: int = 0, host_control: bool = True):
+        """enqueue(mark) of a stretch (`begin` set it up; without host_control the device, dbfs.level_chain);
+        where every exchange is on the device, with its closing encode (into `half` of its buffers) and status
+        copy (a whole level's end), which `_end_level` adds otherwise, and (switch) first the switch from
+        bottom-up."""
         s, j = self.state, self.graph.comms.j
         alpha = self.alpha if self.bottom_up_allowed else 0.0
 
@@ -940,7 +1037,7 @@ class GridLoop:
             if switch:
                 self._enqueue_bits_to_list(mark, queue, counts)
             mark("expansion")
-            self.peers.launch(s.group(queue, j), s.group(spare, j), counts[j:j + 1], alpha, self.beta)
+            self.peers.launch(s.group(queue, j), s.group(spare, j), counts[j:j + 1], alpha, self.beta, host_control)
             if self.whole_levels:
                 mark("update")
                 self._enqueue_end(queue, counts, bits=False, half=half)

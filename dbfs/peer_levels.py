@@ -271,14 +271,17 @@ class PeerLevels:
                             (CTL.UNVISITED_EDGES, mu), (CTL.VISITED, visited), (CTL.LOGGED, self.logged)):
             self.ctl_host[word] = value
 
-    def launch(self, own_list, spare, own_count, alpha: float, beta: float) -> None:
+    def launch(self, own_list, spare, own_count, alpha: float, beta: float, host_control: bool = True) -> None:
         """Enqueue the stretch `begin` set up: the control block copied up, the kernel (its records after
         the search's earlier ones), the control block copied back, read by `result` after the loop's next
-        wait. The same every time (a CUDA graph may hold it)."""
-        self.backend.copy(self.ctl, self.ctl_host)
+        wait. The same every time (a CUDA graph may hold it). Without host_control the control block is
+        neither copied up nor back: the device sets it up and reads its end (dbfs.level_chain)."""
+        if host_control:
+            self.backend.copy(self.ctl, self.ctl_host)
         peer_levels(self.backend, self.graph, self.state, self.links, own_list, spare, own_count, self.counters,
                     self.ctl, self.rounds, self.log, self.capacity, self.edge_limit, alpha, beta)
-        self.backend.copy(self.ctl_host, self.ctl)
+        if host_control:
+            self.backend.copy(self.ctl_host, self.ctl)
 
     def result(self) -> tuple[dict, slice]:
         """After the wait: the stretch's end (the ctl words by name) and which records of the search's log

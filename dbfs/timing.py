@@ -142,6 +142,10 @@ class GraphMarks:
         stamp(self.backend, self.device, len(self._phases))
         self._phases.append(phase)
 
+    def phase_ids(self, phases) -> np.ndarray:
+        """The position in `phases` of the phase each switch so far began (-1: none), int32."""
+        return np.array([-1 if phase is None else phases.index(phase) for phase in self._phases], np.int32)
+
     def copy_out(self, stream) -> None:
         if self.flag is None:
             self.backend.copy(self.stamps, self.device, stream)

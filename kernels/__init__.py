@@ -98,6 +98,23 @@ PEER_COUNTER_SLOTS = 3
 PEER_RECORD = ("COUNT", "DEGREES", "ROUND")
 PEER_LOG = ("LEVEL", "FRONTIER", "EDGES", "CHECKED", "EXPAND_BYTES", "FOLD_BYTES", "WAITED_NS", "EXPANDED_NS",
             "FOLDED_NS", "UPDATED_NS", "END_NS")
+# A search whose graphs the device launches (kernels/schedule.cu, dbfs.level_chain): the standing that
+# the kernel ending each graph keeps (int64 words), the kind of graph each code is, and each code's plan
+# (int64 words: its exec handle, its kind, the message half after it, its timer marks, up to CHAIN_SENDS
+# sends read from their staged heads and CHAIN_FIXED sends of known bytes). Codes: the levels' graphs
+# (dbfs.ops.schedule.code_of), then the search's start, then the parents' resolution after top-down
+# levels only and after any bottom-up level.
+CHAIN_STATE = ("CODE", "LEVEL", "BOTTOMUP", "FORM", "PARITY", "HALF", "ANY_BOTTOMUP", "FRONTIER",
+               "FRONTIER_EDGES", "UNVISITED_EDGES", "VISITED", "GRAPHS", "ERROR")
+CHAIN_KINDS = ("STRETCH", "TOPDOWN", "BOTTOMUP", "START", "RESOLVE")
+CHAIN_SEND = ("HEADS", "STRIDE", "SLOTS", "SKIP", "COPIES", "PHASE", "MESSAGES")
+CHAIN_FIXED_SEND = ("PHASE", "MESSAGES", "BYTES")
+CHAIN_SENDS, CHAIN_FIXED = 2, 2
+CHAIN_PLAN = ("EXEC", "KIND", "HALF_AFTER", "MARKS", "MARK_COUNT", "MARK_PHASES",
+              *(f"SEND{k}_{word}" for k in range(CHAIN_SENDS) for word in CHAIN_SEND),
+              *(f"FIXED{k}_{word}" for k in range(CHAIN_FIXED) for word in CHAIN_FIXED_SEND))
+# The traffic phases a chain counts, as (messages, bytes) pairs after the standing.
+CHAIN_TRAFFIC = ("expand", "fold")
 # The validator's uint64 result slots (kernels/validate.cu, dbfs.ops.validate): the rule slots first, in
 # the order their rules are reported (each holds its lowest offending vertex), then the counts.
 VALIDATE_SLOTS = ("PARENT_RANGE", "ROOT", "SELF_PARENT", "LEVEL", "PARENT_NOT_NEIGHBOUR", "PARENT_UNREACHED",
@@ -111,6 +128,9 @@ def _enumerate(names) -> SimpleNamespace:
 
 CTL, STEP, FORM, STAT, LOG, HEAD, MSG, PEER_REC, PEER_LOG_AT, ROOT = (_enumerate(names) for names in (
     CONTROL, STEPS, FORMS, STATS, LOG_FIELDS, MESSAGE_HEAD, MESSAGE_FORMS, PEER_RECORD, PEER_LOG, ROOT_VISIT))
+CHAIN, CHAIN_KIND, CHAIN_AT = (_enumerate(names) for names in (CHAIN_STATE, CHAIN_KINDS, CHAIN_PLAN))
+CHAIN_WORDS, CHAIN_PLAN_WORDS = len(CHAIN_STATE), len(CHAIN_PLAN)
+CHAIN_START_CODE = 3 * 2 * 2 * 2            # after every (stretch, top-down, bottom-up; form; parity; half)
 CTL_WORDS, STAT_WORDS, LOG_WORDS, HEAD_WORDS = len(CONTROL), len(STATS), len(LOG_FIELDS), len(MESSAGE_HEAD)
 PEER_RECORD_WORDS, PEER_LOG_WORDS, ROOT_WORDS = len(PEER_RECORD), len(PEER_LOG), len(ROOT_VISIT)
 COUNTER_WORDS = len(COUNTERS)
@@ -126,10 +146,15 @@ DEFINES = {
     **{f"{prefix}_{name}": value for prefix, space in (("CTL", CTL), ("STEP", STEP), ("FORM", FORM),
                                                        ("STAT", STAT), ("LOG", LOG), ("HEAD", HEAD),
                                                        ("MSG", MSG), ("PEER_RECORD", PEER_REC),
-                                                       ("PEER_LOG", PEER_LOG_AT), ("ROOT", ROOT))
+                                                       ("PEER_LOG", PEER_LOG_AT), ("ROOT", ROOT),
+                                                       ("CHAIN", CHAIN), ("CHAIN_KIND", CHAIN_KIND),
+                                                       ("PLAN", CHAIN_AT))
        for name, value in vars(space).items()},
     "CTL_WORDS": CTL_WORDS, "STAT_WORDS": STAT_WORDS, "LOG_WORDS": LOG_WORDS, "HEAD_WORDS": HEAD_WORDS,
     "PEER_RECORD_WORDS": PEER_RECORD_WORDS, "PEER_LOG_WORDS": PEER_LOG_WORDS,
+    "CHAIN_WORDS": CHAIN_WORDS, "CHAIN_PLAN_WORDS": CHAIN_PLAN_WORDS, "CHAIN_SENDS": CHAIN_SENDS,
+    "CHAIN_FIXED": CHAIN_FIXED, "CHAIN_SEND_WORDS": len(CHAIN_SEND), "CHAIN_FIXED_WORDS": len(CHAIN_FIXED_SEND),
+    "CHAIN_TRAFFIC_PHASES": len(CHAIN_TRAFFIC), "CHAIN_START_CODE": CHAIN_START_CODE,
     **{f"PEER_COUNTER_{name}": k for k, name in enumerate(PEER_COUNTERS)}, "PEER_FOLD_COUNTS": len(PEER_COUNTERS),
     "PEER_COUNTER_SLOTS": PEER_COUNTER_SLOTS,
     **{f"COUNTER_{name}": k for k, name in enumerate(COUNTERS)}, "COUNTER_WORDS": COUNTER_WORDS,
@@ -140,6 +165,9 @@ DEFINES = {
 
 # Modules whose kernels need a cooperative launch (all blocks resident, grid-wide barriers).
 COOPERATIVE = frozenset({"small_levels", "peer_levels"})
+# Modules whose kernels call the CUDA device runtime (a graph launched from the device): compiled for
+# separate compilation (-rdc=true), which CuPy links with the device runtime library.
+DEVICE_RUNTIME = frozenset({"schedule"})
 
 
 # The widths of a graph's offsets (common.cuh offset_t): a module whose source names offset_t is compiled
@@ -154,6 +182,11 @@ def compile_options(offset_bits: int = 64) -> tuple[str, ...]:
         raise ValueError(f"offset_bits must be one of {OFFSET_BITS}, got {offset_bits}")
     return ("-std=c++17", f"-I{DIRECTORY}", *(f"-D{name}=({value})" for name, value in DEFINES.items()),
             f"-DOFFSET_BITS={offset_bits}")
+
+
+def module_options(name: str) -> tuple[str, ...]:
+    """What kernels/<name>.cu needs beyond compile_options: -rdc=true where it calls the device runtime."""
+    return ("-rdc=true",) if name in DEVICE_RUNTIME else ()
 
 
 def reads_offsets(name: str) -> bool:

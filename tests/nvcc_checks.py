@@ -17,11 +17,11 @@ NVCC = shutil.which("nvcc")
 def compile_all(sources: dict, folder, offset_bits: dict | None = None) -> dict:
     """{name: (returncode, stderr, cubin path)} for each {name: .cu path}, compiled for sm_90 with the
     kernels' options into `folder`, for the width of a graph's offsets that offset_bits gives the name
-    (64 where it gives none)."""
+    (64 where it gives none), and what its module needs besides (kernels.module_options)."""
     def compile_one(item):
         name, source = item
         cubin = folder / f"{name}.cubin"
-        options = kernels.compile_options((offset_bits or {}).get(name, 64))
+        options = kernels.compile_options((offset_bits or {}).get(name, 64)) + kernels.module_options(source.stem)
         result = subprocess.run([NVCC, "-arch=sm_90", "-cubin", *options, "-o", str(cubin), str(source)],
                                 capture_output=True, text=True)
         return name, (result.returncode, result.stderr, cubin)

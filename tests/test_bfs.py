@@ -71,9 +71,22 @@ class SerialReference:
 
 def check_search(bfs, graph, reference, root):
     """Search from root; compare with the serial BFS; validate (in the idle arrays); return (nedge, visited, depth) and
-    the directions the levels took."""
+    the directions the levels took. Where the device launches a search's graphs (NVSHMEM, without the per-level
+    log: dbfs.level_chain), so searched first, with the same checks and the host-launched search's bytes and
+    messages."""
+    chained = None
+    if getattr(bfs.loop, "whole_levels", False):
+        chained = check_search_once(bfs, graph, reference, root, log_levels=False)
+        assert bfs.loop.chain is not None, "the device did not launch the search's graphs"
+    result = check_search_once(bfs, graph, reference, root, log_levels=True)
+    if chained is not None:
+        assert (chained.bytes, chained.bytes_raw) == (result.bytes, result.bytes_raw), root
+    return (result.nedge, result.visited, result.depth), {row["direction"] for row in result.levels}
+
+
+def check_search_once(bfs, graph, reference, root, log_levels):
     backend = graph.backend
-    result = bfs.search(root, log_levels=True)
+    result = bfs.search(root, log_levels=log_levels)
     level, nedge = reference(root)
     ids, real = owned_ids(graph)
     got = backend.asnumpy(result.level)
@@ -86,7 +99,7 @@ def check_search(bfs, graph, reference, root):
     check = validate_bfs(graph, root, result.parent, result.nedge, level=result.level, workspace=bfs.idle_memory())
     assert check.ok, check.message
     assert np.array_equal(backend.asnumpy(result.level), got)
-    return (result.nedge, result.visited, result.depth), {row["direction"] for row in result.levels}
+    return result
 
 
 def run_grids(backend, n_vertices, src, dst, roots=None, nroots=4, variants=ALL_VARIANTS, comm="mpi"):
