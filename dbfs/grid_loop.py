@@ -522,8 +522,8 @@ class GridLoop:
     def _make_chain(self, clock) -> None:
         """The graphs of a search that the device launches (collective; where the device runtime cannot
         be linked, every rank says why and the host launches them)."""
+        error = None
         try:
-            error = None
             self.chain = LevelChain(self, clock.phases)
         except (RuntimeError, OSError, self.backend.xp.cuda.compiler.CompileException) as failure:
             error = str(failure).splitlines()[0] if str(failure) else type(failure).__name__
