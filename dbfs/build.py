@@ -741,7 +741,8 @@ def build(comms: GridComms, backend, source, row_major: bool = False, transport:
     if plan is not None:                        # with the queue groups' slots and the rows, counted now
         plan = plan.with_counts(*(int(n) for n in largest), graph.group_slots, graph.most_nonempty_rows,
                                 graph.segment_slots if graph.grid.C > 1 else None,
-                                graph.segment_columns if graph.bottom_up_by_columns else None)
+                                graph.segment_columns if graph.bottom_up_by_columns else None,
+                                graph.bottom_up_step_entries if graph.bottom_up_ready else None)
     rate = clock.tuples / clock.own_seconds if clock.own_seconds > 0 else float("inf")
     phases = passes.phases.totals()
     report = BuildReport(construction_time=world.allreduce(build_seconds, op=MPI.MAX),

@@ -28,6 +28,7 @@ import numpy as np
 from mpi4py import MPI
 
 from dbfs.grid import Grid
+from dbfs.ops.arrays import TWIN_ITEMS
 from dbfs.ops.csc_build import count_nonempty
 from dbfs.ops.sparse import Positions, by_position, held_offsets
 
@@ -197,6 +198,22 @@ class LocalGraph:
         else:
             most = max(count_nonempty(self.backend, self.col_ptr[k * b:(k + 1) * b + 1]) for k in range(R))
         return max(1, self.comms.world.allreduce(most, op=MPI.MAX))
+
+    @cached_property
+    def bottom_up_step_entries(self) -> int:
+        """Collective on first use: at least the most entries of TWIN_ITEMS consecutive rows that a bottom-up
+        level searches (the row copy's, or the CSC's columns where it searches those), of any rank's block;
+        the NumPy twin takes at most that many rows a step (dbfs.ops.bottom_up), so its step holds at most
+        these entries (dbfs.memory). Read off every eighth of a step's offsets (any step's rows lie within
+        nine such runs: a bound at most an eighth of a step above, made without an array of the block's
+        length); where the offsets are held by position, consecutive held rows (a bound too)."""
+        ptr = self.col_ptr if self.bottom_up_by_columns else self.row_ptr
+        most = 0
+        if ptr is not None:
+            xp, run = self.backend.xp, TWIN_ITEMS // 8
+            marks = xp.concatenate([ptr[::run], ptr[-1:]])
+            most = int((marks[9:] - marks[:-9]).max() if marks.shape[0] > 9 else marks[-1] - marks[0])
+        return self.comms.world.allreduce(most, op=MPI.MAX)
 
     @property
     def bottom_up_by_columns(self) -> bool:

@@ -87,7 +87,8 @@ TWIN_ROUTED_ENTRY_BYTES = 8 + 8
 # The CPU backend's NumPy twins in the search phase work in steps (dbfs.ops.arrays: TWIN_ITEMS vertices
 # a step, their entries in groups of about TWIN_CHUNK), one at a time; a step's bytes, measured with
 # tracemalloc: an expansion 64 B a frontier column and 48 an entry (64 where every row it reaches is new;
-# Graph500 levels at scales 18-20 hold less), a bottom-up step 49 a row and 33 an entry. The validation's entry
+# Graph500 levels at scales 18-20 hold less), a bottom-up step 49 a row and 33 an entry (its rows' entries, at
+# most the most of any TWIN_ITEMS consecutive rows once the build has counted them). The validation's entry
 # pass (dbfs.ops.validate._entries_numpy: a chunk's entries, in the piece's columns they span) makes its temporaries
 # in place or drops them once used, so NumPy's elision of temporaries changes nothing; it peaks at the largest of its
 # stages, each so many bytes an entry + a column + in all (TWIN_CHECK_BYTES): 17 + 4, the entries' int32 columns
@@ -415,10 +416,12 @@ def search_state_bytes(grid: Grid, direction: str, entries: int, transport: str 
     return total + grid_loop.buffer_bytes(grid, encoding, transport, cpu, direction, by_columns, log_levels, held)
 
 
-def twin_search_bytes(grid: Grid, direction: str, entries: int, checking: int = 0) -> int:
+def twin_search_bytes(grid: Grid, direction: str, entries: int, checking: int = 0,
+                      step_entries: int | None = None) -> int:
     """The CPU backend's largest NumPy-twin step of the search phase: an expansion (top-down levels; with
     direction auto a top-down level's frontier edges stay below the unvisited ones / alpha, the
-    direction rule's), a bottom-up step (direction auto), the validation's entry pass (`checking`,
+    direction rule's), a bottom-up step (direction auto; of at most `step_entries` entries where counted,
+    dbfs.graph.LocalGraph.bottom_up_step_entries, else the rank's), the validation's entry pass (`checking`,
     twin_check_bytes; 0 where nothing is validated)."""
     from dbfs.direction import DEFAULT_ALPHA
     expanded = min(TWIN_CHUNK, entries if direction != "auto" else int(entries / DEFAULT_ALPHA))
@@ -426,7 +429,7 @@ def twin_search_bytes(grid: Grid, direction: str, entries: int, checking: int = 
              checking]
     if direction == "auto":
         steps.append(TWIN_BOTTOM_UP_BYTES[0] * min(TWIN_ITEMS, grid.block)
-                     + TWIN_BOTTOM_UP_BYTES[1] * min(TWIN_CHUNK, entries))
+                     + TWIN_BOTTOM_UP_BYTES[1] * min(TWIN_CHUNK, entries if step_entries is None else step_entries))
     return max(steps)
 
 
@@ -542,12 +545,15 @@ class Estimate:
         return self.limit is None or self.peak <= self.limit
 
     def with_counts(self, entries: int, columns: int, slots: int | None = None, rows: int | None = None,
-                    segment_slots: int | None = None, segment_columns: int | None = None) -> "Estimate":
+                    segment_slots: int | None = None, segment_columns: int | None = None,
+                    step_entries: int | None = None) -> "Estimate":
         """The same estimate for a rank holding exactly `entries` CSC entries in `columns` non-empty
         local columns, and own queue groups of `slots`, `rows` non-empty local rows, the other owners'
-        groups of `segment_slots` and a segment's most columns with an entry `segment_columns` once
-        counted (until then the estimate's own: a Graph500 graph's expected ones, else bounds)."""
-        counted = {"slots": slots, "rows": rows, "segment_slots": segment_slots, "segment_columns": segment_columns}
+        groups of `segment_slots`, a segment's most columns with an entry `segment_columns` and a bottom-up
+        twin step's most entries `step_entries` once counted (until then the estimate's own: a Graph500
+        graph's expected ones, else bounds)."""
+        counted = {"slots": slots, "rows": rows, "segment_slots": segment_slots, "segment_columns": segment_columns,
+                   "step_entries": step_entries}
         counted = {name: self.inputs[name] if n is None else n for name, n in counted.items()}
         return estimate(**{**self.inputs, "entries": entries, "columns": columns, **counted})
 
@@ -575,7 +581,8 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
              generated: bool = True, read_buffers: tuple = (0, 0), columns: int | str | None = None,
              certified: bool = True, build_transport: str | None = None, slots: int | None = None,
              log_levels: bool = False, rows: int | None = None, segment_slots: int | None = None,
-             segment_columns: int | None = None, keeps_keys: bool | None = None) -> Estimate:
+             segment_columns: int | None = None, keeps_keys: bool | None = None,
+             step_entries: int | None = None) -> Estimate:
     """Every part and phase of one rank (the one with `entries` entries, `columns` non-empty local
     columns and `rows` non-empty local rows, its own queue groups of `slots` and the other owners' of
     `segment_slots` (also a segment's most rows with an entry), a segment's most columns with an entry
@@ -650,7 +657,7 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     host = built_host = 0                       # the CPU backend's Python objects (see CPU_PYTHON_BYTES)
     if device == "cpu":
         entry_pass = twin_check_bytes(grid, symmetric, counted, lenders, nonempty) if certified else 0
-        parts["NumPy twins' steps"] = twin_search_bytes(grid, direction, counted, entry_pass)
+        parts["NumPy twins' steps"] = twin_search_bytes(grid, direction, counted, entry_pass, step_entries)
         parts["Python objects"] = host = CPU_PYTHON_BYTES
         built_host = CPU_BUILD_PYTHON_BYTES + (GENERATOR_TABLES_BYTES if generated else 0)
         if layout in ("copy", "shared"):
@@ -705,7 +712,8 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
                   device=device, entries=entries, chunk=chunk, limit=limit, row_copy=row_copy, generated=generated,
                   read_buffers=read_buffers, columns=columns, certified=certified, build_transport=build_transport,
                   slots=group, log_levels=log_levels, rows=rows,   # the expected slots and rows kept until counted
-                  segment_slots=segment_slots, segment_columns=segment_columns, keeps_keys=keeps_keys)
+                  segment_slots=segment_slots, segment_columns=segment_columns, keeps_keys=keeps_keys,
+                  step_entries=step_entries)
     if not certified:
         del parts["certificate"], phases["certificate"]
     return Estimate(parts, phases, limit, inputs)
@@ -810,7 +818,8 @@ def fewest_ranks(plan: Estimate, most_ranks: int = MOST_RANKS) -> int | None:
     local ids and the plan's memory a rank (see fit_advice), or None up to most_ranks."""
     n = plan.inputs["grid"].n_vertices
     kept = {k: v for k, v in plan.inputs.items()
-            if k not in ("grid", "entries", "chunk", "slots", "rows", "segment_slots", "segment_columns")}
+            if k not in ("grid", "entries", "chunk", "slots", "rows", "segment_slots", "segment_columns",
+                         "step_entries")}
 
     def holds(ranks: int) -> bool:
         try:

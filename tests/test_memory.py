@@ -424,6 +424,44 @@ def test_the_validation_twins_step_holds_what_it_counts(side, monkeypatch):
     assert 0.99 * count <= peak <= count, (entries, columns, peak, count)
 
 
+@pytest.mark.one_rank
+def test_a_bottom_up_twin_step_holds_at_most_what_its_rows_count():
+    """The bottom-up search's NumPy twin on one rank (Kronecker 17, its levels bottom-up): each step's peak
+    above what it starts with within TWIN_BOTTOM_UP_BYTES of its window of TWIN_ITEMS rows and the most
+    entries of any such window (dbfs.graph.LocalGraph.bottom_up_step_entries), which the estimate counts
+    for it, at most a third of the block's own entries here (131,072 rows)."""
+    import tracemalloc
+    from dbfs.ops import bottom_up
+    from dbfs.ops.arrays import TWIN_ITEMS
+    scale = 17
+    src, dst = generate_edges(scale, 16, 0, 16 << scale)[:2]
+    comms = GridComms.create(Grid(1, 1, 1 << scale), MPI.COMM_SELF)
+    graph = build_from_edges(comms, CPU, src, dst, 1 << scale, row_major=True)
+    steps, step = [], bottom_up._search_words
+
+    def measured(row_ptr, col_idx, row_base, frontier, summary, state_in, *rest):
+        start = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        step(row_ptr, col_idx, row_base, frontier, summary, state_in, *rest)
+        steps.append((32 * state_in.shape[0], tracemalloc.get_traced_memory()[1] - start))
+
+    bottom_up._search_words = measured
+    started = not tracemalloc.is_tracing()
+    tracemalloc.start()
+    try:
+        result = BFS(graph, direction="auto").search(int(src[0]), log_levels=True)
+    finally:
+        bottom_up._search_words = step
+        if started:
+            tracemalloc.stop()
+    assert sum(row["direction"] == "bottomup" for row in result.levels) >= 2 and steps
+    most = graph.bottom_up_step_entries
+    assert 3 * most <= int(graph.row_ptr[-1])
+    rows_bytes, entry_bytes = memory.TWIN_BOTTOM_UP_BYTES
+    assert all(peak <= rows_bytes * min(window, TWIN_ITEMS) + entry_bytes * most for window, peak in steps), (
+        most, sorted(steps, key=lambda s: -s[1])[:3])
+
+
 def within_ten_percent(measured: int, estimated: int) -> bool:
     """In the test's process, where the modules a fresh run loads as it goes are loaded already (fresh
     runs: within_a_few_percent)."""
