@@ -1,6 +1,6 @@
 """Launch wrapper of kernels/schedule.cu, the kernel that ends every graph of a search the device drives
 (dbfs.level_chain), with its NumPy twin: it charges the graph's timer marks and sends to the search's sums,
-advances where the search stands as dbfs.grid_loop.GridLoop._run does between two of its graphs, picks the
+advances where the search stands as dbfs.grid_loop.GridLoop._host_levels does between two of its graphs, picks the
 next graph's code and launches it from the device (a tail launch), or, the frontier empty, hands the
 standing and sums to the host.
 
