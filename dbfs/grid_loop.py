@@ -540,14 +540,14 @@ class GridLoop:
         bottom-up (packing the list first where the grid has one row: from either queue), where the
         direction allows it; the device-driven stretch from either queue; the root's visit and the
         parents' resolution (after bottom-up levels or none)."""
-        s, bottom_up_too = self.state, self.bottom_up_allowed
+        bottom_up_too = self.bottom_up_allowed
         self.replays.prepare(ROOT_VISIT_KEY, self._enqueue_visit_root)
         for any_bottom_up in (False, True) if bottom_up_too else (False,):
             if self._resolves(any_bottom_up):
                 self._replay_level(("resolve", any_bottom_up), self._resolve_enqueue(any_bottom_up), capture_only=True)
-        parities = ((True, s.queue0, s.counts0, s.queue1, s.counts1), (False, s.queue1, s.counts1, s.queue0, s.counts0))
         bottom_up_kinds = sorted({self._bottom_up_kind(form) for form in ("list", "bits")}) if bottom_up_too else []
-        for (parity, queue, counts, dst, dst_cnt), half in product(parities, range(self.halves)):
+        for parity, half in product((True, False), range(self.halves)):
+            queue, counts, dst, dst_cnt = self._queues(parity)
             for switch in ((False, True) if bottom_up_too else (False,)):
                 self._replay_level(self._level_key(False, switch, parity, False, half),
                                    self._top_down_enqueue(switch, queue, counts, dst, dst_cnt, half), capture_only=True)
@@ -565,15 +565,14 @@ class GridLoop:
         but with where the search stands set on the device: (code, kind, enqueue(mark), the message half
         after it, its sends read from their staged heads as (phase, exchange, half), the bytes the host
         counts by formula as a Traffic)."""
-        s, bottom_up_too = self.state, self.bottom_up_allowed
+        bottom_up_too = self.bottom_up_allowed
         for any_bottom_up in (False, True) if bottom_up_too else (False,):
             if self._resolves(any_bottom_up):
                 yield (resolve_code(any_bottom_up), CHAIN_KIND.RESOLVE, self._resolve_enqueue(any_bottom_up), 0,
                        [], Traffic())
-        queues = {1: (s.queue0, s.counts0, s.queue1, s.counts1), 0: (s.queue1, s.counts1, s.queue0, s.counts0)}
         forms = (FORM.LIST, FORM.BITS) if bottom_up_too else (FORM.LIST,)
         for form, parity, half in product(forms, (1, 0), range(self.halves)):
-            queue, counts, dst, dst_cnt = queues[parity]
+            queue, counts, dst, dst_cnt = self._queues(parity)
             bits = form == FORM.BITS
             visited_sends = Traffic()
             if bits:
@@ -598,6 +597,12 @@ class GridLoop:
                 yield (code_of(CHAIN_KIND.BOTTOMUP, form, parity, half), CHAIN_KIND.BOTTOMUP,
                        self._bottom_up_enqueue(pack, queue, counts, gathered, half, host_control=False),
                        self._next_half(half, x is not None), sends, fixed)
+
+    def _queues(self, parity) -> tuple:
+        """(the own frontier's queue, its counts, the other queue, its counts) where `parity` says the own
+        frontier is in queue 0."""
+        s = self.state
+        return (s.queue0, s.counts0, s.queue1, s.counts1) if parity else (s.queue1, s.counts1, s.queue0, s.counts0)
 
     def _bottom_up_kind(self, form: str) -> tuple[bool, bool]:
         """(pack, gathered) of a bottom-up level after a level that left the own frontier as `form` ("list"
@@ -672,9 +677,8 @@ class GridLoop:
         through MPI or NCCL, or where the device does not launch them: dbfs.level_chain), from the root's
         on: the stretches and the per-level log's rows appended to `stretches` and `levels`; returns the
         last level, the visited count, the edges reached and whether any level ran bottom-up."""
-        s, grid = self.state, self.graph.grid
-        queue, spare = s.queue0, s.queue1
-        counts, spare_counts = s.counts0, s.counts1
+        grid = self.graph.grid
+        queue, counts, spare, spare_counts = self._queues(True)
         lvl, frontier_total, visited, reached_degrees, frontier_degrees = 0, 1, 1, root_degree, root_degree
         bottom_up_level, form, any_bottom_up = False, "list", False
         while True:

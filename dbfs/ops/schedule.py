@@ -152,7 +152,7 @@ def _schedule_next_numpy(chain, plan, code, totals, peer_ctl, control, clock_pha
         chain[word] = value
     chain[CHAIN.GRAPHS] += 1
     if following < 0:
-        words = CHAIN_WORDS + 2 * len(CHAIN_TRAFFIC) + clock_phases
+        words = chain_words(clock_phases)
         chain_host[:words] = chain[:words]
         flag[0] = 1
     return following
