@@ -90,6 +90,14 @@ class BFS:
             self.loop = GridLoop(graph, self.state, direction, alpha, beta, edges_per_thread, encoding, comm,
                                  peer_edges, level_launch)
 
+    @property
+    def level_launch(self) -> str:
+        """Who launched the last search's levels: "device" (one rank's GPU loop; a grid search's graphs launching
+        each other) or "host"."""
+        if self.one_rank:
+            return "device" if self.backend.is_gpu else "host"
+        return self.loop.level_launch
+
     def close(self) -> None:
         if not self.one_rank:
             self.loop.close()

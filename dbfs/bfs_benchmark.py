@@ -441,7 +441,7 @@ class Graph500BFS(Benchmark):
                    "edges_per_thread": args.edges_per_thread, "direction": args.direction,
                    "row_copy": self.row_major,
                    "alpha": args.alpha, "beta": args.beta, "encoding": args.encoding, "comm": self.transport,
-                   "level_launch": args.level_launch,
+                   "level_launch": self.bfs.level_launch,
                    "scale_derived": source.sizes_derived,
                    "roots": run.trials, "graph_file": args.graph, "directed": not source.symmetric,
                    "validate": args.validate, "memory_peak": memory_peak,

@@ -444,6 +444,7 @@ class GridLoop:
         self.wake = LinkWake(backend, comms.world) if self.whole_levels else None
         self.chained = self.whole_levels and level_launch == "device"
         self.chain = None                       # its LevelChain, made before its first search
+        self.level_launch = "host"              # who launched the last search's level graphs
 
     def close(self) -> None:
         for x in (self.expand_x, self.fold_x, self.front_x, self.row_x, self.col_x, self.peers, self.totals,
@@ -639,7 +640,8 @@ class GridLoop:
                 self._level_totals()            # the sizes of the first expand messages
         unvisited_edges = self.total_degree - root_degree
         levels, stretches = [], []
-        if self.chain is not None and not log_levels:      # the parents' resolution included
+        self.level_launch = "device" if self.chain is not None and not log_levels else "host"
+        if self.level_launch == "device":       # the parents' resolution included
             clock.switch(None)
             lvl, visited, unvisited_edges, any_bottom_up = self.chain.search(clock, traffic, 0, 1, root_degree,
                                                                              unvisited_edges, 1)

@@ -77,8 +77,9 @@ def check_search(bfs, graph, reference, root):
     chained = None
     if getattr(bfs.loop, "whole_levels", False):
         chained = check_search_once(bfs, graph, reference, root, log_levels=False)
-        assert bfs.loop.chain is not None, "the device did not launch the search's graphs"
+        assert bfs.level_launch == "device", "the device did not launch the search's graphs"
     result = check_search_once(bfs, graph, reference, root, log_levels=True)
+    assert bfs.level_launch == ("device" if bfs.one_rank and graph.backend.is_gpu else "host")
     if chained is not None:
         assert (chained.bytes, chained.bytes_raw) == (result.bytes, result.bytes_raw), root
     return (result.nedge, result.visited, result.depth), {row["direction"] for row in result.levels}

@@ -101,6 +101,7 @@ def test_run_prints_graph500_block_and_json(tmp_path):
     assert set(search["phases"]) == {"expand_comm", "expansion", "fold_comm", "update", "pred_resolve"}
     assert set(search["bytes"]) == {"expand", "fold"} and search["validated"] is True
     assert len(doc["searches"]) == doc["NBFS"] == 4
+    assert doc["level_launch"] == "host"         # what ran (the NumPy backend's host loop), not what was asked
 
 
 def test_defaults_spelled_out_are_accepted(tmp_path):
