@@ -59,8 +59,10 @@ block, N'/C local columns, N'/R local rows (dbfs.memory.graph_bytes counts exact
   degree   4 b           owned degrees: TEPS count, direction rule, root sampling (an edge: degree > 0)
   row_ptr  w (N'/R + 1)  row offsets        } the row-major copy, only with --direction auto (and
   col_idx  4 E           local columns      } --row-copy), a grid other than 1x1 or a directed graph
-where w is 4 bytes if E fits int32 (dbfs.graph.offset_dtype), else 8; while building, as for the whole
-graph's entries (dbfs.graph.building_offsets: 4 bytes up to Graph500 scale 25).
+where w is 4 bytes if E fits int32 (dbfs.graph.offset_dtype), else 8; while building, as for twice a
+block's even share of the entries, the whole graph's at most (dbfs.graph.building_offsets: 4 bytes up to
+Graph500 scale 25 on one or two ranks, 26 on four, 28 on sixteen), widened while counted where a block
+needs more.
 So on 1x1 an undirected graph takes 8 bytes per input tuple (two 4-byte entries) and 8 per vertex (12
 from scale 26 on, where E reaches 2^31).
 The search adds its per-vertex state (dbfs.search_state.layout, about 17 B per vertex on 1x1 with
@@ -108,10 +110,11 @@ from mpi4py import MPI
 from dbfs import memory, runtime
 from dbfs.errors import DbfsError
 from dbfs.exchange import SignalWords, nccl_communicator, world_ranks
-from dbfs.graph import GridComms, LocalGraph, building_offsets, csc_is_row_major, holds_columns_by_position
+from dbfs.graph import (GridComms, LocalGraph, building_offsets, csc_is_row_major, holds_columns_by_position,
+                        widened)
 from dbfs.ops import message
 from dbfs.ops.csc_build import (add_counts, append_segments, count_keys, count_nonempty, csr_from_csc, inclusive_scan,
-                                 keep_keys, scatter_values, segment_lengths)
+                                 keep_keys, scatter_values, segment_lengths, strided_count)
 from dbfs.ops.owner_groups import count_by_owner, group_by_owner, group_tuples, local_entries, route_entries
 from dbfs.ops.row_order import longest_columns_first
 from dbfs.ops.sparse import Positions, word_starts
@@ -498,16 +501,21 @@ class _Passes:
             del src, dst                        # before the next chunk is produced
 
     def count(self, col_ptr, row_ptr) -> tuple:
-        """Pass 1: entries per local column into col_ptr[:-1] (and per local row into row_ptr[:-1]); where
-        the pass keeps its keys (keeps_keys; col_ptr None), the columns are kept instead and marked in the
-        words of their Positions: returns (the kept columns, a list of arrays; the words), for count_kept."""
+        """Pass 1: entries per local column into col_ptr[:-1] (and per local row into row_ptr[:-1]), the
+        offsets widened before a count could pass their dtype (graph.widened); where the pass keeps its keys
+        (keeps_keys; col_ptr None), the columns are kept instead and marked in the words of their Positions.
+        Returns (col_ptr, row_ptr, the kept columns, a list of arrays; the words), the last two for
+        count_kept."""
         label = "counting (pass 1 of 2)"
         xp, kept = self.backend.xp, []
         words = xp.zeros(self.grid.cols_per_rank // 32, xp.uint32) if self.keeps_keys else None
         if self.counts_at_source:
-            self._count_at_source(col_ptr, label)
+            col_ptr = self._count_at_source(col_ptr, label)
         else:
+            received = 0                        # an upper bound of any column's or row's count (self-loops in)
             for cols, rows, stride in self.entries(with_rows=self.count_rows, label=label):
+                received += strided_count(cols, stride)
+                col_ptr, row_ptr = widened(col_ptr, received), widened(row_ptr, received)
                 self.phases.switch("place")
                 if self.keeps_keys:
                     kept.append(xp.empty(-(-cols.shape[0] // stride), xp.int32))
@@ -517,13 +525,14 @@ class _Passes:
                 if self.count_rows:
                     count_keys(self.backend, rows, row_ptr[:-1], stride)
                 del cols, rows
-        if self.rows_from_columns:
+        if self.rows_from_columns:                 # the row copy holds the block's entries: as wide
             self.phases.switch("exchange")
+            row_ptr = row_ptr.astype(col_ptr.dtype, copy=False)
             lengths = col_ptr[:-1].astype(np.int32)
             row_ptr[:-1] = _column_sums(self.comms, self.backend, self.exchange, lengths)
             del lengths
             self.phases.switch(None)
-        return kept, words
+        return col_ptr, row_ptr, kept, words
 
     def count_kept(self, kept: list, words, width):
         """Collective: pass 1's kept columns (keeps_keys), marked in `words`, counted into new offsets of
@@ -540,15 +549,17 @@ class _Passes:
         if not holds_columns_by_position(grid, int(largest[1])):
             held = words = starts = None
         counts = xp.zeros((grid.cols_per_rank if held is None else held.count) + 1, width)
+        counts = widened(counts, sum(int(keys.shape[0]) for keys in kept))
         while kept:
             count_keys(backend, kept.pop(), counts[:-1], positions=held)
         self.phases.switch(None)
         return counts, held, largest
 
-    def _count_at_source(self, col_ptr, label: str) -> None:
+    def _count_at_source(self, col_ptr, label: str):
         """Pass 1 without sending the entries (counts_at_source): every chunk's entries counted by owner
-        and local column where they are produced, then this rank's columns summed over the ranks; each
-        chunk's entries per owner kept for the placing pass (chunk_owners, read back once)."""
+        and local column where they are produced, then this rank's columns summed over the ranks into
+        col_ptr, widened first where its entries need it (returned); each chunk's entries per owner kept for
+        the placing pass (chunk_owners, read back once)."""
         grid, xp = self.grid, self.backend.xp
         counts = xp.zeros(grid.size * grid.cols_per_rank, np.uint32)
         totals = []
@@ -559,6 +570,11 @@ class _Passes:
             self.phases.switch(None)
             del src, dst
         self.chunk_owners = self.backend.asnumpy(xp.stack(totals)) if totals else None
+        world = self.comms.world
+        produced = self.chunk_owners.sum(axis=0) if totals else np.zeros(grid.size, np.int64)
+        owned = np.empty_like(produced)         # each rank's entries, for the width of its offsets
+        world.Allreduce(produced, owned)
+        col_ptr = widened(col_ptr, int(owned[world.Get_rank()]))
         # each rank's block to that rank over the exchange's send/recv round (whose connections are made
         # before the clock; NCCL connects a first collective inside it: 0.73 s on two H100, bench/NOTES.md,
         # 2026-11-27, the counting pass without the entries' exchange), then the blocks added up
@@ -568,6 +584,7 @@ class _Passes:
             for k in range(words.shape[0] // block):
                 add_counts(self.backend, words[k * block:(k + 1) * block].view(np.uint32), col_ptr[:-1])
         self.phases.switch(None)
+        return col_ptr
 
     def scatter(self, col_ptr, row_idx, row_ptr, col_idx, columns=None) -> None:
         """Pass 2: every entry below its column's cursor (and its row's), the cursors being the
@@ -690,12 +707,13 @@ def build(comms: GridComms, backend, source, row_major: bool = False, transport:
     world.Barrier()
     started = time.perf_counter()
     setup_seconds = started - setting_up
-    # counted and placed at the width of the whole graph's entries (a rank holds at most those), narrowed
-    # at the end where the graph has more but this block fits (LocalGraph.narrow_offsets)
-    width = building_offsets(source.n_edges, source.symmetric) if offsets is None else offsets
+    # counted and placed at the width of twice a block's even share of the entries (widened while counted
+    # where a block passes it), narrowed at the end where that is more than this block needs
+    # (LocalGraph.narrow_offsets)
+    width = building_offsets(grid.size, source.n_edges, source.symmetric) if offsets is None else offsets
     col_ptr = None if passes.keeps_keys else xp.zeros(grid.cols_per_rank + 1, width)
     row_ptr = xp.zeros(grid.rows_per_rank + 1, width) if row_copy else None
-    kept, words = passes.count(col_ptr, row_ptr)
+    col_ptr, row_ptr, kept, words = passes.count(col_ptr, row_ptr)
     held = largest = None                       # the Positions of the non-empty columns, where col_ptr is by them
     if passes.keeps_keys:                       # (the entries kept are the block's: no self-loop is routed)
         col_ptr, held, largest = passes.count_kept(kept, words, width)

@@ -42,10 +42,19 @@ def offset_dtype(entries: int) -> np.dtype:
     return np.dtype(np.int32 if entries <= NARROW_OFFSETS_MAX else np.int64)
 
 
-def building_offsets(n_edges: int, symmetric: bool) -> np.dtype:
-    """The dtype of the offsets while a block is built, before its entries are counted: as for the whole
-    graph's entries (both directions of each tuple where undirected), which bound any block's."""
-    return offset_dtype((2 if symmetric else 1) * n_edges)
+def building_offsets(ranks: int, n_edges: int, symmetric: bool) -> np.dtype:
+    """The dtype of the offsets while a block of `ranks` blocks is built, before its entries are counted:
+    as for twice a block's even share of the entries (both directions of each tuple where undirected), the
+    whole graph's at most. A Graph500 block stays well within twice its share (the generator permutes the
+    ids); a block of a file's graph that passes int32 while counted widens there (dbfs.build)."""
+    entries = (2 if symmetric else 1) * n_edges
+    return offset_dtype(min(entries, 2 * -(-entries // ranks)))
+
+
+def widened(offsets, entries: int):
+    """`offsets` (None passes) as wide as a block of `entries` entries needs: the same array where it is."""
+    dtype = offset_dtype(entries)
+    return offsets if offsets is None or offsets.dtype.itemsize >= dtype.itemsize else offsets.astype(dtype)
 
 
 @dataclass
@@ -250,8 +259,8 @@ class LocalGraph:
 
     def narrow_offsets(self) -> None:
         """Hold col_ptr and row_ptr as offset_dtype(nnz): the build counts and places at the width of
-        the whole graph's entries (building_offsets), and a block whose own entries fit int32 keeps half
-        of those bytes (a partition cache entry is loaded at the width it was stored)."""
+        twice a block's even share of the entries (building_offsets), and a block whose own entries fit
+        int32 keeps half of those bytes (a partition cache entry is loaded at the width it was stored)."""
         dtype = offset_dtype(self.nnz)
         shared = self.row_major_shared
         self.col_ptr = self.col_ptr.astype(dtype, copy=False)

@@ -626,10 +626,11 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     lenders = validation_lenders(grid, symmetric, counted, direction, by_columns, nonempty, scan_lent, group, rows,
                                  segment_slots)
     checking = validation_bytes(grid, symmetric, counted, lenders)
-    # the build holds its offsets as wide as the whole graph's entries need (dbfs.graph.building_offsets),
-    # the search at the block's width: the search's room less that difference (every column's offsets
-    # held, as the build may hold them) is what the build's transients may take without raising the peak
-    building_offset = building_offsets(n_edges, symmetric).itemsize
+    # the build holds its offsets as wide as twice a block's share of the entries needs, or the block's
+    # own where wider (dbfs.graph.building_offsets, widened), the search at the block's width: the search's
+    # room less that difference (every column's offsets held, as the build may hold them) is what the
+    # build's transients may take without raising the peak
+    building_offset = max(building_offsets(grid.size, n_edges, symmetric).itemsize, offset_dtype(counted).itemsize)
 
     def widening_of(built_columns):
         return (sum(graph_bytes(grid, counted, layout, building_offset, built_columns).values())

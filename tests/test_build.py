@@ -120,6 +120,62 @@ def test_offsets_are_int64_where_the_entries_pass_the_narrow_limit(monkeypatch, 
         comms.free()
 
 
+def test_the_build_width_is_twice_a_blocks_share():
+    """Offsets are built as wide as twice a block's even share of the entries needs, the whole graph's at
+    most: int32 for Graph500 scale 25 on one rank, 26 on four, 28 on sixteen, 36 on 4,096; int64 beyond."""
+    from dbfs.graph import building_offsets
+    widths = {(ranks, scale): building_offsets(ranks, 16 << scale, True).itemsize
+              for ranks, scale in ((1, 25), (1, 26), (2, 26), (4, 26), (4, 27), (16, 28), (16, 29), (4096, 36))}
+    assert widths == {(1, 25): 4, (1, 26): 8, (2, 26): 8, (4, 26): 4, (4, 27): 8, (16, 28): 4, (16, 29): 8,
+                      (4096, 36): 4}
+    assert building_offsets(4, 1 << 30, False).itemsize == 4 and building_offsets(2, 1 << 31, False).itemsize == 8
+
+
+@pytest.mark.parametrize("path", ["routed", "at the source", "rows from the columns", "kept keys"])
+def test_a_block_that_passes_its_building_width_widens_while_counted(path, monkeypatch):
+    """The build counts at building_offsets' width (here int32 for every block), and a block whose entries
+    pass it (NARROW_OFFSETS_MAX set below the fullest block's) widens while it is counted, by every way of
+    counting: the blocks the same as built narrow, int64 where they pass, int32 elsewhere."""
+    from dbfs import build as build_module
+    counted = []                                # (counts' dtype, what they hold) after each counting call
+
+    def watched(count):
+        def call(backend, keys, counts, *args, **kwargs):
+            count(backend, keys, counts, *args, **kwargs)
+            counted.append((counts.dtype, int(counts.sum(dtype=np.int64))))
+        return call
+    if path in ("at the source", "rows from the columns"):
+        monkeypatch.setattr(_HostExchange, "sums_on_devices", True)
+    if path == "at the source":
+        monkeypatch.setattr(memory, "counts_at_source", lambda grid, *args: grid.size > 1)
+    if path == "kept keys":
+        monkeypatch.setattr(sparse, "POSITIONS_SHARE", 2.0)
+    scale, row_major = 8, path == "rows from the columns"
+    source = GraphSource(1 << scale, 16 << scale, scale, 16, True, None, (2, 3))
+    src, dst = generate_edges(scale, 16, 0, 16 << scale)
+    for R, C in grids():
+        grid = Grid(R, C, 1 << scale)
+        comms = GridComms.create(grid)
+        plan = (memory.estimate(grid, source.n_edges, True, "auto", "mpi", "cpu", limit=1 << 40, row_copy=False,
+                                keeps_keys=True) if path == "kept keys" else None)
+        narrow, _ = build(comms, CPU, source, row_major=row_major, plan=plan)
+        fullest = WORLD.allreduce(narrow.nnz, op=MPI.MAX)
+        with monkeypatch.context() as forced:
+            forced.setattr(graph_module, "NARROW_OFFSETS_MAX", fullest - 1)
+            forced.setattr(build_module, "building_offsets", lambda *args: np.dtype(np.int32))
+            for name in ("count_keys", "add_counts"):
+                forced.setattr(build_module, name, watched(getattr(build_module, name)))
+            counted.clear()
+            wide, _ = build(comms, CPU, source, row_major=row_major, plan=plan)
+            assert counted and all(dtype.itemsize >= offset_dtype(held).itemsize for dtype, held in counted)
+            check_graph(wide, src, dst, True, row_major)
+        assert wide.col_ptr.dtype == (np.int64 if wide.nnz == fullest else np.int32)
+        for name in ("col_ptr", "row_idx", "row_ptr", "col_idx", "degree"):
+            built, expected = getattr(wide, name), getattr(narrow, name)
+            assert (built is None and expected is None) or np.array_equal(built, expected), name
+        comms.free()
+
+
 @pytest.mark.parametrize("keeps_keys", [True, False])
 def test_the_plan_says_whether_the_offsets_are_built_held(keeps_keys, monkeypatch):
     """A run's plan that keeps the counting pass's keys builds the offsets of a hypersparse block held by
