@@ -69,7 +69,11 @@ MOST_RANKS = 1 << 20          # the most ranks that the advice on what would fit
 # distinct to all. A chunk's distinct keys are at most its entries and its block's non-empty columns (rows,
 # in the row copy's scatter): 4% of a Kronecker block's entries at scale 14 on 2x2, 59% of a lattice's,
 # whose columns hold one or two entries (construction_bytes); the chunk is sized before they are counted,
-# with one a placed entry (chunk_edges).
+# with one a placed entry (chunk_edges). NumPy elides an expression's temporaries only from 256 KiB (its
+# NPY_MIN_ELIDE_BYTES): a sort of fewer than 32,768 entries keeps one more int64 temporary in its slots' line,
+# 61 B an entry beside the same 20 a key (tracemalloc: 61.3 against 53.2 from 32,768 entries on). Any rank's
+# chunk brings it at most the largest rank's entries, so where those are a few more than the line, a rank just
+# below it holds more (construction_bytes).
 # The host-staged exchange's page-locked buffers are host memory, not counted.
 # The NumPy generator's own buffers while it makes a chunk (CPU only): its 8192-edge block's states and
 # products, 8192 x (32 SCALE + 380) bytes, measured with tracemalloc at scales 14 to 26.
@@ -82,6 +86,8 @@ ROUTED_ENTRY_BYTES = 12
 GROUPED_ENTRY_BYTES = 8
 TWIN_ROUTE_BYTES = 1 + 32
 TWIN_SORT_BYTES = (53, 20)
+TWIN_SORT_ELIDED_ENTRIES = (256 << 10) // 8      # NumPy's NPY_MIN_ELIDE_BYTES of int64 slots
+TWIN_SORT_BYTES_BELOW_ELISION = (61, 20)
 TWIN_SCATTER_ENTRY_BYTES = 8
 TWIN_ROUTED_ENTRY_BYTES = 8 + 8
 # The CPU backend's NumPy twins in the search phase work in steps (dbfs.ops.arrays: TWIN_ITEMS vertices
@@ -299,12 +305,14 @@ def counts_kept_keys(grid: Grid, chunk: int, symmetric: bool, row_copy: bool, de
 
 
 def _tuple_bytes(grid: Grid, symmetric: bool, row_copy: bool, device: str, skew: float = 1.0,
-                 keys: float = 1.0) -> float:
+                 keys: float = 1.0, elided: bool = True) -> float:
     """Transient bytes per tuple of a chunk during the scatter pass (see CHUNK_TUPLE_BYTES); skew: the
     rank's entries over the even share, by which a chunk brings it more entries than the average; keys:
     the distinct keys of a chunk's entries over its entries (at most 1, the default; the CPU twin's
-    scatter sorts them, TWIN_SORT_BYTES)."""
-    sort = TWIN_SORT_BYTES[0] + TWIN_SORT_BYTES[1] * keys
+    scatter sorts them, TWIN_SORT_BYTES); elided: a chunk brings the rank at least TWIN_SORT_ELIDED_ENTRIES
+    to sort (else TWIN_SORT_BYTES_BELOW_ELISION)."""
+    per_entry, per_key = TWIN_SORT_BYTES if elided else TWIN_SORT_BYTES_BELOW_ELISION
+    sort = per_entry + per_key * keys
     if grid.size == 1:
         if device == "cpu":
             return CHUNK_TUPLE_BYTES + max(TWIN_ROUTE_ONE_RANK_BYTES + (4 if row_copy else 0),
@@ -334,19 +342,35 @@ def construction_bytes(grid: Grid, n_edges: int, chunk: int, symmetric: bool, ro
     rank's counted entries, where more than the even share (a chunk brings it as many more); keys: the
     most keys a scatter of the placing pass sorts on the CPU, the block's non-empty columns or rows (None:
     one an entry), of which a chunk holds as many as if its entries were drawn at random from the rank's
-    and every key held as many (for any spread of the entries over the keys, at least the mean)."""
+    and every key held as many (for any spread of the entries over the keys, at least the mean). On the
+    CPU a chunk bringing a rank just fewer entries than NumPy elides the sort's temporaries for holds more
+    than one bringing a few more (TWIN_SORT_BYTES_BELOW_ELISION): with several ranks, any rank's chunk
+    brings it at most the largest rank's entries, and the larger of the two is counted."""
     share = -(-n_edges // grid.size)
     tuples = min(chunk, share)
     landing = _landing_bytes(grid, chunk, symmetric, device, transport)
     even = entries_per_rank(grid, n_edges, symmetric)
     skew = max(1.0, entries / even) if entries else 1.0
-    distinct = 1.0
-    if keys and tuples:
-        drawn = tuples / share
-        sorted_entries = skew * even / (2 if grid.size == 1 and symmetric else 1)   # one rank: a direction at a time
-        held = keys if drawn == 1 else -keys * math.expm1(math.log1p(-drawn) * sorted_entries / keys)
-        distinct = min(1.0, held / (drawn * sorted_entries))
-    routing = int(tuples * _tuple_bytes(grid, symmetric, row_copy, device, skew, distinct))
+    drawn = tuples / share if tuples else 0.0
+
+    def sorted_entries(rank_skew: float) -> float:
+        """A rank's entries that the placing pass's scatters sort (one rank: a direction at a time)."""
+        return rank_skew * even / (2 if grid.size == 1 and symmetric else 1)
+
+    def routing_at(rank_skew: float) -> float:
+        """One chunk's transients at a rank holding rank_skew times the even share of entries."""
+        distinct = 1.0
+        if keys and tuples:
+            held = keys if drawn == 1 else -keys * math.expm1(math.log1p(-drawn) * sorted_entries(rank_skew) / keys)
+            distinct = min(1.0, held / (drawn * sorted_entries(rank_skew)))
+        elided = drawn * sorted_entries(rank_skew) >= TWIN_SORT_ELIDED_ENTRIES
+        return tuples * _tuple_bytes(grid, symmetric, row_copy, device, rank_skew, distinct, elided)
+
+    routing = routing_at(skew)
+    placed = drawn * sorted_entries(skew)
+    if device == "cpu" and grid.size > 1 and placed >= TWIN_SORT_ELIDED_ENTRIES:
+        routing = max(routing, routing_at(skew * (TWIN_SORT_ELIDED_ENTRIES - 1) / placed))
+    routing = int(routing)
     generating = 16 * tuples + generator_bytes(grid, device, generated) + reading
     return max(routing, generating) + landing + (8 * grid.size if landing else 0)
 

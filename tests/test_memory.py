@@ -425,6 +425,47 @@ def test_the_validation_twins_step_holds_what_it_counts(side, monkeypatch):
 
 
 @pytest.mark.one_rank
+@pytest.mark.parametrize("distinct", [1.0, 0.01])
+def test_a_placing_chunk_below_numpys_elision_is_counted(distinct):
+    """The placing pass on 4x1, one chunk of 16,384 tuples a rank, the largest rank 32,805 entries: a few more than
+    the 32,768 int64 from which NumPy elides the temporaries of the scatter twin's slots. The chunk's tuples, the
+    send buffer and the received words beside the twin's sort of a rank's 32,767 entries (8 B an entry more than
+    from 32,768 on) or of the largest rank's, measured with tracemalloc, within construction_bytes and the build's
+    Python objects, the larger within 1%. The 256x256 lattice (half its edges removed) peaked 4% above its
+    estimate so at 4x1: the estimate counted the largest rank's chunk, whose sort NumPy elides."""
+    import tracemalloc
+    from dbfs.ops.csc_build import scatter_values
+    grid, n_edges, largest = Grid(4, 1, 1 << 16), 1 << 16, 32805
+    tuples = n_edges // grid.size
+    keys = int(distinct * largest) if distinct < 1 else None
+    count = memory.construction_bytes(grid, n_edges, memory.MIN_CHUNK_EDGES, True, True, "cpu", generated=False,
+                                      entries=largest, keys=keys) + memory.CPU_BUILD_PYTHON_BYTES
+    rng = np.random.default_rng(7)
+    peaks = []
+    for entries in (memory.TWIN_SORT_ELIDED_ENTRIES - 1, largest):
+        present = keys or entries
+        pairs = np.empty(2 * entries, np.int32)
+        pairs[0::2] = rng.permutation(np.arange(entries) % present)
+        pairs[1::2] = rng.integers(0, grid.rows_per_rank, entries)
+        cursor = np.cumsum(np.bincount(pairs[0::2], minlength=present)).astype(np.int64)
+        out = np.empty(entries, np.int32)
+        started = not tracemalloc.is_tracing()
+        tracemalloc.start()
+        start = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        chunk = (np.zeros(tuples, np.int64), np.zeros(tuples, np.int64))
+        send = np.zeros(4 * tuples, np.int32)
+        received = pairs.copy()
+        scatter_values(CPU, received, received[1:], cursor, out, 2)
+        peaks.append(tracemalloc.get_traced_memory()[1] - start)
+        if started:
+            tracemalloc.stop()
+        del chunk, send, received
+        assert int(cursor[0]) == 0
+    assert max(peaks) <= count <= 1.01 * max(peaks), (peaks, count)
+
+
+@pytest.mark.one_rank
 def test_a_bottom_up_twin_step_holds_at_most_what_its_rows_count():
     """The bottom-up search's NumPy twin on one rank (Kronecker 17, its levels bottom-up): each step's peak
     above what it starts with within TWIN_BOTTOM_UP_BYTES of its window of TWIN_ITEMS rows and the most
