@@ -73,9 +73,11 @@ class Exchange:
     block of `block` vertices (a multiple of 32)."""
 
     def __init__(self, comm: MPI.Comm, backend, block: int, encoding: str = "adaptive",
-                 transport: str = "mpi", memory=None):
+                 transport: str = "mpi", memory=None, scratch: bool = True):
         """memory: the dbfs.workspace.Workspace whose lenders hold the send scratch and the receive
-        blocks (an NVSHMEM landing stays on the symmetric heap); None: their own arrays."""
+        blocks (an NVSHMEM landing stays on the symmetric heap); None: their own arrays. scratch: a send
+        scratch a peer, where a round re-encodes an OffsetSet or a dense record is packed
+        (dbfs.line_records); without it only bitmaps and word arrays are sent."""
         if encoding not in ENCODINGS:
             raise DbfsError(f"unknown encoding {encoding!r} ({', '.join(ENCODINGS)})", collective=True)
         self.backend, self.block, self.encoding = backend, block, encoding
@@ -84,25 +86,25 @@ class Exchange:
         self.peers = [p for p in range(self.comm.Get_size()) if p != me]
         xp = backend.xp
         memory = memory or Workspace(backend)
-        self.send_scratch = {p: memory.empty(block, xp.uint32) for p in self.peers}
+        self.send_scratch = {p: memory.empty(block, xp.uint32) for p in self.peers} if scratch else {}
         self.counter = xp.zeros(1, xp.int32)
         self.transport = make_transport(transport, self.comm, backend, self.peers, block, memory)
         self.recv_dev = self.transport.recv_dev
 
     @staticmethod
-    def lent_requests(peers: int, block: int, transport: str, cpu: bool) -> list:
-        """The bytes of the arrays an Exchange takes from its `memory`, in order: the send scratch, and
-        the receive blocks but where they are an NVSHMEM landing (on the symmetric heap)."""
+    def lent_requests(peers: int, block: int, transport: str, cpu: bool, scratch: bool = True) -> list:
+        """The bytes of the arrays an Exchange takes from its `memory`, in order: the send scratch (where
+        it has one), and the receive blocks but where they are an NVSHMEM landing (on the symmetric heap)."""
         landing_kept = transport == "nvshmem" and not cpu
-        return [4 * block] * (peers if landing_kept else 2 * peers)
+        return [4 * block] * ((peers if scratch else 0) + (0 if landing_kept else peers))
 
     @staticmethod
-    def buffer_bytes(peers: int, block: int, transport: str, cpu: bool, lenders=()) -> int:
+    def buffer_bytes(peers: int, block: int, transport: str, cpu: bool, lenders=(), scratch: bool = True) -> int:
         """What an Exchange over a line of peers + 1 ranks allocates with its transport: device buffers
         (and host staging on the CPU backend, where host memory is the device's), less what lenders of
         those byte sizes hold (its `memory`)."""
         landing_kept = transport == "nvshmem" and not cpu   # NvshmemPuts: its landing on the heap
-        total = (allocated_bytes(lenders, Exchange.lent_requests(peers, block, transport, cpu))
+        total = (allocated_bytes(lenders, Exchange.lent_requests(peers, block, transport, cpu, scratch))
                  + (4 * block * peers if landing_kept else 0) + 4)   # the counter
         if transport == "nvshmem" and not cpu:      # NvshmemPuts: signal words, peer addresses
             total += 8 * (2 * (peers + 1) + peers)

@@ -125,10 +125,11 @@ def buffer_bytes(grid, encoding: str, transport: str, cpu: bool, direction: str 
     in_place = finds_read_in_place(transport, cpu)
     if grid.C > 1:                              # the row exchange, and the discoverers' addresses
         device += (Exchange.buffer_bytes(grid.C - 1, row_exchange_block(grid, in_place, held[0]), transport, cpu,
-                                         scan) + (8 * grid.C if in_place else 0))
+                                         scan, packs_dense(in_place, held[0])) + (8 * grid.C if in_place else 0))
     if by_columns and grid.R > 1:               # the column finds' gather, or the table of their places
         device += (8 * grid.R if in_place else
-                   Exchange.buffer_bytes(grid.R - 1, gather_block(grid, held[1]), transport, cpu, scan))
+                   Exchange.buffer_bytes(grid.R - 1, gather_block(grid, held[1]), transport, cpu, scan,
+                                         packs_dense(in_place, held[1])))
     if transport == "nvshmem" and not cpu:
         device += (peer_device_bytes(grid, peer_capacity(grid), log_levels) + LevelTotals.device_bytes(grid.size)
                    + LinkWake.device_bytes(grid.size))
@@ -187,10 +188,17 @@ def scan_lent_bytes(grid, transport: str, cpu: bool, by_columns: bool = False, h
     needs = [0]
     if grid.C > 1:
         needs.append(lender_bytes(Exchange.lent_requests(grid.C - 1, row_exchange_block(grid, in_place, held[0]),
-                                                         transport, cpu)))
+                                                         transport, cpu, packs_dense(in_place, held[0]))))
     if by_columns and grid.R > 1 and not in_place:
-        needs.append(lender_bytes(Exchange.lent_requests(grid.R - 1, gather_block(grid, held[1]), transport, cpu)))
+        needs.append(lender_bytes(Exchange.lent_requests(grid.R - 1, gather_block(grid, held[1]), transport, cpu,
+                                                         packs_dense(in_place, held[1]))))
     return max(needs)
+
+
+def packs_dense(in_place: bool, held: int | None) -> bool:
+    """Whether a gather of records packs them through its Exchange's send scratch (dbfs.line_records): where
+    they are gathered (not read in place) and held densely (`held` None), not by position (sent in place)."""
+    return not in_place and held is None
 
 
 def gather_block(grid, held: int | None) -> int:
@@ -384,14 +392,14 @@ class GridLoop:
         self.row_x = self.col_x = self.discoverers = self.column_finds = None
         if grid.C > 1:
             self.row_x = Exchange(comms.row, backend, row_exchange_block(grid, in_place, held[0]), encoding, comm,
-                                  Workspace(backend, [state.cumul]))
+                                  Workspace(backend, [state.cumul]), packs_dense(in_place, held[0]))
             self.discoverers = LineRecords(backend, state, "pred_row", "row", j,
                                            [grid.rank(i, m) for m in range(grid.C)],
                                            None if in_place else self.row_x, self._map_to_heap)
         if self.by_columns:
             if grid.R > 1 and not in_place:
                 self.col_x = Exchange(comms.col, backend, gather_block(grid, held[1]), encoding, comm,
-                                      Workspace(backend, [state.cumul]))
+                                      Workspace(backend, [state.cumul]), packs_dense(in_place, held[1]))
             self.column_finds = LineRecords(backend, state, "column_parent", "column", i,
                                             [grid.rank(p, j) for p in range(grid.R)], self.col_x, self._map_to_heap)
             if graph.columns is not None and self.column_finds.mapped is not None:

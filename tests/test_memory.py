@@ -242,6 +242,32 @@ def test_presence_bitmaps_only_where_a_record_is_gathered():
     assert finds["sent_presence"][1] == (grid.C - 1) * w and finds["recv_presence"][1] == (grid.R - 1) * w
 
 
+@pytest.mark.parametrize("share", [2.0, 0.0])
+def test_a_gather_of_records_held_by_position_takes_no_send_scratch(share, monkeypatch):
+    """A gather packs its records through a send scratch a peer only where they are held densely; held by
+    position they are sent in place (dbfs.line_records), so its Exchange lends only the receive blocks out of
+    the scan (POSITIONS_SHARE forces either form); the parents come out the same."""
+    from dbfs.ops import sparse
+    monkeypatch.setattr(sparse, "POSITIONS_SHARE", share)
+    n, src, dst = CASES["graph500 scale 8"]()
+    lo, hi = edge_range(len(src), WORLD.Get_rank(), WORLD.Get_size())
+    for R, C in grids():
+        if R * C == 1:
+            continue                            # one rank gathers nothing
+        comms = GridComms.create(Grid(R, C, n))
+        graph = build_from_edges(comms, CPU, src[lo:hi], dst[lo:hi], n, row_major=True)
+        bfs = BFS(graph, direction="auto")
+        for x, record in ((bfs.loop.row_x, bfs.loop.discoverers), (bfs.loop.col_x, bfs.loop.column_finds)):
+            if x is not None:
+                assert (x.send_scratch == {}) == (record.positions is not None), (R, C, share)
+        assert (bfs.loop.row_x is not None) == (C > 1)
+        assert C == 1 or (bfs.loop.discoverers.positions is not None) == (share > 1)
+        result = bfs.search(int(src[0]))
+        assert validate_bfs(graph, int(src[0]), result.parent, result.nedge, result.level, bfs.idle_memory()).ok
+        bfs.close()
+        comms.free()
+
+
 def test_the_heap_holds_the_records_read_in_place_as_the_state_holds_them():
     """With --comm nvshmem the discoverers and the column finds are read in place from the heap: by their
     rows' and columns' positions where the search state holds them so, the whole range otherwise."""
