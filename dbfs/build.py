@@ -111,7 +111,7 @@ from dbfs import memory, runtime
 from dbfs.errors import DbfsError
 from dbfs.exchange import SignalWords, nccl_communicator, world_ranks
 from dbfs.graph import (GridComms, LocalGraph, building_offsets, csc_is_row_major, holds_columns_by_position,
-                        widened)
+                        widened, widened_dtype)
 from dbfs.ops import message
 from dbfs.ops.csc_build import (add_counts, append_segments, count_keys, count_nonempty, csr_from_csc, inclusive_scan,
                                  keep_keys, scatter_values, segment_lengths, strided_count)
@@ -548,8 +548,8 @@ class _Passes:
         self.phases.switch("place")
         if not holds_columns_by_position(grid, int(largest[1])):
             held = words = starts = None
-        counts = xp.zeros((grid.cols_per_rank if held is None else held.count) + 1, width)
-        counts = widened(counts, sum(int(keys.shape[0]) for keys in kept))
+        counts = xp.zeros((grid.cols_per_rank if held is None else held.count) + 1,
+                          widened_dtype(width, sum(int(keys.shape[0]) for keys in kept)))
         while kept:
             count_keys(backend, kept.pop(), counts[:-1], positions=held)
         self.phases.switch(None)

@@ -51,10 +51,16 @@ def building_offsets(ranks: int, n_edges: int, symmetric: bool) -> np.dtype:
     return offset_dtype(min(entries, 2 * -(-entries // ranks)))
 
 
+def widened_dtype(dtype, entries: int) -> np.dtype:
+    """The wider of `dtype` and the offsets' dtype of a block of `entries` entries."""
+    return max(np.dtype(dtype), offset_dtype(entries), key=lambda d: d.itemsize)
+
+
 def widened(offsets, entries: int):
     """`offsets` (None passes) as wide as a block of `entries` entries needs: the same array where it is."""
-    dtype = offset_dtype(entries)
-    return offsets if offsets is None or offsets.dtype.itemsize >= dtype.itemsize else offsets.astype(dtype)
+    if offsets is None or widened_dtype(offsets.dtype, entries) == offsets.dtype:
+        return offsets
+    return offsets.astype(offset_dtype(entries))
 
 
 @dataclass

@@ -39,7 +39,7 @@ from mpi4py import MPI
 
 from dbfs import edgelist, nvshmem, runtime
 from dbfs.errors import DbfsError
-from dbfs.graph import building_offsets, csc_is_row_major, holds_columns_by_position, offset_dtype
+from dbfs.graph import building_offsets, csc_is_row_major, holds_columns_by_position, offset_dtype, widened_dtype
 from dbfs.grid import Grid, default_grid
 from dbfs.ops.arrays import TWIN_CHUNK, TWIN_ITEMS
 from dbfs.ops.sparse import positions_bytes
@@ -654,7 +654,7 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     # own where wider (dbfs.graph.building_offsets, widened), the search at the block's width: the search's
     # room less that difference (every column's offsets held, as the build may hold them) is what the
     # build's transients may take without raising the peak
-    building_offset = max(building_offsets(grid.size, n_edges, symmetric).itemsize, offset_dtype(counted).itemsize)
+    building_offset = widened_dtype(building_offsets(grid.size, n_edges, symmetric), counted).itemsize
 
     def widening_of(built_columns):
         return (sum(graph_bytes(grid, counted, layout, building_offset, built_columns).values())
