@@ -93,8 +93,7 @@ TWIN_ROUTED_ENTRY_BYTES = 8 + 8
 # The CPU backend's NumPy twins in the search phase work in steps (dbfs.ops.arrays: TWIN_ITEMS vertices
 # a step, their entries in groups of about TWIN_CHUNK), one at a time; a step's bytes, measured with
 # tracemalloc: an expansion 64 B a frontier column and 48 an entry (64 where every row it reaches is new;
-# Graph500 levels at scales 18-20 hold less), a bottom-up step 49 a row and 33 an entry (its rows' entries, at
-# most the most of any TWIN_ITEMS consecutive rows once the build has counted them). The validation's entry
+# Graph500 levels at scales 18-20 hold less), a bottom-up step (TWIN_BOTTOM_UP_*, below). The validation's entry
 # pass (dbfs.ops.validate._entries_numpy: a chunk's entries, in the piece's columns they span) makes its temporaries
 # in place or drops them once used, so NumPy's elision of temporaries changes nothing; it peaks at the largest of its
 # stages, each so many bytes an entry + a column + in all (TWIN_CHECK_BYTES): 17 + 4, the entries' int32 columns
@@ -117,8 +116,25 @@ CPU_PYTHON_BYTES = 1 << 19
 CPU_BUILD_PYTHON_BYTES = 1 << 14
 GENERATOR_TABLES_BYTES = 440_000
 TWIN_EXPAND_BYTES = (64, 48)
-TWIN_BOTTOM_UP_BYTES = (49, 33)
 TWIN_INDEX_BUFFER_BYTES = 8192 * 8
+# A bottom-up twin step (dbfs.ops.bottom_up._search_words) of n rows, its largest group of G searched entries
+# (at most the most entries of any TWIN_ITEMS consecutive rows once the build has counted them, and TWIN_CHUNK),
+# holds however many entries are in the frontier: each row's searched entries before it and whether it was found
+# (8 + 1 B a row; where the rows' offsets are held by position, the step's offsets gathered beside them, at their
+# width w); before the groups, the rows' lengths beside the first (8 + w a row, or 8 + 2 w with held offsets); in a
+# group the largest of 28 B a row + 4 an entry (the running count of hits beside the rows found and their first
+# hits), 8 an entry (the entries' 32-bit index, or 16 where the window's rows span 2^31 entries and it is 64-bit;
+# then their columns, then their words) + NumPy's buffer for gathering by a 32-bit index + a step of frontier
+# words and, where the finds are held by position, 28 a row + Positions.at's steps (MEMBERS_STEP members,
+# 247.6 kB); and some 6-14 kB of objects. tracemalloc, 600 synthetic steps (32 to 32,768 rows, 0.3 to 64 entries
+# a row and power-law rows, 0-90% visited, 0-100% of the columns in the frontier, int32 and int64 offsets, held
+# or not): none above, those of more than 1 MiB of entries within 2%.
+TWIN_BOTTOM_UP_BEFORE_BYTES = 8
+TWIN_BOTTOM_UP_ROW_BYTES = TWIN_BOTTOM_UP_BEFORE_BYTES + 1
+TWIN_BOTTOM_UP_GROUP_BYTES = (28, 4)
+TWIN_BOTTOM_UP_ENTRY_BYTES = 8
+TWIN_POSITIONS_AT_BYTES = 248 << 10
+TWIN_BOTTOM_UP_STEP_BYTES = 16 << 10
 TWIN_CHECK_BYTES = ((17, 4, 0), (16, 4, TWIN_INDEX_BUFFER_BYTES), (12, 8, TWIN_INDEX_BUFFER_BYTES), (12, 9, 0),
                     (4, 16, 0))
 TWIN_CHECK_DIRECTED_BYTES = ((29, 0, TWIN_INDEX_BUFFER_BYTES), (4, 16, 0))
@@ -441,20 +457,39 @@ def search_state_bytes(grid: Grid, direction: str, entries: int, transport: str 
 
 
 def twin_search_bytes(grid: Grid, direction: str, entries: int, checking: int = 0,
-                      step_entries: int | None = None) -> int:
+                      step_entries: int | None = None, rows_held: bool = False, finds_held: bool = False) -> int:
     """The CPU backend's largest NumPy-twin step of the search phase: an expansion (top-down levels; with
     direction auto a top-down level's frontier edges stay below the unvisited ones / alpha, the
     direction rule's), a bottom-up step (direction auto; of at most `step_entries` entries where counted,
-    dbfs.graph.LocalGraph.bottom_up_step_entries, else the rank's), the validation's entry pass (`checking`,
-    twin_check_bytes; 0 where nothing is validated)."""
+    dbfs.graph.LocalGraph.bottom_up_step_entries, else the rank's; rows_held, finds_held: twin_bottom_up_bytes),
+    the validation's entry pass (`checking`, twin_check_bytes; 0 where nothing is validated)."""
     from dbfs.direction import DEFAULT_ALPHA
     expanded = min(TWIN_CHUNK, entries if direction != "auto" else int(entries / DEFAULT_ALPHA))
     steps = [TWIN_EXPAND_BYTES[0] * min(TWIN_ITEMS, grid.cols_per_rank) + TWIN_EXPAND_BYTES[1] * expanded,
              checking]
     if direction == "auto":
-        steps.append(TWIN_BOTTOM_UP_BYTES[0] * min(TWIN_ITEMS, grid.block)
-                     + TWIN_BOTTOM_UP_BYTES[1] * min(TWIN_CHUNK, entries if step_entries is None else step_entries))
+        steps.append(twin_bottom_up_bytes(grid, entries, step_entries, rows_held, finds_held))
     return max(steps)
+
+
+def twin_bottom_up_bytes(grid: Grid, entries: int, step_entries: int | None = None, rows_held: bool = False,
+                         finds_held: bool = False) -> int:
+    """A bottom-up step of the CPU backend's NumPy twin (TWIN_BOTTOM_UP_*): TWIN_ITEMS rows of the block, a group
+    of at most TWIN_CHUNK of `step_entries` (else the rank's `entries`); rows_held: their offsets held by
+    position, at the block's width; finds_held: pred_row too."""
+    from dbfs.ops.bottom_up import HIT_WORDS_STEP
+    rows = min(TWIN_ITEMS, grid.block)
+    window = entries if step_entries is None else step_entries
+    group = min(TWIN_CHUNK, window)
+    width = offset_dtype(entries).itemsize
+    held = width if rows_held else 0
+    per_row, per_entry = TWIN_BOTTOM_UP_GROUP_BYTES
+    buffers = 8 * min(group, TWIN_INDEX_BUFFER_BYTES // 8) + 4 * min(group, HIT_WORDS_STEP)
+    indexed = TWIN_BOTTOM_UP_ENTRY_BYTES * (2 if window >= 2**31 else 1) * group
+    in_group = max(per_row * rows + per_entry * group, indexed + buffers,
+                   per_row * rows + (TWIN_POSITIONS_AT_BYTES if finds_held else 0))
+    lengths = (TWIN_BOTTOM_UP_BEFORE_BYTES + width + held) * rows
+    return max(lengths, (TWIN_BOTTOM_UP_ROW_BYTES + held) * rows + in_group) + TWIN_BOTTOM_UP_STEP_BYTES
 
 
 def twin_check_bytes(grid: Grid, symmetric: bool, entries: int, lenders: list, columns: int | None = None) -> int:
@@ -628,7 +663,7 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     it and every column's offsets would make the construction the run's peak; kept in `inputs`, so the
     estimate redone with the counted entries assumes the build's choice)."""
     from dbfs import grid_loop
-    from dbfs.search_state import held_segments
+    from dbfs.search_state import discoverers_held, held_segments
     layout = row_major_layout(grid, symmetric, direction, row_copy)
     built_over = transport if build_transport is None else build_transport
     counted = entries_per_rank(grid, n_edges, symmetric) if entries is None else entries
@@ -682,7 +717,10 @@ def estimate(grid: Grid, n_edges: int, symmetric: bool = True, direction: str = 
     host = built_host = 0                       # the CPU backend's Python objects (see CPU_PYTHON_BYTES)
     if device == "cpu":
         entry_pass = twin_check_bytes(grid, symmetric, counted, lenders, nonempty) if certified else 0
-        parts["NumPy twins' steps"] = twin_search_bytes(grid, direction, counted, entry_pass, step_entries)
+        rows_held = by_columns and holds_columns_by_position(grid, nonempty)
+        finds_held = rows_held or not by_columns and discoverers_held(grid, rows)
+        parts["NumPy twins' steps"] = twin_search_bytes(grid, direction, counted, entry_pass, step_entries, rows_held,
+                                                        finds_held)
         parts["Python objects"] = host = CPU_PYTHON_BYTES
         built_host = CPU_BUILD_PYTHON_BYTES + (GENERATOR_TABLES_BYTES if generated else 0)
         if layout in ("copy", "shared"):

@@ -15,8 +15,10 @@ degree sum and largest degree for the direction rule).
 GPU method: kernels/bottom_up.cu (a warp per 32-row word: per-lane scan of the first entries, then
 warp-cooperative search with ballot early exit; where the bitmap outgrows the L2 a kernel of its own,
 whose dense levels test a row's first entry, its longest column's (dbfs.ops.row_order), alone first).
-NumPy method: the entries of the unvisited rows are tested a group of whole rows at a time
-(dbfs.ops.arrays.twin_groups) and the first frontier entry of each row (in CSR order) is its parent.
+NumPy method: the entries of the unvisited rows are tested a group of whole rows (about TWIN_CHUNK entries)
+at a time into a running count of those in the frontier, where the first frontier entry of each row (in CSR
+order) is found as its parent: a few bytes an entry however many are in the frontier (dbfs.memory counts
+them). It reads no summary (which changes nothing found: a clear bit's word is 0).
 The search and commit kernels take the search's control block when the device drives the loop
 (dbfs.ops.arrays gate_args).
 """
@@ -26,11 +28,10 @@ from __future__ import annotations
 import numpy as np
 
 from dbfs.kernels import BLOCK_THREADS, BOTTOM_UP, CTL, STAT, STEP, SUMMARY, SUMMARY_SPARSE, SUMMARY_TALLY_WORDS
-from dbfs.ops.arrays import (NULL, TWIN_ITEMS, blocks_for, gate_args, gate_open, require_array, require_offsets,
-                             twin_groups)
+from dbfs.ops import arrays
+from dbfs.ops.arrays import NULL, TWIN_ITEMS, blocks_for, gate_args, gate_open, require_array, require_offsets
 from dbfs.ops.bitmap import offsets_of
-from dbfs.ops.bitmap import visited as bit_set
-from dbfs.ops.sparse import column_starts, held_args
+from dbfs.ops.sparse import held_args
 from dbfs.ops.frontier import add_discoveries
 
 GATE = 1 << STEP.BOTTOMUP
@@ -40,6 +41,9 @@ GATE = 1 << STEP.BOTTOMUP
 # line's ranks ending it further apart; between the two it is not measured (bench/NOTES.md, 2026-11-29, a
 # bottom-up level's sub-steps in one kernel).
 FUSED_SEGMENT_WORDS = 1 << 15
+# The NumPy twin looks up its entries' frontier words this many at a time, into the array that holds them
+# (NumPy gathers into a new array).
+HIT_WORDS_STEP = 1 << 16
 
 
 def summary_for(backend, frontier, summary, control=None):
@@ -143,13 +147,11 @@ def search_segment(backend, row_ptr, col_idx, row_base: int, frontier, state_in,
         return
     if not gate_open(control, GATE):
         return
-    if summary is not None and not summary[-(-frontier.shape[0] // 32) + SUMMARY.FILTER]:
-        summary = None
     words = TWIN_ITEMS // 32
     for w in range(0, nwords, words):
         seen = state_in[w:w + words] if visited is None else state_in[w:w + words] | visited[w:w + words]
-        _search_words(row_ptr, col_idx, row_base + 32 * w, frontier, summary, seen, state_out[w:w + words],
-                      pred_row, stats, found_at, rows_held, shared)
+        _search_words(row_ptr, col_idx, row_base + 32 * w, frontier, seen, state_out[w:w + words], pred_row, stats,
+                      found_at, rows_held, shared)
 
 
 class SegmentSteps:
@@ -231,43 +233,103 @@ def _search_kernel(backend, name: str, offsets: int, rows_held, found_at, words:
     return kernel, backend.whole_gpu_blocks(kernel, BLOCK_THREADS, blocks_for(words, BLOCK_THREADS // 32))
 
 
-def _search_words(row_ptr, col_idx, row_base: int, frontier, summary, state_in, state_out, pred_row,
-                  stats, found_at, rows_held, shared) -> None:
-    """search_segment's NumPy twin on one step of TWIN_ITEMS rows whose bits in state_in are clear (with
-    the owner's visited bits OR-ed in where given): their entries tested a group of whole rows at a time
-    (dbfs.ops.arrays.twin_groups); shared: only the rows found OR-ed into state_out, as the GPU's atomics."""
-    seen = np.unpackbits(state_in.view(np.uint8), bitorder="little").astype(bool)
-    rows = row_base + np.flatnonzero(~seen)
-    starts = column_starts(row_ptr, rows_held, rows)
-    ends = column_starts(row_ptr, rows_held, rows + 1)
-    found_bits = np.zeros_like(seen)
-    for group in twin_groups(ends - starts):
-        found = _first_frontier_entries(col_idx, frontier, summary, rows[group], starts[group], ends[group],
-                                        pred_row, stats, found_at)
-        found_bits[found - row_base] = True
+def _search_words(row_ptr, col_idx, row_base: int, frontier, seen, state_out, pred_row, stats, found_at,
+                  rows_held, shared) -> None:
+    """search_segment's NumPy twin on one step of TWIN_ITEMS rows, those whose bits in `seen` (the state with
+    the owner's visited bits OR-ed in where given) are clear: their entries tested a group of whole rows at a
+    time (_groups); shared: only the rows found OR-ed into state_out, as the GPU's atomics. The step holds a few
+    words a row and a group a few bytes an entry, however many of them are in the frontier (dbfs.memory)."""
+    rows = 32 * seen.shape[0]
+    searched = np.unpackbits(seen.view(np.uint8), bitorder="little")
+    searched ^= 1
+    offsets = _step_offsets(row_ptr, rows_held, row_base, rows)
+    lengths = np.diff(offsets)
+    lengths *= searched
+    del searched
+    before = np.empty(rows + 1, np.int64)       # the searched entries before each row, then their total
+    before[0] = 0
+    np.cumsum(lengths, out=before[1:])
+    del lengths
+    found = np.zeros(rows, bool)
+    for lo, hi in _groups(before):
+        _search_group(col_idx, frontier, offsets, before, lo, hi, row_base, found, pred_row, found_at, stats)
+    bits = np.packbits(found, bitorder="little").view(np.uint32)
     if shared:
-        state_out |= np.packbits(found_bits, bitorder="little").view(np.uint32)
+        state_out |= bits
     else:
-        state_out[:] = np.packbits(seen | found_bits, bitorder="little").view(np.uint32)
+        state_out[:] = seen | bits
 
 
-def _first_frontier_entries(col_idx, frontier, summary, rows, starts, ends, pred_row, stats, found_at):
-    """The rows (of `rows`, their entries col_idx[starts:ends]) with an entry in the frontier:
-    pred_row[row] := the first such entry's column (CSR order); CHECKED += the entries up to it (a row
-    without one: all of them). Returns the rows found. With a summary, only the entries whose summary bit
-    is set are tested in the frontier."""
-    lengths = ends - starts
-    owner = np.repeat(np.arange(rows.shape[0]), lengths)
-    entries = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(owner.shape[0])
-    cols = col_idx[entries]
-    hit = bit_set(summary, cols >> 5) if summary is not None else np.ones(cols.shape[0], bool)
-    hit[hit] = bit_set(frontier, cols[hit])
-    found_rows, first = np.unique(owner[hit], return_index=True)
-    first_entry = entries[hit][first]
-    stats[STAT.CHECKED] += int(lengths.sum() - (ends[found_rows] - first_entry - 1).sum())
-    found = rows[found_rows]
-    pred_row[found if found_at is None else found_at.at(found)] = cols[hit][first]
-    return found
+def _step_offsets(row_ptr, rows_held, row_base: int, rows: int):
+    """The offsets of the step's rows row_base .. row_base + rows and the one after (a view; where the offsets
+    are held by position, those of the held rows at or above each, which give a row not held no entries)."""
+    if rows_held is None:
+        return row_ptr[row_base:row_base + rows + 1]
+    word = row_base >> 5                        # a segment's rows start on a word of the Positions
+    held = np.unpackbits(rows_held.words[word:word + rows // 32].view(np.uint8), bitorder="little")
+    positions = np.empty(rows + 1, np.int64)
+    positions[0] = rows_held.starts[word]
+    np.cumsum(held, out=positions[1:])
+    positions[1:] += positions[0]
+    return row_ptr[positions]
+
+
+def _groups(before) -> list:
+    """The step's rows in consecutive groups (lo, hi) whose searched entries (`before`: those before each row,
+    then their total) add up to about TWIN_CHUNK: a group holds at most TWIN_CHUNK plus its last row's; none
+    without an entry."""
+    cuts = np.searchsorted(before, np.arange(arrays.TWIN_CHUNK, int(before[-1]), arrays.TWIN_CHUNK)).tolist()
+    bounds = [0, *cuts, before.shape[0] - 1]
+    return [(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:]) if before[hi] > before[lo]]
+
+
+def _frontier_hits(col_idx, frontier, offsets, before, lo: int, hi: int):
+    """uint32 [entries + 1] over the searched entries of rows lo .. hi - 1 in CSR order: 0, then the running
+    count of those whose column is in the frontier. Four bytes an entry and a transient four, never more."""
+    first = int(offsets[lo])
+    span = int(offsets[hi]) - first
+    index = np.int32 if span < 2**31 else np.int64
+    shift = before[lo:hi] - before[lo]              # each row's entries from its first, relative to the group's
+    np.subtract(offsets[lo:hi], shift, out=shift)
+    shift -= first
+    entries = np.repeat(shift.astype(index), np.diff(before[lo:hi + 1]))
+    del shift
+    entries += np.arange(entries.shape[0], dtype=index)
+    cols = col_idx[first:first + span][entries].view(np.uint32)
+    del entries
+    hits = np.empty(cols.shape[0] + 1, np.uint32)
+    hits[0] = 0
+    words = hits[1:]
+    np.right_shift(cols, 5, out=words)
+    for at in range(0, words.shape[0], HIT_WORDS_STEP):
+        words[at:at + HIT_WORDS_STEP] = frontier[words[at:at + HIT_WORDS_STEP]]
+    cols &= 31
+    words >>= cols
+    del cols
+    hits &= 1
+    return np.cumsum(hits, out=hits)
+
+
+def _search_group(col_idx, frontier, offsets, before, lo: int, hi: int, row_base: int, found, pred_row, found_at,
+                  stats) -> None:
+    """The rows lo .. hi - 1 of the step (row_base on) with a frontier entry marked in `found`, pred_row :=
+    each one's first such entry's column (CSR order); CHECKED += the entries up to it (a row without one: all
+    of them)."""
+    hits = _frontier_hits(col_idx, frontier, offsets, before, lo, hi)
+    counts = hits[before[lo:hi + 1] - before[lo]]
+    rows = np.flatnonzero(counts[1:] != counts[:-1])
+    first_hit = np.searchsorted(hits, counts[rows] + 1)     # 1 + the first hit's entry in the group
+    del counts
+    rows += lo
+    unchecked = int(before[1:][rows].sum()) - rows.shape[0] * int(before[lo]) - int(first_hit.sum())
+    stats[STAT.CHECKED] += hits.shape[0] - 1 - unchecked
+    del hits
+    first_hit -= before[rows]
+    first_hit += offsets[rows]
+    first_hit += int(before[lo]) - 1
+    found[rows] = True
+    rows += row_base
+    pred_row[rows if found_at is None else found_at.at(rows)] = col_idx[first_hit]
 
 
 def commit(backend, state, visited, next_frontier, level, pred_col, degree, lvl: int, stats,
