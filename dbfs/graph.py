@@ -58,9 +58,10 @@ def widened_dtype(dtype, entries: int) -> np.dtype:
 
 def widened(offsets, entries: int):
     """`offsets` (None passes) as wide as a block of `entries` entries needs: the same array where it is."""
-    if offsets is None or widened_dtype(offsets.dtype, entries) == offsets.dtype:
-        return offsets
-    return offsets.astype(offset_dtype(entries))
+    if offsets is None:
+        return None
+    dtype = widened_dtype(offsets.dtype, entries)
+    return offsets if dtype == offsets.dtype else offsets.astype(dtype)
 
 
 @dataclass

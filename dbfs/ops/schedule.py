@@ -30,12 +30,12 @@ from __future__ import annotations
 import numpy as np
 
 from dbfs.direction import next_bottom_up
-from dbfs.kernels import (CHAIN, CHAIN_AT, CHAIN_FIXED, CHAIN_KIND, CHAIN_PLAN_WORDS, CHAIN_SEND, CHAIN_SENDS,
-                          CHAIN_START_CODE, CHAIN_TRAFFIC, CHAIN_WORDS, CTL, FORM, HEAD, HEAD_WORDS, STEP)
+from dbfs.kernels import (CHAIN, CHAIN_AT, CHAIN_FIXED, CHAIN_FIXED_SEND, CHAIN_KIND, CHAIN_PLAN_WORDS, CHAIN_SEND,
+                          CHAIN_SENDS, CHAIN_START_CODE, CHAIN_TRAFFIC, CHAIN_WORDS, CTL, FORM, HEAD, HEAD_WORDS, STEP)
 
 START_CODE = CHAIN_START_CODE
 CODES = START_CODE + 3
-SEND_WORDS, FIXED_WORDS = len(CHAIN_SEND), CHAIN_AT.FIXED1_PHASE - CHAIN_AT.FIXED0_PHASE
+SEND_WORDS, FIXED_WORDS = len(CHAIN_SEND), len(CHAIN_FIXED_SEND)
 
 
 def code_of(action: int, form: int, parity: int, half: int) -> int:
